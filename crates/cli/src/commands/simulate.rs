@@ -1,0 +1,378 @@
+//! `gpusched simulate`: a trace in, a report per policy out.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use gpusched_core::placement::PlacementStrategy;
+use gpusched_core::policy::{PolicyConfig, PolicyKind, Tenant};
+use gpusched_core::schedule::PreemptMode;
+use gpusched_core::Cluster;
+use gpusched_sim::overhead::PassOverhead;
+use gpusched_sim::trace::synthetic::{self, SyntheticSpec};
+use gpusched_sim::trace::{self, Format, Workload};
+use gpusched_sim::{plot, report, simulate, SimOptions, SimRun, Summary};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Trace file: Muri/Tiresias CSV, the Philly job table, or gpusched CSV/JSONL
+    /// (detected from the header). Without it, a seeded synthetic workload is generated.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Force the trace format: muri, philly, gpusched (CSV) or jsonl.
+    #[arg(long)]
+    format: Option<String>,
+    /// Cluster shape: NODESxGPUS (one switch) or SWITCHESxNODESxGPUS.
+    #[arg(long, default_value = "8x8", conflicts_with = "cluster_spec")]
+    cluster: String,
+    /// Cluster spec file (Muri format: num_switch,num_node_p_switch,num_gpu_p_node,...).
+    #[arg(long)]
+    cluster_spec: Option<PathBuf>,
+    /// GPU model of every GPU of the simulated cluster.
+    #[arg(long, default_value = "V100")]
+    gpu_model: String,
+    /// Policies to compare, comma-separated: fifo, priority, sjf, srtf, srsf, tiresias,
+    /// drf, backfill, or `all`.
+    #[arg(long, default_value = "fifo,srtf,tiresias")]
+    policy: String,
+    /// Placement: consolidated, best-fit, spread or pool.
+    #[arg(long, default_value = "consolidated")]
+    placement: String,
+    /// Preemption: `repack` (jobs may move at every pass, as the Tiresias/Muri
+    /// simulators assume) or `in-place` (running jobs never move, as on a live cluster).
+    #[arg(long, default_value = "repack")]
+    preempt: String,
+    /// Per-event pause charged to running jobs: `none`, or `muri` (the Muri simulator's
+    /// profiled restart overheads).
+    #[arg(long, default_value = "none")]
+    overhead: String,
+    /// A job spread over more nodes than it needs runs this many times slower (1 = off).
+    #[arg(long, default_value_t = 1.0)]
+    locality_penalty: f64,
+    /// `priority`: priority points gained per hour waited.
+    #[arg(long, default_value_t = 1.0)]
+    aging_per_hour: f64,
+    /// `tiresias`: queue limits in GPU-seconds, comma-separated.
+    #[arg(long, default_value = "3250,7200")]
+    tiresias_limits: String,
+    /// `tiresias`: promote a job that waited this many times its service (0 = off).
+    #[arg(long, default_value_t = 0.0)]
+    tiresias_starvation: f64,
+    /// Tenants for `drf` and the fairness index: user or queue.
+    #[arg(long, default_value = "user")]
+    fair_by: String,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Write report.json, one jobs-POLICY.csv per policy and SVG plots here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Synthetic workload: number of jobs.
+    #[arg(long, default_value_t = 2000)]
+    jobs: usize,
+    /// Synthetic workload: random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Synthetic workload: offered load as a fraction of the cluster's GPUs.
+    #[arg(long, default_value_t = 0.9)]
+    load: f64,
+    /// Synthetic workload: number of users.
+    #[arg(long, default_value_t = 4)]
+    tenants: u32,
+}
+
+fn parse_policies(list: &str) -> Result<Vec<PolicyKind>> {
+    if list.trim() == "all" {
+        return Ok(PolicyKind::ALL.to_vec());
+    }
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|name| {
+            PolicyKind::parse(name).with_context(|| {
+                let known: Vec<&str> = PolicyKind::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown policy `{name}`; use one of: {}, or all",
+                    known.join(", ")
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .and_then(|v| {
+            if v.is_empty() {
+                bail!("--policy is empty; name at least one policy, e.g. --policy fifo");
+            }
+            Ok(v)
+        })
+}
+
+fn parse_limits(list: &str) -> Result<Vec<f64>> {
+    let limits: Vec<f64> = list
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .with_context(|| {
+                    format!("--tiresias-limits: `{s}` is not a positive number of GPU-seconds")
+                })
+        })
+        .collect::<Result<_>>()?;
+    if limits.windows(2).any(|w| w[0] >= w[1]) {
+        bail!("--tiresias-limits must increase, e.g. 3250,7200; got {list}");
+    }
+    Ok(limits)
+}
+
+/// A Muri cluster spec: a header and one row
+/// `num_switch,num_node_p_switch,num_gpu_p_node[,num_cpu_p_node,mem_p_node]`.
+fn read_cluster_spec(path: &Path, model: &str) -> Result<Cluster> {
+    let file = path.display();
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{file}: cannot read the cluster spec"))?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let row: Vec<&str> = lines
+        .next()
+        .with_context(|| format!("{file}:2: the spec needs a row of values under its header"))?
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let get = |name: &str| -> Result<u32> {
+        let i = header.iter().position(|h| *h == name).with_context(|| {
+            format!("{file}:1: missing column `{name}` (expected num_switch,num_node_p_switch,num_gpu_p_node)")
+        })?;
+        let raw = row.get(i).copied().unwrap_or("");
+        raw.parse::<u32>().ok().filter(|v| *v > 0).with_context(|| {
+            format!("{file}:2: field `{name}`: `{raw}` is not a whole number above 0")
+        })
+    };
+    Ok(Cluster::uniform(
+        get("num_switch")?,
+        get("num_node_p_switch")?,
+        get("num_gpu_p_node")?,
+        model,
+    ))
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let kinds = parse_policies(&args.policy)?;
+    let placement = PlacementStrategy::parse(&args.placement).with_context(|| {
+        format!(
+            "unknown placement `{}`; use one of: consolidated, best-fit, spread, pool",
+            args.placement
+        )
+    })?;
+    let mode = match args.preempt.as_str() {
+        "repack" => PreemptMode::Repack,
+        "in-place" => PreemptMode::InPlace,
+        other => bail!("unknown --preempt `{other}`; use repack or in-place"),
+    };
+    let overhead = PassOverhead::parse(&args.overhead)
+        .with_context(|| format!("unknown --overhead `{}`; use none or muri", args.overhead))?;
+    if !(args.locality_penalty.is_finite() && args.locality_penalty >= 1.0) {
+        bail!(
+            "--locality-penalty must be at least 1 (1 = off); got {}",
+            args.locality_penalty
+        );
+    }
+    let tenant = match args.fair_by.as_str() {
+        "user" => Tenant::User,
+        "queue" => Tenant::Queue,
+        other => bail!("unknown --fair-by `{other}`; use user or queue"),
+    };
+    let limits = parse_limits(&args.tiresias_limits)?;
+    let cluster = match &args.cluster_spec {
+        Some(p) => read_cluster_spec(p, &args.gpu_model)?,
+        None => Cluster::parse_shape(&args.cluster, &args.gpu_model)?,
+    };
+    let workload = load_workload(&args, &cluster)?;
+
+    let opts: Vec<SimOptions> = kinds
+        .iter()
+        .map(|&kind| {
+            let mut policy = PolicyConfig::new(kind);
+            policy.aging_per_hour = args.aging_per_hour;
+            policy.las_limits = limits.clone();
+            policy.starvation = args.tiresias_starvation;
+            policy.tenant = tenant;
+            SimOptions {
+                policy,
+                placement,
+                mode,
+                overhead,
+                locality_penalty: args.locality_penalty,
+            }
+        })
+        .collect();
+
+    let runs = run_all(&workload, &cluster, &opts)?;
+    let by_queue = tenant == Tenant::Queue;
+    let summaries: Vec<Summary> = runs
+        .iter()
+        .zip(&opts)
+        .map(|(r, o)| Summary::of(r, o.policy.kind.name(), placement.name(), by_queue))
+        .collect();
+    let cluster_name = match &args.cluster_spec {
+        Some(p) => p.display().to_string(),
+        None => args.cluster.clone(),
+    };
+    let doc = report::Report {
+        trace: &workload.source,
+        cluster: cluster_name,
+        total_gpus: cluster.total_gpus(),
+        policies: &summaries,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!(
+            "{} jobs from {} on {} GPUs ({})",
+            workload.jobs.len(),
+            workload.source,
+            cluster.total_gpus(),
+            doc.cluster
+        );
+        print!("{}", report::table(&summaries));
+    }
+    if let Some(dir) = &args.out {
+        write_out(dir, &doc, &runs, &opts, &workload)?;
+        if !args.json {
+            println!(
+                "wrote report.json, per-job CSVs and plots to {}",
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn load_workload(args: &Args, cluster: &Cluster) -> Result<Workload> {
+    let format = args.format.as_deref().map(Format::parse).transpose()?;
+    match &args.trace {
+        Some(path) => Ok(trace::read(path, format)?),
+        None => {
+            if args.jobs == 0 {
+                bail!("--jobs must be at least 1");
+            }
+            if !(args.load.is_finite() && args.load > 0.0) {
+                bail!(
+                    "--load must be above 0 (0.9 = the cluster 90% asked for); got {}",
+                    args.load
+                );
+            }
+            Ok(synthetic::generate(&SyntheticSpec {
+                jobs: args.jobs,
+                seed: args.seed,
+                load: args.load,
+                cluster_gpus: cluster.total_gpus(),
+                max_job_gpus: cluster.max_gpus_per_switch(),
+                tenants: args.tenants,
+            }))
+        }
+    }
+}
+
+/// Runs every policy, in parallel when there are cores for it, with a progress bar if the
+/// whole takes more than a second.
+fn run_all(workload: &Workload, cluster: &Cluster, opts: &[SimOptions]) -> Result<Vec<SimRun>> {
+    let started = Instant::now();
+    let total = (workload.jobs.len() * opts.len()) as u64;
+    let bar = std::sync::Mutex::new(None::<ProgressBar>);
+    let done: Vec<std::sync::atomic::AtomicU64> = opts.iter().map(|_| Default::default()).collect();
+    let report = |i: usize, n: usize| {
+        done[i].store(n as u64, std::sync::atomic::Ordering::Relaxed);
+        if started.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let sum: u64 = done
+            .iter()
+            .map(|d| d.load(std::sync::atomic::Ordering::Relaxed))
+            .sum();
+        let mut bar = bar.lock().expect("progress lock");
+        let b = bar.get_or_insert_with(|| {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} simulating [{bar:40}] {pos}/{len} jobs ({eta} left)",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        b.set_position(sum);
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut results: Vec<Option<Result<SimRun>>> = opts.iter().map(|_| None).collect();
+    for chunk in (0..opts.len()).collect::<Vec<_>>().chunks(threads) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|&i| {
+                    let report = &report;
+                    let o = &opts[i];
+                    (
+                        i,
+                        s.spawn(move || {
+                            simulate(workload, cluster, o, &mut |d, _| report(i, d))
+                                .with_context(|| format!("policy {}", o.policy.kind.name()))
+                        }),
+                    )
+                })
+                .collect();
+            for (i, h) in handles {
+                results[i] =
+                    Some(h.join().unwrap_or_else(|_| {
+                        Err(anyhow::anyhow!("the simulation thread panicked"))
+                    }));
+            }
+        });
+    }
+    if let Some(b) = bar.lock().expect("progress lock").take() {
+        b.finish_and_clear();
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every policy ran"))
+        .collect()
+}
+
+fn write_out(
+    dir: &Path,
+    doc: &report::Report,
+    runs: &[SimRun],
+    opts: &[SimOptions],
+    w: &Workload,
+) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+    let json = dir.join("report.json");
+    std::fs::write(&json, serde_json::to_string_pretty(doc)? + "\n")
+        .with_context(|| format!("cannot write {}", json.display()))?;
+    for (run, o) in runs.iter().zip(opts) {
+        let path = dir.join(format!("jobs-{}.csv", o.policy.kind.name()));
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?,
+        );
+        report::write_jobs_csv(&mut f, run, w)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let named: Vec<(String, &SimRun)> = runs
+        .iter()
+        .zip(opts)
+        .map(|(r, o)| (o.policy.kind.name().to_string(), r))
+        .collect();
+    plot::jct_cdf(&dir.join("jct_cdf.svg"), &named)?;
+    plot::queue_length(&dir.join("queue_length.svg"), &named)?;
+    plot::utilization(&dir.join("utilization.svg"), &named)?;
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! What a job asks for, and the lifecycle it moves through.
+
+use crate::ids::{JobId, QueueId, UserId};
+use crate::Seconds;
+
+/// The immutable part of a job: what was submitted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub id: JobId,
+    /// Whole GPUs wanted (this scheduler places whole GPUs; see
+    /// [`crate::resources::ResourceRequest`] for the full request language).
+    pub gpus: u32,
+    /// Accepted GPU model prefix, if the job is picky.
+    pub gpu_model: Option<String>,
+    pub user: UserId,
+    pub queue: QueueId,
+    /// Larger runs first under the `priority` policy.
+    pub priority: i32,
+    pub submit: Seconds,
+    /// The user's (or a predictor's) estimate of the run time, used by `sjf` and
+    /// `backfill`; never trusted to end a job.
+    pub estimate: Option<Seconds>,
+}
+
+/// The states of DESIGN.md's job lifecycle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JobState {
+    Pending,
+    Starting,
+    Running,
+    Preempting,
+    Succeeded,
+    Failed,
+    Cancelled,
+    TimedOut,
+    Lost,
+}
+
+/// A transition the lifecycle does not allow.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("a job cannot go from {from:?} to {to:?}")]
+pub struct TransitionError {
+    pub from: JobState,
+    pub to: JobState,
+}
+
+impl JobState {
+    /// Whether the job will never run again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Cancelled | JobState::TimedOut
+        )
+    }
+
+    /// Checks one step of `pending → starting → running → {succeeded, failed, cancelled,
+    /// timed_out}`, `running → preempting → pending`, `running|starting → lost → pending`,
+    /// and cancellation from any live state.
+    pub fn transition(self, to: JobState) -> Result<JobState, TransitionError> {
+        use JobState::*;
+        let ok = match (self, to) {
+            (Pending, Starting) | (Starting, Running) => true,
+            (Running, Succeeded | Failed | TimedOut | Preempting) => true,
+            (Starting, Failed) => true,
+            (Preempting, Pending) | (Lost, Pending) => true,
+            (Running | Starting | Preempting, Lost) => true,
+            (Lost, Failed) => true, // out of retries
+            (from, Cancelled) => !from.is_terminal(),
+            _ => false,
+        };
+        if ok {
+            Ok(to)
+        } else {
+            Err(TransitionError { from: self, to })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JobState::*;
+
+    #[test]
+    fn the_happy_path_and_requeues_are_allowed() {
+        let s = Pending.transition(Starting).unwrap();
+        let s = s.transition(Running).unwrap();
+        let s = s.transition(Preempting).unwrap();
+        let s = s.transition(Pending).unwrap();
+        assert_eq!(s, Pending);
+        assert!(Running
+            .transition(Lost)
+            .unwrap()
+            .transition(Pending)
+            .is_ok());
+        assert!(Running.transition(TimedOut).unwrap().is_terminal());
+    }
+
+    #[test]
+    fn terminal_states_stay_terminal() {
+        for t in [Succeeded, Failed, Cancelled, TimedOut] {
+            assert!(t.transition(Pending).is_err());
+            assert!(t.transition(Cancelled).is_err());
+        }
+        assert!(
+            Pending.transition(Running).is_err(),
+            "must pass through starting"
+        );
+        let e = Succeeded.transition(Running).unwrap_err().to_string();
+        assert!(e.contains("Succeeded") && e.contains("Running"), "{e}");
+    }
+}

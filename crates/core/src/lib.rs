@@ -1,0 +1,40 @@
+//! The pure, deterministic scheduling core of gpusched.
+//!
+//! Everything here is synchronous and free of I/O: no clock (`now` is an argument), no
+//! randomness, no hash-ordered iteration that could leak into results. The trace
+//! simulator and the live server drive the very same functions, so a policy measured on
+//! a trace behaves the same way on the cluster.
+//!
+//! The map of the crate:
+//! - [`ids`]: newtypes for every identifier.
+//! - [`resources`]: the request language (whole GPUs, GPU shares, MIG slices, gangs,
+//!   CPUs, memory, generic counted resources) and its validation.
+//! - [`cluster`]: switches, nodes and GPUs, and the capacity of a node.
+//! - [`job`]: what a job asks for and the lifecycle it moves through.
+//! - [`freemap`]: an index of free GPUs per node that answers placement queries in
+//!   time independent of the cluster size.
+//! - [`placement`]: where a job goes (`consolidated`, `best-fit`, `spread`, `pool`).
+//! - [`policy`]: which job goes first (`fifo`, `priority`, `sjf`, `srtf`, `srsf`,
+//!   `tiresias`, `drf`, `backfill`).
+//! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
+
+pub mod cluster;
+pub mod freemap;
+pub mod ids;
+pub mod job;
+pub mod placement;
+pub mod policy;
+pub mod resources;
+pub mod schedule;
+
+pub use cluster::{Cluster, ClusterError, Gpu, Node};
+pub use ids::{GpuIndex, JobId, NodeId, QueueId, SwitchId, UserId};
+pub use job::{JobSpec, JobState, TransitionError};
+pub use placement::{Placement, PlacementStrategy};
+pub use policy::{PolicyConfig, PolicyKind};
+pub use schedule::{Decision, PassOutcome, SchedJob, Scheduler};
+
+/// Time in seconds since an arbitrary origin (the trace start, or the Unix epoch on a
+/// live cluster). A float so that trace arithmetic matches the peer simulators bit for
+/// bit; the core never reads a clock, it is always handed `now`.
+pub type Seconds = f64;

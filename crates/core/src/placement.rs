@@ -1,0 +1,281 @@
+//! Where a job's GPUs go.
+//!
+//! Every strategy is deterministic: ties go to the lowest-numbered node and switches are
+//! tried in order. All of them keep a job inside one switch, except `pool`.
+//!
+//! - `consolidated`: the fewest nodes. A job that fits one node goes to the *first* node
+//!   with enough free GPUs; a larger job takes whole idle nodes in order and puts the
+//!   remainder on the first other node with room. This is the "yarn" scheme of the
+//!   Tiresias and Muri simulators.
+//! - `best-fit`: like `consolidated`, but the single node (or the remainder node) is the
+//!   one left with the fewest free GPUs, which keeps large holes for large jobs.
+//! - `spread`: one GPU at a time on the node with the most free GPUs, across switches;
+//!   spreads load (and heat) at the cost of locality.
+//! - `pool`: ignores topology; a job fits when the cluster has enough free GPUs in total.
+//!   What the peer's Tiresias (`dlas-gpu`) simulation assumes; useful as an upper bound.
+
+use crate::freemap::FreeMap;
+use crate::ids::NodeId;
+
+/// Whole GPUs of one job on each node it uses, ordered by node.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Placement {
+    pub parts: Vec<(NodeId, u32)>,
+}
+
+impl Placement {
+    pub fn gpus(&self) -> u32 {
+        self.parts.iter().map(|p| p.1).sum()
+    }
+    pub fn nodes(&self) -> usize {
+        self.parts.len()
+    }
+}
+
+/// A named placement strategy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PlacementStrategy {
+    Consolidated,
+    BestFit,
+    Spread,
+    Pool,
+}
+
+impl PlacementStrategy {
+    pub const ALL: [PlacementStrategy; 4] = [
+        PlacementStrategy::Consolidated,
+        PlacementStrategy::BestFit,
+        PlacementStrategy::Spread,
+        PlacementStrategy::Pool,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacementStrategy::Consolidated => "consolidated",
+            PlacementStrategy::BestFit => "best-fit",
+            PlacementStrategy::Spread => "spread",
+            PlacementStrategy::Pool => "pool",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Finds room for `gpus` GPUs (of a model starting with `model`, if given) and takes
+    /// it from `map`; `None` leaves `map` untouched.
+    pub fn place(self, map: &mut FreeMap, gpus: u32, model: Option<&str>) -> Option<Placement> {
+        if gpus == 0 || map.total_free() < gpus as u64 {
+            return None;
+        }
+        let parts = match self {
+            PlacementStrategy::Consolidated => per_switch(map, gpus, model, false),
+            PlacementStrategy::BestFit => per_switch(map, gpus, model, true),
+            PlacementStrategy::Spread => spread(map, gpus, model),
+            PlacementStrategy::Pool => pool(map, gpus, model),
+        }?;
+        for &(node, k) in &parts {
+            map.take(node, k);
+        }
+        Some(Placement { parts })
+    }
+}
+
+fn per_switch(
+    map: &FreeMap,
+    gpus: u32,
+    model: Option<&str>,
+    tightest: bool,
+) -> Option<Vec<(NodeId, u32)>> {
+    (0..map.switches())
+        .filter(|&s| map.switch_free(s) >= gpus as u64)
+        .find_map(|s| {
+            let per_node = map.capacity(NodeId(map.switch_nodes(s).start as u32));
+            if gpus <= per_node {
+                single_node(map, s, gpus, model, tightest, &[]).map(|n| vec![(n, gpus)])
+            } else {
+                multi_node(map, s, gpus, per_node, model, tightest)
+            }
+        })
+}
+
+/// A node of switch `s` with `k` free GPUs, not in `exclude`: the first, or the tightest.
+fn single_node(
+    map: &FreeMap,
+    s: usize,
+    k: u32,
+    model: Option<&str>,
+    tightest: bool,
+    exclude: &[(NodeId, u32)],
+) -> Option<NodeId> {
+    if model.is_none() && exclude.is_empty() {
+        return if tightest {
+            map.tightest_with_at_least(s, k)
+        } else {
+            map.first_with_at_least(s, k)
+        };
+    }
+    // Slow path for picky jobs: a scan of the switch.
+    let candidates = map.switch_nodes(s).map(|i| NodeId(i as u32)).filter(|&n| {
+        map.free(n) >= k && map.model_matches(n.index(), model) && !exclude.iter().any(|e| e.0 == n)
+    });
+    if tightest {
+        candidates.min_by_key(|&n| (map.free(n), n))
+    } else {
+        candidates.min()
+    }
+}
+
+fn multi_node(
+    map: &FreeMap,
+    s: usize,
+    gpus: u32,
+    per_node: u32,
+    model: Option<&str>,
+    tightest: bool,
+) -> Option<Vec<(NodeId, u32)>> {
+    let full = gpus / per_node;
+    let rest = gpus % per_node;
+    let mut parts = Vec::with_capacity(full as usize + 1);
+    let mut from = map.switch_nodes(s).start;
+    while parts.len() < full as usize {
+        let n = map.next_idle(s, from)?;
+        from = n.index() + 1;
+        if map.model_matches(n.index(), model) {
+            parts.push((n, per_node));
+        }
+    }
+    if rest > 0 {
+        let n = single_node(map, s, rest, model, tightest, &parts)?;
+        parts.push((n, rest));
+        parts.sort();
+    }
+    Some(parts)
+}
+
+fn spread(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+    // Work on a copy of the free counts: one GPU at a time to the loosest node.
+    let mut free: Vec<u32> = (0..map.nodes())
+        .map(|i| map.free(NodeId(i as u32)))
+        .collect();
+    let mut taken = vec![0u32; free.len()];
+    for _ in 0..gpus {
+        let best = (0..free.len())
+            .filter(|&i| free[i] > 0 && map.model_matches(i, model))
+            .max_by_key(|&i| (free[i], std::cmp::Reverse(i)))?;
+        free[best] -= 1;
+        taken[best] += 1;
+    }
+    Some(
+        taken
+            .into_iter()
+            .enumerate()
+            .filter(|(_, k)| *k > 0)
+            .map(|(i, k)| (NodeId(i as u32), k))
+            .collect(),
+    )
+}
+
+fn pool(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+    let mut parts = Vec::new();
+    let mut left = gpus;
+    for s in 0..map.switches() {
+        for i in map.switch_nodes(s) {
+            let n = NodeId(i as u32);
+            let k = map.free(n).min(left);
+            if k > 0 && map.model_matches(i, model) {
+                parts.push((n, k));
+                left -= k;
+                if left == 0 {
+                    return Some(parts);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PlacementStrategy::*;
+    use super::*;
+    use crate::cluster::Cluster;
+
+    fn map(shape: &str) -> FreeMap {
+        FreeMap::new(&Cluster::parse_shape(shape, "V100").unwrap())
+    }
+
+    fn nodes(p: &Placement) -> Vec<(u32, u32)> {
+        p.parts.iter().map(|(n, k)| (n.get(), *k)).collect()
+    }
+
+    #[test]
+    fn consolidated_is_first_fit_and_takes_whole_nodes_for_big_jobs() {
+        let mut m = map("4x8");
+        assert_eq!(
+            nodes(&Consolidated.place(&mut m, 3, None).unwrap()),
+            [(0, 3)]
+        );
+        assert_eq!(
+            nodes(&Consolidated.place(&mut m, 6, None).unwrap()),
+            [(1, 6)]
+        );
+        assert_eq!(
+            nodes(&Consolidated.place(&mut m, 2, None).unwrap()),
+            [(0, 2)]
+        );
+        // 12 GPUs: one idle node (2) plus 4 on the first node with 4 free (3).
+        assert_eq!(
+            nodes(&Consolidated.place(&mut m, 12, None).unwrap()),
+            [(2, 8), (3, 4)]
+        );
+        assert_eq!(m.total_free(), 32 - 23);
+        // 9 free GPUs in total but no idle node: a 9-GPU job does not fit.
+        assert_eq!(Consolidated.place(&mut m, 9, None), None);
+        assert_eq!(m.total_free(), 9, "a failed placement takes nothing");
+    }
+
+    #[test]
+    fn best_fit_prefers_the_tightest_node() {
+        let mut m = map("3x8");
+        Consolidated.place(&mut m, 5, None).unwrap(); // node 0: 3 free
+        Consolidated.place(&mut m, 7, None).unwrap(); // node 1: 1 free
+        assert_eq!(nodes(&BestFit.place(&mut m, 1, None).unwrap()), [(1, 1)]);
+        assert_eq!(nodes(&BestFit.place(&mut m, 2, None).unwrap()), [(0, 2)]);
+    }
+
+    #[test]
+    fn spread_puts_one_gpu_per_node_while_it_can() {
+        let mut m = map("4x8");
+        assert_eq!(
+            nodes(&Spread.place(&mut m, 6, None).unwrap()),
+            [(0, 2), (1, 2), (2, 1), (3, 1)]
+        );
+    }
+
+    #[test]
+    fn pool_ignores_topology_but_not_switch_totals() {
+        let mut m = map("2x4x2");
+        for _ in 0..4 {
+            Consolidated.place(&mut m, 1, None).unwrap();
+        }
+        // 12 free GPUs scattered; consolidated cannot place 6 on one switch (it can: switch 1 is idle).
+        assert!(Consolidated.place(&mut m.clone(), 6, None).is_some());
+        assert_eq!(Pool.place(&mut m, 12, None).unwrap().gpus(), 12);
+        assert_eq!(m.total_free(), 0);
+    }
+
+    #[test]
+    fn model_constraints_are_respected() {
+        let mut c = Cluster::parse_shape("2x4", "V100").unwrap();
+        for g in &mut c.nodes[1].gpus {
+            g.model = "A100-80GB".into();
+        }
+        let mut m = FreeMap::new(&c);
+        assert_eq!(
+            nodes(&Consolidated.place(&mut m, 2, Some("A100")).unwrap()),
+            [(1, 2)]
+        );
+        assert_eq!(Consolidated.place(&mut m, 3, Some("H100")), None);
+    }
+}

@@ -1,0 +1,115 @@
+//! Which job goes first: the named scheduling policies.
+//!
+//! | name | preemptive | order |
+//! |---|---|---|
+//! | `fifo` | no | submit time; strict: the head job blocks the ones behind it |
+//! | `priority` | no | priority, plus `aging_per_hour` for every hour waited; strict |
+//! | `sjf` | no | the run-time estimate (jobs without one go last); strict |
+//! | `srtf` | yes | shortest remaining time |
+//! | `srsf` | yes | shortest remaining GPU-service (remaining time x GPUs) |
+//! | `tiresias` | yes | discretized two-dimensional least-attained-service |
+//! | `drf` | no | the tenant with the smallest weighted dominant share goes next |
+//! | `backfill` | no | `fifo` with EASY backfilling on estimates |
+//!
+//! Preemptive policies decide each pass which jobs should run, in their order, from an
+//! idle cluster; running jobs left out are preempted (see [`crate::schedule`]).
+
+pub mod backfill;
+pub mod drf;
+pub mod order;
+pub mod tiresias;
+
+use std::collections::BTreeMap;
+
+use crate::Seconds;
+
+/// The policies gpusched knows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PolicyKind {
+    Fifo,
+    Priority,
+    Sjf,
+    Srtf,
+    Srsf,
+    Tiresias,
+    Drf,
+    Backfill,
+}
+
+impl PolicyKind {
+    pub const ALL: [PolicyKind; 8] = [
+        PolicyKind::Fifo,
+        PolicyKind::Priority,
+        PolicyKind::Sjf,
+        PolicyKind::Srtf,
+        PolicyKind::Srsf,
+        PolicyKind::Tiresias,
+        PolicyKind::Drf,
+        PolicyKind::Backfill,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Fifo => "fifo",
+            PolicyKind::Priority => "priority",
+            PolicyKind::Sjf => "sjf",
+            PolicyKind::Srtf => "srtf",
+            PolicyKind::Srsf => "srsf",
+            PolicyKind::Tiresias => "tiresias",
+            PolicyKind::Drf => "drf",
+            PolicyKind::Backfill => "backfill",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether the policy may stop a running job to start another.
+    pub fn preemptive(self) -> bool {
+        matches!(
+            self,
+            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias
+        )
+    }
+}
+
+/// Whose share `drf` balances.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Tenant {
+    User,
+    Queue,
+}
+
+/// A policy and its knobs. `Default` gives the values documented on each field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyConfig {
+    pub kind: PolicyKind,
+    /// `priority`: points of priority gained per hour of waiting (default 1), so that
+    /// nothing starves.
+    pub aging_per_hour: f64,
+    /// `tiresias`: attained-GPU-service limits of each queue but the last, in
+    /// GPU-seconds (default 3250, 7200: three queues, the Tiresias simulator's values).
+    pub las_limits: Vec<Seconds>,
+    /// `tiresias`: a job in a lower queue that has waited `starvation` times its attained
+    /// service is promoted back to the first queue; 0 turns promotion off (default 0,
+    /// as in the Tiresias simulator's `dlas-gpu` runs).
+    pub starvation: f64,
+    /// `drf`: the tenants to balance (default users).
+    pub tenant: Tenant,
+    /// `drf`: weight per tenant number; absent tenants weigh 1.
+    pub weights: BTreeMap<u32, f64>,
+}
+
+impl PolicyConfig {
+    pub fn new(kind: PolicyKind) -> Self {
+        PolicyConfig {
+            kind,
+            aging_per_hour: 1.0,
+            las_limits: vec![3250.0, 7200.0],
+            starvation: 0.0,
+            tenant: Tenant::User,
+            weights: BTreeMap::new(),
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Sort keys of the ordering policies. A smaller key runs first; ties fall back to the
+//! job's rank from the previous pass, which makes every sort stable across passes.
+
+use crate::policy::{PolicyConfig, PolicyKind};
+use crate::schedule::SchedJob;
+use crate::Seconds;
+
+/// The key of `job` under `cfg` at time `now`.
+pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
+    let spec = &job.spec;
+    match cfg.kind {
+        PolicyKind::Fifo | PolicyKind::Backfill | PolicyKind::Drf => (spec.submit, 0.0),
+        PolicyKind::Priority => {
+            let waited_hours = (now - spec.submit).max(0.0) / 3600.0;
+            (
+                -(spec.priority as f64 + cfg.aging_per_hour * waited_hours),
+                spec.submit,
+            )
+        }
+        PolicyKind::Sjf => (spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
+        PolicyKind::Srtf => (job.remaining_or_estimate(), 0.0),
+        PolicyKind::Srsf => (job.remaining_or_estimate() * spec.gpus as f64, 0.0),
+        PolicyKind::Tiresias => (job.las.level as f64, job.las.seq as f64),
+    }
+}

@@ -1,0 +1,493 @@
+//! One scheduling pass: policy order plus placement, turned into decisions.
+//!
+//! The caller (the simulator's event loop, or the server's scheduler loop) owns the jobs
+//! that can still run, calls [`SchedJob::account`] on each with the current time, then
+//! [`Scheduler::pass`]. The pass updates each job's scheduling view (running or not,
+//! placement, counters) and returns the [`Decision`]s the caller must carry out. When a
+//! job ends, the caller calls [`Scheduler::finish`] to give its GPUs back.
+//!
+//! Preemptive policies decide from an idle cluster which jobs should run, in policy
+//! order. With [`PreemptMode::Repack`] a job that still fits keeps running wherever the
+//! greedy packing puts it (a free migration, as the Tiresias and Muri simulators
+//! assume); with [`PreemptMode::InPlace`] running jobs never move: those left out are
+//! preempted and new ones go where the GPUs actually are free.
+
+use std::collections::BTreeMap;
+
+use crate::cluster::Cluster;
+use crate::freemap::FreeMap;
+use crate::ids::JobId;
+use crate::job::JobSpec;
+use crate::placement::{Placement, PlacementStrategy};
+use crate::policy::tiresias::{self, LasState};
+use crate::policy::{backfill, drf, order, PolicyConfig, PolicyKind};
+use crate::Seconds;
+
+/// A job that can still run, as the scheduler sees it.
+#[derive(Clone, Debug)]
+pub struct SchedJob {
+    pub spec: JobSpec,
+    pub running: bool,
+    pub placement: Option<Placement>,
+    /// Seconds run in total, over all its runs.
+    pub attained: Seconds,
+    /// Remaining run time, where the caller knows it better than `estimate - attained`
+    /// (a trace simulator knows the truth).
+    pub remaining: Option<Seconds>,
+    /// Seconds spent waiting, over all waits.
+    pub waited: Seconds,
+    pub last_update: Seconds,
+    pub first_start: Option<Seconds>,
+    /// Tie-breaker from the previous pass: keeps equal keys in their earlier order.
+    pub rank: u64,
+    pub las: LasState,
+    pub starts: u32,
+    pub preemptions: u32,
+}
+
+impl SchedJob {
+    pub fn new(spec: JobSpec) -> Self {
+        SchedJob {
+            last_update: spec.submit,
+            spec,
+            running: false,
+            placement: None,
+            attained: 0.0,
+            remaining: None,
+            waited: 0.0,
+            first_start: None,
+            rank: 0,
+            las: LasState::default(),
+            starts: 0,
+            preemptions: 0,
+        }
+    }
+
+    /// Brings the job's counters up to `now`.
+    pub fn account(&mut self, now: Seconds) {
+        let dt = now - self.last_update;
+        if self.running {
+            // `(a + now) - last`, not `a + (now - last)`: the same float rounding as the
+            // peer simulators, so results match them bit for bit.
+            self.attained = self.attained + now - self.last_update;
+            self.las.service = self.las.service + now - self.last_update;
+        } else {
+            self.waited += dt;
+            if self.las.service > 0.0 {
+                self.las.starved += dt;
+            }
+        }
+        self.last_update = now;
+    }
+
+    /// Remaining time per the estimate (infinite without one).
+    pub fn estimated_remaining(&self) -> Seconds {
+        self.spec
+            .estimate
+            .map_or(f64::INFINITY, |e| (e - self.attained).max(0.0))
+    }
+
+    /// The best knowledge of the remaining time.
+    pub fn remaining_or_estimate(&self) -> Seconds {
+        self.remaining.unwrap_or_else(|| self.estimated_remaining())
+    }
+}
+
+/// What the caller must do after a pass.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Start (or resume) the job at `index` of the pass's job slice.
+    Start {
+        index: usize,
+        job: JobId,
+        placement: Placement,
+    },
+    /// Stop the job at `index` and put it back in the queue, attained service kept.
+    Preempt { index: usize, job: JobId },
+}
+
+/// The result of one pass.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassOutcome {
+    pub decisions: Vec<Decision>,
+}
+
+/// How preemptive policies treat running jobs; see the module documentation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PreemptMode {
+    Repack,
+    InPlace,
+}
+
+/// A job that no node set of this cluster could ever hold.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("job {job} asks for {gpus} GPUs{model} but the most this cluster can give one job under `{placement}` placement is {max}; ask for at most {max} GPUs or use a larger cluster")]
+pub struct NeverFits {
+    pub job: JobId,
+    pub gpus: u32,
+    pub model: String,
+    pub max: u32,
+    pub placement: &'static str,
+}
+
+/// The scheduling core's state between passes: the policy, the placement strategy and
+/// the index of free GPUs.
+pub struct Scheduler {
+    policy: PolicyConfig,
+    placement: PlacementStrategy,
+    mode: PreemptMode,
+    cluster: Cluster,
+    idle: FreeMap,
+    work: FreeMap,
+    actual: FreeMap,
+    next_rank: u64,
+    next_seq: u64,
+    order: Vec<usize>,
+    keyed: Vec<((f64, f64), u64, usize)>,
+    fit_cache: BTreeMap<(u32, Option<String>), bool>,
+}
+
+impl Scheduler {
+    pub fn new(
+        cluster: &Cluster,
+        policy: PolicyConfig,
+        placement: PlacementStrategy,
+        mode: PreemptMode,
+    ) -> Self {
+        let idle = FreeMap::new(cluster);
+        Scheduler {
+            policy,
+            placement,
+            mode,
+            cluster: cluster.clone(),
+            work: idle.clone(),
+            actual: idle.clone(),
+            idle,
+            next_rank: 0,
+            next_seq: 0,
+            order: Vec::new(),
+            keyed: Vec::new(),
+            fit_cache: BTreeMap::new(),
+        }
+    }
+
+    pub fn policy(&self) -> &PolicyConfig {
+        &self.policy
+    }
+
+    /// Free GPUs right now.
+    pub fn free_gpus(&self) -> u64 {
+        self.actual.total_free()
+    }
+
+    /// Checks that `spec` fits an idle cluster, i.e. could ever run.
+    pub fn check_fits(&mut self, spec: &JobSpec) -> Result<(), NeverFits> {
+        let key = (spec.gpus, spec.gpu_model.clone());
+        let fits = match self.fit_cache.get(&key) {
+            Some(&f) => f,
+            None => {
+                let mut probe = self.idle.clone();
+                let f = self
+                    .placement
+                    .place(&mut probe, spec.gpus, spec.gpu_model.as_deref())
+                    .is_some();
+                self.fit_cache.insert(key, f);
+                f
+            }
+        };
+        if fits {
+            return Ok(());
+        }
+        let max = match self.placement {
+            PlacementStrategy::Pool | PlacementStrategy::Spread => self.cluster.total_gpus(),
+            _ => self.cluster.max_gpus_per_switch(),
+        };
+        Err(NeverFits {
+            job: spec.id,
+            gpus: spec.gpus,
+            model: spec
+                .gpu_model
+                .as_deref()
+                .map(|m| format!(" of model {m}"))
+                .unwrap_or_default(),
+            max,
+            placement: self.placement.name(),
+        })
+    }
+
+    /// Accepts a new job: checks it could ever run and puts it at the back of the queue.
+    pub fn admit(&mut self, job: &mut SchedJob) -> Result<(), NeverFits> {
+        self.check_fits(&job.spec)?;
+        self.next_rank += 1;
+        job.rank = self.next_rank;
+        self.next_seq += 1;
+        job.las = LasState {
+            seq: self.next_seq,
+            ..LasState::default()
+        };
+        Ok(())
+    }
+
+    /// Gives the GPUs of a job that ended (or was cancelled or lost) back.
+    pub fn finish(&mut self, job: &mut SchedJob) {
+        if let Some(p) = job.placement.take() {
+            if job.running {
+                for &(node, k) in &p.parts {
+                    self.actual.give(node, k);
+                }
+            }
+        }
+        job.running = false;
+    }
+
+    /// When the policy wants a pass even if no job arrives or ends.
+    pub fn next_wakeup(&self, jobs: &[SchedJob], now: Seconds) -> Option<Seconds> {
+        match self.policy.kind {
+            PolicyKind::Tiresias => tiresias::next_change(&self.policy, jobs, now),
+            _ => None,
+        }
+    }
+
+    /// One pass at `now` over every job that can still run. Jobs must have been
+    /// [`SchedJob::account`]ed to `now`.
+    pub fn pass(&mut self, jobs: &mut [SchedJob], now: Seconds) -> PassOutcome {
+        let kind = self.policy.kind;
+        if kind == PolicyKind::Tiresias {
+            tiresias::update_queues(&self.policy, jobs, &mut self.next_seq);
+        }
+        self.sort(jobs, now, kind.preemptive());
+        let order = std::mem::take(&mut self.order);
+        let mut out = PassOutcome::default();
+        match kind {
+            _ if kind.preemptive() => match self.mode {
+                PreemptMode::Repack => self.repack(jobs, &order, now, &mut out),
+                PreemptMode::InPlace => self.in_place(jobs, &order, now, &mut out),
+            },
+            PolicyKind::Backfill => self.backfill(jobs, &order, now, &mut out),
+            PolicyKind::Drf => self.drf(jobs, &order, now, &mut out),
+            _ => self.strict(jobs, &order, now, &mut out),
+        }
+        if kind == PolicyKind::Tiresias {
+            tiresias::requeue_after_pass(jobs, &order, &mut self.next_seq);
+        }
+        self.order = order;
+        out
+    }
+
+    /// Fills `self.order` with the jobs to consider (all, or only waiting ones), best
+    /// first, and renumbers their ranks so the next sort is stable.
+    fn sort(&mut self, jobs: &mut [SchedJob], now: Seconds, all: bool) {
+        self.keyed.clear();
+        for (i, j) in jobs.iter().enumerate() {
+            if all || !j.running {
+                self.keyed
+                    .push((order::key(&self.policy, j, now), j.rank, i));
+            }
+        }
+        self.keyed.sort_unstable_by(|a, b| {
+            a.0 .0
+                .total_cmp(&b.0 .0)
+                .then(a.0 .1.total_cmp(&b.0 .1))
+                .then(a.1.cmp(&b.1))
+        });
+        self.order.clear();
+        let base = self.next_rank;
+        for (pos, &(_, _, i)) in self.keyed.iter().enumerate() {
+            jobs[i].rank = base + pos as u64;
+            self.order.push(i);
+        }
+        self.next_rank = base + self.keyed.len() as u64;
+    }
+
+    fn start(
+        job: &mut SchedJob,
+        index: usize,
+        placement: Placement,
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) {
+        job.running = true;
+        job.placement = Some(placement.clone());
+        job.first_start.get_or_insert(now);
+        job.starts += 1;
+        out.decisions.push(Decision::Start {
+            index,
+            job: job.spec.id,
+            placement,
+        });
+    }
+
+    fn preempt(job: &mut SchedJob, index: usize, out: &mut PassOutcome) {
+        job.running = false;
+        job.placement = None;
+        job.preemptions += 1;
+        out.decisions.push(Decision::Preempt {
+            index,
+            job: job.spec.id,
+        });
+    }
+
+    /// Greedy fit from an idle cluster in `order`. `fits[i]` gets each job's placement.
+    /// A job no smaller than one that already failed cannot fit either (every strategy's
+    /// fit test is monotone in the GPU count), which keeps long queues cheap.
+    fn pack_from_idle(
+        &mut self,
+        jobs: &[SchedJob],
+        order: &[usize],
+        mut each: impl FnMut(usize, Option<Placement>),
+    ) {
+        self.work.reset_from(&self.idle);
+        let mut smallest_failure = u32::MAX;
+        for &i in order {
+            let spec = &jobs[i].spec;
+            let model = spec.gpu_model.as_deref();
+            let placed = if model.is_none() && spec.gpus >= smallest_failure {
+                None
+            } else {
+                self.placement.place(&mut self.work, spec.gpus, model)
+            };
+            if placed.is_none() && model.is_none() {
+                smallest_failure = smallest_failure.min(spec.gpus);
+            }
+            each(i, placed);
+        }
+    }
+
+    fn repack(
+        &mut self,
+        jobs: &mut [SchedJob],
+        order: &[usize],
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) {
+        let mut fits: Vec<(usize, Option<Placement>)> = Vec::with_capacity(order.len());
+        self.pack_from_idle(jobs, order, |i, p| fits.push((i, p)));
+        for (i, placed) in fits {
+            let job = &mut jobs[i];
+            match (placed, job.running) {
+                (Some(p), true) => job.placement = Some(p),
+                (Some(p), false) => Self::start(job, i, p, now, out),
+                (None, true) => Self::preempt(job, i, out),
+                (None, false) => {}
+            }
+        }
+        std::mem::swap(&mut self.actual, &mut self.work);
+    }
+
+    fn in_place(
+        &mut self,
+        jobs: &mut [SchedJob],
+        order: &[usize],
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) {
+        let mut wanted = vec![false; jobs.len()];
+        self.pack_from_idle(jobs, order, |i, p| wanted[i] = p.is_some());
+        for &i in order {
+            if jobs[i].running && !wanted[i] {
+                if let Some(p) = &jobs[i].placement {
+                    for &(node, k) in &p.parts {
+                        self.actual.give(node, k);
+                    }
+                }
+                Self::preempt(&mut jobs[i], i, out);
+            }
+        }
+        for &i in order {
+            if !jobs[i].running && wanted[i] {
+                let spec = &jobs[i].spec;
+                if let Some(p) =
+                    self.placement
+                        .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
+                {
+                    Self::start(&mut jobs[i], i, p, now, out);
+                }
+            }
+        }
+    }
+
+    /// Non-preemptive, strict order: the first job that does not fit blocks the rest.
+    fn strict(
+        &mut self,
+        jobs: &mut [SchedJob],
+        order: &[usize],
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) {
+        for &i in order {
+            let spec = &jobs[i].spec;
+            match self
+                .placement
+                .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
+            {
+                Some(p) => Self::start(&mut jobs[i], i, p, now, out),
+                None => break,
+            }
+        }
+    }
+
+    fn backfill(
+        &mut self,
+        jobs: &mut [SchedJob],
+        order: &[usize],
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) {
+        let mut reservation: Option<backfill::Reservation> = None;
+        for &i in order {
+            if self.actual.total_free() == 0 {
+                break;
+            }
+            if let Some(res) = &reservation {
+                if !res.clone().admit(&jobs[i], now) {
+                    continue;
+                }
+            }
+            let spec = &jobs[i].spec;
+            match self
+                .placement
+                .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
+            {
+                Some(p) => {
+                    if let Some(res) = &mut reservation {
+                        res.admit(&jobs[i], now);
+                    }
+                    Self::start(&mut jobs[i], i, p, now, out);
+                }
+                None if reservation.is_none() => {
+                    reservation = Some(backfill::reserve(
+                        jobs,
+                        spec.gpus,
+                        self.actual.total_free(),
+                        now,
+                    ));
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn drf(&mut self, jobs: &mut [SchedJob], order: &[usize], now: Seconds, out: &mut PassOutcome) {
+        let used = drf::usage(&self.policy, jobs);
+        let waiting: Vec<drf::Waiting> = order
+            .iter()
+            .map(|&i| drf::Waiting {
+                index: i,
+                tenant: drf::tenant_of(&self.policy, &jobs[i]),
+                gpus: jobs[i].spec.gpus,
+            })
+            .collect();
+        let total = self.cluster.total_gpus() as u64;
+        let (placement, actual) = (self.placement, &mut self.actual);
+        drf::offer(&self.policy, used, &waiting, total, |i| {
+            let spec = &jobs[i].spec;
+            match placement.place(actual, spec.gpus, spec.gpu_model.as_deref()) {
+                Some(p) => {
+                    Self::start(&mut jobs[i], i, p, now, out);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+}

@@ -1,0 +1,321 @@
+//! The discrete-event simulator: a trace in, every job's outcome out, driving the
+//! scheduling core exactly as the live server does (`account`, then `pass`).
+//!
+//! Event semantics (matched to the Muri/Tiresias simulators, see docs/simulator.md):
+//! - Events are job arrivals (jobs submitted at the same time arrive together), job
+//!   completions, and policy wake-ups (Tiresias demotions and promotions). When an arrival
+//!   and a completion fall at the same time, both are handled in one event; a wake-up
+//!   earlier than both is handled alone.
+//! - At each event, finished jobs leave first, arrivals join the back of the queue, every
+//!   job's counters are brought up to the event time, then one scheduling pass runs.
+//! - A running job progresses at its work rate between events, less the duration model's
+//!   per-event pause ([`PassOverhead`]), and slower when spread over more nodes than it
+//!   needs (locality penalty).
+//! - Completion times within one part in 10^9 of each other are one event, at the time
+//!   of the first such job in queue order (the peers coalesce float noise the same way).
+
+use gpusched_core::schedule::{NeverFits, PreemptMode};
+use gpusched_core::{
+    Cluster, JobId, PlacementStrategy, PolicyConfig, QueueId, SchedJob, Scheduler, UserId,
+};
+
+use crate::overhead::PassOverhead;
+use crate::trace::Workload;
+
+/// How to simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimOptions {
+    pub policy: PolicyConfig,
+    pub placement: PlacementStrategy,
+    pub mode: PreemptMode,
+    pub overhead: PassOverhead,
+    /// A job on more nodes than it needs runs `1 / locality_penalty` as fast; 1.0 = off.
+    pub locality_penalty: f64,
+}
+
+impl SimOptions {
+    pub fn new(policy: PolicyConfig) -> Self {
+        SimOptions {
+            policy,
+            placement: PlacementStrategy::Consolidated,
+            mode: PreemptMode::Repack,
+            overhead: PassOverhead::None,
+            locality_penalty: 1.0,
+        }
+    }
+}
+
+/// What happened to one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobOutcome {
+    pub id: JobId,
+    pub user: UserId,
+    pub queue: QueueId,
+    pub gpus: u32,
+    pub submit: f64,
+    pub start: f64,
+    pub end: f64,
+    /// Run time alone, from the trace.
+    pub duration: f64,
+    pub waited: f64,
+    pub starts: u32,
+    pub preemptions: u32,
+}
+
+impl JobOutcome {
+    pub fn jct(&self) -> f64 {
+        self.end - self.submit
+    }
+}
+
+/// The cluster at one event.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub time: f64,
+    pub queued: u32,
+    pub running: u32,
+    pub busy_gpus: u32,
+}
+
+/// The result of one simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimRun {
+    /// In completion order.
+    pub jobs: Vec<JobOutcome>,
+    pub timeline: Vec<Sample>,
+    pub total_gpus: u32,
+    pub busy_gpu_seconds: f64,
+    pub passes: u64,
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{file}:{line}: {source}")]
+    NeverFits {
+        file: String,
+        line: u64,
+        source: NeverFits,
+    },
+    #[error("the simulation stopped at t={time}: {waiting} jobs wait, none runs and none can start; please report this with the trace")]
+    Stuck { time: f64, waiting: usize },
+}
+
+/// Per-job state the simulator keeps beside the scheduler's view.
+struct Progress {
+    trace: usize,
+    units: f64,
+    unit_time: f64,
+    overhead: f64,
+    min_nodes: usize,
+}
+
+/// Simulates `workload` on `cluster`. `progress(done, total)` is called now and then.
+pub fn simulate(
+    workload: &Workload,
+    cluster: &Cluster,
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<SimRun, SimError> {
+    let mut sched = Scheduler::new(cluster, opts.policy.clone(), opts.placement, opts.mode);
+    for job in &workload.jobs {
+        sched
+            .check_fits(&job.spec)
+            .map_err(|source| SimError::NeverFits {
+                file: workload.source.clone(),
+                line: job.line,
+                source,
+            })?;
+    }
+    let groups = arrival_groups(workload);
+    let per_node = cluster.max_gpus_per_node().max(1);
+    let total = workload.jobs.len();
+    let total_gpus = cluster.total_gpus();
+
+    let mut run = SimRun {
+        jobs: Vec::with_capacity(total),
+        timeline: Vec::new(),
+        total_gpus,
+        busy_gpu_seconds: 0.0,
+        passes: 0,
+    };
+    let mut jobs: Vec<SchedJob> = Vec::new();
+    let mut state: Vec<Progress> = Vec::new();
+    let mut next_group = 0;
+    let mut ending: Option<(f64, Vec<usize>)> = None;
+    let mut wakeup: Option<f64> = None;
+    let mut last_time = groups.first().map_or(0.0, |g| g.0);
+    let mut busy: u64 = 0;
+    let mut done = vec![false; 0];
+
+    loop {
+        if next_group == groups.len() && jobs.is_empty() {
+            break;
+        }
+        let start_t = groups.get(next_group).map_or(f64::INFINITY, |g| g.0);
+        let end_t = ending.as_ref().map_or(f64::INFINITY, |e| e.0);
+        if start_t.is_infinite() && end_t.is_infinite() && wakeup.is_none() {
+            return Err(SimError::Stuck {
+                time: last_time,
+                waiting: jobs.len(),
+            });
+        }
+        let (mut now, mut do_end, mut do_start) = if end_t < start_t {
+            (end_t, true, false)
+        } else if end_t > start_t {
+            (start_t, false, true)
+        } else {
+            (start_t, true, true)
+        };
+        if let Some(w) = wakeup.filter(|&w| now > w) {
+            (now, do_end, do_start) = (w, false, false);
+        }
+        run.busy_gpu_seconds += busy as f64 * (now - last_time);
+        last_time = now;
+
+        if do_end {
+            let (_, ended) = ending.take().expect("an end event exists");
+            done.clear();
+            done.resize(jobs.len(), false);
+            for i in ended {
+                let job = &mut jobs[i];
+                job.account(now);
+                sched.finish(job);
+                let t = &workload.jobs[state[i].trace];
+                run.jobs.push(JobOutcome {
+                    id: job.spec.id,
+                    user: job.spec.user,
+                    queue: job.spec.queue,
+                    gpus: job.spec.gpus,
+                    submit: job.spec.submit,
+                    start: job.first_start.unwrap_or(now),
+                    end: now,
+                    duration: t.work.duration(),
+                    waited: job.waited,
+                    starts: job.starts,
+                    preemptions: job.preemptions,
+                });
+                done[i] = true;
+            }
+            let mut k = 0;
+            jobs.retain(|_| {
+                k += 1;
+                !done[k - 1]
+            });
+            let mut k = 0;
+            state.retain(|_| {
+                k += 1;
+                !done[k - 1]
+            });
+        }
+        if do_start {
+            for &ti in &groups[next_group].1 {
+                let t = &workload.jobs[ti];
+                let mut job = SchedJob::new(t.spec.clone());
+                sched.admit(&mut job).expect("checked before the run");
+                job.remaining = Some(t.work.units * t.work.unit_time);
+                jobs.push(job);
+                state.push(Progress {
+                    trace: ti,
+                    units: t.work.units,
+                    unit_time: t.work.unit_time,
+                    overhead: opts.overhead.seconds(t.model.as_deref(), t.spec.gpus),
+                    min_nodes: t.spec.gpus.div_ceil(per_node) as usize,
+                });
+            }
+            next_group += 1;
+        }
+
+        for (job, p) in jobs.iter_mut().zip(state.iter_mut()) {
+            let dt = now - job.last_update;
+            let rate = rate(job, p, opts.locality_penalty);
+            job.account(now);
+            if job.running {
+                let progressed = (dt - p.overhead).max(0.0);
+                p.units -= if rate == 1.0 {
+                    progressed / p.unit_time
+                } else {
+                    progressed / p.unit_time * rate
+                };
+                job.remaining = Some(p.units * p.unit_time);
+            }
+        }
+
+        sched.pass(&mut jobs, now);
+        run.passes += 1;
+        busy = total_gpus as u64 - sched.free_gpus();
+        ending = next_completion(&jobs, &state, now, opts.locality_penalty);
+        wakeup = sched.next_wakeup(&jobs, now);
+        let running = jobs.iter().filter(|j| j.running).count() as u32;
+        run.timeline.push(Sample {
+            time: now,
+            queued: jobs.len() as u32 - running,
+            running,
+            busy_gpus: busy as u32,
+        });
+        if run.passes % 4096 == 0 {
+            progress(run.jobs.len(), total);
+        }
+    }
+    progress(run.jobs.len(), total);
+    Ok(run)
+}
+
+fn rate(job: &SchedJob, p: &Progress, penalty: f64) -> f64 {
+    match &job.placement {
+        Some(pl) if penalty != 1.0 && pl.nodes() > p.min_nodes => 1.0 / penalty,
+        _ => 1.0,
+    }
+}
+
+/// Jobs submitted at (nearly) the same time, as (time, indices into the workload).
+fn arrival_groups(w: &Workload) -> Vec<(f64, Vec<usize>)> {
+    let mut groups: Vec<(f64, Vec<usize>)> = Vec::new();
+    for (i, j) in w.jobs.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if is_close(g.0, j.spec.submit) => g.1.push(i),
+            _ => groups.push((j.spec.submit, vec![i])),
+        }
+    }
+    groups
+}
+
+fn is_close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// The next completion event: the earliest predicted end, with every running job whose
+/// end is within 1e-9 of it (grouped greedily in queue order, as the peers do).
+fn next_completion(
+    jobs: &[SchedJob],
+    state: &[Progress],
+    now: f64,
+    penalty: f64,
+) -> Option<(f64, Vec<usize>)> {
+    let end_of = |i: usize| {
+        let p = &state[i];
+        let r = rate(&jobs[i], p, penalty);
+        if r == 1.0 {
+            now + p.units * p.unit_time
+        } else {
+            now + p.units * p.unit_time / r
+        }
+    };
+    let min = (0..jobs.len())
+        .filter(|&i| jobs[i].running)
+        .map(end_of)
+        .min_by(f64::total_cmp)?;
+    let window = min + min.abs() * 1e-6;
+    let mut groups: Vec<(f64, Vec<usize>)> = Vec::new();
+    for i in (0..jobs.len()).filter(|&i| jobs[i].running) {
+        let e = end_of(i);
+        if e > window {
+            continue;
+        }
+        match groups.iter_mut().find(|g| is_close(g.0, e)) {
+            Some(g) => g.1.push(i),
+            None => groups.push((e, vec![i])),
+        }
+    }
+    groups.into_iter().min_by(|a, b| a.0.total_cmp(&b.0))
+}

@@ -1,0 +1,12 @@
+//! The trace simulator of gpusched: trace readers, a discrete-event loop over the shared
+//! scheduling core, metrics, reports and plots.
+
+pub mod engine;
+pub mod metrics;
+pub mod overhead;
+pub mod plot;
+pub mod report;
+pub mod trace;
+
+pub use engine::{simulate, JobOutcome, SimError, SimOptions, SimRun};
+pub use metrics::Summary;

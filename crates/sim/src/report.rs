@@ -1,0 +1,122 @@
+//! Reports: an aligned table for people, one JSON document for programs, a per-job CSV.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::engine::SimRun;
+use crate::metrics::Summary;
+use crate::trace::Workload;
+
+/// The JSON document `--json` prints and `--out` writes.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    pub trace: &'a str,
+    pub cluster: String,
+    pub total_gpus: u32,
+    pub policies: &'a [Summary],
+}
+
+/// Seconds, human-sized.
+fn secs(s: f64) -> String {
+    if s >= 86_400.0 {
+        format!("{:.2}d", s / 86_400.0)
+    } else if s >= 3_600.0 {
+        format!("{:.2}h", s / 3_600.0)
+    } else if s >= 60.0 {
+        format!("{:.1}m", s / 60.0)
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// The side-by-side table, policies as rows.
+pub fn table(summaries: &[Summary]) -> String {
+    let header = [
+        "policy",
+        "placement",
+        "jobs",
+        "avg JCT",
+        "p50 JCT",
+        "p95 JCT",
+        "p99 JCT",
+        "avg wait",
+        "makespan",
+        "util",
+        "fairness",
+        "preempt",
+    ];
+    let rows: Vec<Vec<String>> = summaries
+        .iter()
+        .map(|s| {
+            vec![
+                s.policy.clone(),
+                s.placement.clone(),
+                s.jobs.to_string(),
+                secs(s.avg_jct),
+                secs(s.p50_jct),
+                secs(s.p95_jct),
+                secs(s.p99_jct),
+                secs(s.avg_queue_delay),
+                secs(s.makespan),
+                format!("{:.1}%", s.utilization * 100.0),
+                format!("{:.3}", s.jain_fairness),
+                s.preemptions.to_string(),
+            ]
+        })
+        .collect();
+    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<String>, out: &mut String| {
+        let cells: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i < 2 {
+                    format!("{c:<w$}", w = width[i])
+                } else {
+                    format!("{c:>w$}", w = width[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(header.iter().map(|s| s.to_string()).collect(), &mut out);
+    for r in rows {
+        line(r, &mut out);
+    }
+    out
+}
+
+/// One row per job, in completion order.
+pub fn write_jobs_csv(out: &mut dyn Write, run: &SimRun, w: &Workload) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "job_id,user,queue,gpus,submit,start,end,jct,queue_delay,duration,starts,preemptions"
+    )?;
+    for j in &run.jobs {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            j.id,
+            w.users.get(j.user.index()).map_or("", String::as_str),
+            w.queues.get(j.queue.index()).map_or("", String::as_str),
+            j.gpus,
+            j.submit,
+            j.start,
+            j.end,
+            j.jct(),
+            j.start - j.submit,
+            j.duration,
+            j.starts,
+            j.preemptions
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! The Muri / Tiresias trace format (Philly-derived): one row per job with
+//! `job_id,num_gpu,submit_time,iterations,model_name,...,iteration_time,...,priority`.
+//!
+//! Its semantics follow the Muri simulator (`run_sim.py`, `jobs.py`):
+//! - `submit_time` is in milliseconds; gpusched works in seconds.
+//! - A job's work is `iterations` steps of `iteration_time` milliseconds, each inflated by
+//!   the 1.5% per-iteration overhead the Muri authors measured for a job running alone
+//!   (their `itertime_overhead_list[0] = 1.015`). The `duration` column is not used for
+//!   timing, exactly as in the peer.
+//! - `model_name` keys the restart-overhead profile (see `crate::overhead`).
+
+use gpusched_core::{JobId, JobSpec, QueueId, UserId};
+
+use super::{CsvRows, Names, TraceError, TraceJob, Work, Workload};
+
+/// The per-iteration slowdown of a job running alone, measured by the Muri authors.
+pub const ITERATION_OVERHEAD: f64 = 1.015;
+
+pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
+    let rows = CsvRows::new(file, text)?;
+    let mut jobs = Vec::new();
+    let mut users = Names::default();
+    let user = UserId(users.intern("default"));
+    let has_priority = rows.has("priority");
+    rows.for_each(|row| {
+        let id = row.text("job_id")?;
+        let id: u64 = id
+            .parse()
+            .map_err(|_| row.error("job_id", format!("`{id}` is not a whole number")))?;
+        let gpus = row.gpus("num_gpu")?;
+        let submit_ms = row.non_negative("submit_time")?;
+        let iterations = row.non_negative("iterations")?;
+        let iteration_ms = row.non_negative("iteration_time")?;
+        if iterations == 0.0 || iteration_ms == 0.0 {
+            return Err(row.error(
+                if iterations == 0.0 {
+                    "iterations"
+                } else {
+                    "iteration_time"
+                },
+                "a job must do some work: iterations and iteration_time must be above 0",
+            ));
+        }
+        let priority = if has_priority {
+            row.non_negative("priority")? as i32
+        } else {
+            0
+        };
+        // Same operation order as the peer: (ms * 1.015) / 1000.
+        let unit_time = iteration_ms * ITERATION_OVERHEAD / 1000.0;
+        let work = Work {
+            units: iterations,
+            unit_time,
+        };
+        jobs.push(TraceJob {
+            spec: JobSpec {
+                id: JobId(id),
+                gpus,
+                gpu_model: None,
+                user,
+                queue: QueueId(0),
+                priority,
+                submit: submit_ms / 1000.0,
+                estimate: Some(work.duration()),
+            },
+            work,
+            model: row.opt("model_name").map(str::to_string),
+            line: row.line,
+        });
+        Ok(())
+    })?;
+    Ok(Workload {
+        jobs,
+        users: users.names,
+        queues: vec!["default".into()],
+        source: String::new(),
+    })
+}
