@@ -57,7 +57,7 @@ impl NodeSet {
         if s >= self.summary.len() {
             return None;
         }
-        let mut bits = if w % 64 == 0 {
+        let mut bits = if w.is_multiple_of(64) {
             self.summary[s]
         } else {
             self.summary[s] & (u64::MAX << (w % 64))

@@ -1,1 +1,152 @@
-fn main() {}
+//! Speed of the simulator and of one scheduling pass. Run with
+//! `cargo bench -p gpusched-sim --bench sim_speed`; figures go to docs/benchmarks.md.
+//!
+//! (a) trace3 (992 jobs, 8x8) under each policy validated against the Muri simulator;
+//! (b) all 82,247 jobs of philly.csv on 2,048 GPUs (256x8) under every policy;
+//! (c) one preemptive pass over 100,000 waiting jobs of 1-8 GPUs on 10,000 nodes x 8.
+//!
+//! Traces are read from ../shared/traces; (a) and (b) are skipped with a note if absent.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use gpusched_core::job::JobSpec;
+use gpusched_core::schedule::{PreemptMode, SchedJob, Scheduler};
+use gpusched_core::{Cluster, JobId, PlacementStrategy, PolicyConfig, PolicyKind, QueueId, UserId};
+use gpusched_sim::overhead::PassOverhead;
+use gpusched_sim::{simulate, trace, SimOptions};
+use rand::{Rng, SeedableRng};
+
+fn traces() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces")
+}
+
+/// Median wall time of `runs` runs of `f`.
+fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    let mut t: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[t.len() / 2]
+}
+
+fn bench_trace3() {
+    let path = traces().join("muri/trace3.csv");
+    let Ok(w) = trace::read(&path, None) else {
+        println!("(a) skipped: {} not found", path.display());
+        return;
+    };
+    let cluster = Cluster::parse_shape("8x8", "V100").unwrap();
+    for kind in [PolicyKind::Srtf, PolicyKind::Srsf, PolicyKind::Tiresias] {
+        let mut opts = SimOptions::new(PolicyConfig::new(kind));
+        opts.overhead = PassOverhead::Muri;
+        if kind == PolicyKind::Tiresias {
+            opts.placement = PlacementStrategy::Pool;
+        }
+        let t = median(21, || {
+            simulate(&w, &cluster, &opts, &mut |_, _| {}).unwrap();
+        });
+        println!(
+            "(a) trace3 8x8 {:<9} {:>8.2} ms (median of 21)",
+            kind.name(),
+            t.as_secs_f64() * 1e3
+        );
+    }
+}
+
+fn bench_philly() {
+    let path = traces().join("philly/philly.csv");
+    let started = Instant::now();
+    let Ok(w) = trace::read(&path, None) else {
+        println!("(b) skipped: {} not found", path.display());
+        return;
+    };
+    println!(
+        "(b) reading philly.csv: {:.0} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    let cluster = Cluster::parse_shape("256x8", "V100").unwrap();
+    for kind in PolicyKind::ALL {
+        let opts = SimOptions::new(PolicyConfig::new(kind));
+        let t = median(3, || {
+            simulate(&w, &cluster, &opts, &mut |_, _| {}).unwrap();
+        });
+        println!(
+            "(b) philly 82,247 jobs 256x8 {:<9} {:>8.0} ms (median of 3)",
+            kind.name(),
+            t.as_secs_f64() * 1e3
+        );
+    }
+}
+
+fn bench_one_pass() {
+    let cluster = Cluster::parse_shape("10000x8", "V100").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let template: Vec<SchedJob> = (0..100_000u64)
+        .map(|i| {
+            let mut j = SchedJob::new(JobSpec {
+                id: JobId(i),
+                gpus: rng.gen_range(1..=8),
+                gpu_model: None,
+                user: UserId((i % 16) as u32),
+                queue: QueueId(0),
+                priority: 0,
+                submit: 0.0,
+                estimate: Some(rng.gen_range(60.0..86_400.0)),
+            });
+            j.remaining = j.spec.estimate;
+            j
+        })
+        .collect();
+    for kind in [
+        PolicyKind::Srtf,
+        PolicyKind::Fifo,
+        PolicyKind::Backfill,
+        PolicyKind::Drf,
+    ] {
+        // Setup (scheduler, admission) is outside the timed region; the pass alone is timed.
+        let mut times = Vec::new();
+        let mut placed = 0;
+        for _ in 0..5 {
+            let mut s = Scheduler::new(
+                &cluster,
+                PolicyConfig::new(kind),
+                PlacementStrategy::Consolidated,
+                PreemptMode::Repack,
+            );
+            let mut jobs = template.clone();
+            for j in &mut jobs {
+                s.admit(j).unwrap();
+            }
+            let start = Instant::now();
+            let out = s.pass(&mut jobs, 0.0);
+            times.push(start.elapsed());
+            placed = out.decisions.len();
+        }
+        times.sort();
+        let pass = times[times.len() / 2];
+        println!(
+            "(c) one {:<8} pass, 100,000 waiting jobs on 10,000x8: {} placed in {:.1} ms (median of 5) = {:.2} M placements/s, {:.2} M jobs considered/s",
+            kind.name(),
+            placed,
+            pass.as_secs_f64() * 1e3,
+            placed as f64 / pass.as_secs_f64() / 1e6,
+            100_000.0 / pass.as_secs_f64() / 1e6,
+        );
+    }
+}
+
+fn main() {
+    // `cargo test --benches` runs this with --bench absent; keep that quick.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("run with `cargo bench -p gpusched-sim --bench sim_speed`");
+        return;
+    }
+    bench_trace3();
+    bench_philly();
+    bench_one_pass();
+}

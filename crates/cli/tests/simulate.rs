@@ -1,0 +1,195 @@
+//! `gpusched simulate` end to end, as a user runs it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpusched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpusched"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn shared(rel: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(rel);
+    assert!(p.exists(), "{} missing", p.display());
+    p.display().to_string()
+}
+
+#[test]
+fn the_quick_start_command_needs_no_data() {
+    let o = gpusched(&["simulate", "--jobs", "300"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for p in ["fifo", "srtf", "tiresias"] {
+        assert!(
+            out.lines().any(|l| l.starts_with(p)),
+            "no {p} row in\n{out}"
+        );
+    }
+    assert!(out.contains("avg JCT") && out.contains("fairness"), "{out}");
+}
+
+#[test]
+fn json_has_one_object_per_policy_with_the_documented_fields() {
+    let o = gpusched(&["simulate", "--jobs", "200", "--policy", "all", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    let policies = doc["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 8);
+    for p in policies {
+        for field in [
+            "policy",
+            "jobs",
+            "avg_jct",
+            "p50_jct",
+            "p99_jct",
+            "makespan",
+            "avg_queue_delay",
+            "utilization",
+        ] {
+            assert!(!p[field].is_null(), "missing {field} in {p}");
+        }
+        assert_eq!(p["jobs"], 200);
+    }
+}
+
+#[test]
+fn same_trace_same_policy_same_bytes() {
+    let args = [
+        "simulate",
+        "--jobs",
+        "400",
+        "--seed",
+        "9",
+        "--policy",
+        "srsf,drf,backfill",
+        "--json",
+    ];
+    assert_eq!(gpusched(&args).stdout, gpusched(&args).stdout);
+}
+
+#[test]
+fn out_writes_the_report_csvs_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("report");
+    let o = gpusched(&[
+        "simulate",
+        "--trace",
+        &shared("muri/trace3.csv"),
+        "--policy",
+        "srtf,srsf",
+        "--overhead",
+        "muri",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "report.json",
+        "jobs-srtf.csv",
+        "jobs-srsf.csv",
+        "jct_cdf.svg",
+        "queue_length.svg",
+        "utilization.svg",
+    ] {
+        let p = d.join(f);
+        assert!(
+            p.metadata().map(|m| m.len() > 100).unwrap_or(false),
+            "{} missing or empty",
+            p.display()
+        );
+    }
+    let csv = std::fs::read_to_string(d.join("jobs-srtf.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 993, "header + 992 jobs");
+    let svg = std::fs::read_to_string(d.join("jct_cdf.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("srsf"));
+}
+
+#[test]
+fn the_muri_numbers_from_the_command_line() {
+    let o = gpusched(&[
+        "simulate",
+        "--trace",
+        &shared("muri/trace3.csv"),
+        "--cluster-spec",
+        &shared("muri/n8g8.csv"),
+        "--policy",
+        "srtf",
+        "--overhead",
+        "muri",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let avg = doc["policies"][0]["avg_jct"].as_f64().unwrap();
+    assert!((avg - 193081.796024).abs() < 1e-5, "{avg}");
+}
+
+#[test]
+fn bad_input_fails_with_a_clear_message_and_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "submit,gpus,duration\n0,1,10\n3,x,5\n").unwrap();
+    let big = dir.path().join("big.csv");
+    std::fs::write(&big, "submit,gpus,duration\n0,1,10\n3,128,5\n").unwrap();
+    let unknown = dir.path().join("u.csv");
+    std::fs::write(&unknown, "when,what\n1,2\n").unwrap();
+    let bad_s = bad.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["simulate", "--trace", bad_s],
+            "bad.csv:3: field `gpus`: `x` is not a whole number of GPUs",
+        ),
+        (
+            vec!["simulate", "--trace", big.to_str().unwrap()],
+            "big.csv:3: job 1 asks for 128 GPUs",
+        ),
+        (
+            vec!["simulate", "--trace", unknown.to_str().unwrap()],
+            "cannot tell the trace format",
+        ),
+        (
+            vec!["simulate", "--policy", "lottery"],
+            "unknown policy `lottery`; use one of: fifo",
+        ),
+        (
+            vec!["simulate", "--trace", bad_s, "--format", "slurm"],
+            "unknown trace format `slurm`",
+        ),
+        (
+            vec!["simulate", "--cluster", "8by8"],
+            "cluster `8by8` is not NODESxGPUS",
+        ),
+        (
+            vec!["simulate", "--placement", "random"],
+            "unknown placement `random`",
+        ),
+        (
+            vec!["simulate", "--trace", "/nonexistent.csv"],
+            "/nonexistent.csv: cannot read the trace",
+        ),
+        (
+            vec!["simulate", "--tiresias-limits", "100,50"],
+            "must increase",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = gpusched(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: expected `{want}` in\n{err}");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    }
+}
