@@ -308,12 +308,7 @@ impl Scheduler {
             .iter()
             .map(|&i| (order::key(&self.policy, &jobs[i], now), jobs[i].rank, i))
             .collect();
-        keyed.sort_unstable_by(|a, b| {
-            a.0 .0
-                .total_cmp(&b.0 .0)
-                .then(a.0 .1.total_cmp(&b.0 .1))
-                .then(a.1.cmp(&b.1))
-        });
+        keyed.sort_unstable_by(by_key_then_rank);
         self.work.clone_from(&self.actual);
         let mut placed = Vec::with_capacity(keyed.len());
         for &(_, _, i) in &keyed {
@@ -343,12 +338,7 @@ impl Scheduler {
                     .push((order::key(&self.policy, j, now), j.rank, i));
             }
         }
-        self.keyed.sort_unstable_by(|a, b| {
-            a.0 .0
-                .total_cmp(&b.0 .0)
-                .then(a.0 .1.total_cmp(&b.0 .1))
-                .then(a.1.cmp(&b.1))
-        });
+        self.keyed.sort_unstable_by(by_key_then_rank);
         self.order.clear();
         let base = self.next_rank;
         for (pos, &(_, _, i)) in self.keyed.iter().enumerate() {
@@ -552,4 +542,15 @@ impl Scheduler {
             }
         });
     }
+}
+
+/// Policy key first (smaller first), then the previous pass's rank.
+fn by_key_then_rank(
+    a: &((f64, f64), u64, usize),
+    b: &((f64, f64), u64, usize),
+) -> std::cmp::Ordering {
+    a.0 .0
+        .total_cmp(&b.0 .0)
+        .then(a.0 .1.total_cmp(&b.0 .1))
+        .then(a.1.cmp(&b.1))
 }
