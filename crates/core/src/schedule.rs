@@ -490,10 +490,11 @@ impl Scheduler {
             if self.actual.total_free() == 0 {
                 break;
             }
-            if let Some(res) = &reservation {
-                if !res.clone().admit(&jobs[i], now) {
-                    continue;
-                }
+            if reservation
+                .as_ref()
+                .is_some_and(|r| !r.allows(&jobs[i], now))
+            {
+                continue;
             }
             let spec = &jobs[i].spec;
             match self

@@ -198,16 +198,8 @@ pub fn simulate(
                 });
                 done[i] = true;
             }
-            let mut k = 0;
-            jobs.retain(|_| {
-                k += 1;
-                !done[k - 1]
-            });
-            let mut k = 0;
-            state.retain(|_| {
-                k += 1;
-                !done[k - 1]
-            });
+            retain_unmarked(&mut jobs, &done);
+            retain_unmarked(&mut state, &done);
         }
         if do_start {
             for &ti in &groups[next_group].1 {
@@ -310,21 +302,27 @@ fn next_completion(
             now + p.units * p.unit_time / r
         }
     };
-    let min = (0..jobs.len())
+    let ends: Vec<(usize, f64)> = (0..jobs.len())
         .filter(|&i| jobs[i].running)
-        .map(end_of)
-        .min_by(f64::total_cmp)?;
+        .map(|i| (i, end_of(i)))
+        .collect();
+    let min = ends.iter().map(|e| e.1).min_by(f64::total_cmp)?;
     let window = min + min.abs() * 1e-6;
     let mut groups: Vec<(f64, Vec<usize>)> = Vec::new();
-    for i in (0..jobs.len()).filter(|&i| jobs[i].running) {
-        let e = end_of(i);
-        if e > window {
-            continue;
-        }
+    for &(i, e) in ends.iter().filter(|e| e.1 <= window) {
         match groups.iter_mut().find(|g| is_close(g.0, e)) {
             Some(g) => g.1.push(i),
             None => groups.push((e, vec![i])),
         }
     }
     groups.into_iter().min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// Drops the elements whose flag in `marked` is set, keeping the others in order.
+fn retain_unmarked<T>(items: &mut Vec<T>, marked: &[bool]) {
+    let mut i = 0;
+    items.retain(|_| {
+        i += 1;
+        !marked[i - 1]
+    });
 }

@@ -45,15 +45,17 @@ pub fn reserve(jobs: &[SchedJob], head_gpus: u32, free_now: u64, now: Seconds) -
 }
 
 impl Reservation {
-    /// Whether `job` may jump the queue now; if it uses extra GPUs, they are spent.
-    pub fn admit(&mut self, job: &SchedJob, now: Seconds) -> bool {
-        if now + job.estimated_remaining() <= self.shadow {
-            true
-        } else if job.spec.gpus as u64 <= self.extra {
+    /// Whether `job` may jump the queue now: it ends by the shadow time, or it fits in
+    /// the extra GPUs.
+    pub fn allows(&self, job: &SchedJob, now: Seconds) -> bool {
+        now + job.estimated_remaining() <= self.shadow || job.spec.gpus as u64 <= self.extra
+    }
+
+    /// Records that `job` (which [`Self::allows`]) started: a job that outlives the
+    /// shadow time spends extra GPUs.
+    pub fn admit(&mut self, job: &SchedJob, now: Seconds) {
+        if now + job.estimated_remaining() > self.shadow {
             self.extra -= job.spec.gpus as u64;
-            true
-        } else {
-            false
         }
     }
 }
