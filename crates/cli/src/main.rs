@@ -1,6 +1,7 @@
 //! `gpusched`: one binary for the whole scheduler. Each subcommand lives in its own file
 //! under `commands/`.
 
+mod client;
 mod commands;
 
 use clap::{Parser, Subcommand};
@@ -15,6 +16,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Server + local agent + embedded store in one process: a scheduler on this box.
+    Up(commands::up::Args),
+    /// Submit a job (`sbatch`): gpusched submit --gpus 1 -- python train.py
+    Submit(commands::submit::Args),
+    /// List queued and running jobs (`squeue`).
+    Queue(commands::queue::Args),
+    /// Everything about one job (`scontrol show job`).
+    Show(commands::show::Args),
+    /// Cancel jobs (`scancel`).
+    Cancel(commands::cancel::Args),
+    /// Print a job's output; -f follows it.
+    Logs(commands::logs::Args),
+    /// Nodes and their GPUs (`sinfo`).
+    Nodes(commands::nodes::Args),
+    /// Wait for jobs to end; exit 0 only if all succeeded.
+    Wait(commands::wait::Args),
+    /// The control-plane server alone.
+    Server(commands::server::ServerArgs),
+    /// The node agent of one GPU host.
+    Agent(commands::agent::Args),
     /// Replay a trace (or a synthetic workload) through the scheduling core and report
     /// JCT, waiting, makespan, utilisation and fairness per policy.
     Simulate(commands::simulate::Args),
@@ -24,9 +45,42 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
+        live => run_live(live),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(2);
     }
+}
+
+/// The commands that talk to (or are) a live cluster run on a tokio runtime.
+fn run_live(cmd: Command) -> anyhow::Result<()> {
+    let daemon = matches!(cmd, Command::Up(_) | Command::Server(_) | Command::Agent(_));
+    if daemon {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("GPUSCHED_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init();
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        match cmd {
+            Command::Up(a) => commands::up::run(a).await,
+            Command::Submit(a) => commands::submit::run(a).await,
+            Command::Queue(a) => commands::queue::run(a).await,
+            Command::Show(a) => commands::show::run(a).await,
+            Command::Cancel(a) => commands::cancel::run(a).await,
+            Command::Logs(a) => commands::logs::run(a).await,
+            Command::Nodes(a) => commands::nodes::run(a).await,
+            Command::Wait(a) => commands::wait::run(a).await,
+            Command::Server(a) => commands::server::run(a).await,
+            Command::Agent(a) => commands::agent::run(a).await,
+            Command::Simulate(_) => unreachable!("handled above"),
+        }
+    })
 }

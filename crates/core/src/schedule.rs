@@ -224,6 +224,14 @@ impl Scheduler {
     /// Accepts a new job: checks it could ever run and puts it at the back of the queue.
     pub fn admit(&mut self, job: &mut SchedJob) -> Result<(), NeverFits> {
         self.check_fits(&job.spec)?;
+        self.enqueue(job);
+        Ok(())
+    }
+
+    /// Puts a job at the back of the queue without checking that it fits. The live
+    /// server uses this: its cluster changes as nodes come and go, so a job that fits
+    /// no node online right now may fit one that returns.
+    pub fn enqueue(&mut self, job: &mut SchedJob) {
         self.next_rank += 1;
         job.rank = self.next_rank;
         self.next_seq += 1;
@@ -231,7 +239,37 @@ impl Scheduler {
             seq: self.next_seq,
             ..LasState::default()
         };
-        Ok(())
+    }
+
+    /// Swaps in a new cluster (nodes joined or left) with every GPU free, keeping the
+    /// queue's ranks and sequence numbers. The caller then [`Scheduler::occupy`]s the
+    /// placements of the jobs still running.
+    pub fn set_cluster(&mut self, cluster: &Cluster) {
+        let idle = FreeMap::new(cluster);
+        self.cluster = cluster.clone();
+        self.work = idle.clone();
+        self.actual = idle.clone();
+        self.idle = idle;
+        self.fit_cache.clear();
+    }
+
+    /// Marks a running job's GPUs as used. Returns false, and takes nothing, when the
+    /// placement names a node that does not exist or lacks the free GPUs.
+    pub fn occupy(&mut self, placement: &Placement) -> bool {
+        let n = self.cluster.nodes.len();
+        let mut need = BTreeMap::new();
+        for &(node, k) in &placement.parts {
+            *need.entry(node).or_insert(0u32) += k;
+        }
+        let fits = need
+            .iter()
+            .all(|(&node, &k)| node.index() < n && self.actual.free(node) >= k);
+        if fits {
+            for (node, k) in need {
+                self.actual.take(node, k);
+            }
+        }
+        fits
     }
 
     /// Gives the GPUs of a job that ended (or was cancelled or lost) back.

@@ -1,1 +1,28 @@
+pub mod agent;
+pub mod cancel;
+pub mod fmt;
+pub mod logs;
+pub mod nodes;
+pub mod queue;
+pub mod server;
+pub mod show;
 pub mod simulate;
+pub mod submit;
+pub mod up;
+pub mod wait;
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Why GPU discovery failed, worded for the operator who has to fix it.
+
+use thiserror::Error;
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum GpuError {
+    #[error(
+        "NVIDIA's management library (libnvidia-ml.so.1) was not found: no NVIDIA driver on this \
+         host"
+    )]
+    LibraryNotFound,
+
+    #[error(
+        "NVIDIA's management library is installed but the NVIDIA kernel driver is not loaded \
+         (NVML_ERROR_DRIVER_NOT_LOADED): load the driver; nvidia-smi should then work"
+    )]
+    DriverNotLoaded,
+
+    #[error(
+        "NVML refused access to the NVIDIA driver (NVML_ERROR_NO_PERMISSION): run the agent as a \
+         user allowed to open /dev/nvidia*"
+    )]
+    NoPermission,
+
+    #[error("NVML was used before it was initialised (NVML_ERROR_UNINITIALIZED)")]
+    NotInitialized,
+
+    #[error(
+        "there is no GPU with index {index}: NVML reports {count} (NVML_ERROR_INVALID_ARGUMENT)"
+    )]
+    InvalidIndex { index: u32, count: u32 },
+
+    #[error("NVML call {call} failed: {message}")]
+    Call { call: &'static str, message: String },
+
+    /// Automatic discovery found NVIDIA software that does not work and no declaration
+    /// to fall back on; registering zero GPUs would hide the broken driver.
+    #[error(
+        "{0}; to run this node without NVML instead, declare its GPUs with --gpus N --gpu-model \
+         MODEL (--gpus 0 for a node without GPUs)"
+    )]
+    UnusableAndUndeclared(Box<GpuError>),
+
+    #[error("a declared GPU model or memory size needs --gpus N as well")]
+    DeclarationWithoutCount,
+
+    #[error("declared GPUs need --gpus N (0 for a node without GPUs)")]
+    DeclaredBackendWithoutCount,
+
+    #[error("the declared GPU model must not be empty")]
+    EmptyModel,
+}

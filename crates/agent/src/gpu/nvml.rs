@@ -1,0 +1,142 @@
+//! The real [`GpuLibrary`]: NVIDIA's management library, loaded at run time so the agent
+//! binary starts (and can run declared or GPU-less nodes) on hosts without a driver.
+
+use std::ffi::OsStr;
+
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::Nvml;
+
+use super::{DeviceFacts, GpuError, GpuLibrary};
+
+/// The names tried, in order. The driver installs the versioned `.so.1`; the bare `.so`
+/// that `Nvml::init()` looks for comes only with development packages, so trying it
+/// alone would miss NVML on most driver-only hosts.
+const LIBRARY_NAMES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
+
+pub struct NvmlLibrary {
+    nvml: Nvml,
+}
+
+impl NvmlLibrary {
+    /// Loads and initialises NVML. A host without the library gets
+    /// [`GpuError::LibraryNotFound`].
+    pub fn init() -> Result<Self, GpuError> {
+        let mut last_load_error = None;
+        for name in LIBRARY_NAMES {
+            match Nvml::builder().lib_path(OsStr::new(name)).init() {
+                Ok(nvml) => return Ok(NvmlLibrary { nvml }),
+                Err(NvmlError::LibloadingError(e)) => {
+                    tracing::debug!("could not load {name}: {e}");
+                    last_load_error = Some(e);
+                }
+                Err(e) => return Err(map_error("nvmlInit_v2", e)),
+            }
+        }
+        tracing::debug!("NVML not loadable: {last_load_error:?}");
+        Err(GpuError::LibraryNotFound)
+    }
+}
+
+impl GpuLibrary for NvmlLibrary {
+    fn device_count(&self) -> Result<u32, GpuError> {
+        self.nvml
+            .device_count()
+            .map_err(|e| map_error("nvmlDeviceGetCount_v2", e))
+    }
+
+    fn device(&self, index: u32) -> Result<DeviceFacts, GpuError> {
+        let device = match self.nvml.device_by_index(index) {
+            Ok(device) => device,
+            Err(NvmlError::InvalidArg) => {
+                return Err(GpuError::InvalidIndex {
+                    index,
+                    count: self.device_count()?,
+                })
+            }
+            Err(e) => return Err(map_error("nvmlDeviceGetHandleByIndex_v2", e)),
+        };
+        Ok(DeviceFacts {
+            index,
+            name: device
+                .name()
+                .map_err(|e| map_error("nvmlDeviceGetName", e))?,
+            uuid: device
+                .uuid()
+                .map_err(|e| map_error("nvmlDeviceGetUUID", e))?,
+            memory_total_bytes: device
+                .memory_info()
+                .map_err(|e| map_error("nvmlDeviceGetMemoryInfo", e))?
+                .total,
+            pci_bus_id: device
+                .pci_info()
+                .map_err(|e| map_error("nvmlDeviceGetPciInfo", e))?
+                .bus_id,
+            // nvml-wrapper 0.10 has no safe binding for nvmlDeviceGetMigMode; reading it
+            // belongs with the MIG work, which will need raw bindings anyway.
+            mig_mode_current: None,
+        })
+    }
+}
+
+fn map_error(call: &'static str, e: NvmlError) -> GpuError {
+    match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => GpuError::LibraryNotFound,
+        NvmlError::DriverNotLoaded => GpuError::DriverNotLoaded,
+        NvmlError::NoPermission => GpuError::NoPermission,
+        NvmlError::Uninitialized => GpuError::NotInitialized,
+        other => GpuError::Call {
+            call,
+            message: other.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Which case a host hits depends on its driver; the wording is checked where the
+    /// library is absent (the build machines), and a host with NVML must list devices.
+    #[test]
+    fn init_reports_absence_clearly_or_lists_devices() {
+        match NvmlLibrary::init() {
+            Ok(lib) => {
+                let count = lib.device_count().unwrap();
+                for index in 0..count {
+                    let facts = lib.device(index).unwrap();
+                    assert!(facts.uuid.starts_with("GPU-"), "{facts:?}");
+                }
+                assert!(matches!(
+                    lib.device(count),
+                    Err(GpuError::InvalidIndex { .. })
+                ));
+            }
+            Err(GpuError::LibraryNotFound) => {
+                let text = GpuError::LibraryNotFound.to_string();
+                assert!(text.contains("libnvidia-ml.so.1"), "{text}");
+                assert!(text.contains("no NVIDIA driver"), "{text}");
+            }
+            // A library without a working driver is a host problem, not a code one.
+            Err(other) => eprintln!("NVML present but unusable here: {other}"),
+        }
+    }
+
+    #[test]
+    fn nvml_errors_map_to_operator_errors() {
+        assert_eq!(
+            map_error("x", NvmlError::DriverNotLoaded),
+            GpuError::DriverNotLoaded
+        );
+        assert_eq!(
+            map_error("x", NvmlError::NoPermission),
+            GpuError::NoPermission
+        );
+        assert_eq!(
+            map_error("nvmlDeviceGetName", NvmlError::GpuLost),
+            GpuError::Call {
+                call: "nvmlDeviceGetName",
+                message: NvmlError::GpuLost.to_string()
+            }
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! Runs job attempts as real processes and reports what happens to them.
+//!
+//! Each attempt runs directly (no shell) in its own process group, with stdin from
+//! /dev/null and its output appended to its records (see [`crate::jobdir`]). Stopping an
+//! attempt (cancel, walltime) sends SIGTERM to the whole group, waits the launch's grace
+//! period for the leader, then SIGKILLs the group; after the leader ends for any reason
+//! the group is SIGKILLed so no stragglers keep GPUs busy.
+//!
+//! Jobs die with the agent: each leader carries a parent-death SIGKILL tied to the
+//! launcher's forker thread (see `forker`), so dropping the [`Launcher`] or killing the
+//! agent kills the leaders, and [`Launcher::recover`] in the next life kills what they
+//! left and reports the attempt as lost.
+
+mod command;
+mod forker;
+mod group;
+mod running;
+mod spawn_error;
+mod supervise;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use gpusched_wire::{AttemptRef, GpuInfo, Launch, Outcome, RunEvent, RunEventKind};
+use nix::sys::signal::Signal;
+use thiserror::Error;
+use tokio::runtime::Handle;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::jobdir::{JobDir, JobDirError, PidRecord, Stream};
+use forker::Forker;
+use group::GroupVerdict;
+use running::Running;
+use supervise::{supervise, Supervised};
+
+/// The outcome recovery gives an attempt that was running when the agent died.
+pub const LOST_ON_RESTART: &str = "the agent restarted while this attempt ran; it was stopped";
+
+#[derive(Debug, Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Records(#[from] JobDirError),
+    #[error("cannot start the launcher's forker thread: {0}")]
+    Thread(std::io::Error),
+    #[error("Launcher::start must be called from within a tokio runtime")]
+    NoRuntime,
+    #[error(
+        "attempt {}.{} was received before; an attempt is never started twice",
+        .0.job,
+        .0.attempt
+    )]
+    AlreadySeen(AttemptRef),
+}
+
+pub struct Launcher {
+    dir: JobDir,
+    events: UnboundedSender<RunEvent>,
+    running: Running,
+    forker: Forker,
+}
+
+impl Launcher {
+    /// A launcher keeping its attempt records under `jobs_root` (the agent uses
+    /// `<state dir>/jobs`, created if missing) and sending every attempt's `Started` and
+    /// `Ended` on `events`. Dropping it kills the leaders of its running jobs.
+    pub fn new(jobs_root: &Path, events: UnboundedSender<RunEvent>) -> Result<Self, LaunchError> {
+        Ok(Launcher {
+            dir: JobDir::open(jobs_root)?,
+            events,
+            running: Running::default(),
+            forker: Forker::start().map_err(LaunchError::Thread)?,
+        })
+    }
+
+    /// The attempt records, for reading logs and outcomes.
+    pub fn records(&self) -> &JobDir {
+        &self.dir
+    }
+
+    /// Startup recovery: for every attempt of an earlier agent life whose end the server
+    /// has not acknowledged, the `Ended` event to report. An attempt with a stored outcome
+    /// reports it; one without was running when the agent died: what is left of its
+    /// process group is killed and it is recorded and reported as lost. Problems with
+    /// one attempt are logged and do not stop the others.
+    pub fn recover(&self) -> Result<Vec<RunEvent>, LaunchError> {
+        let mut events = Vec::new();
+        for a in self.dir.list()? {
+            if self.dir.is_acked(a) || self.running.contains(a) {
+                continue;
+            }
+            match self.dir.read_outcome(a) {
+                Ok(Some(stored)) => events.push(RunEvent {
+                    job: a.job,
+                    attempt: a.attempt,
+                    at_ms: stored.at_ms,
+                    event: RunEventKind::Ended {
+                        outcome: stored.outcome,
+                    },
+                }),
+                Ok(None) => events.push(self.lose(a, LOST_ON_RESTART.to_string())),
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    let message = format!(
+                        "the agent restarted and could not read this attempt's outcome ({e}); \
+                         it was stopped"
+                    );
+                    events.push(self.lose(a, message));
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// Kills what is left of an attempt from an earlier life and records it as lost.
+    fn lose(&self, a: AttemptRef, message: String) -> RunEvent {
+        kill_leftovers(&self.dir, a);
+        let outcome = Outcome::Lost { message };
+        record_outcome(&self.dir, a, &outcome);
+        event(a, RunEventKind::Ended { outcome })
+    }
+
+    /// Whether this attempt was ever received; a received attempt is never started again.
+    pub fn seen(&self, a: AttemptRef) -> bool {
+        self.dir.exists(a)
+    }
+
+    /// Attempts with a live process, in (job, attempt) order.
+    pub fn running(&self) -> Vec<AttemptRef> {
+        self.running.list()
+    }
+
+    /// Starts one attempt: records it, spawns it, sends `Started { pid }` and later
+    /// `Ended { outcome }`. `gpus` are the node's GPUs (at least those the launch names).
+    ///
+    /// Problems of the job itself (no such program, not executable, missing directory, a
+    /// GPU the node lacks) are not errors here: the attempt ends `SpawnFailed` with a
+    /// message saying what to fix. If the agent cannot write the attempt's records it
+    /// ends `Lost`, so the server can run it elsewhere. Errors are only for misuse: no
+    /// tokio runtime, or an attempt already seen.
+    ///
+    /// Blocks briefly: the records are fsync'd and the fork happens on the forker thread.
+    pub fn start(&self, launch: &Launch, gpus: &[GpuInfo]) -> Result<(), LaunchError> {
+        let runtime = Handle::try_current().map_err(|_| LaunchError::NoRuntime)?;
+        let a = launch.attempt_ref();
+        match self.dir.create(launch) {
+            Ok(()) => {}
+            Err(JobDirError::AlreadyExists { .. }) => return Err(LaunchError::AlreadySeen(a)),
+            Err(e) => {
+                let message =
+                    format!("the agent could not record the attempt, so did not start it: {e}");
+                self.end_unstarted(a, Outcome::Lost { message });
+                return Ok(());
+            }
+        }
+        let logs = self
+            .dir
+            .open_log(a, Stream::Stdout)
+            .and_then(|out| Ok((out, self.dir.open_log(a, Stream::Stderr)?)));
+        let (stdout, stderr) = match logs {
+            Ok(files) => files,
+            Err(e) => {
+                let message = format!(
+                    "the agent could not open the attempt's logs, so did not start it: {e}"
+                );
+                self.end_unstarted(a, Outcome::Lost { message });
+                return Ok(());
+            }
+        };
+        let cmd = match command::build(launch, gpus, stdout, stderr) {
+            Ok(cmd) => cmd,
+            Err(message) => {
+                self.end_unstarted(a, Outcome::SpawnFailed { message });
+                return Ok(());
+            }
+        };
+        let child = match self.forker.spawn(cmd, runtime.clone()) {
+            Ok(child) => child,
+            Err(e) => {
+                let message = explain_spawn_error(launch, &e);
+                self.end_unstarted(a, Outcome::SpawnFailed { message });
+                return Ok(());
+            }
+        };
+        let Some(pid) = child.id() else {
+            // Only a child already reaped has no id, which cannot happen before waiting.
+            let message = "the started process had no id".to_string();
+            self.end_unstarted(a, Outcome::Lost { message });
+            return Ok(());
+        };
+        self.record_pid(a, pid);
+        let cancel = self.running.insert(a);
+        self.send(event(a, RunEventKind::Started { pid }));
+        runtime.spawn(supervise(Supervised {
+            attempt: a,
+            child,
+            // process_group(0) makes the leader's pid the group id.
+            pgid: pid,
+            walltime_s: launch.walltime_s,
+            grace: Duration::from_secs(launch.grace_s),
+            cancel,
+            dir: self.dir.clone(),
+            running: self.running.clone(),
+            events: self.events.clone(),
+        }));
+        Ok(())
+    }
+
+    /// Stops an attempt: SIGTERM to its process group, the launch's grace period, then
+    /// SIGKILL; it ends `Cancelled`. Does nothing if it is not running (or already
+    /// stopping).
+    pub fn cancel(&self, a: AttemptRef) {
+        self.running.cancel(a);
+    }
+
+    /// Records that the server has the attempt's end, so recovery no longer reports it.
+    pub fn mark_acked(&self, a: AttemptRef) -> Result<(), LaunchError> {
+        Ok(self.dir.mark_acked(a)?)
+    }
+
+    pub fn log_path(&self, a: AttemptRef, stream: Stream) -> PathBuf {
+        self.dir.log_path(a, stream)
+    }
+
+    fn record_pid(&self, a: AttemptRef, pid: u32) {
+        let record = PidRecord {
+            pgid: pid,
+            leader_start_ticks: group::start_ticks(pid),
+            boot_id: group::boot_id(),
+        };
+        // The job runs on without it: only recovery after a crash needs it, and the
+        // parent-death signal still stops the leader then.
+        if let Err(e) = self.dir.write_pid(a, &record) {
+            tracing::warn!("{e}");
+        }
+    }
+
+    fn end_unstarted(&self, a: AttemptRef, outcome: Outcome) {
+        record_outcome(&self.dir, a, &outcome);
+        self.send(event(a, RunEventKind::Ended { outcome }));
+    }
+
+    fn send(&self, event: RunEvent) {
+        // The receiver is gone only while the agent shuts down; recovery re-reports ends.
+        if self.events.send(event).is_err() {
+            tracing::debug!("run event dropped: the agent is shutting down");
+        }
+    }
+}
+
+fn explain_spawn_error(launch: &Launch, err: &std::io::Error) -> String {
+    let program = launch.command.first().map(String::as_str).unwrap_or("");
+    let path_var = match launch.env.get("PATH") {
+        Some(p) => Some(std::ffi::OsString::from(p)),
+        None => std::env::var_os("PATH"),
+    };
+    spawn_error::explain(err, program, &launch.cwd, path_var.as_deref())
+}
+
+/// SIGKILLs an earlier life's process group for `a` if it can only hold the job's
+/// processes.
+fn kill_leftovers(dir: &JobDir, a: AttemptRef) {
+    let record = match dir.read_pid(a) {
+        Ok(Some(record)) => record,
+        // Never started, so nothing to kill.
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!("{e}; cannot look for leftovers of {}.{}", a.job, a.attempt);
+            return;
+        }
+    };
+    let boot = group::boot_id();
+    match group::verdict(&record, boot.as_deref(), group::start_ticks(record.pgid)) {
+        GroupVerdict::Ours => group::signal_group_logged(record.pgid, Signal::SIGKILL),
+        GroupVerdict::NotOurs(why) => tracing::info!(
+            "not killing process group {} of {}.{}: {why}",
+            record.pgid,
+            a.job,
+            a.attempt
+        ),
+    }
+}
+
+/// Writes the outcome, logging a failure: the event still goes out, and if the agent
+/// dies before the server acknowledges it, recovery reports the attempt as lost.
+fn record_outcome(dir: &JobDir, a: AttemptRef, outcome: &Outcome) {
+    if let Err(e) = dir.write_outcome(a, outcome) {
+        tracing::error!("{e}");
+    }
+}
+
+fn event(a: AttemptRef, event: RunEventKind) -> RunEvent {
+    RunEvent {
+        job: a.job,
+        attempt: a.attempt,
+        at_ms: now_ms(),
+        event,
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,133 @@
+//! Turning a [`Launch`] into the process to start: program and arguments without a
+//! shell, working directory, logs, environment, its own process group, and death with
+//! the agent.
+
+use std::fs::File;
+use std::io;
+use std::process::Stdio;
+
+use gpusched_wire::{GpuInfo, Launch};
+use nix::sys::signal::Signal;
+use nix::unistd::{getpid, getppid};
+use tokio::process::Command;
+
+/// The command for `launch`, or why it cannot be built (for a `SpawnFailed` outcome).
+/// `node_gpus` must hold at least the GPUs the launch names.
+pub fn build(
+    launch: &Launch,
+    node_gpus: &[GpuInfo],
+    stdout: File,
+    stderr: File,
+) -> Result<Command, String> {
+    let Some((program, args)) = launch.command.split_first() else {
+        return Err("the job has no command to run".to_string());
+    };
+    let gpus = select_gpus(&launch.gpus, node_gpus)?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        // The agent's environment is inherited; the job's own settings come next and
+        // gpusched's last, so a job cannot escape its GPU assignment by accident.
+        .envs(&launch.env)
+        .env("CUDA_VISIBLE_DEVICES", cuda_visible_devices(&gpus))
+        // Makes CUDA number devices in PCI bus order like NVML, so indices agree.
+        .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+        .env("GPUSCHED_JOB_ID", launch.job.to_string())
+        .env("GPUSCHED_ATTEMPT", launch.attempt.to_string())
+        .env("GPUSCHED_JOB_NAME", &launch.name)
+        // Its own group, so stopping the job reaches everything it started.
+        .process_group(0);
+    die_with_parent(&mut cmd);
+    Ok(cmd)
+}
+
+/// Makes the kernel SIGKILL the job when the thread that forked it ends, which happens
+/// when the agent dies: otherwise a killed agent's jobs would keep their GPUs busy
+/// while the server runs the same attempts elsewhere. Only the group leader gets this
+/// (the kernel clears it in the leader's children); recovery kills the rest.
+fn die_with_parent(cmd: &mut Command) {
+    let agent = getpid();
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed. prctl and getppid are plain system calls,
+    // and errors are built from raw errno values without allocating.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+            // The agent may have died before the line above took effect; the signal
+            // would then never come, so give up now instead.
+            if getppid() != agent {
+                return Err(io::Error::from(nix::errno::Errno::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The node's GPUs the launch names, in the launch's order.
+fn select_gpus<'a>(wanted: &[u32], node_gpus: &'a [GpuInfo]) -> Result<Vec<&'a GpuInfo>, String> {
+    wanted
+        .iter()
+        .map(|&index| {
+            node_gpus.iter().find(|g| g.index == index).ok_or_else(|| {
+                let have: Vec<String> = node_gpus.iter().map(|g| g.index.to_string()).collect();
+                format!(
+                    "the job was given GPU {index}, which this node does not have (its GPUs: [{}]); \
+                     the server's view of the node is out of date",
+                    have.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// UUIDs when every GPU has one (they stay right even if devices are renumbered),
+/// else indices; empty for no GPUs, which CUDA reads as "no devices".
+pub fn cuda_visible_devices(gpus: &[&GpuInfo]) -> String {
+    let uuids: Option<Vec<&str>> = gpus.iter().map(|g| g.uuid.as_deref()).collect();
+    match uuids {
+        Some(uuids) => uuids.join(","),
+        None => gpus
+            .iter()
+            .map(|g| g.index.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gpusched_wire::GpuSource;
+
+    use super::*;
+
+    fn gpu(index: u32, uuid: Option<&str>) -> GpuInfo {
+        GpuInfo {
+            index,
+            uuid: uuid.map(str::to_string),
+            model: "A100".into(),
+            mem_mib: 81920,
+            source: GpuSource::Fake,
+        }
+    }
+
+    #[test]
+    fn visible_devices_prefer_uuids() {
+        let (a, b) = (gpu(0, Some("GPU-a")), gpu(1, Some("GPU-b")));
+        assert_eq!(cuda_visible_devices(&[&b, &a]), "GPU-b,GPU-a");
+        let c = gpu(2, None);
+        assert_eq!(cuda_visible_devices(&[&a, &c]), "0,2");
+        assert_eq!(cuda_visible_devices(&[]), "");
+    }
+
+    #[test]
+    fn gpus_are_selected_by_index_in_launch_order() {
+        let node = [gpu(0, None), gpu(1, None), gpu(2, None)];
+        let picked = select_gpus(&[2, 0], &node).unwrap();
+        assert_eq!(picked.iter().map(|g| g.index).collect::<Vec<_>>(), [2, 0]);
+        let err = select_gpus(&[5], &node).unwrap_err();
+        assert!(err.contains("GPU 5") && err.contains("[0, 1, 2]"), "{err}");
+    }
+}

@@ -1,0 +1,51 @@
+//! The attempts with a live process, each with the means to ask its supervisor to stop it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use gpusched_wire::AttemptRef;
+use tokio::sync::oneshot;
+
+/// Shared between the launcher and the supervisor tasks, which remove their attempt
+/// when it ends.
+#[derive(Clone, Default)]
+pub struct Running {
+    // `None` once a cancel was sent: the attempt runs until its supervisor stops it.
+    inner: Arc<Mutex<HashMap<AttemptRef, Option<oneshot::Sender<()>>>>>,
+}
+
+impl Running {
+    /// Registers `a` and returns what its supervisor listens on for a cancel.
+    pub fn insert(&self, a: AttemptRef) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.lock().insert(a, Some(tx));
+        rx
+    }
+
+    pub fn remove(&self, a: AttemptRef) {
+        self.lock().remove(&a);
+    }
+
+    pub fn contains(&self, a: AttemptRef) -> bool {
+        self.lock().contains_key(&a)
+    }
+
+    /// Attempts in (job, attempt) order.
+    pub fn list(&self) -> Vec<AttemptRef> {
+        let mut list: Vec<AttemptRef> = self.lock().keys().copied().collect();
+        list.sort();
+        list
+    }
+
+    /// Asks `a`'s supervisor to stop it; false if it is not running or already asked.
+    pub fn cancel(&self, a: AttemptRef) -> bool {
+        let sender = self.lock().get_mut(&a).and_then(Option::take);
+        sender.is_some_and(|tx| tx.send(()).is_ok())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<AttemptRef, Option<oneshot::Sender<()>>>> {
+        // Every update is a single map operation, so a panic elsewhere while the lock
+        // was held cannot have left the map half-changed.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

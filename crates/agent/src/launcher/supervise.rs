@@ -1,0 +1,112 @@
+//! Watching one running attempt until it ends: by itself, by walltime, or by cancel;
+//! then clearing its process group and reporting the outcome.
+
+use std::future::pending;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use gpusched_wire::{AttemptRef, Outcome, RunEvent, RunEventKind};
+use nix::sys::signal::Signal;
+use tokio::process::Child;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::{sleep, timeout};
+
+use super::group::signal_group_logged;
+use super::running::Running;
+use super::{event, record_outcome};
+use crate::jobdir::JobDir;
+
+pub struct Supervised {
+    pub attempt: AttemptRef,
+    pub child: Child,
+    pub pgid: u32,
+    pub walltime_s: Option<u64>,
+    pub grace: Duration,
+    pub cancel: oneshot::Receiver<()>,
+    pub dir: JobDir,
+    pub running: Running,
+    pub events: mpsc::UnboundedSender<RunEvent>,
+}
+
+pub async fn supervise(mut s: Supervised) {
+    let outcome = run_to_end(&mut s).await;
+    // Whatever ended the leader, nothing the job started may outlive it.
+    signal_group_logged(s.pgid, Signal::SIGKILL);
+    let dir = s.dir.clone();
+    let written = outcome.clone();
+    let a = s.attempt;
+    // fsync can take a while; keep it off the async workers.
+    match tokio::task::spawn_blocking(move || record_outcome(&dir, a, &written)).await {
+        Ok(()) => {}
+        Err(e) => tracing::error!(
+            "recording the outcome of {}.{} failed: {e}",
+            a.job,
+            a.attempt
+        ),
+    }
+    s.running.remove(a);
+    let ended = event(a, RunEventKind::Ended { outcome });
+    if s.events.send(ended).is_err() {
+        tracing::debug!(
+            "no one listens for {}.{}'s end; it is on disk",
+            a.job,
+            a.attempt
+        );
+    }
+}
+
+async fn run_to_end(s: &mut Supervised) -> Outcome {
+    let walltime = s.walltime_s;
+    let walltime_passed = async {
+        match walltime {
+            Some(secs) => sleep(Duration::from_secs(secs)).await,
+            None => pending().await,
+        }
+    };
+    let cancel = &mut s.cancel;
+    let cancelled = async {
+        // A dropped sender means the launcher is gone, not that anyone asked to stop.
+        if cancel.await.is_err() {
+            pending::<()>().await;
+        }
+    };
+    let reason = tokio::select! {
+        status = s.child.wait() => return natural_end(status),
+        () = walltime_passed => Outcome::TimedOut { walltime_s: walltime.unwrap_or(0) },
+        () = cancelled => Outcome::Cancelled,
+    };
+    // If it ended by itself meanwhile, that is the truth to report.
+    if let Ok(Some(status)) = s.child.try_wait() {
+        return natural_end(Ok(status));
+    }
+    stop(&mut s.child, s.pgid, s.grace).await;
+    reason
+}
+
+/// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL.
+async fn stop(child: &mut Child, pgid: u32, grace: Duration) {
+    signal_group_logged(pgid, Signal::SIGTERM);
+    if timeout(grace, child.wait()).await.is_err() {
+        signal_group_logged(pgid, Signal::SIGKILL);
+        if let Err(e) = child.wait().await {
+            tracing::warn!("waiting for process group {pgid} after SIGKILL failed: {e}");
+        }
+    }
+}
+
+fn natural_end(status: io::Result<ExitStatus>) -> Outcome {
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => Outcome::Exited { code },
+            (None, Some(signal)) => Outcome::Signaled { signal },
+            (None, None) => Outcome::Lost {
+                message: format!("the process ended with an unrecognised status: {status}"),
+            },
+        },
+        Err(e) => Outcome::Lost {
+            message: format!("the agent could not wait for the process: {e}"),
+        },
+    }
+}

@@ -1,0 +1,9 @@
+//! The gpusched node agent's building blocks: finding the node's GPUs ([`gpu`]), keeping
+//! a durable record of every job attempt it was given ([`jobdir`]), and running those
+//! attempts as processes ([`launcher`]).
+
+pub mod gpu;
+pub mod jobdir;
+pub mod launcher;
+pub mod logs;
+pub mod session;

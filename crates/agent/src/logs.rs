@@ -1,0 +1,81 @@
+//! The agent's small HTTP endpoint that serves job logs to the server, which proxies
+//! them to `gpusched logs`. Logs stay on the node that wrote them (as with kubelet).
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use gpusched_wire::{ApiError, AttemptRef};
+use serde::Deserialize;
+
+use crate::jobdir::{JobDir, Stream};
+
+/// Largest chunk per request; followers ask again from the new offset.
+const CHUNK: u64 = 1 << 20;
+
+#[derive(Deserialize)]
+struct Offset {
+    offset: Option<u64>,
+}
+
+pub fn router(jobs: Arc<JobDir>) -> Router {
+    Router::new()
+        .route("/logs/{job}/{attempt}/{stream}", get(read_log))
+        .with_state(jobs)
+}
+
+fn err(code: StatusCode, msg: String) -> Response {
+    (code, Json(ApiError { error: msg })).into_response()
+}
+
+async fn read_log(
+    State(jobs): State<Arc<JobDir>>,
+    Path((job, attempt, stream)): Path<(u64, u32, String)>,
+    Query(q): Query<Offset>,
+) -> Response {
+    let stream = match stream.as_str() {
+        "stdout" => Stream::Stdout,
+        "stderr" => Stream::Stderr,
+        other => {
+            return err(
+                StatusCode::BAD_REQUEST,
+                format!("stream must be stdout or stderr, got {other:?}"),
+            )
+        }
+    };
+    let a = AttemptRef { job, attempt };
+    if !jobs.exists(a) {
+        return err(
+            StatusCode::NOT_FOUND,
+            format!("this node has no logs for job {job} attempt {attempt}"),
+        );
+    }
+    let path = jobs.log_path(a, stream);
+    let offset = q.offset.unwrap_or(0);
+    match tokio::task::spawn_blocking(move || read_chunk(path, offset)).await {
+        Ok(Ok(bytes)) => bytes.into_response(),
+        Ok(Err(e)) => err(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read the log: {e}"),
+        ),
+        Err(e) => err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+fn read_chunk(path: PathBuf, offset: u64) -> std::io::Result<Vec<u8>> {
+    let mut f = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        // Not created yet (the job is about to start): nothing to show.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    f.seek(SeekFrom::Start(offset))?;
+    let mut buf = Vec::new();
+    f.take(CHUNK).read_to_end(&mut buf)?;
+    Ok(buf)
+}

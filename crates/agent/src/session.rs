@@ -1,0 +1,382 @@
+//! The agent's conversation with the server: register (reconciling what runs here with
+//! what the server believes), then long-poll the node's desired state and make it so,
+//! while a reporter sends what happened. Both sides are idempotent, so every failure
+//! is handled the same way: retry, re-register if the server forgot us.
+//!
+//! Nothing is lost across crashes: an attempt's end sits in the outbox until the server
+//! has acknowledged it (and on disk, `outcome.json` without `acked`, until then too).
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use gpusched_wire::{
+    AttemptRef, Desired, GpuInfo, Outcome, Register, Registered, Report, RunEvent, RunEventKind,
+};
+use reqwest::StatusCode;
+use tokio::sync::{mpsc, watch};
+
+use crate::jobdir::JobDir;
+use crate::launcher::Launcher;
+
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// `http://host:port` of the server.
+    pub server: String,
+    pub name: String,
+    pub state_dir: PathBuf,
+    pub gpus: Vec<GpuInfo>,
+    pub cpus: u32,
+    pub mem_mib: u64,
+    /// Where to serve logs to the server (port 0 picks one).
+    pub log_listen: SocketAddr,
+    /// The URL the server should use for logs, if not `http://<log_listen>`.
+    pub log_url: Option<String>,
+}
+
+/// Events not yet acknowledged by the server, oldest first.
+type Outbox = Arc<Mutex<Vec<RunEvent>>>;
+
+struct Shared {
+    cfg: AgentConfig,
+    http: reqwest::Client,
+    outbox: Outbox,
+    launcher: Launcher,
+    log_url: String,
+}
+
+/// Runs the agent until `shutdown` fires. Jobs die with the agent process (they carry
+/// PDEATHSIG) and are reported lost by the next agent life.
+pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
+    let jobs_root = cfg.state_dir.join("jobs");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let launcher = Launcher::new(&jobs_root, tx).with_context(|| {
+        format!(
+            "cannot use the agent state directory {}",
+            cfg.state_dir.display()
+        )
+    })?;
+    let recovered = launcher
+        .recover()
+        .context("cannot recover the jobs of the last agent life")?;
+    if !recovered.is_empty() {
+        tracing::info!(
+            count = recovered.len(),
+            "reporting attempts of the last agent life"
+        );
+    }
+    let outbox: Outbox = Arc::new(Mutex::new(recovered));
+
+    let listener = tokio::net::TcpListener::bind(cfg.log_listen)
+        .await
+        .with_context(|| format!("cannot listen for log requests on {}", cfg.log_listen))?;
+    let log_url = cfg
+        .log_url
+        .clone()
+        .unwrap_or(format!("http://{}", listener.local_addr()?));
+    let logs = crate::logs::router(Arc::new(JobDir::open(&jobs_root)?));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, logs).await {
+            tracing::error!("log server stopped: {e}");
+        }
+    });
+
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(3))
+        .build()
+        .context("cannot build the HTTP client")?;
+    let shared = Arc::new(Shared {
+        cfg,
+        http,
+        outbox,
+        launcher,
+        log_url,
+    });
+
+    // Launcher events go to the outbox; the reporter is woken to send them.
+    let (wake_tx, wake_rx) = watch::channel(0u64);
+    let fwd = shared.clone();
+    tokio::spawn(async move {
+        let mut n = 0;
+        while let Some(ev) = rx.recv().await {
+            fwd.outbox.lock().expect("outbox lock").push(ev);
+            while let Ok(ev) = rx.try_recv() {
+                fwd.outbox.lock().expect("outbox lock").push(ev);
+            }
+            n += 1;
+            wake_tx.send_replace(n);
+        }
+    });
+
+    let (instance_tx, instance_rx) = watch::channel(String::new());
+    let (rereg_tx, mut rereg_rx) = mpsc::unbounded_channel::<()>();
+    tokio::spawn(reporter(
+        shared.clone(),
+        wake_rx,
+        instance_rx,
+        rereg_tx.clone(),
+    ));
+
+    loop {
+        let reg = tokio::select! {
+            r = register(&shared) => r,
+            _ = shutdown.changed() => return Ok(()),
+        };
+        instance_tx.send_replace(reg.instance.clone());
+        while rereg_rx.try_recv().is_ok() {}
+        let poll_wait = Duration::from_millis(reg.poll_wait_ms);
+        tokio::select! {
+            _ = poll_loop(&shared, &reg.instance, poll_wait) => {}
+            _ = rereg_rx.recv() => {}
+            _ = shutdown.changed() => return Ok(()),
+        }
+        tracing::info!("the server does not know this node (it restarted?); registering again");
+    }
+}
+
+/// Registers, retrying until the server answers.
+async fn register(sh: &Shared) -> Registered {
+    let mut backoff = Backoff::new();
+    loop {
+        let events: Vec<RunEvent> = sh.outbox.lock().expect("outbox lock").clone();
+        let body = Register {
+            node: sh.cfg.name.clone(),
+            agent_version: env!("CARGO_PKG_VERSION").to_string(),
+            gpus: sh.cfg.gpus.clone(),
+            cpus: sh.cfg.cpus,
+            mem_mib: sh.cfg.mem_mib,
+            log_url: Some(sh.log_url.clone()),
+            running: sh.launcher.running(),
+            events: events.clone(),
+        };
+        let url = format!("{}/api/agent/register", sh.cfg.server);
+        match sh.http.post(&url).json(&body).send().await {
+            Ok(r) if r.status().is_success() => match r.json::<Registered>().await {
+                Ok(reg) => {
+                    acknowledge(sh, &events);
+                    tracing::info!(node = %sh.cfg.name, server = %sh.cfg.server, gpus = sh.cfg.gpus.len(), "registered");
+                    return reg;
+                }
+                Err(e) => tracing::warn!("unreadable registration answer: {e}"),
+            },
+            Ok(r) => {
+                let status = r.status();
+                let text = r.text().await.unwrap_or_default();
+                tracing::error!("the server refused the registration ({status}): {text}");
+            }
+            Err(e) => backoff.note(&sh.cfg.server, &e),
+        }
+        backoff.sleep().await;
+    }
+}
+
+/// Long-polls the desired state and reconciles, until the server forgets the node.
+async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
+    let mut gen = u64::MAX; // never equal: the first poll answers at once
+    let mut backoff = Backoff::new();
+    let mut cancelled_unseen = BTreeSet::new();
+    loop {
+        let url = format!("{}/api/agent/poll", sh.cfg.server);
+        let req = sh
+            .http
+            .get(&url)
+            .query(&[
+                ("node", sh.cfg.name.as_str()),
+                ("instance", instance),
+                ("gen", &gen.to_string()),
+            ])
+            .timeout(poll_wait + Duration::from_secs(10));
+        match req.send().await {
+            Ok(r) if r.status() == StatusCode::CONFLICT => return,
+            Ok(r) if r.status().is_success() => match r.json::<Desired>().await {
+                Ok(d) => {
+                    backoff.reset();
+                    gen = d.gen;
+                    reconcile(sh, &d, &mut cancelled_unseen);
+                    continue;
+                }
+                Err(e) => tracing::warn!("unreadable poll answer: {e}"),
+            },
+            Ok(r) => {
+                let status = r.status();
+                tracing::warn!(
+                    "poll refused ({status}): {}",
+                    r.text().await.unwrap_or_default()
+                );
+            }
+            Err(e) => backoff.note(&sh.cfg.server, &e),
+        }
+        backoff.sleep().await;
+    }
+}
+
+/// Makes the node run what the server wants: starts new attempts, stops cancelled or
+/// no longer wanted ones. Attempts seen before are never started again.
+fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRef>) {
+    let wanted: BTreeSet<AttemptRef> = d.run.iter().map(|l| l.attempt_ref()).collect();
+    let cancel: BTreeSet<AttemptRef> = d.cancel.iter().copied().collect();
+    for launch in &d.run {
+        if sh.launcher.seen(launch.attempt_ref()) {
+            continue;
+        }
+        if let Err(e) = sh.launcher.start(launch, &sh.cfg.gpus) {
+            tracing::error!(
+                job = launch.job,
+                attempt = launch.attempt,
+                "cannot start: {e}"
+            );
+        }
+    }
+    let running: BTreeSet<AttemptRef> = sh.launcher.running().into_iter().collect();
+    for a in &cancel {
+        if running.contains(a) {
+            sh.launcher.cancel(*a);
+        } else if !sh.launcher.seen(*a) && cancelled_unseen.insert(*a) {
+            // Cancelled before it reached us: it never runs; say so.
+            sh.outbox.lock().expect("outbox lock").push(RunEvent {
+                job: a.job,
+                attempt: a.attempt,
+                at_ms: now_ms(),
+                event: RunEventKind::Ended {
+                    outcome: Outcome::Cancelled,
+                },
+            });
+        }
+    }
+    for a in running.difference(&wanted) {
+        if !cancel.contains(a) {
+            tracing::info!(
+                job = a.job,
+                attempt = a.attempt,
+                "no longer wanted by the server; stopping it"
+            );
+            sh.launcher.cancel(*a);
+        }
+    }
+}
+
+/// Sends the outbox whenever it grows, until acknowledged.
+async fn reporter(
+    sh: Arc<Shared>,
+    mut wake: watch::Receiver<u64>,
+    mut instance: watch::Receiver<String>,
+    rereg: mpsc::UnboundedSender<()>,
+) {
+    let mut backoff = Backoff::new();
+    loop {
+        let events: Vec<RunEvent> = sh.outbox.lock().expect("outbox lock").clone();
+        let inst = instance.borrow().clone();
+        if events.is_empty() || inst.is_empty() {
+            tokio::select! {
+                r = wake.changed() => if r.is_err() { return },
+                r = instance.changed() => if r.is_err() { return },
+            }
+            continue;
+        }
+        let body = Report {
+            node: sh.cfg.name.clone(),
+            instance: inst,
+            events: events.clone(),
+        };
+        let url = format!("{}/api/agent/report", sh.cfg.server);
+        match sh
+            .http
+            .post(&url)
+            .json(&body)
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+        {
+            Ok(r) if r.status().is_success() => {
+                backoff.reset();
+                acknowledge(&sh, &events);
+                continue;
+            }
+            Ok(r) if r.status() == StatusCode::CONFLICT => {
+                let _ = rereg.send(());
+                // Registration carries the outbox; wait for the new instance.
+                let _ = instance.changed().await;
+                continue;
+            }
+            Ok(r) => {
+                let status = r.status();
+                tracing::warn!(
+                    "report refused ({status}): {}",
+                    r.text().await.unwrap_or_default()
+                );
+            }
+            Err(e) => backoff.note(&sh.cfg.server, &e),
+        }
+        backoff.sleep().await;
+    }
+}
+
+/// Drops acknowledged events from the outbox and marks ended attempts acked on disk.
+fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
+    if sent.is_empty() {
+        return;
+    }
+    {
+        let mut out = sh.outbox.lock().expect("outbox lock");
+        let mut k = 0;
+        out.retain(|e| {
+            let acked = k < sent.len() && *e == sent[k];
+            if acked {
+                k += 1;
+            }
+            !acked
+        });
+    }
+    for e in sent {
+        if let RunEventKind::Ended { .. } = e.event {
+            let a = AttemptRef {
+                job: e.job,
+                attempt: e.attempt,
+            };
+            if !sh.launcher.seen(a) {
+                continue; // cancelled before it arrived: no directory to mark
+            }
+            if let Err(err) = sh.launcher.mark_acked(a) {
+                tracing::warn!(job = e.job, "cannot mark the attempt acknowledged: {err}");
+            }
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// 100 ms doubling to 2 s; logs the first failure of a run of them, then every 10th.
+struct Backoff {
+    delay: Duration,
+    failures: u32,
+}
+
+impl Backoff {
+    fn new() -> Self {
+        Backoff {
+            delay: Duration::from_millis(100),
+            failures: 0,
+        }
+    }
+    fn reset(&mut self) {
+        *self = Backoff::new();
+    }
+    fn note(&mut self, server: &str, e: &reqwest::Error) {
+        if self.failures.is_multiple_of(10) {
+            tracing::warn!("cannot reach the server at {server} ({e}); retrying");
+        }
+        self.failures += 1;
+    }
+    async fn sleep(&mut self) {
+        tokio::time::sleep(self.delay).await;
+        self.delay = (self.delay * 2).min(Duration::from_secs(2));
+    }
+}

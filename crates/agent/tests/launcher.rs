@@ -1,0 +1,508 @@
+//! The launcher against real processes. Every test bounds its waits, and every process
+//! it starts ends: by itself, by the test's cancel or walltime, or at the latest when
+//! its launcher is dropped (the leaders' parent-death signal).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gpusched_agent::jobdir::Stream;
+use gpusched_agent::launcher::{LaunchError, Launcher, LOST_ON_RESTART};
+use gpusched_wire::{AttemptRef, GpuInfo, GpuSource, Launch, Outcome, RunEvent, RunEventKind};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use tokio::time::timeout;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn launch(job: u64, command: &[&str]) -> Launch {
+    Launch {
+        job,
+        attempt: 1,
+        name: format!("test-{job}"),
+        command: command.iter().map(|s| s.to_string()).collect(),
+        cwd: "/".into(),
+        env: BTreeMap::new(),
+        gpus: vec![],
+        walltime_s: None,
+        grace_s: 1,
+    }
+}
+
+fn sh(job: u64, script: &str) -> Launch {
+    launch(job, &["sh", "-c", script])
+}
+
+fn setup() -> (tempfile::TempDir, Launcher, UnboundedReceiver<RunEvent>) {
+    let state = tempfile::tempdir().unwrap();
+    let (tx, rx) = unbounded_channel();
+    let launcher = Launcher::new(&state.path().join("jobs"), tx).unwrap();
+    (state, launcher, rx)
+}
+
+async fn next_event(rx: &mut UnboundedReceiver<RunEvent>) -> RunEvent {
+    timeout(WAIT, rx.recv())
+        .await
+        .expect("no run event in time")
+        .expect("event channel closed")
+}
+
+async fn expect_started(rx: &mut UnboundedReceiver<RunEvent>) -> u32 {
+    match next_event(rx).await.event {
+        RunEventKind::Started { pid } => pid,
+        other => panic!("expected Started, got {other:?}"),
+    }
+}
+
+async fn expect_ended(rx: &mut UnboundedReceiver<RunEvent>) -> Outcome {
+    match next_event(rx).await.event {
+        RunEventKind::Ended { outcome } => outcome,
+        other => panic!("expected Ended, got {other:?}"),
+    }
+}
+
+/// Runs `l` to its end and returns the outcome.
+async fn run(launcher: &Launcher, rx: &mut UnboundedReceiver<RunEvent>, l: &Launch) -> Outcome {
+    launcher.start(l, &[]).unwrap();
+    expect_started(rx).await;
+    expect_ended(rx).await
+}
+
+/// Alive and not a zombie (zombies have ended; they only wait to be reaped).
+fn alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X") | None)
+        }
+        Err(_) => false,
+    }
+}
+
+fn wait_dead(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Waits until the log has a complete first line and returns it.
+async fn first_line(path: &Path) -> String {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        let text = fs::read_to_string(path).unwrap_or_default();
+        if let Some((line, _)) = text.split_once('\n') {
+            return line.to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{} got no line in time", path.display());
+}
+
+fn attempt(job: u64) -> AttemptRef {
+    AttemptRef { job, attempt: 1 }
+}
+
+#[tokio::test]
+async fn exit_code_is_reported_and_recorded() {
+    let (_state, launcher, mut rx) = setup();
+    let l = sh(1, "exit 3");
+    launcher.start(&l, &[]).unwrap();
+    assert!(launcher.seen(attempt(1)));
+    let pid = expect_started(&mut rx).await;
+    assert!(pid > 1);
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 3 });
+    assert!(launcher.running().is_empty());
+    let stored = launcher
+        .records()
+        .read_outcome(attempt(1))
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.outcome, Outcome::Exited { code: 3 });
+    let pid_file = fs::read_to_string(launcher.records().attempt_dir(attempt(1)).join("pid"));
+    assert!(pid_file.unwrap().starts_with(&format!("{pid}\n")));
+}
+
+#[tokio::test]
+async fn death_by_an_outside_signal_is_signaled() {
+    let (_state, launcher, mut rx) = setup();
+    let outcome = run(&launcher, &mut rx, &sh(2, "kill -9 $$")).await;
+    assert_eq!(outcome, Outcome::Signaled { signal: 9 });
+}
+
+#[tokio::test]
+async fn walltime_stops_the_job_quickly() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = launch(3, &["sleep", "30"]);
+    l.walltime_s = Some(1);
+    let began = Instant::now();
+    launcher.start(&l, &[]).unwrap();
+    let pid = expect_started(&mut rx).await;
+    assert_eq!(launcher.running(), vec![attempt(3)]);
+    assert_eq!(
+        expect_ended(&mut rx).await,
+        Outcome::TimedOut { walltime_s: 1 }
+    );
+    // sleep dies at SIGTERM, so no grace is spent.
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(wait_dead(pid));
+    assert!(launcher.running().is_empty());
+}
+
+#[tokio::test]
+async fn cancel_of_a_job_that_exits_on_term_is_quick() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = sh(
+        4,
+        "trap 'exit 0' TERM; echo ready; while true; do sleep 0.1; done",
+    );
+    l.grace_s = 20;
+    launcher.start(&l, &[]).unwrap();
+    let pid = expect_started(&mut rx).await;
+    first_line(&launcher.log_path(attempt(4), Stream::Stdout)).await;
+    let began = Instant::now();
+    launcher.cancel(attempt(4));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(wait_dead(pid));
+    // A second cancel, or one for an attempt not running, does nothing.
+    launcher.cancel(attempt(4));
+    launcher.cancel(attempt(999));
+}
+
+#[tokio::test]
+async fn cancel_of_a_job_that_ignores_term_kills_it_after_the_grace() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = sh(
+        5,
+        "trap '' TERM; echo ready; while true; do sleep 0.1; done",
+    );
+    l.grace_s = 1;
+    launcher.start(&l, &[]).unwrap();
+    let pid = expect_started(&mut rx).await;
+    first_line(&launcher.log_path(attempt(5), Stream::Stdout)).await;
+    let began = Instant::now();
+    launcher.cancel(attempt(5));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_secs(1),
+        "stopped before the grace: {took:?}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(wait_dead(pid));
+}
+
+#[tokio::test]
+async fn cancel_kills_background_grandchildren() {
+    let (_state, launcher, mut rx) = setup();
+    launcher
+        .start(&sh(6, "sleep 60 & echo $!; sleep 60"), &[])
+        .unwrap();
+    let leader = expect_started(&mut rx).await;
+    let grandchild: u32 = first_line(&launcher.log_path(attempt(6), Stream::Stdout))
+        .await
+        .parse()
+        .unwrap();
+    assert!(alive(grandchild));
+    launcher.cancel(attempt(6));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+    assert!(wait_dead(leader));
+    assert!(
+        wait_dead(grandchild),
+        "grandchild {grandchild} survived the cancel"
+    );
+}
+
+#[tokio::test]
+async fn stragglers_are_killed_when_the_leader_exits() {
+    let (_state, launcher, mut rx) = setup();
+    let outcome = run(&launcher, &mut rx, &sh(7, "sleep 60 & echo $!; exit 0")).await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    let grandchild: u32 = first_line(&launcher.log_path(attempt(7), Stream::Stdout))
+        .await
+        .parse()
+        .unwrap();
+    assert!(
+        wait_dead(grandchild),
+        "straggler {grandchild} outlived its job"
+    );
+}
+
+fn gpu(index: u32, uuid: Option<&str>) -> GpuInfo {
+    GpuInfo {
+        index,
+        uuid: uuid.map(str::to_string),
+        model: "A100-SXM4-80GB".into(),
+        mem_mib: 81920,
+        source: GpuSource::Fake,
+    }
+}
+
+async fn env_of(l: &Launch, gpus: &[GpuInfo]) -> BTreeMap<String, String> {
+    let (_state, launcher, mut rx) = setup();
+    launcher.start(l, gpus).unwrap();
+    expect_started(&mut rx).await;
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 0 });
+    let text = fs::read_to_string(launcher.log_path(l.attempt_ref(), Stream::Stdout)).unwrap();
+    text.lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn environment_carries_gpus_and_job_identity() {
+    let node = [
+        gpu(0, Some("GPU-aaaa")),
+        gpu(1, Some("GPU-bbbb")),
+        gpu(2, Some("GPU-cccc")),
+    ];
+    let mut l = launch(8, &["env"]);
+    l.gpus = vec![2, 0];
+    l.env.insert("FOO".into(), "bar baz".into());
+    // gpusched's own variables win over the job's.
+    l.env.insert("CUDA_VISIBLE_DEVICES".into(), "7".into());
+    let env = env_of(&l, &node).await;
+    assert_eq!(env["CUDA_VISIBLE_DEVICES"], "GPU-cccc,GPU-aaaa");
+    assert_eq!(env["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+    assert_eq!(env["GPUSCHED_JOB_ID"], "8");
+    assert_eq!(env["GPUSCHED_ATTEMPT"], "1");
+    assert_eq!(env["GPUSCHED_JOB_NAME"], "test-8");
+    assert_eq!(env["FOO"], "bar baz");
+    // The agent's own environment is inherited.
+    assert_eq!(env.get("PATH"), std::env::var("PATH").ok().as_ref());
+}
+
+#[tokio::test]
+async fn gpus_without_uuids_are_named_by_index_and_no_gpus_hide_all() {
+    let node = [gpu(0, None), gpu(1, None)];
+    let mut l = launch(9, &["env"]);
+    l.gpus = vec![1];
+    assert_eq!(env_of(&l, &node).await["CUDA_VISIBLE_DEVICES"], "1");
+    let none = launch(10, &["env"]);
+    assert_eq!(env_of(&none, &node).await["CUDA_VISIBLE_DEVICES"], "");
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_are_captured_separately() {
+    let (_state, launcher, mut rx) = setup();
+    let outcome = run(
+        &launcher,
+        &mut rx,
+        &sh(11, "echo out; echo err >&2; echo out2"),
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    let read = |s| fs::read_to_string(launcher.log_path(attempt(11), s)).unwrap();
+    assert_eq!(read(Stream::Stdout), "out\nout2\n");
+    assert_eq!(read(Stream::Stderr), "err\n");
+}
+
+#[tokio::test]
+async fn stdin_is_empty() {
+    let (_state, launcher, mut rx) = setup();
+    let outcome = run(&launcher, &mut rx, &sh(12, "cat; echo done")).await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    let out = fs::read_to_string(launcher.log_path(attempt(12), Stream::Stdout)).unwrap();
+    assert_eq!(out, "done\n");
+}
+
+/// Starts `l`, expects it to fail to spawn without a Started event, returns the message.
+async fn spawn_failure(l: &Launch, gpus: &[GpuInfo]) -> String {
+    let (_state, launcher, mut rx) = setup();
+    launcher.start(l, gpus).unwrap();
+    assert!(launcher.seen(l.attempt_ref()));
+    let outcome = expect_ended(&mut rx).await;
+    let stored = launcher
+        .records()
+        .read_outcome(l.attempt_ref())
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.outcome, outcome);
+    assert!(launcher.running().is_empty());
+    match outcome {
+        Outcome::SpawnFailed { message } => message,
+        other => panic!("expected SpawnFailed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn missing_program_fails_to_spawn_with_a_helpful_message() {
+    let msg = spawn_failure(&launch(13, &["gpusched-test-no-such-program", "x"]), &[]).await;
+    assert!(msg.contains("gpusched-test-no-such-program"), "{msg}");
+    assert!(msg.contains("PATH"), "{msg}");
+    let msg = spawn_failure(&launch(14, &["/no/such/bin/prog"]), &[]).await;
+    assert!(
+        msg.contains("/no/such/bin/prog") && msg.contains("does not exist"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn missing_cwd_fails_to_spawn_naming_the_directory() {
+    let mut l = launch(15, &["true"]);
+    l.cwd = "/gpusched-test/no/such/dir".into();
+    let msg = spawn_failure(&l, &[]).await;
+    assert!(msg.contains("/gpusched-test/no/such/dir"), "{msg}");
+    assert!(
+        msg.contains("working directory") && msg.contains("does not exist"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn program_that_is_not_executable_fails_to_spawn() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    let mut l = launch(16, &["./run.sh"]);
+    l.cwd = dir.path().to_str().unwrap().into();
+    let msg = spawn_failure(&l, &[]).await;
+    assert!(
+        msg.contains("./run.sh") && msg.contains("chmod +x"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn empty_command_and_unknown_gpu_fail_to_spawn() {
+    let msg = spawn_failure(&launch(17, &[]), &[]).await;
+    assert!(msg.contains("no command"), "{msg}");
+    let mut l = launch(18, &["true"]);
+    l.gpus = vec![3];
+    let msg = spawn_failure(&l, &[gpu(0, None)]).await;
+    assert!(msg.contains("GPU 3"), "{msg}");
+}
+
+#[tokio::test]
+async fn an_attempt_is_never_started_twice() {
+    let (_state, launcher, mut rx) = setup();
+    let l = sh(19, "exit 0");
+    assert!(!launcher.seen(attempt(19)));
+    launcher.start(&l, &[]).unwrap();
+    assert!(matches!(
+        launcher.start(&l, &[]),
+        Err(LaunchError::AlreadySeen(a)) if a == attempt(19)
+    ));
+    expect_started(&mut rx).await;
+    expect_ended(&mut rx).await;
+    assert!(timeout(Duration::from_millis(200), rx.recv())
+        .await
+        .is_err());
+}
+
+#[test]
+fn start_needs_a_runtime() {
+    let (_state, launcher, _rx) = setup();
+    assert!(matches!(
+        launcher.start(&sh(20, "exit 0"), &[]),
+        Err(LaunchError::NoRuntime)
+    ));
+    assert!(!launcher.seen(attempt(20)));
+}
+
+/// An agent dies with a job running; the next agent stops what is left and reports it lost.
+#[test]
+fn recovery_stops_and_reports_a_job_of_a_dead_agent() {
+    let state = tempfile::tempdir().unwrap();
+    let first_life = tokio::runtime::Runtime::new().unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let launcher = Launcher::new(&state.path().join("jobs"), tx).unwrap();
+    let (leader, grandchild) = first_life.block_on(async {
+        launcher
+            .start(&sh(21, "sleep 60 & echo $!; sleep 60"), &[])
+            .unwrap();
+        let leader = expect_started(&mut rx).await;
+        let line = first_line(&launcher.log_path(attempt(21), Stream::Stdout)).await;
+        (leader, line.parse::<u32>().unwrap())
+    });
+    // The agent dies: its tasks vanish without stopping anything, and its threads end.
+    drop(first_life);
+    drop(launcher);
+    assert!(wait_dead(leader), "the leader outlived the agent");
+    assert!(
+        alive(grandchild),
+        "the grandchild should be left for recovery to find"
+    );
+
+    let (tx, _rx) = unbounded_channel();
+    let next = Launcher::new(&state.path().join("jobs"), tx).unwrap();
+    let events = next.recover().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let lost = Outcome::Lost {
+        message: LOST_ON_RESTART.to_string(),
+    };
+    assert_eq!((events[0].job, events[0].attempt), (21, 1));
+    assert_eq!(
+        events[0].event,
+        RunEventKind::Ended {
+            outcome: lost.clone()
+        }
+    );
+    assert!(wait_dead(grandchild), "recovery left {grandchild} running");
+    let stored = next.records().read_outcome(attempt(21)).unwrap().unwrap();
+    assert_eq!(stored.outcome, lost);
+}
+
+#[tokio::test]
+async fn recovery_reports_stored_outcomes_until_acknowledged() {
+    let state = tempfile::tempdir().unwrap();
+    {
+        let (tx, mut rx) = unbounded_channel();
+        let launcher = Launcher::new(&state.path().join("jobs"), tx).unwrap();
+        for (job, code) in [(22, 0), (23, 4)] {
+            let outcome = run(&launcher, &mut rx, &sh(job, &format!("exit {code}"))).await;
+            assert_eq!(outcome, Outcome::Exited { code });
+        }
+        launcher.mark_acked(attempt(22)).unwrap();
+    }
+    let (tx, _rx) = unbounded_channel();
+    let next = Launcher::new(&state.path().join("jobs"), tx).unwrap();
+    let events = next.recover().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!((events[0].job, events[0].attempt), (23, 1));
+    assert_eq!(
+        events[0].event,
+        RunEventKind::Ended {
+            outcome: Outcome::Exited { code: 4 }
+        }
+    );
+    assert!(events[0].at_ms > 0);
+    // Recovery is repeatable until the server acknowledges.
+    assert_eq!(next.recover().unwrap(), events);
+    next.mark_acked(attempt(23)).unwrap();
+    assert!(next.recover().unwrap().is_empty());
+    assert!(next.seen(attempt(22)) && next.seen(attempt(23)));
+}
+
+#[test]
+fn recovery_of_an_attempt_that_never_started_reports_it_lost() {
+    let state = tempfile::tempdir().unwrap();
+    let (tx, _rx) = unbounded_channel();
+    let launcher = Launcher::new(&state.path().join("jobs"), tx).unwrap();
+    // As if the agent died between recording the launch and spawning it.
+    launcher.records().create(&sh(24, "exit 0")).unwrap();
+    let events = launcher.recover().unwrap();
+    assert_eq!(events.len(), 1);
+    assert!(matches!(
+        &events[0].event,
+        RunEventKind::Ended {
+            outcome: Outcome::Lost { .. }
+        }
+    ));
+}

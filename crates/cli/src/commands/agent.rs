@@ -1,0 +1,133 @@
+//! `gpusched agent --server URL`: the node agent of one GPU host.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args as ClapArgs, ValueEnum};
+use gpusched_agent::gpu::{discover, GpuBackend, GpuOptions};
+use gpusched_agent::session::AgentConfig;
+use tokio::sync::watch;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// NVML where the library exists, else the declared GPUs.
+    Auto,
+    /// NVML or fail.
+    Nvml,
+    /// Only the GPUs declared with --gpus.
+    Declared,
+    /// A fake NVML device (for tests): --gpus of --gpu-model, with UUIDs.
+    Fake,
+}
+
+#[derive(ClapArgs, Debug, Clone)]
+pub struct GpuArgs {
+    /// GPUs to declare when NVML is not available (shown as "declared").
+    #[arg(long)]
+    pub gpus: Option<u32>,
+    /// Model of the declared GPUs, e.g. A100-SXM4-80GB.
+    #[arg(long)]
+    pub gpu_model: Option<String>,
+    /// Memory of each declared GPU in MiB.
+    #[arg(long)]
+    pub gpu_mem_mib: Option<u64>,
+    /// Where the GPU list comes from.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub gpu_backend: Backend,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// The server, e.g. http://head:6450.
+    #[arg(long, env = "GPUSCHED_SERVER")]
+    pub server: String,
+    /// Node name (default: the host name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Where job records and logs live (default: ~/.local/share/gpusched/agent-NAME).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
+    /// Address for serving job logs to the server.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub log_listen: SocketAddr,
+    /// URL the server should fetch logs from (default: http://LOG_LISTEN).
+    #[arg(long)]
+    pub log_url: Option<String>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+}
+
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+impl GpuArgs {
+    /// Discovers the GPUs, printing what the operator should know.
+    pub fn discover(&self) -> anyhow::Result<Vec<gpusched_wire::GpuInfo>> {
+        let backend = match self.gpu_backend {
+            Backend::Auto => GpuBackend::Auto,
+            Backend::Nvml => GpuBackend::Nvml,
+            Backend::Declared => GpuBackend::Declared,
+            Backend::Fake => GpuBackend::Fake {
+                count: self.gpus.context("--gpu-backend fake needs --gpus N")?,
+                model: self
+                    .gpu_model
+                    .clone()
+                    .unwrap_or_else(|| "NVIDIA A100-SXM4-80GB".into()),
+            },
+        };
+        let opts = GpuOptions {
+            backend,
+            declared_count: self.gpus,
+            declared_model: self.gpu_model.clone(),
+            declared_mem_mib: self.gpu_mem_mib,
+        };
+        let found = discover(&opts)?;
+        for note in &found.notes {
+            eprintln!("note: {note}");
+        }
+        Ok(found.gpus)
+    }
+}
+
+pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
+    let name = args.name.clone().unwrap_or_else(host_name);
+    let state_dir = match &args.state_dir {
+        Some(d) => d.clone(),
+        None => super::server::default_data_dir()?.join(format!("agent-{name}")),
+    };
+    Ok(AgentConfig {
+        server: args.server.trim_end_matches('/').to_string(),
+        name,
+        state_dir,
+        gpus: args.gpu.discover()?,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        mem_mib: 0,
+        log_listen: args.log_listen,
+        log_url: args.log_url.clone(),
+    })
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let cfg = config(&args)?;
+    eprintln!(
+        "gpusched agent {} with {} GPUs, joining {} (state in {})",
+        cfg.name,
+        cfg.gpus.len(),
+        cfg.server,
+        cfg.state_dir.display()
+    );
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        super::shutdown_signal().await;
+        let _ = tx.send(true);
+    });
+    gpusched_agent::session::run(cfg, rx).await
+}

@@ -1,0 +1,148 @@
+//! Shared formatting for the cluster commands: durations, ages, aligned tables.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// `1:02:03`, `2-03:04:05` (Slurm's elapsed-time style), `0:05` for short ones.
+pub fn elapsed(ms: u64) -> String {
+    let s = ms / 1000;
+    let (d, h, m, s) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+    match (d, h) {
+        (0, 0) => format!("{m}:{s:02}"),
+        (0, h) => format!("{h}:{m:02}:{s:02}"),
+        (d, h) => format!("{d}-{h:02}:{m:02}:{s:02}"),
+    }
+}
+
+/// A Unix-ms time as local-agnostic UTC `YYYY-MM-DD HH:MM:SS`.
+pub fn time(ms: u64) -> String {
+    let secs = (ms / 1000) as i64;
+    let days = secs.div_euclid(86400);
+    let rem = secs.rem_euclid(86400);
+    let (y, mo, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
+/// (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Left-aligned columns separated by two spaces; the last column is not padded.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let n = header.len();
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(c);
+            } else {
+                l.push_str(c);
+                l.push_str(&" ".repeat(width[i] - c.chars().count() + 2));
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+    out
+}
+
+/// Parses `90`, `90s`, `15m`, `2h30m`, `1d` (humantime) or Slurm's `HH:MM:SS`,
+/// `MM:SS`, `D-HH:MM:SS` into seconds.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    if s.contains(':') {
+        let (days, rest) = match s.split_once('-') {
+            Some((d, r)) => (d.parse::<u64>().map_err(|_| bad(s))?, r),
+            None => (0, s),
+        };
+        let parts: Vec<u64> = rest
+            .split(':')
+            .map(|p| p.parse::<u64>().map_err(|_| bad(s)))
+            .collect::<Result<_, _>>()?;
+        let hms = match parts.as_slice() {
+            [m, s] => m * 60 + s,
+            [h, m, s] => h * 3600 + m * 60 + s,
+            _ => return Err(bad(s)),
+        };
+        return Ok(days * 86400 + hms);
+    }
+    humantime::parse_duration(s)
+        .map(|d| d.as_secs())
+        .map_err(|_| bad(s))
+}
+
+fn bad(s: &str) -> String {
+    format!("cannot read {s:?} as a duration; use seconds (90), units (15m, 2h30m, 1d) or HH:MM:SS")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_every_accepted_spelling() {
+        assert_eq!(parse_duration("90"), Ok(90));
+        assert_eq!(parse_duration("2h30m"), Ok(9000));
+        assert_eq!(parse_duration("01:00:05"), Ok(3605));
+        assert_eq!(parse_duration("1-00:00:00"), Ok(86400));
+        assert_eq!(parse_duration("5:00"), Ok(300));
+        assert!(parse_duration("soon").unwrap_err().contains("HH:MM:SS"));
+    }
+
+    #[test]
+    fn elapsed_and_time_formats() {
+        assert_eq!(elapsed(65_000), "1:05");
+        assert_eq!(elapsed(3_725_000), "1:02:05");
+        assert_eq!(elapsed(90_061_000), "1-01:01:01");
+        assert_eq!(time(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(time(1_796_000_000_000), "2026-11-29 23:33:20 UTC");
+    }
+
+    #[test]
+    fn tables_align() {
+        let t = table(
+            &["ID", "NAME"],
+            &[
+                vec!["1".into(), "a".into()],
+                vec!["100".into(), "bb".into()],
+            ],
+        );
+        assert_eq!(t, "ID   NAME\n1    a\n100  bb\n");
+    }
+}

@@ -1,0 +1,95 @@
+//! `gpusched queue`: the `squeue` / `hq job list` of gpusched.
+
+use clap::Args as ClapArgs;
+use gpusched_wire::{JobListQuery, JobState, JobView};
+
+use super::fmt::{elapsed, now_ms, table};
+use crate::client::Client;
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Include ended jobs (default: pending, starting and running only).
+    #[arg(long, short = 'a')]
+    pub all: bool,
+    /// Only these states, comma-separated (pending,running,...).
+    #[arg(long, short = 's')]
+    pub state: Option<String>,
+    /// Only this user's jobs.
+    #[arg(long, short = 'u')]
+    pub user: Option<String>,
+    /// At most this many jobs.
+    #[arg(long, default_value_t = 1000)]
+    pub limit: usize,
+    /// JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
+    pub server: Option<String>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let client = Client::new(args.server.clone())?;
+    let state = match (&args.state, args.all) {
+        (Some(s), _) => Some(s.clone()),
+        (None, true) => None,
+        (None, false) => Some("active".to_string()),
+    };
+    let q = JobListQuery {
+        state,
+        user: args.user.clone(),
+        node: None,
+        after: None,
+        limit: Some(args.limit),
+    };
+    let list = client.list(&q).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    if list.jobs.is_empty() {
+        println!(
+            "no jobs{}",
+            if args.all {
+                ""
+            } else {
+                " queued or running (--all shows ended ones)"
+            }
+        );
+        return Ok(());
+    }
+    let now = now_ms();
+    let rows: Vec<Vec<String>> = list.jobs.iter().map(|j| row(j, now)).collect();
+    print!(
+        "{}",
+        table(
+            &["ID", "NAME", "USER", "STATE", "GPUS", "NODE", "TIME", "REASON"],
+            &rows
+        )
+    );
+    Ok(())
+}
+
+fn row(j: &JobView, now: u64) -> Vec<String> {
+    // TIME: run time for started jobs (so far, or in total), wait so far for pending.
+    let time = match (j.start_ms, j.end_ms) {
+        (Some(s), Some(e)) => elapsed(e.saturating_sub(s)),
+        (Some(s), None) => elapsed(now.saturating_sub(s)),
+        (None, _) if j.state == JobState::Pending => elapsed(now.saturating_sub(j.submit_ms)),
+        _ => "-".into(),
+    };
+    let state = if j.cancel_requested && !j.state.is_terminal() {
+        "cancelling".to_string()
+    } else {
+        j.state.name().to_string()
+    };
+    vec![
+        j.id.to_string(),
+        j.name.clone(),
+        j.user.clone(),
+        state,
+        j.gpus.to_string(),
+        j.node.clone().unwrap_or_else(|| "-".into()),
+        time,
+        j.reason.clone(),
+    ]
+}

@@ -1,0 +1,78 @@
+//! `gpusched server`: the control plane alone (agents join over HTTP).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use gpusched_core::PolicyKind;
+use gpusched_server::ServerConfig;
+
+use super::fmt::parse_duration;
+
+#[derive(ClapArgs, Debug, Clone)]
+pub struct ServerArgs {
+    /// Where the database lives (default: ~/.local/share/gpusched).
+    #[arg(long, env = "GPUSCHED_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value_t = SocketAddr::from(([127, 0, 0, 1], gpusched_wire::DEFAULT_PORT)))]
+    pub listen: SocketAddr,
+    /// Queue order: fifo, priority, sjf, drf or backfill.
+    #[arg(long, default_value = "fifo")]
+    pub policy: String,
+    /// A node silent this long is declared lost and its jobs requeued.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub heartbeat_timeout: String,
+    /// Requeues of a job whose node was lost (a job may set its own).
+    #[arg(long, default_value_t = 3)]
+    pub max_retries: u32,
+    /// Time between SIGTERM and SIGKILL when a job is stopped.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub grace: String,
+}
+
+/// The default data directory: `$XDG_DATA_HOME/gpusched` or `~/.local/share/gpusched`.
+pub fn default_data_dir() -> anyhow::Result<PathBuf> {
+    dirs::data_local_dir()
+        .map(|d| d.join("gpusched"))
+        .context("cannot find a home directory for the data; pass --data-dir")
+}
+
+impl ServerArgs {
+    pub fn config(&self) -> anyhow::Result<ServerConfig> {
+        let data_dir = match &self.data_dir {
+            Some(d) => d.clone(),
+            None => default_data_dir()?,
+        };
+        let mut cfg = ServerConfig::new(data_dir, self.listen);
+        cfg.policy = PolicyKind::parse(&self.policy).with_context(|| {
+            format!(
+                "unknown policy `{}`; use fifo, priority, sjf, drf or backfill",
+                self.policy
+            )
+        })?;
+        gpusched_server::check_live_policy(cfg.policy).map_err(anyhow::Error::msg)?;
+        let hb = parse_duration(&self.heartbeat_timeout).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(hb >= 1, "--heartbeat-timeout must be at least 1 second");
+        cfg.heartbeat_timeout = std::time::Duration::from_secs(hb);
+        cfg.default_max_retries = self.max_retries;
+        cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
+        Ok(cfg)
+    }
+}
+
+pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
+    let cfg = args.config()?;
+    let bound = gpusched_server::bind(cfg.clone()).await?;
+    eprintln!(
+        "gpusched server listening on http://{} (data in {}, policy {})",
+        bound.addr(),
+        cfg.data_dir.display(),
+        cfg.policy.name()
+    );
+    tokio::select! {
+        r = bound.serve(std::future::pending()) => r,
+        _ = super::shutdown_signal() => Ok(()),
+    }
+}

@@ -1,0 +1,82 @@
+//! `gpusched show ID`: everything about one job (`scontrol show job`).
+
+use clap::Args as ClapArgs;
+
+use super::fmt::{elapsed, time};
+use crate::client::Client;
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    pub id: u64,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
+    pub server: Option<String>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let client = Client::new(args.server.clone())?;
+    let j = client.get(args.id).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(());
+    }
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let gpus = if j.gpu_indices.is_empty() {
+        "-".to_string()
+    } else {
+        j.gpu_indices
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let lines = [
+        ("id", j.id.to_string()),
+        ("name", j.name.clone()),
+        ("user", j.user.clone()),
+        (
+            "state",
+            format!(
+                "{}{}",
+                j.state.name(),
+                if j.cancel_requested && !j.state.is_terminal() {
+                    " (cancelling)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        ("reason", j.reason.clone()),
+        ("command", j.command.join(" ")),
+        ("cwd", j.cwd.clone()),
+        (
+            "gpus",
+            format!(
+                "{}{}",
+                j.gpus,
+                j.gpu_model
+                    .as_ref()
+                    .map(|m| format!(" of model {m}*"))
+                    .unwrap_or_default()
+            ),
+        ),
+        ("node", opt(j.node.clone())),
+        ("gpu indices", gpus),
+        (
+            "attempt",
+            format!("{} (max retries {})", j.attempt, j.max_retries),
+        ),
+        ("priority", j.priority.to_string()),
+        ("walltime", opt(j.walltime_s.map(|w| elapsed(w * 1000)))),
+        ("submitted", time(j.submit_ms)),
+        ("started", opt(j.start_ms.map(time))),
+        ("ended", opt(j.end_ms.map(time))),
+        ("exit code", opt(j.exit_code.map(|c| c.to_string()))),
+        ("signal", opt(j.signal.map(|s| s.to_string()))),
+    ];
+    for (k, v) in lines {
+        println!("{k:>12}: {v}");
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `gpusched submit`: the `sbatch` / `hq submit` of gpusched.
+//!
+//! `gpusched submit [flags] -- PROGRAM ARGS...` or `gpusched submit --file job.toml`
+//! (flags override the file). The command runs directly, without a shell; use
+//! `-- sh -c '...'` for a shell line.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args as ClapArgs;
+use gpusched_wire::JobSubmit;
+use serde::Deserialize;
+
+use super::fmt::parse_duration;
+use crate::client::Client;
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// A TOML job file (fields: name, command, gpus, gpu_model, cwd, env, walltime,
+    /// priority, max_retries, array).
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Job name (default: the program's file name).
+    #[arg(long, short = 'J')]
+    pub name: Option<String>,
+    /// Whole GPUs on one node (default 1).
+    #[arg(long, short = 'G')]
+    pub gpus: Option<u32>,
+    /// Accepted GPU model prefix, e.g. A100 or H100-80GB.
+    #[arg(long)]
+    pub gpu_model: Option<String>,
+    /// Run-time limit: 90, 15m, 2h30m, 1d or HH:MM:SS.
+    #[arg(long, short = 't', value_name = "DURATION")]
+    pub walltime: Option<String>,
+    /// Working directory on the node (default: the current directory).
+    #[arg(long, short = 'D', visible_alias = "chdir")]
+    pub cwd: Option<String>,
+    /// Environment variable for the job, KEY=VALUE (repeatable).
+    #[arg(long, short = 'e', value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Larger runs earlier under the `priority` policy.
+    #[arg(long, allow_hyphen_values = true)]
+    pub priority: Option<i32>,
+    /// Requeues if the job's node is lost (default: the server's, 3).
+    #[arg(long)]
+    pub max_retries: Option<u32>,
+    /// Submit N copies in one batch; each gets GPUSCHED_ARRAY_INDEX=0..N-1.
+    #[arg(long, value_name = "N")]
+    pub array: Option<u32>,
+    /// Print the ids as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Wait for the job(s) to end; exit 0 only if all succeeded.
+    #[arg(long)]
+    pub wait: bool,
+    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
+    pub server: Option<String>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// The job file: the API's fields, with a human walltime and an array size.
+#[derive(Deserialize, Default, Debug)]
+#[serde(deny_unknown_fields)]
+struct JobFile {
+    name: Option<String>,
+    command: Option<Vec<String>>,
+    gpus: Option<u32>,
+    gpu_model: Option<String>,
+    cwd: Option<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    walltime: Option<String>,
+    priority: Option<i32>,
+    max_retries: Option<u32>,
+    array: Option<u32>,
+}
+
+/// The jobs these arguments describe (the array expanded).
+pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
+    let file = match &args.file {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read the job file {}", p.display()))?;
+            toml::from_str::<JobFile>(&text)
+                .map_err(|e| anyhow::anyhow!("job file {}: {e}", p.display()))?
+        }
+        None => JobFile::default(),
+    };
+    let command = if !args.command.is_empty() {
+        args.command.clone()
+    } else {
+        file.command.clone().unwrap_or_default()
+    };
+    if command.is_empty() {
+        bail!("no command given: put it after `--` (gpusched submit --gpus 1 -- python train.py) or set `command` in the job file");
+    }
+    let walltime = match args.walltime.as_ref().or(file.walltime.as_ref()) {
+        Some(w) => Some(parse_duration(w).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let cwd = match args.cwd.clone().or(file.cwd.clone()) {
+        Some(c) => c,
+        None => std::env::current_dir()
+            .context("cannot read the current directory; pass --cwd")?
+            .display()
+            .to_string(),
+    };
+    let mut env = file.env.clone();
+    for kv in &args.env {
+        let (k, v) = kv
+            .split_once('=')
+            .with_context(|| format!("--env {kv:?} must be KEY=VALUE"))?;
+        env.insert(k.to_string(), v.to_string());
+    }
+    let base = JobSubmit {
+        name: args.name.clone().or(file.name.clone()),
+        command,
+        gpus: args.gpus.or(file.gpus).unwrap_or(1),
+        gpu_model: args.gpu_model.clone().or(file.gpu_model.clone()),
+        cwd: Some(cwd),
+        env,
+        walltime_s: walltime,
+        priority: args.priority.or(file.priority).unwrap_or(0),
+        max_retries: args.max_retries.or(file.max_retries),
+        user: current_user(),
+        client_token: None,
+    };
+    // A token unique to this invocation makes a retried call safe (the server
+    // deduplicates by it).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let token = format!("{nanos:x}-{:x}", std::process::id());
+    let array = args.array.or(file.array);
+    if array == Some(0) {
+        bail!("--array must be at least 1");
+    }
+    Ok(match array {
+        None => vec![JobSubmit {
+            client_token: Some(token),
+            ..base
+        }],
+        Some(n) => (0..n)
+            .map(|i| {
+                let mut j = base.clone();
+                j.env.insert("GPUSCHED_ARRAY_INDEX".into(), i.to_string());
+                j.client_token = Some(format!("{token}-{i}"));
+                j
+            })
+            .collect(),
+    })
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let jobs = build(&args)?;
+    let client = Client::new(args.server.clone())?;
+    let submitted = client.submit(jobs).await?;
+    let ids = &submitted.ids;
+    if args.json {
+        println!("{}", serde_json::to_string(&submitted)?);
+    } else if ids.len() == 1 {
+        println!("Submitted job {}", ids[0]);
+    } else {
+        println!(
+            "Submitted {} jobs, {}-{}",
+            ids.len(),
+            ids.first().copied().unwrap_or(0),
+            ids.last().copied().unwrap_or(0)
+        );
+    }
+    if args.wait {
+        let ok = super::wait::wait_all(&client, ids, None, args.json).await?;
+        if !ok {
+            std::process::exit(1);
+        }
+    }
+    Ok(())
+}
+
+/// The submitting Unix user: `$USER`, else the name of the real uid.
+fn current_user() -> Option<String> {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.name)
+        })
+}

@@ -1,0 +1,73 @@
+//! `gpusched up`: server, a local agent and the embedded store in one foreground
+//! process — the quickest way to a working scheduler on one GPU box.
+
+use clap::Args as ClapArgs;
+use tokio::sync::watch;
+
+use super::agent::{host_name, GpuArgs};
+use super::server::ServerArgs;
+use gpusched_agent::session::AgentConfig;
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Node name of the local agent (default: the host name).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let cfg = args.server.config()?;
+    let gpus = args.gpu.discover()?;
+    let bound = gpusched_server::bind(cfg.clone()).await?;
+    let addr = bound.addr();
+    let server = format!("http://{addr}");
+    let name = args.name.clone().unwrap_or_else(host_name);
+    let agent = AgentConfig {
+        server: server.clone(),
+        name: name.clone(),
+        state_dir: cfg.data_dir.join("agent"),
+        gpus: gpus.clone(),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        mem_mib: 0,
+        log_listen: "127.0.0.1:0".parse().expect("a valid address"),
+        log_url: None,
+    };
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let agent_task = tokio::spawn(gpusched_agent::session::run(agent, stop_rx));
+    let source = gpus.first().map(|g| g.source.name()).unwrap_or("none");
+    let env_hint = if addr.port() == gpusched_wire::DEFAULT_PORT && addr.ip().is_loopback() {
+        String::new()
+    } else {
+        format!("  export GPUSCHED_SERVER={server}\n")
+    };
+    println!(
+        "gpusched is up: server {server}, data in {}, node {name} with {} GPUs ({source}), policy {}.\n\
+         \n\
+         In another terminal:\n\
+         {env_hint}  gpusched submit --gpus 1 -- nvidia-smi      # sbatch\n\
+         \x20 gpusched queue                                # squeue\n\
+         \x20 gpusched logs -f ID                           # tail the job's stdout\n\
+         \x20 gpusched cancel ID                            # scancel\n\
+         \x20 gpusched nodes                                # sinfo\n\
+         \n\
+         Ctrl-C stops the server and the agent; running jobs are stopped and requeued at the next `up`.",
+        cfg.data_dir.display(),
+        gpus.len(),
+        cfg.policy.name()
+    );
+    // On Ctrl-C stop at once: every answered change is already durable, and the
+    // agent's jobs die with this process (they are reported lost by the next agent).
+    tokio::select! {
+        r = bound.serve(std::future::pending()) => r?,
+        _ = super::shutdown_signal() => eprintln!("stopping"),
+    }
+    let _ = stop_tx.send(true);
+    agent_task.abort();
+    Ok(())
+}

@@ -1,0 +1,224 @@
+//! Jobs that really run: output, environment, exit states, cancel.
+
+use std::time::Duration;
+
+use crate::support::*;
+
+#[test]
+fn a_job_runs_with_its_gpus_environment_and_logs() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "gpu-a", &dir.join("agent"), Gpus::Fake(4));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = "echo visible=$CUDA_VISIBLE_DEVICES; echo order=$CUDA_DEVICE_ORDER; \
+                  echo id=$GPUSCHED_JOB_ID; echo mine=$MINE; pwd; echo oops >&2";
+    let id = submit(
+        &url,
+        &[
+            "--gpus",
+            "2",
+            "--name",
+            "envcheck",
+            "-D",
+            work.to_str().unwrap(),
+            "-e",
+            "MINE=yes",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    let v = wait_job(&url, id, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["node"], "gpu-a");
+    assert_eq!(v["gpu_indices"].as_array().unwrap().len(), 2);
+
+    let out = stdout(&cli(&url, &["logs", &id.to_string()]));
+    let visible = out.lines().find(|l| l.starts_with("visible=")).unwrap();
+    let uuids: Vec<&str> = visible["visible=".len()..].split(',').collect();
+    assert_eq!(uuids.len(), 2, "{out}");
+    assert!(
+        uuids.iter().all(|u| u.starts_with("GPU-")),
+        "UUIDs, not indices: {out}"
+    );
+    assert!(out.contains("order=PCI_BUS_ID"), "{out}");
+    assert!(out.contains(&format!("id={id}")), "{out}");
+    assert!(out.contains("mine=yes"), "{out}");
+    assert!(
+        out.contains(work.to_str().unwrap()),
+        "ran in its cwd: {out}"
+    );
+    let err = stdout(&cli(&url, &["logs", "--stderr", &id.to_string()]));
+    assert_eq!(err, "oops\n");
+
+    // The human views.
+    let show = stdout(&cli(&url, &["show", &id.to_string()]));
+    assert!(
+        show.contains("succeeded") && show.contains("envcheck"),
+        "{show}"
+    );
+    let q = stdout(&cli(&url, &["queue", "--all"]));
+    assert!(q.lines().next().unwrap().starts_with("ID"), "{q}");
+    assert!(q.contains("envcheck"), "{q}");
+    let nodes = stdout(&cli(&url, &["nodes"]));
+    assert!(
+        nodes.contains("gpu-a") && nodes.contains("online") && nodes.contains("fake"),
+        "{nodes}"
+    );
+}
+
+#[test]
+fn exit_codes_signals_and_walltime_end_in_the_right_state() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(4));
+    let failed = submit(&url, &["--", "sh", "-c", "exit 3"]);
+    let killed = submit(&url, &["--", "sh", "-c", "kill -9 $$"]);
+    let slow = submit(&url, &["--walltime", "1", "--", "sleep", "30"]);
+    let missing = submit(&url, &["--", "/no/such/program"]);
+
+    let v = wait_job(&url, failed, Duration::from_secs(20));
+    assert_eq!(
+        (v["state"].as_str(), v["exit_code"].as_i64()),
+        (Some("failed"), Some(3)),
+        "{v}"
+    );
+    assert!(
+        v["reason"].as_str().unwrap().contains("exited with code 3"),
+        "{v}"
+    );
+
+    let v = wait_job(&url, killed, Duration::from_secs(20));
+    assert_eq!(
+        (v["state"].as_str(), v["signal"].as_i64()),
+        (Some("failed"), Some(9)),
+        "{v}"
+    );
+    assert!(v["reason"].as_str().unwrap().contains("SIGKILL"), "{v}");
+
+    let v = wait_job(&url, slow, Duration::from_secs(20));
+    assert_eq!(v["state"], "timed_out", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("walltime of 1 s"),
+        "{v}"
+    );
+    let ran = v["end_ms"].as_u64().unwrap() - v["start_ms"].as_u64().unwrap();
+    assert!(
+        (900..5000).contains(&ran),
+        "stopped near its walltime, ran {ran} ms"
+    );
+
+    let v = wait_job(&url, missing, Duration::from_secs(20));
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("/no/such/program"),
+        "{v}"
+    );
+
+    // `wait` exits non-zero when a job did not succeed.
+    let o = cli(&url, &["wait", &failed.to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("failed"));
+}
+
+#[test]
+fn cancel_stops_a_running_job_and_ends_a_pending_one() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // The job leaves a grandchild behind to prove the whole process group is stopped.
+    let running = submit(
+        &url,
+        &[
+            "-D",
+            work.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "sleep 60 & echo $! > child.pid; wait",
+        ],
+    );
+    let pending = submit(&url, &["--", "sleep", "60"]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, running)["state"] == "running"
+    });
+    wait_until(Duration::from_secs(10), || work.join("child.pid").exists());
+    let q = stdout(&cli(&url, &["queue"]));
+    assert!(
+        q.contains("waiting for 1 free GPUs"),
+        "the pending job says why: {q}"
+    );
+
+    let o = cli(
+        &url,
+        &["cancel", &pending.to_string(), &running.to_string()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("cancelling"), "{}", stdout(&o));
+    let v = wait_job(&url, running, Duration::from_secs(20));
+    assert_eq!(v["state"], "cancelled", "{v}");
+    assert_eq!(job(&url, pending)["state"], "cancelled");
+    let pid: i32 = std::fs::read_to_string(work.join("child.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    wait_until(Duration::from_secs(5), || !pid_alive(pid));
+
+    // Cancelling again says so instead of failing.
+    let o = cli(&url, &["cancel", &running.to_string()]);
+    assert!(stdout(&o).contains("already ended"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_batch_and_a_job_file_submit_many_jobs() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(8));
+    let file = dir.join("job.toml");
+    std::fs::write(
+        &file,
+        "name = \"arr\"\ncommand = [\"sh\", \"-c\", \"echo $GPUSCHED_ARRAY_INDEX\"]\ngpus = 1\nwalltime = \"5m\"\narray = 20\n",
+    )
+    .unwrap();
+    let o = cli(
+        &url,
+        &["submit", "--json", "--wait", "-f", file.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{} {}", stdout(&o), stderr(&o));
+    let first: serde_json::Value =
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let ids: Vec<u64> = first["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 20);
+    let mut seen: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            stdout(&cli(&url, &["logs", &id.to_string()]))
+                .trim()
+                .to_string()
+        })
+        .collect();
+    seen.sort_by_key(|s| s.parse::<u32>().unwrap());
+    assert_eq!(seen, (0..20).map(|i| i.to_string()).collect::<Vec<_>>());
+    assert_eq!(job(&url, ids[0])["walltime_s"], 300);
+
+    // A typo in the job file is named, with its line.
+    std::fs::write(&file, "command = [\"true\"]\ngpu = 1\n").unwrap();
+    let o = cli(&url, &["submit", "-f", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("unknown field `gpu`") && e.contains("line 2"),
+        "{e}"
+    );
+}

@@ -1,0 +1,222 @@
+//! Faults with real processes: a killed agent, a restarted agent, a killed server.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// A job that appends "id attempt node" to a ledger, so the test can count runs.
+fn ledger_job(ledger: &std::path::Path, secs: f64) -> Vec<String> {
+    vec![
+        "--".into(),
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "echo \"$GPUSCHED_JOB_ID $GPUSCHED_ATTEMPT $$\" >> {}; sleep {secs}",
+            ledger.display()
+        ),
+    ]
+}
+
+fn args(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let mut a = agent(&url, "node-a", &dir.join("a"), Gpus::Declared(1));
+    let ledger = dir.join("ledger");
+    let job_args = ledger_job(&ledger, 2.0);
+    let mut first = vec!["--max-retries", "2"];
+    first.extend(args(&job_args));
+    let moved = submit(&url, &first);
+    let mut second = vec!["--max-retries", "0"];
+    second.extend(args(&job_args));
+    wait_until(Duration::from_secs(20), || {
+        job(&url, moved)["state"] == "running"
+    });
+    let no_retry = submit(&url, &second);
+    let _b = agent(&url, "node-b", &dir.join("b"), Gpus::Declared(1));
+    wait_until(Duration::from_secs(20), || {
+        job(&url, no_retry)["state"] == "running"
+    });
+    assert_eq!(job(&url, moved)["node"], "node-a");
+    assert_eq!(job(&url, no_retry)["node"], "node-b");
+
+    // Kill node-a's agent; its job's process dies with it (no run twice).
+    let first_pid: i32 = std::fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    a.kill();
+    wait_until(Duration::from_secs(5), || !pid_alive(first_pid));
+    // After the 2 s heartbeat timeout node-a is offline and the job requeued; it then
+    // runs on node-b once node-b's job is done.
+    wait_until(Duration::from_secs(10), || {
+        node_state(&url, "node-a").as_deref() == Some("offline")
+    });
+    let v = wait_job(&url, moved, Duration::from_secs(30));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["attempt"], 2);
+    assert_eq!(v["node"], "node-b");
+    assert_eq!(
+        wait_job(&url, no_retry, Duration::from_secs(30))["state"],
+        "succeeded"
+    );
+
+    // A job with no retries left fails with the reason instead of running again.
+    let mut c = agent(&url, "node-c", &dir.join("c"), Gpus::Declared(4));
+    let mut last = vec!["--max-retries", "0", "--gpus", "4"];
+    last.extend(args(&job_args));
+    let doomed = submit(&url, &last);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, doomed)["state"] == "running"
+    });
+    c.kill();
+    let v = wait_job(&url, doomed, Duration::from_secs(20));
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("no retries left"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_restarted_agent_reports_the_job_it_lost_and_it_runs_again() {
+    let (_d, dir) = scratch();
+    // A long heartbeat timeout: the restart is noticed through the agent's report, not
+    // through silence.
+    let (_server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "60s"]);
+    let mut a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let ledger = dir.join("ledger");
+    let j = ledger_job(&ledger, 1.0);
+    let id = submit(&url, &args(&j));
+    wait_until(Duration::from_secs(20), || {
+        job(&url, id)["state"] == "running"
+    });
+    a.kill();
+    let _a2 = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let v = wait_job(&url, id, Duration::from_secs(30));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["attempt"], 2, "{v}");
+    let runs = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(
+        runs.lines().count(),
+        2,
+        "one lost run, one full run: {runs}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let port = free_port();
+    let (server1, url) = server(&data, port, &[]);
+    let _agent = agent(&url, "n1", &dir.join("a"), Gpus::Declared(8));
+    let ledger = dir.join("ledger");
+    let job_args = ledger_job(&ledger, 0.3);
+
+    // A client submits in a loop; an id counts as accepted only when the CLI said so.
+    let accepted = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let submitter = {
+        let (accepted, stop, url, job_args) = (
+            accepted.clone(),
+            stop.clone(),
+            url.clone(),
+            job_args.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut refused = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let mut a = vec!["submit", "--json"];
+                a.extend(args(&job_args));
+                let o = cli(&url, &a);
+                if o.status.success() {
+                    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+                    accepted.lock().unwrap().push(v["ids"][0].as_u64().unwrap());
+                } else {
+                    refused += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            refused
+        })
+    };
+    wait_until(Duration::from_secs(20), || {
+        accepted.lock().unwrap().len() >= 15
+    });
+    let mut server1 = server1;
+    server1.kill(); // SIGKILL, mid-traffic
+    std::thread::sleep(Duration::from_millis(500));
+    let (_server2, url2) = server(&data, port, &[]);
+    assert_eq!(url, url2);
+    let before = accepted.lock().unwrap().len();
+    wait_until(Duration::from_secs(20), || {
+        accepted.lock().unwrap().len() >= before + 10
+    });
+    stop.store(true, Ordering::SeqCst);
+    let refused = submitter.join().unwrap();
+    let accepted = accepted.lock().unwrap().clone();
+    assert!(
+        refused > 0,
+        "some submissions must have hit the dead server"
+    );
+
+    for &id in &accepted {
+        let v = wait_job(&url, id, Duration::from_secs(60));
+        assert_eq!(v["state"], "succeeded", "{v}");
+    }
+    let (_, body) = http(&url, "GET", "/api/jobs?limit=100000", None);
+    let all: Value = serde_json::from_str(&body).unwrap();
+    let ids: Vec<u64> = all["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_u64().unwrap())
+        .collect();
+    let mut uniq = ids.clone();
+    uniq.dedup();
+    assert_eq!(ids, uniq, "no duplicate ids");
+    for id in &accepted {
+        assert!(ids.contains(id), "accepted job {id} survived the crash");
+    }
+    // Every job the server knows ran exactly once, accepted or not (one whose answer
+    // was lost in the crash may exist; it too runs once).
+    wait_until(Duration::from_secs(60), || {
+        let (_, b) = http(&url, "GET", "/api/jobs?state=active", None);
+        serde_json::from_str::<Value>(&b)
+            .map(|v| v["jobs"].as_array().map(|a| a.is_empty()).unwrap_or(false))
+            .unwrap_or(false)
+    });
+    let mut runs: BTreeMap<u64, u32> = BTreeMap::new();
+    for line in std::fs::read_to_string(&ledger).unwrap().lines() {
+        let id: u64 = line.split(' ').next().unwrap().parse().unwrap();
+        *runs.entry(id).or_default() += 1;
+    }
+    for id in &ids {
+        assert_eq!(
+            runs.get(id),
+            Some(&1),
+            "job {id} ran exactly once: {runs:?}"
+        );
+    }
+    assert_eq!(
+        runs.len(),
+        ids.len(),
+        "nothing ran that the server does not know"
+    );
+}

@@ -1,0 +1,8 @@
+//! End-to-end tests of the live cluster with real processes: `gpusched server`,
+//! `gpusched agent` and the CLI on loopback.
+
+mod bad_input;
+mod basics;
+mod faults;
+mod support;
+mod up;

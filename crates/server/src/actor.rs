@@ -1,0 +1,143 @@
+//! The one task that owns the state and the store. It takes every waiting command at
+//! once, applies them in memory, runs the core, writes everything they touched in ONE
+//! transaction (fsync'd), and only then answers. Batching commits this way (group
+//! commit) is what lets a durable store keep up with thousands of jobs a second.
+
+use std::time::Instant;
+
+use gpusched_store::SqliteStore;
+use gpusched_wire::{
+    CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery, Register,
+    Registered, Report, Submitted,
+};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::state::{Fail, LogTarget, PollResult, State, WaitResult};
+
+pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
+
+/// What the HTTP layer asks of the state.
+pub enum Cmd {
+    Submit(Vec<JobSubmit>, Reply<Submitted>),
+    List(JobListQuery, Reply<JobList>),
+    Get(u64, Reply<JobView>),
+    Cancel(u64, Reply<CancelResult>),
+    Wait(u64, Reply<WaitResult>),
+    Logs(u64, Reply<(LogTarget, JobView)>),
+    Nodes(Reply<NodeList>),
+    Register(Register, Reply<Registered>),
+    /// `true`: answer with the desired state even if the generation did not move.
+    Poll(PollQuery, bool, Reply<PollResult>),
+    Report(Report, Reply<()>),
+    /// Periodic: expire silent nodes.
+    Tick,
+}
+
+/// Commands taken per round at most, so one round's latency stays bounded.
+const MAX_ROUND: usize = 8192;
+
+type Answer = Box<dyn FnOnce() + Send>;
+
+fn answer<T: Send + 'static>(out: &mut Vec<Answer>, reply: Reply<T>, value: Result<T, Fail>) {
+    out.push(Box::new(move || {
+        let _ = reply.send(value);
+    }));
+}
+
+pub async fn run(mut state: State, mut store: SqliteStore, mut rx: mpsc::Receiver<Cmd>) {
+    let mut answers: Vec<Answer> = Vec::new();
+    let mut cmds = Vec::with_capacity(MAX_ROUND);
+    while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
+        for cmd in cmds.drain(..) {
+            handle(&mut state, cmd, &mut answers);
+        }
+        state.schedule();
+        if let Err(e) = persist(&mut state, &mut store).await {
+            // Nothing of this round was acknowledged; stopping is the only way to keep
+            // the promise that answered work is durable.
+            tracing::error!("the store failed, stopping the server: {e}");
+            eprintln!("error: the store failed: {e}");
+            std::process::exit(70);
+        }
+        for a in answers.drain(..) {
+            a();
+        }
+        for (w, view) in state.take_ended_waiters() {
+            let _ = w.send(view);
+        }
+        for name in std::mem::take(&mut state.touched.bumped) {
+            if let Some(n) = state.nodes.get(&name) {
+                n.watch.send_replace(n.gen);
+            }
+        }
+    }
+}
+
+fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
+    match cmd {
+        Cmd::Submit(jobs, r) => {
+            let v = state.submit(jobs);
+            answer(out, r, v)
+        }
+        Cmd::List(q, r) => {
+            let v = state.list(&q);
+            answer(out, r, v)
+        }
+        Cmd::Get(id, r) => {
+            let v = state.get(id);
+            answer(out, r, v)
+        }
+        Cmd::Cancel(id, r) => {
+            let v = state.cancel(id);
+            answer(out, r, v)
+        }
+        Cmd::Wait(id, r) => {
+            let v = state.wait(id);
+            answer(out, r, v)
+        }
+        Cmd::Logs(id, r) => {
+            let v = state.log_target(id).and_then(|t| Ok((t, state.get(id)?)));
+            answer(out, r, v)
+        }
+        Cmd::Nodes(r) => {
+            let v = Ok(state.node_list());
+            answer(out, r, v)
+        }
+        Cmd::Register(reg, r) => {
+            let v = state.register(reg);
+            answer(out, r, v)
+        }
+        Cmd::Poll(q, force, r) => {
+            let v = state.poll(&q, force);
+            answer(out, r, v)
+        }
+        Cmd::Report(rep, r) => {
+            let v = state.report(&rep.node, &rep.instance, &rep.events);
+            answer(out, r, v)
+        }
+        Cmd::Tick => state.expire_nodes(Instant::now()),
+    }
+}
+
+async fn persist(
+    state: &mut State,
+    store: &mut SqliteStore,
+) -> Result<(), gpusched_store::StoreError> {
+    let jobs = std::mem::take(&mut state.touched.jobs);
+    let nodes = std::mem::take(&mut state.touched.nodes);
+    if jobs.is_empty() && nodes.is_empty() {
+        return Ok(());
+    }
+    let mut tx = store.begin().await?;
+    for id in jobs {
+        if let Some(j) = state.jobs.get(&id) {
+            tx.put_job(j).await?;
+        }
+    }
+    for name in nodes {
+        if let Some(n) = state.nodes.get(&name) {
+            tx.put_node(&n.record).await?;
+        }
+    }
+    tx.commit().await
+}

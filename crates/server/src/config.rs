@@ -1,0 +1,54 @@
+//! How the server runs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gpusched_core::PolicyKind;
+
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Where the database lives.
+    pub data_dir: PathBuf,
+    pub listen: SocketAddr,
+    /// Silence after which a node is declared lost and its jobs requeued.
+    pub heartbeat_timeout: Duration,
+    /// Queue order on the live cluster (non-preemptive policies only, for now).
+    pub policy: PolicyKind,
+    /// Requeues of a job whose node was lost, unless the job says otherwise.
+    pub default_max_retries: u32,
+    /// Seconds between SIGTERM and SIGKILL when a job is stopped.
+    pub grace_s: u64,
+}
+
+impl ServerConfig {
+    pub fn new(data_dir: PathBuf, listen: SocketAddr) -> Self {
+        ServerConfig {
+            data_dir,
+            listen,
+            heartbeat_timeout: Duration::from_secs(30),
+            policy: PolicyKind::Fifo,
+            default_max_retries: 3,
+            grace_s: 10,
+        }
+    }
+
+    /// How long the server holds an agent's poll: a third of the heartbeat timeout, so
+    /// a live agent is heard from at least twice per timeout.
+    pub fn poll_wait(&self) -> Duration {
+        (self.heartbeat_timeout / 3).max(Duration::from_millis(50))
+    }
+}
+
+/// The policies the live server can run today. Preemptive ones need the checkpoint
+/// contract (SIGUSR1, grace, requeue with service kept) that lands with multi-tenancy.
+pub fn check_live_policy(kind: PolicyKind) -> Result<(), String> {
+    if kind.preemptive() {
+        return Err(format!(
+            "policy `{}` preempts running jobs, which the live cluster does not do yet; \
+             use one of fifo, priority, sjf, drf, backfill",
+            kind.name()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! `/api/jobs` and `/api/nodes`.
+
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use gpusched_wire::{
+    ApiError, BatchSubmit, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList,
+    Submitted,
+};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{job_id, ApiErr, JsonBody, QueryArgs};
+use super::App;
+use crate::actor::Cmd;
+use crate::state::WaitResult;
+
+/// Submit one job.
+#[utoipa::path(post, path = "/api/jobs", request_body = JobSubmit,
+    responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
+pub async fn submit(
+    State(app): State<App>,
+    JsonBody(job): JsonBody<JobSubmit>,
+) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
+    let ids = app.ask(|r| Cmd::Submit(vec![job], r)).await?;
+    Ok((StatusCode::CREATED, Json(ids)))
+}
+
+/// Submit many jobs in one transaction: all are accepted or none.
+#[utoipa::path(post, path = "/api/jobs/batch", request_body = BatchSubmit,
+    responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
+pub async fn submit_batch(
+    State(app): State<App>,
+    JsonBody(batch): JsonBody<BatchSubmit>,
+) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
+    let ids = app.ask(|r| Cmd::Submit(batch.jobs, r)).await?;
+    Ok((StatusCode::CREATED, Json(ids)))
+}
+
+/// List jobs, oldest first.
+#[utoipa::path(get, path = "/api/jobs", params(JobListQuery),
+    responses((status = 200, body = JobList), (status = 400, body = ApiError)))]
+pub async fn list(
+    State(app): State<App>,
+    QueryArgs(q): QueryArgs<JobListQuery>,
+) -> Result<Json<JobList>, ApiErr> {
+    Ok(Json(app.ask(|r| Cmd::List(q, r)).await?))
+}
+
+/// One job.
+#[utoipa::path(get, path = "/api/jobs/{id}", params(("id" = u64, Path)),
+    responses((status = 200, body = JobView), (status = 404, body = ApiError)))]
+pub async fn get_job(
+    State(app): State<App>,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiErr> {
+    let id = job_id(&id)?;
+    Ok(Json(app.ask(|r| Cmd::Get(id, r)).await?))
+}
+
+/// Cancel a job: a pending one ends at once; a running one is stopped by its node
+/// (SIGTERM to its process group, a grace period, then SIGKILL).
+#[utoipa::path(post, path = "/api/jobs/{id}/cancel", params(("id" = u64, Path)),
+    responses((status = 200, body = CancelResult), (status = 404, body = ApiError)))]
+pub async fn cancel(
+    State(app): State<App>,
+    Path(id): Path<String>,
+) -> Result<Json<CancelResult>, ApiErr> {
+    let id = job_id(&id)?;
+    Ok(Json(app.ask(|r| Cmd::Cancel(id, r)).await?))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct WaitQuery {
+    /// Longest wait in seconds (default 30, at most 300); the job is returned as it is
+    /// then, ended or not.
+    pub timeout_s: Option<u64>,
+}
+
+/// Wait for a job to end.
+#[utoipa::path(get, path = "/api/jobs/{id}/wait", params(("id" = u64, Path), WaitQuery),
+    responses((status = 200, body = JobView), (status = 404, body = ApiError)))]
+pub async fn wait(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    QueryArgs(q): QueryArgs<WaitQuery>,
+) -> Result<Json<JobView>, ApiErr> {
+    let id = job_id(&id)?;
+    let timeout = Duration::from_secs(q.timeout_s.unwrap_or(30).min(300));
+    match app.ask(|r| Cmd::Wait(id, r)).await? {
+        WaitResult::Done(v) => Ok(Json(*v)),
+        WaitResult::Pending(rx) => match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(v)) => Ok(Json(v)),
+            _ => Ok(Json(app.ask(|r| Cmd::Get(id, r)).await?)),
+        },
+    }
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LogQuery {
+    /// `stdout` (default) or `stderr`.
+    pub stream: Option<String>,
+    /// Byte offset to read from (default 0).
+    pub offset: Option<u64>,
+}
+
+/// Bytes of a job's stdout or stderr from `offset` (at most 1 MiB per call), fetched
+/// from the agent of the node it ran on. The `x-gpusched-job-state` header gives the
+/// job's state, so a follower knows when to stop.
+#[utoipa::path(get, path = "/api/jobs/{id}/logs", params(("id" = u64, Path), LogQuery),
+    responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 404, body = ApiError), (status = 503, body = ApiError)))]
+pub async fn logs(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    QueryArgs(q): QueryArgs<LogQuery>,
+) -> Result<Response, ApiErr> {
+    let id = job_id(&id)?;
+    let stream = q.stream.unwrap_or_else(|| "stdout".into());
+    if stream != "stdout" && stream != "stderr" {
+        return Err(ApiErr::bad(format!(
+            "`stream` must be stdout or stderr, got {stream:?}"
+        )));
+    }
+    let (target, view) = app.ask(|r| Cmd::Logs(id, r)).await?;
+    let url = format!(
+        "{}/logs/{}/{}/{stream}?offset={}",
+        target.url.trim_end_matches('/'),
+        target.job,
+        target.attempt,
+        q.offset.unwrap_or(0)
+    );
+    let unreachable = |e: String| {
+        ApiErr(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "could not fetch the logs from the agent at {}: {e}",
+                target.url
+            ),
+        )
+    };
+    let resp = app
+        .http
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| unreachable(e.to_string()))?;
+    let status = resp.status();
+    let body = resp.bytes().await.map_err(|e| unreachable(e.to_string()))?;
+    if !status.is_success() {
+        let msg = serde_json::from_slice::<ApiError>(&body)
+            .map(|e| e.error)
+            .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned());
+        let code = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+        return Err(ApiErr(code, msg));
+    }
+    let mut resp = body.into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    h.insert(
+        "x-gpusched-job-state",
+        HeaderValue::from_static(view.state.name()),
+    );
+    Ok(resp)
+}
+
+/// Nodes, their GPUs (with the source: nvml, declared or fake) and who holds them.
+#[utoipa::path(get, path = "/api/nodes", responses((status = 200, body = NodeList)))]
+pub async fn nodes(State(app): State<App>) -> Result<Json<NodeList>, ApiErr> {
+    Ok(Json(app.ask(Cmd::Nodes).await?))
+}

@@ -1,0 +1,33 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations and the wire
+//! types, so it cannot drift from the code.
+
+use axum::Json;
+use utoipa::OpenApi;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "gpusched",
+        description = "GPU cluster scheduler: jobs, nodes, logs and the agent protocol."
+    ),
+    paths(
+        super::health,
+        super::jobs::submit,
+        super::jobs::submit_batch,
+        super::jobs::list,
+        super::jobs::get_job,
+        super::jobs::cancel,
+        super::jobs::wait,
+        super::jobs::logs,
+        super::jobs::nodes,
+        super::agent::register,
+        super::agent::poll,
+        super::agent::report,
+    )
+)]
+pub struct ApiDoc;
+
+#[utoipa::path(get, path = "/api/openapi.json", responses((status = 200, description = "this document")))]
+pub async fn document() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}

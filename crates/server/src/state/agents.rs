@@ -1,0 +1,231 @@
+//! The agent protocol: registration (with reconciliation), polls for the desired state,
+//! and reports of what happened on the node.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use gpusched_store::NodeRecord;
+use gpusched_wire::{
+    AttemptRef, Desired, JobState, Launch, Outcome, PollQuery, Register, Registered, RunEvent,
+    RunEventKind,
+};
+use tokio::sync::watch;
+
+use super::{Fail, NodeEntry, State};
+
+/// A poll is answered now, or must wait for the node's generation to move.
+pub enum PollResult {
+    Ready(Desired),
+    Wait(watch::Receiver<u64>),
+}
+
+impl State {
+    pub fn register(&mut self, reg: Register) -> Result<Registered, Fail> {
+        let name = reg.node.clone();
+        if name.is_empty()
+            || name.len() > 253
+            || name.chars().any(|c| c.is_whitespace() || c == '/')
+        {
+            return Err(Fail::BadRequest(format!(
+                "node name {name:?} must be 1-253 characters without spaces or '/'"
+            )));
+        }
+        let mut seen = BTreeSet::new();
+        if let Some(g) = reg.gpus.iter().find(|g| !seen.insert(g.index)) {
+            return Err(Fail::BadRequest(format!(
+                "GPU index {} is listed twice",
+                g.index
+            )));
+        }
+        let running: BTreeSet<AttemptRef> = reg.running.iter().copied().collect();
+        let events = reg.events.clone();
+        let record = NodeRecord { register: reg };
+        let entry = self
+            .nodes
+            .entry(name.clone())
+            .or_insert_with(|| NodeEntry::new(record.clone()));
+        let gpus_changed = entry.record.register.gpus != record.register.gpus;
+        entry.record = record;
+        entry.online = true;
+        entry.last_seen = Instant::now();
+        self.touched.nodes.insert(name.clone());
+        if gpus_changed {
+            tracing::info!(node = %name, "node joined or its GPUs changed");
+        }
+        self.refresh_nodes();
+        self.apply_events(&name, &events);
+        // Attempts the server believes run here but the agent neither runs nor reported
+        // ending were lost with an earlier agent life.
+        let here: Vec<u64> = self.nodes[&name].jobs.iter().copied().collect();
+        for id in here {
+            let v = &self.jobs[&id].view;
+            let a = AttemptRef {
+                job: id,
+                attempt: v.attempt,
+            };
+            if v.state == JobState::Running && !running.contains(&a) {
+                self.lose(id, &format!("the agent on {name} restarted without it"));
+            }
+        }
+        self.bump(&name);
+        Ok(Registered {
+            instance: self.instance.clone(),
+            poll_wait_ms: self.cfg.poll_wait().as_millis() as u64,
+            heartbeat_timeout_ms: self.cfg.heartbeat_timeout.as_millis() as u64,
+        })
+    }
+
+    fn known_node(&mut self, node: &str, instance: &str) -> Result<&mut NodeEntry, Fail> {
+        let me = self.instance.clone();
+        match self.nodes.get_mut(node) {
+            Some(n) if instance == me && n.online => {
+                n.last_seen = Instant::now();
+                Ok(n)
+            }
+            _ => Err(Fail::Conflict(format!(
+                "node {node} must register (again) with this server before polling or reporting"
+            ))),
+        }
+    }
+
+    /// A poll: the desired state if it moved past the agent's generation (or `force`),
+    /// else a receiver to wait on.
+    pub fn poll(&mut self, q: &PollQuery, force: bool) -> Result<PollResult, Fail> {
+        let n = self.known_node(&q.node, &q.instance)?;
+        if n.gen == q.gen && !force {
+            return Ok(PollResult::Wait(n.watch.subscribe()));
+        }
+        let gen = n.gen;
+        let ids: Vec<u64> = n.jobs.iter().copied().collect();
+        let mut desired = Desired {
+            gen,
+            run: Vec::new(),
+            cancel: Vec::new(),
+        };
+        for id in ids {
+            let job = &self.jobs[&id];
+            let v = &job.view;
+            if v.cancel_requested {
+                desired.cancel.push(AttemptRef {
+                    job: id,
+                    attempt: v.attempt,
+                });
+            } else {
+                desired.run.push(Launch {
+                    job: id,
+                    attempt: v.attempt,
+                    name: v.name.clone(),
+                    command: v.command.clone(),
+                    cwd: v.cwd.clone(),
+                    env: job.env.clone(),
+                    gpus: v.gpu_indices.clone(),
+                    walltime_s: v.walltime_s,
+                    grace_s: job.grace_s,
+                });
+            }
+        }
+        Ok(PollResult::Ready(desired))
+    }
+
+    pub fn report(&mut self, node: &str, instance: &str, events: &[RunEvent]) -> Result<(), Fail> {
+        self.known_node(node, instance)?;
+        self.apply_events(node, events);
+        Ok(())
+    }
+
+    /// Applies what a node says happened. Events about an attempt that is not the job's
+    /// current one on this node are stale (a retried report, a requeued job) and ignored.
+    fn apply_events(&mut self, node: &str, events: &[RunEvent]) {
+        for e in events {
+            let Some(job) = self.jobs.get_mut(&e.job) else {
+                continue;
+            };
+            let v = &mut job.view;
+            let current = v.attempt == e.attempt
+                && v.node.as_deref() == Some(node)
+                && matches!(v.state, JobState::Starting | JobState::Running);
+            if !current {
+                continue;
+            }
+            match &e.event {
+                RunEventKind::Started { .. } => {
+                    if v.state == JobState::Starting {
+                        v.state = JobState::Running;
+                        v.start_ms = Some(e.at_ms);
+                        v.reason = if v.cancel_requested {
+                            format!("cancel requested; {node} is stopping it")
+                        } else {
+                            format!("running on {node}")
+                        };
+                        self.touched.jobs.insert(e.job);
+                    }
+                }
+                RunEventKind::Ended { outcome } => self.ended(e.job, outcome, e.at_ms),
+            }
+        }
+    }
+
+    fn ended(&mut self, id: u64, outcome: &Outcome, at_ms: u64) {
+        let job = self.jobs.get_mut(&id).expect("caller checked");
+        let v = &mut job.view;
+        if v.start_ms.is_none() {
+            v.start_ms = Some(at_ms);
+        }
+        let cancelled = v.cancel_requested;
+        let (state, reason) = match outcome {
+            Outcome::Lost { message } => {
+                let message = message.clone();
+                self.lose(id, &message);
+                return;
+            }
+            Outcome::Cancelled => (JobState::Cancelled, "cancelled while running".to_string()),
+            _ if cancelled => (
+                JobState::Cancelled,
+                "cancelled; it ended during the grace period".into(),
+            ),
+            Outcome::Exited { code: 0 } => {
+                v.exit_code = Some(0);
+                (JobState::Succeeded, "exited with code 0".into())
+            }
+            Outcome::Exited { code } => {
+                v.exit_code = Some(*code);
+                (JobState::Failed, format!("exited with code {code}"))
+            }
+            Outcome::Signaled { signal } => {
+                v.signal = Some(*signal);
+                (
+                    JobState::Failed,
+                    format!("killed by signal {signal} ({})", signal_name(*signal)),
+                )
+            }
+            Outcome::TimedOut { walltime_s } => (
+                JobState::TimedOut,
+                format!("stopped after passing its walltime of {walltime_s} s"),
+            ),
+            Outcome::SpawnFailed { message } => {
+                (JobState::Failed, format!("could not start: {message}"))
+            }
+        };
+        self.end(id, state, reason, at_ms);
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => "unnamed signal",
+    }
+}

@@ -1,0 +1,349 @@
+//! The user-facing operations on jobs.
+
+use gpusched_store::JobRecord;
+use gpusched_wire::{
+    CancelResult, GpuView, JobList, JobListQuery, JobState, JobSubmit, JobView, NodeList,
+    NodeState, NodeView, Submitted,
+};
+use tokio::sync::oneshot;
+
+use super::validate::{self, KnownNode};
+use super::{now_ms, Fail, State};
+
+/// `wait`: the job is over, or a receiver that fires when it is.
+pub enum WaitResult {
+    Done(Box<JobView>),
+    Pending(oneshot::Receiver<JobView>),
+}
+
+/// Where to fetch a job's logs from.
+pub struct LogTarget {
+    pub url: String,
+    pub job: u64,
+    pub attempt: u32,
+}
+
+impl State {
+    /// Accepts a batch of jobs together, or none of them.
+    pub fn submit(&mut self, jobs: Vec<JobSubmit>) -> Result<Submitted, Fail> {
+        if jobs.is_empty() {
+            return Err(Fail::BadRequest(
+                "`jobs` is empty: submit at least one job".into(),
+            ));
+        }
+        if jobs.len() > validate::MAX_BATCH {
+            return Err(Fail::BadRequest(format!(
+                "{} jobs in one batch; at most {} (split it)",
+                jobs.len(),
+                validate::MAX_BATCH
+            )));
+        }
+        let known: Vec<KnownNode> = self
+            .nodes
+            .values()
+            .map(|n| KnownNode {
+                name: &n.record.register.node,
+                gpus: &n.record.register.gpus,
+            })
+            .collect();
+        let many = jobs.len() > 1;
+        for (i, j) in jobs.iter().enumerate() {
+            validate::check_submit(j, &known).map_err(|e| {
+                Fail::BadRequest(if many {
+                    format!("job #{i} of the batch: {e}")
+                } else {
+                    e
+                })
+            })?;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for j in &jobs {
+            if let Some(t) = &j.client_token {
+                if !seen.insert(t.as_str()) {
+                    return Err(Fail::BadRequest(format!(
+                        "`client_token` {t:?} appears twice in one batch; each job needs its own"
+                    )));
+                }
+            }
+        }
+        let now = now_ms();
+        let mut ids = Vec::with_capacity(jobs.len());
+        for j in jobs {
+            if let Some(&id) = j.client_token.as_ref().and_then(|t| self.tokens.get(t)) {
+                ids.push(id); // a retry of an accepted submission
+                continue;
+            }
+            let id = self.next_id;
+            self.next_id += 1;
+            let record = self.record_of(id, j, now);
+            if let Some(t) = &record.client_token {
+                self.tokens.insert(t.clone(), id);
+            }
+            self.enqueue(&record);
+            self.jobs.insert(id, record);
+            self.touch_job(id);
+            ids.push(id);
+        }
+        self.sched_due = true;
+        Ok(Submitted { ids })
+    }
+
+    fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
+        let name = j.name.clone().unwrap_or_else(|| {
+            let prog = &j.command[0];
+            prog.rsplit('/').next().unwrap_or(prog).to_string()
+        });
+        JobRecord {
+            view: JobView {
+                id,
+                name,
+                user: j.user.unwrap_or_else(|| "anonymous".into()),
+                state: JobState::Pending,
+                reason: String::new(),
+                command: j.command,
+                cwd: j.cwd.unwrap_or_else(|| "/".into()),
+                gpus: j.gpus,
+                gpu_model: j.gpu_model,
+                priority: j.priority,
+                walltime_s: j.walltime_s,
+                node: None,
+                gpu_indices: Vec::new(),
+                attempt: 1,
+                max_retries: j.max_retries.unwrap_or(self.cfg.default_max_retries),
+                exit_code: None,
+                signal: None,
+                submit_ms: now,
+                start_ms: None,
+                end_ms: None,
+                cancel_requested: false,
+            },
+            env: j.env,
+            client_token: j.client_token,
+            grace_s: self.cfg.grace_s,
+        }
+    }
+
+    /// A job as the API shows it; a pending job's reason is worked out now.
+    pub fn view(&self, job: &JobRecord) -> JobView {
+        let mut v = job.view.clone();
+        if v.state == JobState::Pending {
+            let why = self.pending_reason(&v);
+            v.reason = if v.reason.is_empty() {
+                why
+            } else {
+                format!("{why} ({})", v.reason)
+            };
+        }
+        v
+    }
+
+    fn pending_reason(&self, v: &JobView) -> String {
+        let fits = |n: &super::NodeEntry| {
+            n.record
+                .register
+                .gpus
+                .iter()
+                .filter(|g| {
+                    v.gpu_model
+                        .as_ref()
+                        .is_none_or(|m| g.model.starts_with(m.as_str()))
+                })
+                .count() as u32
+                >= v.gpus
+        };
+        let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
+        if !online.iter().any(|n| fits(n)) {
+            let model = v
+                .gpu_model
+                .as_ref()
+                .map(|m| format!(" of model {m}*"))
+                .unwrap_or_default();
+            return format!(
+                "no online node can hold {} GPUs{model}; waiting for such a node to come back",
+                v.gpus
+            );
+        }
+        let free_max = online
+            .iter()
+            .filter(|n| fits(n))
+            .map(|n| n.record.register.gpus.len() - n.used.len())
+            .max()
+            .unwrap_or(0);
+        if (free_max as u32) < v.gpus {
+            format!(
+                "waiting for {} free GPUs on one node (at most {free_max} free on a node now; {} jobs waiting)",
+                v.gpus,
+                self.queue.waiting()
+            )
+        } else {
+            format!(
+                "queued behind earlier jobs under the `{}` policy",
+                self.cfg.policy.name()
+            )
+        }
+    }
+
+    pub fn get(&self, id: u64) -> Result<JobView, Fail> {
+        self.jobs
+            .get(&id)
+            .map(|j| self.view(j))
+            .ok_or_else(|| no_such_job(id))
+    }
+
+    pub fn list(&self, q: &JobListQuery) -> Result<JobList, Fail> {
+        let states: Option<Vec<JobState>> = match q.state.as_deref() {
+            None | Some("") | Some("all") => None,
+            Some("active") => Some(vec![
+                JobState::Pending,
+                JobState::Starting,
+                JobState::Running,
+            ]),
+            Some(list) => Some(
+                list.split(',')
+                    .map(|s| {
+                        JobState::parse(s.trim()).ok_or_else(|| {
+                            Fail::BadRequest(format!(
+                                "unknown state `{s}` in `state`; use {}, `active` or `all`",
+                                JobState::ALL.map(|s| s.name()).join(", ")
+                            ))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        let limit = q.limit.unwrap_or(1000);
+        if limit == 0 || limit > 100_000 {
+            return Err(Fail::BadRequest("`limit` must be 1..=100000".into()));
+        }
+        let from = q.after.map(|a| a + 1).unwrap_or(0);
+        let jobs = self
+            .jobs
+            .range(from..)
+            .map(|(_, j)| j)
+            .filter(|j| states.as_ref().is_none_or(|s| s.contains(&j.view.state)))
+            .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
+            .filter(|j| {
+                q.node
+                    .as_ref()
+                    .is_none_or(|n| j.view.node.as_ref() == Some(n))
+            })
+            .take(limit)
+            .map(|j| self.view(j))
+            .collect();
+        Ok(JobList { jobs })
+    }
+
+    pub fn cancel(&mut self, id: u64) -> Result<CancelResult, Fail> {
+        let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
+        let state = job.view.state;
+        let result = match state {
+            s if s.is_terminal() => "already_ended",
+            JobState::Pending => {
+                self.end(
+                    id,
+                    JobState::Cancelled,
+                    "cancelled before it started".into(),
+                    now_ms(),
+                );
+                "cancelled"
+            }
+            _ => {
+                if !job.view.cancel_requested {
+                    job.view.cancel_requested = true;
+                    let node = job.view.node.clone().unwrap_or_default();
+                    job.view.reason = format!("cancel requested; {node} is stopping it");
+                    self.touch_job(id);
+                    self.bump(&node);
+                }
+                "cancelling"
+            }
+        };
+        Ok(CancelResult {
+            id,
+            result: result.into(),
+            state: self.jobs[&id].view.state,
+        })
+    }
+
+    pub fn wait(&mut self, id: u64) -> Result<WaitResult, Fail> {
+        let job = self.jobs.get(&id).ok_or_else(|| no_such_job(id))?;
+        if job.view.state.is_terminal() {
+            return Ok(WaitResult::Done(Box::new(job.view.clone())));
+        }
+        let (tx, rx) = oneshot::channel();
+        let ws = self.waiters.entry(id).or_default();
+        ws.retain(|w| !w.is_closed());
+        ws.push(tx);
+        Ok(WaitResult::Pending(rx))
+    }
+
+    pub fn log_target(&self, id: u64) -> Result<LogTarget, Fail> {
+        let job = self.jobs.get(&id).ok_or_else(|| no_such_job(id))?;
+        let v = &job.view;
+        let Some(node_name) = &v.node else {
+            return Err(Fail::NotFound(format!(
+                "job {id} has not started yet (it is {}), so it has no logs",
+                v.state.name()
+            )));
+        };
+        let node = self.nodes.get(node_name).ok_or_else(|| {
+            Fail::Unavailable(format!(
+                "job {id} ran on {node_name}, which this server no longer knows"
+            ))
+        })?;
+        let url = node.record.register.log_url.clone().ok_or_else(|| {
+            Fail::Unavailable(format!(
+                "the agent on {node_name} serves no logs (it has no log URL)"
+            ))
+        })?;
+        if !node.online {
+            return Err(Fail::Unavailable(format!(
+                "{node_name} is offline; job {id}'s logs are on that host under the agent's \
+                 state directory, jobs/{id}.{}/",
+                v.attempt
+            )));
+        }
+        Ok(LogTarget {
+            url,
+            job: id,
+            attempt: v.attempt,
+        })
+    }
+
+    pub fn node_list(&self) -> NodeList {
+        let now = std::time::Instant::now();
+        let nodes = self
+            .nodes
+            .values()
+            .map(|n| NodeView {
+                name: n.record.register.node.clone(),
+                state: if n.online {
+                    NodeState::Online
+                } else {
+                    NodeState::Offline
+                },
+                gpus: n
+                    .record
+                    .register
+                    .gpus
+                    .iter()
+                    .map(|g| GpuView {
+                        info: g.clone(),
+                        job: n.used.get(&g.index).copied(),
+                    })
+                    .collect(),
+                cpus: n.record.register.cpus,
+                mem_mib: n.record.register.mem_mib,
+                last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
+                agent_version: n.record.register.agent_version.clone(),
+            })
+            .collect();
+        NodeList { nodes }
+    }
+}
+
+fn no_such_job(id: u64) -> Fail {
+    Fail::NotFound(format!(
+        "no job with id {id}; `gpusched queue --all` lists the known jobs"
+    ))
+}

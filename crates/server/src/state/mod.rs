@@ -1,0 +1,357 @@
+//! The server's working state, owned by one task (see `actor.rs`): jobs, nodes and the
+//! core's queue. Every method here changes memory only and records what it touched;
+//! the actor writes the touched rows in one transaction and only then answers anyone.
+
+mod agents;
+mod jobs;
+mod validate;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use gpusched_core::PolicyConfig;
+use gpusched_store::{JobRecord, NodeRecord};
+use gpusched_wire::JobState;
+use tokio::sync::{oneshot, watch};
+
+use crate::config::ServerConfig;
+use crate::live::{LiveNode, LiveQueue};
+
+pub use agents::PollResult;
+pub use jobs::{LogTarget, WaitResult};
+
+/// A refusal, with the HTTP status it maps to and a message that says what to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fail {
+    BadRequest(String),
+    NotFound(String),
+    /// The agent must register again (the server restarted or lost it).
+    Conflict(String),
+    /// The request was fine but cannot be served now (a node is offline).
+    Unavailable(String),
+}
+
+/// A node as the server tracks it.
+pub struct NodeEntry {
+    pub record: NodeRecord,
+    pub online: bool,
+    pub last_seen: Instant,
+    /// Generation of the node's desired state; bumped on every change.
+    pub gen: u64,
+    pub watch: watch::Sender<u64>,
+    /// Jobs starting or running here.
+    pub jobs: BTreeSet<u64>,
+    /// GPU index → the job holding it.
+    pub used: BTreeMap<u32, u64>,
+}
+
+/// What a round changed, for the actor to persist and announce.
+#[derive(Default)]
+pub struct Touched {
+    pub jobs: BTreeSet<u64>,
+    pub nodes: BTreeSet<String>,
+    /// Nodes whose desired state changed (wake their polls after the commit).
+    pub bumped: BTreeSet<String>,
+    /// Jobs that reached a terminal state (wake their waiters after the commit).
+    pub ended: BTreeSet<u64>,
+}
+
+pub struct State {
+    pub cfg: Arc<ServerConfig>,
+    /// Changes at every start, so agents notice a restarted server.
+    pub instance: String,
+    pub jobs: BTreeMap<u64, JobRecord>,
+    next_id: u64,
+    tokens: HashMap<String, u64>,
+    pub nodes: BTreeMap<String, NodeEntry>,
+    queue: LiveQueue,
+    /// A pass is due (a job arrived or GPUs were freed or nodes changed).
+    sched_due: bool,
+    waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
+    pub touched: Touched,
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn now_s() -> f64 {
+    now_ms() as f64 / 1000.0
+}
+
+impl State {
+    /// Rebuilds the state from the store. Nodes of the last life count as online for
+    /// one heartbeat timeout so their agents can re-register and keep their jobs.
+    pub fn load(cfg: Arc<ServerConfig>, jobs: Vec<JobRecord>, nodes: Vec<NodeRecord>) -> Self {
+        let policy = PolicyConfig::new(cfg.policy);
+        let mut st = State {
+            instance: format!("{:x}-{:x}", now_ms(), std::process::id()),
+            cfg,
+            jobs: BTreeMap::new(),
+            next_id: 1,
+            tokens: HashMap::new(),
+            nodes: BTreeMap::new(),
+            queue: LiveQueue::new(policy),
+            sched_due: true,
+            waiters: BTreeMap::new(),
+            touched: Touched::default(),
+        };
+        for record in nodes {
+            let name = record.register.node.clone();
+            st.nodes.insert(name, NodeEntry::new(record));
+        }
+        st.refresh_nodes();
+        let now = now_s();
+        for job in jobs {
+            let v = &job.view;
+            st.next_id = st.next_id.max(v.id + 1);
+            if let Some(t) = &job.client_token {
+                st.tokens.insert(t.clone(), v.id);
+            }
+            if !v.state.is_terminal() {
+                st.enqueue(&job);
+                if matches!(v.state, JobState::Starting | JobState::Running) {
+                    st.restore_running(&job, now);
+                }
+            }
+            st.jobs.insert(v.id, job);
+        }
+        st
+    }
+
+    fn enqueue(&mut self, job: &JobRecord) {
+        self.queue.add(&job.view);
+    }
+
+    fn restore_running(&mut self, job: &JobRecord, now: f64) {
+        let v = &job.view;
+        let node = v.node.clone().unwrap_or_default();
+        let ok = match self.nodes.get_mut(&node) {
+            Some(n) if v.gpu_indices.iter().all(|g| !n.used.contains_key(g)) => {
+                for &g in &v.gpu_indices {
+                    n.used.insert(g, v.id);
+                }
+                n.jobs.insert(v.id);
+                true
+            }
+            _ => false,
+        };
+        if !(ok && self.queue.mark_running(v.id, &node, now)) {
+            // Left as it was; the node's next registration (or its timeout) settles it.
+            tracing::warn!(job = v.id, node, "could not restore a running job's GPUs");
+        }
+    }
+
+    /// Tells the core which nodes are online now; jobs stranded by the change are lost.
+    fn refresh_nodes(&mut self) {
+        let live: Vec<LiveNode> = self
+            .nodes
+            .values()
+            .filter(|n| n.online)
+            .map(|n| LiveNode {
+                name: n.record.register.node.clone(),
+                gpus: n.record.register.gpus.len() as u32,
+                model: n
+                    .record
+                    .register
+                    .gpus
+                    .first()
+                    .map(|g| g.model.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        for id in self.queue.set_nodes(live) {
+            self.lose(id, "its node left the cluster");
+        }
+        self.sched_due = true;
+    }
+
+    fn touch_job(&mut self, id: u64) {
+        self.touched.jobs.insert(id);
+    }
+
+    fn bump(&mut self, node: &str) {
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.gen += 1;
+            self.touched.bumped.insert(node.to_string());
+        }
+    }
+
+    /// Runs the core if anything changed since the last pass, turning its starts into
+    /// `starting` jobs with GPUs picked on their node.
+    pub fn schedule(&mut self) {
+        if !self.sched_due {
+            return;
+        }
+        self.sched_due = false;
+        let now_ms = now_ms();
+        for start in self.queue.pass(now_ms as f64 / 1000.0) {
+            let Some(node) = self.nodes.get_mut(&start.node) else {
+                continue;
+            };
+            let Some(job) = self.jobs.get_mut(&start.job) else {
+                continue;
+            };
+            let want = job.view.gpus as usize;
+            let picked: Vec<u32> = node
+                .record
+                .register
+                .gpus
+                .iter()
+                .map(|g| g.index)
+                .filter(|i| !node.used.contains_key(i))
+                .take(want)
+                .collect();
+            if picked.len() < want {
+                // The core and the index disagree: a bug, but not one to crash for.
+                tracing::error!(job = start.job, node = start.node, "no free GPU indices");
+                continue;
+            }
+            for &g in &picked {
+                node.used.insert(g, start.job);
+            }
+            node.jobs.insert(start.job);
+            let v = &mut job.view;
+            v.state = JobState::Starting;
+            v.reason = format!("sent to {}", start.node);
+            v.node = Some(start.node.clone());
+            v.gpu_indices = picked;
+            v.start_ms = None;
+            self.touched.jobs.insert(start.job);
+            self.bump(&start.node);
+        }
+    }
+
+    /// Frees a job's GPUs on its node (it ended, was lost or cancelled).
+    fn release(&mut self, id: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        if let Some(node) = job.view.node.clone() {
+            if let Some(n) = self.nodes.get_mut(&node) {
+                n.jobs.remove(&id);
+                n.used.retain(|_, j| *j != id);
+                self.bump(&node);
+            }
+        }
+        self.sched_due = true;
+    }
+
+    /// Ends a job for good.
+    fn end(&mut self, id: u64, state: JobState, reason: String, at_ms: u64) {
+        self.release(id);
+        self.queue.remove(id);
+        if let Some(job) = self.jobs.get_mut(&id) {
+            job.view.state = state;
+            job.view.reason = reason;
+            job.view.end_ms = Some(at_ms);
+            self.touched.jobs.insert(id);
+            self.touched.ended.insert(id);
+        }
+    }
+
+    /// A run was lost (its node died or forgot it): requeue with the next attempt
+    /// number while retries last, else fail. A job being cancelled just ends cancelled.
+    fn lose(&mut self, id: u64, why: &str) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let v = &job.view;
+        if v.state.is_terminal() {
+            return;
+        }
+        let node = v.node.clone().unwrap_or_default();
+        let now = now_ms();
+        if v.cancel_requested {
+            self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
+            return;
+        }
+        if v.attempt > v.max_retries {
+            let reason = format!(
+                "lost {} times, the last on {node}: {why}; no retries left (max_retries = {})",
+                v.attempt, v.max_retries
+            );
+            self.end(id, JobState::Failed, reason, now);
+            return;
+        }
+        self.release(id);
+        self.queue.requeue(id, now as f64 / 1000.0);
+        let job = self.jobs.get_mut(&id).expect("checked above");
+        let v = &mut job.view;
+        v.reason = format!(
+            "requeued after attempt {} on {node} was lost: {why}",
+            v.attempt
+        );
+        v.state = JobState::Pending;
+        v.attempt += 1;
+        v.node = None;
+        v.gpu_indices.clear();
+        v.start_ms = None;
+        self.touch_job(id);
+    }
+
+    /// Hands out the waiters of jobs that ended this round (called after the commit).
+    pub fn take_ended_waiters(
+        &mut self,
+    ) -> Vec<(
+        oneshot::Sender<gpusched_wire::JobView>,
+        gpusched_wire::JobView,
+    )> {
+        let ended = std::mem::take(&mut self.touched.ended);
+        let mut out = Vec::new();
+        for id in ended {
+            if let (Some(ws), Some(job)) = (self.waiters.remove(&id), self.jobs.get(&id)) {
+                for w in ws {
+                    out.push((w, job.view.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Nodes silent for longer than the heartbeat timeout go offline; their jobs are
+    /// lost and requeued.
+    pub fn expire_nodes(&mut self, now: Instant) {
+        let timeout: Duration = self.cfg.heartbeat_timeout;
+        let dead: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.online && now.duration_since(n.last_seen) > timeout)
+            .map(|(k, _)| k.clone())
+            .collect();
+        if dead.is_empty() {
+            return;
+        }
+        for name in &dead {
+            tracing::warn!(node = %name, "no heartbeat for {timeout:?}: node offline, its jobs requeued");
+            let jobs: Vec<u64> = {
+                let n = self.nodes.get_mut(name).expect("listed above");
+                n.online = false;
+                n.jobs.iter().copied().collect()
+            };
+            for id in jobs {
+                let why = format!("no heartbeat from {name} for {}s", timeout.as_secs_f64());
+                self.lose(id, &why);
+            }
+        }
+        self.refresh_nodes();
+    }
+}
+
+impl NodeEntry {
+    fn new(record: NodeRecord) -> Self {
+        NodeEntry {
+            record,
+            online: true,
+            last_seen: Instant::now(),
+            gen: 0,
+            watch: watch::channel(0).0,
+            jobs: BTreeSet::new(),
+            used: BTreeMap::new(),
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The agent protocol. The server keeps, per node, the *desired* set of job attempts
+//! (start these, cancel those); the agent long-polls it and reconciles, and reports what
+//! happened. Every message is idempotent: a launch the agent has seen before is not run
+//! again, and a report about an attempt that is no longer current is acknowledged and
+//! ignored. That is what makes crashes of either side safe.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::node::GpuInfo;
+
+/// One run of one job.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptRef {
+    pub job: u64,
+    pub attempt: u32,
+}
+
+/// `POST /api/agent/register`: sent when the agent starts and whenever the server does
+/// not know it (the server restarted).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Register {
+    pub node: String,
+    pub agent_version: String,
+    pub gpus: Vec<GpuInfo>,
+    pub cpus: u32,
+    pub mem_mib: u64,
+    /// Where the server can fetch job logs from this agent (`http://host:port`).
+    pub log_url: Option<String>,
+    /// Attempts running right now.
+    pub running: Vec<AttemptRef>,
+    /// Ends the server has not acknowledged yet (applied before `running` is compared).
+    pub events: Vec<RunEvent>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Registered {
+    /// Changes every time the server starts; polls name it.
+    pub instance: String,
+    /// The longest the server holds a poll; the agent polls again at once after each.
+    pub poll_wait_ms: u64,
+    /// Silence after which the server declares the node lost.
+    pub heartbeat_timeout_ms: u64,
+}
+
+/// `GET /api/agent/poll` parameters. The call returns at once when the desired state's
+/// generation differs from `gen` (or the instance changed), else waits up to
+/// `poll_wait_ms` for a change. Each poll is also the node's heartbeat.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, IntoParams, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PollQuery {
+    pub node: String,
+    pub instance: String,
+    pub gen: u64,
+}
+
+/// What the server wants a node to be doing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Desired {
+    pub gen: u64,
+    /// Attempts that should run (start any not seen before). An attempt running on the
+    /// node but absent here and from `cancel` is no longer wanted and is stopped.
+    pub run: Vec<Launch>,
+    /// Attempts to stop (SIGTERM, grace, SIGKILL) and report as cancelled.
+    pub cancel: Vec<AttemptRef>,
+}
+
+/// Everything the agent needs to start one attempt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Launch {
+    pub job: u64,
+    pub attempt: u32,
+    pub name: String,
+    pub command: Vec<String>,
+    pub cwd: String,
+    pub env: BTreeMap<String, String>,
+    /// Node-local GPU indices (NVML order).
+    pub gpus: Vec<u32>,
+    pub walltime_s: Option<u64>,
+    /// Seconds between SIGTERM and SIGKILL when the job is stopped.
+    pub grace_s: u64,
+}
+
+impl Launch {
+    pub fn attempt_ref(&self) -> AttemptRef {
+        AttemptRef {
+            job: self.job,
+            attempt: self.attempt,
+        }
+    }
+}
+
+/// How an attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Outcome {
+    /// The process exited by itself with this status.
+    Exited { code: i32 },
+    /// The process was killed by a signal it did not ask for (not by gpusched).
+    Signaled { signal: i32 },
+    /// gpusched stopped it for passing its walltime.
+    TimedOut { walltime_s: u64 },
+    /// gpusched stopped it because it was cancelled.
+    Cancelled,
+    /// The program could not be started (not found, not executable, bad directory).
+    SpawnFailed { message: String },
+    /// The agent lost track of it (the agent restarted while it ran); the server
+    /// requeues it if retries are left.
+    Lost { message: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RunEventKind {
+    Started { pid: u32 },
+    Ended { outcome: Outcome },
+}
+
+/// Something that happened to an attempt on a node, with the node's clock (Unix ms).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunEvent {
+    pub job: u64,
+    pub attempt: u32,
+    pub at_ms: u64,
+    pub event: RunEventKind,
+}
+
+/// `POST /api/agent/report`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub node: String,
+    pub instance: String,
+    pub events: Vec<RunEvent>,
+}

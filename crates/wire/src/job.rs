@@ -1,0 +1,182 @@
+//! Jobs as users submit and see them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// One job to run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobSubmit {
+    /// A name to recognise the job by; defaults to the program's file name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Program and arguments, run directly (no shell). Use `["sh", "-c", "..."]` for a
+    /// shell line.
+    pub command: Vec<String>,
+    /// Whole GPUs, all on one node. 0 runs a job that needs no GPU.
+    #[serde(default = "one")]
+    pub gpus: u32,
+    /// Accepted GPU model prefix, e.g. `A100` or `H100-80GB`.
+    #[serde(default)]
+    pub gpu_model: Option<String>,
+    /// Working directory on the node; defaults to the submitter's current directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Extra environment variables for the job (added to the agent's environment).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Run-time limit in seconds; the job is stopped (SIGTERM, grace, SIGKILL) and ends
+    /// `timed_out` when it passes it.
+    #[serde(default)]
+    pub walltime_s: Option<u64>,
+    /// Larger runs earlier under the `priority` policy.
+    #[serde(default)]
+    pub priority: i32,
+    /// How many times a job whose node was lost is put back in the queue.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    /// Who submits. Until authentication arrives the client states it.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// A client-chosen key that makes a retried submission idempotent: a second
+    /// submission with the same key returns the first job instead of a new one.
+    #[serde(default)]
+    pub client_token: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Many jobs in one call, accepted (or refused) together in one transaction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchSubmit {
+    pub jobs: Vec<JobSubmit>,
+}
+
+/// The ids given to submitted jobs, in submission order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Submitted {
+    pub ids: Vec<u64>,
+}
+
+/// Where a job is in its life.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Pending,
+    Starting,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    TimedOut,
+}
+
+impl JobState {
+    pub const ALL: [JobState; 7] = [
+        JobState::Pending,
+        JobState::Starting,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Cancelled,
+        JobState::TimedOut,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Starting => "starting",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+            JobState::TimedOut => "timed_out",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobState> {
+        JobState::ALL.into_iter().find(|st| st.name() == s)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Cancelled | JobState::TimedOut
+        )
+    }
+}
+
+/// A job as the API shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobView {
+    pub id: u64,
+    pub name: String,
+    pub user: String,
+    pub state: JobState,
+    /// Why the job is in this state: why it waits, how it ended.
+    pub reason: String,
+    pub command: Vec<String>,
+    pub cwd: String,
+    pub gpus: u32,
+    pub gpu_model: Option<String>,
+    pub priority: i32,
+    pub walltime_s: Option<u64>,
+    /// The node it runs (or last ran) on.
+    pub node: Option<String>,
+    /// The node-local GPU indices it holds (or last held).
+    pub gpu_indices: Vec<u32>,
+    /// 1 for the first run; a job requeued after its node was lost runs again with the
+    /// next attempt number.
+    pub attempt: u32,
+    pub max_retries: u32,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// Unix times in milliseconds.
+    pub submit_ms: u64,
+    pub start_ms: Option<u64>,
+    pub end_ms: Option<u64>,
+    /// A cancel was asked for and the node is stopping the job.
+    pub cancel_requested: bool,
+}
+
+/// `GET /api/jobs` filters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, IntoParams, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct JobListQuery {
+    /// Comma-separated states (`pending,running`), or `active` for every live state.
+    #[serde(default)]
+    pub state: Option<String>,
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Only jobs with an id above this (for paging).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// At most this many jobs (default 1000, at most 100000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobList {
+    pub jobs: Vec<JobView>,
+}
+
+/// What a cancel did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CancelResult {
+    pub id: u64,
+    /// `cancelled` (it never ran or is gone), `cancelling` (its node is stopping it),
+    /// or `already_ended`.
+    pub result: String,
+    pub state: JobState,
+}

@@ -1,0 +1,27 @@
+//! The types that cross the wire: the user API (jobs, nodes, errors) and the agent
+//! protocol. Plain serde structs with their OpenAPI schemas; no behaviour, no I/O.
+//!
+//! Unknown fields are refused everywhere a client writes (`deny_unknown_fields`), so a
+//! misspelt option is an error instead of a silently ignored wish.
+
+pub mod agent;
+pub mod job;
+pub mod node;
+
+pub use agent::{
+    AttemptRef, Desired, Launch, Outcome, PollQuery, Register, Registered, Report, RunEvent,
+    RunEventKind,
+};
+pub use job::{
+    BatchSubmit, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView, Submitted,
+};
+pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
+
+/// The body of every error response: what went wrong and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct ApiError {
+    pub error: String,
+}
+
+/// The default address of the server's HTTP listener.
+pub const DEFAULT_PORT: u16 = 6450;

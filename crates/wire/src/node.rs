@@ -1,0 +1,72 @@
+//! Nodes and their GPUs.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// How the agent learned about a GPU.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuSource {
+    /// Read from NVIDIA's management library.
+    Nvml,
+    /// Declared by flag or config on a host without NVML: nothing checks it is real.
+    Declared,
+    /// The test double that follows NVML's documented behaviour.
+    Fake,
+}
+
+impl GpuSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuSource::Nvml => "nvml",
+            GpuSource::Declared => "declared",
+            GpuSource::Fake => "fake",
+        }
+    }
+}
+
+/// One GPU as the agent found it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GpuInfo {
+    /// NVML index (PCI bus order).
+    pub index: u32,
+    /// `GPU-…` UUID where known.
+    pub uuid: Option<String>,
+    pub model: String,
+    pub mem_mib: u64,
+    pub source: GpuSource,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeState {
+    Online,
+    /// Missed its heartbeats; its jobs were requeued.
+    Offline,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GpuView {
+    #[serde(flatten)]
+    pub info: GpuInfo,
+    /// The job holding this GPU.
+    pub job: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct NodeView {
+    pub name: String,
+    pub state: NodeState,
+    pub gpus: Vec<GpuView>,
+    pub cpus: u32,
+    pub mem_mib: u64,
+    /// Milliseconds since the agent was last heard from.
+    pub last_seen_ms_ago: u64,
+    pub agent_version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct NodeList {
+    pub nodes: Vec<NodeView>,
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Live-cluster benchmarks of docs/benchmarks.md (issue 3).
+
+Starts `gpusched server` and one `gpusched agent` declaring 8 GPUs on loopback (separate
+processes, so each one's peak RSS can be read), then measures:
+  (a) end-to-end throughput of trivial 1-GPU jobs (/bin/true): N submitted in one batch
+      call, and M submitted by a loop of single `gpusched submit` CLI calls;
+  (b) submit -> start and submit -> finish latency, median and p99, over 200 jobs
+      submitted one at a time on an idle cluster;
+  (c) utilisation while refilling: 80 jobs of `sleep 1` on 8 GPUs;
+  (d) peak RSS (VmHWM) of the server and of the agent.
+The store is the default SQLite (WAL, synchronous=FULL: fsync on every commit).
+
+Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--cli-jobs 1000]
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def binary():
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    path = os.path.join(target, "release", "gpusched")
+    if not os.path.exists(path):
+        sys.exit(f"{path} not found; run `cargo build --release` first (or set CARGO_TARGET_DIR)")
+    return path
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def post(url, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())
+
+
+def active(base):
+    return len(get(f"{base}/api/jobs?state=active&limit=100000")["jobs"])
+
+
+def wait_idle(base, limit=600):
+    t0 = time.time()
+    while active(base) > 0:
+        if time.time() - t0 > limit:
+            sys.exit("jobs did not finish in time")
+        time.sleep(0.02)
+
+
+def jobs_between(base, first, last):
+    out = []
+    after = first - 1
+    while after < last:
+        page = get(f"{base}/api/jobs?state=all&after={after}&limit=100000")["jobs"]
+        page = [j for j in page if j["id"] <= last]
+        if not page:
+            break
+        out += page
+        after = page[-1]["id"]
+    return out
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * q))]
+
+
+def vm_hwm_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=10000)
+    ap.add_argument("--cli-jobs", type=int, default=1000)
+    ap.add_argument("--latency-jobs", type=int, default=200)
+    args = ap.parse_args()
+    exe = binary()
+    tmp = tempfile.mkdtemp(prefix="gpusched-bench-")
+    port = 16450
+    base = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, GPUSCHED_LOG="warn", GPUSCHED_SERVER=base)
+    server = subprocess.Popen([exe, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", f"{tmp}/data"],
+                              env=env, stdout=subprocess.DEVNULL)
+    agent = None
+    try:
+        for _ in range(200):
+            try:
+                get(f"{base}/api/health")
+                break
+            except Exception:
+                time.sleep(0.05)
+        agent = subprocess.Popen([exe, "agent", "--server", base, "--name", "bench", "--state-dir", f"{tmp}/agent",
+                                  "--gpus", "8", "--gpu-model", "A100-SXM4-80GB", "--gpu-backend", "declared"],
+                                 env=env, stdout=subprocess.DEVNULL)
+        while not [n for n in get(f"{base}/api/nodes")["nodes"] if n["state"] == "online"]:
+            time.sleep(0.05)
+        res = {}
+        job = {"command": ["/bin/true"], "gpus": 1, "cwd": "/tmp"}
+
+        # (a) one batch call
+        t0 = time.time()
+        ids = post(f"{base}/api/jobs/batch", {"jobs": [dict(job) for _ in range(args.jobs)]})["ids"]
+        t_sub = time.time() - t0
+        wait_idle(base)
+        t = time.time() - t0
+        done = jobs_between(base, ids[0], ids[-1])
+        ok = sum(j["state"] == "succeeded" for j in done)
+        res["batch"] = dict(jobs=args.jobs, submit_s=t_sub, total_s=t, jobs_per_s=args.jobs / t, succeeded=ok)
+        print(f"(a) batch of {args.jobs}: submit call {t_sub:.2f} s, all finished after {t:.2f} s "
+              f"-> {args.jobs / t:.0f} jobs/s end to end ({ok} succeeded)", flush=True)
+
+        # (a) a loop of single CLI calls
+        t0 = time.time()
+        first = last = None
+        for _ in range(args.cli_jobs):
+            out = subprocess.run([exe, "submit", "--json", "--cwd", "/tmp", "--", "/bin/true"], env=env,
+                                 capture_output=True, text=True, check=True).stdout
+            i = json.loads(out)["ids"][0]
+            first = first or i
+            last = i
+        t_sub = time.time() - t0
+        wait_idle(base)
+        t = time.time() - t0
+        done = jobs_between(base, first, last)
+        ok = sum(j["state"] == "succeeded" for j in done)
+        res["cli_loop"] = dict(jobs=args.cli_jobs, submit_s=t_sub, total_s=t, jobs_per_s=args.cli_jobs / t, succeeded=ok)
+        print(f"(a) loop of {args.cli_jobs} CLI submits: {args.cli_jobs / t_sub:.0f} submits/s, all finished after "
+              f"{t:.2f} s -> {args.cli_jobs / t:.0f} jobs/s end to end ({ok} succeeded)", flush=True)
+
+        # (b) latency on an idle cluster, one job at a time
+        starts, ends = [], []
+        for _ in range(args.latency_jobs):
+            i = post(f"{base}/api/jobs", job)["ids"][0]
+            v = get(f"{base}/api/jobs/{i}/wait?timeout_s=30")
+            starts.append(v["start_ms"] - v["submit_ms"])
+            ends.append(v["end_ms"] - v["submit_ms"])
+        res["latency_ms"] = dict(start_p50=statistics.median(starts), start_p99=pct(starts, 0.99),
+                                 finish_p50=statistics.median(ends), finish_p99=pct(ends, 0.99))
+        print(f"(b) {args.latency_jobs} jobs: submit->start median {statistics.median(starts):.1f} ms, "
+              f"p99 {pct(starts, 0.99):.1f} ms; submit->finish median {statistics.median(ends):.1f} ms, "
+              f"p99 {pct(ends, 0.99):.1f} ms", flush=True)
+
+        # (c) refill: 80 x sleep 1 on 8 GPUs
+        t0 = time.time()
+        ids = post(f"{base}/api/jobs/batch", {"jobs": [dict(job, command=["sleep", "1"]) for _ in range(80)]})["ids"]
+        wait_idle(base)
+        wall = time.time() - t0
+        done = jobs_between(base, ids[0], ids[-1])
+        first_submit = min(j["submit_ms"] for j in done)
+        last_end = max(j["end_ms"] for j in done)
+        busy = sum(j["end_ms"] - j["start_ms"] for j in done)
+        span = last_end - first_submit
+        util = busy / (8 * span)
+        res["refill"] = dict(makespan_s=span / 1000, wall_s=wall, utilisation=util)
+        print(f"(c) 80 x sleep 1 on 8 GPUs: makespan {span / 1000:.2f} s (ideal 10 s), GPUs busy {100 * util:.1f}%",
+              flush=True)
+
+        # (d) peak RSS
+        res["rss_mib"] = dict(server=vm_hwm_mib(server.pid), agent=vm_hwm_mib(agent.pid))
+        print(f"(d) peak RSS: server {res['rss_mib']['server']:.1f} MiB, agent {res['rss_mib']['agent']:.1f} MiB",
+              flush=True)
+        print(json.dumps(res))
+    finally:
+        for p in (agent, server):
+            if p:
+                p.kill()
+                p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
