@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(elapsed(3_725_000), "1:02:05");
         assert_eq!(elapsed(90_061_000), "1-01:01:01");
         assert_eq!(time(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(time(1_796_000_000_000), "2026-11-29 23:33:20 UTC");
+        assert_eq!(time(1_796_000_000_000), "2026-11-30 00:53:20 UTC");
     }
 
     #[test]
