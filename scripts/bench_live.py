@@ -39,7 +39,7 @@ def post(url, body):
 
 
 def active(base):
-    return len(get(f"{base}/api/jobs?state=active&limit=100000")["jobs"])
+    return len(get(f"{base}/api/jobs?state=active&limit=1")["jobs"])
 
 
 def wait_idle(base, limit=600):

@@ -49,7 +49,7 @@ async fn read_log(
         }
     };
     let a = AttemptRef { job, attempt };
-    if !jobs.exists(a) {
+    if !jobs.has_logs(a) {
         return err(
             StatusCode::NOT_FOUND,
             format!("this node has no logs for job {job} attempt {attempt}"),

@@ -19,7 +19,6 @@ use gpusched_wire::{
 use reqwest::StatusCode;
 use tokio::sync::{mpsc, watch};
 
-use crate::jobdir::JobDir;
 use crate::launcher::Launcher;
 
 #[derive(Clone, Debug)]
@@ -77,7 +76,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         .log_url
         .clone()
         .unwrap_or(format!("http://{}", listener.local_addr()?));
-    let logs = crate::logs::router(Arc::new(JobDir::open(&jobs_root)?));
+    let logs = crate::logs::router(Arc::new(launcher.records().clone()));
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, logs).await {
             tracing::error!("log server stopped: {e}");
