@@ -219,12 +219,15 @@ impl JobDir {
         self.lock().index.contains_key(&a)
     }
 
-    /// Whether this node holds logs of the attempt (kept after it is acknowledged).
+    /// Whether the attempt wrote any output here (logs are kept after it is
+    /// acknowledged; they are created on the first byte).
     pub fn has_logs(&self, a: AttemptRef) -> bool {
-        self.log_path(a, Stream::Stdout).exists()
+        [Stream::Stdout, Stream::Stderr]
+            .iter()
+            .any(|s| self.log_path(a, *s).exists())
     }
 
-    /// Records a launch and creates its (empty) logs. Fails with
+    /// Records a launch. Fails with
     /// [`JobDirError::AlreadyExists`] if the attempt was received before.
     pub fn create(&self, launch: &Launch) -> Result<(), JobDirError> {
         let a = launch.attempt_ref();
@@ -240,11 +243,6 @@ impl JobDir {
                 ..Record::default()
             },
         );
-        drop(inner);
-        for stream in [Stream::Stdout, Stream::Stderr] {
-            let path = self.log_path(a, stream);
-            File::create(&path).map_err(io_err("create", &path))?;
-        }
         Ok(())
     }
 
@@ -435,16 +433,15 @@ mod tests {
     }
 
     #[test]
-    fn create_records_the_launch_and_empty_logs_once() {
+    fn create_records_the_launch_once_and_no_logs_until_output() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = JobDir::open(&tmp.path().join("jobs")).unwrap();
         assert!(!dir.exists(a(7, 1)));
         dir.create(&launch(7, 1)).unwrap();
-        assert!(dir.exists(a(7, 1)) && dir.has_logs(a(7, 1)));
+        assert!(dir.exists(a(7, 1)) && !dir.has_logs(a(7, 1)));
         assert_eq!(dir.read_launch(a(7, 1)).unwrap(), launch(7, 1));
-        for stream in [Stream::Stdout, Stream::Stderr] {
-            assert_eq!(fs::read(dir.log_path(a(7, 1), stream)).unwrap(), b"");
-        }
+        dir.open_log(a(7, 1), Stream::Stderr).unwrap();
+        assert!(dir.has_logs(a(7, 1)));
         assert!(matches!(
             dir.create(&launch(7, 1)),
             Err(JobDirError::AlreadyExists { .. })
@@ -494,8 +491,8 @@ mod tests {
         let stored = dir.read_outcome(a(2, 1)).unwrap().unwrap();
         assert_eq!(stored.outcome, Outcome::Exited { code: 3 });
         assert!(stored.at_ms > 1_600_000_000_000, "{}", stored.at_ms);
-        // The acked attempt left the journal but kept its logs.
-        assert!(!dir.exists(a(3, 1)) && dir.has_logs(a(3, 1)));
+        // The acked attempt left the journal.
+        assert!(!dir.exists(a(3, 1)));
         let journal = fs::read_to_string(tmp.path().join(JOURNAL)).unwrap();
         assert_eq!(journal.lines().count(), 4, "{journal}");
     }

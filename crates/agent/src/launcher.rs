@@ -11,6 +11,7 @@
 //! agent kills the leaders, and [`Launcher::recover`] in the next life kills what they
 //! left and reports the attempt as lost.
 
+mod capture;
 mod command;
 mod forker;
 mod group;
@@ -19,6 +20,7 @@ mod spawn_error;
 mod supervise;
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gpusched_wire::{AttemptRef, GpuInfo, Launch, Outcome, RunEvent, RunEventKind};
@@ -152,28 +154,17 @@ impl Launcher {
                 return Ok(());
             }
         }
-        let logs = self
-            .dir
-            .open_log(a, Stream::Stdout)
-            .and_then(|out| Ok((out, self.dir.open_log(a, Stream::Stderr)?)));
-        let (stdout, stderr) = match logs {
-            Ok(files) => files,
-            Err(e) => {
-                let message = format!(
-                    "the agent could not open the attempt's logs, so did not start it: {e}"
-                );
-                self.end_unstarted(a, Outcome::Lost { message });
-                return Ok(());
-            }
-        };
-        let cmd = match command::build(launch, gpus, stdout, stderr) {
+        // Output goes through pipes that the agent copies to the log files, created on
+        // the first byte: a job that prints nothing costs no files (creating two inodes
+        // per job was most of the agent's cost per trivial job).
+        let cmd = match command::build(launch, gpus, Stdio::piped(), Stdio::piped()) {
             Ok(cmd) => cmd,
             Err(message) => {
                 self.end_unstarted(a, Outcome::SpawnFailed { message });
                 return Ok(());
             }
         };
-        let child = match self.forker.spawn(cmd, runtime.clone()) {
+        let mut child = match self.forker.spawn(cmd, runtime.clone()) {
             Ok(child) => child,
             Err(e) => {
                 let message = explain_spawn_error(launch, &e);
@@ -188,6 +179,16 @@ impl Launcher {
             return Ok(());
         };
         self.record_pid(a, pid);
+        let copiers = [
+            child
+                .stdout
+                .take()
+                .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stdout))),
+            child
+                .stderr
+                .take()
+                .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stderr))),
+        ];
         let cancel = self.running.insert(a);
         self.send(event(a, RunEventKind::Started { pid }));
         runtime.spawn(supervise(Supervised {
@@ -195,6 +196,7 @@ impl Launcher {
             child,
             // process_group(0) makes the leader's pid the group id.
             pgid: pid,
+            copiers: copiers.into_iter().flatten().collect(),
             walltime_s: launch.walltime_s,
             grace: Duration::from_secs(launch.grace_s),
             cancel,

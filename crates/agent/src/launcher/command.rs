@@ -2,7 +2,6 @@
 //! shell, working directory, logs, environment, its own process group, and death with
 //! the agent.
 
-use std::fs::File;
 use std::io;
 use std::process::Stdio;
 
@@ -16,8 +15,8 @@ use tokio::process::Command;
 pub fn build(
     launch: &Launch,
     node_gpus: &[GpuInfo],
-    stdout: File,
-    stderr: File,
+    stdout: Stdio,
+    stderr: Stdio,
 ) -> Result<Command, String> {
     let Some((program, args)) = launch.command.split_first() else {
         return Err("the job has no command to run".to_string());

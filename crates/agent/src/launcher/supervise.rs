@@ -18,10 +18,15 @@ use super::running::Running;
 use super::{event, record_outcome};
 use crate::jobdir::JobDir;
 
+/// How long the end of a job waits for its output pipes to drain.
+const COPY_DRAIN: Duration = Duration::from_secs(2);
+
 pub struct Supervised {
     pub attempt: AttemptRef,
     pub child: Child,
     pub pgid: u32,
+    /// The tasks copying the job's stdout and stderr to its logs.
+    pub copiers: Vec<tokio::task::JoinHandle<()>>,
     pub walltime_s: Option<u64>,
     pub grace: Duration,
     pub cancel: oneshot::Receiver<()>,
@@ -34,6 +39,16 @@ pub async fn supervise(mut s: Supervised) {
     let outcome = run_to_end(&mut s).await;
     // Whatever ended the leader, nothing the job started may outlive it.
     signal_group_logged(s.pgid, Signal::SIGKILL);
+    // The logs are complete once every writer is gone; a process that left the group
+    // (setsid) could hold a pipe forever, so wait a bounded time.
+    for c in s.copiers.drain(..) {
+        if timeout(COPY_DRAIN, c).await.is_err() {
+            tracing::warn!(
+                job = s.attempt.job,
+                "output still open after the job ended; logs may be incomplete"
+            );
+        }
+    }
     let dir = s.dir.clone();
     let written = outcome.clone();
     let a = s.attempt;
