@@ -72,10 +72,10 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     let listener = tokio::net::TcpListener::bind(cfg.log_listen)
         .await
         .with_context(|| format!("cannot listen for log requests on {}", cfg.log_listen))?;
-    let log_url = cfg
-        .log_url
-        .clone()
-        .unwrap_or(format!("http://{}", listener.local_addr()?));
+    let log_url = match &cfg.log_url {
+        Some(u) => u.clone(),
+        None => default_log_url(listener.local_addr()?),
+    };
     let logs = crate::logs::router(Arc::new(launcher.records().clone()));
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, logs).await {
@@ -343,6 +343,19 @@ fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
             }
         }
     }
+}
+
+/// `http://ADDR` of the log listener; a wildcard address (0.0.0.0) is replaced by the
+/// host name, which is what the server can reach.
+fn default_log_url(addr: SocketAddr) -> String {
+    if !addr.ip().is_unspecified() {
+        return format!("http://{addr}");
+    }
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "localhost".into());
+    format!("http://{host}:{}", addr.port())
 }
 
 fn now_ms() -> u64 {

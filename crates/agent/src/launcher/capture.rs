@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::jobdir::{JobDir, Stream};
 
 pub async fn copy(mut pipe: impl AsyncRead + Unpin, dir: JobDir, a: AttemptRef, stream: Stream) {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; 16 * 1024];
     let mut file: Option<std::fs::File> = None;
     let mut failed = false;
     loop {

@@ -222,3 +222,31 @@ fn a_batch_and_a_job_file_submit_many_jobs() {
         "{e}"
     );
 }
+
+#[test]
+fn logs_follow_a_running_job_until_it_ends() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    let id = submit(
+        &url,
+        &["--", "sh", "-c", "echo first; sleep 1; echo second"],
+    );
+    wait_until(Duration::from_secs(20), || {
+        job(&url, id)["state"] == "running"
+    });
+    let started = std::time::Instant::now();
+    let o = cli(&url, &["logs", "-f", &id.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "first\nsecond\n");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(job(&url, id)["state"], "succeeded");
+
+    // The machine-readable views.
+    let q: serde_json::Value =
+        serde_json::from_str(&stdout(&cli(&url, &["queue", "--all", "--json"]))).unwrap();
+    assert_eq!(q["jobs"][0]["id"], id);
+    let n: serde_json::Value =
+        serde_json::from_str(&stdout(&cli(&url, &["nodes", "--json"]))).unwrap();
+    assert_eq!(n["nodes"][0]["gpus"][0]["source"], "declared");
+}
