@@ -23,9 +23,29 @@ struct Offset {
     offset: Option<u64>,
 }
 
-pub fn router(jobs: Arc<JobDir>) -> Router {
+/// The log endpoint; only the server (holding the join token) may read.
+pub fn router(jobs: Arc<JobDir>, join_token: &str) -> Router {
+    let expected = format!("Bearer {join_token}");
     Router::new()
         .route("/logs/{job}/{attempt}/{stream}", get(read_log))
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let ok = req
+                    .headers()
+                    .get(axum::http::header::AUTHORIZATION)
+                    .is_some_and(|v| v.as_bytes() == expected.as_bytes());
+                async move {
+                    if ok {
+                        next.run(req).await
+                    } else {
+                        err(
+                            StatusCode::UNAUTHORIZED,
+                            "job logs are served to the gpusched server only".into(),
+                        )
+                    }
+                }
+            },
+        ))
         .with_state(jobs)
 }
 

@@ -34,6 +34,9 @@ pub struct AgentConfig {
     pub log_listen: SocketAddr,
     /// The URL the server should use for logs, if not `http://<log_listen>`.
     pub log_url: Option<String>,
+    /// The server's join token: proves to the server that this is an agent, and to this
+    /// agent's log endpoint that the caller is the server.
+    pub join_token: String,
 }
 
 /// Events not yet acknowledged by the server, oldest first.
@@ -76,14 +79,20 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         Some(u) => u.clone(),
         None => default_log_url(listener.local_addr()?),
     };
-    let logs = crate::logs::router(Arc::new(launcher.records().clone()));
+    let logs = crate::logs::router(Arc::new(launcher.records().clone()), &cfg.join_token);
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, logs).await {
             tracing::error!("log server stopped: {e}");
         }
     });
 
+    let mut auth = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", cfg.join_token))
+        .context("the join token has characters that cannot go in an HTTP header")?;
+    auth.set_sensitive(true);
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::AUTHORIZATION, auth);
     let http = reqwest::Client::builder()
+        .default_headers(headers)
         .connect_timeout(Duration::from_secs(3))
         .build()
         .context("cannot build the HTTP client")?;
@@ -165,6 +174,11 @@ async fn register(sh: &Shared) -> Registered {
                 let status = r.status();
                 let text = r.text().await.unwrap_or_default();
                 tracing::error!("the server refused the registration ({status}): {text}");
+                if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                    tracing::error!(
+                        "check the join token (the server keeps it in DATA_DIR/join-token)"
+                    );
+                }
             }
             Err(e) => backoff.note(&sh.cfg.server, &e),
         }

@@ -1,101 +1,191 @@
-//! The CLI's HTTP client for the user API. Errors say which server was tried and how to
-//! start one; a refusal from the server is shown with the server's own message (which
-//! says what to fix).
+//! The CLI's client for the user API, over the server's Unix socket (the caller is known
+//! by uid) or over TCP with a bearer token. Errors say which server was tried and how to
+//! reach one; a refusal from the server is shown with the server's own message.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use gpusched_wire::{
     ApiError, BatchSubmit, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList,
-    Submitted,
+    Submitted, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI,
 };
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::{Method, StatusCode};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 
-/// Where the CLI looks for the server: `--server`, else `$GPUSCHED_SERVER`, else the
-/// default local address.
-pub fn server_url(flag: Option<String>) -> String {
-    flag.or_else(|| std::env::var("GPUSCHED_SERVER").ok())
-        .unwrap_or_else(|| format!("http://127.0.0.1:{}", gpusched_wire::DEFAULT_PORT))
+/// How to reach the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `unix:/path/to/gpusched.sock`
+    Unix(PathBuf),
+    /// `http://host:port`, with a bearer token.
+    Http { base: String, token: Option<String> },
+}
+
+impl Target {
+    /// `--server` / `$GPUSCHED_SERVER` if given; else the local server's socket if there
+    /// is one in the default data directory; else `http://127.0.0.1:6450`. Over TCP the
+    /// token is `--token` / `$GPUSCHED_TOKEN`, else the file `~/.config/gpusched/token`.
+    pub fn resolve(server: Option<String>, token: Option<String>) -> Target {
+        let token = token.or_else(token_file);
+        match server {
+            Some(s) => match s.strip_prefix("unix:") {
+                Some(path) => Target::Unix(PathBuf::from(path)),
+                None => Target::Http {
+                    base: s.trim_end_matches('/').to_string(),
+                    token,
+                },
+            },
+            None => {
+                let sock = crate::commands::server::default_data_dir()
+                    .ok()
+                    .map(|d| d.join(gpusched_server::SOCKET_NAME))
+                    .filter(|p| p.exists());
+                match sock {
+                    Some(p) => Target::Unix(p),
+                    None => Target::Http {
+                        base: format!("http://127.0.0.1:{}", gpusched_wire::DEFAULT_PORT),
+                        token,
+                    },
+                }
+            }
+        }
+    }
+
+    fn shown(&self) -> String {
+        match self {
+            Target::Unix(p) => format!("unix:{}", p.display()),
+            Target::Http { base, .. } => base.clone(),
+        }
+    }
+}
+
+fn token_file() -> Option<String> {
+    let path = dirs::config_dir()?.join("gpusched").join("token");
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 pub struct Client {
-    base: String,
+    target: Target,
     http: reqwest::Client,
 }
 
+/// An answer: status, the job-state header (logs) and the body.
+struct Answer {
+    status: StatusCode,
+    job_state: String,
+    body: Bytes,
+}
+
 impl Client {
-    pub fn new(server: Option<String>) -> anyhow::Result<Self> {
-        let base = server_url(server).trim_end_matches('/').to_string();
+    pub fn new(target: Target) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(330))
             .build()
             .context("cannot build the HTTP client")?;
-        Ok(Client { base, http })
+        Ok(Client { target, http })
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> anyhow::Result<reqwest::Response> {
-        let resp = req.send().await.map_err(|e| {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> anyhow::Result<Answer> {
+        let sent = match &self.target {
+            Target::Unix(sock) => unix_call(sock, method, path, body).await,
+            Target::Http { base, token } => {
+                let mut req = self
+                    .http
+                    .request(method, format!("{base}{path}"))
+                    .header("content-type", "application/json");
+                if let Some(t) = token {
+                    req = req.bearer_auth(t);
+                }
+                if let Some(b) = body {
+                    req = req.body(b);
+                }
+                match req.send().await {
+                    Ok(r) => {
+                        let status = r.status();
+                        let job_state = header(r.headers());
+                        let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
+                        Ok(Answer {
+                            status,
+                            job_state,
+                            body,
+                        })
+                    }
+                    Err(e) => Err(anyhow!(root_cause(&e))),
+                }
+            }
+        };
+        let answer = sent.map_err(|e| {
             anyhow!(
-                "cannot reach the gpusched server at {} ({}); start one with `gpusched up`, \
+                "cannot reach the gpusched server at {} ({e}); start one with `gpusched up`, \
                  or point --server / GPUSCHED_SERVER at it",
-                self.base,
-                root_cause(&e)
+                self.target.shown()
             )
         })?;
-        if resp.status().is_success() {
-            return Ok(resp);
+        if answer.status.is_success() {
+            return Ok(answer);
         }
-        let status = resp.status();
-        let body = resp.bytes().await.unwrap_or_default();
-        let msg = serde_json::from_slice::<ApiError>(&body)
+        let msg = serde_json::from_slice::<ApiError>(&answer.body)
             .map(|e| e.error)
-            .unwrap_or_else(|_| String::from_utf8_lossy(&body).into_owned());
-        Err(anyhow!("{msg} (HTTP {})", status.as_u16()))
+            .unwrap_or_else(|_| String::from_utf8_lossy(&answer.body).into_owned());
+        Err(anyhow!("{msg} (HTTP {})", answer.status.as_u16()))
     }
 
-    async fn json<T: DeserializeOwned>(&self, req: reqwest::RequestBuilder) -> anyhow::Result<T> {
-        let resp = self.send(req).await?;
-        resp.json::<T>().await.with_context(|| {
+    async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> anyhow::Result<T> {
+        let bytes = body.map(serde_json::to_vec).transpose()?;
+        let answer = self.call(method, path, bytes).await?;
+        serde_json::from_slice(&answer.body).with_context(|| {
             format!(
                 "the server at {} sent an answer this CLI cannot read; are both the same version?",
-                self.base
+                self.target.shown()
             )
         })
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
     pub async fn submit(&self, jobs: Vec<JobSubmit>) -> anyhow::Result<Submitted> {
-        let req = if jobs.len() == 1 {
-            self.http.post(self.url("/api/jobs")).json(&jobs[0])
+        if jobs.len() == 1 {
+            self.json(Method::POST, "/api/jobs", Some(&jobs[0])).await
         } else {
-            self.http
-                .post(self.url("/api/jobs/batch"))
-                .json(&BatchSubmit { jobs })
-        };
-        self.json(req).await
+            self.json(Method::POST, "/api/jobs/batch", Some(&BatchSubmit { jobs }))
+                .await
+        }
     }
 
     pub async fn list(&self, q: &JobListQuery) -> anyhow::Result<JobList> {
-        self.json(self.http.get(self.url("/api/jobs")).query(q))
+        let qs = serde_urlencoded::to_string(q)?;
+        self.json(Method::GET, &format!("/api/jobs?{qs}"), None::<&()>)
             .await
     }
 
     pub async fn get(&self, id: u64) -> anyhow::Result<JobView> {
-        self.json(self.http.get(self.url(&format!("/api/jobs/{id}"))))
+        self.json(Method::GET, &format!("/api/jobs/{id}"), None::<&()>)
             .await
     }
 
     pub async fn cancel(&self, id: u64) -> anyhow::Result<CancelResult> {
-        self.json(self.http.post(self.url(&format!("/api/jobs/{id}/cancel"))))
+        self.json(Method::POST, &format!("/api/jobs/{id}/cancel"), None::<&()>)
             .await
     }
 
     pub async fn wait(&self, id: u64, timeout_s: u64) -> anyhow::Result<JobView> {
-        let url = self.url(&format!("/api/jobs/{id}/wait?timeout_s={timeout_s}"));
-        self.json(self.http.get(url)).await
+        let path = format!("/api/jobs/{id}/wait?timeout_s={timeout_s}");
+        self.json(Method::GET, &path, None::<&()>).await
     }
 
     /// Log bytes from `offset`, and the job's state.
@@ -105,23 +195,77 @@ impl Client {
         stream: &str,
         offset: u64,
     ) -> anyhow::Result<(Vec<u8>, String)> {
-        let url = self.url(&format!(
-            "/api/jobs/{id}/logs?stream={stream}&offset={offset}"
-        ));
-        let resp = self.send(self.http.get(url)).await?;
-        let state = resp
-            .headers()
-            .get("x-gpusched-job-state")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let body = resp.bytes().await.context("the log transfer broke off")?;
-        Ok((body.to_vec(), state))
+        let path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
+        let a = self.call(Method::GET, &path, None).await?;
+        Ok((a.body.to_vec(), a.job_state))
     }
 
     pub async fn nodes(&self) -> anyhow::Result<NodeList> {
-        self.json(self.http.get(self.url("/api/nodes"))).await
+        self.json(Method::GET, "/api/nodes", None::<&()>).await
     }
+
+    pub async fn whoami(&self) -> anyhow::Result<WhoAmI> {
+        self.json(Method::GET, "/api/whoami", None::<&()>).await
+    }
+
+    pub async fn token_create(&self, req: &TokenCreate) -> anyhow::Result<TokenCreated> {
+        self.json(Method::POST, "/api/tokens", Some(req)).await
+    }
+
+    pub async fn token_list(&self) -> anyhow::Result<TokenList> {
+        self.json(Method::GET, "/api/tokens", None::<&()>).await
+    }
+
+    pub async fn token_revoke(&self, id: u64) -> anyhow::Result<TokenView> {
+        self.json(
+            Method::POST,
+            &format!("/api/tokens/{id}/revoke"),
+            None::<&()>,
+        )
+        .await
+    }
+}
+
+fn header(h: &reqwest::header::HeaderMap) -> String {
+    h.get("x-gpusched-job-state")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// One HTTP/1.1 request over the Unix socket.
+async fn unix_call(
+    sock: &std::path::Path,
+    method: Method,
+    path: &str,
+    body: Option<Vec<u8>>,
+) -> anyhow::Result<Answer> {
+    let stream = tokio::net::UnixStream::connect(sock).await?;
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let req = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(hyper::header::HOST, "localhost")
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))?;
+    let resp = sender.send_request(req).await?;
+    let status = resp.status();
+    let job_state = resp
+        .headers()
+        .get("x-gpusched-job-state")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body = resp.into_body().collect().await?.to_bytes();
+    Ok(Answer {
+        status,
+        job_state,
+        body,
+    })
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

@@ -32,6 +32,10 @@ enum Command {
     Nodes(commands::nodes::Args),
     /// Wait for jobs to end; exit 0 only if all succeeded.
     Wait(commands::wait::Args),
+    /// Issue, list and revoke API tokens (admins).
+    Token(commands::token::Args),
+    /// How the server sees you.
+    Whoami(commands::token::WhoamiArgs),
     /// The control-plane server alone.
     Server(commands::server::ServerArgs),
     /// The node agent of one GPU host.
@@ -78,6 +82,8 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Logs(a) => commands::logs::run(a).await,
             Command::Nodes(a) => commands::nodes::run(a).await,
             Command::Wait(a) => commands::wait::run(a).await,
+            Command::Token(a) => commands::token::run(a).await,
+            Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,
             Command::Agent(a) => commands::agent::run(a).await,
             Command::Simulate(_) => unreachable!("handled above"),

@@ -8,20 +8,24 @@ use std::time::Instant;
 use gpusched_store::SqliteStore;
 use gpusched_wire::{
     CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery, Register,
-    Registered, Report, Submitted,
+    Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList, TokenView,
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::state::{Fail, LogTarget, PollResult, State, WaitResult};
+use crate::auth::SharedTokens;
+use crate::state::{Fail, LogTarget, PollResult, State, WaitResult, Who};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
 
 /// What the HTTP layer asks of the state.
 pub enum Cmd {
-    Submit(Vec<JobSubmit>, Reply<Submitted>),
+    Submit(Vec<JobSubmit>, Who, Reply<Submitted>),
     List(JobListQuery, Reply<JobList>),
     Get(u64, Reply<JobView>),
-    Cancel(u64, Reply<CancelResult>),
+    Cancel(u64, Who, Reply<CancelResult>),
+    CreateToken(TokenCreate, Reply<TokenCreated>),
+    ListTokens(Reply<TokenList>),
+    RevokeToken(u64, Reply<TokenView>),
     Wait(u64, Reply<WaitResult>),
     Logs(u64, Reply<(LogTarget, JobView)>),
     Nodes(Reply<NodeList>),
@@ -44,7 +48,12 @@ fn answer<T: Send + 'static>(out: &mut Vec<Answer>, reply: Reply<T>, value: Resu
     }));
 }
 
-pub async fn run(mut state: State, mut store: SqliteStore, mut rx: mpsc::Receiver<Cmd>) {
+pub async fn run(
+    mut state: State,
+    mut store: SqliteStore,
+    mut rx: mpsc::Receiver<Cmd>,
+    tokens: SharedTokens,
+) {
     let mut answers: Vec<Answer> = Vec::new();
     let mut cmds = Vec::with_capacity(MAX_ROUND);
     while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
@@ -52,12 +61,20 @@ pub async fn run(mut state: State, mut store: SqliteStore, mut rx: mpsc::Receive
             handle(&mut state, cmd, &mut answers);
         }
         state.schedule();
+        let tokens_changed = !state.touched.tokens.is_empty();
         if let Err(e) = persist(&mut state, &mut store).await {
             // Nothing of this round was acknowledged; stopping is the only way to keep
             // the promise that answered work is durable.
             tracing::error!("the store failed, stopping the server: {e}");
             eprintln!("error: the store failed: {e}");
             std::process::exit(70);
+        }
+        if tokens_changed {
+            let all: Vec<_> = state.tokens.values().cloned().collect();
+            tokens
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .replace(&all);
         }
         for a in answers.drain(..) {
             a();
@@ -75,8 +92,8 @@ pub async fn run(mut state: State, mut store: SqliteStore, mut rx: mpsc::Receive
 
 fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
     match cmd {
-        Cmd::Submit(jobs, r) => {
-            let v = state.submit(jobs);
+        Cmd::Submit(jobs, who, r) => {
+            let v = state.submit(jobs, &who);
             answer(out, r, v)
         }
         Cmd::List(q, r) => {
@@ -87,8 +104,20 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.get(id);
             answer(out, r, v)
         }
-        Cmd::Cancel(id, r) => {
-            let v = state.cancel(id);
+        Cmd::Cancel(id, who, r) => {
+            let v = state.cancel(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::CreateToken(req, r) => {
+            let v = state.create_token(req);
+            answer(out, r, v)
+        }
+        Cmd::ListTokens(r) => {
+            let v = Ok(state.list_tokens());
+            answer(out, r, v)
+        }
+        Cmd::RevokeToken(id, r) => {
+            let v = state.revoke_token(id);
             answer(out, r, v)
         }
         Cmd::Wait(id, r) => {
@@ -125,7 +154,8 @@ async fn persist(
 ) -> Result<(), gpusched_store::StoreError> {
     let jobs = std::mem::take(&mut state.touched.jobs);
     let nodes = std::mem::take(&mut state.touched.nodes);
-    if jobs.is_empty() && nodes.is_empty() {
+    let tokens = std::mem::take(&mut state.touched.tokens);
+    if jobs.is_empty() && nodes.is_empty() && tokens.is_empty() {
         return Ok(());
     }
     let mut tx = store.begin().await?;
@@ -137,6 +167,11 @@ async fn persist(
     for name in nodes {
         if let Some(n) = state.nodes.get(&name) {
             tx.put_node(&n.record).await?;
+        }
+    }
+    for id in tokens {
+        if let Some(t) = state.tokens.get(&id) {
+            tx.put_token(t).await?;
         }
     }
     tx.commit().await

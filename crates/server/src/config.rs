@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use gpusched_core::PolicyKind;
 
+/// The Unix socket's file name inside the data directory.
+pub const SOCKET_NAME: &str = "gpusched.sock";
+
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// Where the database lives.
@@ -19,6 +22,8 @@ pub struct ServerConfig {
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
     pub grace_s: u64,
+    /// The local socket whose callers are known by uid (default `DATA_DIR/gpusched.sock`).
+    pub unix_socket: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -30,7 +35,19 @@ impl ServerConfig {
             policy: PolicyKind::Fifo,
             default_max_retries: 3,
             grace_s: 10,
+            unix_socket: None,
         }
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        self.unix_socket
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join(SOCKET_NAME))
+    }
+
+    /// Where the agents' join token is kept (mode 0600).
+    pub fn join_token_path(&self) -> PathBuf {
+        self.data_dir.join("join-token")
     }
 
     /// How long the server holds an agent's poll: a third of the heartbeat timeout, so

@@ -9,6 +9,7 @@
 //! - `http/`: axum handlers, JSON errors, the OpenAPI document.
 
 mod actor;
+pub mod auth;
 pub mod config;
 mod http;
 mod live;
@@ -16,20 +17,25 @@ mod state;
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
 use gpusched_store::SqliteStore;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
-pub use config::{check_live_policy, ServerConfig};
+pub use config::{check_live_policy, ServerConfig, SOCKET_NAME};
 
-/// A server whose store is open and whose listener is bound, ready to serve.
+/// A server whose store is open and whose listeners are bound, ready to serve.
 pub struct Bound {
     listener: TcpListener,
     router: axum::Router,
     addr: SocketAddr,
+    unix: UnixListener,
+    unix_router: axum::Router,
+    socket: PathBuf,
+    join_token: String,
 }
 
 impl Bound {
@@ -38,15 +44,44 @@ impl Bound {
         self.addr
     }
 
-    /// Serves until `shutdown` completes.
+    /// The Unix socket local clients use.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The secret agents join with.
+    pub fn join_token(&self) -> &str {
+        &self.join_token
+    }
+
+    /// Serves both listeners until `shutdown` completes.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("the HTTP server failed")
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            shutdown.await;
+            let _ = stop_tx.send(true);
+        });
+        let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        let tcp = axum::serve(
+            self.listener,
+            self.router
+                .into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(wait(stop_rx.clone()));
+        let uds = axum::serve(
+            self.unix,
+            self.unix_router
+                .into_make_service_with_connect_info::<http::UdsPeer>(),
+        )
+        .with_graceful_shutdown(wait(stop_rx));
+        let (a, b) = tokio::join!(tcp, uds);
+        a.context("the HTTP server failed")?;
+        b.context("the Unix-socket server failed")
     }
 }
 
@@ -57,8 +92,13 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     let mut store = SqliteStore::open(&cfg.data_dir).await?;
     let jobs = store.load_jobs().await?;
     let nodes = store.load_nodes().await?;
+    let tokens = store.load_tokens().await?;
+    let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
+    let mut table = auth::TokenTable::new(auth::hash(&join_token));
+    table.replace(&tokens);
+    let shared_tokens: auth::SharedTokens = Arc::new(std::sync::RwLock::new(table));
     tracing::info!(jobs = jobs.len(), nodes = nodes.len(), dir = %cfg.data_dir.display(), "store opened");
-    let state = state::State::load(cfg.clone(), jobs, nodes);
+    let state = state::State::load(cfg.clone(), jobs, nodes, tokens);
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",
@@ -66,8 +106,10 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         )
     })?;
     let addr = listener.local_addr()?;
+    let socket = cfg.socket_path();
+    let unix = bind_socket(&socket).await?;
     let (tx, rx) = mpsc::channel(16384);
-    tokio::spawn(actor::run(state, store, rx));
+    tokio::spawn(actor::run(state, store, rx, shared_tokens.clone()));
     let tick = cfg.heartbeat_timeout / 4;
     let ticker = tx.clone();
     tokio::spawn(async move {
@@ -81,15 +123,55 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     });
     let app = http::App {
         tx,
+        tokens: shared_tokens,
         poll_wait: cfg.poll_wait(),
+        // Agents serve logs to the holder of the join token only.
         http: reqwest::Client::builder()
+            .default_headers(join_header(&join_token)?)
             .timeout(std::time::Duration::from_secs(30))
             .build()
             .context("cannot build the HTTP client for agent logs")?,
     };
     Ok(Bound {
         listener,
-        router: http::router(app),
+        router: http::tcp_router(app.clone()),
         addr,
+        unix,
+        unix_router: http::uds_router(app),
+        socket,
+        join_token,
     })
+}
+
+/// Binds the local socket, replacing a stale one but never a live server's, and lets
+/// every local user connect (each is then known by uid).
+async fn bind_socket(path: &Path) -> anyhow::Result<UnixListener> {
+    if path.exists() {
+        if tokio::net::UnixStream::connect(path).await.is_ok() {
+            anyhow::bail!(
+                "another gpusched server is using {}; stop it or use another --data-dir",
+                path.display()
+            );
+        }
+        std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
+    }
+    let unix = UnixListener::bind(path).with_context(|| {
+        format!(
+            "cannot create the socket {} (a path must be under 108 bytes)",
+            path.display()
+        )
+    })?;
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .with_context(|| format!("cannot open up {}", path.display()))?;
+    Ok(unix)
+}
+
+fn join_header(token: &str) -> anyhow::Result<reqwest::header::HeaderMap> {
+    let mut v = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+        .context("the join token has characters that cannot go in an HTTP header")?;
+    v.set_sensitive(true);
+    let mut h = reqwest::header::HeaderMap::new();
+    h.insert(reqwest::header::AUTHORIZATION, v);
+    Ok(h)
 }

@@ -10,7 +10,7 @@
 mod record;
 mod sqlite;
 
-pub use record::{JobRecord, NodeRecord};
+pub use record::{JobRecord, NodeRecord, TokenRecord};
 pub use sqlite::{SqliteStore, StoreTx};
 
 /// Why the store failed. The server treats any of these as fatal for the round: it

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use gpusched_wire::{JobView, Register};
+use gpusched_wire::{JobView, Register, Role};
 use serde::{Deserialize, Serialize};
 
 /// A job as the server keeps it: what the API shows, plus what only the agent needs.
@@ -19,4 +19,16 @@ pub struct JobRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeRecord {
     pub register: Register,
+}
+
+/// An API token: only its SHA-256 is kept.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRecord {
+    pub id: u64,
+    pub user: String,
+    pub role: Role,
+    /// Lower-case hex SHA-256 of the secret.
+    pub hash: String,
+    pub created_ms: u64,
+    pub revoked: bool,
 }

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{Connection, Row, SqliteConnection};
 
-use crate::record::{JobRecord, NodeRecord};
+use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::StoreError;
 
 const SCHEMA_VERSION: i64 = 1;
@@ -24,6 +24,7 @@ const SCHEMA: &[&str] = &[
     )",
     "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state)",
     "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, data TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tokens (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, data TEXT NOT NULL)",
 ];
 
 /// One connection, owned by the server's state task (SQLite allows one writer anyway).
@@ -118,6 +119,22 @@ impl SqliteStore {
             .collect()
     }
 
+    pub async fn load_tokens(&mut self) -> Result<Vec<TokenRecord>, StoreError> {
+        let rows = sqlx::query("SELECT id, data FROM tokens ORDER BY id")
+            .fetch_all(&mut self.conn)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let id: i64 = r.get(0);
+                let data: &str = r.get(1);
+                serde_json::from_str(data).map_err(|source| StoreError::Corrupt {
+                    what: format!("token {id}"),
+                    source,
+                })
+            })
+            .collect()
+    }
+
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
         Ok(StoreTx {
             tx: self.conn.begin().await?,
@@ -158,6 +175,23 @@ impl StoreTx<'_> {
              ON CONFLICT(name) DO UPDATE SET data = excluded.data",
         )
         .bind(&node.register.node)
+        .bind(data)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn put_token(&mut self, token: &TokenRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(token).map_err(|source| StoreError::Corrupt {
+            what: format!("token {}", token.id),
+            source,
+        })?;
+        sqlx::query(
+            "INSERT INTO tokens (id, hash, data) VALUES (?, ?, ?)
+             ON CONFLICT(id) DO UPDATE SET data = excluded.data",
+        )
+        .bind(token.id as i64)
+        .bind(&token.hash)
         .bind(data)
         .execute(&mut *self.tx)
         .await?;

@@ -5,6 +5,7 @@
 //! misspelt option is an error instead of a silently ignored wish.
 
 pub mod agent;
+pub mod auth;
 pub mod job;
 pub mod node;
 
@@ -12,6 +13,7 @@ pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, Register, Registered, Report, RunEvent,
     RunEventKind,
 };
+pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use job::{
     BatchSubmit, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView, Submitted,
 };

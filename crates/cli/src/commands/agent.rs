@@ -54,6 +54,17 @@ pub struct Args {
     /// URL the server should fetch logs from (default: http://LOG_LISTEN).
     #[arg(long)]
     pub log_url: Option<String>,
+    /// The server's join token (the server writes it to DATA_DIR/join-token).
+    #[arg(
+        long,
+        env = "GPUSCHED_JOIN_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "join_token_file"
+    )]
+    pub join_token: Option<String>,
+    /// A file holding the join token.
+    #[arg(long)]
+    pub join_token_file: Option<PathBuf>,
     #[command(flatten)]
     pub gpu: GpuArgs,
 }
@@ -112,7 +123,28 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         mem_mib: 0,
         log_listen: args.log_listen,
         log_url: args.log_url.clone(),
+        join_token: join_token(args)?,
     })
+}
+
+fn join_token(args: &Args) -> anyhow::Result<String> {
+    if let Some(t) = &args.join_token {
+        return Ok(t.trim().to_string());
+    }
+    // On the server's own host the default data directory holds it.
+    let local = super::server::default_data_dir()
+        .ok()
+        .map(|d| d.join("join-token"))
+        .filter(|p| p.exists());
+    let Some(path) = args.join_token_file.as_ref().or(local.as_ref()) else {
+        anyhow::bail!(
+            "the agent needs the server's join token: --join-token-file PATH (the server \
+             writes it to DATA_DIR/join-token) or GPUSCHED_JOIN_TOKEN"
+        );
+    };
+    let t = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the join token from {}", path.display()))?;
+    Ok(t.trim().to_string())
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {

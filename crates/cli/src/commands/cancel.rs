@@ -2,18 +2,16 @@
 
 use clap::Args as ClapArgs;
 
-use crate::client::Client;
-
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[arg(required = true, value_name = "ID")]
     pub ids: Vec<u64>,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let mut failed = 0;
     for id in &args.ids {
         match client.cancel(*id).await {

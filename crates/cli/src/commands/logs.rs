@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use clap::Args as ClapArgs;
 
-use crate::client::Client;
-
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     pub id: u64,
@@ -17,12 +15,12 @@ pub struct Args {
     /// Show stderr instead of stdout.
     #[arg(long)]
     pub stderr: bool,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let stream = if args.stderr { "stderr" } else { "stdout" };
     let mut offset = 0u64;
     let mut out = std::io::stdout();

@@ -1,5 +1,6 @@
 pub mod agent;
 pub mod cancel;
+pub mod conn;
 pub mod fmt;
 pub mod logs;
 pub mod nodes;
@@ -8,6 +9,7 @@ pub mod server;
 pub mod show;
 pub mod simulate;
 pub mod submit;
+pub mod token;
 pub mod up;
 pub mod wait;
 

@@ -4,7 +4,6 @@ use clap::Args as ClapArgs;
 use gpusched_wire::NodeState;
 
 use super::fmt::table;
-use crate::client::Client;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -13,12 +12,12 @@ pub struct Args {
     pub gpus: bool,
     #[arg(long)]
     pub json: bool,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let list = client.nodes().await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&list)?);

@@ -4,7 +4,6 @@ use clap::Args as ClapArgs;
 use gpusched_wire::{JobListQuery, JobState, JobView};
 
 use super::fmt::{elapsed, now_ms, table};
-use crate::client::Client;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -23,12 +22,12 @@ pub struct Args {
     /// JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let state = match (&args.state, args.all) {
         (Some(s), _) => Some(s.clone()),
         (None, true) => None,

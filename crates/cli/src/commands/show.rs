@@ -3,19 +3,18 @@
 use clap::Args as ClapArgs;
 
 use super::fmt::{elapsed, time};
-use crate::client::Client;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     pub id: u64,
     #[arg(long)]
     pub json: bool,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let j = client.get(args.id).await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&j)?);

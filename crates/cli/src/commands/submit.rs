@@ -13,7 +13,6 @@ use gpusched_wire::JobSubmit;
 use serde::Deserialize;
 
 use super::fmt::parse_duration;
-use crate::client::Client;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -54,8 +53,8 @@ pub struct Args {
     /// Wait for the job(s) to end; exit 0 only if all succeeded.
     #[arg(long)]
     pub wait: bool,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
     /// The program and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -125,7 +124,8 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         walltime_s: walltime,
         priority: args.priority.or(file.priority).unwrap_or(0),
         max_retries: args.max_retries.or(file.max_retries),
-        user: current_user(),
+        // The server knows who calls (socket uid or token); the client does not say.
+        user: None,
         client_token: None,
     };
     // A token unique to this invocation makes a retried call safe (the server
@@ -157,7 +157,7 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let jobs = build(&args)?;
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let submitted = client.submit(jobs).await?;
     let ids = &submitted.ids;
     if args.json {
@@ -179,17 +179,4 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The submitting Unix user: `$USER`, else the name of the real uid.
-fn current_user() -> Option<String> {
-    std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .or_else(|| {
-            nix::unistd::User::from_uid(nix::unistd::getuid())
-                .ok()
-                .flatten()
-                .map(|u| u.name)
-        })
 }

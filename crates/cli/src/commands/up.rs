@@ -37,17 +37,24 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         mem_mib: 0,
         log_listen: "127.0.0.1:0".parse().expect("a valid address"),
         log_url: None,
+        join_token: bound.join_token().to_string(),
     };
     let (stop_tx, stop_rx) = watch::channel(false);
     let agent_task = tokio::spawn(gpusched_agent::session::run(agent, stop_rx));
     let source = gpus.first().map(|g| g.source.name()).unwrap_or("none");
-    let env_hint = if addr.port() == gpusched_wire::DEFAULT_PORT && addr.ip().is_loopback() {
+    // The CLI finds the default data directory's socket by itself; elsewhere say where.
+    let default_dir = super::server::default_data_dir().ok();
+    let env_hint = if default_dir.as_deref() == Some(cfg.data_dir.as_path()) {
         String::new()
     } else {
-        format!("  export GPUSCHED_SERVER={server}\n")
+        format!(
+            "  export GPUSCHED_SERVER=unix:{}\n",
+            bound.socket().display()
+        )
     };
     println!(
         "gpusched is up: server {server}, data in {}, node {name} with {} GPUs ({source}), policy {}.\n\
+         Local users reach it through {} (no token needed).\n\
          \n\
          In another terminal:\n\
          {env_hint}  gpusched submit --gpus 1 -- nvidia-smi      # sbatch\n\
@@ -59,7 +66,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          Ctrl-C stops the server and the agent; running jobs are stopped and requeued at the next `up`.",
         cfg.data_dir.display(),
         gpus.len(),
-        cfg.policy.name()
+        cfg.policy.name(),
+        bound.socket().display()
     );
     // On Ctrl-C stop at once: every answered change is already durable, and the
     // agent's jobs die with this process (they are reported lost by the next agent).

@@ -18,12 +18,12 @@ pub struct Args {
     /// Print the final jobs as JSON lines.
     #[arg(long)]
     pub json: bool,
-    #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = Client::new(args.server.clone())?;
+    let client = args.conn.client()?;
     let timeout = match &args.timeout {
         Some(t) => Some(Duration::from_secs(
             parse_duration(t).map_err(anyhow::Error::msg)?,

@@ -121,8 +121,8 @@ fn the_api_refuses_bad_requests_with_advice() {
             "POST",
             "/api/agent/report",
             r#"{"node":"ghost","instance":"x","events":[]}"#,
-            409,
-            "register",
+            403,
+            "only agents",
         ),
     ];
     for (method, path, body, want, needle) in cases {

@@ -2,16 +2,60 @@
 //! loopback, each killed (SIGKILL) when its handle drops, and helpers to drive the CLI
 //! and the raw HTTP API. Every wait is bounded.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_gpusched");
+
+/// What the tests know of each server they started, by URL: its data directory (for the
+/// Unix socket and the join token) and an admin token for raw TCP requests.
+struct Known {
+    data: PathBuf,
+    token: Option<String>,
+}
+
+static SERVERS: Mutex<Option<HashMap<String, Known>>> = Mutex::new(None);
+
+fn known<T>(url: &str, f: impl FnOnce(&Known) -> T) -> Option<T> {
+    let g = SERVERS.lock().unwrap_or_else(|p| p.into_inner());
+    g.as_ref().and_then(|m| m.get(url)).map(f)
+}
+
+/// Remembers a server's data directory and makes an admin token for raw requests.
+pub fn register(url: &str, data: &Path) {
+    {
+        let mut g = SERVERS.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert_with(HashMap::new).insert(
+            url.to_string(),
+            Known {
+                data: data.to_path_buf(),
+                token: None,
+            },
+        );
+    }
+    let o = cli(url, &["token", "create", "tester", "--admin"]);
+    assert!(o.status.success(), "token create: {}", stderr(&o));
+    let token = stdout(&o).trim().to_string();
+    let mut g = SERVERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(k) = g.as_mut().and_then(|m| m.get_mut(url)) {
+        k.token = Some(token);
+    }
+}
+
+/// `unix:` address of a registered server's socket.
+pub fn socket(url: &str) -> String {
+    known(url, |k| {
+        format!("unix:{}", k.data.join("gpusched.sock").display())
+    })
+    .expect("a registered server")
+}
 
 /// A child process killed with SIGKILL on drop.
 pub struct Proc {
@@ -61,7 +105,9 @@ pub fn server(data: &Path, port: u16, extra: &[&str]) -> (Proc, String) {
         .expect("spawn gpusched server");
     let stderr = child.stderr.take().expect("piped stderr");
     let url = read_url(stderr, "listening on ");
-    (Proc { child }, url)
+    let p = Proc { child };
+    register(&url, data);
+    (p, url)
 }
 
 /// Reads lines until one holding `marker` followed by a URL; keeps draining after.
@@ -103,9 +149,12 @@ pub fn agent(url: &str, name: &str, state: &Path, gpus: Gpus) -> Proc {
         Gpus::Declared(n) => (n, "declared", "A100-SXM4-80GB"),
         Gpus::Fake(n) => (n, "fake", "NVIDIA H100 80GB HBM3"),
     };
+    let join = known(url, |k| k.data.join("join-token")).expect("a registered server");
     let child = Command::new(BIN)
         .args(["agent", "--server", url, "--name", name, "--state-dir"])
         .arg(state)
+        .arg("--join-token-file")
+        .arg(join)
         .args([
             "--gpus",
             &n.to_string(),
@@ -133,6 +182,9 @@ pub fn agent(url: &str, name: &str, state: &Path, gpus: Gpus) -> Proc {
 
 pub fn node_state(url: &str, name: &str) -> Option<String> {
     let (code, body) = http(url, "GET", "/api/nodes", None);
+    if code == 401 {
+        return None; // not registered yet
+    }
     if code != 200 {
         return None;
     }
@@ -144,14 +196,26 @@ pub fn node_state(url: &str, name: &str) -> Option<String> {
         .and_then(|n| n["state"].as_str().map(String::from))
 }
 
-/// Runs the CLI against `url`.
+/// Runs the CLI against `url`: through the server's Unix socket (as this uid, an admin)
+/// when the test started that server, else over TCP.
 pub fn cli(url: &str, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("GPUSCHED_SERVER", url)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gpusched")
+    let target = known(url, |k| {
+        format!("unix:{}", k.data.join("gpusched.sock").display())
+    })
+    .unwrap_or_else(|| url.to_string());
+    cli_as(&target, None, args)
+}
+
+/// Runs the CLI against `server` with an optional bearer token.
+pub fn cli_as(server: &str, token: Option<&str>, args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env("GPUSCHED_SERVER", server)
+        .env_remove("GPUSCHED_TOKEN");
+    if let Some(t) = token {
+        c.env("GPUSCHED_TOKEN", t);
+    }
+    c.stdin(Stdio::null()).output().expect("run gpusched")
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -215,17 +279,32 @@ pub fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
-/// One plain HTTP/1.1 request; returns status and body. Raw on purpose, so tests can
-/// send what a well-behaved client never would.
+/// One plain HTTP/1.1 request with the tests' admin token; returns status and body.
+/// Raw on purpose, so tests can send what a well-behaved client never would.
 pub fn http(url: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let token = known(url, |k| k.token.clone()).flatten();
+    http_with(url, token.as_deref(), method, path, body)
+}
+
+/// [`http`] with a chosen bearer token (or none).
+pub fn http_with(
+    url: &str,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String) {
     let host = url.trim_start_matches("http://").trim_end_matches('/');
     let Ok(mut s) = TcpStream::connect(host) else {
         return (0, String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
     let body = body.unwrap_or("");
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     if s.write_all(req.as_bytes()).is_err() {

@@ -40,6 +40,7 @@ fn up_runs_a_one_box_cluster_that_runs_jobs() {
         .unwrap()
         .to_string();
     assert!(first.contains("2 GPUs (declared)"), "{first}");
+    register(&url, &dir.join("data"));
     wait_until(Duration::from_secs(20), || {
         node_state(&url, "box").as_deref() == Some("online")
     });

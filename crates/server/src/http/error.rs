@@ -35,6 +35,7 @@ impl From<Fail> for ApiErr {
             Fail::NotFound(m) => ApiErr(StatusCode::NOT_FOUND, m),
             Fail::Conflict(m) => ApiErr(StatusCode::CONFLICT, m),
             Fail::Unavailable(m) => ApiErr(StatusCode::SERVICE_UNAVAILABLE, m),
+            Fail::Forbidden(m) => ApiErr(StatusCode::FORBIDDEN, m),
         }
     }
 }

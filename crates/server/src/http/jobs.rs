@@ -5,7 +5,7 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use gpusched_wire::{
     ApiError, BatchSubmit, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList,
     Submitted,
@@ -13,9 +13,11 @@ use gpusched_wire::{
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use super::auth::person;
 use super::error::{job_id, ApiErr, JsonBody, QueryArgs};
 use super::App;
 use crate::actor::Cmd;
+use crate::auth::Caller;
 use crate::state::WaitResult;
 
 /// Submit one job.
@@ -23,9 +25,11 @@ use crate::state::WaitResult;
     responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
 pub async fn submit(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     JsonBody(job): JsonBody<JobSubmit>,
 ) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
-    let ids = app.ask(|r| Cmd::Submit(vec![job], r)).await?;
+    let who = person(&caller)?;
+    let ids = app.ask(|r| Cmd::Submit(vec![job], who, r)).await?;
     Ok((StatusCode::CREATED, Json(ids)))
 }
 
@@ -34,9 +38,11 @@ pub async fn submit(
     responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
 pub async fn submit_batch(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     JsonBody(batch): JsonBody<BatchSubmit>,
 ) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
-    let ids = app.ask(|r| Cmd::Submit(batch.jobs, r)).await?;
+    let who = person(&caller)?;
+    let ids = app.ask(|r| Cmd::Submit(batch.jobs, who, r)).await?;
     Ok((StatusCode::CREATED, Json(ids)))
 }
 
@@ -45,8 +51,10 @@ pub async fn submit_batch(
     responses((status = 200, body = JobList), (status = 400, body = ApiError)))]
 pub async fn list(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     QueryArgs(q): QueryArgs<JobListQuery>,
 ) -> Result<Json<JobList>, ApiErr> {
+    person(&caller)?;
     Ok(Json(app.ask(|r| Cmd::List(q, r)).await?))
 }
 
@@ -67,10 +75,12 @@ pub async fn get_job(
     responses((status = 200, body = CancelResult), (status = 404, body = ApiError)))]
 pub async fn cancel(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Json<CancelResult>, ApiErr> {
+    let who = person(&caller)?;
     let id = job_id(&id)?;
-    Ok(Json(app.ask(|r| Cmd::Cancel(id, r)).await?))
+    Ok(Json(app.ask(|r| Cmd::Cancel(id, who, r)).await?))
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -87,9 +97,11 @@ pub struct WaitQuery {
     responses((status = 200, body = JobView), (status = 404, body = ApiError)))]
 pub async fn wait(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     QueryArgs(q): QueryArgs<WaitQuery>,
 ) -> Result<Json<JobView>, ApiErr> {
+    person(&caller)?;
     let id = job_id(&id)?;
     let timeout = Duration::from_secs(q.timeout_s.unwrap_or(30).min(300));
     match app.ask(|r| Cmd::Wait(id, r)).await? {
@@ -119,9 +131,11 @@ pub struct LogQuery {
         (status = 404, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn logs(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     QueryArgs(q): QueryArgs<LogQuery>,
 ) -> Result<Response, ApiErr> {
+    person(&caller)?;
     let id = job_id(&id)?;
     let stream = q.stream.unwrap_or_else(|| "stdout".into());
     if stream != "stdout" && stream != "stderr" {
@@ -176,6 +190,10 @@ pub async fn logs(
 
 /// Nodes, their GPUs (with the source: nvml, declared or fake) and who holds them.
 #[utoipa::path(get, path = "/api/nodes", responses((status = 200, body = NodeList)))]
-pub async fn nodes(State(app): State<App>) -> Result<Json<NodeList>, ApiErr> {
+pub async fn nodes(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<NodeList>, ApiErr> {
+    person(&caller)?;
     Ok(Json(app.ask(Cmd::Nodes).await?))
 }

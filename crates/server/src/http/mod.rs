@@ -2,9 +2,11 @@
 //! under `/api/agent`, and the OpenAPI document at `/api/openapi.json`.
 
 mod agent;
+mod auth;
 mod error;
 mod jobs;
 mod openapi;
+mod tokens;
 
 use std::time::Duration;
 
@@ -15,12 +17,15 @@ use axum::{Json, Router};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::actor::{Cmd, Reply};
+use crate::auth::SharedTokens;
+pub use auth::UdsPeer;
 pub use error::ApiErr;
 
 /// What every handler shares: the way to the state task.
 #[derive(Clone)]
 pub struct App {
     pub tx: mpsc::Sender<Cmd>,
+    pub tokens: SharedTokens,
     pub poll_wait: Duration,
     pub http: reqwest::Client,
 }
@@ -40,7 +45,21 @@ impl App {
 /// Bodies up to 64 MiB: a batch of 100,000 jobs fits.
 const BODY_LIMIT: usize = 64 << 20;
 
-pub fn router(app: App) -> Router {
+/// The API as served over TCP: bearer tokens.
+pub fn tcp_router(app: App) -> Router {
+    routes()
+        .layer(axum::middleware::from_fn_with_state(app.clone(), auth::tcp))
+        .with_state(app)
+}
+
+/// The API as served over the Unix socket: the peer's uid.
+pub fn uds_router(app: App) -> Router {
+    routes()
+        .layer(axum::middleware::from_fn(auth::uds))
+        .with_state(app)
+}
+
+fn routes() -> Router<App> {
     Router::new()
         .route("/api/health", get(health))
         .route("/api/openapi.json", get(openapi::document))
@@ -54,9 +73,11 @@ pub fn router(app: App) -> Router {
         .route("/api/agent/register", post(agent::register))
         .route("/api/agent/poll", get(agent::poll))
         .route("/api/agent/report", post(agent::report))
+        .route("/api/tokens", post(tokens::create).get(tokens::list))
+        .route("/api/tokens/{id}/revoke", post(tokens::revoke))
+        .route("/api/whoami", get(tokens::whoami))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(app)
 }
 
 async fn not_found(uri: axum::http::Uri) -> ApiErr {

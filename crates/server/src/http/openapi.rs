@@ -23,9 +23,29 @@ use utoipa::OpenApi;
         super::agent::register,
         super::agent::poll,
         super::agent::report,
-    )
+        super::tokens::create,
+        super::tokens::list,
+        super::tokens::revoke,
+        super::tokens::whoami,
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = []))
 )]
 pub struct ApiDoc;
+
+/// Declares the bearer-token scheme (the Unix socket needs none).
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
 
 #[utoipa::path(get, path = "/api/openapi.json", responses((status = 200, description = "this document")))]
 pub async fn document() -> Json<utoipa::openapi::OpenApi> {

@@ -8,7 +8,7 @@ use gpusched_wire::{
 use tokio::sync::oneshot;
 
 use super::validate::{self, KnownNode};
-use super::{now_ms, Fail, State};
+use super::{now_ms, Fail, State, Who};
 
 /// `wait`: the job is over, or a receiver that fires when it is.
 pub enum WaitResult {
@@ -25,7 +25,7 @@ pub struct LogTarget {
 
 impl State {
     /// Accepts a batch of jobs together, or none of them.
-    pub fn submit(&mut self, jobs: Vec<JobSubmit>) -> Result<Submitted, Fail> {
+    pub fn submit(&mut self, mut jobs: Vec<JobSubmit>, who: &Who) -> Result<Submitted, Fail> {
         if jobs.is_empty() {
             return Err(Fail::BadRequest(
                 "`jobs` is empty: submit at least one job".into(),
@@ -56,6 +56,22 @@ impl State {
                 })
             })?;
         }
+        for j in &mut jobs {
+            match &j.user {
+                Some(u) if u != &who.user && !who.admin => {
+                    return Err(Fail::Forbidden(format!(
+                        "you are {}; only an admin may submit jobs as another user ({u})",
+                        who.user
+                    )))
+                }
+                Some(_) => {}
+                None => j.user = Some(who.user.clone()),
+            }
+            // Retry keys are per user, so one user's key never finds another's job.
+            if let (Some(t), Some(u)) = (&j.client_token, &j.user) {
+                j.client_token = Some(format!("{u}/{t}"));
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for j in &jobs {
             if let Some(t) = &j.client_token {
@@ -69,7 +85,7 @@ impl State {
         let now = now_ms();
         let mut ids = Vec::with_capacity(jobs.len());
         for j in jobs {
-            if let Some(&id) = j.client_token.as_ref().and_then(|t| self.tokens.get(t)) {
+            if let Some(&id) = j.client_token.as_ref().and_then(|t| self.retry_keys.get(t)) {
                 ids.push(id); // a retry of an accepted submission
                 continue;
             }
@@ -77,7 +93,7 @@ impl State {
             self.next_id += 1;
             let record = self.record_of(id, j, now);
             if let Some(t) = &record.client_token {
-                self.tokens.insert(t.clone(), id);
+                self.retry_keys.insert(t.clone(), id);
             }
             self.enqueue(&record);
             self.jobs.insert(id, record);
@@ -233,8 +249,14 @@ impl State {
         Ok(JobList { jobs })
     }
 
-    pub fn cancel(&mut self, id: u64) -> Result<CancelResult, Fail> {
+    pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
         let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
+        if job.view.user != who.user && !who.admin {
+            return Err(Fail::Forbidden(format!(
+                "job {id} belongs to {}; only its owner or an admin may cancel it (you are {})",
+                job.view.user, who.user
+            )));
+        }
         let state = job.view.state;
         let result = match state {
             s if s.is_terminal() => "already_ended",

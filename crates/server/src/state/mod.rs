@@ -4,6 +4,7 @@
 
 mod agents;
 mod jobs;
+mod tokens;
 mod validate;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpusched_core::PolicyConfig;
-use gpusched_store::{JobRecord, NodeRecord};
+use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
 
@@ -30,6 +31,15 @@ pub enum Fail {
     Conflict(String),
     /// The request was fine but cannot be served now (a node is offline).
     Unavailable(String),
+    /// The caller may not do this (someone else's job, an admin-only call).
+    Forbidden(String),
+}
+
+/// The person behind a request, as the state needs to know them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Who {
+    pub user: String,
+    pub admin: bool,
 }
 
 /// A node as the server tracks it.
@@ -55,6 +65,7 @@ pub struct Touched {
     pub bumped: BTreeSet<String>,
     /// Jobs that reached a terminal state (wake their waiters after the commit).
     pub ended: BTreeSet<u64>,
+    pub tokens: BTreeSet<u64>,
 }
 
 pub struct State {
@@ -63,12 +74,14 @@ pub struct State {
     pub instance: String,
     pub jobs: BTreeMap<u64, JobRecord>,
     next_id: u64,
-    tokens: HashMap<String, u64>,
+    /// Client retry keys (`user/token`) of accepted jobs.
+    retry_keys: HashMap<String, u64>,
     pub nodes: BTreeMap<String, NodeEntry>,
     queue: LiveQueue,
     /// A pass is due (a job arrived or GPUs were freed or nodes changed).
     sched_due: bool,
     waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
+    pub tokens: BTreeMap<u64, TokenRecord>,
     pub touched: Touched,
 }
 
@@ -86,18 +99,24 @@ fn now_s() -> f64 {
 impl State {
     /// Rebuilds the state from the store. Nodes of the last life count as online for
     /// one heartbeat timeout so their agents can re-register and keep their jobs.
-    pub fn load(cfg: Arc<ServerConfig>, jobs: Vec<JobRecord>, nodes: Vec<NodeRecord>) -> Self {
+    pub fn load(
+        cfg: Arc<ServerConfig>,
+        jobs: Vec<JobRecord>,
+        nodes: Vec<NodeRecord>,
+        tokens: Vec<TokenRecord>,
+    ) -> Self {
         let policy = PolicyConfig::new(cfg.policy);
         let mut st = State {
             instance: format!("{:x}-{:x}", now_ms(), std::process::id()),
             cfg,
             jobs: BTreeMap::new(),
             next_id: 1,
-            tokens: HashMap::new(),
+            retry_keys: HashMap::new(),
             nodes: BTreeMap::new(),
             queue: LiveQueue::new(policy),
             sched_due: true,
             waiters: BTreeMap::new(),
+            tokens: tokens.into_iter().map(|t| (t.id, t)).collect(),
             touched: Touched::default(),
         };
         for record in nodes {
@@ -110,7 +129,7 @@ impl State {
             let v = &job.view;
             st.next_id = st.next_id.max(v.id + 1);
             if let Some(t) = &job.client_token {
-                st.tokens.insert(t.clone(), v.id);
+                st.retry_keys.insert(t.clone(), v.id);
             }
             if !v.state.is_terminal() {
                 st.enqueue(&job);

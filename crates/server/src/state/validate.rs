@@ -71,16 +71,7 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
         return Err(format!("`max_retries` must be at most {MAX_RETRIES}"));
     }
     if let Some(user) = &job.user {
-        let ok = !user.is_empty()
-            && user.len() <= 64
-            && user
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
-        if !ok {
-            return Err(format!(
-                "`user` {user:?} must be 1-64 characters of letters, digits, '.', '_', '-', '@'"
-            ));
-        }
+        check_user_name(user).map_err(|e| format!("`user`: {e}"))?;
     }
     if job
         .client_token
@@ -90,6 +81,22 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
         return Err("`client_token` must be 1-128 characters".into());
     }
     could_ever_fit(job, nodes)
+}
+
+/// User names as Unix knows them (and a few extra characters for e-mail-like names).
+pub fn check_user_name(user: &str) -> Result<(), String> {
+    let ok = !user.is_empty()
+        && user.len() <= 64
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "user {user:?} must be 1-64 characters of letters, digits, '.', '_', '-', '@'"
+        ))
+    }
 }
 
 fn could_ever_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {

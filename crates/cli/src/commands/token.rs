@@ -1,0 +1,84 @@
+//! `gpusched token create|list|revoke` (admins) and `gpusched whoami`.
+
+use clap::{Args as ClapArgs, Subcommand};
+use gpusched_wire::{Role, TokenCreate};
+
+use super::fmt::{table, time};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Action {
+    /// Issue a token for USER (printed once; the server keeps only its hash).
+    Create {
+        user: String,
+        /// Make it an admin token.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// Every token issued, without secrets.
+    List,
+    /// Revoke a token by id; it stops working at once.
+    Revoke { id: u64 },
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let client = args.conn.client()?;
+    match args.action {
+        Action::Create { user, admin } => {
+            let role = if admin { Role::Admin } else { Role::User };
+            let t = client.token_create(&TokenCreate { user, role }).await?;
+            eprintln!(
+                "token {} for {} ({}); it is shown only now. Use it with \
+                 GPUSCHED_TOKEN=... or put it in ~/.config/gpusched/token:",
+                t.id,
+                t.user,
+                t.role.name()
+            );
+            println!("{}", t.token);
+        }
+        Action::List => {
+            let list = client.token_list().await?;
+            let rows: Vec<Vec<String>> = list
+                .tokens
+                .iter()
+                .map(|t| {
+                    vec![
+                        t.id.to_string(),
+                        t.user.clone(),
+                        t.role.name().to_string(),
+                        time(t.created_ms),
+                        if t.revoked { "revoked" } else { "active" }.to_string(),
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                table(&["ID", "USER", "ROLE", "CREATED", "STATE"], &rows)
+            );
+        }
+        Action::Revoke { id } => {
+            let t = client.token_revoke(id).await?;
+            println!("token {} of {} revoked", t.id, t.user);
+        }
+    }
+    Ok(())
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct WhoamiArgs {
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
+}
+
+pub async fn whoami(args: WhoamiArgs) -> anyhow::Result<()> {
+    let w = args.conn.client()?.whoami().await?;
+    println!("{} ({}, via {})", w.user, w.role.name(), w.via);
+    Ok(())
+}

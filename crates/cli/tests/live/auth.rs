@@ -1,0 +1,142 @@
+//! Identity and authorization: the Unix socket knows the caller by uid; TCP needs a
+//! token; users may only change their own jobs; agents can only be agents.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn error_of(body: &str) -> String {
+    serde_json::from_str::<Value>(body).unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn tokens_roles_and_ownership_are_enforced() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(2));
+    let sock = socket(&url);
+
+    // The socket knows who we are without a token.
+    let me = stdout(&cli_as(&sock, None, &["whoami"]));
+    assert!(me.contains("(admin, via unix-socket)"), "{me}");
+
+    // TCP without a token, or with a wrong one: 401 that says what to do.
+    let (code, body) = http_with(&url, None, "GET", "/api/jobs", None);
+    assert_eq!(code, 401);
+    assert!(error_of(&body).contains("token create"), "{body}");
+    let (code, _) = http_with(&url, Some("gst_nonsense"), "GET", "/api/jobs", None);
+    assert_eq!(code, 401);
+    let o = cli_as(&url, Some("gst_nonsense"), &["queue"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not valid"), "{}", stderr(&o));
+    // Public endpoints stay public.
+    assert_eq!(
+        http_with(&url, None, "GET", "/api/openapi.json", None).0,
+        200
+    );
+
+    // An admin issues tokens for alice and bob.
+    let alice = stdout(&cli_as(&sock, None, &["token", "create", "alice"]))
+        .trim()
+        .to_string();
+    let bob = stdout(&cli_as(&sock, None, &["token", "create", "bob"]))
+        .trim()
+        .to_string();
+    assert!(alice.starts_with("gst_") && bob.starts_with("gst_"));
+    let who = stdout(&cli_as(&url, Some(&alice), &["whoami"]));
+    assert_eq!(who.trim(), "alice (user, via token)");
+
+    // Alice's job is alice's, whatever the client claims; bob may read but not cancel.
+    let o = cli_as(
+        &url,
+        Some(&alice),
+        &["submit", "--json", "--", "sleep", "30"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = serde_json::from_str::<Value>(&stdout(&o)).unwrap()["ids"][0]
+        .as_u64()
+        .unwrap();
+    assert_eq!(job(&url, id)["user"], "alice");
+    let (code, body) = http_with(
+        &url,
+        Some(&bob),
+        "POST",
+        "/api/jobs",
+        Some(r#"{"command": ["true"], "user": "alice"}"#),
+    );
+    assert_eq!(code, 403, "{body}");
+    assert!(error_of(&body).contains("only an admin may submit jobs as another user"));
+    let q = cli_as(&url, Some(&bob), &["queue"]);
+    assert!(stdout(&q).contains("alice"), "anyone may read the queue");
+    let o = cli_as(&url, Some(&bob), &["cancel", &id.to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("job {id} belongs to alice")),
+        "{}",
+        stderr(&o)
+    );
+    assert_ne!(job(&url, id)["state"], "cancelled");
+
+    // Users cannot manage tokens or speak the agent protocol.
+    let (code, body) = http_with(&url, Some(&bob), "GET", "/api/tokens", None);
+    assert_eq!(code, 403, "{body}");
+    let (code, _) = http_with(
+        &url,
+        Some(&bob),
+        "GET",
+        "/api/agent/poll?node=n1&instance=x&gen=0",
+        None,
+    );
+    assert_eq!(code, 403);
+    // The join token cannot read the queue.
+    let join = std::fs::read_to_string(dir.join("data/join-token")).unwrap();
+    let (code, body) = http_with(&url, Some(join.trim()), "GET", "/api/jobs", None);
+    assert_eq!(code, 403, "{body}");
+
+    // The owner cancels; a revoked token stops working at once.
+    let o = cli_as(&url, Some(&alice), &["cancel", &id.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = stdout(&cli_as(&sock, None, &["token", "list"]));
+    let alice_id = list
+        .lines()
+        .find(|l| l.contains(" alice "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let o = cli_as(&sock, None, &["token", "revoke", &alice_id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        http_with(&url, Some(&alice), "GET", "/api/jobs", None).0,
+        401
+    );
+    assert!(stdout(&cli_as(&sock, None, &["token", "list"])).contains("revoked"));
+}
+
+#[test]
+fn an_agent_needs_the_join_token() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let o = Command::new(BIN)
+        .args([
+            "agent",
+            "--server",
+            &url,
+            "--gpus",
+            "1",
+            "--gpu-backend",
+            "declared",
+        ])
+        .env("HOME", &dir) // no default data directory to find a token in
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("GPUSCHED_JOIN_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("join token"), "{}", stderr(&o));
+}

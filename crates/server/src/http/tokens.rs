@@ -1,0 +1,64 @@
+//! `/api/tokens` (admins) and `/api/whoami` (anyone authenticated).
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use gpusched_wire::{ApiError, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
+
+use super::auth::{admin, person};
+use super::error::{ApiErr, JsonBody};
+use super::App;
+use crate::actor::Cmd;
+use crate::auth::Caller;
+
+/// Issue a token for a user (admins only). The secret is in this answer only.
+#[utoipa::path(post, path = "/api/tokens", request_body = TokenCreate,
+    responses((status = 201, body = TokenCreated), (status = 403, body = ApiError)))]
+pub async fn create(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<TokenCreate>,
+) -> Result<(StatusCode, Json<TokenCreated>), ApiErr> {
+    admin(&caller)?;
+    let t = app.ask(|r| Cmd::CreateToken(req, r)).await?;
+    Ok((StatusCode::CREATED, Json(t)))
+}
+
+/// Every token ever issued (without secrets; admins only).
+#[utoipa::path(get, path = "/api/tokens", responses((status = 200, body = TokenList)))]
+pub async fn list(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<TokenList>, ApiErr> {
+    admin(&caller)?;
+    Ok(Json(app.ask(Cmd::ListTokens).await?))
+}
+
+/// Revoke a token at once (admins only).
+#[utoipa::path(post, path = "/api/tokens/{id}/revoke", params(("id" = u64, Path)),
+    responses((status = 200, body = TokenView), (status = 404, body = ApiError)))]
+pub async fn revoke(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<TokenView>, ApiErr> {
+    admin(&caller)?;
+    let id = id
+        .parse::<u64>()
+        .map_err(|_| ApiErr::bad(format!("token id must be a whole number, got {id:?}")))?;
+    Ok(Json(app.ask(|r| Cmd::RevokeToken(id, r)).await?))
+}
+
+/// How the server sees the caller.
+#[utoipa::path(get, path = "/api/whoami", responses((status = 200, body = WhoAmI)))]
+pub async fn whoami(Extension(caller): Extension<Caller>) -> Result<Json<WhoAmI>, ApiErr> {
+    person(&caller)?;
+    match caller {
+        Caller::Person { user, role, via } => Ok(Json(WhoAmI {
+            user,
+            role,
+            via: via.to_string(),
+        })),
+        Caller::Agent => Err(ApiErr::bad("agents have no user")),
+    }
+}
