@@ -416,6 +416,7 @@ mod tests {
 
     fn launch(job: u64, attempt: u32) -> Launch {
         Launch {
+            user: "nobody".into(),
             job,
             attempt,
             name: format!("job{job}"),

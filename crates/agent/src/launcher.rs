@@ -15,6 +15,7 @@ mod capture;
 mod command;
 mod forker;
 mod group;
+mod identity;
 mod running;
 mod spawn_error;
 mod supervise;
@@ -55,6 +56,8 @@ pub enum LaunchError {
 }
 
 pub struct Launcher {
+    /// Whether a root agent may run jobs submitted by root.
+    allow_root: bool,
     dir: JobDir,
     events: UnboundedSender<RunEvent>,
     running: Running,
@@ -67,11 +70,22 @@ impl Launcher {
     /// `Ended` on `events`. Dropping it kills the leaders of its running jobs.
     pub fn new(jobs_root: &Path, events: UnboundedSender<RunEvent>) -> Result<Self, LaunchError> {
         Ok(Launcher {
+            allow_root: false,
             dir: JobDir::open(jobs_root)?,
             events,
             running: Running::default(),
             forker: Forker::start().map_err(LaunchError::Thread)?,
         })
+    }
+
+    /// [`Launcher::new`], but a root agent also runs jobs submitted by root.
+    pub fn with_root_jobs(
+        jobs_root: &Path,
+        events: UnboundedSender<RunEvent>,
+    ) -> Result<Self, LaunchError> {
+        let mut l = Self::new(jobs_root, events)?;
+        l.allow_root = true;
+        Ok(l)
     }
 
     /// The attempt records, for reading logs and outcomes.
@@ -157,7 +171,20 @@ impl Launcher {
         // Output goes through pipes that the agent copies to the log files, created on
         // the first byte: a job that prints nothing costs no files (creating two inodes
         // per job was most of the agent's cost per trivial job).
-        let cmd = match command::build(launch, gpus, Stdio::piped(), Stdio::piped()) {
+        let run_as = match identity::resolve(&launch.user, self.allow_root) {
+            Ok(r) => r,
+            Err(message) => {
+                self.end_unstarted(a, Outcome::SpawnFailed { message });
+                return Ok(());
+            }
+        };
+        let cmd = match command::build(
+            launch,
+            gpus,
+            run_as.as_ref(),
+            Stdio::piped(),
+            Stdio::piped(),
+        ) {
             Ok(cmd) => cmd,
             Err(message) => {
                 self.end_unstarted(a, Outcome::SpawnFailed { message });

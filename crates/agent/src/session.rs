@@ -37,6 +37,8 @@ pub struct AgentConfig {
     /// The server's join token: proves to the server that this is an agent, and to this
     /// agent's log endpoint that the caller is the server.
     pub join_token: String,
+    /// When the agent runs as root: whether jobs submitted by root may run (as root).
+    pub allow_root_jobs: bool,
 }
 
 /// Events not yet acknowledged by the server, oldest first.
@@ -55,7 +57,12 @@ struct Shared {
 pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
     let jobs_root = cfg.state_dir.join("jobs");
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let launcher = Launcher::new(&jobs_root, tx).with_context(|| {
+    let launcher = if cfg.allow_root_jobs {
+        Launcher::with_root_jobs(&jobs_root, tx)
+    } else {
+        Launcher::new(&jobs_root, tx)
+    }
+    .with_context(|| {
         format!(
             "cannot use the agent state directory {}",
             cfg.state_dir.display()

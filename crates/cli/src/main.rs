@@ -60,6 +60,18 @@ fn main() {
 /// The commands that talk to (or are) a live cluster run on a tokio runtime.
 fn run_live(cmd: Command) -> anyhow::Result<()> {
     let daemon = matches!(cmd, Command::Up(_) | Command::Server(_) | Command::Agent(_));
+    if !daemon {
+        // A client piped into `head` should end quietly when the reader goes away, as
+        // Unix tools do, instead of panicking on a failed print. (Daemons keep SIGPIPE
+        // ignored: a client hanging up must never kill the server.)
+        // SAFETY: called before any other thread exists; SIG_DFL is always valid.
+        unsafe {
+            let _ = nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigDfl,
+            );
+        }
+    }
     if daemon {
         let filter = tracing_subscriber::EnvFilter::try_from_env("GPUSCHED_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));

@@ -79,6 +79,8 @@ pub struct Launch {
     pub job: u64,
     pub attempt: u32,
     pub name: String,
+    /// The submitting user; an agent running as root runs the job as this Unix user.
+    pub user: String,
     pub command: Vec<String>,
     pub cwd: String,
     pub env: BTreeMap<String, String>,

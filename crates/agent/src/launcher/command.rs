@@ -6,6 +6,8 @@ use std::io;
 use std::process::Stdio;
 
 use gpusched_wire::{GpuInfo, Launch};
+
+use super::identity::RunAs;
 use nix::sys::signal::Signal;
 use nix::unistd::{getpid, getppid};
 use tokio::process::Command;
@@ -15,6 +17,7 @@ use tokio::process::Command;
 pub fn build(
     launch: &Launch,
     node_gpus: &[GpuInfo],
+    run_as: Option<&RunAs>,
     stdout: Stdio,
     stderr: Stdio,
 ) -> Result<Command, String> {
@@ -39,8 +42,31 @@ pub fn build(
         .env("GPUSCHED_JOB_NAME", &launch.name)
         // Its own group, so stopping the job reaches everything it started.
         .process_group(0);
+    if let Some(who) = run_as {
+        cmd.env("USER", &who.name)
+            .env("LOGNAME", &who.name)
+            .env("HOME", &who.home);
+        become_user(&mut cmd, who);
+    }
+    // After the identity switch: changing credentials clears the parent-death signal.
     die_with_parent(&mut cmd);
     Ok(cmd)
+}
+
+/// Drops root for the submitting user: supplementary groups, then gid, then uid (the
+/// order matters: after setuid the others are no longer allowed).
+fn become_user(cmd: &mut Command, who: &RunAs) {
+    let (uid, gid, groups) = (who.uid, who.gid, who.groups.clone());
+    // SAFETY: runs in the child between fork and exec; setgroups, setgid and setuid are
+    // plain system calls, and the group list was computed before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::unistd::setgroups(&groups).map_err(io::Error::from)?;
+            nix::unistd::setgid(gid).map_err(io::Error::from)?;
+            nix::unistd::setuid(uid).map_err(io::Error::from)?;
+            Ok(())
+        });
+    }
 }
 
 /// Makes the kernel SIGKILL the job when the thread that forked it ends, which happens

@@ -65,6 +65,10 @@ pub struct Args {
     /// A file holding the join token.
     #[arg(long)]
     pub join_token_file: Option<PathBuf>,
+    /// When the agent runs as root, also run jobs submitted by root (as root). Off by
+    /// default: a root agent runs every job as its submitting Unix user.
+    #[arg(long)]
+    pub allow_root_jobs: bool,
     #[command(flatten)]
     pub gpu: GpuArgs,
 }
@@ -124,6 +128,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         log_listen: args.log_listen,
         log_url: args.log_url.clone(),
         join_token: join_token(args)?,
+        allow_root_jobs: args.allow_root_jobs,
     })
 }
 

@@ -17,6 +17,10 @@ pub struct Args {
     /// Node name of the local agent (default: the host name).
     #[arg(long)]
     pub name: Option<String>,
+    /// When running as root, also run jobs submitted by root (as root). Off by default:
+    /// jobs run as their submitting Unix user.
+    #[arg(long)]
+    pub allow_root_jobs: bool,
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
@@ -38,7 +42,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         log_listen: "127.0.0.1:0".parse().expect("a valid address"),
         log_url: None,
         join_token: bound.join_token().to_string(),
+        allow_root_jobs: args.allow_root_jobs,
     };
+    if nix::unistd::geteuid().is_root() && !args.allow_root_jobs {
+        eprintln!(
+            "note: running as root, so each job runs as the Unix user who submitted it and \
+             jobs submitted by root are refused; pass --allow-root-jobs to run them as root"
+        );
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     let agent_task = tokio::spawn(gpusched_agent::session::run(agent, stop_rx));
     let source = gpus.first().map(|g| g.source.name()).unwrap_or("none");
@@ -52,7 +63,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             bound.socket().display()
         )
     };
-    println!(
+    let banner = format!(
         "gpusched is up: server {server}, data in {}, node {name} with {} GPUs ({source}), policy {}.\n\
          Local users reach it through {} (no token needed).\n\
          \n\
@@ -69,6 +80,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         cfg.policy.name(),
         bound.socket().display()
     );
+    // Not println!: whoever reads this may stop reading (`up | head -1`), and a closed
+    // stdout must not bring the server down.
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{banner}");
+        let _ = out.flush();
+    }
     // On Ctrl-C stop at once: every answered change is already durable, and the
     // agent's jobs die with this process (they are reported lost by the next agent).
     tokio::select! {

@@ -71,7 +71,7 @@ fn tokens_roles_and_ownership_are_enforced() {
     );
     assert_eq!(code, 403, "{body}");
     assert!(error_of(&body).contains("only an admin may submit jobs as another user"));
-    let q = cli_as(&url, Some(&bob), &["queue"]);
+    let q = cli_as(&url, Some(&bob), &["queue", "--all"]);
     assert!(stdout(&q).contains("alice"), "anyone may read the queue");
     let o = cli_as(&url, Some(&bob), &["cancel", &id.to_string()]);
     assert_eq!(o.status.code(), Some(2));
@@ -139,4 +139,89 @@ fn an_agent_needs_the_join_token() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("join token"), "{}", stderr(&o));
+}
+
+/// A root agent runs each job as its submitter and refuses root's own jobs by default.
+#[test]
+fn a_root_agent_runs_jobs_as_their_submitter_and_refuses_root() {
+    if !nix_is_root() {
+        eprintln!("skipped: needs root to switch users");
+        return;
+    }
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let join = dir.join("data/join-token");
+    let _agent = Proc {
+        child: Command::new(BIN)
+            .args(["agent", "--server", &url, "--name", "strict", "--state-dir"])
+            .arg(dir.join("agent"))
+            .arg("--join-token-file")
+            .arg(&join)
+            .args(["--gpus", "1", "--gpu-backend", "declared"])
+            .env("GPUSCHED_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    };
+    wait_until(std::time::Duration::from_secs(20), || {
+        node_state(&url, "strict").as_deref() == Some("online")
+    });
+    // Root (this test, over the socket) submits: refused on the node, with the reason.
+    let id = submit(&url, &["--cwd", "/tmp", "--", "id", "-u"]);
+    let v = wait_job(&url, id, std::time::Duration::from_secs(20));
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("refusing to run a job as root"),
+        "{v}"
+    );
+
+    // `nobody` submits with a token: the job runs with nobody's uid.
+    let sock = socket(&url);
+    let token = stdout(&cli_as(&sock, None, &["token", "create", "nobody"]))
+        .trim()
+        .to_string();
+    let o = cli_as(
+        &url,
+        Some(&token),
+        &[
+            "submit",
+            "--json",
+            "--cwd",
+            "/tmp",
+            "--",
+            "sh",
+            "-c",
+            "id -u; echo $USER",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id = serde_json::from_str::<Value>(&stdout(&o)).unwrap()["ids"][0]
+        .as_u64()
+        .unwrap();
+    let v = wait_job(&url, id, std::time::Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let out = stdout(&cli(&url, &["logs", &id.to_string()]));
+    let uid = std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("nobody:"))
+        .and_then(|l| l.split(':').nth(2))
+        .unwrap()
+        .to_string();
+    assert_eq!(out, format!("{uid}\nnobody\n"));
+}
+
+fn nix_is_root() -> bool {
+    // The effective uid, from the kernel's view of this process.
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
 }

@@ -155,6 +155,8 @@ pub fn agent(url: &str, name: &str, state: &Path, gpus: Gpus) -> Proc {
         .arg(state)
         .arg("--join-token-file")
         .arg(join)
+        // The tests submit as whoever runs them, root in CI.
+        .arg("--allow-root-jobs")
         .args([
             "--gpus",
             &n.to_string(),

@@ -115,6 +115,7 @@ impl State {
                     job: id,
                     attempt: v.attempt,
                     name: v.name.clone(),
+                    user: v.user.clone(),
                     command: v.command.clone(),
                     cwd: v.cwd.clone(),
                     env: job.env.clone(),

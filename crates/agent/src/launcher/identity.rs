@@ -1,0 +1,75 @@
+//! Whose uid a job runs under. An agent running as root runs each job as its submitting
+//! Unix user (groups, then gid, then uid, in the child before exec), and refuses root
+//! jobs unless told otherwise; an agent running as a normal user runs every job as
+//! itself, since it cannot become anyone else.
+
+use std::ffi::CString;
+
+use nix::unistd::{Gid, Uid, User};
+
+/// The credentials a job takes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunAs {
+    pub name: String,
+    pub uid: Uid,
+    pub gid: Gid,
+    /// Supplementary groups, looked up before the fork (the lookup reads files and
+    /// allocates, which the child must not do).
+    pub groups: Vec<Gid>,
+    pub home: String,
+}
+
+/// The identity for a job of `user`, or why it must not run. `None`: no switch.
+pub fn resolve(user: &str, allow_root: bool) -> Result<Option<RunAs>, String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(None);
+    }
+    let account = User::from_name(user)
+        .map_err(|e| format!("cannot look up the user {user:?} on this node: {e}"))?
+        .ok_or_else(|| {
+            format!(
+                "the user {user:?} does not exist on this node; jobs run as their submitter, \
+                 so the account must exist here too (local account, LDAP or SSSD)"
+            )
+        })?;
+    if account.uid.is_root() && !allow_root {
+        return Err(
+            "refusing to run a job as root: this agent runs jobs as their submitting user \
+             and root jobs are off; submit as a normal user, or start the agent with \
+             --allow-root-jobs"
+                .to_string(),
+        );
+    }
+    let cname = CString::new(account.name.clone())
+        .map_err(|_| format!("the user name {user:?} contains a NUL byte"))?;
+    let groups = nix::unistd::getgrouplist(&cname, account.gid)
+        .map_err(|e| format!("cannot read the groups of {user:?}: {e}"))?;
+    Ok(Some(RunAs {
+        name: account.name,
+        uid: account.uid,
+        gid: account.gid,
+        groups,
+        home: account.dir.display().to_string(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_users_and_root_are_refused_when_the_agent_is_root() {
+        if !nix::unistd::geteuid().is_root() {
+            assert_eq!(resolve("whoever-xyz", false), Ok(None));
+            return;
+        }
+        let e = resolve("no-such-user-gpusched", false).unwrap_err();
+        assert!(e.contains("does not exist on this node"), "{e}");
+        let e = resolve("root", false).unwrap_err();
+        assert!(e.contains("--allow-root-jobs"), "{e}");
+        let root = resolve("root", true).unwrap().unwrap();
+        assert!(root.uid.is_root());
+        let nobody = resolve("nobody", false).unwrap().unwrap();
+        assert!(!nobody.uid.is_root());
+    }
+}
