@@ -204,6 +204,15 @@ impl Client {
         self.json(Method::GET, "/api/nodes", None::<&()>).await
     }
 
+    pub async fn usage(
+        &self,
+        q: &gpusched_wire::UsageQuery,
+    ) -> anyhow::Result<gpusched_wire::UsageReport> {
+        let qs = serde_urlencoded::to_string(q)?;
+        self.json(Method::GET, &format!("/api/usage?{qs}"), None::<&()>)
+            .await
+    }
+
     pub async fn whoami(&self) -> anyhow::Result<WhoAmI> {
         self.json(Method::GET, "/api/whoami", None::<&()>).await
     }

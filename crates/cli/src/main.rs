@@ -32,6 +32,8 @@ enum Command {
     Nodes(commands::nodes::Args),
     /// Wait for jobs to end; exit 0 only if all succeeded.
     Wait(commands::wait::Args),
+    /// GPU-hours per user or queue (`sreport`).
+    Usage(commands::usage::Args),
     /// Issue, list and revoke API tokens (admins).
     Token(commands::token::Args),
     /// How the server sees you.
@@ -94,6 +96,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Logs(a) => commands::logs::run(a).await,
             Command::Nodes(a) => commands::nodes::run(a).await,
             Command::Wait(a) => commands::wait::run(a).await,
+            Command::Usage(a) => commands::usage::run(a).await,
             Command::Token(a) => commands::token::run(a).await,
             Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,

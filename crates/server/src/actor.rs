@@ -8,7 +8,8 @@ use std::time::Instant;
 use gpusched_store::SqliteStore;
 use gpusched_wire::{
     CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery, Register,
-    Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList, TokenView,
+    Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList, TokenView, UsageQuery,
+    UsageReport,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -25,6 +26,7 @@ pub enum Cmd {
     Cancel(u64, Who, Reply<CancelResult>),
     CreateToken(TokenCreate, Reply<TokenCreated>),
     ListTokens(Reply<TokenList>),
+    Usage(UsageQuery, Reply<UsageReport>),
     RevokeToken(u64, Reply<TokenView>),
     Wait(u64, Reply<WaitResult>),
     Logs(u64, Reply<(LogTarget, JobView)>),
@@ -110,6 +112,10 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
         }
         Cmd::CreateToken(req, r) => {
             let v = state.create_token(req);
+            answer(out, r, v)
+        }
+        Cmd::Usage(q, r) => {
+            let v = state.usage(&q);
             answer(out, r, v)
         }
         Cmd::ListTokens(r) => {

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod auth;
 pub mod job;
 pub mod node;
+pub mod usage;
 
 pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, Register, Registered, Report, RunEvent,
@@ -18,6 +19,7 @@ pub use job::{
     BatchSubmit, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView, Submitted,
 };
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
+pub use usage::{UsageQuery, UsageReport, UsageRow};
 
 /// The body of every error response: what went wrong and what to do about it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]

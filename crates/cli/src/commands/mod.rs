@@ -11,6 +11,7 @@ pub mod simulate;
 pub mod submit;
 pub mod token;
 pub mod up;
+pub mod usage;
 pub mod wait;
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

@@ -250,3 +250,40 @@ fn logs_follow_a_running_job_until_it_ends() {
         serde_json::from_str(&stdout(&cli(&url, &["nodes", "--json"]))).unwrap();
     assert_eq!(n["nodes"][0]["gpus"][0]["source"], "declared");
 }
+
+#[test]
+fn usage_reports_gpu_hours_per_user() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(4));
+    let a = submit(&url, &["--gpus", "2", "--", "sleep", "1"]);
+    let b = submit(&url, &["--", "sh", "-c", "exit 1"]);
+    let va = wait_job(&url, a, Duration::from_secs(20));
+    wait_job(&url, b, Duration::from_secs(20));
+    let o = cli(&url, &["usage", "--json", "--since", "1d"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let row = &r["rows"][0];
+    assert_eq!(row["key"], va["user"]);
+    assert_eq!(
+        (
+            row["jobs"].as_u64(),
+            row["succeeded"].as_u64(),
+            row["failed"].as_u64()
+        ),
+        (Some(2), Some(1), Some(1))
+    );
+    let ran_h = (va["end_ms"].as_u64().unwrap() - va["start_ms"].as_u64().unwrap()) as f64 / 3.6e6;
+    let gpu_h = row["gpu_hours"].as_f64().unwrap();
+    assert!(
+        gpu_h >= 2.0 * ran_h && gpu_h < 2.0 * ran_h + 0.001,
+        "{gpu_h} vs {ran_h}"
+    );
+    let table = stdout(&cli(&url, &["usage"]));
+    assert!(
+        table.contains("GPU-HOURS") && table.contains(va["user"].as_str().unwrap()),
+        "{table}"
+    );
+    let o = cli(&url, &["usage", "--since", "whenever"]);
+    assert_eq!(o.status.code(), Some(2));
+}

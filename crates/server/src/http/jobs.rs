@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use gpusched_wire::{
     ApiError, BatchSubmit, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList,
-    Submitted,
+    Submitted, UsageQuery, UsageReport,
 };
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -196,4 +196,16 @@ pub async fn nodes(
 ) -> Result<Json<NodeList>, ApiErr> {
     person(&caller)?;
     Ok(Json(app.ask(Cmd::Nodes).await?))
+}
+
+/// GPU-hours, job counts and mean wait per user (or queue) since a time.
+#[utoipa::path(get, path = "/api/usage", params(UsageQuery),
+    responses((status = 200, body = UsageReport), (status = 400, body = ApiError)))]
+pub async fn usage(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    QueryArgs(q): QueryArgs<UsageQuery>,
+) -> Result<Json<UsageReport>, ApiErr> {
+    person(&caller)?;
+    Ok(Json(app.ask(|r| Cmd::Usage(q, r)).await?))
 }

@@ -20,6 +20,7 @@ use utoipa::OpenApi;
         super::jobs::wait,
         super::jobs::logs,
         super::jobs::nodes,
+        super::jobs::usage,
         super::agent::register,
         super::agent::poll,
         super::agent::report,

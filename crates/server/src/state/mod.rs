@@ -5,6 +5,7 @@
 mod agents;
 mod jobs;
 mod tokens;
+mod usage;
 mod validate;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

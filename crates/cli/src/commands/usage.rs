@@ -1,0 +1,139 @@
+//! `gpusched usage`: GPU-hours per user or queue (Slurm's `sreport`).
+
+use clap::Args as ClapArgs;
+use gpusched_wire::UsageQuery;
+
+use super::fmt::{now_ms, parse_duration, table, time};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Group by user (default) or queue.
+    #[arg(long, default_value = "user", value_parser = ["user", "queue"])]
+    pub by: String,
+    /// Only this user.
+    #[arg(long, short = 'u')]
+    pub user: Option<String>,
+    /// From when: a date (2026-11-01) or an age (7d, 12h). Default: all time.
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub conn: super::conn::Conn,
+}
+
+/// `2026-11-01` (UTC midnight) or a duration back from now.
+fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
+    let parts: Vec<&str> = s.split('-').collect();
+    if let [y, m, d] = parts.as_slice() {
+        if let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) {
+            let days = days_from_civil(y, m, d)
+                .ok_or_else(|| anyhow::anyhow!("{s:?} is not a valid date"))?;
+            return Ok((days.max(0) as u64) * 86_400_000);
+        }
+    }
+    let secs = parse_duration(s).map_err(|e| {
+        anyhow::anyhow!("--since {s:?}: give a date (2026-11-01) or an age (7d, 12h); {e}")
+    })?;
+    Ok(now.saturating_sub(secs * 1000))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let now = now_ms();
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| since_ms(s, now))
+        .transpose()?;
+    let q = UsageQuery {
+        by: Some(args.by.clone()),
+        user: args.user.clone(),
+        since_ms: since,
+    };
+    let report = args.conn.client()?.usage(&q).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "GPU usage by {} from {} to {}",
+        report.by,
+        report
+            .since_ms
+            .map(time)
+            .unwrap_or_else(|| "the start".into()),
+        time(report.until_ms)
+    );
+    let rows: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.key.clone(),
+                format!("{:.2}", r.gpu_hours),
+                r.jobs.to_string(),
+                r.succeeded.to_string(),
+                r.failed.to_string(),
+                r.cancelled.to_string(),
+                r.timed_out.to_string(),
+                format!("{:.1}", r.mean_wait_s),
+            ]
+        })
+        .collect();
+    let key = if report.by == "queue" {
+        "QUEUE"
+    } else {
+        "USER"
+    };
+    print!(
+        "{}",
+        table(
+            &[
+                key,
+                "GPU-HOURS",
+                "JOBS",
+                "OK",
+                "FAILED",
+                "CANCELLED",
+                "TIMED OUT",
+                "MEAN WAIT (s)"
+            ],
+            &rows
+        )
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_dates_and_ages() {
+        assert_eq!(since_ms("1970-01-02", 0).unwrap(), 86_400_000);
+        assert_eq!(
+            since_ms("2026-11-30", 0).unwrap(),
+            1_796_000_000_000 - 3_200_000
+        );
+        assert_eq!(since_ms("1h", 7_200_000).unwrap(), 3_600_000);
+        assert!(since_ms("2026-13-01", 0).is_err());
+        assert!(since_ms("lately", 0)
+            .unwrap_err()
+            .to_string()
+            .contains("7d"));
+    }
+}

@@ -1,0 +1,43 @@
+//! Accounting: GPU time per user or queue (the `sreport` habit).
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct UsageQuery {
+    /// `user` (default) or `queue`.
+    #[serde(default)]
+    pub by: Option<String>,
+    /// Only this user's jobs.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Count GPU time from this Unix time (ms) on; default: all time.
+    #[serde(default)]
+    pub since_ms: Option<u64>,
+}
+
+/// One user's (or queue's) use of the cluster in the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UsageRow {
+    pub key: String,
+    /// Jobs that ran (or ended) in the window.
+    pub jobs: u64,
+    /// GPUs x hours run in the window, running jobs counted up to now.
+    pub gpu_hours: f64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+    pub timed_out: u64,
+    /// Mean time from submission to start, over the jobs that started.
+    pub mean_wait_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct UsageReport {
+    pub by: String,
+    pub since_ms: Option<u64>,
+    pub until_ms: u64,
+    pub rows: Vec<UsageRow>,
+}
