@@ -39,6 +39,8 @@ pub struct AgentConfig {
     pub join_token: String,
     /// When the agent runs as root: whether jobs submitted by root may run (as root).
     pub allow_root_jobs: bool,
+    /// A PEM certificate (or CA) to trust for an https:// server, besides the system's.
+    pub ca_cert: Option<PathBuf>,
 }
 
 /// Events not yet acknowledged by the server, oldest first.
@@ -98,7 +100,15 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     auth.set_sensitive(true);
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert(reqwest::header::AUTHORIZATION, auth);
-    let http = reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder();
+    if let Some(path) = &cfg.ca_cert {
+        let pem = std::fs::read(path)
+            .with_context(|| format!("cannot read the CA certificate {}", path.display()))?;
+        let cert = reqwest::Certificate::from_pem(&pem)
+            .with_context(|| format!("{} is not a PEM certificate", path.display()))?;
+        builder = builder.add_root_certificate(cert);
+    }
+    let http = builder
         .default_headers(headers)
         .connect_timeout(Duration::from_secs(3))
         .build()

@@ -84,11 +84,12 @@ struct Answer {
 }
 
 impl Client {
-    pub fn new(target: Target) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(330))
-            .build()
-            .context("cannot build the HTTP client")?;
+    pub fn new(target: Target, ca_cert: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let mut b = reqwest::Client::builder().timeout(Duration::from_secs(330));
+        if let Some(path) = ca_cert {
+            b = b.add_root_certificate(read_cert(path)?);
+        }
+        let http = b.build().context("cannot build the HTTP client")?;
         Ok(Client { target, http })
     }
 
@@ -233,6 +234,14 @@ impl Client {
         )
         .await
     }
+}
+
+/// A PEM certificate to trust, read with a message that names the file.
+pub fn read_cert(path: &std::path::Path) -> anyhow::Result<reqwest::Certificate> {
+    let pem = std::fs::read(path)
+        .with_context(|| format!("cannot read the CA certificate {}", path.display()))?;
+    reqwest::Certificate::from_pem(&pem)
+        .with_context(|| format!("{} is not a PEM certificate", path.display()))
 }
 
 fn header(h: &reqwest::header::HeaderMap) -> String {

@@ -45,12 +45,15 @@ enum Command {
     /// Replay a trace (or a synthetic workload) through the scheduling core and report
     /// JCT, waiting, makespan, utilisation and fairness per policy.
     Simulate(commands::simulate::Args),
+    /// The FGD paper's GPU-sharing experiment (Alibaba v2023): unallocated GPU by strategy.
+    SimulateSharing(commands::share_sim::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
+        Command::SimulateSharing(args) => commands::share_sim::run(args),
         live => run_live(live),
     };
     if let Err(e) = result {
@@ -101,7 +104,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,
             Command::Agent(a) => commands::agent::run(a).await,
-            Command::Simulate(_) => unreachable!("handled above"),
+            Command::Simulate(_) | Command::SimulateSharing(_) => unreachable!("handled above"),
         }
     })
 }

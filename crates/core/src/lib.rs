@@ -26,6 +26,7 @@ pub mod placement;
 pub mod policy;
 pub mod resources;
 pub mod schedule;
+pub mod sharing;
 
 pub use cluster::{Cluster, ClusterError, Gpu, Node};
 pub use ids::{GpuIndex, JobId, NodeId, QueueId, SwitchId, UserId};

@@ -76,6 +76,24 @@ pub enum RequestError {
     ZeroMemory,
     #[error("unknown MIG profile `{0}`; known profiles: {1}")]
     UnknownMig(String, String),
+    #[error("MIG profile `{profile}` does not exist on {model}; allowed there: {allowed}")]
+    UnknownMigForModel {
+        profile: String,
+        model: String,
+        allowed: String,
+    },
+    #[error("gpu share must be above 0 and at most 1 GPU; got {0} — ask for whole GPUs (`gpus = N`) for more than one")]
+    ShareFraction(String),
+    #[error("gpu memory share of {mib} MiB is larger than any acceptable GPU (the largest has {largest} MiB)")]
+    MemoryTooLarge { mib: u64, largest: u64 },
+    #[error("MIG profile `{profile}` asked for, but no acceptable GPU supports MIG (models here: {models}); MIG exists on: {mig_models}")]
+    MigUnsupported {
+        profile: String,
+        models: String,
+        mig_models: String,
+    },
+    #[error("a request takes one form of GPU: `{0}` and `{1}` were both given; use whole GPUs, a share, a memory share or a MIG profile")]
+    Conflict(&'static str, &'static str),
 }
 
 impl ResourceRequest {
@@ -130,9 +148,9 @@ impl ResourceRequest {
     }
 }
 
-/// The MIG profiles of the A100-40GB (NVIDIA MIG user guide, table "GPU instance
-/// profiles on A100"); memory-slice geometry is the same on A100-80GB and H100-80GB with
-/// doubled memory per slice. The full per-model tables arrive with GPU sharing.
+/// The classic MIG profiles of the A100-40GB (NVIDIA MIG user guide, "GPU instance
+/// profiles on A100"); kept for callers that do not know the model. Per-model tables
+/// (A100-40GB, A100-80GB, H100-80GB) are in [`mig_profile_for`].
 pub fn mig_profile(name: &str) -> Result<MigProfile, RequestError> {
     let table: [(&str, u8, u8, &[u8]); 5] = [
         ("1g.5gb", 1, 1, &[0, 1, 2, 3, 4, 5, 6]),
@@ -154,6 +172,190 @@ pub fn mig_profile(name: &str) -> Result<MigProfile, RequestError> {
             let known: Vec<&str> = table.iter().map(|(n, ..)| *n).collect();
             RequestError::UnknownMig(name.to_string(), known.join(", "))
         })
+}
+
+/// MIG profiles as `(name, compute slices, memory slices, allowed start slices)`, from
+/// NVIDIA's MIG user guide ("Supported MIG profiles"): the start slices are the positions
+/// of the GPU's eight memory slices where an instance of the profile may begin.
+type MigRow = (&'static str, u8, u8, &'static [u8]);
+
+const A100_40GB: [MigRow; 6] = [
+    ("1g.5gb", 1, 1, &[0, 1, 2, 3, 4, 5, 6]),
+    ("1g.10gb", 1, 2, &[0, 2, 4, 6]),
+    ("2g.10gb", 2, 2, &[0, 2, 4]),
+    ("3g.20gb", 3, 4, &[0, 4]),
+    ("4g.20gb", 4, 4, &[0]),
+    ("7g.40gb", 7, 8, &[0]),
+];
+
+/// A100-80GB and H100-80GB share the geometry, with 10 GB memory slices.
+const GPU_80GB: [MigRow; 6] = [
+    ("1g.10gb", 1, 1, &[0, 1, 2, 3, 4, 5, 6]),
+    ("1g.20gb", 1, 2, &[0, 2, 4, 6]),
+    ("2g.20gb", 2, 2, &[0, 2, 4]),
+    ("3g.40gb", 3, 4, &[0, 4]),
+    ("4g.40gb", 4, 4, &[0]),
+    ("7g.80gb", 7, 8, &[0]),
+];
+
+/// The GPU models with MIG that gpusched knows, as matched against a model name.
+pub const MIG_MODELS: [&str; 3] = ["A100-40GB", "A100-80GB", "H100-80GB"];
+
+/// The MIG table of a GPU model as NVML names it (`NVIDIA A100-SXM4-80GB`, `H100 80GB
+/// HBM3`, ...), or `None` for a model without MIG.
+fn mig_table(model: &str) -> Option<(&'static str, &'static [MigRow])> {
+    let m = model.to_ascii_uppercase();
+    if m.contains("H100") {
+        Some(("H100-80GB", &GPU_80GB))
+    } else if m.contains("A100") && m.contains("80G") {
+        Some(("A100-80GB", &GPU_80GB))
+    } else if m.contains("A100") {
+        Some(("A100-40GB", &A100_40GB))
+    } else {
+        None
+    }
+}
+
+/// Whether GPUs of `model` support MIG.
+pub fn has_mig(model: &str) -> bool {
+    mig_table(model).is_some()
+}
+
+/// The profile `name` on a GPU of `model`, with its placement rules.
+pub fn mig_profile_for(model: &str, name: &str) -> Result<MigProfile, RequestError> {
+    let Some((family, table)) = mig_table(model) else {
+        return Err(RequestError::MigUnsupported {
+            profile: name.to_string(),
+            models: model.to_string(),
+            mig_models: MIG_MODELS.join(", "),
+        });
+    };
+    table
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .map(|(n, compute, memory_slices, starts)| MigProfile {
+            name: (*n).to_string(),
+            compute: *compute,
+            memory_slices: *memory_slices,
+            starts: starts.to_vec(),
+        })
+        .ok_or_else(|| RequestError::UnknownMigForModel {
+            profile: name.to_string(),
+            model: family.to_string(),
+            allowed: table.iter().map(|r| r.0).collect::<Vec<_>>().join(", "),
+        })
+}
+
+/// The GPU fields of a job as a user writes them (`gpus`, `gpu_share`, `gpu_mem`, `mig`),
+/// turned into one [`GpuRequest`]; more than one form is an error.
+pub fn gpu_request_from_fields(
+    gpus: Option<u32>,
+    gpu_share: Option<f64>,
+    gpu_mem_mib: Option<u64>,
+    mig: Option<&str>,
+) -> Result<GpuRequest, RequestError> {
+    let given: Vec<&'static str> = [
+        gpus.map(|_| "gpus"),
+        gpu_share.map(|_| "gpu_share"),
+        gpu_mem_mib.map(|_| "gpu_mem"),
+        mig.map(|_| "mig"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if given.len() > 1 {
+        return Err(RequestError::Conflict(given[0], given[1]));
+    }
+    if let Some(share) = gpu_share {
+        // A share of exactly 1 is one whole GPU; above 1 (or 0 and below) is refused.
+        if !(share > 0.0 && share <= 1.0 && share.is_finite()) {
+            return Err(RequestError::ShareFraction(share.to_string()));
+        }
+        let milli = (share * 1000.0).round() as u32;
+        return Ok(match milli {
+            0 => return Err(RequestError::ShareFraction(share.to_string())),
+            1000 => GpuRequest::Whole { count: 1 },
+            m => GpuRequest::Share { milli: m },
+        });
+    }
+    if let Some(mib) = gpu_mem_mib {
+        return if mib == 0 {
+            Err(RequestError::ZeroMemory)
+        } else {
+            Ok(GpuRequest::Memory { mib })
+        };
+    }
+    if let Some(name) = mig {
+        // The profile is checked against the GPU models when the cluster is known
+        // (`ResourceRequest::validate_on`); here only that it names some known profile.
+        let known = MIG_MODELS
+            .iter()
+            .find_map(|m| mig_profile_for(m, name).ok());
+        return known
+            .map(|profile| GpuRequest::Mig { profile })
+            .ok_or_else(|| {
+                let mut all: Vec<&str> = A100_40GB
+                    .iter()
+                    .chain(GPU_80GB.iter())
+                    .map(|r| r.0)
+                    .collect();
+                all.sort_unstable();
+                all.dedup();
+                RequestError::UnknownMig(name.to_string(), all.join(", "))
+            });
+    }
+    Ok(GpuRequest::Whole {
+        count: gpus.unwrap_or(0),
+    })
+}
+
+impl ResourceRequest {
+    /// Checks the request against the GPUs a cluster has: a memory share must fit some
+    /// acceptable GPU, and a MIG profile must exist on some acceptable MIG-capable model.
+    pub fn validate_on(&self, gpus: &[crate::cluster::Gpu]) -> Result<(), RequestError> {
+        self.validate()?;
+        let usable: Vec<&crate::cluster::Gpu> = gpus
+            .iter()
+            .filter(|g| self.accepts_model(&g.model))
+            .collect();
+        match &self.gpu {
+            GpuRequest::Memory { mib } => {
+                let largest = usable.iter().map(|g| g.mem_mib).max().unwrap_or(0);
+                if *mib > largest {
+                    return Err(RequestError::MemoryTooLarge { mib: *mib, largest });
+                }
+            }
+            GpuRequest::Mig { profile } => {
+                let mig: Vec<&&crate::cluster::Gpu> =
+                    usable.iter().filter(|g| has_mig(&g.model)).collect();
+                if mig.is_empty() {
+                    let mut models: Vec<&str> = usable.iter().map(|g| g.model.as_str()).collect();
+                    models.sort_unstable();
+                    models.dedup();
+                    return Err(RequestError::MigUnsupported {
+                        profile: profile.name.clone(),
+                        models: models.join(", "),
+                        mig_models: MIG_MODELS.join(", "),
+                    });
+                }
+                // The first MIG model's error names what that model allows.
+                let mut first_err = None;
+                for g in &mig {
+                    match mig_profile_for(&g.model, &profile.name) {
+                        Ok(_) => return Ok(()),
+                        Err(e) => {
+                            first_err.get_or_insert(e);
+                        }
+                    }
+                }
+                if let Some(e) = first_err {
+                    return Err(e);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -219,5 +421,110 @@ mod tests {
         r.gpu_models = vec!["A100".into(), "H100".into()];
         assert!(r.accepts_model("A100-80GB"));
         assert!(!r.accepts_model("V100-32GB"));
+    }
+
+    #[test]
+    fn mig_tables_per_model_carry_their_start_slices() {
+        let p = mig_profile_for("NVIDIA A100-SXM4-80GB", "1g.20gb").unwrap();
+        assert_eq!(
+            (p.compute, p.memory_slices, p.starts.clone()),
+            (1, 2, vec![0, 2, 4, 6])
+        );
+        let p = mig_profile_for("NVIDIA H100 80GB HBM3", "3g.40gb").unwrap();
+        assert_eq!(p.starts, vec![0, 4]);
+        let p = mig_profile_for("A100-PCIE-40GB", "1g.5gb").unwrap();
+        assert_eq!(p.starts.len(), 7);
+        let e = mig_profile_for("A100-PCIE-40GB", "1g.10gb").unwrap();
+        assert_eq!(e.memory_slices, 2);
+        // A 40 GB profile name on an 80 GB GPU: the error lists what that model allows.
+        let e = mig_profile_for("A100-SXM4-80GB", "3g.20gb")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("A100-80GB") && e.contains("3g.40gb"), "{e}");
+        let e = mig_profile_for("Tesla V100", "1g.5gb")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("H100-80GB"), "{e}");
+    }
+
+    #[test]
+    fn request_fields_take_one_form_and_say_what_is_allowed() {
+        assert_eq!(
+            gpu_request_from_fields(Some(2), None, None, Some("1g.10gb")),
+            Err(RequestError::Conflict("gpus", "mig"))
+        );
+        for bad in [0.0, -0.5, 1.5, f64::NAN] {
+            let e = gpu_request_from_fields(None, Some(bad), None, None).unwrap_err();
+            assert!(e.to_string().contains("at most 1 GPU"), "{e}");
+        }
+        assert_eq!(
+            gpu_request_from_fields(None, Some(0.25), None, None),
+            Ok(GpuRequest::Share { milli: 250 })
+        );
+        assert_eq!(
+            gpu_request_from_fields(None, Some(1.0), None, None),
+            Ok(GpuRequest::Whole { count: 1 })
+        );
+        let e = gpu_request_from_fields(None, None, None, Some("9g.99gb")).unwrap_err();
+        assert!(
+            e.to_string().contains("1g.10gb") && e.to_string().contains("7g.80gb"),
+            "{e}"
+        );
+        assert!(matches!(
+            gpu_request_from_fields(None, None, None, Some("2g.20gb")),
+            Ok(GpuRequest::Mig { .. })
+        ));
+    }
+
+    #[test]
+    fn cluster_checks_memory_shares_and_mig_support() {
+        use crate::cluster::Gpu;
+        use crate::ids::GpuIndex;
+        let gpu = |model: &str, mem_mib| Gpu {
+            index: GpuIndex(0),
+            model: model.into(),
+            mem_mib,
+            mig_enabled: false,
+        };
+        let v100 = [gpu("Tesla V100-SXM2-32GB", 32 * 1024)];
+        let mem = ResourceRequest {
+            gpu: GpuRequest::Memory { mib: 40 * 1024 },
+            ..ResourceRequest::whole_gpus(0)
+        };
+        let e = mem.validate_on(&v100).unwrap_err();
+        assert_eq!(
+            e,
+            RequestError::MemoryTooLarge {
+                mib: 40 * 1024,
+                largest: 32 * 1024
+            }
+        );
+        let mig = ResourceRequest {
+            gpu: GpuRequest::Mig {
+                profile: mig_profile_for("A100-80GB", "1g.10gb").unwrap(),
+            },
+            ..ResourceRequest::whole_gpus(0)
+        };
+        let e = mig.validate_on(&v100).unwrap_err().to_string();
+        assert!(
+            e.contains("no acceptable GPU supports MIG") && e.contains("V100"),
+            "{e}"
+        );
+        assert!(mig
+            .validate_on(&[gpu("NVIDIA H100 80GB HBM3", 80 * 1024)])
+            .is_ok());
+        // 1g.10gb exists on A100-40GB too (two memory slices there).
+        assert!(mig.validate_on(&[gpu("A100-PCIE-40GB", 40 * 1024)]).is_ok());
+        let big = ResourceRequest {
+            gpu: GpuRequest::Mig {
+                profile: mig_profile_for("A100-80GB", "7g.80gb").unwrap(),
+            },
+            ..ResourceRequest::whole_gpus(0)
+        };
+        let e = big
+            .validate_on(&[gpu("A100-PCIE-40GB", 40 * 1024)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("A100-40GB") && e.contains("7g.40gb"), "{e}");
     }
 }

@@ -24,6 +24,8 @@ pub struct ServerConfig {
     pub grace_s: u64,
     /// The local socket whose callers are known by uid (default `DATA_DIR/gpusched.sock`).
     pub unix_socket: Option<PathBuf>,
+    /// PEM certificate chain and private key: serve HTTPS instead of HTTP on TCP.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl ServerConfig {
@@ -36,6 +38,7 @@ impl ServerConfig {
             default_max_retries: 3,
             grace_s: 10,
             unix_socket: None,
+            tls: None,
         }
     }
 

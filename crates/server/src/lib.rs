@@ -14,6 +14,7 @@ pub mod config;
 mod http;
 mod live;
 mod state;
+mod tls;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -27,9 +28,15 @@ use tokio::sync::mpsc;
 
 pub use config::{check_live_policy, ServerConfig, SOCKET_NAME};
 
+/// The TCP side, plain or TLS.
+enum Tcp {
+    Plain(TcpListener),
+    Tls(tls::TlsListener),
+}
+
 /// A server whose store is open and whose listeners are bound, ready to serve.
 pub struct Bound {
-    listener: TcpListener,
+    listener: Tcp,
     router: axum::Router,
     addr: SocketAddr,
     unix: UnixListener,
@@ -42,6 +49,14 @@ impl Bound {
     /// The address it listens on (useful with port 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `http://ADDR` or `https://ADDR`.
+    pub fn url(&self) -> String {
+        match self.listener {
+            Tcp::Plain(_) => format!("http://{}", self.addr),
+            Tcp::Tls(_) => format!("https://{}", self.addr),
+        }
     }
 
     /// The Unix socket local clients use.
@@ -67,12 +82,21 @@ impl Bound {
         let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|s| *s).await;
         };
-        let tcp = axum::serve(
-            self.listener,
-            self.router
-                .into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(wait(stop_rx.clone()));
+        let tcp_stop = stop_rx.clone();
+        let tcp = async move {
+            match self.listener {
+                Tcp::Plain(l) => {
+                    axum::serve(l, self.router)
+                        .with_graceful_shutdown(wait(tcp_stop))
+                        .await
+                }
+                Tcp::Tls(l) => {
+                    axum::serve(l, self.router)
+                        .with_graceful_shutdown(wait(tcp_stop))
+                        .await
+                }
+            }
+        };
         let uds = axum::serve(
             self.unix,
             self.unix_router
@@ -106,6 +130,13 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         )
     })?;
     let addr = listener.local_addr()?;
+    let listener = match &cfg.tls {
+        None => Tcp::Plain(listener),
+        Some((cert, key)) => Tcp::Tls(tls::TlsListener::new(
+            listener,
+            tls::server_config(cert, key)?,
+        )?),
+    };
     let socket = cfg.socket_path();
     let unix = bind_socket(&socket).await?;
     let (tx, rx) = mpsc::channel(16384);

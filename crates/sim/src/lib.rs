@@ -6,6 +6,7 @@ pub mod metrics;
 pub mod overhead;
 pub mod plot;
 pub mod report;
+pub mod sharing;
 pub mod trace;
 
 pub use engine::{simulate, JobOutcome, SimError, SimOptions, SimRun};

@@ -38,7 +38,7 @@ fn palette(i: usize) -> RGBColor {
     C[i % C.len()]
 }
 
-fn line_chart(
+pub(crate) fn line_chart(
     path: &Path,
     title: &str,
     x_label: &str,

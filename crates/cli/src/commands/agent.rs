@@ -69,6 +69,9 @@ pub struct Args {
     /// default: a root agent runs every job as its submitting Unix user.
     #[arg(long)]
     pub allow_root_jobs: bool,
+    /// PEM certificate (or CA) to trust for an https:// server, besides the system's.
+    #[arg(long, env = "GPUSCHED_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     #[command(flatten)]
     pub gpu: GpuArgs,
 }
@@ -129,6 +132,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         log_url: args.log_url.clone(),
         join_token: join_token(args)?,
         allow_root_jobs: args.allow_root_jobs,
+        ca_cert: args.ca_cert.clone(),
     })
 }
 

@@ -14,10 +14,16 @@ pub struct Conn {
     /// Unix socket, where the server knows you by uid.
     #[arg(long, env = "GPUSCHED_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// PEM certificate (or CA) to trust for an https:// server, besides the system's.
+    #[arg(long, env = "GPUSCHED_CA_CERT", value_name = "FILE")]
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 impl Conn {
     pub fn client(&self) -> anyhow::Result<Client> {
-        Client::new(Target::resolve(self.server.clone(), self.token.clone()))
+        Client::new(
+            Target::resolve(self.server.clone(), self.token.clone()),
+            self.ca_cert.as_deref(),
+        )
     }
 }

@@ -6,6 +6,7 @@ pub mod logs;
 pub mod nodes;
 pub mod queue;
 pub mod server;
+pub mod share_sim;
 pub mod show;
 pub mod simulate;
 pub mod submit;

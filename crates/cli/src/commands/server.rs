@@ -30,6 +30,12 @@ pub struct ServerArgs {
     /// Time between SIGTERM and SIGKILL when a job is stopped.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub grace: String,
+    /// PEM certificate chain: serve HTTPS on --listen (with --tls-key).
+    #[arg(long, requires = "tls_key", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// The default data directory: `$XDG_DATA_HOME/gpusched` or `~/.local/share/gpusched`.
@@ -58,6 +64,7 @@ impl ServerArgs {
         cfg.heartbeat_timeout = std::time::Duration::from_secs(hb);
         cfg.default_max_retries = self.max_retries;
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
+        cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         Ok(cfg)
     }
 }
@@ -66,8 +73,8 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
     let bound = gpusched_server::bind(cfg.clone()).await?;
     eprintln!(
-        "gpusched server listening on http://{} (data in {}, policy {})",
-        bound.addr(),
+        "gpusched server listening on {} (data in {}, policy {})",
+        bound.url(),
         cfg.data_dir.display(),
         cfg.policy.name()
     );

@@ -27,8 +27,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = args.server.config()?;
     let gpus = args.gpu.discover()?;
     let bound = gpusched_server::bind(cfg.clone()).await?;
-    let addr = bound.addr();
-    let server = format!("http://{addr}");
+    let server = bound.url();
     let name = args.name.clone().unwrap_or_else(host_name);
     let agent = AgentConfig {
         server: server.clone(),
@@ -43,6 +42,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         log_url: None,
         join_token: bound.join_token().to_string(),
         allow_root_jobs: args.allow_root_jobs,
+        // The local agent talks to its own listener: trust its certificate.
+        ca_cert: cfg.tls.as_ref().map(|(cert, _)| cert.clone()),
     };
     if nix::unistd::geteuid().is_root() && !args.allow_root_jobs {
         eprintln!(

@@ -225,3 +225,116 @@ fn nix_is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// With a certificate the TCP listener speaks HTTPS only; clients and agents that trust
+/// the certificate work, others are refused.
+#[test]
+fn tls_on_the_tcp_listener() {
+    let (_d, dir) = scratch();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        // A leaf, not a CA: rustls refuses a CA certificate as the server's own.
+        .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: needs the openssl command to make a certificate");
+        return;
+    }
+    let (c, k) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let (_server, url) = server(&dir.join("data"), 0, &["--tls-cert", c, "--tls-key", k]);
+    assert!(url.starts_with("https://"), "{url}");
+    let sock = socket(&url);
+    let token = stdout(&cli_as(&sock, None, &["token", "create", "alice"]))
+        .trim()
+        .to_string();
+
+    let run = |ca: Option<&str>, args: &[&str]| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .env("GPUSCHED_SERVER", &url)
+            .env("GPUSCHED_TOKEN", &token)
+            .env_remove("GPUSCHED_CA_CERT");
+        if let Some(ca) = ca {
+            cmd.env("GPUSCHED_CA_CERT", ca);
+        }
+        cmd.stdin(Stdio::null()).output().unwrap()
+    };
+    let o = run(Some(c), &["whoami"]);
+    assert_eq!(
+        stdout(&o).trim(),
+        "alice (user, via token)",
+        "{}",
+        stderr(&o)
+    );
+    let o = run(None, &["whoami"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot reach"), "{}", stderr(&o));
+    // Plain HTTP to the TLS port gets nowhere.
+    let plain = url.replace("https://", "http://");
+    assert_eq!(
+        http_with(&plain, Some(&token), "GET", "/api/whoami", None).0,
+        0
+    );
+
+    // An agent that trusts the certificate joins and runs a job over HTTPS.
+    let _agent = Proc {
+        child: Command::new(BIN)
+            .args([
+                "agent",
+                "--server",
+                &url,
+                "--name",
+                "tls-node",
+                "--state-dir",
+            ])
+            .arg(dir.join("agent"))
+            .arg("--join-token-file")
+            .arg(dir.join("data/join-token"))
+            .args([
+                "--gpus",
+                "1",
+                "--gpu-backend",
+                "declared",
+                "--allow-root-jobs",
+                "--ca-cert",
+                c,
+            ])
+            .env("GPUSCHED_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    };
+    wait_until(std::time::Duration::from_secs(20), || {
+        stdout(&cli_as(&sock, None, &["nodes"])).contains("online")
+    });
+    let id = {
+        let o = cli_as(&sock, None, &["submit", "--json", "--", "echo", "over tls"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()["ids"][0]
+            .as_u64()
+            .unwrap()
+    };
+    let o = cli_as(&sock, None, &["wait", "--timeout", "20", &id.to_string()]);
+    assert!(o.status.success(), "{} {}", stdout(&o), stderr(&o));
+    assert_eq!(
+        stdout(&cli_as(&sock, None, &["logs", &id.to_string()])),
+        "over tls\n"
+    );
+}

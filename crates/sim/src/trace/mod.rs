@@ -11,6 +11,7 @@
 
 pub mod muri;
 pub mod native;
+pub mod openb;
 pub mod philly;
 pub mod synthetic;
 

@@ -1,0 +1,235 @@
+//! One entry point for every sharing strategy: score each node that fits, take the best
+//! (the lowest rank among equals), pick its GPUs, carry it out.
+
+use super::cluster::{Choice, PodReq, ShareCluster};
+use super::frag::FragModel;
+use super::typical::TypicalPods;
+use super::{fgd, fit, ours};
+
+/// A placement strategy for shared GPUs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ShareStrategy {
+    BestFit,
+    WorstFit,
+    Fgd,
+    FgdPack,
+}
+
+/// A strategy name gpusched does not know.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("unknown sharing strategy `{0}`; use one of: best-fit, worst-fit, fgd, fgd-pack")]
+pub struct UnknownStrategy(pub String);
+
+impl ShareStrategy {
+    pub const ALL: [ShareStrategy; 4] = [
+        ShareStrategy::BestFit,
+        ShareStrategy::WorstFit,
+        ShareStrategy::Fgd,
+        ShareStrategy::FgdPack,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ShareStrategy::BestFit => "best-fit",
+            ShareStrategy::WorstFit => "worst-fit",
+            ShareStrategy::Fgd => "fgd",
+            ShareStrategy::FgdPack => "fgd-pack",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Self, UnknownStrategy> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.name() == name.trim())
+            .ok_or_else(|| UnknownStrategy(name.to_string()))
+    }
+}
+
+/// A strategy with its state: the fragmentation model and each node's current `F_n`.
+pub struct Placer {
+    strategy: ShareStrategy,
+    frag: FragModel,
+    node_frag: Vec<Option<f64>>,
+}
+
+impl Placer {
+    pub fn new(strategy: ShareStrategy, typical: &TypicalPods, cluster: &ShareCluster) -> Self {
+        Placer {
+            strategy,
+            frag: FragModel::new(typical, cluster),
+            node_frag: vec![None; cluster.nodes.len()],
+        }
+    }
+
+    pub fn strategy(&self) -> ShareStrategy {
+        self.strategy
+    }
+
+    /// `F_n` of node `i` now (cached until the node changes).
+    pub fn node_frag(&mut self, cluster: &ShareCluster, i: usize) -> f64 {
+        if let Some(f) = self.node_frag[i] {
+            return f;
+        }
+        let f = self.frag.of(&cluster.nodes[i]);
+        self.node_frag[i] = Some(f);
+        f
+    }
+
+    /// The cluster's fragmentation: the sum of `F_n` over nodes, in node order.
+    pub fn cluster_frag(&mut self, cluster: &ShareCluster) -> f64 {
+        (0..cluster.nodes.len()).fold(0.0, |acc, i| acc + self.node_frag(cluster, i))
+    }
+
+    /// Where `pod` should go, or `None` if no node can take it.
+    pub fn choose(&mut self, cluster: &ShareCluster, pod: &PodReq) -> Option<Choice> {
+        let mut best: Option<((f64, f64), u32, Choice)> = None;
+        for i in 0..cluster.nodes.len() {
+            if !cluster.fits(i, pod) {
+                continue;
+            }
+            let n = &cluster.nodes[i];
+            let (score, gpus) = match self.strategy {
+                ShareStrategy::BestFit => (
+                    (fit::best_fit_score(n, pod), 0.0),
+                    fit::gpus(cluster, i, pod, true),
+                ),
+                ShareStrategy::WorstFit => (
+                    (fit::worst_fit_score(n, pod), 0.0),
+                    fit::gpus(cluster, i, pod, false),
+                ),
+                ShareStrategy::Fgd => {
+                    let before = self.node_frag(cluster, i);
+                    let mut best_here: Option<(f64, u16)> = None;
+                    fgd::for_each_outcome(&mut self.frag, n, pod, |after, gpus| {
+                        let s = fgd::score(before, after);
+                        if best_here.is_none_or(|(b, _)| s > b) {
+                            best_here = Some((s, gpus));
+                        }
+                    });
+                    let (s, gpus) = best_here.unwrap_or((0.0, 0));
+                    ((s, 0.0), gpus)
+                }
+                ShareStrategy::FgdPack => {
+                    let before = self.node_frag(cluster, i);
+                    ours::score(&mut self.frag, before, n, pod)
+                }
+            };
+            let gpus = if pod.needs_gpu() && !pod.is_share() {
+                cluster.first_free_gpus(i, pod)
+            } else {
+                gpus
+            };
+            let rank = n.rank;
+            let better = match &best {
+                None => true,
+                Some((s, r, _)) => match score.0.total_cmp(&s.0).then(score.1.total_cmp(&s.1)) {
+                    std::cmp::Ordering::Greater => true,
+                    std::cmp::Ordering::Equal => rank < *r,
+                    std::cmp::Ordering::Less => false,
+                },
+            };
+            if better {
+                best = Some((score, rank, Choice { node: i, gpus }));
+            }
+        }
+        best.map(|(_, _, c)| c)
+    }
+
+    /// Chooses and carries out; `None` (and no change) if the pod fits nowhere.
+    pub fn place(&mut self, cluster: &mut ShareCluster, pod: &PodReq) -> Option<Choice> {
+        let choice = self.choose(cluster, pod)?;
+        cluster.apply(pod, choice);
+        self.node_frag[choice.node] = None;
+        Some(choice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sharing::{ShareNode, SharePod};
+
+    fn cluster() -> (ShareCluster, TypicalPods) {
+        let node = |name: &str| ShareNode {
+            name: name.into(),
+            cpu_milli: 32_000,
+            mem_mib: 1 << 20,
+            gpus: 2,
+            model: "T4".into(),
+        };
+        let c = ShareCluster::new(&[node("a"), node("b")]).unwrap();
+        let pod = |milli| SharePod {
+            name: String::new(),
+            cpu_milli: 1000,
+            mem_mib: 0,
+            num_gpu: 1,
+            gpu_milli: milli,
+            models: vec![],
+        };
+        let t = TypicalPods::from_pods(&[pod(500), pod(1000)], 100.0);
+        (c, t)
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_say_what_is_known() {
+        for s in ShareStrategy::ALL {
+            assert_eq!(ShareStrategy::parse(s.name()), Ok(s));
+        }
+        let e = ShareStrategy::parse("tetris").unwrap_err().to_string();
+        assert!(e.contains("fgd-pack"), "{e}");
+    }
+
+    #[test]
+    fn fgd_puts_a_half_gpu_next_to_another_half() {
+        let (mut c, t) = cluster();
+        let half = c
+            .compile(&SharePod {
+                name: "h".into(),
+                cpu_milli: 1000,
+                mem_mib: 0,
+                num_gpu: 1,
+                gpu_milli: 500,
+                models: vec![],
+            })
+            .unwrap();
+        for s in [
+            ShareStrategy::Fgd,
+            ShareStrategy::FgdPack,
+            ShareStrategy::BestFit,
+        ] {
+            let (mut c2, _) = cluster();
+            let mut p = Placer::new(s, &t, &c2);
+            let first = p.place(&mut c2, &half).unwrap();
+            let second = p.place(&mut c2, &half).unwrap();
+            assert_eq!(
+                (first.node, first.gpus),
+                (second.node, second.gpus),
+                "{s:?}"
+            );
+        }
+        // worst-fit spreads instead.
+        let mut p = Placer::new(ShareStrategy::WorstFit, &t, &c);
+        let first = p.place(&mut c, &half).unwrap();
+        let second = p.place(&mut c, &half).unwrap();
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn a_pod_that_fits_nowhere_changes_nothing() {
+        let (mut c, t) = cluster();
+        let big = c
+            .compile(&SharePod {
+                name: "b".into(),
+                cpu_milli: 1000,
+                mem_mib: 0,
+                num_gpu: 4,
+                gpu_milli: 1000,
+                models: vec![],
+            })
+            .unwrap();
+        let before = c.clone();
+        let mut p = Placer::new(ShareStrategy::Fgd, &t, &c);
+        assert_eq!(p.place(&mut c, &big), None);
+        assert_eq!(c, before);
+    }
+}
