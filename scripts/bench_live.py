@@ -13,7 +13,7 @@ The store is the default SQLite (WAL, synchronous=FULL: fsync on every commit).
 
 Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--cli-jobs 1000]
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, pwd, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,14 +26,21 @@ def binary():
     return path
 
 
+TOKEN = None  # an admin token, made over the server's Unix socket at start
+
+
+def auth():
+    return {"Authorization": f"Bearer {TOKEN}"} if TOKEN else {}
+
+
 def get(url):
-    with urllib.request.urlopen(url, timeout=60) as r:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=auth()), timeout=60) as r:
         return json.loads(r.read())
 
 
 def post(url, body):
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", **auth()})
     with urllib.request.urlopen(req, timeout=120) as r:
         return json.loads(r.read())
 
@@ -63,6 +70,12 @@ def jobs_between(base, first, last):
     return out
 
 
+def check(ok, want, jobs):
+    if ok != want:
+        bad = [j for j in jobs if j["state"] != "succeeded"][:3]
+        sys.exit(f"only {ok} of {want} jobs succeeded; e.g. {[(j['id'], j['state'], j['reason']) for j in bad]}")
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(len(xs) * q))]
@@ -77,6 +90,7 @@ def vm_hwm_mib(pid):
 
 
 def main():
+    global TOKEN
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=10000)
     ap.add_argument("--cli-jobs", type=int, default=1000)
@@ -93,11 +107,18 @@ def main():
     try:
         for _ in range(200):
             try:
-                get(f"{base}/api/health")
+                get(f"{base}/api/health")  # public: no token needed
                 break
             except Exception:
                 time.sleep(0.05)
+        # Jobs run as the submitting Unix user when the agent is root, so the token is
+        # for the user running this script.
+        user = pwd.getpwuid(os.getuid()).pw_name
+        TOKEN = subprocess.run([exe, "token", "create", user, "--admin"], check=True, capture_output=True,
+                               text=True, env=dict(env, GPUSCHED_SERVER=f"unix:{tmp}/data/gpusched.sock")).stdout.strip()
+        env["GPUSCHED_TOKEN"] = TOKEN
         agent = subprocess.Popen([exe, "agent", "--server", base, "--name", "bench", "--state-dir", f"{tmp}/agent",
+                                  "--join-token-file", f"{tmp}/data/join-token", "--allow-root-jobs",
                                   "--gpus", "8", "--gpu-model", "A100-SXM4-80GB", "--gpu-backend", "declared"],
                                  env=env, stdout=subprocess.DEVNULL)
         while not [n for n in get(f"{base}/api/nodes")["nodes"] if n["state"] == "online"]:
@@ -113,6 +134,7 @@ def main():
         t = time.time() - t0
         done = jobs_between(base, ids[0], ids[-1])
         ok = sum(j["state"] == "succeeded" for j in done)
+        check(ok, args.jobs, done)
         res["batch"] = dict(jobs=args.jobs, submit_s=t_sub, total_s=t, jobs_per_s=args.jobs / t, succeeded=ok)
         print(f"(a) batch of {args.jobs}: submit call {t_sub:.2f} s, all finished after {t:.2f} s "
               f"-> {args.jobs / t:.0f} jobs/s end to end ({ok} succeeded)", flush=True)
@@ -131,6 +153,7 @@ def main():
         t = time.time() - t0
         done = jobs_between(base, first, last)
         ok = sum(j["state"] == "succeeded" for j in done)
+        check(ok, args.cli_jobs, done)
         res["cli_loop"] = dict(jobs=args.cli_jobs, submit_s=t_sub, total_s=t, jobs_per_s=args.cli_jobs / t, succeeded=ok)
         print(f"(a) loop of {args.cli_jobs} CLI submits: {args.cli_jobs / t_sub:.0f} submits/s, all finished after "
               f"{t:.2f} s -> {args.cli_jobs / t:.0f} jobs/s end to end ({ok} succeeded)", flush=True)
