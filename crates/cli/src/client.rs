@@ -219,6 +219,10 @@ impl Client {
             .await
     }
 
+    pub async fn queues(&self) -> anyhow::Result<gpusched_wire::QueueList> {
+        self.json(Method::GET, "/api/queues", None::<&()>).await
+    }
+
     pub async fn whoami(&self) -> anyhow::Result<WhoAmI> {
         self.json(Method::GET, "/api/whoami", None::<&()>).await
     }

@@ -22,6 +22,8 @@ enum Command {
     Submit(commands::submit::Args),
     /// List queued and running jobs (`squeue`).
     Queue(commands::queue::Args),
+    /// Queues: limits, weights, who may use them, what they hold.
+    Queues(commands::queues::Args),
     /// Everything about one job (`scontrol show job`).
     Show(commands::show::Args),
     /// Cancel jobs (`scancel`).
@@ -94,6 +96,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Up(a) => commands::up::run(a).await,
             Command::Submit(a) => commands::submit::run(a).await,
             Command::Queue(a) => commands::queue::run(a).await,
+            Command::Queues(a) => commands::queues::run(a).await,
             Command::Show(a) => commands::show::run(a).await,
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,

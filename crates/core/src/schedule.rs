@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use crate::cluster::Cluster;
 use crate::freemap::FreeMap;
-use crate::ids::JobId;
+use crate::ids::{JobId, QueueId};
 use crate::job::JobSpec;
 use crate::placement::{Placement, PlacementStrategy};
 use crate::policy::tiresias::{self, LasState};
@@ -151,6 +151,9 @@ pub struct Scheduler {
     order: Vec<usize>,
     keyed: Vec<((f64, f64), u64, usize)>,
     fit_cache: BTreeMap<(u32, Option<String>), bool>,
+    /// The most GPUs each limited queue may hold at once (a queue's quota plus what it
+    /// may borrow). Queues without an entry are unlimited.
+    queue_limits: BTreeMap<QueueId, u32>,
 }
 
 impl Scheduler {
@@ -174,11 +177,47 @@ impl Scheduler {
             order: Vec::new(),
             keyed: Vec::new(),
             fit_cache: BTreeMap::new(),
+            queue_limits: BTreeMap::new(),
+        }
+    }
+
+    /// Caps the GPUs each queue may hold. Non-preemptive passes skip a waiting job whose
+    /// queue is at its cap (it does not block the jobs behind it, as a Slurm job held by
+    /// a QOS limit does not); preemptive passes do not apply caps yet.
+    pub fn set_queue_limits(&mut self, limits: BTreeMap<QueueId, u32>) {
+        self.queue_limits = limits;
+    }
+
+    /// GPUs held by the running jobs of each limited queue.
+    fn queue_usage(&self, jobs: &[SchedJob]) -> BTreeMap<QueueId, u32> {
+        let mut used = BTreeMap::new();
+        if self.queue_limits.is_empty() {
+            return used;
+        }
+        for j in jobs.iter().filter(|j| j.running) {
+            if self.queue_limits.contains_key(&j.spec.queue) {
+                *used.entry(j.spec.queue).or_insert(0) += j.spec.gpus;
+            }
+        }
+        used
+    }
+
+    /// Whether starting `spec` keeps its queue within its cap.
+    fn within_limit(&self, used: &BTreeMap<QueueId, u32>, spec: &JobSpec) -> bool {
+        match self.queue_limits.get(&spec.queue) {
+            Some(&cap) => used.get(&spec.queue).copied().unwrap_or(0) + spec.gpus <= cap,
+            None => true,
         }
     }
 
     pub fn policy(&self) -> &PolicyConfig {
         &self.policy
+    }
+
+    /// Changes the policy's knobs (weights, tenants) between passes, e.g. after the live
+    /// server reloads its queue file. The policy kind should stay the same.
+    pub fn policy_mut(&mut self) -> &mut PolicyConfig {
+        &mut self.policy
     }
 
     /// Free GPUs right now.
@@ -504,13 +543,20 @@ impl Scheduler {
         now: Seconds,
         out: &mut PassOutcome,
     ) {
+        let mut used = self.queue_usage(jobs);
         for &i in order {
             let spec = &jobs[i].spec;
+            if !self.within_limit(&used, spec) {
+                continue;
+            }
             match self
                 .placement
                 .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
             {
-                Some(p) => Self::start(&mut jobs[i], i, p, now, out),
+                Some(p) => {
+                    *used.entry(spec.queue).or_insert(0) += spec.gpus;
+                    Self::start(&mut jobs[i], i, p, now, out)
+                }
                 None => break,
             }
         }
@@ -524,9 +570,13 @@ impl Scheduler {
         out: &mut PassOutcome,
     ) {
         let mut reservation: Option<backfill::Reservation> = None;
+        let mut used = self.queue_usage(jobs);
         for &i in order {
             if self.actual.total_free() == 0 {
                 break;
+            }
+            if !self.within_limit(&used, &jobs[i].spec) {
+                continue;
             }
             if reservation
                 .as_ref()
@@ -543,6 +593,7 @@ impl Scheduler {
                     if let Some(res) = &mut reservation {
                         res.admit(&jobs[i], now);
                     }
+                    *used.entry(spec.queue).or_insert(0) += spec.gpus;
                     Self::start(&mut jobs[i], i, p, now, out);
                 }
                 None if reservation.is_none() => {
@@ -569,11 +620,21 @@ impl Scheduler {
             })
             .collect();
         let total = self.cluster.total_gpus() as u64;
+        let mut queue_used = self.queue_usage(jobs);
+        let limits = &self.queue_limits;
         let (placement, actual) = (self.placement, &mut self.actual);
         drf::offer(&self.policy, used, &waiting, total, |i| {
             let spec = &jobs[i].spec;
+            // A tenant whose next job is over its queue's cap waits, like one that
+            // does not fit.
+            if let Some(&cap) = limits.get(&spec.queue) {
+                if queue_used.get(&spec.queue).copied().unwrap_or(0) + spec.gpus > cap {
+                    return false;
+                }
+            }
             match placement.place(actual, spec.gpus, spec.gpu_model.as_deref()) {
                 Some(p) => {
+                    *queue_used.entry(spec.queue).or_insert(0) += spec.gpus;
                     Self::start(&mut jobs[i], i, p, now, out);
                     true
                 }

@@ -63,3 +63,41 @@ fn a_new_cluster_keeps_the_queue_order_and_restored_jobs_hold_their_gpus() {
         "no such node"
     );
 }
+
+fn queued(id: u64, gpus: u32, queue: u32) -> SchedJob {
+    let mut j = job(id, gpus);
+    j.spec.queue = QueueId(queue);
+    j.spec.user = UserId(queue);
+    j
+}
+
+#[test]
+fn a_queue_at_its_cap_is_skipped_without_blocking_the_others() {
+    let cluster = Cluster::parse_shape("1x8", "A100").unwrap();
+    for kind in [PolicyKind::Fifo, PolicyKind::Backfill, PolicyKind::Drf] {
+        let mut s = Scheduler::new(
+            &cluster,
+            PolicyConfig::new(kind),
+            PlacementStrategy::BestFit,
+            PreemptMode::InPlace,
+        );
+        s.set_queue_limits([(QueueId(0), 4)].into_iter().collect());
+        let mut jobs = vec![queued(1, 4, 0), queued(2, 2, 0), queued(3, 2, 1)];
+        for j in &mut jobs {
+            s.enqueue(j);
+        }
+        let started: Vec<u64> = s
+            .pass(&mut jobs, 1.0)
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.0),
+                _ => None,
+            })
+            .collect();
+        let mut sorted = started.clone();
+        sorted.sort();
+        assert_eq!(sorted, [1, 3], "{kind:?}: queue 0 capped at 4 GPUs");
+        assert_eq!(s.free_gpus(), 2, "{kind:?}");
+    }
+}

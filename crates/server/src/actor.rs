@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use gpusched_store::SqliteStore;
 use gpusched_wire::{
-    CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery, Register,
-    Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList, TokenView, UsageQuery,
-    UsageReport,
+    CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery, QueueList,
+    Register, Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList, TokenView,
+    UsageQuery, UsageReport,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -27,6 +27,9 @@ pub enum Cmd {
     CreateToken(TokenCreate, Reply<TokenCreated>),
     ListTokens(Reply<TokenList>),
     Usage(UsageQuery, Reply<UsageReport>),
+    Queues(Reply<QueueList>),
+    /// A new queue configuration (SIGHUP).
+    Reload(crate::queues::Queues, Reply<()>),
     RevokeToken(u64, Reply<TokenView>),
     Wait(u64, Reply<WaitResult>),
     Logs(u64, Reply<(LogTarget, JobView)>),
@@ -112,6 +115,14 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
         }
         Cmd::CreateToken(req, r) => {
             let v = state.create_token(req);
+            answer(out, r, v)
+        }
+        Cmd::Queues(r) => {
+            let v = Ok(state.queue_list());
+            answer(out, r, v)
+        }
+        Cmd::Reload(q, r) => {
+            let v = state.reload_queues(q).map_err(Fail::BadRequest);
             answer(out, r, v)
         }
         Cmd::Usage(q, r) => {

@@ -26,6 +26,8 @@ pub struct ServerConfig {
     pub unix_socket: Option<PathBuf>,
     /// PEM certificate chain and private key: serve HTTPS instead of HTTP on TCP.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The queue file (TOML); reloaded on SIGHUP. None: one open `default` queue.
+    pub queues_file: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -39,6 +41,7 @@ impl ServerConfig {
             grace_s: 10,
             unix_socket: None,
             tls: None,
+            queues_file: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod auth;
 pub mod config;
 mod http;
 mod live;
+pub mod queues;
 mod state;
 mod tls;
 
@@ -122,7 +123,11 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     table.replace(&tokens);
     let shared_tokens: auth::SharedTokens = Arc::new(std::sync::RwLock::new(table));
     tracing::info!(jobs = jobs.len(), nodes = nodes.len(), dir = %cfg.data_dir.display(), "store opened");
-    let state = state::State::load(cfg.clone(), jobs, nodes, tokens);
+    let queue_conf = match &cfg.queues_file {
+        Some(path) => read_queues(path)?,
+        None => queues::Queues::default(),
+    };
+    let state = state::State::load(cfg.clone(), jobs, nodes, tokens, queue_conf);
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",
@@ -152,6 +157,9 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
             }
         }
     });
+    if let Some(path) = cfg.queues_file.clone() {
+        spawn_reload_on_sighup(path, tx.clone())?;
+    }
     let app = http::App {
         tx,
         tokens: shared_tokens,
@@ -205,4 +213,39 @@ fn join_header(token: &str) -> anyhow::Result<reqwest::header::HeaderMap> {
     let mut h = reqwest::header::HeaderMap::new();
     h.insert(reqwest::header::AUTHORIZATION, v);
     Ok(h)
+}
+
+fn read_queues(path: &Path) -> anyhow::Result<queues::Queues> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the queue file {}", path.display()))?;
+    queues::Queues::parse(&text, &path.display().to_string()).map_err(anyhow::Error::msg)
+}
+
+/// SIGHUP re-reads the queue file (the Unix habit for "reconfigure"); a file with an
+/// error, or one that would strand live jobs, is refused and the old one stays.
+fn spawn_reload_on_sighup(path: PathBuf, tx: mpsc::Sender<actor::Cmd>) -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            let parsed = read_queues(&path).map_err(|e| format!("{e:#}"));
+            let (reply, done) = tokio::sync::oneshot::channel();
+            let Ok(queues) = parsed else {
+                tracing::error!(
+                    "queue file not reloaded: {}",
+                    parsed.err().unwrap_or_default()
+                );
+                continue;
+            };
+            if tx.send(actor::Cmd::Reload(queues, reply)).await.is_err() {
+                break;
+            }
+            match done.await {
+                Ok(Ok(())) => tracing::info!(file = %path.display(), "queue file reloaded"),
+                Ok(Err(e)) => tracing::error!("queue file not reloaded: {e:?}"),
+                Err(_) => break,
+            }
+        }
+    });
+    Ok(())
 }

@@ -58,7 +58,7 @@ impl LiveQueue {
 
     /// Adds a job at the back of the queue. Ids must grow (they do: the server hands
     /// them out in order), which keeps lookups a binary search.
-    pub fn add(&mut self, v: &gpusched_wire::JobView) {
+    pub fn add(&mut self, v: &gpusched_wire::JobView, queue: QueueId) {
         let (id, submit) = (v.id, v.submit_ms as f64 / 1000.0);
         let estimate = v.walltime_s.map(|w| w as f64);
         let next = self.users.len() as u32;
@@ -68,7 +68,7 @@ impl LiveQueue {
             gpus: v.gpus,
             gpu_model: v.gpu_model.clone(),
             user,
-            queue: QueueId(0),
+            queue,
             priority: v.priority,
             submit,
             estimate,
@@ -200,6 +200,14 @@ impl LiveQueue {
                 Decision::Preempt { .. } => None,
             })
             .collect()
+    }
+
+    /// Queue caps and fair-share weights (by queue) from the queue file.
+    pub fn set_queues(&mut self, limits: BTreeMap<QueueId, u32>, weights: BTreeMap<u32, f64>) {
+        self.scheduler.set_queue_limits(limits);
+        let policy = self.scheduler.policy_mut();
+        policy.tenant = gpusched_core::policy::Tenant::Queue;
+        policy.weights = weights;
     }
 
     pub fn waiting(&self) -> usize {

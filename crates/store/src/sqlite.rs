@@ -222,6 +222,7 @@ mod tests {
                 cwd: "/".into(),
                 gpus: 1,
                 gpu_model: None,
+                queue: "default".into(),
                 priority: 0,
                 walltime_s: None,
                 node: None,

@@ -31,9 +31,12 @@ pub struct JobSubmit {
     /// `timed_out` when it passes it.
     #[serde(default)]
     pub walltime_s: Option<u64>,
-    /// Larger runs earlier under the `priority` policy.
+    /// Larger runs earlier under the `priority` policy (default: the queue's default).
     #[serde(default)]
-    pub priority: i32,
+    pub priority: Option<i32>,
+    /// The queue (default: `default`, or the first queue the user may use).
+    #[serde(default)]
+    pub queue: Option<String>,
     /// How many times a job whose node was lost is put back in the queue.
     #[serde(default)]
     pub max_retries: Option<u32>,
@@ -48,6 +51,34 @@ pub struct JobSubmit {
 
 fn one() -> u32 {
     1
+}
+
+fn default_queue() -> String {
+    "default".to_string()
+}
+
+/// A queue as `GET /api/queues` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct QueueView {
+    pub name: String,
+    /// GPUs guaranteed.
+    pub quota: u32,
+    /// The most GPUs it may hold (quota plus borrowing); none: no limit.
+    pub max: Option<u32>,
+    pub weight: f64,
+    pub users: Vec<String>,
+    pub groups: Vec<String>,
+    pub default_priority: i32,
+    pub max_priority: Option<i32>,
+    /// GPUs its starting and running jobs hold now.
+    pub used_gpus: u32,
+    pub running: u32,
+    pub pending: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct QueueList {
+    pub queues: Vec<QueueView>,
 }
 
 /// Many jobs in one call, accepted (or refused) together in one transaction.
@@ -126,6 +157,8 @@ pub struct JobView {
     pub cwd: String,
     pub gpus: u32,
     pub gpu_model: Option<String>,
+    #[serde(default = "default_queue")]
+    pub queue: String,
     pub priority: i32,
     pub walltime_s: Option<u64>,
     /// The node it runs (or last ran) on.

@@ -16,7 +16,8 @@ pub use agent::{
 };
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use job::{
-    BatchSubmit, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView, Submitted,
+    BatchSubmit, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView, QueueList,
+    QueueView, Submitted,
 };
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
 pub use usage::{UsageQuery, UsageReport, UsageRow};

@@ -5,6 +5,7 @@ pub mod fmt;
 pub mod logs;
 pub mod nodes;
 pub mod queue;
+pub mod queues;
 pub mod server;
 pub mod share_sim;
 pub mod show;

@@ -85,6 +85,7 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
         j.id.to_string(),
         j.name.clone(),
         j.user.clone(),
+        j.queue.clone(),
         state,
         j.gpus.to_string(),
         j.node.clone().unwrap_or_else(|| "-".into()),

@@ -30,6 +30,9 @@ pub struct ServerArgs {
     /// Time between SIGTERM and SIGKILL when a job is stopped.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub grace: String,
+    /// Queue file (TOML: quotas, limits, weights, who may use each); SIGHUP reloads it.
+    #[arg(long, value_name = "FILE")]
+    pub queues: Option<PathBuf>,
     /// PEM certificate chain: serve HTTPS on --listen (with --tls-key).
     #[arg(long, requires = "tls_key", value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
@@ -65,6 +68,7 @@ impl ServerArgs {
         cfg.default_max_retries = self.max_retries;
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
+        cfg.queues_file = self.queues.clone();
         Ok(cfg)
     }
 }

@@ -34,6 +34,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ("id", j.id.to_string()),
         ("name", j.name.clone()),
         ("user", j.user.clone()),
+        ("queue", j.queue.clone()),
         (
             "state",
             format!(

@@ -38,9 +38,12 @@ pub struct Args {
     /// Environment variable for the job, KEY=VALUE (repeatable).
     #[arg(long, short = 'e', value_name = "KEY=VALUE")]
     pub env: Vec<String>,
-    /// Larger runs earlier under the `priority` policy.
+    /// Larger runs earlier under the `priority` policy (default: the queue's).
     #[arg(long, allow_hyphen_values = true)]
     pub priority: Option<i32>,
+    /// The queue (`gpusched queues` lists them; default: `default` or your first).
+    #[arg(long, short = 'q', visible_alias = "partition")]
+    pub queue: Option<String>,
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
@@ -73,6 +76,7 @@ struct JobFile {
     env: BTreeMap<String, String>,
     walltime: Option<String>,
     priority: Option<i32>,
+    queue: Option<String>,
     max_retries: Option<u32>,
     array: Option<u32>,
 }
@@ -122,7 +126,8 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         cwd: Some(cwd),
         env,
         walltime_s: walltime,
-        priority: args.priority.or(file.priority).unwrap_or(0),
+        priority: args.priority.or(file.priority),
+        queue: args.queue.clone().or(file.queue.clone()),
         max_retries: args.max_retries.or(file.max_retries),
         // The server knows who calls (socket uid or token); the client does not say.
         user: None,

@@ -5,5 +5,6 @@ mod auth;
 mod bad_input;
 mod basics;
 mod faults;
+mod queues;
 mod support;
 mod up;

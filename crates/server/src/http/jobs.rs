@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use gpusched_wire::{
     ApiError, BatchSubmit, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList,
-    Submitted, UsageQuery, UsageReport,
+    QueueList, Submitted, UsageQuery, UsageReport,
 };
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -208,4 +208,14 @@ pub async fn usage(
 ) -> Result<Json<UsageReport>, ApiErr> {
     person(&caller)?;
     Ok(Json(app.ask(|r| Cmd::Usage(q, r)).await?))
+}
+
+/// The queues: limits, weights, who may use them, and what they hold now.
+#[utoipa::path(get, path = "/api/queues", responses((status = 200, body = QueueList)))]
+pub async fn queues(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<QueueList>, ApiErr> {
+    person(&caller)?;
+    Ok(Json(app.ask(Cmd::Queues).await?))
 }

@@ -71,6 +71,7 @@ fn routes() -> Router<App> {
         .route("/api/jobs/{id}/logs", get(jobs::logs))
         .route("/api/nodes", get(jobs::nodes))
         .route("/api/usage", get(jobs::usage))
+        .route("/api/queues", get(jobs::queues))
         .route("/api/agent/register", post(agent::register))
         .route("/api/agent/poll", get(agent::poll))
         .route("/api/agent/report", post(agent::report))

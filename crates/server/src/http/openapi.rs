@@ -21,6 +21,7 @@ use utoipa::OpenApi;
         super::jobs::logs,
         super::jobs::nodes,
         super::jobs::usage,
+        super::jobs::queues,
         super::agent::register,
         super::agent::poll,
         super::agent::report,

@@ -56,7 +56,9 @@ impl State {
                 })
             })?;
         }
-        for j in &mut jobs {
+        let mut groups_of: std::collections::HashMap<String, Vec<String>> = Default::default();
+        let many_jobs = jobs.len() > 1;
+        for (i, j) in jobs.iter_mut().enumerate() {
             match &j.user {
                 Some(u) if u != &who.user && !who.admin => {
                     return Err(Fail::Forbidden(format!(
@@ -67,6 +69,51 @@ impl State {
                 Some(_) => {}
                 None => j.user = Some(who.user.clone()),
             }
+            let user = j.user.clone().unwrap_or_default();
+            let groups = groups_of
+                .entry(user.clone())
+                .or_insert_with(|| crate::queues::unix_groups(&user));
+            let at = |e: String| {
+                Fail::BadRequest(if many_jobs {
+                    format!("job #{i} of the batch: {e}")
+                } else {
+                    e
+                })
+            };
+            let queue = match &j.queue {
+                Some(q) if !self.queues.defs.contains_key(q) => {
+                    return Err(at(format!(
+                        "no queue named `{q}`; the queues are: {}",
+                        self.queues.names()
+                    )))
+                }
+                Some(q) if !self.queues.allows(q, &user, groups) => {
+                    return Err(Fail::Forbidden(format!(
+                        "{user} may not submit to queue `{q}`; ask an admin to add you to its users or groups"
+                    )))
+                }
+                Some(q) => q.clone(),
+                None => match self.queues.pick_for(&user, groups) {
+                    Some(q) => q.to_string(),
+                    None => {
+                        return Err(Fail::Forbidden(format!(
+                            "{user} may use none of the queues ({})",
+                            self.queues.names()
+                        )))
+                    }
+                },
+            };
+            let def = &self.queues.defs[&queue];
+            let priority = j.priority.unwrap_or(def.default_priority);
+            if let Some(max) = def.max_priority {
+                if priority > max {
+                    return Err(at(format!(
+                        "priority {priority} is above queue `{queue}`'s max_priority {max}"
+                    )));
+                }
+            }
+            j.priority = Some(priority);
+            j.queue = Some(queue);
             // Retry keys are per user, so one user's key never finds another's job.
             if let (Some(t), Some(u)) = (&j.client_token, &j.user) {
                 j.client_token = Some(format!("{u}/{t}"));
@@ -120,7 +167,10 @@ impl State {
                 cwd: j.cwd.unwrap_or_else(|| "/".into()),
                 gpus: j.gpus,
                 gpu_model: j.gpu_model,
-                priority: j.priority,
+                queue: j
+                    .queue
+                    .unwrap_or_else(|| crate::queues::DEFAULT_QUEUE.to_string()),
+                priority: j.priority.unwrap_or(0),
                 walltime_s: j.walltime_s,
                 node: None,
                 gpu_indices: Vec::new(),
@@ -167,6 +217,20 @@ impl State {
                 .count() as u32
                 >= v.gpus
         };
+        let queue = self.queues.defs.get(&v.queue);
+        if let Some(max) = queue.and_then(|q| q.max) {
+            let held = self
+                .queue_usage()
+                .get(v.queue.as_str())
+                .copied()
+                .unwrap_or(0);
+            if held + v.gpus > max {
+                return format!(
+                    "queue `{}` is at its limit: its jobs hold {held} of its {max} GPUs",
+                    v.queue
+                );
+            }
+        }
         let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
         if !online.iter().any(|n| fits(n)) {
             let model = v
@@ -368,4 +432,41 @@ fn no_such_job(id: u64) -> Fail {
     Fail::NotFound(format!(
         "no job with id {id}; `gpusched queue --all` lists the known jobs"
     ))
+}
+
+impl State {
+    pub fn queue_list(&self) -> gpusched_wire::QueueList {
+        let used = self.queue_usage();
+        let mut counts: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();
+        for j in self.jobs.values() {
+            let c = counts.entry(j.view.queue.as_str()).or_default();
+            match j.view.state {
+                JobState::Pending => c.1 += 1,
+                JobState::Starting | JobState::Running => c.0 += 1,
+                _ => {}
+            }
+        }
+        let queues = self
+            .queues
+            .defs
+            .iter()
+            .map(|(name, d)| {
+                let (running, pending) = counts.get(name.as_str()).copied().unwrap_or((0, 0));
+                gpusched_wire::QueueView {
+                    name: name.clone(),
+                    quota: d.quota,
+                    max: d.max,
+                    weight: d.weight,
+                    users: d.users.clone(),
+                    groups: d.groups.clone(),
+                    default_priority: d.default_priority,
+                    max_priority: d.max_priority,
+                    used_gpus: used.get(name.as_str()).copied().unwrap_or(0),
+                    running,
+                    pending,
+                }
+            })
+            .collect();
+        gpusched_wire::QueueList { queues }
+    }
 }

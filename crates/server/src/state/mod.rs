@@ -12,13 +12,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gpusched_core::PolicyConfig;
+use gpusched_core::{PolicyConfig, QueueId};
 use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
 
 use crate::config::ServerConfig;
 use crate::live::{LiveNode, LiveQueue};
+use crate::queues::Queues;
 
 pub use agents::PollResult;
 pub use jobs::{LogTarget, WaitResult};
@@ -83,6 +84,9 @@ pub struct State {
     sched_due: bool,
     waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
     pub tokens: BTreeMap<u64, TokenRecord>,
+    pub queues: Queues,
+    /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
+    queue_ids: BTreeMap<String, QueueId>,
     pub touched: Touched,
 }
 
@@ -105,6 +109,7 @@ impl State {
         jobs: Vec<JobRecord>,
         nodes: Vec<NodeRecord>,
         tokens: Vec<TokenRecord>,
+        queues: Queues,
     ) -> Self {
         let policy = PolicyConfig::new(cfg.policy);
         let mut st = State {
@@ -118,8 +123,11 @@ impl State {
             sched_due: true,
             waiters: BTreeMap::new(),
             tokens: tokens.into_iter().map(|t| (t.id, t)).collect(),
+            queues: Queues::default(),
+            queue_ids: BTreeMap::new(),
             touched: Touched::default(),
         };
+        st.apply_queues(queues);
         for record in nodes {
             let name = record.register.node.clone();
             st.nodes.insert(name, NodeEntry::new(record));
@@ -144,7 +152,60 @@ impl State {
     }
 
     fn enqueue(&mut self, job: &JobRecord) {
-        self.queue.add(&job.view);
+        let q = self.queue_id(&job.view.queue);
+        self.queue.add(&job.view, q);
+    }
+
+    fn queue_id(&mut self, name: &str) -> QueueId {
+        let next = QueueId(self.queue_ids.len() as u32);
+        *self.queue_ids.entry(name.to_string()).or_insert(next)
+    }
+
+    /// Installs a queue configuration: caps and weights go to the core.
+    fn apply_queues(&mut self, queues: Queues) {
+        let mut limits = BTreeMap::new();
+        let mut weights = BTreeMap::new();
+        for (name, def) in &queues.defs {
+            let id = self.queue_id(name);
+            if let Some(max) = def.max {
+                limits.insert(id, max);
+            }
+            weights.insert(id.0, def.weight);
+        }
+        self.queue.set_queues(limits, weights);
+        self.queues = queues;
+        self.sched_due = true;
+    }
+
+    /// A new queue file (reload). Refused, keeping the old one, if it drops a queue that
+    /// still has live jobs: nothing is lost by a reload.
+    pub fn reload_queues(&mut self, queues: Queues) -> Result<(), String> {
+        let orphaned: BTreeSet<&str> = self
+            .jobs
+            .values()
+            .filter(|j| !j.view.state.is_terminal() && !queues.defs.contains_key(&j.view.queue))
+            .map(|j| j.view.queue.as_str())
+            .collect();
+        if !orphaned.is_empty() {
+            return Err(format!(
+                "the new queue file drops queue(s) {} that still have pending or running jobs; \
+                 keep them until their jobs end (the old configuration stays in force)",
+                orphaned.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        self.apply_queues(queues);
+        Ok(())
+    }
+
+    /// GPUs held by each queue's starting and running jobs.
+    pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
+        let mut used = BTreeMap::new();
+        for j in self.jobs.values() {
+            if matches!(j.view.state, JobState::Starting | JobState::Running) {
+                *used.entry(j.view.queue.as_str()).or_insert(0) += j.view.gpus;
+            }
+        }
+        used
     }
 
     fn restore_running(&mut self, job: &JobRecord, now: f64) {

@@ -1,0 +1,131 @@
+//! Queues from a TOML file: caps that do not block other queues, access, priorities,
+//! the reason a capped job waits, and reload on SIGHUP without losing jobs.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+const QUEUES: &str =
+    "[queues.a]\nquota = 1\nmax = 2\nusers = [\"root\"]\nmax_priority = 5\n\n[queues.b]\n";
+
+#[test]
+fn queue_caps_access_priorities_and_reload() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(&file, QUEUES).unwrap();
+    let (server, url) = server(&dir.join("data"), 0, &["--queues", file.to_str().unwrap()]);
+    // Five GPUs: queue a's cap (2), not a lack of GPUs, holds its third job.
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(5));
+
+    let in_a: Vec<u64> = (0..3)
+        .map(|_| submit(&url, &["-q", "a", "--", "sleep", "30"]))
+        .collect();
+    let in_b = submit(
+        &url,
+        &["--partition", "b", "--gpus", "2", "--", "sleep", "30"],
+    );
+    wait_until(Duration::from_secs(20), || {
+        job(&url, in_b)["state"] == "running"
+    });
+    wait_until(Duration::from_secs(20), || {
+        job(&url, in_a[1])["state"] == "running"
+    });
+    let third = job(&url, in_a[2]);
+    assert_eq!(third["state"], "pending", "{third}");
+    assert!(
+        third["reason"]
+            .as_str()
+            .unwrap()
+            .contains("queue `a` is at its limit: its jobs hold 2 of its 2 GPUs"),
+        "{third}"
+    );
+    let q: Value = serde_json::from_str(&stdout(&cli(&url, &["queues", "--json"]))).unwrap();
+    assert_eq!(q["queues"][0]["used_gpus"], 2);
+    assert_eq!(q["queues"][0]["pending"], 1);
+
+    // Refusals that say what to do.
+    let o = cli(&url, &["submit", "-q", "c", "--", "true"]);
+    assert!(
+        stderr(&o).contains("no queue named `c`; the queues are: a, b"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cli(
+        &url,
+        &["submit", "-q", "a", "--priority", "9", "--", "true"],
+    );
+    assert!(
+        stderr(&o).contains("above queue `a`'s max_priority 5"),
+        "{}",
+        stderr(&o)
+    );
+    let alice = stdout(&cli_as(&socket(&url), None, &["token", "create", "alice"]))
+        .trim()
+        .to_string();
+    let o = cli_as(&url, Some(&alice), &["submit", "-q", "a", "--", "true"]);
+    assert!(
+        stderr(&o).contains("alice may not submit to queue `a`"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A reload that raises the cap starts the third job; one that drops a busy queue is
+    // refused and changes nothing.
+    std::fs::write(&file, QUEUES.replace("max = 2", "max = 3")).unwrap();
+    hangup(&server);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, in_a[2])["state"] == "running"
+    });
+    std::fs::write(&file, "[queues.b]\n").unwrap();
+    hangup(&server);
+    std::thread::sleep(Duration::from_millis(500));
+    let q = stdout(&cli(&url, &["queues"]));
+    assert!(q.lines().any(|l| l.starts_with("a ")), "{q}");
+    for id in in_a.iter().chain([&in_b]) {
+        assert_eq!(job(&url, *id)["state"], "running");
+    }
+}
+
+#[test]
+fn a_bad_queue_file_stops_the_server_with_the_line() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(&file, "[queues.a]\nquota = 2\nmax = 1\n").unwrap();
+    let o = Command::new(BIN)
+        .args(["server", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--queues")
+        .arg(&file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("max = 1 is below quota = 2"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&file, "[queues.a]\nqouta = 2\n").unwrap();
+    let o = Command::new(BIN)
+        .args(["server", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--queues")
+        .arg(&file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("line 2") && stderr(&o).contains("qouta"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn hangup(p: &Proc) {
+    let _ = Command::new("kill")
+        .args(["-HUP", &p.child.id().to_string()])
+        .status();
+}
