@@ -17,12 +17,14 @@
 //! - [`policy`]: which job goes first (`fifo`, `priority`, `sjf`, `srtf`, `srsf`,
 //!   `tiresias`, `drf`, `backfill`).
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
+//! - [`plan`]: estimated start times of waiting jobs.
 
 pub mod cluster;
 pub mod freemap;
 pub mod ids;
 pub mod job;
 pub mod placement;
+pub mod plan;
 pub mod policy;
 pub mod resources;
 pub mod schedule;

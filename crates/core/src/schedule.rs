@@ -220,6 +220,16 @@ impl Scheduler {
         &mut self.policy
     }
 
+    /// The free GPUs right now, node by node.
+    pub fn free_map(&self) -> &FreeMap {
+        &self.actual
+    }
+
+    /// The placement strategy.
+    pub fn strategy(&self) -> PlacementStrategy {
+        self.placement
+    }
+
     /// Free GPUs right now.
     pub fn free_gpus(&self) -> u64 {
         self.actual.total_free()

@@ -101,3 +101,37 @@ fn a_queue_at_its_cap_is_skipped_without_blocking_the_others() {
         assert_eq!(s.free_gpus(), 2, "{kind:?}");
     }
 }
+
+#[test]
+fn start_estimates_replay_the_queue_with_walltimes() {
+    let cluster = Cluster::parse_shape("1x4", "A100").unwrap();
+    let mut s = Scheduler::new(
+        &cluster,
+        PolicyConfig::new(PolicyKind::Fifo),
+        PlacementStrategy::BestFit,
+        PreemptMode::InPlace,
+    );
+    let with = |id, gpus, est: Option<f64>| {
+        let mut j = job(id, gpus);
+        j.spec.estimate = est;
+        j.spec.submit = 0.0;
+        j
+    };
+    let mut jobs = vec![
+        with(1, 4, Some(100.0)),
+        with(2, 2, Some(50.0)),
+        with(3, 4, Some(10.0)),
+        with(4, 2, None),
+        with(5, 1, Some(5.0)),
+        with(6, 4, Some(5.0)),
+    ];
+    for j in &mut jobs {
+        s.enqueue(j);
+    }
+    assert_eq!(s.pass(&mut jobs, 0.0).decisions.len(), 1, "job 1 starts");
+    let est = s.estimate_starts(&jobs, 0.0);
+    let got: Vec<(u64, f64)> = est.iter().map(|(k, v)| (k.0, *v)).collect();
+    // 2 after 1 ends (100); 3 needs all four, so after 2 (150); 4 and 5 after 3 (160);
+    // 6 needs the GPUs job 4 holds for an unknown time: no estimate.
+    assert_eq!(got, [(2, 100.0), (3, 150.0), (4, 160.0), (5, 160.0)]);
+}

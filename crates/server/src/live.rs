@@ -210,6 +210,15 @@ impl LiveQueue {
         policy.weights = weights;
     }
 
+    /// Estimated starts (Unix ms) of waiting jobs; see `gpusched_core::plan`.
+    pub fn estimate_starts(&self, now: f64) -> BTreeMap<u64, u64> {
+        self.scheduler
+            .estimate_starts(&self.jobs, now)
+            .into_iter()
+            .map(|(id, t)| (id.0, (t * 1000.0).round() as u64))
+            .collect()
+    }
+
     pub fn waiting(&self) -> usize {
         self.jobs.iter().filter(|j| !j.running).count()
     }

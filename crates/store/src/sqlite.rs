@@ -235,6 +235,7 @@ mod tests {
                 start_ms: None,
                 end_ms: None,
                 cancel_requested: false,
+                est_start_ms: None,
             },
             env: Default::default(),
             client_token: token.map(String::from),

@@ -177,6 +177,10 @@ pub struct JobView {
     pub end_ms: Option<u64>,
     /// A cancel was asked for and the node is stopping the job.
     pub cancel_requested: bool,
+    /// For a pending job: when it should start (Unix ms) if running jobs end at their
+    /// walltimes; absent when that depends on a job without a walltime.
+    #[serde(default)]
+    pub est_start_ms: Option<u64>,
 }
 
 /// `GET /api/jobs` filters.

@@ -19,6 +19,10 @@ pub struct Args {
     /// At most this many jobs.
     #[arg(long, default_value_t = 1000)]
     pub limit: usize,
+    /// Show each pending job's estimated start (`squeue --start`): when it should start
+    /// if running jobs end at their walltimes.
+    #[arg(long)]
+    pub start: bool,
     /// JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -57,14 +61,30 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let now = now_ms();
-    let rows: Vec<Vec<String>> = list.jobs.iter().map(|j| row(j, now)).collect();
-    print!(
-        "{}",
-        table(
-            &["ID", "NAME", "USER", "STATE", "GPUS", "NODE", "TIME", "REASON"],
-            &rows
-        )
-    );
+    let mut header = vec![
+        "ID", "NAME", "USER", "QUEUE", "STATE", "GPUS", "NODE", "TIME",
+    ];
+    if args.start {
+        header.push("EST. START");
+    }
+    header.push("REASON");
+    let rows: Vec<Vec<String>> = list
+        .jobs
+        .iter()
+        .map(|j| {
+            let mut r = row(j, now);
+            if args.start {
+                let est = match (j.state, j.est_start_ms) {
+                    (JobState::Pending, Some(t)) => super::fmt::time(t),
+                    (JobState::Pending, None) => "unknown".into(),
+                    _ => "-".into(),
+                };
+                r.insert(8, est);
+            }
+            r
+        })
+        .collect();
+    print!("{}", table(&header, &rows));
     Ok(())
 }
 

@@ -70,6 +70,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ("priority", j.priority.to_string()),
         ("walltime", opt(j.walltime_s.map(|w| elapsed(w * 1000)))),
         ("submitted", time(j.submit_ms)),
+        (
+            "est. start",
+            match (j.state, j.est_start_ms) {
+                (gpusched_wire::JobState::Pending, Some(t)) => time(t),
+                (gpusched_wire::JobState::Pending, None) => {
+                    "unknown (a job it waits for has no walltime)".into()
+                }
+                _ => "-".into(),
+            },
+        ),
         ("started", opt(j.start_ms.map(time))),
         ("ended", opt(j.end_ms.map(time))),
         ("exit code", opt(j.exit_code.map(|c| c.to_string()))),

@@ -129,3 +129,39 @@ fn hangup(p: &Proc) {
         .args(["-HUP", &p.child.id().to_string()])
         .status();
 }
+
+#[test]
+fn pending_jobs_get_an_estimated_start_from_walltimes() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(2));
+    let first = submit(&url, &["--gpus", "2", "-t", "1h", "--", "sleep", "60"]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, first)["state"] == "running"
+    });
+    let second = submit(&url, &["--gpus", "1", "-t", "30m", "--", "true"]);
+    let blind = submit(&url, &["--gpus", "2", "--", "true"]);
+    let after = submit(&url, &["--gpus", "2", "--", "true"]);
+    let started = job(&url, first)["start_ms"].as_u64().unwrap();
+    let est = job(&url, second)["est_start_ms"].as_u64().unwrap();
+    assert!(
+        est.abs_diff(started + 3_600_000) < 5_000,
+        "{est} vs {started}"
+    );
+    // `blind` starts when `second` ends; `after` waits for `blind`, which has no walltime.
+    let est_blind = job(&url, blind)["est_start_ms"].as_u64().unwrap();
+    assert!(est_blind.abs_diff(started + 3_600_000 + 1_800_000) < 5_000);
+    assert!(job(&url, after)["est_start_ms"].is_null());
+    let q = stdout(&cli(&url, &["queue", "--start"]));
+    assert!(q.contains("EST. START") && q.contains("unknown"), "{q}");
+    cli(
+        &url,
+        &[
+            "cancel",
+            &first.to_string(),
+            &second.to_string(),
+            &blind.to_string(),
+            &after.to_string(),
+        ],
+    );
+}

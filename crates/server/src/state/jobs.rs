@@ -1,5 +1,7 @@
 //! The user-facing operations on jobs.
 
+use std::collections::BTreeMap;
+
 use gpusched_store::JobRecord;
 use gpusched_wire::{
     CancelResult, GpuView, JobList, JobListQuery, JobState, JobSubmit, JobView, NodeList,
@@ -182,6 +184,7 @@ impl State {
                 start_ms: None,
                 end_ms: None,
                 cancel_requested: false,
+                est_start_ms: None,
             },
             env: j.env,
             client_token: j.client_token,
@@ -189,10 +192,25 @@ impl State {
         }
     }
 
+    /// Estimated starts of the pending jobs, from the core's replay of the queue.
+    pub fn plan(&self) -> BTreeMap<u64, u64> {
+        self.queue.estimate_starts(now_ms() as f64 / 1000.0)
+    }
+
     /// A job as the API shows it; a pending job's reason is worked out now.
     pub fn view(&self, job: &JobRecord) -> JobView {
+        let plan = if job.view.state == JobState::Pending {
+            self.plan()
+        } else {
+            BTreeMap::new()
+        };
+        self.view_with(job, &plan)
+    }
+
+    fn view_with(&self, job: &JobRecord, plan: &BTreeMap<u64, u64>) -> JobView {
         let mut v = job.view.clone();
         if v.state == JobState::Pending {
+            v.est_start_ms = plan.get(&v.id).copied();
             let why = self.pending_reason(&v);
             v.reason = if v.reason.is_empty() {
                 why
@@ -308,8 +326,13 @@ impl State {
                     .is_none_or(|n| j.view.node.as_ref() == Some(n))
             })
             .take(limit)
-            .map(|j| self.view(j))
-            .collect();
+            .collect::<Vec<_>>();
+        let plan = if jobs.iter().any(|j| j.view.state == JobState::Pending) {
+            self.plan()
+        } else {
+            BTreeMap::new()
+        };
+        let jobs = jobs.into_iter().map(|j| self.view_with(j, &plan)).collect();
         Ok(JobList { jobs })
     }
 

@@ -1,0 +1,91 @@
+//! Estimated start times for waiting jobs ("why pending, and until when?").
+//!
+//! Replays the queue forward from `now`: every running job ends at its estimate (the
+//! walltime on the live cluster), and waiting jobs start in the order of the last pass as
+//! soon as the placement strategy finds room, none before the one ahead of it (strict
+//! order, so for `backfill` and `drf` the estimate is an upper bound). A job whose start
+//! would need the GPUs of a job without an estimate gets no estimate, nor do the jobs
+//! behind it. Queue caps are not replayed.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use crate::ids::JobId;
+use crate::placement::Placement;
+use crate::schedule::{SchedJob, Scheduler};
+use crate::Seconds;
+
+/// A job ending in the replay: when, and the GPUs it gives back.
+struct End {
+    at: Seconds,
+    placement: Placement,
+}
+
+impl PartialEq for End {
+    fn eq(&self, other: &Self) -> bool {
+        self.at.total_cmp(&other.at) == Ordering::Equal
+    }
+}
+impl Eq for End {}
+impl PartialOrd for End {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for End {
+    // Earliest first in a max-heap.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.at.total_cmp(&self.at)
+    }
+}
+
+impl Scheduler {
+    /// The estimated start of each waiting job that has one.
+    pub fn estimate_starts(&self, jobs: &[SchedJob], now: Seconds) -> BTreeMap<JobId, Seconds> {
+        let mut map = self.free_map().clone();
+        let mut ends = BinaryHeap::new();
+        for j in jobs.iter().filter(|j| j.running) {
+            let left = j.estimated_remaining();
+            if let (true, Some(p)) = (left.is_finite(), &j.placement) {
+                ends.push(End {
+                    at: now + left,
+                    placement: p.clone(),
+                });
+            }
+        }
+        let mut waiting: Vec<&SchedJob> = jobs.iter().filter(|j| !j.running).collect();
+        waiting.sort_by_key(|j| (j.rank, j.spec.id));
+        let mut out = BTreeMap::new();
+        let mut t = now;
+        'jobs: for j in waiting {
+            loop {
+                let spec = &j.spec;
+                if let Some(p) =
+                    self.strategy()
+                        .place(&mut map, spec.gpus, spec.gpu_model.as_deref())
+                {
+                    out.insert(spec.id, t);
+                    // Without an estimate it would hold its GPUs for an unknown time:
+                    // nobody behind it can count on them.
+                    if let Some(e) = spec.estimate {
+                        ends.push(End {
+                            at: t + e,
+                            placement: p,
+                        });
+                    }
+                    continue 'jobs;
+                }
+                match ends.pop() {
+                    Some(end) => {
+                        t = t.max(end.at);
+                        for &(node, k) in &end.placement.parts {
+                            map.give(node, k);
+                        }
+                    }
+                    None => break 'jobs,
+                }
+            }
+        }
+        out
+    }
+}
