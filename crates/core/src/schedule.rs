@@ -154,6 +154,8 @@ pub struct Scheduler {
     /// The most GPUs each limited queue may hold at once (a queue's quota plus what it
     /// may borrow). Queues without an entry are unlimited.
     queue_limits: BTreeMap<QueueId, u32>,
+    /// `drf` with a usage half-life: what each tenant used before.
+    history: drf::History,
 }
 
 impl Scheduler {
@@ -178,6 +180,7 @@ impl Scheduler {
             keyed: Vec::new(),
             fit_cache: BTreeMap::new(),
             queue_limits: BTreeMap::new(),
+            history: drf::History::default(),
         }
     }
 
@@ -345,6 +348,10 @@ impl Scheduler {
     /// [`SchedJob::account`]ed to `now`.
     pub fn pass(&mut self, jobs: &mut [SchedJob], now: Seconds) -> PassOutcome {
         let kind = self.policy.kind;
+        if kind == PolicyKind::Drf {
+            // Before any early return: every pass is a point in the usage history.
+            self.history.advance(&self.policy, jobs, now);
+        }
         if kind == PolicyKind::Tiresias {
             tiresias::update_queues(&self.policy, jobs, &mut self.next_seq);
         }
@@ -633,7 +640,8 @@ impl Scheduler {
         let mut queue_used = self.queue_usage(jobs);
         let limits = &self.queue_limits;
         let (placement, actual) = (self.placement, &mut self.actual);
-        drf::offer(&self.policy, used, &waiting, total, |i| {
+        let past = self.history.gpus(&self.policy);
+        drf::offer(&self.policy, used, &past, &waiting, total, |i| {
             let spec = &jobs[i].spec;
             // A tenant whose next job is over its queue's cap waits, like one that
             // does not fit.

@@ -135,3 +135,41 @@ fn start_estimates_replay_the_queue_with_walltimes() {
     // 6 needs the GPUs job 4 holds for an unknown time: no estimate.
     assert_eq!(got, [(2, 100.0), (3, 150.0), (4, 160.0), (5, 160.0)]);
 }
+
+#[test]
+fn drf_with_a_half_life_remembers_who_used_the_cluster() {
+    let cluster = Cluster::parse_shape("1x1", "A100").unwrap();
+    let first_started = |half_life: Option<f64>| {
+        let mut cfg = PolicyConfig::new(PolicyKind::Drf);
+        cfg.usage_half_life = half_life;
+        let mut s = Scheduler::new(
+            &cluster,
+            cfg,
+            PlacementStrategy::BestFit,
+            PreemptMode::InPlace,
+        );
+        // User 0 runs job 1 for 1000 s; then users 0 and 1 each wait with one job.
+        let mut jobs = vec![queued(1, 1, 0), queued(2, 1, 0), queued(3, 1, 1)];
+        for j in &mut jobs {
+            s.enqueue(j);
+        }
+        let start = |d: &[Decision]| -> Vec<u64> {
+            d.iter()
+                .filter_map(|d| match d {
+                    Decision::Start { job, .. } => Some(job.0),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(start(&s.pass(&mut jobs, 0.0).decisions), [1]);
+        jobs[0].account(1000.0);
+        s.pass(&mut jobs, 1000.0); // the history sees job 1 run until now
+        let mut done = jobs.remove(0);
+        s.finish(&mut done);
+        start(&s.pass(&mut jobs, 1000.0).decisions)
+    };
+    // Now-only DRF: both users hold nothing, the tie goes to user 0.
+    assert_eq!(first_started(None), [2]);
+    // With memory, user 0's hour of use puts user 1 first.
+    assert_eq!(first_started(Some(3600.0)), [3]);
+}

@@ -28,6 +28,8 @@ pub struct ServerConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// The queue file (TOML); reloaded on SIGHUP. None: one open `default` queue.
     pub queues_file: Option<PathBuf>,
+    /// `drf`: half-life of remembered usage (None: only current use counts).
+    pub usage_half_life: Option<Duration>,
 }
 
 impl ServerConfig {
@@ -42,6 +44,7 @@ impl ServerConfig {
             unix_socket: None,
             tls: None,
             queues_file: None,
+            usage_half_life: None,
         }
     }
 

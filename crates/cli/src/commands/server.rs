@@ -30,6 +30,10 @@ pub struct ServerArgs {
     /// Time between SIGTERM and SIGKILL when a job is stopped.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub grace: String,
+    /// With --policy drf: remember past use with this half-life (e.g. 7d), so a tenant
+    /// that used the cluster a lot recently waits behind one that did not.
+    #[arg(long, value_name = "DURATION")]
+    pub usage_half_life: Option<String>,
     /// Queue file (TOML: quotas, limits, weights, who may use each); SIGHUP reloads it.
     #[arg(long, value_name = "FILE")]
     pub queues: Option<PathBuf>,
@@ -69,6 +73,15 @@ impl ServerArgs {
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         cfg.queues_file = self.queues.clone();
+        if let Some(h) = &self.usage_half_life {
+            let secs = parse_duration(h).map_err(anyhow::Error::msg)?;
+            anyhow::ensure!(secs > 0, "--usage-half-life must be above 0");
+            anyhow::ensure!(
+                cfg.policy == PolicyKind::Drf,
+                "--usage-half-life applies to --policy drf only"
+            );
+            cfg.usage_half_life = Some(std::time::Duration::from_secs(secs));
+        }
         Ok(cfg)
     }
 }

@@ -124,6 +124,32 @@ fn a_bad_queue_file_stops_the_server_with_the_line() {
     );
 }
 
+#[test]
+fn usage_half_life_is_for_drf_only() {
+    let (_d, dir) = scratch();
+    let o = Command::new(BIN)
+        .args([
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--usage-half-life",
+            "7d",
+            "--data-dir",
+        ])
+        .arg(dir.join("data"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--policy drf only"), "{}", stderr(&o));
+    let (_server, url) = server(
+        &dir.join("data2"),
+        0,
+        &["--policy", "drf", "--usage-half-life", "7d"],
+    );
+    assert!(url.starts_with("http://"));
+}
+
 fn hangup(p: &Proc) {
     let _ = Command::new("kill")
         .args(["-HUP", &p.child.id().to_string()])

@@ -99,6 +99,10 @@ pub struct PolicyConfig {
     pub tenant: Tenant,
     /// `drf`: weight per tenant number; absent tenants weigh 1.
     pub weights: BTreeMap<u32, f64>,
+    /// `drf`: remember past use, halving its weight every this many seconds; a tenant's
+    /// share is then its GPUs now plus its decayed GPU-seconds over the half-life. None
+    /// (default): only what runs now counts.
+    pub usage_half_life: Option<Seconds>,
 }
 
 impl PolicyConfig {
@@ -110,6 +114,7 @@ impl PolicyConfig {
             starvation: 0.0,
             tenant: Tenant::User,
             weights: BTreeMap::new(),
+            usage_half_life: None,
         }
     }
 }

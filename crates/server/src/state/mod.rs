@@ -111,7 +111,8 @@ impl State {
         tokens: Vec<TokenRecord>,
         queues: Queues,
     ) -> Self {
-        let policy = PolicyConfig::new(cfg.policy);
+        let mut policy = PolicyConfig::new(cfg.policy);
+        policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
         let mut st = State {
             instance: format!("{:x}-{:x}", now_ms(), std::process::id()),
             cfg,
