@@ -126,6 +126,8 @@ struct Record {
 
 struct Inner {
     file: File,
+    /// The journal's length after the last whole line, to cut off a torn append.
+    len: u64,
     index: BTreeMap<AttemptRef, Record>,
 }
 
@@ -186,9 +188,10 @@ impl JobDir {
             .append(true)
             .open(&path)
             .map_err(io_err("open", &path))?;
+        let len = file.metadata().map_err(io_err("read", &path))?.len();
         Ok(JobDir {
             root: root.to_path_buf(),
-            inner: Arc::new(Mutex::new(Inner { file, index })),
+            inner: Arc::new(Mutex::new(Inner { file, len, index })),
         })
     }
 
@@ -204,10 +207,14 @@ impl JobDir {
 
     fn append(&self, inner: &mut Inner, e: &Entry, sync: bool) -> Result<(), JobDirError> {
         let path = self.root.join(JOURNAL);
-        inner
-            .file
-            .write_all(&line_of(e))
-            .map_err(io_err("append to", &path))?;
+        let line = line_of(e);
+        if let Err(err) = inner.file.write_all(&line) {
+            // A short write (a full disk) must not leave half a line for the next append
+            // to follow: that would make the journal unreadable at the next start.
+            let _ = inner.file.set_len(inner.len);
+            return Err(io_err("append to", &path)(err));
+        }
+        inner.len += line.len() as u64;
         if sync {
             inner.file.sync_data().map_err(io_err("sync", &path))?;
         }
@@ -314,7 +321,11 @@ impl JobDir {
         }
         self.append(&mut inner, &Entry::Acked { a }, false)?;
         if let Some(r) = inner.index.get_mut(&a) {
-            r.acked = true;
+            // Only "seen" matters from now on; drop the launch (its env can be large).
+            *r = Record {
+                acked: true,
+                ..Record::default()
+            };
         }
         Ok(())
     }

@@ -30,6 +30,19 @@ use thiserror::Error;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::UnboundedSender;
 
+/// Where the launcher reports starts and ends. Called synchronously, so an attempt's
+/// `Ended` is delivered before it leaves [`Launcher::running`]: a caller that reads
+/// `running()` and then what it was delivered never misses an end.
+pub type EventSink = std::sync::Arc<dyn Fn(RunEvent) + Send + Sync>;
+
+/// An [`EventSink`] that forwards to a channel.
+pub fn channel_sink(tx: UnboundedSender<RunEvent>) -> EventSink {
+    std::sync::Arc::new(move |e| {
+        // The receiver is gone only while the agent shuts down; recovery re-reports ends.
+        let _ = tx.send(e);
+    })
+}
+
 use crate::jobdir::{JobDir, JobDirError, PidRecord, Stream};
 use forker::Forker;
 use group::GroupVerdict;
@@ -59,7 +72,7 @@ pub struct Launcher {
     /// Whether a root agent may run jobs submitted by root.
     allow_root: bool,
     dir: JobDir,
-    events: UnboundedSender<RunEvent>,
+    events: EventSink,
     running: Running,
     forker: Forker,
 }
@@ -68,7 +81,7 @@ impl Launcher {
     /// A launcher keeping its attempt records under `jobs_root` (the agent uses
     /// `<state dir>/jobs`, created if missing) and sending every attempt's `Started` and
     /// `Ended` on `events`. Dropping it kills the leaders of its running jobs.
-    pub fn new(jobs_root: &Path, events: UnboundedSender<RunEvent>) -> Result<Self, LaunchError> {
+    pub fn new(jobs_root: &Path, events: EventSink) -> Result<Self, LaunchError> {
         Ok(Launcher {
             allow_root: false,
             dir: JobDir::open(jobs_root)?,
@@ -79,10 +92,7 @@ impl Launcher {
     }
 
     /// [`Launcher::new`], but a root agent also runs jobs submitted by root.
-    pub fn with_root_jobs(
-        jobs_root: &Path,
-        events: UnboundedSender<RunEvent>,
-    ) -> Result<Self, LaunchError> {
+    pub fn with_root_jobs(jobs_root: &Path, events: EventSink) -> Result<Self, LaunchError> {
         let mut l = Self::new(jobs_root, events)?;
         l.allow_root = true;
         Ok(l)
@@ -241,6 +251,15 @@ impl Launcher {
         self.running.cancel(a);
     }
 
+    /// Stops every running attempt quickly (a short grace, then SIGKILL), reporting each
+    /// `Lost` with `why`: the agent lost contact with the server, which will requeue
+    /// them, and they must not still run when it does.
+    pub fn fence(&self, why: &str) {
+        for a in self.running.list() {
+            self.running.stop(a, running::Stop::Fence(why.to_string()));
+        }
+    }
+
     /// Records that the server has the attempt's end, so recovery no longer reports it.
     pub fn mark_acked(&self, a: AttemptRef) -> Result<(), LaunchError> {
         Ok(self.dir.mark_acked(a)?)
@@ -269,10 +288,7 @@ impl Launcher {
     }
 
     fn send(&self, event: RunEvent) {
-        // The receiver is gone only while the agent shuts down; recovery re-reports ends.
-        if self.events.send(event).is_err() {
-            tracing::debug!("run event dropped: the agent is shutting down");
-        }
+        (self.events)(event);
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use gpusched_wire::{
@@ -19,7 +19,7 @@ use gpusched_wire::{
 use reqwest::StatusCode;
 use tokio::sync::{mpsc, watch};
 
-use crate::launcher::Launcher;
+use crate::launcher::{EventSink, Launcher};
 
 #[derive(Clone, Debug)]
 pub struct AgentConfig {
@@ -43,8 +43,43 @@ pub struct AgentConfig {
     pub ca_cert: Option<PathBuf>,
 }
 
-/// Events not yet acknowledged by the server, oldest first.
-type Outbox = Arc<Mutex<Vec<RunEvent>>>;
+/// Events not yet acknowledged by the server, oldest first, and a counter that wakes
+/// the reporter whenever one is added.
+#[derive(Clone)]
+struct Outbox {
+    events: Arc<Mutex<Vec<RunEvent>>>,
+    wake: watch::Sender<u64>,
+}
+
+impl Outbox {
+    fn push(&self, ev: RunEvent) {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ev);
+        self.wake.send_modify(|n| *n += 1);
+    }
+
+    fn snapshot(&self) -> Vec<RunEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Drops `sent` (a prefix-ordered subsequence of the outbox) once acknowledged.
+    fn remove(&self, sent: &[RunEvent]) {
+        let mut out = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let mut k = 0;
+        out.retain(|e| {
+            let acked = k < sent.len() && *e == sent[k];
+            if acked {
+                k += 1;
+            }
+            !acked
+        });
+    }
+}
 
 struct Shared {
     cfg: AgentConfig,
@@ -52,17 +87,29 @@ struct Shared {
     outbox: Outbox,
     launcher: Launcher,
     log_url: String,
+    /// The secret the server presents to this agent's log endpoint; new every start.
+    log_token: String,
+    /// When a poll last succeeded: the agent's lease on its jobs.
+    last_contact: Mutex<Instant>,
 }
 
 /// Runs the agent until `shutdown` fires. Jobs die with the agent process (they carry
 /// PDEATHSIG) and are reported lost by the next agent life.
 pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
     let jobs_root = cfg.state_dir.join("jobs");
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (wake, wake_rx) = watch::channel(0u64);
+    let outbox = Outbox {
+        events: Arc::new(Mutex::new(Vec::new())),
+        wake,
+    };
+    let sink: EventSink = {
+        let outbox = outbox.clone();
+        Arc::new(move |ev| outbox.push(ev))
+    };
     let launcher = if cfg.allow_root_jobs {
-        Launcher::with_root_jobs(&jobs_root, tx)
+        Launcher::with_root_jobs(&jobs_root, sink)
     } else {
-        Launcher::new(&jobs_root, tx)
+        Launcher::new(&jobs_root, sink)
     }
     .with_context(|| {
         format!(
@@ -79,8 +126,11 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
             "reporting attempts of the last agent life"
         );
     }
-    let outbox: Outbox = Arc::new(Mutex::new(recovered));
+    for ev in recovered {
+        outbox.push(ev);
+    }
 
+    let log_token = random_secret()?;
     let listener = tokio::net::TcpListener::bind(cfg.log_listen)
         .await
         .with_context(|| format!("cannot listen for log requests on {}", cfg.log_listen))?;
@@ -88,7 +138,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         Some(u) => u.clone(),
         None => default_log_url(listener.local_addr()?),
     };
-    let logs = crate::logs::router(Arc::new(launcher.records().clone()), &cfg.join_token);
+    let logs = crate::logs::router(Arc::new(launcher.records().clone()), &log_token);
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, logs).await {
             tracing::error!("log server stopped: {e}");
@@ -119,37 +169,29 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         outbox,
         launcher,
         log_url,
-    });
-
-    // Launcher events go to the outbox; the reporter is woken to send them.
-    let (wake_tx, wake_rx) = watch::channel(0u64);
-    let fwd = shared.clone();
-    tokio::spawn(async move {
-        let mut n = 0;
-        while let Some(ev) = rx.recv().await {
-            fwd.outbox.lock().expect("outbox lock").push(ev);
-            while let Ok(ev) = rx.try_recv() {
-                fwd.outbox.lock().expect("outbox lock").push(ev);
-            }
-            n += 1;
-            wake_tx.send_replace(n);
-        }
+        log_token,
+        last_contact: Mutex::new(Instant::now()),
     });
 
     let (instance_tx, instance_rx) = watch::channel(String::new());
     let (rereg_tx, mut rereg_rx) = mpsc::unbounded_channel::<()>();
+    let (lease_tx, lease_rx) = watch::channel(Duration::MAX);
     tokio::spawn(reporter(
         shared.clone(),
         wake_rx,
         instance_rx,
         rereg_tx.clone(),
     ));
+    tokio::spawn(guard_lease(shared.clone(), lease_rx));
 
     loop {
         let reg = tokio::select! {
             r = register(&shared) => r,
             _ = shutdown.changed() => return Ok(()),
         };
+        // Stop our jobs if the server is silent for half its heartbeat timeout: it
+        // requeues them after the whole timeout, and they must be gone by then.
+        lease_tx.send_replace(Duration::from_millis(reg.heartbeat_timeout_ms / 2));
         instance_tx.send_replace(reg.instance.clone());
         while rereg_rx.try_recv().is_ok() {}
         let poll_wait = Duration::from_millis(reg.poll_wait_ms);
@@ -162,11 +204,44 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     }
 }
 
+/// Fences the node: when no poll has succeeded for the lease, every running attempt is
+/// stopped and reported lost, because the server is about to requeue it elsewhere.
+async fn guard_lease(sh: Arc<Shared>, lease: watch::Receiver<Duration>) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let limit = *lease.borrow();
+        let silent = sh
+            .last_contact
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed();
+        if silent > limit && !sh.launcher.running().is_empty() {
+            let why = format!(
+                "the agent heard nothing from the server for {:.0} s and stopped the job so it \
+                 does not run twice when the server requeues it",
+                silent.as_secs_f64()
+            );
+            tracing::warn!("{why}");
+            sh.launcher.fence(&why);
+        }
+    }
+}
+
+fn random_secret() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 24];
+    getrandom::getrandom(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("the OS random generator failed: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Registers, retrying until the server answers.
 async fn register(sh: &Shared) -> Registered {
     let mut backoff = Backoff::new();
     loop {
-        let events: Vec<RunEvent> = sh.outbox.lock().expect("outbox lock").clone();
+        // Running first, then the outbox: an attempt that ends in between delivers its
+        // end before it leaves `running`, so it shows in one or the other.
+        let running = sh.launcher.running();
+        let events: Vec<RunEvent> = sh.outbox.snapshot();
         let body = Register {
             node: sh.cfg.name.clone(),
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -174,7 +249,8 @@ async fn register(sh: &Shared) -> Registered {
             cpus: sh.cfg.cpus,
             mem_mib: sh.cfg.mem_mib,
             log_url: Some(sh.log_url.clone()),
-            running: sh.launcher.running(),
+            log_token: Some(sh.log_token.clone()),
+            running,
             events: events.clone(),
         };
         let url = format!("{}/api/agent/register", sh.cfg.server);
@@ -224,6 +300,7 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
             Ok(r) if r.status().is_success() => match r.json::<Desired>().await {
                 Ok(d) => {
                     backoff.reset();
+                    *sh.last_contact.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                     gen = d.gen;
                     reconcile(sh, &d, &mut cancelled_unseen);
                     continue;
@@ -266,7 +343,7 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
             sh.launcher.cancel(*a);
         } else if !sh.launcher.seen(*a) && cancelled_unseen.insert(*a) {
             // Cancelled before it reached us: it never runs; say so.
-            sh.outbox.lock().expect("outbox lock").push(RunEvent {
+            sh.outbox.push(RunEvent {
                 job: a.job,
                 attempt: a.attempt,
                 at_ms: now_ms(),
@@ -297,7 +374,7 @@ async fn reporter(
 ) {
     let mut backoff = Backoff::new();
     loop {
-        let events: Vec<RunEvent> = sh.outbox.lock().expect("outbox lock").clone();
+        let events: Vec<RunEvent> = sh.outbox.snapshot();
         let inst = instance.borrow().clone();
         if events.is_empty() || inst.is_empty() {
             tokio::select! {
@@ -349,17 +426,7 @@ fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
     if sent.is_empty() {
         return;
     }
-    {
-        let mut out = sh.outbox.lock().expect("outbox lock");
-        let mut k = 0;
-        out.retain(|e| {
-            let acked = k < sent.len() && *e == sent[k];
-            if acked {
-                k += 1;
-            }
-            !acked
-        });
-    }
+    sh.outbox.remove(sent);
     for e in sent {
         if let RunEventKind::Ended { .. } = e.event {
             let a = AttemptRef {

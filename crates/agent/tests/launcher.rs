@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gpusched_agent::jobdir::Stream;
-use gpusched_agent::launcher::{LaunchError, Launcher, LOST_ON_RESTART};
+use gpusched_agent::launcher::{channel_sink, LaunchError, Launcher, LOST_ON_RESTART};
 use gpusched_wire::{AttemptRef, GpuInfo, GpuSource, Launch, Outcome, RunEvent, RunEventKind};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::timeout;
@@ -39,7 +39,7 @@ fn sh(job: u64, script: &str) -> Launch {
 fn setup() -> (tempfile::TempDir, Launcher, UnboundedReceiver<RunEvent>) {
     let state = tempfile::tempdir().unwrap();
     let (tx, rx) = unbounded_channel();
-    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), tx).unwrap();
+    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
     (state, launcher, rx)
 }
 
@@ -425,7 +425,7 @@ fn recovery_stops_and_reports_a_job_of_a_dead_agent() {
     let state = tempfile::tempdir().unwrap();
     let first_life = tokio::runtime::Runtime::new().unwrap();
     let (tx, mut rx) = unbounded_channel();
-    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), tx).unwrap();
+    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
     let (leader, grandchild) = first_life.block_on(async {
         launcher
             .start(&sh(21, "sleep 60 & echo $!; sleep 60"), &[])
@@ -444,7 +444,7 @@ fn recovery_stops_and_reports_a_job_of_a_dead_agent() {
     );
 
     let (tx, _rx) = unbounded_channel();
-    let next = Launcher::with_root_jobs(&state.path().join("jobs"), tx).unwrap();
+    let next = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
     let events = next.recover().unwrap();
     assert_eq!(events.len(), 1, "{events:?}");
     let lost = Outcome::Lost {
@@ -467,7 +467,8 @@ async fn recovery_reports_stored_outcomes_until_acknowledged() {
     let state = tempfile::tempdir().unwrap();
     {
         let (tx, mut rx) = unbounded_channel();
-        let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), tx).unwrap();
+        let launcher =
+            Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
         for (job, code) in [(22, 0), (23, 4)] {
             let outcome = run(&launcher, &mut rx, &sh(job, &format!("exit {code}"))).await;
             assert_eq!(outcome, Outcome::Exited { code });
@@ -475,7 +476,7 @@ async fn recovery_reports_stored_outcomes_until_acknowledged() {
         launcher.mark_acked(attempt(22)).unwrap();
     }
     let (tx, _rx) = unbounded_channel();
-    let next = Launcher::with_root_jobs(&state.path().join("jobs"), tx).unwrap();
+    let next = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
     let events = next.recover().unwrap();
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!((events[0].job, events[0].attempt), (23, 1));
@@ -500,7 +501,7 @@ async fn recovery_reports_stored_outcomes_until_acknowledged() {
 fn recovery_of_an_attempt_that_never_started_reports_it_lost() {
     let state = tempfile::tempdir().unwrap();
     let (tx, _rx) = unbounded_channel();
-    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), tx).unwrap();
+    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
     // As if the agent died between recording the launch and spawning it.
     launcher.records().create(&sh(24, "exit 0")).unwrap();
     let events = launcher.recover().unwrap();

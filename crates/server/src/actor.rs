@@ -61,9 +61,19 @@ pub async fn run(
 ) {
     let mut answers: Vec<Answer> = Vec::new();
     let mut cmds = Vec::with_capacity(MAX_ROUND);
+    let mut last_round = Instant::now();
     while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
+        // Heartbeats queued in this round count before any node is judged silent; and
+        // if this task itself was stalled, the silence was ours, not the nodes'.
+        let mut tick = false;
         for cmd in cmds.drain(..) {
-            handle(&mut state, cmd, &mut answers);
+            match cmd {
+                Cmd::Tick => tick = true,
+                cmd => handle(&mut state, cmd, &mut answers),
+            }
+        }
+        if tick {
+            state.expire_nodes(Instant::now(), last_round.elapsed());
         }
         state.schedule();
         let tokens_changed = !state.touched.tokens.is_empty();
@@ -92,6 +102,7 @@ pub async fn run(
                 n.watch.send_replace(n.gen);
             }
         }
+        last_round = Instant::now();
     }
 }
 
@@ -161,7 +172,7 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.report(&rep.node, &rep.instance, &rep.events);
             answer(out, r, v)
         }
-        Cmd::Tick => state.expire_nodes(Instant::now()),
+        Cmd::Tick => unreachable_tick(),
     }
 }
 
@@ -193,3 +204,6 @@ async fn persist(
     }
     tx.commit().await
 }
+
+/// Ticks are taken out of the round before `handle` sees the rest.
+fn unreachable_tick() {}

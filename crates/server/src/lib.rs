@@ -145,7 +145,16 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     let socket = cfg.socket_path();
     let unix = bind_socket(&socket).await?;
     let (tx, rx) = mpsc::channel(16384);
-    tokio::spawn(actor::run(state, store, rx, shared_tokens.clone()));
+    let actor = tokio::spawn(actor::run(state, store, rx, shared_tokens.clone()));
+    tokio::spawn(async move {
+        // A server whose state task died would answer 503 forever without exiting;
+        // stop instead, so a supervisor restarts it (the store has every answer given).
+        if let Err(e) = actor.await {
+            tracing::error!("the state task failed: {e}; stopping the server");
+            eprintln!("error: the server's state task failed: {e}");
+            std::process::exit(70);
+        }
+    });
     let tick = cfg.heartbeat_timeout / 4;
     let ticker = tx.clone();
     tokio::spawn(async move {
@@ -164,9 +173,8 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         tx,
         tokens: shared_tokens,
         poll_wait: cfg.poll_wait(),
-        // Agents serve logs to the holder of the join token only.
+        // Agents serve logs to whoever presents their log secret (see LogTarget).
         http: reqwest::Client::builder()
-            .default_headers(join_header(&join_token)?)
             .timeout(std::time::Duration::from_secs(30))
             .build()
             .context("cannot build the HTTP client for agent logs")?,
@@ -204,15 +212,6 @@ async fn bind_socket(path: &Path) -> anyhow::Result<UnixListener> {
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .with_context(|| format!("cannot open up {}", path.display()))?;
     Ok(unix)
-}
-
-fn join_header(token: &str) -> anyhow::Result<reqwest::header::HeaderMap> {
-    let mut v = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
-        .context("the join token has characters that cannot go in an HTTP header")?;
-    v.set_sensitive(true);
-    let mut h = reqwest::header::HeaderMap::new();
-    h.insert(reqwest::header::AUTHORIZATION, v);
-    Ok(h)
 }
 
 fn read_queues(path: &Path) -> anyhow::Result<queues::Queues> {

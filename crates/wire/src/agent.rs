@@ -33,6 +33,10 @@ pub struct Register {
     pub mem_mib: u64,
     /// Where the server can fetch job logs from this agent (`http://host:port`).
     pub log_url: Option<String>,
+    /// The bearer secret the server must present to `log_url` (new every agent start,
+    /// so the join token never travels to an agent's plain-HTTP log endpoint).
+    #[serde(default)]
+    pub log_token: Option<String>,
     /// Attempts running right now.
     pub running: Vec<AttemptRef>,
     /// Ends the server has not acknowledged yet (applied before `running` is compared).

@@ -31,8 +31,11 @@ pub fn build(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)
-        // The agent's environment is inherited; the job's own settings come next and
-        // gpusched's last, so a job cannot escape its GPU assignment by accident.
+        // The agent's environment is inherited, minus its secrets; the job's own
+        // settings come next and gpusched's last, so a job cannot escape its GPU
+        // assignment by accident.
+        .env_remove("GPUSCHED_JOIN_TOKEN")
+        .env_remove("GPUSCHED_TOKEN")
         .envs(&launch.env)
         .env("CUDA_VISIBLE_DEVICES", cuda_visible_devices(&gpus))
         // Makes CUDA number devices in PCI bus order like NVML, so indices agree.

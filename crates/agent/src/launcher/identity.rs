@@ -1,7 +1,7 @@
 //! Whose uid a job runs under. An agent running as root runs each job as its submitting
 //! Unix user (groups, then gid, then uid, in the child before exec), and refuses root
-//! jobs unless told otherwise; an agent running as a normal user runs every job as
-//! itself, since it cannot become anyone else.
+//! jobs unless told otherwise; an agent running as a normal user runs only that user's
+//! jobs, since it cannot become anyone else.
 
 use std::ffi::CString;
 
@@ -21,7 +21,20 @@ pub struct RunAs {
 
 /// The identity for a job of `user`, or why it must not run. `None`: no switch.
 pub fn resolve(user: &str, allow_root: bool) -> Result<Option<RunAs>, String> {
-    if !nix::unistd::geteuid().is_root() {
+    let me = nix::unistd::geteuid();
+    if !me.is_root() {
+        // It cannot become anyone else, so it must not run anyone else's job as itself.
+        let name = User::from_uid(me)
+            .ok()
+            .flatten()
+            .map(|u| u.name)
+            .unwrap_or_else(|| format!("uid{me}"));
+        if name != user {
+            return Err(format!(
+                "this agent runs as {name}, so it runs only {name}'s jobs, not {user}'s; \
+                 run the agent as root to run jobs as their submitters"
+            ));
+        }
         return Ok(None);
     }
     let account = User::from_name(user)
@@ -60,7 +73,8 @@ mod tests {
     #[test]
     fn unknown_users_and_root_are_refused_when_the_agent_is_root() {
         if !nix::unistd::geteuid().is_root() {
-            assert_eq!(resolve("whoever-xyz", false), Ok(None));
+            let e = resolve("whoever-xyz", false).unwrap_err();
+            assert!(e.contains("runs only"), "{e}");
             return;
         }
         let e = resolve("no-such-user-gpusched", false).unwrap_err();

@@ -6,17 +6,27 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use gpusched_wire::AttemptRef;
 use tokio::sync::oneshot;
 
+/// Why an attempt is to be stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The server cancelled it: grace period, then `Cancelled`.
+    Cancel,
+    /// The agent lost its lease (no contact with the server): a short grace, then
+    /// `Lost` with this message, so it is not still running when the server requeues it.
+    Fence(String),
+}
+
 /// Shared between the launcher and the supervisor tasks, which remove their attempt
 /// when it ends.
 #[derive(Clone, Default)]
 pub struct Running {
     // `None` once a cancel was sent: the attempt runs until its supervisor stops it.
-    inner: Arc<Mutex<HashMap<AttemptRef, Option<oneshot::Sender<()>>>>>,
+    inner: Arc<Mutex<HashMap<AttemptRef, Option<oneshot::Sender<Stop>>>>>,
 }
 
 impl Running {
     /// Registers `a` and returns what its supervisor listens on for a cancel.
-    pub fn insert(&self, a: AttemptRef) -> oneshot::Receiver<()> {
+    pub fn insert(&self, a: AttemptRef) -> oneshot::Receiver<Stop> {
         let (tx, rx) = oneshot::channel();
         self.lock().insert(a, Some(tx));
         rx
@@ -39,11 +49,16 @@ impl Running {
 
     /// Asks `a`'s supervisor to stop it; false if it is not running or already asked.
     pub fn cancel(&self, a: AttemptRef) -> bool {
-        let sender = self.lock().get_mut(&a).and_then(Option::take);
-        sender.is_some_and(|tx| tx.send(()).is_ok())
+        self.stop(a, Stop::Cancel)
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<AttemptRef, Option<oneshot::Sender<()>>>> {
+    /// Asks `a`'s supervisor to stop it for `why`; false if not running or already asked.
+    pub fn stop(&self, a: AttemptRef, why: Stop) -> bool {
+        let sender = self.lock().get_mut(&a).and_then(Option::take);
+        sender.is_some_and(|tx| tx.send(why).is_ok())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<AttemptRef, Option<oneshot::Sender<Stop>>>> {
         // Every update is a single map operation, so a panic elsewhere while the lock
         // was held cannot have left the map half-changed.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)

@@ -7,16 +7,19 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use gpusched_wire::{AttemptRef, Outcome, RunEvent, RunEventKind};
+use gpusched_wire::{AttemptRef, Outcome, RunEventKind};
 use nix::sys::signal::Signal;
 use tokio::process::Child;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::{sleep, timeout};
 
 use super::group::signal_group_logged;
-use super::running::Running;
+use super::running::{Running, Stop};
 use super::{event, record_outcome};
 use crate::jobdir::JobDir;
+
+/// The most a fenced job gets between SIGTERM and SIGKILL: the server requeues it soon.
+const FENCE_GRACE: Duration = Duration::from_secs(3);
 
 /// How long the end of a job waits for its output pipes to drain.
 const COPY_DRAIN: Duration = Duration::from_secs(2);
@@ -29,10 +32,10 @@ pub struct Supervised {
     pub copiers: Vec<tokio::task::JoinHandle<()>>,
     pub walltime_s: Option<u64>,
     pub grace: Duration,
-    pub cancel: oneshot::Receiver<()>,
+    pub cancel: oneshot::Receiver<super::running::Stop>,
     pub dir: JobDir,
     pub running: Running,
-    pub events: mpsc::UnboundedSender<RunEvent>,
+    pub events: super::EventSink,
 }
 
 pub async fn supervise(mut s: Supervised) {
@@ -61,15 +64,10 @@ pub async fn supervise(mut s: Supervised) {
             a.attempt
         ),
     }
+    // The end is delivered before the attempt leaves `running`: whoever reads `running`
+    // and then the delivered events sees it in one or the other.
+    (s.events)(event(a, RunEventKind::Ended { outcome }));
     s.running.remove(a);
-    let ended = event(a, RunEventKind::Ended { outcome });
-    if s.events.send(ended).is_err() {
-        tracing::debug!(
-            "no one listens for {}.{}'s end; it is on disk",
-            a.job,
-            a.attempt
-        );
-    }
 }
 
 async fn run_to_end(s: &mut Supervised) -> Outcome {
@@ -81,22 +79,26 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
         }
     };
     let cancel = &mut s.cancel;
-    let cancelled = async {
+    let stopped = async {
         // A dropped sender means the launcher is gone, not that anyone asked to stop.
-        if cancel.await.is_err() {
-            pending::<()>().await;
+        match cancel.await {
+            Ok(why) => why,
+            Err(_) => pending().await,
         }
     };
-    let reason = tokio::select! {
+    let (reason, grace) = tokio::select! {
         status = s.child.wait() => return natural_end(status),
-        () = walltime_passed => Outcome::TimedOut { walltime_s: walltime.unwrap_or(0) },
-        () = cancelled => Outcome::Cancelled,
+        () = walltime_passed => (Outcome::TimedOut { walltime_s: walltime.unwrap_or(0) }, s.grace),
+        why = stopped => match why {
+            Stop::Cancel => (Outcome::Cancelled, s.grace),
+            Stop::Fence(message) => (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
+        },
     };
     // If it ended by itself meanwhile, that is the truth to report.
     if let Ok(Some(status)) = s.child.try_wait() {
         return natural_end(Ok(status));
     }
-    stop(&mut s.child, s.pgid, s.grace).await;
+    stop(&mut s.child, s.pgid, grace).await;
     reason
 }
 

@@ -54,13 +54,9 @@ pub struct Args {
     /// URL the server should fetch logs from (default: http://LOG_LISTEN).
     #[arg(long)]
     pub log_url: Option<String>,
-    /// The server's join token (the server writes it to DATA_DIR/join-token).
-    #[arg(
-        long,
-        env = "GPUSCHED_JOIN_TOKEN",
-        hide_env_values = true,
-        conflicts_with = "join_token_file"
-    )]
+    /// The server's join token (the server writes it to DATA_DIR/join-token). Only from
+    /// the environment: a command-line flag would show it to every user in `ps`.
+    #[arg(skip = std::env::var("GPUSCHED_JOIN_TOKEN").ok())]
     pub join_token: Option<String>,
     /// A file holding the join token.
     #[arg(long)]

@@ -220,3 +220,80 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
         "nothing ran that the server does not know"
     );
 }
+
+/// A node cut off from its server stops its jobs before the server requeues them, so an
+/// attempt never runs on two nodes at once; the server, frozen itself, does not blame
+/// the nodes for its own silence.
+#[test]
+fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
+    use std::process::{Command, Stdio};
+    let (_d, dir) = scratch();
+    let (server, url) = server(&dir.join("data"), 0, &[]);
+    let join = std::fs::read_to_string(dir.join("data/join-token")).unwrap();
+    // The join token comes from the environment here: the job must not see it.
+    let _agent = Proc {
+        child: Command::new(BIN)
+            .args(["agent", "--server", &url, "--name", "n1", "--state-dir"])
+            .arg(dir.join("agent"))
+            .args([
+                "--gpus",
+                "1",
+                "--gpu-backend",
+                "declared",
+                "--allow-root-jobs",
+            ])
+            .env("GPUSCHED_JOIN_TOKEN", join.trim())
+            .env("GPUSCHED_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    };
+    wait_until(Duration::from_secs(20), || {
+        node_state(&url, "n1").as_deref() == Some("online")
+    });
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let id = submit(
+        &url,
+        &[
+            "-D",
+            work.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "env | grep -c GPUSCHED_JOIN_TOKEN > leaks; echo $$ >> pids; sleep 60",
+        ],
+    );
+    wait_until(Duration::from_secs(20), || {
+        job(&url, id)["state"] == "running"
+    });
+    wait_until(Duration::from_secs(5), || work.join("pids").exists());
+    assert_eq!(
+        std::fs::read_to_string(work.join("leaks")).unwrap().trim(),
+        "0"
+    );
+    let first: i32 = std::fs::read_to_string(work.join("pids"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+
+    // Freeze the server for 4 s (twice its 2 s heartbeat timeout).
+    let pid = server.child.id().to_string();
+    Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    wait_until(Duration::from_secs(5), || !pid_alive(first));
+    std::thread::sleep(Duration::from_secs(3));
+    Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+
+    // The fenced attempt is reported lost and runs again; the node stayed online.
+    wait_until(Duration::from_secs(30), || {
+        let v = job(&url, id);
+        v["attempt"] == 2 && v["state"] == "running"
+    });
+    assert_eq!(node_state(&url, "n1").as_deref(), Some("online"));
+    let pids = std::fs::read_to_string(work.join("pids")).unwrap();
+    assert_eq!(pids.lines().count(), 2, "{pids}");
+    cli(&url, &["cancel", &id.to_string()]);
+}

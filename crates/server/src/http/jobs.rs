@@ -160,12 +160,11 @@ pub async fn logs(
             ),
         )
     };
-    let resp = app
-        .http
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| unreachable(e.to_string()))?;
+    let mut req = app.http.get(&url);
+    if let Some(t) = &target.token {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await.map_err(|e| unreachable(e.to_string()))?;
     let status = resp.status();
     let body = resp.bytes().await.map_err(|e| unreachable(e.to_string()))?;
     if !status.is_success() {

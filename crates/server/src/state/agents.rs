@@ -37,6 +37,15 @@ impl State {
                 g.index
             )));
         }
+        let models: BTreeSet<&str> = reg.gpus.iter().map(|g| g.model.as_str()).collect();
+        if models.len() > 1 {
+            return Err(Fail::BadRequest(format!(
+                "node {name} has GPUs of several models ({}); the scheduler places jobs on \
+                 one model per node: run one agent per model, each with its GPUs (--gpus and \
+                 CUDA_VISIBLE_DEVICES on the agent) and its own --name",
+                models.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
         let running: BTreeSet<AttemptRef> = reg.running.iter().copied().collect();
         let events = reg.events.clone();
         let record = NodeRecord { register: reg };

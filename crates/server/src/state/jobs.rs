@@ -18,9 +18,18 @@ pub enum WaitResult {
     Pending(oneshot::Receiver<JobView>),
 }
 
+/// Shared inputs of the pending reasons of one request.
+struct ReasonContext {
+    plan: BTreeMap<u64, u64>,
+    queue_usage: BTreeMap<String, u32>,
+    waiting: usize,
+}
+
 /// Where to fetch a job's logs from.
 pub struct LogTarget {
     pub url: String,
+    /// The agent's log secret (from its registration).
+    pub token: Option<String>,
     pub job: u64,
     pub attempt: u32,
 }
@@ -74,7 +83,7 @@ impl State {
             let user = j.user.clone().unwrap_or_default();
             let groups = groups_of
                 .entry(user.clone())
-                .or_insert_with(|| crate::queues::unix_groups(&user));
+                .or_insert_with(|| self.groups_of(&user));
             let at = |e: String| {
                 Fail::BadRequest(if many_jobs {
                     format!("job #{i} of the batch: {e}")
@@ -197,21 +206,33 @@ impl State {
         self.queue.estimate_starts(now_ms() as f64 / 1000.0)
     }
 
-    /// A job as the API shows it; a pending job's reason is worked out now.
-    pub fn view(&self, job: &JobRecord) -> JobView {
-        let plan = if job.view.state == JobState::Pending {
-            self.plan()
-        } else {
-            BTreeMap::new()
-        };
-        self.view_with(job, &plan)
+    /// What every pending job's reason needs, worked out once per request (not once per
+    /// job: a list of 100k pending jobs must stay linear).
+    fn reason_context(&self) -> ReasonContext {
+        ReasonContext {
+            plan: self.plan(),
+            queue_usage: self
+                .queue_usage()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            waiting: self.queue.waiting(),
+        }
     }
 
-    fn view_with(&self, job: &JobRecord, plan: &BTreeMap<u64, u64>) -> JobView {
+    /// A job as the API shows it; a pending job's reason is worked out now.
+    pub fn view(&self, job: &JobRecord) -> JobView {
+        match job.view.state {
+            JobState::Pending => self.view_with(job, Some(&self.reason_context())),
+            _ => self.view_with(job, None),
+        }
+    }
+
+    fn view_with(&self, job: &JobRecord, ctx: Option<&ReasonContext>) -> JobView {
         let mut v = job.view.clone();
-        if v.state == JobState::Pending {
-            v.est_start_ms = plan.get(&v.id).copied();
-            let why = self.pending_reason(&v);
+        if let (JobState::Pending, Some(ctx)) = (v.state, ctx) {
+            v.est_start_ms = ctx.plan.get(&v.id).copied();
+            let why = self.pending_reason(&v, ctx);
             v.reason = if v.reason.is_empty() {
                 why
             } else {
@@ -221,7 +242,7 @@ impl State {
         v
     }
 
-    fn pending_reason(&self, v: &JobView) -> String {
+    fn pending_reason(&self, v: &JobView, ctx: &ReasonContext) -> String {
         let fits = |n: &super::NodeEntry| {
             n.record
                 .register
@@ -237,11 +258,7 @@ impl State {
         };
         let queue = self.queues.defs.get(&v.queue);
         if let Some(max) = queue.and_then(|q| q.max) {
-            let held = self
-                .queue_usage()
-                .get(v.queue.as_str())
-                .copied()
-                .unwrap_or(0);
+            let held = ctx.queue_usage.get(&v.queue).copied().unwrap_or(0);
             if held + v.gpus > max {
                 return format!(
                     "queue `{}` is at its limit: its jobs hold {held} of its {max} GPUs",
@@ -270,8 +287,7 @@ impl State {
         if (free_max as u32) < v.gpus {
             format!(
                 "waiting for {} free GPUs on one node (at most {free_max} free on a node now; {} jobs waiting)",
-                v.gpus,
-                self.queue.waiting()
+                v.gpus, ctx.waiting
             )
         } else {
             format!(
@@ -313,7 +329,9 @@ impl State {
         if limit == 0 || limit > 100_000 {
             return Err(Fail::BadRequest("`limit` must be 1..=100000".into()));
         }
-        let from = q.after.map(|a| a + 1).unwrap_or(0);
+        let Some(from) = q.after.map_or(Some(0), |a| a.checked_add(1)) else {
+            return Ok(JobList { jobs: Vec::new() });
+        };
         let jobs = self
             .jobs
             .range(from..)
@@ -327,12 +345,14 @@ impl State {
             })
             .take(limit)
             .collect::<Vec<_>>();
-        let plan = if jobs.iter().any(|j| j.view.state == JobState::Pending) {
-            self.plan()
-        } else {
-            BTreeMap::new()
-        };
-        let jobs = jobs.into_iter().map(|j| self.view_with(j, &plan)).collect();
+        let ctx = jobs
+            .iter()
+            .any(|j| j.view.state == JobState::Pending)
+            .then(|| self.reason_context());
+        let jobs = jobs
+            .into_iter()
+            .map(|j| self.view_with(j, ctx.as_ref()))
+            .collect();
         Ok(JobList { jobs })
     }
 
@@ -414,6 +434,7 @@ impl State {
         }
         Ok(LogTarget {
             url,
+            token: node.record.register.log_token.clone(),
             job: id,
             attempt: v.attempt,
         })
@@ -458,6 +479,16 @@ fn no_such_job(id: u64) -> Fail {
 }
 
 impl State {
+    /// A user's Unix groups, looked up once per user (a directory lookup can be slow and
+    /// this runs in the state task); the cache is dropped when the queue file reloads.
+    fn groups_of(&self, user: &str) -> Vec<String> {
+        let mut cache = self.group_cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .entry(user.to_string())
+            .or_insert_with(|| crate::queues::unix_groups(user))
+            .clone()
+    }
+
     pub fn queue_list(&self) -> gpusched_wire::QueueList {
         let used = self.queue_usage();
         let mut counts: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();

@@ -87,6 +87,8 @@ pub struct State {
     pub queues: Queues,
     /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
     queue_ids: BTreeMap<String, QueueId>,
+    /// Unix groups per user (for queues open to groups), cleared on reload.
+    group_cache: std::sync::Mutex<HashMap<String, Vec<String>>>,
     pub touched: Touched,
 }
 
@@ -126,6 +128,7 @@ impl State {
             tokens: tokens.into_iter().map(|t| (t.id, t)).collect(),
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
+            group_cache: Default::default(),
             touched: Touched::default(),
         };
         st.apply_queues(queues);
@@ -141,13 +144,15 @@ impl State {
             if let Some(t) = &job.client_token {
                 st.retry_keys.insert(t.clone(), v.id);
             }
-            if !v.state.is_terminal() {
+            let (id, state) = (v.id, v.state);
+            // In the map first: restoring may have to mark the run lost.
+            st.jobs.insert(id, job.clone());
+            if !state.is_terminal() {
                 st.enqueue(&job);
-                if matches!(v.state, JobState::Starting | JobState::Running) {
+                if matches!(state, JobState::Starting | JobState::Running) {
                     st.restore_running(&job, now);
                 }
             }
-            st.jobs.insert(v.id, job);
         }
         st
     }
@@ -175,6 +180,10 @@ impl State {
         }
         self.queue.set_queues(limits, weights);
         self.queues = queues;
+        self.group_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         self.sched_due = true;
     }
 
@@ -223,8 +232,17 @@ impl State {
             _ => false,
         };
         if !(ok && self.queue.mark_running(v.id, &node, now)) {
-            // Left as it was; the node's next registration (or its timeout) settles it.
-            tracing::warn!(job = v.id, node, "could not restore a running job's GPUs");
+            // The stored state is inconsistent (two jobs on one GPU, an unknown node):
+            // treat the run as lost rather than let the core start it a second time.
+            tracing::warn!(
+                job = v.id,
+                node,
+                "could not restore a running job's GPUs; requeued"
+            );
+            self.lose(
+                v.id,
+                "its GPUs could not be restored after a server restart",
+            );
         }
     }
 
@@ -397,8 +415,20 @@ impl State {
 
     /// Nodes silent for longer than the heartbeat timeout go offline; their jobs are
     /// lost and requeued.
-    pub fn expire_nodes(&mut self, now: Instant) {
+    /// `stalled` is how long since the state task last finished a round: if that is a
+    /// large part of the timeout, the nodes' polls were waiting on us, so their clocks
+    /// restart instead.
+    pub fn expire_nodes(&mut self, now: Instant, stalled: Duration) {
         let timeout: Duration = self.cfg.heartbeat_timeout;
+        if stalled > timeout / 2 {
+            tracing::warn!(
+                "the state task was busy for {stalled:?}; not expiring nodes this round"
+            );
+            for n in self.nodes.values_mut() {
+                n.last_seen = now;
+            }
+            return;
+        }
         let dead: Vec<String> = self
             .nodes
             .iter()
