@@ -21,6 +21,8 @@ use gpusched_core::{
 };
 
 use crate::overhead::PassOverhead;
+use crate::tenants::usage::Recorder;
+use crate::tenants::TenantUsage;
 use crate::trace::Workload;
 
 /// How to simulate.
@@ -32,6 +34,9 @@ pub struct SimOptions {
     pub overhead: PassOverhead,
     /// A job on more nodes than it needs runs `1 / locality_penalty` as fast; 1.0 = off.
     pub locality_penalty: f64,
+    /// Record each tenant's GPUs in bins of this many seconds ([`SimRun::tenants`]).
+    /// Off by default: it costs one walk over the queue per event.
+    pub tenant_bins: Option<f64>,
 }
 
 impl SimOptions {
@@ -42,6 +47,7 @@ impl SimOptions {
             mode: PreemptMode::Repack,
             overhead: PassOverhead::None,
             locality_penalty: 1.0,
+            tenant_bins: None,
         }
     }
 }
@@ -87,6 +93,8 @@ pub struct SimRun {
     pub total_gpus: u32,
     pub busy_gpu_seconds: f64,
     pub passes: u64,
+    /// Each tenant's GPUs over time, when [`SimOptions::tenant_bins`] asked for them.
+    pub tenants: Option<TenantUsage>,
 }
 
 /// Why a simulation could not run.
@@ -139,6 +147,7 @@ pub fn simulate(
         total_gpus,
         busy_gpu_seconds: 0.0,
         passes: 0,
+        tenants: None,
     };
     let mut jobs: Vec<SchedJob> = Vec::new();
     let mut state: Vec<Progress> = Vec::new();
@@ -148,6 +157,10 @@ pub fn simulate(
     let mut last_time = groups.first().map_or(0.0, |g| g.0);
     let mut busy: u64 = 0;
     let mut done = vec![false; 0];
+    let mut recorder = opts
+        .tenant_bins
+        .filter(|b| b.is_finite() && *b > 0.0)
+        .map(|b| Recorder::new(b, last_time));
 
     loop {
         if next_group == groups.len() && jobs.is_empty() {
@@ -172,6 +185,9 @@ pub fn simulate(
             (now, do_end, do_start) = (w, false, false);
         }
         run.busy_gpu_seconds += busy as f64 * (now - last_time);
+        if let Some(r) = recorder.as_mut() {
+            r.advance(last_time, now);
+        }
         last_time = now;
 
         if do_end {
@@ -245,6 +261,9 @@ pub fn simulate(
         sched.pass(&mut jobs, now);
         run.passes += 1;
         busy = total_gpus as u64 - sched.free_gpus();
+        if let Some(r) = recorder.as_mut() {
+            r.observe(&jobs, &opts.policy);
+        }
         ending = next_completion(&jobs, &state, now, opts.locality_penalty);
         wakeup = sched.next_wakeup(&jobs, now);
         let running = jobs.iter().filter(|j| j.running).count() as u32;
@@ -259,6 +278,7 @@ pub fn simulate(
         }
     }
     progress(run.jobs.len(), total);
+    run.tenants = recorder.map(Recorder::finish);
     Ok(run)
 }
 

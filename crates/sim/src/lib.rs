@@ -7,6 +7,7 @@ pub mod overhead;
 pub mod plot;
 pub mod report;
 pub mod sharing;
+pub mod tenants;
 pub mod trace;
 
 pub use engine::{simulate, JobOutcome, SimError, SimOptions, SimRun};

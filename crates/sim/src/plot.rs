@@ -17,7 +17,7 @@ pub struct PlotError {
 
 const MAX_POINTS: usize = 2_000;
 
-fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
+pub(crate) fn err(path: &Path, e: impl std::fmt::Display) -> PlotError {
     PlotError {
         file: path.display().to_string(),
         message: e.to_string(),

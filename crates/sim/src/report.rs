@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::engine::SimRun;
 use crate::metrics::Summary;
+use crate::tenants::TenantReport;
 use crate::trace::Workload;
 
 /// The JSON document `--json` prints and `--out` writes.
@@ -15,10 +16,13 @@ pub struct Report<'a> {
     pub cluster: String,
     pub total_gpus: u32,
     pub policies: &'a [Summary],
+    /// Per-tenant results, one per policy, when asked for (`--per-tenant`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenants: Option<&'a [TenantReport]>,
 }
 
 /// Seconds, human-sized.
-fn secs(s: f64) -> String {
+pub(crate) fn secs(s: f64) -> String {
     if s >= 86_400.0 {
         format!("{:.2}d", s / 86_400.0)
     } else if s >= 3_600.0 {
@@ -65,6 +69,12 @@ pub fn table(summaries: &[Summary]) -> String {
             ]
         })
         .collect();
+    let header: Vec<String> = header.iter().map(|s| s.to_string()).collect();
+    aligned(&header, rows, 2)
+}
+
+/// Columns padded to their widest cell: the first `left` flush left, the rest right.
+pub(crate) fn aligned(header: &[String], rows: Vec<Vec<String>>, left: usize) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in width.iter_mut().zip(r) {
@@ -77,7 +87,7 @@ pub fn table(summaries: &[Summary]) -> String {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                if i < 2 {
+                if i < left {
                     format!("{c:<w$}", w = width[i])
                 } else {
                     format!("{c:>w$}", w = width[i])
@@ -87,7 +97,7 @@ pub fn table(summaries: &[Summary]) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     };
-    line(header.iter().map(|s| s.to_string()).collect(), &mut out);
+    line(header.to_vec(), &mut out);
     for r in rows {
         line(r, &mut out);
     }

@@ -1,5 +1,6 @@
 //! `gpusched simulate`: a trace in, a report per policy out.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -9,6 +10,7 @@ use gpusched_core::policy::{PolicyConfig, PolicyKind, Tenant};
 use gpusched_core::schedule::PreemptMode;
 use gpusched_core::Cluster;
 use gpusched_sim::overhead::PassOverhead;
+use gpusched_sim::tenants::{self, TenantReport};
 use gpusched_sim::trace::synthetic::{self, SyntheticSpec};
 use gpusched_sim::trace::{self, Format, Workload};
 use gpusched_sim::{plot, report, simulate, SimOptions, SimRun, Summary};
@@ -62,6 +64,16 @@ pub struct Args {
     /// Tenants for `drf` and the fairness index: user or queue.
     #[arg(long, default_value = "user")]
     fair_by: String,
+    /// Also report every tenant (user, or queue with `--fair-by queue`): JCT, wait and
+    /// GPU share per policy side by side, and each tenant's share of the busy GPUs hour
+    /// by hour (`tenants` in the JSON; CSVs and a plot per policy with `--out`).
+    #[arg(long)]
+    per_tenant: bool,
+    /// `--per-tenant`: width in seconds of the time bins in which shares and fair
+    /// entitlements are measured. An hour suits Philly's months; fairness inside a bin
+    /// is not seen.
+    #[arg(long, default_value_t = 3600.0)]
+    share_bin: f64,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -189,6 +201,12 @@ pub fn run(args: Args) -> Result<()> {
         other => bail!("unknown --fair-by `{other}`; use user or queue"),
     };
     let limits = parse_limits(&args.tiresias_limits)?;
+    if !(args.share_bin.is_finite() && args.share_bin > 0.0) {
+        bail!(
+            "--share-bin must be a positive number of seconds (3600 = hourly); got {}",
+            args.share_bin
+        );
+    }
     let cluster = match &args.cluster_spec {
         Some(p) => read_cluster_spec(p, &args.gpu_model)?,
         None => Cluster::parse_shape(&args.cluster, &args.gpu_model)?,
@@ -209,6 +227,7 @@ pub fn run(args: Args) -> Result<()> {
                 mode,
                 overhead,
                 locality_penalty: args.locality_penalty,
+                tenant_bins: args.per_tenant.then_some(args.share_bin),
             }
         })
         .collect();
@@ -220,6 +239,12 @@ pub fn run(args: Args) -> Result<()> {
         .zip(&opts)
         .map(|(r, o)| Summary::of(r, o.policy.kind.name(), placement.name(), by_queue))
         .collect();
+    let tenant_reports: Option<Vec<TenantReport>> = args.per_tenant.then(|| {
+        runs.iter()
+            .zip(&opts)
+            .map(|(r, o)| TenantReport::of(r, &workload, o.policy.kind.name(), by_queue))
+            .collect()
+    });
     let cluster_name = match &args.cluster_spec {
         Some(p) => p.display().to_string(),
         None => args.cluster.clone(),
@@ -229,6 +254,7 @@ pub fn run(args: Args) -> Result<()> {
         cluster: cluster_name,
         total_gpus: cluster.total_gpus(),
         policies: &summaries,
+        tenants: tenant_reports.as_deref(),
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -241,9 +267,13 @@ pub fn run(args: Args) -> Result<()> {
             doc.cluster
         );
         print!("{}", report::table(&summaries));
+        if let Some(t) = &tenant_reports {
+            println!();
+            print!("{}", tenants::table::table(t));
+        }
     }
     if let Some(dir) = &args.out {
-        write_out(dir, &doc, &runs, &opts, &workload)?;
+        write_out(dir, &doc, &runs, &opts, &workload, by_queue)?;
         if !args.json {
             println!(
                 "wrote report.json, per-job CSVs and plots to {}",
@@ -351,6 +381,7 @@ fn write_out(
     runs: &[SimRun],
     opts: &[SimOptions],
     w: &Workload,
+    by_queue: bool,
 ) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
@@ -374,5 +405,47 @@ fn write_out(
     plot::jct_cdf(&dir.join("jct_cdf.svg"), &named)?;
     plot::queue_length(&dir.join("queue_length.svg"), &named)?;
     plot::utilization(&dir.join("utilization.svg"), &named)?;
+    if let Some(reports) = doc.tenants {
+        write_tenants(dir, reports, runs, opts, w, by_queue)?;
+    }
+    Ok(())
+}
+
+/// `tenants-POLICY.csv`, `shares-POLICY.csv` and `tenant_share-POLICY.svg` per policy.
+fn write_tenants(
+    dir: &Path,
+    reports: &[TenantReport],
+    runs: &[SimRun],
+    opts: &[SimOptions],
+    w: &Workload,
+    by_queue: bool,
+) -> Result<()> {
+    let names = if by_queue { &w.queues } else { &w.users };
+    let create = |name: String| -> Result<(PathBuf, std::io::BufWriter<std::fs::File>)> {
+        let path = dir.join(name);
+        let f = std::fs::File::create(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok((path, std::io::BufWriter::new(f)))
+    };
+    for ((report, run), o) in reports.iter().zip(runs).zip(opts) {
+        let policy = o.policy.kind.name();
+        let (path, mut f) = create(format!("tenants-{policy}.csv"))?;
+        tenants::table::write_tenants_csv(&mut f, report)
+            .and_then(|_| f.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        let Some(usage) = &run.tenants else {
+            continue;
+        };
+        let (path, mut f) = create(format!("shares-{policy}.csv"))?;
+        tenants::table::write_shares_csv(&mut f, usage, names)
+            .and_then(|_| f.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        tenants::plot::tenant_shares(
+            &dir.join(format!("tenant_share-{policy}.svg")),
+            &format!("{policy}: each tenant's share of the busy GPUs"),
+            usage,
+            names,
+        )?;
+    }
     Ok(())
 }
