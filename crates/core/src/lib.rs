@@ -18,6 +18,7 @@
 //!   `tiresias`, `drf`, `backfill`).
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
 //! - [`plan`]: estimated start times of waiting jobs.
+//! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
 
 pub mod cluster;
 pub mod freemap;
@@ -25,6 +26,7 @@ pub mod ids;
 pub mod job;
 pub mod placement;
 pub mod plan;
+pub mod reclaim;
 pub mod policy;
 pub mod resources;
 pub mod schedule;
