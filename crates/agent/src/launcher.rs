@@ -35,6 +35,29 @@ use tokio::sync::mpsc::UnboundedSender;
 /// `running()` and then what it was delivered never misses an end.
 pub type EventSink = std::sync::Arc<dyn Fn(RunEvent) + Send + Sync>;
 
+/// Written into the checkpoint directory when the job is preempted: the Unix time by
+/// which it must have saved and exited.
+pub const DEADLINE_FILE: &str = ".preempt_deadline";
+
+/// The file a job touches after saving a checkpoint; its time is reported to the server
+/// (least work lost decides who is preempted).
+pub const CHECKPOINT_MARK: &str = "checkpoint";
+
+/// Creates the checkpoint directory (kept across attempts) and gives it to the job's
+/// user; a stale deadline from an earlier preemption is removed.
+fn prepare_checkpoint_dir(dir: &Path, run_as: Option<&identity::RunAs>) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    match std::fs::remove_file(dir.join(DEADLINE_FILE)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    if let Some(who) = run_as {
+        nix::unistd::chown(dir, Some(who.uid), Some(who.gid)).map_err(std::io::Error::from)?;
+    }
+    Ok(())
+}
+
 /// An [`EventSink`] that forwards to a channel.
 pub fn channel_sink(tx: UnboundedSender<RunEvent>) -> EventSink {
     std::sync::Arc::new(move |e| {
@@ -188,6 +211,15 @@ impl Launcher {
                 return Ok(());
             }
         };
+        let ckpt = self.checkpoint_dir(launch.job);
+        if let Err(e) = prepare_checkpoint_dir(&ckpt, run_as.as_ref()) {
+            let message = format!(
+                "cannot prepare the checkpoint directory {}: {e}",
+                ckpt.display()
+            );
+            self.end_unstarted(a, Outcome::Lost { message });
+            return Ok(());
+        }
         let cmd = match command::build(
             launch,
             gpus,
@@ -195,7 +227,15 @@ impl Launcher {
             Stdio::piped(),
             Stdio::piped(),
         ) {
-            Ok(cmd) => cmd,
+            Ok(mut cmd) => {
+                cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
+                    .env(
+                        "GPUSCHED_RESTART_COUNT",
+                        launch.attempt.saturating_sub(1).to_string(),
+                    )
+                    .env("GPUSCHED_PREEMPT_DEADLINE_FILE", ckpt.join(DEADLINE_FILE));
+                cmd
+            }
             Err(message) => {
                 self.end_unstarted(a, Outcome::SpawnFailed { message });
                 return Ok(());
@@ -249,6 +289,25 @@ impl Launcher {
     /// stopping).
     pub fn cancel(&self, a: AttemptRef) {
         self.running.cancel(a);
+    }
+
+    /// Preempts an attempt: the checkpoint signal to its group, `grace` to save, then it
+    /// is stopped and ends `Preempted`. No-op if it is not running.
+    pub fn preempt(&self, a: AttemptRef, signal: i32, grace: Duration) {
+        let deadline_file = self.checkpoint_dir(a.job).join(DEADLINE_FILE);
+        self.running.stop(
+            a,
+            running::Stop::Preempt {
+                signal,
+                grace,
+                deadline_file,
+            },
+        );
+    }
+
+    /// The job's checkpoint directory on this node, kept across its attempts here.
+    pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
+        self.dir.root().join("checkpoints").join(job.to_string())
     }
 
     /// Stops every running attempt quickly (a short grace, then SIGKILL), reporting each

@@ -6,7 +6,7 @@
 //! Nothing is lost across crashes: an attempt's end sits in the outbox until the server
 //! has acknowledged it (and on disk, `outcome.json` without `acked`, until then too).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -207,8 +207,14 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
 /// Fences the node: when no poll has succeeded for the lease, every running attempt is
 /// stopped and reported lost, because the server is about to requeue it elsewhere.
 async fn guard_lease(sh: Arc<Shared>, lease: watch::Receiver<Duration>) {
+    let mut checkpoints: BTreeMap<AttemptRef, u64> = BTreeMap::new();
+    let mut tick = 0u32;
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
+        tick += 1;
+        if tick.is_multiple_of(8) {
+            report_checkpoints(&sh, &mut checkpoints);
+        }
         let limit = *lease.borrow();
         let silent = sh
             .last_contact
@@ -223,6 +229,35 @@ async fn guard_lease(sh: Arc<Shared>, lease: watch::Receiver<Duration>) {
             );
             tracing::warn!("{why}");
             sh.launcher.fence(&why);
+        }
+    }
+}
+
+/// Reports a new checkpoint time (the mtime of `$GPUSCHED_CHECKPOINT_DIR/checkpoint`) of
+/// each running attempt, so the server preempts whoever loses the least work.
+fn report_checkpoints(sh: &Shared, seen: &mut BTreeMap<AttemptRef, u64>) {
+    let running = sh.launcher.running();
+    seen.retain(|a, _| running.contains(a));
+    for a in running {
+        let mark = sh
+            .launcher
+            .checkpoint_dir(a.job)
+            .join(crate::launcher::CHECKPOINT_MARK);
+        let Ok(modified) = std::fs::metadata(&mark).and_then(|m| m.modified()) else {
+            continue;
+        };
+        let at_ms = modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        if seen.get(&a).is_none_or(|&t| at_ms > t) {
+            seen.insert(a, at_ms);
+            sh.outbox.push(RunEvent {
+                job: a.job,
+                attempt: a.attempt,
+                at_ms,
+                event: RunEventKind::Checkpoint,
+            });
         }
     }
 }
@@ -353,8 +388,30 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
             });
         }
     }
+    let mut preempting = BTreeSet::new();
+    for p in &d.preempt {
+        let a = AttemptRef {
+            job: p.job,
+            attempt: p.attempt,
+        };
+        preempting.insert(a);
+        if running.contains(&a) {
+            sh.launcher
+                .preempt(a, p.signal, Duration::from_secs(p.grace_s));
+        } else if !sh.launcher.seen(a) && cancelled_unseen.insert(a) {
+            // Preempted before it reached us: it never ran; the server requeues it.
+            sh.outbox.push(RunEvent {
+                job: a.job,
+                attempt: a.attempt,
+                at_ms: now_ms(),
+                event: RunEventKind::Ended {
+                    outcome: Outcome::Preempted,
+                },
+            });
+        }
+    }
     for a in running.difference(&wanted) {
-        if !cancel.contains(a) {
+        if !cancel.contains(a) && !preempting.contains(a) {
             tracing::info!(
                 job = a.job,
                 attempt = a.attempt,

@@ -89,14 +89,14 @@ pub fn plan(
             .as_deref()
             .is_none_or(|m| n.model.starts_with(m))
     };
-    if nodes
-        .iter()
-        .any(|n| fits_model(n) && n.free >= claim.gpus)
-    {
+    if nodes.iter().any(|n| fits_model(n) && n.free >= claim.gpus) {
         return None; // room already: nothing to take back
     }
     let mut best: Option<Reclaim> = None;
-    for n in nodes.iter().filter(|n| fits_model(n) && n.capacity >= claim.gpus) {
+    for n in nodes
+        .iter()
+        .filter(|n| fits_model(n) && n.capacity >= claim.gpus)
+    {
         let mut candidates: Vec<&RunningJob> = running
             .iter()
             .filter(|r| {
@@ -192,7 +192,9 @@ mod tests {
     }
 
     fn queues() -> BTreeMap<QueueId, QuotaQueue> {
-        [(QueueId(0), q(2)), (QueueId(1), q(2))].into_iter().collect()
+        [(QueueId(0), q(2)), (QueueId(1), q(2))]
+            .into_iter()
+            .collect()
     }
 
     #[test]

@@ -305,6 +305,15 @@ impl Scheduler {
         self.fit_cache.clear();
     }
 
+    /// Gives back GPUs taken with [`Scheduler::occupy`] (a hold the caller lifts).
+    pub fn release(&mut self, placement: &Placement) {
+        for &(node, k) in &placement.parts {
+            if node.index() < self.cluster.nodes.len() {
+                self.actual.give(node, k);
+            }
+        }
+    }
+
     /// Marks a running job's GPUs as used. Returns false, and takes nothing, when the
     /// placement names a node that does not exist or lacks the free GPUs.
     pub fn occupy(&mut self, placement: &Placement) -> bool {

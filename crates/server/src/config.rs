@@ -30,6 +30,12 @@ pub struct ServerConfig {
     pub queues_file: Option<PathBuf>,
     /// `drf`: half-life of remembered usage (None: only current use counts).
     pub usage_half_life: Option<Duration>,
+    /// Preemption: the signal that asks a job to checkpoint (default SIGUSR1).
+    pub preempt_signal: i32,
+    /// Preemption: time a job has to save and exit after the signal.
+    pub preempt_grace: Duration,
+    /// A job that (re)started less than this ago is not preempted (no preemption loops).
+    pub min_runtime: Duration,
 }
 
 impl ServerConfig {
@@ -45,6 +51,9 @@ impl ServerConfig {
             tls: None,
             queues_file: None,
             usage_half_life: None,
+            preempt_signal: 10,
+            preempt_grace: Duration::from_secs(30),
+            min_runtime: Duration::from_secs(600),
         }
     }
 

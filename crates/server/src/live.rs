@@ -102,6 +102,20 @@ impl LiveQueue {
         true
     }
 
+    /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed
+    /// them); returns the hold to lift with [`LiveQueue::unhold`].
+    pub fn hold(&mut self, node: &str, k: u32) -> Option<Placement> {
+        let n = self.node_index(node)?;
+        let p = Placement {
+            parts: vec![(NodeId(n as u32), k)],
+        };
+        self.scheduler.occupy(&p).then_some(p)
+    }
+
+    pub fn unhold(&mut self, hold: &Placement) {
+        self.scheduler.release(hold);
+    }
+
     /// Takes a job out for good (it ended or was cancelled), freeing its GPUs.
     pub fn remove(&mut self, id: u64) {
         if let Some(i) = self.find(id) {

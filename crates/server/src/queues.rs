@@ -3,13 +3,14 @@
 //!
 //! ```toml
 //! [queues.research]
-//! quota = 16            # GPUs guaranteed (reclaiming lent quota needs preemption; not yet)
+//! quota = 16            # GPUs guaranteed: lent when idle, reclaimed by preemption
 //! max = 32              # the most it may hold, borrowing idle GPUs (default: no limit)
 //! weight = 2            # share under the drf policy (default 1)
 //! users = ["alice"]     # who may submit (users or groups; both empty: everyone)
 //! groups = ["ml"]
 //! default_priority = 0
 //! max_priority = 10
+//! preemptible = true    # its borrowing jobs may be preempted (default true)
 //! ```
 //!
 //! Without a file there is one queue, `default`, open to everyone and unlimited.
@@ -36,6 +37,13 @@ pub struct QueueDef {
     pub default_priority: i32,
     #[serde(default)]
     pub max_priority: Option<i32>,
+    /// Whether its jobs may be preempted to give other queues their quota back.
+    #[serde(default = "yes")]
+    pub preemptible: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn one() -> f64 {
@@ -66,6 +74,7 @@ impl Default for Queues {
             groups: Vec::new(),
             default_priority: 0,
             max_priority: None,
+            preemptible: true,
         };
         Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),

@@ -74,6 +74,22 @@ pub struct Desired {
     pub run: Vec<Launch>,
     /// Attempts to stop (SIGTERM, grace, SIGKILL) and report as cancelled.
     pub cancel: Vec<AttemptRef>,
+    /// Attempts to preempt: the checkpoint signal, the grace to save, then stop; they
+    /// end `preempted` and the server requeues them.
+    #[serde(default)]
+    pub preempt: Vec<PreemptOrder>,
+}
+
+/// How to preempt one attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreemptOrder {
+    pub job: u64,
+    pub attempt: u32,
+    /// The signal asking the job to checkpoint (10 = SIGUSR1).
+    pub signal: i32,
+    /// Seconds it has to save and exit before it is stopped.
+    pub grace_s: u64,
 }
 
 /// Everything the agent needs to start one attempt.
@@ -121,13 +137,23 @@ pub enum Outcome {
     /// The agent lost track of it (the agent restarted while it ran); the server
     /// requeues it if retries are left.
     Lost { message: String },
+    /// It was preempted (checkpoint signal, grace, stop); the server requeues it with
+    /// its service kept.
+    Preempted,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RunEventKind {
-    Started { pid: u32 },
-    Ended { outcome: Outcome },
+    Started {
+        pid: u32,
+    },
+    /// The job saved a checkpoint at the event's `at_ms` (it touched the file
+    /// `$GPUSCHED_CHECKPOINT_DIR/checkpoint`).
+    Checkpoint,
+    Ended {
+        outcome: Outcome,
+    },
 }
 
 /// Something that happened to an attempt on a node, with the node's clock (Unix ms).

@@ -181,6 +181,15 @@ pub struct JobView {
     /// walltimes; absent when that depends on a job without a walltime.
     #[serde(default)]
     pub est_start_ms: Option<u64>,
+    /// Times it was preempted (each preemption also took an attempt number).
+    #[serde(default)]
+    pub preemptions: u32,
+    /// A preemption was asked for and the node is stopping the job.
+    #[serde(default)]
+    pub preempt_requested: bool,
+    /// When the current attempt last saved a checkpoint (Unix ms), as its node saw it.
+    #[serde(default)]
+    pub last_checkpoint_ms: Option<u64>,
 }
 
 /// `GET /api/jobs` filters.

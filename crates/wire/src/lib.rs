@@ -11,8 +11,8 @@ pub mod node;
 pub mod usage;
 
 pub use agent::{
-    AttemptRef, Desired, Launch, Outcome, PollQuery, Register, Registered, Report, RunEvent,
-    RunEventKind,
+    AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered, Report,
+    RunEvent, RunEventKind,
 };
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use job::{

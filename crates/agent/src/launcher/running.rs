@@ -14,6 +14,14 @@ pub enum Stop {
     /// The agent lost its lease (no contact with the server): a short grace, then
     /// `Lost` with this message, so it is not still running when the server requeues it.
     Fence(String),
+    /// Preemption: the checkpoint `signal` to the group, up to `grace` to save and exit,
+    /// then stopped; it ends `Preempted` either way. The deadline (Unix seconds) is
+    /// written to `deadline_file` first.
+    Preempt {
+        signal: i32,
+        grace: std::time::Duration,
+        deadline_file: std::path::PathBuf,
+    },
 }
 
 /// Shared between the launcher and the supervisor tasks, which remove their attempt

@@ -92,6 +92,14 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
         why = stopped => match why {
             Stop::Cancel => (Outcome::Cancelled, s.grace),
             Stop::Fence(message) => (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
+            Stop::Preempt { signal, grace, deadline_file } => {
+                ask_to_checkpoint(s.pgid, signal, grace, &deadline_file);
+                // Whether it saves and exits in time or not, it was preempted.
+                if timeout(grace, s.child.wait()).await.is_err() {
+                    stop(&mut s.child, s.pgid, FENCE_GRACE).await;
+                }
+                return Outcome::Preempted;
+            }
         },
     };
     // If it ended by itself meanwhile, that is the truth to report.
@@ -100,6 +108,29 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
     }
     stop(&mut s.child, s.pgid, grace).await;
     reason
+}
+
+/// The checkpoint contract: the deadline goes to a file the job was told about
+/// (`GPUSCHED_PREEMPT_DEADLINE_FILE`), then `signal` to the whole group.
+fn ask_to_checkpoint(pgid: u32, signal: i32, grace: Duration, deadline_file: &std::path::Path) {
+    let deadline = std::time::SystemTime::now() + grace;
+    let secs = deadline
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    if let Err(e) = std::fs::write(deadline_file, format!("{secs}\n")) {
+        tracing::warn!(
+            "cannot write the preemption deadline to {}: {e}",
+            deadline_file.display()
+        );
+    }
+    match Signal::try_from(signal) {
+        Ok(sig) => signal_group_logged(pgid, sig),
+        Err(_) => {
+            tracing::warn!("preemption signal {signal} is not a signal; sending SIGUSR1");
+            signal_group_logged(pgid, Signal::SIGUSR1);
+        }
+    }
 }
 
 /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL.

@@ -98,6 +98,8 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
     };
     let state = if j.cancel_requested && !j.state.is_terminal() {
         "cancelling".to_string()
+    } else if j.preempt_requested && !j.state.is_terminal() {
+        "preempting".to_string()
     } else {
         j.state.name().to_string()
     };

@@ -34,6 +34,15 @@ pub struct ServerArgs {
     /// that used the cluster a lot recently waits behind one that did not.
     #[arg(long, value_name = "DURATION")]
     pub usage_half_life: Option<String>,
+    /// Preemption: time a job has between the checkpoint signal and being stopped.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub preempt_grace: String,
+    /// Preemption: the signal asking a job to checkpoint (USR1, USR2, TERM, INT, HUP).
+    #[arg(long, default_value = "USR1")]
+    pub preempt_signal: String,
+    /// A job that (re)started less than this ago is not preempted (no preemption loops).
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub min_runtime: String,
     /// Queue file (TOML: quotas, limits, weights, who may use each); SIGHUP reloads it.
     #[arg(long, value_name = "FILE")]
     pub queues: Option<PathBuf>,
@@ -73,6 +82,20 @@ impl ServerArgs {
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         cfg.queues_file = self.queues.clone();
+        cfg.preempt_grace = std::time::Duration::from_secs(
+            parse_duration(&self.preempt_grace).map_err(anyhow::Error::msg)?,
+        );
+        cfg.min_runtime = std::time::Duration::from_secs(
+            parse_duration(&self.min_runtime).map_err(anyhow::Error::msg)?,
+        );
+        cfg.preempt_signal = match self.preempt_signal.trim_start_matches("SIG") {
+            "USR1" => 10,
+            "USR2" => 12,
+            "TERM" => 15,
+            "INT" => 2,
+            "HUP" => 1,
+            other => anyhow::bail!("--preempt-signal {other:?}: use USR1, USR2, TERM, INT or HUP"),
+        };
         if let Some(h) = &self.usage_half_life {
             let secs = parse_duration(h).map_err(anyhow::Error::msg)?;
             anyhow::ensure!(secs > 0, "--usage-half-life must be above 0");

@@ -65,8 +65,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ("gpu indices", gpus),
         (
             "attempt",
-            format!("{} (max retries {})", j.attempt, j.max_retries),
+            format!(
+                "{} (max retries {}, preempted {} times)",
+                j.attempt, j.max_retries, j.preemptions
+            ),
         ),
+        ("checkpoint", opt(j.last_checkpoint_ms.map(time))),
         ("priority", j.priority.to_string()),
         ("walltime", opt(j.walltime_s.map(|w| elapsed(w * 1000)))),
         ("submitted", time(j.submit_ms)),

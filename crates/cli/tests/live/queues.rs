@@ -191,3 +191,81 @@ fn pending_jobs_get_an_estimated_start_from_walltimes() {
         ],
     );
 }
+
+/// Quota reclaim with the checkpoint contract: queue `a` borrows queue `b`'s idle quota;
+/// when `b` needs it back, the borrower that loses the least work (it checkpointed
+/// recently) gets SIGUSR1 and the deadline, saves, is requeued with its restart count,
+/// and `b`'s job takes its GPU.
+#[test]
+fn a_queue_reclaims_its_quota_by_preempting_the_cheapest_borrower() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(&file, "[queues.a]\nquota = 1\n\n[queues.b]\nquota = 1\n").unwrap();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--queues",
+            file.to_str().unwrap(),
+            "--min-runtime",
+            "0s",
+            "--preempt-grace",
+            "5s",
+        ],
+    );
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(2));
+    let body =
+        |checkpoints: bool| {
+            format!(
+            "trap 'echo got-usr1 deadline=$(cat $GPUSCHED_PREEMPT_DEADLINE_FILE); exit 0' USR1; \
+             echo start restart=$GPUSCHED_RESTART_COUNT; \
+             while true; do {} sleep 0.2; done",
+            if checkpoints { "touch $GPUSCHED_CHECKPOINT_DIR/checkpoint;" } else { "" }
+        )
+        };
+    let old = submit(&url, &["-q", "a", "--", "sh", "-c", &body(false)]);
+    let saver = submit(&url, &["-q", "a", "--", "sh", "-c", &body(true)]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, old)["state"] == "running"
+    });
+    wait_until(Duration::from_secs(20), || {
+        !job(&url, saver)["last_checkpoint_ms"].is_null()
+    });
+
+    let claimant = submit(&url, &["-q", "b", "--", "sleep", "30"]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, claimant)["state"] == "running"
+    });
+    let v = job(&url, saver);
+    assert_eq!(
+        (
+            v["state"].as_str(),
+            v["attempt"].as_u64(),
+            v["preemptions"].as_u64()
+        ),
+        (Some("pending"), Some(2), Some(1)),
+        "{v}"
+    );
+    assert!(v["reason"].as_str().unwrap().contains("preempted"), "{v}");
+    assert_eq!(
+        job(&url, old)["attempt"],
+        1,
+        "the job without a checkpoint kept running"
+    );
+    let first_run =
+        std::fs::read_to_string(dir.join(format!("agent/jobs/logs/{saver}.1.stdout"))).unwrap();
+    assert!(
+        first_run.contains("start restart=0") && first_run.contains("got-usr1 deadline="),
+        "{first_run}"
+    );
+
+    // When the GPU frees, the preempted job resumes knowing it restarted.
+    cli(&url, &["cancel", &claimant.to_string()]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, saver)["state"] == "running"
+    });
+    wait_until(Duration::from_secs(10), || {
+        stdout(&cli(&url, &["logs", &saver.to_string()])).contains("start restart=1")
+    });
+    cli(&url, &["cancel", &old.to_string(), &saver.to_string()]);
+}

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use gpusched_store::NodeRecord;
 use gpusched_wire::{
-    AttemptRef, Desired, JobState, Launch, Outcome, PollQuery, Register, Registered, RunEvent,
-    RunEventKind,
+    AttemptRef, Desired, JobState, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered,
+    RunEvent, RunEventKind,
 };
 use tokio::sync::watch;
 
@@ -110,6 +110,7 @@ impl State {
             gen,
             run: Vec::new(),
             cancel: Vec::new(),
+            preempt: Vec::new(),
         };
         for id in ids {
             let job = &self.jobs[&id];
@@ -118,6 +119,13 @@ impl State {
                 desired.cancel.push(AttemptRef {
                     job: id,
                     attempt: v.attempt,
+                });
+            } else if v.preempt_requested {
+                desired.preempt.push(PreemptOrder {
+                    job: id,
+                    attempt: v.attempt,
+                    signal: self.cfg.preempt_signal,
+                    grace_s: self.cfg.preempt_grace.as_secs(),
                 });
             } else {
                 desired.run.push(Launch {
@@ -170,6 +178,14 @@ impl State {
                         self.touched.jobs.insert(e.job);
                     }
                 }
+                RunEventKind::Checkpoint => {
+                    // A mark older than this attempt's start belongs to an earlier one.
+                    let newer = v.last_checkpoint_ms.is_none_or(|t| e.at_ms > t);
+                    if newer && v.start_ms.is_some_and(|s| e.at_ms >= s) {
+                        v.last_checkpoint_ms = Some(e.at_ms);
+                        self.touched.jobs.insert(e.job);
+                    }
+                }
                 RunEventKind::Ended { outcome } => self.ended(e.job, outcome, e.at_ms),
             }
         }
@@ -188,6 +204,14 @@ impl State {
                 self.lose(id, &message);
                 return;
             }
+            Outcome::Preempted if !cancelled => {
+                self.requeue_preempted(id);
+                return;
+            }
+            Outcome::Preempted => (
+                JobState::Cancelled,
+                "cancelled while being preempted".to_string(),
+            ),
             Outcome::Cancelled => (JobState::Cancelled, "cancelled while running".to_string()),
             _ if cancelled => (
                 JobState::Cancelled,

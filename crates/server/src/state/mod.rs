@@ -4,6 +4,7 @@
 
 mod agents;
 mod jobs;
+mod reclaim;
 mod tokens;
 mod usage;
 mod validate;
@@ -89,6 +90,8 @@ pub struct State {
     queue_ids: BTreeMap<String, QueueId>,
     /// Unix groups per user (for queues open to groups), cleared on reload.
     group_cache: std::sync::Mutex<HashMap<String, Vec<String>>>,
+    /// Jobs that reclaimed their queue's quota, and the node where victims make room.
+    claims: BTreeMap<u64, String>,
     pub touched: Touched,
 }
 
@@ -129,6 +132,7 @@ impl State {
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
             group_cache: Default::default(),
+            claims: BTreeMap::new(),
             touched: Touched::default(),
         };
         st.apply_queues(queues);
@@ -289,41 +293,54 @@ impl State {
         }
         self.sched_due = false;
         let now_ms = now_ms();
-        for start in self.queue.pass(now_ms as f64 / 1000.0) {
-            let Some(node) = self.nodes.get_mut(&start.node) else {
-                continue;
-            };
-            let Some(job) = self.jobs.get_mut(&start.job) else {
-                continue;
-            };
-            let want = job.view.gpus as usize;
-            let picked: Vec<u32> = node
-                .record
-                .register
-                .gpus
-                .iter()
-                .map(|g| g.index)
-                .filter(|i| !node.used.contains_key(i))
-                .take(want)
-                .collect();
-            if picked.len() < want {
-                // The core and the index disagree: a bug, but not one to crash for.
-                tracing::error!(job = start.job, node = start.node, "no free GPU indices");
-                continue;
-            }
-            for &g in &picked {
-                node.used.insert(g, start.job);
-            }
-            node.jobs.insert(start.job);
-            let v = &mut job.view;
-            v.state = JobState::Starting;
-            v.reason = format!("sent to {}", start.node);
-            v.node = Some(start.node.clone());
-            v.gpu_indices = picked;
-            v.start_ms = None;
-            self.touched.jobs.insert(start.job);
-            self.bump(&start.node);
+        // Jobs that reclaimed quota come first on the node they reclaimed: they start as
+        // soon as it has room, and until then its free GPUs are kept from the pass.
+        let holds = self.serve_claims(now_ms as f64 / 1000.0);
+        let starts = self.queue.pass(now_ms as f64 / 1000.0);
+        for hold in &holds {
+            self.queue.unhold(hold);
         }
+        for start in starts {
+            self.assign(start.job, &start.node);
+        }
+        self.reclaim(now_ms);
+    }
+
+    /// Moves a job the core started to `starting` on `node`, picking its GPU indices.
+    fn assign(&mut self, id: u64, node_name: &str) {
+        let Some(node) = self.nodes.get_mut(node_name) else {
+            return;
+        };
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        let want = job.view.gpus as usize;
+        let picked: Vec<u32> = node
+            .record
+            .register
+            .gpus
+            .iter()
+            .map(|g| g.index)
+            .filter(|i| !node.used.contains_key(i))
+            .take(want)
+            .collect();
+        if picked.len() < want {
+            // The core and the index disagree: a bug, but not one to crash for.
+            tracing::error!(job = id, node = node_name, "no free GPU indices");
+            return;
+        }
+        for &g in &picked {
+            node.used.insert(g, id);
+        }
+        node.jobs.insert(id);
+        let v = &mut job.view;
+        v.state = JobState::Starting;
+        v.reason = format!("sent to {node_name}");
+        v.node = Some(node_name.to_string());
+        v.gpu_indices = picked;
+        v.start_ms = None;
+        self.touched.jobs.insert(id);
+        self.bump(node_name);
     }
 
     /// Frees a job's GPUs on its node (it ended, was lost or cancelled).
@@ -370,7 +387,8 @@ impl State {
             self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
             return;
         }
-        if v.attempt > v.max_retries {
+        // Preemptions take attempt numbers too, but do not use up retries.
+        if v.attempt - v.preemptions.min(v.attempt) > v.max_retries {
             let reason = format!(
                 "lost {} times, the last on {node}: {why}; no retries left (max_retries = {})",
                 v.attempt, v.max_retries
@@ -391,6 +409,30 @@ impl State {
         v.node = None;
         v.gpu_indices.clear();
         v.start_ms = None;
+        self.touch_job(id);
+    }
+
+    /// A preempted run ended: back in the queue with the next attempt number, its
+    /// attained service kept (the core's view of the job stays), retries untouched.
+    fn requeue_preempted(&mut self, id: u64) {
+        self.release(id);
+        self.queue.requeue(id, now_ms() as f64 / 1000.0);
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        let v = &mut job.view;
+        v.reason = format!(
+            "preempted on {} to return GPUs to another queue's quota; requeued",
+            v.node.as_deref().unwrap_or("its node")
+        );
+        v.state = JobState::Pending;
+        v.attempt += 1;
+        v.preemptions += 1;
+        v.preempt_requested = false;
+        v.node = None;
+        v.gpu_indices.clear();
+        v.start_ms = None;
+        v.last_checkpoint_ms = None;
         self.touch_job(id);
     }
 

@@ -1,0 +1,165 @@
+//! Giving queues their quota back: when a queue below its guaranteed GPUs has a job
+//! that cannot start because other queues borrowed the GPUs, the core's reclaim planner
+//! picks the borrowers' jobs to preempt (least work lost, on one node); they get the
+//! checkpoint signal and a grace period, end `preempted` and are requeued; the claiming
+//! job then starts first on that node.
+
+use std::collections::BTreeMap;
+
+use gpusched_core::placement::Placement;
+use gpusched_core::reclaim::{self, Claim, NodeRoom, QuotaQueue, RunningJob};
+use gpusched_core::{JobId, NodeId, QueueId};
+use gpusched_wire::JobState;
+
+use super::State;
+
+impl State {
+    /// Starts claims whose node has room now; holds the free GPUs of the others during
+    /// the pass. Returns the holds to lift after the pass.
+    pub(super) fn serve_claims(&mut self, now: f64) -> Vec<Placement> {
+        self.claims.retain(|id, node| {
+            self.jobs
+                .get(id)
+                .is_some_and(|j| j.view.state == JobState::Pending)
+                && self.nodes.get(node.as_str()).is_some_and(|n| n.online)
+        });
+        let mut holds = Vec::new();
+        for (id, node) in self.claims.clone() {
+            let (gpus, free) = {
+                let n = &self.nodes[&node];
+                let free = n.record.register.gpus.len() - n.used.len();
+                (self.jobs[&id].view.gpus, free as u32)
+            };
+            if free >= gpus {
+                if self.queue.mark_running(id, &node, now) {
+                    self.claims.remove(&id);
+                    self.assign(id, &node);
+                }
+            } else if free > 0 {
+                holds.extend(self.queue.hold(&node, free));
+            }
+        }
+        holds
+    }
+
+    /// One reclaim per round at most, and none while a preemption is under way.
+    pub(super) fn reclaim(&mut self, now_ms: u64) {
+        if self.queues.defs.values().all(|q| q.quota == 0)
+            || self.jobs.values().any(|j| j.view.preempt_requested)
+        {
+            return;
+        }
+        let online: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.online)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let node_id = |name: &str| {
+            online
+                .iter()
+                .position(|n| n == name)
+                .map(|i| NodeId(i as u32))
+        };
+        let names: Vec<String> = self.queues.defs.keys().cloned().collect();
+        let mut queues = BTreeMap::new();
+        for name in &names {
+            let id = self.queue_id(name);
+            let def = &self.queues.defs[name];
+            queues.insert(
+                id,
+                QuotaQueue {
+                    quota: def.quota,
+                    preemptible: def.preemptible,
+                },
+            );
+        }
+        let qid =
+            |st: &State, name: &str| st.queue_ids.get(name).copied().unwrap_or(QueueId(u32::MAX));
+        let min_ms = self.cfg.min_runtime.as_millis() as u64;
+        let mut running = Vec::new();
+        for j in self.jobs.values() {
+            let v = &j.view;
+            if !matches!(v.state, JobState::Starting | JobState::Running) {
+                continue;
+            }
+            let Some(node) = v.node.as_deref().and_then(node_id) else {
+                continue;
+            };
+            let since = v.start_ms.unwrap_or(now_ms);
+            let saved = v.last_checkpoint_ms.unwrap_or(since).max(since);
+            running.push(RunningJob {
+                job: JobId(v.id),
+                queue: qid(self, &v.queue),
+                node,
+                gpus: v.gpus,
+                priority: v.priority,
+                unsaved: now_ms.saturating_sub(saved) as f64 / 1000.0,
+                protected: v.cancel_requested || now_ms.saturating_sub(since) < min_ms,
+            });
+        }
+        let rooms: Vec<NodeRoom> = online
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let n = &self.nodes[name];
+                NodeRoom {
+                    node: NodeId(i as u32),
+                    free: (n.record.register.gpus.len() - n.used.len()) as u32,
+                    capacity: n.record.register.gpus.len() as u32,
+                    model: n
+                        .record
+                        .register
+                        .gpus
+                        .first()
+                        .map(|g| g.model.clone())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        for name in &names {
+            // One claim per queue at a time.
+            if self
+                .claims
+                .keys()
+                .any(|id| self.jobs.get(id).is_some_and(|j| &j.view.queue == name))
+            {
+                continue;
+            }
+            // The queue's oldest pending job.
+            let Some(claimant) = self
+                .jobs
+                .values()
+                .find(|j| j.view.state == JobState::Pending && &j.view.queue == name)
+                .map(|j| j.view.clone())
+            else {
+                continue;
+            };
+            let claim = Claim {
+                job: JobId(claimant.id),
+                queue: qid(self, name),
+                gpus: claimant.gpus,
+                model: claimant.gpu_model.clone(),
+                priority: claimant.priority,
+            };
+            let Some(plan) = reclaim::plan(&queues, &running, &rooms, &claim) else {
+                continue;
+            };
+            let node = online[plan.node.index()].clone();
+            for victim in &plan.victims {
+                if let Some(j) = self.jobs.get_mut(&victim.0) {
+                    j.view.preempt_requested = true;
+                    j.view.reason = format!(
+                        "being preempted on {node} to return GPUs to queue `{name}` (job {})",
+                        claimant.id
+                    );
+                    self.touched.jobs.insert(victim.0);
+                }
+            }
+            tracing::info!(job = claimant.id, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");
+            self.claims.insert(claimant.id, node.clone());
+            self.bump(&node);
+            return;
+        }
+    }
+}
