@@ -193,3 +193,59 @@ fn bad_input_fails_with_a_clear_message_and_no_panic() {
         assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     }
 }
+
+/// A live-cluster queue file caps queues in the simulator too: with `research` capped at
+/// 2 GPUs, `dev`'s job is not stuck behind research's four.
+#[test]
+fn a_queue_file_caps_queues_in_the_simulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "id,submit,gpus,duration,estimate,user,queue,priority,gpu_model\n\
+         0,0,1,100,,a,research,0,\n1,0,1,100,,a,research,0,\n2,0,1,100,,a,research,0,\n\
+         3,0,1,100,,a,research,0,\n4,1,1,100,,b,dev,0,\n",
+    )
+    .unwrap();
+    let queues = dir.path().join("q.toml");
+    std::fs::write(&queues, "[queues.research]\nmax = 2\n\n[queues.dev]\n").unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--cluster",
+            "1x4",
+        ];
+        args.extend_from_slice(&["--policy", "fifo", "--json"]);
+        args.extend_from_slice(extra);
+        let o = gpusched(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v
+    };
+    let free = run(&[]);
+    let capped = run(&["--queues", queues.to_str().unwrap()]);
+    let makespan = |v: &serde_json::Value| v["policies"][0]["makespan"].as_f64().unwrap();
+    // Uncapped: research fills the node, dev waits; capped: research runs two at a time.
+    assert_eq!(makespan(&free), 200.0);
+    assert_eq!(makespan(&capped), 200.0);
+    let avg = |v: &serde_json::Value| v["policies"][0]["avg_jct"].as_f64().unwrap();
+    // (4 x 100 + 199) / 5 uncapped; (2 x 100 + 2 x 200 + 100) / 5 capped: dev's job
+    // no longer waits, research's last two do.
+    assert_eq!(avg(&free), 119.8);
+    assert_eq!(avg(&capped), 140.0);
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[queues.nowhere]\n").unwrap();
+    let o = gpusched(&[
+        "simulate",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--cluster",
+        "1x4",
+        "--queues",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("none of the queues"), "{}", stderr(&o));
+}

@@ -14,6 +14,8 @@
 //! - Completion times within one part in 10^9 of each other are one event, at the time
 //!   of the first such job in queue order (the peers coalesce float noise the same way).
 
+use std::collections::BTreeMap;
+
 use gpusched_core::schedule::{NeverFits, PreemptMode};
 use gpusched_core::{
     Cluster, JobId, PlacementStrategy, PolicyConfig, PolicyKind, QueueId, SchedJob, Scheduler,
@@ -37,6 +39,8 @@ pub struct SimOptions {
     /// Record each tenant's GPUs in bins of this many seconds ([`SimRun::tenants`]).
     /// Off by default: it costs one walk over the queue per event.
     pub tenant_bins: Option<f64>,
+    /// The most GPUs each queue may hold at once (a queue file's `max`); none: no caps.
+    pub queue_limits: BTreeMap<QueueId, u32>,
 }
 
 impl SimOptions {
@@ -48,6 +52,7 @@ impl SimOptions {
             overhead: PassOverhead::None,
             locality_penalty: 1.0,
             tenant_bins: None,
+            queue_limits: BTreeMap::new(),
         }
     }
 }
@@ -127,6 +132,7 @@ pub fn simulate(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<SimRun, SimError> {
     let mut sched = Scheduler::new(cluster, opts.policy.clone(), opts.placement, opts.mode);
+    sched.set_queue_limits(opts.queue_limits.clone());
     for job in &workload.jobs {
         sched
             .check_fits(&job.spec)

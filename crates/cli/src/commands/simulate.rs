@@ -74,6 +74,11 @@ pub struct Args {
     /// is not seen.
     #[arg(long, default_value_t = 3600.0)]
     share_bin: f64,
+    /// A live-cluster queue file: each queue's `max` caps its GPUs and its `weight`
+    /// weighs it under drf (tenants become queues), as on the server. Quota reclaim
+    /// (preemption) is not simulated.
+    #[arg(long, value_name = "FILE")]
+    queues: Option<std::path::PathBuf>,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -212,6 +217,10 @@ pub fn run(args: Args) -> Result<()> {
         None => Cluster::parse_shape(&args.cluster, &args.gpu_model)?,
     };
     let workload = load_workload(&args, &cluster)?;
+    let queues = match &args.queues {
+        Some(path) => Some(queue_file(path, &workload)?),
+        None => None,
+    };
 
     let opts: Vec<SimOptions> = kinds
         .iter()
@@ -221,6 +230,11 @@ pub fn run(args: Args) -> Result<()> {
             policy.las_limits = limits.clone();
             policy.starvation = args.tiresias_starvation;
             policy.tenant = tenant;
+            if let Some(q) = &queues {
+                // The queue file's weights make drf balance queues, as the server does.
+                policy.tenant = Tenant::Queue;
+                policy.weights = q.weights.clone();
+            }
             SimOptions {
                 policy,
                 placement,
@@ -228,6 +242,10 @@ pub fn run(args: Args) -> Result<()> {
                 overhead,
                 locality_penalty: args.locality_penalty,
                 tenant_bins: args.per_tenant.then_some(args.share_bin),
+                queue_limits: queues
+                    .as_ref()
+                    .map(|q| q.limits.clone())
+                    .unwrap_or_default(),
             }
         })
         .collect();
@@ -448,4 +466,50 @@ fn write_tenants(
         )?;
     }
     Ok(())
+}
+
+/// A queue file's caps and weights, keyed by the trace's queue numbers.
+struct QueueFile {
+    limits: std::collections::BTreeMap<gpusched_core::QueueId, u32>,
+    weights: std::collections::BTreeMap<u32, f64>,
+}
+
+/// Reads a live-cluster queue file (`[queues.NAME]` with `max`, `weight`, ...) for the
+/// trace's queues (Philly: the VCs). Quotas are not reclaimed in the simulator.
+fn queue_file(path: &std::path::Path, workload: &Workload) -> Result<QueueFile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the queue file {}", path.display()))?;
+    let parsed = gpusched_server::queues::Queues::parse(&text, &path.display().to_string())
+        .map_err(anyhow::Error::msg)?;
+    let mut out = QueueFile {
+        limits: Default::default(),
+        weights: Default::default(),
+    };
+    for (i, name) in workload.queues.iter().enumerate() {
+        if let Some(def) = parsed.defs.get(name) {
+            let id = gpusched_core::QueueId(i as u32);
+            if let Some(max) = def.max {
+                out.limits.insert(id, max);
+            }
+            out.weights.insert(i as u32, def.weight);
+        }
+    }
+    let unknown: Vec<&String> = parsed
+        .defs
+        .keys()
+        .filter(|n| !workload.queues.contains(n))
+        .collect();
+    if !unknown.is_empty() && out.weights.is_empty() {
+        bail!(
+            "none of the queues in {} ({}) appears in the trace, whose queues are: {}",
+            path.display(),
+            unknown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            workload.queues.join(", ")
+        );
+    }
+    Ok(out)
 }
