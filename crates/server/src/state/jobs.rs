@@ -289,8 +289,8 @@ impl State {
             .unwrap_or(0);
         if (free_max as u32) < v.gpus {
             format!(
-                "waiting for {} free GPUs on one node (at most {free_max} free on a node now; {} jobs waiting)",
-                v.gpus, ctx.waiting
+                "waiting for {} free GPUs on one node (at most {free_max} free on a node now; {} waiting)",
+                v.gpus, if ctx.waiting == 1 { "1 job".to_string() } else { format!("{} jobs", ctx.waiting) }
             )
         } else {
             format!(
