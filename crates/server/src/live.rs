@@ -233,6 +233,13 @@ impl LiveQueue {
             .collect()
     }
 
+    /// Waiting jobs in the order of the last pass (the policy's order).
+    pub fn waiting_order(&self) -> Vec<u64> {
+        let mut w: Vec<&SchedJob> = self.jobs.iter().filter(|j| !j.running).collect();
+        w.sort_by_key(|j| (j.rank, j.spec.id));
+        w.into_iter().map(|j| j.spec.id.0).collect()
+    }
+
     pub fn waiting(&self) -> usize {
         self.jobs.iter().filter(|j| !j.running).count()
     }

@@ -269,3 +269,37 @@ fn a_queue_reclaims_its_quota_by_preempting_the_cheapest_borrower() {
     });
     cli(&url, &["cancel", &old.to_string(), &saver.to_string()]);
 }
+
+#[test]
+fn a_job_held_by_the_policy_order_says_how_many_come_first() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(2));
+    let one = submit(&url, &["--", "sleep", "30"]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, one)["state"] == "running"
+    });
+    let two = submit(&url, &["--gpus", "2", "--", "true"]);
+    let small = submit(&url, &["--", "true"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let r = job(&url, two)["reason"].as_str().unwrap().to_string();
+    assert!(
+        r.contains("waiting for 2 free GPUs on one node (at most 1 free"),
+        "{r}"
+    );
+    // One GPU is free, but strict FIFO keeps the small job behind the big one.
+    let r = job(&url, small)["reason"].as_str().unwrap().to_string();
+    assert!(
+        r.contains("behind 1 job that come first under the `fifo` policy"),
+        "{r}"
+    );
+    cli(
+        &url,
+        &[
+            "cancel",
+            &one.to_string(),
+            &two.to_string(),
+            &small.to_string(),
+        ],
+    );
+}

@@ -23,6 +23,8 @@ struct ReasonContext {
     plan: BTreeMap<u64, u64>,
     queue_usage: BTreeMap<String, u32>,
     waiting: usize,
+    /// How many waiting jobs are ahead of each in the policy's order.
+    ahead: BTreeMap<u64, usize>,
 }
 
 /// Where to fetch a job's logs from.
@@ -220,6 +222,13 @@ impl State {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             waiting: self.queue.waiting(),
+            ahead: self
+                .queue
+                .waiting_order()
+                .into_iter()
+                .enumerate()
+                .map(|(i, id)| (id, i))
+                .collect(),
         }
     }
 
@@ -288,15 +297,29 @@ impl State {
             .max()
             .unwrap_or(0);
         if (free_max as u32) < v.gpus {
+            let model = v
+                .gpu_model
+                .as_ref()
+                .map(|m| format!(" of model {m}*"))
+                .unwrap_or_default();
+            let queued = match ctx.waiting {
+                1 => "1 job".to_string(),
+                n => format!("{n} jobs"),
+            };
             format!(
-                "waiting for {} free GPUs on one node (at most {free_max} free on a node now; {} waiting)",
-                v.gpus, if ctx.waiting == 1 { "1 job".to_string() } else { format!("{} jobs", ctx.waiting) }
+                "waiting for {} free GPUs{model} on one node (at most {free_max} free on a \
+                 node now; {queued} waiting)",
+                v.gpus
             )
         } else {
-            format!(
-                "queued behind earlier jobs under the `{}` policy",
-                self.cfg.policy.name()
-            )
+            match ctx.ahead.get(&v.id).copied().unwrap_or(0) {
+                0 => "next to start (the scheduler runs on the next change)".to_string(),
+                n => format!(
+                    "behind {n} job{} that come first under the `{}` policy",
+                    if n == 1 { "" } else { "s" },
+                    self.cfg.policy.name()
+                ),
+            }
         }
     }
 
