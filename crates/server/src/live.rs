@@ -56,8 +56,8 @@ impl LiveQueue {
         }
     }
 
-    /// Adds a job at the back of the queue. Ids must grow (they do: the server hands
-    /// them out in order), which keeps lookups a binary search.
+    /// Adds a job at the back of the queue (the core's order); the list stays sorted by
+    /// id, which keeps lookups a binary search.
     pub fn add(&mut self, v: &gpusched_wire::JobView, queue: QueueId) {
         let (id, submit) = (v.id, v.submit_ms as f64 / 1000.0);
         let estimate = v.walltime_s.map(|w| w as f64);
@@ -74,8 +74,9 @@ impl LiveQueue {
             estimate,
         });
         self.scheduler.enqueue(&mut job);
-        debug_assert!(self.jobs.last().is_none_or(|j| j.spec.id.0 < id));
-        self.jobs.push(job);
+        // Usually the newest id; a job released from a dependency is older.
+        let at = self.jobs.partition_point(|j| j.spec.id.0 < id);
+        self.jobs.insert(at, job);
     }
 
     fn find(&self, id: u64) -> Option<usize> {

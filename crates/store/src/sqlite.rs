@@ -235,6 +235,7 @@ mod tests {
                 start_ms: None,
                 end_ms: None,
                 cancel_requested: false,
+                after: vec![],
                 est_start_ms: None,
                 preemptions: 0,
                 preempt_requested: false,

@@ -43,6 +43,10 @@ pub struct JobSubmit {
     /// Who submits. Until authentication arrives the client states it.
     #[serde(default)]
     pub user: Option<String>,
+    /// Start only after these jobs have succeeded (Slurm's `afterok`); if one of them
+    /// fails, is cancelled or times out, this job fails too.
+    #[serde(default)]
+    pub after: Vec<u64>,
     /// A client-chosen key that makes a retried submission idempotent: a second
     /// submission with the same key returns the first job instead of a new one.
     #[serde(default)]
@@ -177,6 +181,9 @@ pub struct JobView {
     pub end_ms: Option<u64>,
     /// A cancel was asked for and the node is stopping the job.
     pub cancel_requested: bool,
+    /// Jobs that must succeed before this one starts.
+    #[serde(default)]
+    pub after: Vec<u64>,
     /// For a pending job: when it should start (Unix ms) if running jobs end at their
     /// walltimes; absent when that depends on a job without a walltime.
     #[serde(default)]

@@ -72,6 +72,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ),
         ("checkpoint", opt(j.last_checkpoint_ms.map(time))),
         ("priority", j.priority.to_string()),
+        (
+            "after",
+            if j.after.is_empty() {
+                "-".into()
+            } else {
+                j.after
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+        ),
         ("walltime", opt(j.walltime_s.map(|w| elapsed(w * 1000)))),
         ("submitted", time(j.submit_ms)),
         (

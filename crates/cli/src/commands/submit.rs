@@ -47,6 +47,9 @@ pub struct Args {
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
+    /// Start only after job ID succeeded (repeatable; Slurm's --dependency=afterok:ID).
+    #[arg(long, value_name = "ID")]
+    pub after: Vec<u64>,
     /// Submit N copies in one batch; each gets GPUSCHED_ARRAY_INDEX=0..N-1.
     #[arg(long, value_name = "N")]
     pub array: Option<u32>,
@@ -79,6 +82,8 @@ struct JobFile {
     queue: Option<String>,
     max_retries: Option<u32>,
     array: Option<u32>,
+    #[serde(default)]
+    after: Vec<u64>,
 }
 
 /// The jobs these arguments describe (the array expanded).
@@ -131,6 +136,11 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         max_retries: args.max_retries.or(file.max_retries),
         // The server knows who calls (socket uid or token); the client does not say.
         user: None,
+        after: if args.after.is_empty() {
+            file.after.clone()
+        } else {
+            args.after.clone()
+        },
         client_token: None,
     };
     // A token unique to this invocation makes a retried call safe (the server

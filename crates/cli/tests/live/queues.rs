@@ -303,3 +303,50 @@ fn a_job_held_by_the_policy_order_says_how_many_come_first() {
         ],
     );
 }
+
+#[test]
+fn dependencies_wait_for_success_and_fail_with_their_dependency() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(2));
+    let first = submit(&url, &["--", "sleep", "1"]);
+    let then = submit(
+        &url,
+        &["--after", &first.to_string(), "--", "echo", "second"],
+    );
+    let doomed_dep = submit(&url, &["--", "sh", "-c", "sleep 1; exit 1"]);
+    let never = submit(&url, &["--after", &doomed_dep.to_string(), "--", "true"]);
+    let r = job(&url, then)["reason"].as_str().unwrap().to_string();
+    assert!(
+        r.contains(&format!("dependency: waiting for job {first} to succeed")),
+        "{r}"
+    );
+    assert_eq!(job(&url, then)["state"], "pending");
+    let v = wait_job(&url, then, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert!(v["start_ms"].as_u64() >= job(&url, first)["end_ms"].as_u64());
+    let v = wait_job(&url, never, Duration::from_secs(20));
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("dependency job {doomed_dep} ended failed")),
+        "{v}"
+    );
+    let o = cli(
+        &url,
+        &["submit", "--after", &doomed_dep.to_string(), "--", "true"],
+    );
+    assert!(
+        stderr(&o).contains("already ended failed"),
+        "{}",
+        stderr(&o)
+    );
+    let o = cli(&url, &["submit", "--after", "9999", "--", "true"]);
+    assert!(
+        stderr(&o).contains("there is no job 9999"),
+        "{}",
+        stderr(&o)
+    );
+}

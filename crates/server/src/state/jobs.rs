@@ -132,6 +132,27 @@ impl State {
                 j.client_token = Some(format!("{u}/{t}"));
             }
         }
+        for (i, j) in jobs.iter().enumerate() {
+            for dep in &j.after {
+                let at = |e: String| {
+                    Fail::BadRequest(if many_jobs {
+                        format!("job #{i} of the batch: {e}")
+                    } else {
+                        e
+                    })
+                };
+                match self.jobs.get(dep).map(|d| d.view.state) {
+                    None => return Err(at(format!("`after`: there is no job {dep}"))),
+                    Some(st) if st.is_terminal() && st != JobState::Succeeded => {
+                        return Err(at(format!(
+                            "`after`: job {dep} already ended {}, so this job could never start",
+                            st.name()
+                        )))
+                    }
+                    _ => {}
+                }
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for j in &jobs {
             if let Some(t) = &j.client_token {
@@ -155,7 +176,9 @@ impl State {
             if let Some(t) = &record.client_token {
                 self.retry_keys.insert(t.clone(), id);
             }
-            self.enqueue(&record);
+            if self.unmet(&record.view.after).is_empty() {
+                self.enqueue(&record);
+            }
             self.jobs.insert(id, record);
             self.touch_job(id);
             ids.push(id);
@@ -195,6 +218,7 @@ impl State {
                 start_ms: None,
                 end_ms: None,
                 cancel_requested: false,
+                after: j.after,
                 est_start_ms: None,
                 preemptions: 0,
                 preempt_requested: false,
@@ -268,6 +292,15 @@ impl State {
                 .count() as u32
                 >= v.gpus
         };
+        let unmet = self.unmet(&v.after);
+        if !unmet.is_empty() {
+            let ids: Vec<String> = unmet.iter().map(u64::to_string).collect();
+            return format!(
+                "dependency: waiting for job{} {} to succeed",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", ")
+            );
+        }
         let queue = self.queues.defs.get(&v.queue);
         if let Some(max) = queue.and_then(|q| q.max) {
             let held = ctx.queue_usage.get(&v.queue).copied().unwrap_or(0);

@@ -151,7 +151,7 @@ impl State {
             let (id, state) = (v.id, v.state);
             // In the map first: restoring may have to mark the run lost.
             st.jobs.insert(id, job.clone());
-            if !state.is_terminal() {
+            if !state.is_terminal() && st.unmet(&job.view.after).is_empty() {
                 st.enqueue(&job);
                 if matches!(state, JobState::Starting | JobState::Running) {
                     st.restore_running(&job, now);
@@ -368,6 +368,44 @@ impl State {
             job.view.end_ms = Some(at_ms);
             self.touched.jobs.insert(id);
             self.touched.ended.insert(id);
+        }
+        self.settle_dependents(id, state, at_ms);
+    }
+
+    /// The dependencies of a job that have not succeeded yet.
+    pub(super) fn unmet(&self, after: &[u64]) -> Vec<u64> {
+        after
+            .iter()
+            .copied()
+            .filter(|d| {
+                self.jobs
+                    .get(d)
+                    .is_none_or(|j| j.view.state != JobState::Succeeded)
+            })
+            .collect()
+    }
+
+    /// A job ended: pending jobs that waited for it join the queue once all their
+    /// dependencies succeeded, or fail if this one did not.
+    fn settle_dependents(&mut self, id: u64, state: JobState, at_ms: u64) {
+        let waiting: Vec<u64> = self
+            .jobs
+            .values()
+            .filter(|j| j.view.state == JobState::Pending && j.view.after.contains(&id))
+            .map(|j| j.view.id)
+            .collect();
+        for dep in waiting {
+            if state != JobState::Succeeded {
+                let why = format!(
+                    "dependency job {id} ended {}; it can never start",
+                    state.name()
+                );
+                self.end(dep, JobState::Failed, why, at_ms);
+            } else if self.unmet(&self.jobs[&dep].view.after).is_empty() {
+                let record = self.jobs[&dep].clone();
+                self.enqueue(&record);
+                self.sched_due = true;
+            }
         }
     }
 
