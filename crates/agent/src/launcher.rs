@@ -266,7 +266,7 @@ impl Launcher {
                 .take()
                 .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stderr))),
         ];
-        let cancel = self.running.insert(a);
+        let listen = self.running.insert(a);
         self.send(event(a, RunEventKind::Started { pid }));
         runtime.spawn(supervise(Supervised {
             attempt: a,
@@ -276,7 +276,8 @@ impl Launcher {
             copiers: copiers.into_iter().flatten().collect(),
             walltime_s: launch.walltime_s,
             grace: Duration::from_secs(launch.grace_s),
-            cancel,
+            cancel: listen.stop,
+            hurry: listen.hurry,
             dir: self.dir.clone(),
             running: self.running.clone(),
             events: self.events.clone(),

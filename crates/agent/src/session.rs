@@ -243,7 +243,7 @@ fn report_checkpoints(sh: &Shared, seen: &mut BTreeMap<AttemptRef, u64>) {
             .launcher
             .checkpoint_dir(a.job)
             .join(crate::launcher::CHECKPOINT_MARK);
-        let Ok(modified) = std::fs::metadata(&mark).and_then(|m| m.modified()) else {
+        let Ok(modified) = std::fs::symlink_metadata(&mark).and_then(|m| m.modified()) else {
             continue;
         };
         let at_ms = modified

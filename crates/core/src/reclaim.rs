@@ -66,8 +66,8 @@ pub struct Reclaim {
 }
 
 /// The cheapest way to make room for `claim` by preempting borrowers, if there is one
-/// and it is needed (None also when the claim's queue would exceed its quota, or when a
-/// node already has room without preempting).
+/// (None also when the claim's queue would exceed its quota). When a node already has
+/// room, that node with no victims.
 pub fn plan(
     queues: &BTreeMap<QueueId, QuotaQueue>,
     running: &[RunningJob],
@@ -89,8 +89,14 @@ pub fn plan(
             .as_deref()
             .is_none_or(|m| n.model.starts_with(m))
     };
-    if nodes.iter().any(|n| fits_model(n) && n.free >= claim.gpus) {
-        return None; // room already: nothing to take back
+    if let Some(n) = nodes.iter().find(|n| fits_model(n) && n.free >= claim.gpus) {
+        // Room already (the policy's order held the job back): nothing to take back,
+        // but the quota entitles it to go first there.
+        return Some(Reclaim {
+            node: n.node,
+            victims: Vec::new(),
+            cost: 0.0,
+        });
     }
     let mut best: Option<Reclaim> = None;
     for n in nodes
@@ -219,8 +225,9 @@ mod tests {
         let nodes = [room(0, 0)];
         // Asking for more than its quota is not reclaiming.
         assert_eq!(plan(&queues(), &running, &nodes, &claim(3)), None);
-        // Room already.
-        assert_eq!(plan(&queues(), &running, &[room(0, 2)], &claim(2)), None);
+        // Room already: that node, nobody preempted.
+        let r = plan(&queues(), &running, &[room(0, 1), room(1, 2)], &claim(2)).unwrap();
+        assert_eq!((r.node, r.victims.len()), (NodeId(1), 0));
         // Not preemptible, protected, or of higher priority.
         let mut qs = queues();
         qs.get_mut(&QueueId(0)).unwrap().preemptible = false;

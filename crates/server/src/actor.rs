@@ -74,6 +74,8 @@ pub async fn run(
         }
         if tick {
             state.expire_nodes(Instant::now(), last_round.elapsed());
+            // Time alone can make a reclaim possible (protections expire).
+            state.schedule_if_quotas();
         }
         state.schedule();
         let tokens_changed = !state.touched.tokens.is_empty();

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use gpusched_wire::AttemptRef;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Notify};
 
 /// Why an attempt is to be stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,15 +29,35 @@ pub enum Stop {
 #[derive(Clone, Default)]
 pub struct Running {
     // `None` once a cancel was sent: the attempt runs until its supervisor stops it.
-    inner: Arc<Mutex<HashMap<AttemptRef, Option<oneshot::Sender<Stop>>>>>,
+    inner: Arc<Mutex<HashMap<AttemptRef, Entry>>>,
+}
+
+/// One running attempt: the way to ask it to stop (once), and a bell that cuts the
+/// grace of a stop already under way short (a fence during a cancel or a preemption).
+struct Entry {
+    stop: Option<oneshot::Sender<Stop>>,
+    hurry: Arc<Notify>,
+}
+
+/// What a supervisor listens on.
+pub struct Listen {
+    pub stop: oneshot::Receiver<Stop>,
+    pub hurry: Arc<Notify>,
 }
 
 impl Running {
     /// Registers `a` and returns what its supervisor listens on for a cancel.
-    pub fn insert(&self, a: AttemptRef) -> oneshot::Receiver<Stop> {
+    pub fn insert(&self, a: AttemptRef) -> Listen {
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(a, Some(tx));
-        rx
+        let hurry = Arc::new(Notify::new());
+        self.lock().insert(
+            a,
+            Entry {
+                stop: Some(tx),
+                hurry: hurry.clone(),
+            },
+        );
+        Listen { stop: rx, hurry }
     }
 
     pub fn remove(&self, a: AttemptRef) {
@@ -61,12 +81,24 @@ impl Running {
     }
 
     /// Asks `a`'s supervisor to stop it for `why`; false if not running or already asked.
+    /// A fence reaches an attempt already stopping, too: its grace is cut short.
     pub fn stop(&self, a: AttemptRef, why: Stop) -> bool {
-        let sender = self.lock().get_mut(&a).and_then(Option::take);
-        sender.is_some_and(|tx| tx.send(why).is_ok())
+        let mut map = self.lock();
+        let Some(entry) = map.get_mut(&a) else {
+            return false;
+        };
+        match entry.stop.take() {
+            Some(tx) => tx.send(why).is_ok(),
+            None => {
+                if matches!(why, Stop::Fence(_)) {
+                    entry.hurry.notify_one();
+                }
+                false
+            }
+        }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<AttemptRef, Option<oneshot::Sender<Stop>>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<AttemptRef, Entry>> {
         // Every update is a single map operation, so a panic elsewhere while the lock
         // was held cannot have left the map half-changed.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)

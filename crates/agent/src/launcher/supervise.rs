@@ -33,6 +33,8 @@ pub struct Supervised {
     pub walltime_s: Option<u64>,
     pub grace: Duration,
     pub cancel: oneshot::Receiver<super::running::Stop>,
+    /// Rung when the agent fences while this attempt is already stopping.
+    pub hurry: std::sync::Arc<tokio::sync::Notify>,
     pub dir: JobDir,
     pub running: Running,
     pub events: super::EventSink,
@@ -87,15 +89,25 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
         }
     };
     let (reason, grace) = tokio::select! {
+        // An exit that is already there wins over a stop that arrives with it.
+        biased;
         status = s.child.wait() => return natural_end(status),
         () = walltime_passed => (Outcome::TimedOut { walltime_s: walltime.unwrap_or(0) }, s.grace),
         why = stopped => match why {
             Stop::Cancel => (Outcome::Cancelled, s.grace),
             Stop::Fence(message) => (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
             Stop::Preempt { signal, grace, deadline_file } => {
+                if let Ok(Some(status)) = s.child.try_wait() {
+                    return natural_end(Ok(status)); // it finished first
+                }
                 ask_to_checkpoint(s.pgid, signal, grace, &deadline_file);
-                // Whether it saves and exits in time or not, it was preempted.
-                if timeout(grace, s.child.wait()).await.is_err() {
+                // Whether it saves and exits in time or not, it was preempted; a fence
+                // cuts the grace short.
+                let exited = tokio::select! {
+                    r = timeout(grace, s.child.wait()) => r.is_ok(),
+                    () = s.hurry.notified() => false,
+                };
+                if !exited {
                     stop(&mut s.child, s.pgid, FENCE_GRACE).await;
                 }
                 return Outcome::Preempted;
@@ -106,7 +118,12 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
     if let Ok(Some(status)) = s.child.try_wait() {
         return natural_end(Ok(status));
     }
-    stop(&mut s.child, s.pgid, grace).await;
+    // A fence during the grace cuts it short.
+    let hurry = s.hurry.clone();
+    tokio::select! {
+        () = stop(&mut s.child, s.pgid, grace) => {}
+        () = hurry.notified() => stop(&mut s.child, s.pgid, Duration::ZERO).await,
+    }
     reason
 }
 
@@ -118,7 +135,7 @@ fn ask_to_checkpoint(pgid: u32, signal: i32, grace: Duration, deadline_file: &st
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    if let Err(e) = std::fs::write(deadline_file, format!("{secs}\n")) {
+    if let Err(e) = write_beside(deadline_file, format!("{secs}\n").as_bytes()) {
         tracing::warn!(
             "cannot write the preemption deadline to {}: {e}",
             deadline_file.display()
@@ -131,6 +148,23 @@ fn ask_to_checkpoint(pgid: u32, signal: i32, grace: Duration, deadline_file: &st
             signal_group_logged(pgid, Signal::SIGUSR1);
         }
     }
+}
+
+/// Writes `path` inside a directory the job owns without following anything the job
+/// put there: a new file (never an existing one, never through a symlink) renamed over
+/// the name, so a link planted by the job cannot make the (root) agent write elsewhere.
+fn write_beside(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp); // removes a link itself, not its target
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    std::fs::rename(&tmp, path)
 }
 
 /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL.

@@ -218,13 +218,25 @@ fn a_queue_reclaims_its_quota_by_preempting_the_cheapest_borrower() {
         |checkpoints: bool| {
             format!(
             "trap 'echo got-usr1 deadline=$(cat $GPUSCHED_PREEMPT_DEADLINE_FILE); exit 0' USR1; \
-             echo start restart=$GPUSCHED_RESTART_COUNT; \
+             echo start restart=$GPUSCHED_RESTART_COUNT; {} \
              while true; do {} sleep 0.2; done",
+            if checkpoints {
+                // A planted link must not make the root agent write through it.
+                "ln -sf $PLANTED $GPUSCHED_CHECKPOINT_DIR/.preempt_deadline;"
+            } else {
+                ""
+            },
             if checkpoints { "touch $GPUSCHED_CHECKPOINT_DIR/checkpoint;" } else { "" }
         )
         };
     let old = submit(&url, &["-q", "a", "--", "sh", "-c", &body(false)]);
-    let saver = submit(&url, &["-q", "a", "--", "sh", "-c", &body(true)]);
+    let planted = dir.join("planted");
+    std::fs::write(&planted, "untouched\n").unwrap();
+    let env = format!("PLANTED={}", planted.display());
+    let saver = submit(
+        &url,
+        &["-q", "a", "-e", &env, "--", "sh", "-c", &body(true)],
+    );
     wait_until(Duration::from_secs(20), || {
         job(&url, old)["state"] == "running"
     });
@@ -257,6 +269,11 @@ fn a_queue_reclaims_its_quota_by_preempting_the_cheapest_borrower() {
     assert!(
         first_run.contains("start restart=0") && first_run.contains("got-usr1 deadline="),
         "{first_run}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&planted).unwrap(),
+        "untouched\n",
+        "the agent followed a planted link"
     );
 
     // When the GPU frees, the preempted job resumes knowing it restarted.
@@ -348,5 +365,35 @@ fn dependencies_wait_for_success_and_fail_with_their_dependency() {
         stderr(&o).contains("there is no job 9999"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// Under strict FIFO a borrower's big job at the head must not hold back a job that is
+/// within its queue's quota while GPUs are free.
+#[test]
+fn a_job_within_its_quota_is_not_held_behind_a_borrowers_head_of_line_job() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(&file, "[queues.a]\n\n[queues.b]\nquota = 2\n").unwrap();
+    let (_server, url) = server(&dir.join("data"), 0, &["--queues", file.to_str().unwrap()]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(4));
+    let running = submit(&url, &["-q", "a", "--gpus", "2", "--", "sleep", "30"]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, running)["state"] == "running"
+    });
+    let head = submit(&url, &["-q", "a", "--gpus", "4", "--", "true"]);
+    let mine = submit(&url, &["-q", "b", "--", "sleep", "30"]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, mine)["state"] == "running"
+    });
+    assert_eq!(job(&url, head)["state"], "pending");
+    cli(
+        &url,
+        &[
+            "cancel",
+            &running.to_string(),
+            &head.to_string(),
+            &mine.to_string(),
+        ],
     );
 }

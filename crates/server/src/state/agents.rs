@@ -212,6 +212,11 @@ impl State {
                 JobState::Cancelled,
                 "cancelled while being preempted".to_string(),
             ),
+            // An agent too old to know preemption stops a victim as "no longer wanted".
+            Outcome::Cancelled if v.preempt_requested && !cancelled => {
+                self.requeue_preempted(id);
+                return;
+            }
             Outcome::Cancelled => (JobState::Cancelled, "cancelled while running".to_string()),
             _ if cancelled => (
                 JobState::Cancelled,

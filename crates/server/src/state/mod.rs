@@ -366,6 +366,7 @@ impl State {
             job.view.state = state;
             job.view.reason = reason;
             job.view.end_ms = Some(at_ms);
+            job.view.preempt_requested = false;
             self.touched.jobs.insert(id);
             self.touched.ended.insert(id);
         }
@@ -444,6 +445,8 @@ impl State {
         );
         v.state = JobState::Pending;
         v.attempt += 1;
+        // A preemption asked of the lost run is moot: the next run starts fresh.
+        v.preempt_requested = false;
         v.node = None;
         v.gpu_indices.clear();
         v.start_ms = None;

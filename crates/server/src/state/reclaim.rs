@@ -18,10 +18,12 @@ impl State {
     /// the pass. Returns the holds to lift after the pass.
     pub(super) fn serve_claims(&mut self, now: f64) -> Vec<Placement> {
         self.claims.retain(|id, node| {
-            self.jobs
-                .get(id)
-                .is_some_and(|j| j.view.state == JobState::Pending)
-                && self.nodes.get(node.as_str()).is_some_and(|n| n.online)
+            let job = self.jobs.get(id);
+            job.is_some_and(|j| j.view.state == JobState::Pending)
+                && self.nodes.get(node.as_str()).is_some_and(|n| {
+                    n.online
+                        && job.is_some_and(|j| n.record.register.gpus.len() as u32 >= j.view.gpus)
+                })
         });
         let mut holds = Vec::new();
         for (id, node) in self.claims.clone() {
@@ -42,10 +44,21 @@ impl State {
         holds
     }
 
+    /// With quotas configured, a pass (and a reclaim check) is due on every tick: a
+    /// victim's protection can run out without any other event.
+    pub fn schedule_if_quotas(&mut self) {
+        if self.queues.defs.values().any(|q| q.quota > 0) {
+            self.sched_due = true;
+        }
+    }
+
     /// One reclaim per round at most, and none while a preemption is under way.
     pub(super) fn reclaim(&mut self, now_ms: u64) {
         if self.queues.defs.values().all(|q| q.quota == 0)
-            || self.jobs.values().any(|j| j.view.preempt_requested)
+            || self
+                .jobs
+                .values()
+                .any(|j| j.view.preempt_requested && !j.view.state.is_terminal())
         {
             return;
         }
@@ -126,10 +139,12 @@ impl State {
             {
                 continue;
             }
-            // The queue's oldest pending job.
+            // The queue's first job in the core's order (not one held by a dependency).
             let Some(claimant) = self
-                .jobs
-                .values()
+                .queue
+                .waiting_order()
+                .into_iter()
+                .filter_map(|id| self.jobs.get(&id))
                 .find(|j| j.view.state == JobState::Pending && &j.view.queue == name)
                 .map(|j| j.view.clone())
             else {
@@ -146,6 +161,14 @@ impl State {
                 continue;
             };
             let node = online[plan.node.index()].clone();
+            if plan.victims.is_empty() {
+                // Room already, but the policy's order held the job back (a borrower's
+                // big job at the head of a strict queue): its quota lets it go first.
+                tracing::info!(job = claimant.id, queue = %name, %node, "quota job goes first");
+                self.claims.insert(claimant.id, node);
+                self.sched_due = true;
+                return;
+            }
             for victim in &plan.victims {
                 if let Some(j) = self.jobs.get_mut(&victim.0) {
                     j.view.preempt_requested = true;
