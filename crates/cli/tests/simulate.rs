@@ -249,3 +249,49 @@ fn a_queue_file_caps_queues_in_the_simulator() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("none of the queues"), "{}", stderr(&o));
 }
+
+/// Quota reclaim in the simulator follows the server's rules: queue `b`, below its quota,
+/// preempts one of `a`'s borrowing jobs unless they are still protected.
+#[test]
+fn the_simulator_reclaims_quota_like_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "id,submit,gpus,duration,estimate,user,queue,priority,gpu_model\n\
+         0,0,1,1000,,a,a,0,\n1,0,1,1000,,a,a,0,\n2,0,1,1000,,a,a,0,\n\
+         3,0,1,1000,,a,a,0,\n4,10,1,100,,b,b,0,\n",
+    )
+    .unwrap();
+    let queues = dir.path().join("q.toml");
+    std::fs::write(&queues, "[queues.a]\nquota = 2\n\n[queues.b]\nquota = 2\n").unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--cluster",
+            "1x4",
+        ];
+        args.extend_from_slice(&[
+            "--policy",
+            "fifo",
+            "--json",
+            "--queues",
+            queues.to_str().unwrap(),
+        ]);
+        args.extend_from_slice(extra);
+        let o = gpusched(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (
+            v["policies"][0]["avg_jct"].as_f64().unwrap(),
+            v["policies"][0]["preemptions"].as_u64().unwrap(),
+        )
+    };
+    // b's job starts at 10 instead of 1000; a's preempted job keeps its progress and
+    // ends at 1100: (3 x 1000 + 1100 + 100) / 5.
+    assert_eq!(run(&["--min-runtime", "0"]), (840.0, 1));
+    // Within the 600 s protection nobody is preempted: (4 x 1000 + 1090) / 5.
+    assert_eq!(run(&[]), (1018.0, 0));
+}

@@ -305,6 +305,32 @@ impl Scheduler {
         self.fit_cache.clear();
     }
 
+    /// Starts `job` at `placement` outside a pass (a job that reclaimed its queue's
+    /// quota goes first on the node it reclaimed). False, and nothing changes, if the
+    /// GPUs are not free.
+    pub fn start_at(&mut self, job: &mut SchedJob, placement: Placement, now: Seconds) -> bool {
+        if job.running || !self.occupy(&placement) {
+            return false;
+        }
+        job.account(now);
+        job.running = true;
+        job.placement = Some(placement);
+        job.first_start.get_or_insert(now);
+        job.starts += 1;
+        true
+    }
+
+    /// Stops a running job outside a pass (a reclaim preempts it): its GPUs come back and
+    /// it waits again, its attained service kept.
+    pub fn preempt_now(&mut self, job: &mut SchedJob, now: Seconds) {
+        if !job.running {
+            return;
+        }
+        job.account(now);
+        self.finish(job);
+        job.preemptions += 1;
+    }
+
     /// Gives back GPUs taken with [`Scheduler::occupy`] (a hold the caller lifts).
     pub fn release(&mut self, placement: &Placement) {
         for &(node, k) in &placement.parts {

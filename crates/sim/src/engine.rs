@@ -41,6 +41,8 @@ pub struct SimOptions {
     pub tenant_bins: Option<f64>,
     /// The most GPUs each queue may hold at once (a queue file's `max`); none: no caps.
     pub queue_limits: BTreeMap<QueueId, u32>,
+    /// Quotas to reclaim by preemption after each pass, as the live server does.
+    pub reclaim: Option<crate::reclaim::ReclaimOptions>,
 }
 
 impl SimOptions {
@@ -53,6 +55,7 @@ impl SimOptions {
             locality_penalty: 1.0,
             tenant_bins: None,
             queue_limits: BTreeMap::new(),
+            reclaim: None,
         }
     }
 }
@@ -163,6 +166,8 @@ pub fn simulate(
     let mut last_time = groups.first().map_or(0.0, |g| g.0);
     let mut busy: u64 = 0;
     let mut done = vec![false; 0];
+    // When each job last started (for reclaim's "least work lost" and protection).
+    let mut started: Vec<f64> = Vec::new();
     let mut recorder = opts
         .tenant_bins
         .filter(|b| b.is_finite() && *b > 0.0)
@@ -222,6 +227,9 @@ pub fn simulate(
             }
             retain_unmarked(&mut jobs, &done);
             retain_unmarked(&mut state, &done);
+            if opts.reclaim.is_some() {
+                retain_unmarked(&mut started, &done);
+            }
         }
         if do_start {
             for &ti in &groups[next_group].1 {
@@ -230,6 +238,9 @@ pub fn simulate(
                 sched.admit(&mut job).expect("checked before the run");
                 job.remaining = Some(t.work.units * t.work.unit_time);
                 jobs.push(job);
+                if opts.reclaim.is_some() {
+                    started.push(now);
+                }
                 state.push(Progress {
                     trace: ti,
                     units: t.work.units,
@@ -264,7 +275,15 @@ pub fn simulate(
             }
         }
 
-        sched.pass(&mut jobs, now);
+        let outcome = sched.pass(&mut jobs, now);
+        if let Some(rq) = &opts.reclaim {
+            for d in &outcome.decisions {
+                if let gpusched_core::Decision::Start { index, .. } = d {
+                    started[*index] = now;
+                }
+            }
+            crate::reclaim::step(&mut sched, &mut jobs, &mut started, cluster, rq, now);
+        }
         run.passes += 1;
         busy = total_gpus as u64 - sched.free_gpus();
         if let Some(r) = recorder.as_mut() {

@@ -5,6 +5,7 @@ pub mod engine;
 pub mod metrics;
 pub mod overhead;
 pub mod plot;
+pub mod reclaim;
 pub mod report;
 pub mod sharing;
 pub mod tenants;

@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use gpusched_core::placement::PlacementStrategy;
 use gpusched_core::policy::{PolicyConfig, PolicyKind, Tenant};
+use gpusched_core::reclaim::QuotaQueue;
 use gpusched_core::schedule::PreemptMode;
 use gpusched_core::Cluster;
 use gpusched_sim::overhead::PassOverhead;
+use gpusched_sim::reclaim::ReclaimOptions;
 use gpusched_sim::tenants::{self, TenantReport};
 use gpusched_sim::trace::synthetic::{self, SyntheticSpec};
 use gpusched_sim::trace::{self, Format, Workload};
@@ -74,11 +76,15 @@ pub struct Args {
     /// is not seen.
     #[arg(long, default_value_t = 3600.0)]
     share_bin: f64,
-    /// A live-cluster queue file: each queue's `max` caps its GPUs and its `weight`
-    /// weighs it under drf (tenants become queues), as on the server. Quota reclaim
-    /// (preemption) is not simulated.
+    /// A live-cluster queue file: each queue's `max` caps its GPUs, its `weight` weighs
+    /// it under drf (tenants become queues), and a queue below its `quota` reclaims GPUs
+    /// by preempting borrowers, as on the server.
     #[arg(long, value_name = "FILE")]
     queues: Option<std::path::PathBuf>,
+    /// With --queues: a job that (re)started less than this many seconds ago is not
+    /// preempted by a reclaim (the server's --min-runtime).
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    min_runtime: f64,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -246,6 +252,15 @@ pub fn run(args: Args) -> Result<()> {
                     .as_ref()
                     .map(|q| q.limits.clone())
                     .unwrap_or_default(),
+                reclaim: queues.as_ref().and_then(|q| {
+                    q.quotas
+                        .values()
+                        .any(|d| d.quota > 0)
+                        .then(|| ReclaimOptions {
+                            queues: q.quotas.clone(),
+                            min_runtime: args.min_runtime,
+                        })
+                }),
             }
         })
         .collect();
@@ -472,10 +487,11 @@ fn write_tenants(
 struct QueueFile {
     limits: std::collections::BTreeMap<gpusched_core::QueueId, u32>,
     weights: std::collections::BTreeMap<u32, f64>,
+    quotas: std::collections::BTreeMap<gpusched_core::QueueId, QuotaQueue>,
 }
 
 /// Reads a live-cluster queue file (`[queues.NAME]` with `max`, `weight`, ...) for the
-/// trace's queues (Philly: the VCs). Quotas are not reclaimed in the simulator.
+/// trace's queues (Philly: the VCs).
 fn queue_file(path: &std::path::Path, workload: &Workload) -> Result<QueueFile> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the queue file {}", path.display()))?;
@@ -484,6 +500,7 @@ fn queue_file(path: &std::path::Path, workload: &Workload) -> Result<QueueFile> 
     let mut out = QueueFile {
         limits: Default::default(),
         weights: Default::default(),
+        quotas: Default::default(),
     };
     for (i, name) in workload.queues.iter().enumerate() {
         if let Some(def) = parsed.defs.get(name) {
@@ -492,6 +509,13 @@ fn queue_file(path: &std::path::Path, workload: &Workload) -> Result<QueueFile> 
                 out.limits.insert(id, max);
             }
             out.weights.insert(i as u32, def.weight);
+            out.quotas.insert(
+                id,
+                QuotaQueue {
+                    quota: def.quota,
+                    preemptible: def.preemptible,
+                },
+            );
         }
     }
     let unknown: Vec<&String> = parsed
