@@ -20,6 +20,10 @@ pub struct JobSpec {
     /// The user's (or a predictor's) estimate of the run time, used by `sjf` and
     /// `backfill`; never trusted to end a job.
     pub estimate: Option<Seconds>,
+    /// CPUs (thousandths) and memory the job asks for: weighed by `drf`'s dominant
+    /// share; placement reserves GPUs only. 0: not counted.
+    pub cpu_milli: u64,
+    pub mem_mib: u64,
 }
 
 /// The states of DESIGN.md's job lifecycle.

@@ -668,10 +668,14 @@ impl Scheduler {
             .map(|&i| drf::Waiting {
                 index: i,
                 tenant: drf::tenant_of(&self.policy, &jobs[i]),
-                gpus: jobs[i].spec.gpus,
+                demand: drf::Demand::of(&jobs[i]),
             })
             .collect();
-        let total = self.cluster.total_gpus() as u64;
+        let total = drf::Demand {
+            gpus: self.cluster.total_gpus() as u64,
+            cpu_milli: self.cluster.nodes.iter().map(|n| n.cpu_milli).sum(),
+            mem_mib: self.cluster.nodes.iter().map(|n| n.mem_mib).sum(),
+        };
         let mut queue_used = self.queue_usage(jobs);
         let limits = &self.queue_limits;
         let (placement, actual) = (self.placement, &mut self.actual);

@@ -17,6 +17,8 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         priority: 0,
         submit: id as f64,
         estimate: None,
+        cpu_milli: 0,
+        mem_mib: 0,
     })
 }
 
@@ -172,4 +174,44 @@ fn drf_with_a_half_life_remembers_who_used_the_cluster() {
     assert_eq!(first_started(None), [2]);
     // With memory, user 0's hour of use puts user 1 first.
     assert_eq!(first_started(Some(3600.0)), [3]);
+}
+
+#[test]
+fn drf_weighs_the_dominant_resource_not_just_gpus() {
+    let mut cluster = Cluster::parse_shape("1x4", "A100").unwrap();
+    cluster.nodes[0].cpu_milli = 8000;
+    let mut s = Scheduler::new(
+        &cluster,
+        PolicyConfig::new(PolicyKind::Drf),
+        PlacementStrategy::BestFit,
+        PreemptMode::InPlace,
+    );
+    // User 0 runs 1 GPU but all 8 CPUs; user 1 runs 2 GPUs and no CPU.
+    let mut heavy = queued(1, 1, 0);
+    heavy.spec.cpu_milli = 8000;
+    let mut jobs = vec![heavy, queued(2, 2, 1), queued(3, 1, 0), queued(4, 1, 1)];
+    for j in &mut jobs {
+        s.enqueue(j);
+    }
+    let started: Vec<u64> = s
+        .pass(&mut jobs[..2], 0.0)
+        .decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Start { job, .. } => Some(job.0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started.len(), 2);
+    // One GPU left. By GPUs user 0 (1 of 4) would go before user 1 (2 of 4); by its
+    // dominant share (all the CPUs) user 0 is the larger, so user 1's job starts.
+    let d = s.pass(&mut jobs, 1.0).decisions;
+    let next: Vec<u64> = d
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Start { job, .. } => Some(job.0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(next, [4]);
 }

@@ -51,6 +51,8 @@ impl Sim {
                 priority,
                 submit,
                 estimate,
+                cpu_milli: 0,
+                mem_mib: 0,
             })
             .collect();
         Sim {

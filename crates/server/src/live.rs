@@ -19,6 +19,8 @@ pub struct LiveNode {
     pub name: String,
     pub gpus: u32,
     pub model: String,
+    pub cpus: u32,
+    pub mem_mib: u64,
 }
 
 /// A start decided by a pass.
@@ -72,6 +74,8 @@ impl LiveQueue {
             priority: v.priority,
             submit,
             estimate,
+            cpu_milli: v.cpu_milli,
+            mem_mib: v.mem_mib,
         });
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
@@ -161,8 +165,8 @@ impl LiveQueue {
                             mig_enabled: false,
                         })
                         .collect(),
-                    cpu_milli: 0,
-                    mem_mib: 0,
+                    cpu_milli: u64::from(n.cpus) * 1000,
+                    mem_mib: n.mem_mib,
                     generic: BTreeMap::new(),
                 })
                 .collect(),

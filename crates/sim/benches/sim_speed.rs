@@ -97,6 +97,8 @@ fn bench_one_pass() {
                 priority: 0,
                 submit: 0.0,
                 estimate: Some(rng.gen_range(60.0..86_400.0)),
+                cpu_milli: 0,
+                mem_mib: 0,
             });
             j.remaining = j.spec.estimate;
             j

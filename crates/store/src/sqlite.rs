@@ -223,6 +223,8 @@ mod tests {
                 gpus: 1,
                 gpu_model: None,
                 queue: "default".into(),
+                cpu_milli: 0,
+                mem_mib: 0,
                 priority: 0,
                 walltime_s: None,
                 node: None,

@@ -21,6 +21,12 @@ pub struct JobSubmit {
     /// Accepted GPU model prefix, e.g. `A100` or `H100-80GB`.
     #[serde(default)]
     pub gpu_model: Option<String>,
+    /// CPUs (may be fractional) and memory (MiB) the job needs: weighed by fair share
+    /// (`drf`'s dominant share); nodes reserve GPUs only.
+    #[serde(default)]
+    pub cpus: Option<f64>,
+    #[serde(default)]
+    pub mem_mib: Option<u64>,
     /// Working directory on the node; defaults to the submitter's current directory.
     #[serde(default)]
     pub cwd: Option<String>,
@@ -163,6 +169,11 @@ pub struct JobView {
     pub gpu_model: Option<String>,
     #[serde(default = "default_queue")]
     pub queue: String,
+    /// CPUs in thousandths and memory in MiB asked for (0: not said).
+    #[serde(default)]
+    pub cpu_milli: u64,
+    #[serde(default)]
+    pub mem_mib: u64,
     pub priority: i32,
     pub walltime_s: Option<u64>,
     /// The node it runs (or last ran) on.

@@ -72,6 +72,19 @@ pub struct Args {
     pub gpu: GpuArgs,
 }
 
+/// The host's memory in MiB (`MemTotal` of /proc/meminfo), 0 if it cannot be read.
+pub fn host_mem_mib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
 pub fn host_name() -> String {
     nix::unistd::gethostname()
         .ok()
@@ -123,7 +136,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         cpus: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),
-        mem_mib: 0,
+        mem_mib: host_mem_mib(),
         log_listen: args.log_listen,
         log_url: args.log_url.clone(),
         join_token: join_token(args)?,

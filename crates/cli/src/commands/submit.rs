@@ -29,6 +29,12 @@ pub struct Args {
     /// Accepted GPU model prefix, e.g. A100 or H100-80GB.
     #[arg(long)]
     pub gpu_model: Option<String>,
+    /// CPUs the job needs (Slurm's -c); counted by fair share.
+    #[arg(long, short = 'c')]
+    pub cpus: Option<f64>,
+    /// Memory the job needs: 512M, 16G, 1T (plain numbers are MiB); counted by fair share.
+    #[arg(long)]
+    pub mem: Option<String>,
     /// Run-time limit: 90, 15m, 2h30m, 1d or HH:MM:SS.
     #[arg(long, short = 't', value_name = "DURATION")]
     pub walltime: Option<String>,
@@ -80,6 +86,8 @@ struct JobFile {
     walltime: Option<String>,
     priority: Option<i32>,
     queue: Option<String>,
+    cpus: Option<f64>,
+    mem: Option<String>,
     max_retries: Option<u32>,
     array: Option<u32>,
     #[serde(default)]
@@ -128,6 +136,11 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         command,
         gpus: args.gpus.or(file.gpus).unwrap_or(1),
         gpu_model: args.gpu_model.clone().or(file.gpu_model.clone()),
+        cpus: args.cpus.or(file.cpus),
+        mem_mib: match args.mem.as_ref().or(file.mem.as_ref()) {
+            Some(m) => Some(parse_mem(m)?),
+            None => None,
+        },
         cwd: Some(cwd),
         env,
         walltime_s: walltime,
@@ -194,4 +207,46 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `512M`, `16G`, `1T` (binary units, Slurm's habit) or a plain number of MiB.
+fn parse_mem(s: &str) -> anyhow::Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let mult = match t[i..]
+                .to_ascii_uppercase()
+                .trim_end_matches("IB")
+                .trim_end_matches('B')
+            {
+                "K" => 1.0 / 1024.0,
+                "M" => 1.0,
+                "G" => 1024.0,
+                "T" => 1024.0 * 1024.0,
+                _ => bail!("--mem {s:?}: use a number of MiB or a size like 512M, 16G, 1T"),
+            };
+            (&t[..i], mult)
+        }
+        None => (t, 1.0),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| {
+        anyhow::anyhow!("--mem {s:?}: use a number of MiB or a size like 512M, 16G, 1T")
+    })?;
+    let mib = (n * mult).ceil();
+    anyhow::ensure!(mib >= 1.0, "--mem {s:?} is less than 1 MiB");
+    Ok(mib as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_mem;
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_mem("512").unwrap(), 512);
+        assert_eq!(parse_mem("16G").unwrap(), 16384);
+        assert_eq!(parse_mem("1.5GiB").unwrap(), 1536);
+        assert_eq!(parse_mem("1T").unwrap(), 1 << 20);
+        assert!(parse_mem("lots").unwrap_err().to_string().contains("16G"));
+    }
 }

@@ -37,7 +37,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         cpus: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),
-        mem_mib: 0,
+        mem_mib: super::agent::host_mem_mib(),
         log_listen: "127.0.0.1:0".parse().expect("a valid address"),
         log_url: None,
         join_token: bound.join_token().to_string(),

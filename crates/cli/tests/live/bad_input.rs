@@ -104,6 +104,27 @@ fn the_api_refuses_bad_requests_with_advice() {
             "job #1 of the batch",
         ),
         ("GET", "/api/jobs/424242", "", 404, "no job with id 424242"),
+        (
+            "POST",
+            "/api/jobs",
+            r#"{"command": ["true"], "cpus": 100000}"#,
+            400,
+            "but the largest node has",
+        ),
+        (
+            "POST",
+            "/api/jobs",
+            r#"{"command": ["true"], "cpus": -2}"#,
+            400,
+            "must be above 0",
+        ),
+        (
+            "POST",
+            "/api/jobs",
+            r#"{"command": ["true"], "mem_mib": 0}"#,
+            400,
+            "`mem_mib` must be above 0",
+        ),
         ("GET", "/api/jobs/abc", "", 400, "whole number"),
         ("POST", "/api/jobs/99/cancel", "", 404, "no job with id 99"),
         (

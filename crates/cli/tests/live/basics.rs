@@ -183,7 +183,7 @@ fn a_batch_and_a_job_file_submit_many_jobs() {
     let file = dir.join("job.toml");
     std::fs::write(
         &file,
-        "name = \"arr\"\ncommand = [\"sh\", \"-c\", \"echo $GPUSCHED_ARRAY_INDEX\"]\ngpus = 1\nwalltime = \"5m\"\narray = 20\n",
+        "name = \"arr\"\ncommand = [\"sh\", \"-c\", \"echo $GPUSCHED_ARRAY_INDEX\"]\ngpus = 1\ncpus = 1\nmem = \"1G\"\nwalltime = \"5m\"\narray = 20\n",
     )
     .unwrap();
     let o = cli(
@@ -211,6 +211,13 @@ fn a_batch_and_a_job_file_submit_many_jobs() {
     seen.sort_by_key(|s| s.parse::<u32>().unwrap());
     assert_eq!(seen, (0..20).map(|i| i.to_string()).collect::<Vec<_>>());
     assert_eq!(job(&url, ids[0])["walltime_s"], 300);
+    assert_eq!(
+        (
+            job(&url, ids[0])["cpu_milli"].as_u64(),
+            job(&url, ids[0])["mem_mib"].as_u64()
+        ),
+        (Some(1000), Some(1024))
+    );
 
     // A typo in the job file is named, with its line.
     std::fs::write(&file, "command = [\"true\"]\ngpu = 1\n").unwrap();

@@ -1,7 +1,9 @@
 //! Weighted dominant-resource fairness across tenants (users or queues).
 //!
-//! A tenant's dominant share is the largest of its shares of the cluster's resources
-//! divided by its weight; this core schedules GPUs, so the GPU share is the dominant one.
+//! A tenant's dominant share is the largest of its shares of the cluster's GPUs, CPUs
+//! and memory, divided by its weight (a resource the cluster does not declare, or no job
+//! asks for, does not count). Placement reserves GPUs only; CPUs and memory count for
+//! fairness.
 //! The tenant with the smallest share (ties: lower tenant number) offers its oldest
 //! waiting job; if it starts, the tenant's share grows and the choice is made again; if
 //! it does not fit, that tenant waits for the next pass and the others go on.
@@ -21,11 +23,37 @@ pub fn tenant_of(cfg: &PolicyConfig, job: &SchedJob) -> u32 {
     }
 }
 
-/// GPUs held by each tenant's running jobs.
-pub fn usage(cfg: &PolicyConfig, jobs: &[SchedJob]) -> BTreeMap<u32, u64> {
-    let mut used: BTreeMap<u32, u64> = BTreeMap::new();
+/// An amount of each resource DRF weighs.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Demand {
+    pub gpus: u64,
+    pub cpu_milli: u64,
+    pub mem_mib: u64,
+}
+
+impl Demand {
+    pub fn of(job: &SchedJob) -> Self {
+        Demand {
+            gpus: job.spec.gpus as u64,
+            cpu_milli: job.spec.cpu_milli,
+            mem_mib: job.spec.mem_mib,
+        }
+    }
+
+    fn add(&mut self, o: Demand) {
+        self.gpus += o.gpus;
+        self.cpu_milli += o.cpu_milli;
+        self.mem_mib += o.mem_mib;
+    }
+}
+
+/// What each tenant's running jobs hold.
+pub fn usage(cfg: &PolicyConfig, jobs: &[SchedJob]) -> BTreeMap<u32, Demand> {
+    let mut used: BTreeMap<u32, Demand> = BTreeMap::new();
     for j in jobs.iter().filter(|j| j.running) {
-        *used.entry(tenant_of(cfg, j)).or_default() += j.spec.gpus as u64;
+        used.entry(tenant_of(cfg, j))
+            .or_default()
+            .add(Demand::of(j));
     }
     used
 }
@@ -35,7 +63,7 @@ pub fn usage(cfg: &PolicyConfig, jobs: &[SchedJob]) -> BTreeMap<u32, u64> {
 pub struct Waiting {
     pub index: usize,
     pub tenant: u32,
-    pub gpus: u32,
+    pub demand: Demand,
 }
 
 /// Past use per tenant, decayed with a half-life: GPU-seconds, as of `at`.
@@ -61,8 +89,8 @@ impl History {
         for v in self.gpu_seconds.values_mut() {
             *v *= keep;
         }
-        for (t, gpus) in usage(cfg, jobs) {
-            *self.gpu_seconds.entry(t).or_default() += gpus as f64 * dt;
+        for (t, d) in usage(cfg, jobs) {
+            *self.gpu_seconds.entry(t).or_default() += d.gpus as f64 * dt;
         }
     }
 
@@ -79,14 +107,15 @@ impl History {
     }
 }
 
-/// Offers `waiting` jobs (oldest first) tenant by tenant, smallest weighted share first;
-/// `try_start(index)` starts a job if it fits. `past` adds remembered use (in GPUs).
+/// Offers `waiting` jobs (oldest first) tenant by tenant, smallest weighted dominant
+/// share first; `try_start(index)` starts a job if it fits. `past` adds remembered GPU
+/// use (in GPUs); `total` is the cluster.
 pub fn offer(
     cfg: &PolicyConfig,
-    mut used: BTreeMap<u32, u64>,
+    mut used: BTreeMap<u32, Demand>,
     past: &BTreeMap<u32, f64>,
     waiting: &[Waiting],
-    total_gpus: u64,
+    total: Demand,
     mut try_start: impl FnMut(usize) -> bool,
 ) {
     let mut queues: BTreeMap<u32, VecDeque<Waiting>> = BTreeMap::new();
@@ -94,14 +123,18 @@ pub fn offer(
         queues.entry(w.tenant).or_default().push_back(*w);
     }
     // Shares as integers scaled by 1e9 keep the heap order free of float comparisons.
-    let share = |t: u32, used: u64| -> u64 {
+    let frac = |held: f64, of: u64| if of == 0 { 0.0 } else { held / of as f64 };
+    let share = |t: u32, used: Demand| -> u64 {
         let w = cfg.weights.get(&t).copied().unwrap_or(1.0).max(1e-9);
-        let held = used as f64 + past.get(&t).copied().unwrap_or(0.0);
-        ((held / total_gpus.max(1) as f64 / w) * 1e9) as u64
+        let gpus = used.gpus as f64 + past.get(&t).copied().unwrap_or(0.0);
+        let dominant = frac(gpus, total.gpus.max(1))
+            .max(frac(used.cpu_milli as f64, total.cpu_milli))
+            .max(frac(used.mem_mib as f64, total.mem_mib));
+        ((dominant / w) * 1e9) as u64
     };
     let mut heap: BinaryHeap<Reverse<(u64, u32)>> = queues
         .keys()
-        .map(|&t| Reverse((share(t, used.get(&t).copied().unwrap_or(0)), t)))
+        .map(|&t| Reverse((share(t, used.get(&t).copied().unwrap_or_default()), t)))
         .collect();
     while let Some(Reverse((_, t))) = heap.pop() {
         let queue = queues
@@ -113,7 +146,7 @@ pub fn offer(
         if try_start(w.index) {
             queue.pop_front();
             let u = used.entry(t).or_default();
-            *u += w.gpus as u64;
+            u.add(w.demand);
             if !queue.is_empty() {
                 heap.push(Reverse((share(t, *u), t)));
             }

@@ -57,6 +57,8 @@ impl State {
             .map(|n| KnownNode {
                 name: &n.record.register.node,
                 gpus: &n.record.register.gpus,
+                cpus: n.record.register.cpus,
+                mem_mib: n.record.register.mem_mib,
             })
             .collect();
         let many = jobs.len() > 1;
@@ -206,6 +208,8 @@ impl State {
                 queue: j
                     .queue
                     .unwrap_or_else(|| crate::queues::DEFAULT_QUEUE.to_string()),
+                cpu_milli: j.cpus.map_or(0, |c| (c * 1000.0).round() as u64),
+                mem_mib: j.mem_mib.unwrap_or(0),
                 priority: j.priority.unwrap_or(0),
                 walltime_s: j.walltime_s,
                 node: None,

@@ -266,6 +266,8 @@ impl State {
                     .first()
                     .map(|g| g.model.clone())
                     .unwrap_or_default(),
+                cpus: n.record.register.cpus,
+                mem_mib: n.record.register.mem_mib,
             })
             .collect();
         for id in self.queue.set_nodes(live) {

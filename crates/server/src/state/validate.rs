@@ -14,6 +14,8 @@ pub const MAX_BATCH: usize = 100_000;
 pub struct KnownNode<'a> {
     pub name: &'a str,
     pub gpus: &'a [GpuInfo],
+    pub cpus: u32,
+    pub mem_mib: u64,
 }
 
 pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
@@ -48,6 +50,14 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
                 "`env` key {k:?} is not a valid variable name (non-empty, no '=' or NUL)"
             ));
         }
+    }
+    if let Some(c) = job.cpus {
+        if !(c.is_finite() && c > 0.0 && c <= 100_000.0) {
+            return Err(format!("`cpus` = {c} must be above 0 and at most 100000"));
+        }
+    }
+    if job.mem_mib.is_some_and(|m| m == 0 || m > 1 << 36) {
+        return Err("`mem_mib` must be above 0 and at most 64 TiB".into());
     }
     if job.gpus == 0 {
         return Err("`gpus` must be at least 1: jobs without GPUs are not scheduled yet".into());
@@ -100,6 +110,23 @@ pub fn check_user_name(user: &str) -> Result<(), String> {
 }
 
 fn could_ever_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
+    // CPUs and memory count for fair share; a request no node has is still a mistake.
+    if let Some(c) = job.cpus {
+        let most = nodes.iter().map(|n| n.cpus).max().unwrap_or(0);
+        if most > 0 && c > most as f64 {
+            return Err(format!(
+                "`cpus` = {c}, but the largest node has {most} CPUs"
+            ));
+        }
+    }
+    if let Some(m) = job.mem_mib {
+        let most = nodes.iter().map(|n| n.mem_mib).max().unwrap_or(0);
+        if most > 0 && m > most {
+            return Err(format!(
+                "`mem_mib` = {m}, but the largest node has {most} MiB"
+            ));
+        }
+    }
     if nodes.is_empty() {
         return Err(
             "no node has joined the cluster yet, so nothing could run this job; \
@@ -181,6 +208,8 @@ mod tests {
         let nodes = [KnownNode {
             name: "n1",
             gpus: &a,
+            cpus: 16,
+            mem_mib: 65536,
         }];
         assert!(check_submit(&job(8), &nodes).is_ok());
         let e = check_submit(&job(9), &nodes).unwrap_err();

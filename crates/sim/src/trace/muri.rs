@@ -62,6 +62,8 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 priority,
                 submit: submit_ms / 1000.0,
                 estimate: Some(work.duration()),
+                cpu_milli: 0,
+                mem_mib: 0,
             },
             work,
             model: row.opt("model_name").map(str::to_string),

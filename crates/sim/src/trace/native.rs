@@ -59,6 +59,8 @@ impl Builder {
                 priority: f.priority,
                 submit: f.submit,
                 estimate: Some(f.estimate.unwrap_or(f.duration)),
+                cpu_milli: 0,
+                mem_mib: 0,
             },
             work: Work {
                 units: f.duration,

@@ -39,6 +39,8 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 priority: 0,
                 submit: 0.0,
                 estimate: Some(duration),
+                cpu_milli: 0,
+                mem_mib: 0,
             },
             work: Work {
                 units: duration,

@@ -85,6 +85,8 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     priority: 0,
                     submit: now,
                     estimate: Some(secs),
+                    cpu_milli: 0,
+                    mem_mib: 0,
                 },
                 work: Work {
                     units: secs,
