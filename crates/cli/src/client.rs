@@ -189,6 +189,11 @@ impl Client {
             .await
     }
 
+    pub async fn checkpoint(&self, id: u64) -> anyhow::Result<JobView> {
+        let path = format!("/api/jobs/{id}/checkpoint");
+        self.json(Method::POST, &path, None::<&()>).await
+    }
+
     pub async fn wait(&self, id: u64, timeout_s: u64) -> anyhow::Result<JobView> {
         let path = format!("/api/jobs/{id}/wait?timeout_s={timeout_s}");
         self.json(Method::GET, &path, None::<&()>).await

@@ -28,6 +28,8 @@ enum Command {
     Show(commands::show::Args),
     /// Cancel jobs (`scancel`).
     Cancel(commands::cancel::Args),
+    /// Report that a running job saved a checkpoint now.
+    Checkpoint(commands::checkpoint::Args),
     /// Print a job's output; -f follows it.
     Logs(commands::logs::Args),
     /// Nodes and their GPUs (`sinfo`).
@@ -100,6 +102,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Show(a) => commands::show::run(a).await,
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,
+            Command::Checkpoint(a) => commands::checkpoint::run(a).await,
             Command::Nodes(a) => commands::nodes::run(a).await,
             Command::Wait(a) => commands::wait::run(a).await,
             Command::Usage(a) => commands::usage::run(a).await,

@@ -24,6 +24,8 @@ pub enum Cmd {
     List(JobListQuery, Reply<JobList>),
     Get(u64, Reply<JobView>),
     Cancel(u64, Who, Reply<CancelResult>),
+    /// The job saved a checkpoint now (it told the API, not the file).
+    Checkpoint(u64, Who, Reply<JobView>),
     CreateToken(TokenCreate, Reply<TokenCreated>),
     ListTokens(Reply<TokenList>),
     Usage(UsageQuery, Reply<UsageReport>),
@@ -124,6 +126,10 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
         }
         Cmd::Cancel(id, who, r) => {
             let v = state.cancel(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::Checkpoint(id, who, r) => {
+            let v = state.checkpoint(id, &who);
             answer(out, r, v)
         }
         Cmd::CreateToken(req, r) => {

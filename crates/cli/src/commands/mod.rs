@@ -1,5 +1,6 @@
 pub mod agent;
 pub mod cancel;
+pub mod checkpoint;
 pub mod conn;
 pub mod fmt;
 pub mod logs;

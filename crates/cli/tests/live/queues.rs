@@ -397,3 +397,22 @@ fn a_job_within_its_quota_is_not_held_behind_a_borrowers_head_of_line_job() {
         ],
     );
 }
+
+#[test]
+fn a_job_reports_a_checkpoint_through_the_api() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    // The job itself reports, over the socket, as its own user.
+    let sock = socket(&url);
+    let script =
+        format!("sleep 0.5; GPUSCHED_SERVER={sock} {BIN} checkpoint $GPUSCHED_JOB_ID; sleep 30");
+    let id = submit(&url, &["--", "sh", "-c", &script]);
+    wait_until(Duration::from_secs(20), || {
+        !job(&url, id)["last_checkpoint_ms"].is_null()
+    });
+    let waiting = submit(&url, &["--", "true"]);
+    let o = cli(&url, &["checkpoint", &waiting.to_string()]);
+    assert!(stderr(&o).contains("not running"), "{}", stderr(&o));
+    cli(&url, &["cancel", &id.to_string(), &waiting.to_string()]);
+}

@@ -83,6 +83,20 @@ pub async fn cancel(
     Ok(Json(app.ask(|r| Cmd::Cancel(id, who, r)).await?))
 }
 
+/// Report that a running job saved a checkpoint now (the same as touching
+/// `$GPUSCHED_CHECKPOINT_DIR/checkpoint`): a preemption then picks jobs that lose less.
+#[utoipa::path(post, path = "/api/jobs/{id}/checkpoint", params(("id" = u64, Path)),
+    responses((status = 200, body = JobView), (status = 400, body = ApiError), (status = 403, body = ApiError)))]
+pub async fn checkpoint(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiErr> {
+    let who = person(&caller)?;
+    let id = job_id(&id)?;
+    Ok(Json(app.ask(|r| Cmd::Checkpoint(id, who, r)).await?))
+}
+
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]

@@ -67,6 +67,7 @@ fn routes() -> Router<App> {
         .route("/api/jobs/batch", post(jobs::submit_batch))
         .route("/api/jobs/{id}", get(jobs::get_job))
         .route("/api/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/api/jobs/{id}/checkpoint", post(jobs::checkpoint))
         .route("/api/jobs/{id}/wait", get(jobs::wait))
         .route("/api/jobs/{id}/logs", get(jobs::logs))
         .route("/api/nodes", get(jobs::nodes))

@@ -457,6 +457,27 @@ impl State {
         })
     }
 
+    /// Records that a running job saved a checkpoint now (its owner or an admin says so);
+    /// preemption then picks jobs that lose the least work.
+    pub fn checkpoint(&mut self, id: u64, who: &Who) -> Result<JobView, Fail> {
+        let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
+        if job.view.user != who.user && !who.admin {
+            return Err(Fail::Forbidden(format!(
+                "job {id} belongs to {}; only its owner or an admin may report its checkpoints",
+                job.view.user
+            )));
+        }
+        if job.view.state != JobState::Running {
+            return Err(Fail::BadRequest(format!(
+                "job {id} is {}, not running: there is nothing to checkpoint",
+                job.view.state.name()
+            )));
+        }
+        job.view.last_checkpoint_ms = Some(now_ms());
+        self.touch_job(id);
+        self.get(id)
+    }
+
     pub fn wait(&mut self, id: u64) -> Result<WaitResult, Fail> {
         let job = self.jobs.get(&id).ok_or_else(|| no_such_job(id))?;
         if job.view.state.is_terminal() {
