@@ -668,6 +668,7 @@ impl Scheduler {
             .map(|&i| drf::Waiting {
                 index: i,
                 tenant: drf::tenant_of(&self.policy, &jobs[i]),
+                user: jobs[i].spec.user.get(),
                 demand: drf::Demand::of(&jobs[i]),
             })
             .collect();
@@ -680,7 +681,8 @@ impl Scheduler {
         let limits = &self.queue_limits;
         let (placement, actual) = (self.placement, &mut self.actual);
         let past = self.history.gpus(&self.policy);
-        drf::offer(&self.policy, used, &past, &waiting, total, |i| {
+        let by_user = drf::user_usage(&self.policy, jobs);
+        drf::offer(&self.policy, used, by_user, &past, &waiting, total, |i| {
             let spec = &jobs[i].spec;
             // A tenant whose next job is over its queue's cap waits, like one that
             // does not fit.

@@ -215,3 +215,43 @@ fn drf_weighs_the_dominant_resource_not_just_gpus() {
         .collect();
     assert_eq!(next, [4]);
 }
+
+#[test]
+fn drf_shares_inside_a_queue_by_user_and_orders_by_priority() {
+    let cluster = Cluster::parse_shape("1x2", "A100").unwrap();
+    let mut cfg = PolicyConfig::new(PolicyKind::Drf);
+    cfg.tenant = gpusched_core::policy::Tenant::Queue;
+    let started = |jobs: &mut Vec<SchedJob>| {
+        let mut s = Scheduler::new(
+            &cluster,
+            cfg.clone(),
+            PlacementStrategy::BestFit,
+            PreemptMode::InPlace,
+        );
+        for j in jobs.iter_mut() {
+            s.enqueue(j);
+        }
+        s.pass(&mut jobs[..1], 0.0);
+        let d = s.pass(jobs, 1.0).decisions;
+        d.iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(job.0),
+                _ => None,
+            })
+            .collect::<Vec<u64>>()
+    };
+    // One queue; user 1 already runs a job; user 1's older job and user 2's job wait
+    // for the one GPU left: inside the queue, user 2 (holding nothing) goes first.
+    let mut a = queued(1, 1, 0);
+    a.spec.user = UserId(1);
+    let mut b = queued(2, 1, 0);
+    b.spec.user = UserId(1);
+    let mut c = queued(3, 1, 0);
+    c.spec.user = UserId(2);
+    assert_eq!(started(&mut vec![a.clone(), b.clone(), c]), [3]);
+    // Same user: the younger job of higher priority goes first.
+    let mut d = queued(4, 1, 0);
+    d.spec.user = UserId(1);
+    d.spec.priority = 10;
+    assert_eq!(started(&mut vec![a, b, d]), [4]);
+}

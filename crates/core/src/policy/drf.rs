@@ -47,6 +47,14 @@ impl Demand {
     }
 }
 
+/// What each (tenant, user) pair's running jobs hold: for sharing inside a queue.
+pub fn user_usage(cfg: &PolicyConfig, jobs: &[SchedJob]) -> Vec<(u32, u32, Demand)> {
+    jobs.iter()
+        .filter(|j| j.running)
+        .map(|j| (tenant_of(cfg, j), j.spec.user.get(), Demand::of(j)))
+        .collect()
+}
+
 /// What each tenant's running jobs hold.
 pub fn usage(cfg: &PolicyConfig, jobs: &[SchedJob]) -> BTreeMap<u32, Demand> {
     let mut used: BTreeMap<u32, Demand> = BTreeMap::new();
@@ -63,6 +71,8 @@ pub fn usage(cfg: &PolicyConfig, jobs: &[SchedJob]) -> BTreeMap<u32, Demand> {
 pub struct Waiting {
     pub index: usize,
     pub tenant: u32,
+    /// Its user: inside a queue (tenants are queues) users share by the same rule.
+    pub user: u32,
     pub demand: Demand,
 }
 
@@ -113,42 +123,69 @@ impl History {
 pub fn offer(
     cfg: &PolicyConfig,
     mut used: BTreeMap<u32, Demand>,
+    user_usage: Vec<(u32, u32, Demand)>,
     past: &BTreeMap<u32, f64>,
     waiting: &[Waiting],
     total: Demand,
     mut try_start: impl FnMut(usize) -> bool,
 ) {
-    let mut queues: BTreeMap<u32, VecDeque<Waiting>> = BTreeMap::new();
+    // Per tenant, per user (one user per tenant when tenants are users), in the order
+    // given (the policy's: priority with aging, then age).
+    let mut queues: BTreeMap<u32, BTreeMap<u32, VecDeque<Waiting>>> = BTreeMap::new();
     for w in waiting {
-        queues.entry(w.tenant).or_default().push_back(*w);
+        let users = queues.entry(w.tenant).or_default();
+        users.entry(w.user).or_default().push_back(*w);
     }
     // Shares as integers scaled by 1e9 keep the heap order free of float comparisons.
     let frac = |held: f64, of: u64| if of == 0 { 0.0 } else { held / of as f64 };
+    let dominant = |used: Demand, extra_gpus: f64| {
+        frac(used.gpus as f64 + extra_gpus, total.gpus.max(1))
+            .max(frac(used.cpu_milli as f64, total.cpu_milli))
+            .max(frac(used.mem_mib as f64, total.mem_mib))
+    };
     let share = |t: u32, used: Demand| -> u64 {
         let w = cfg.weights.get(&t).copied().unwrap_or(1.0).max(1e-9);
-        let gpus = used.gpus as f64 + past.get(&t).copied().unwrap_or(0.0);
-        let dominant = frac(gpus, total.gpus.max(1))
-            .max(frac(used.cpu_milli as f64, total.cpu_milli))
-            .max(frac(used.mem_mib as f64, total.mem_mib));
-        ((dominant / w) * 1e9) as u64
+        let past_gpus = past.get(&t).copied().unwrap_or(0.0);
+        ((dominant(used, past_gpus) / w) * 1e9) as u64
     };
+    // Inside a queue, what each of its users holds (equal weights).
+    let mut user_used: BTreeMap<(u32, u32), Demand> = BTreeMap::new();
+    if cfg.tenant == Tenant::Queue {
+        for (t, u, d) in user_usage {
+            user_used.entry((t, u)).or_default().add(d);
+        }
+    }
     let mut heap: BinaryHeap<Reverse<(u64, u32)>> = queues
         .keys()
         .map(|&t| Reverse((share(t, used.get(&t).copied().unwrap_or_default()), t)))
         .collect();
     while let Some(Reverse((_, t))) = heap.pop() {
-        let queue = queues
+        let users = queues
             .get_mut(&t)
             .expect("every tenant in the heap has a queue");
+        // The user with the smallest share inside the tenant (ties: lower number).
+        let pick = users
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(&u, _)| {
+                let held = user_used.get(&(t, u)).copied().unwrap_or_default();
+                ((dominant(held, 0.0) * 1e9) as u64, u)
+            })
+            .min();
+        let Some((_, u)) = pick else {
+            continue;
+        };
+        let queue = users.get_mut(&u).expect("picked from the map");
         let Some(w) = queue.front().copied() else {
             continue;
         };
         if try_start(w.index) {
             queue.pop_front();
-            let u = used.entry(t).or_default();
-            u.add(w.demand);
-            if !queue.is_empty() {
-                heap.push(Reverse((share(t, *u), t)));
+            user_used.entry((t, u)).or_default().add(w.demand);
+            let used_now = used.entry(t).or_default();
+            used_now.add(w.demand);
+            if users.values().any(|q| !q.is_empty()) {
+                heap.push(Reverse((share(t, *used_now), t)));
             }
         }
     }

@@ -9,8 +9,10 @@ use crate::Seconds;
 pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
     let spec = &job.spec;
     match cfg.kind {
-        PolicyKind::Fifo | PolicyKind::Backfill | PolicyKind::Drf => (spec.submit, 0.0),
-        PolicyKind::Priority => {
+        PolicyKind::Fifo | PolicyKind::Backfill => (spec.submit, 0.0),
+        // drf orders each tenant's jobs like `priority` (tiers with aging); with equal
+        // priorities that is submit order.
+        PolicyKind::Priority | PolicyKind::Drf => {
             let waited_hours = (now - spec.submit).max(0.0) / 3600.0;
             (
                 -(spec.priority as f64 + cfg.aging_per_hour * waited_hours),
