@@ -88,47 +88,36 @@ impl SqliteStore {
 
     /// Every job, by id.
     pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = sqlx::query("SELECT id, data FROM jobs ORDER BY id")
-            .fetch_all(&mut self.conn)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                let id: i64 = r.get(0);
-                let data: &str = r.get(1);
-                serde_json::from_str(data).map_err(|source| StoreError::Corrupt {
-                    what: format!("job {id}"),
-                    source,
-                })
-            })
-            .collect()
+        self.load_all("SELECT CAST(id AS TEXT), data FROM jobs ORDER BY id", "job")
+            .await
     }
 
     pub async fn load_nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
-        let rows = sqlx::query("SELECT name, data FROM nodes ORDER BY name")
-            .fetch_all(&mut self.conn)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                let name: &str = r.get(0);
-                let data: &str = r.get(1);
-                serde_json::from_str(data).map_err(|source| StoreError::Corrupt {
-                    what: format!("node {name}"),
-                    source,
-                })
-            })
-            .collect()
+        self.load_all("SELECT name, data FROM nodes ORDER BY name", "node")
+            .await
     }
 
     pub async fn load_tokens(&mut self) -> Result<Vec<TokenRecord>, StoreError> {
-        let rows = sqlx::query("SELECT id, data FROM tokens ORDER BY id")
-            .fetch_all(&mut self.conn)
-            .await?;
+        self.load_all(
+            "SELECT CAST(id AS TEXT), data FROM tokens ORDER BY id",
+            "token",
+        )
+        .await
+    }
+
+    /// Every row of `sql` (key, JSON data) decoded; a row that does not decode is named.
+    async fn load_all<T: serde::de::DeserializeOwned>(
+        &mut self,
+        sql: &str,
+        what: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        let rows = sqlx::query(sql).fetch_all(&mut self.conn).await?;
         rows.iter()
             .map(|r| {
-                let id: i64 = r.get(0);
+                let key: &str = r.get(0);
                 let data: &str = r.get(1);
                 serde_json::from_str(data).map_err(|source| StoreError::Corrupt {
-                    what: format!("token {id}"),
+                    what: format!("{what} {key}"),
                     source,
                 })
             })
