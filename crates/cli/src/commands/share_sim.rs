@@ -18,7 +18,8 @@ pub struct Args {
     /// Pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]).
     #[arg(long)]
     pods: PathBuf,
-    /// Strategies, comma-separated: best-fit, worst-fit, fgd, fgd-pack, or `all`.
+    /// Strategies, comma-separated: best-fit, worst-fit, fgd, fgd-pack,
+    /// fgd-coarse, or `all`.
     #[arg(long, default_value = "best-fit,fgd,fgd-pack")]
     strategy: String,
     /// Seeds, `42..51` (inclusive) or comma-separated; each draws the pod order exactly

@@ -14,6 +14,7 @@
 //! - [`fgd`]: fragmentation gradient descent.
 //! - [`ours`]: `fgd-pack`, gpusched's variant: FGD's score, ties broken by packing
 //!   instead of by node order.
+//! - [`ours2`]: `fgd-coarse`, FGD with a coarser score grid for whole-GPU pods.
 //! - [`placer`]: one entry point that scores every node with the chosen strategy.
 //!
 //! Everything is deterministic: ties between nodes go to the lowest `rank`, ties between
@@ -24,6 +25,7 @@ pub mod fgd;
 pub mod fit;
 pub mod frag;
 pub mod ours;
+pub mod ours2;
 pub mod placer;
 pub mod typical;
 

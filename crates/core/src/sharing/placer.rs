@@ -4,7 +4,7 @@
 use super::cluster::{Choice, PodReq, ShareCluster};
 use super::frag::FragModel;
 use super::typical::TypicalPods;
-use super::{fgd, fit, ours};
+use super::{fgd, fit, ours, ours2};
 
 /// A placement strategy for shared GPUs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -13,19 +13,23 @@ pub enum ShareStrategy {
     WorstFit,
     Fgd,
     FgdPack,
+    FgdCoarse,
 }
 
 /// A strategy name gpusched does not know.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("unknown sharing strategy `{0}`; use one of: best-fit, worst-fit, fgd, fgd-pack")]
+#[error(
+    "unknown sharing strategy `{0}`; use one of: best-fit, worst-fit, fgd, fgd-pack, fgd-coarse"
+)]
 pub struct UnknownStrategy(pub String);
 
 impl ShareStrategy {
-    pub const ALL: [ShareStrategy; 4] = [
+    pub const ALL: [ShareStrategy; 5] = [
         ShareStrategy::BestFit,
         ShareStrategy::WorstFit,
         ShareStrategy::Fgd,
         ShareStrategy::FgdPack,
+        ShareStrategy::FgdCoarse,
     ];
 
     pub fn name(self) -> &'static str {
@@ -34,6 +38,7 @@ impl ShareStrategy {
             ShareStrategy::WorstFit => "worst-fit",
             ShareStrategy::Fgd => "fgd",
             ShareStrategy::FgdPack => "fgd-pack",
+            ShareStrategy::FgdCoarse => "fgd-coarse",
         }
     }
 
@@ -112,6 +117,10 @@ impl Placer {
                 ShareStrategy::FgdPack => {
                     let before = self.node_frag(cluster, i);
                     ours::score(&mut self.frag, before, n, pod)
+                }
+                ShareStrategy::FgdCoarse => {
+                    let before = self.node_frag(cluster, i);
+                    ours2::score(&mut self.frag, before, n, pod)
                 }
             };
             let gpus = if pod.needs_gpu() && !pod.is_share() {
