@@ -96,15 +96,7 @@ impl LiveQueue {
         let placement = Placement {
             parts: vec![(NodeId(n as u32), self.jobs[i].spec.gpus)],
         };
-        if !self.scheduler.occupy(&placement) {
-            return false;
-        }
-        let job = &mut self.jobs[i];
-        job.account(now);
-        job.running = true;
-        job.placement = Some(placement);
-        job.first_start.get_or_insert(now);
-        true
+        self.scheduler.start_at(&mut self.jobs[i], placement, now)
     }
 
     /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed

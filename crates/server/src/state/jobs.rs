@@ -178,9 +178,7 @@ impl State {
             if let Some(t) = &record.client_token {
                 self.retry_keys.insert(t.clone(), id);
             }
-            if self.unmet(&record.view.after).is_empty() {
-                self.enqueue(&record);
-            }
+            self.queue_or_hold(&record);
             self.jobs.insert(id, record);
             self.touch_job(id);
             ids.push(id);

@@ -92,6 +92,9 @@ pub struct State {
     group_cache: std::sync::Mutex<HashMap<String, Vec<String>>>,
     /// Jobs that reclaimed their queue's quota, and the node where victims make room.
     claims: BTreeMap<u64, String>,
+    /// A job id → the pending jobs waiting for it to succeed (so an end looks only at
+    /// its own dependents, not at every job).
+    dependents: BTreeMap<u64, Vec<u64>>,
     pub touched: Touched,
 }
 
@@ -133,6 +136,7 @@ impl State {
             queue_ids: BTreeMap::new(),
             group_cache: Default::default(),
             claims: BTreeMap::new(),
+            dependents: BTreeMap::new(),
             touched: Touched::default(),
         };
         st.apply_queues(queues);
@@ -151,11 +155,11 @@ impl State {
             let (id, state) = (v.id, v.state);
             // In the map first: restoring may have to mark the run lost.
             st.jobs.insert(id, job.clone());
-            if !state.is_terminal() && st.unmet(&job.view.after).is_empty() {
-                st.enqueue(&job);
-                if matches!(state, JobState::Starting | JobState::Running) {
-                    st.restore_running(&job, now);
-                }
+            if !state.is_terminal()
+                && st.queue_or_hold(&job)
+                && matches!(state, JobState::Starting | JobState::Running)
+            {
+                st.restore_running(&job, now);
             }
         }
         st
@@ -214,12 +218,18 @@ impl State {
     /// GPUs held by each queue's starting and running jobs.
     pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
         let mut used = BTreeMap::new();
-        for j in self.jobs.values() {
-            if matches!(j.view.state, JobState::Starting | JobState::Running) {
-                *used.entry(j.view.queue.as_str()).or_insert(0) += j.view.gpus;
-            }
+        for j in self.placed() {
+            *used.entry(j.view.queue.as_str()).or_insert(0) += j.view.gpus;
         }
         used
+    }
+
+    /// The starting and running jobs: those a node holds (not every job ever stored).
+    pub(super) fn placed(&self) -> impl Iterator<Item = &JobRecord> {
+        self.nodes
+            .values()
+            .flat_map(|n| n.jobs.iter())
+            .filter_map(|id| self.jobs.get(id))
     }
 
     fn restore_running(&mut self, job: &JobRecord, now: f64) {
@@ -388,16 +398,34 @@ impl State {
             .collect()
     }
 
+    /// Puts a job in the core's queue, or, while a dependency has not succeeded, holds
+    /// it out and notes it under each such dependency. True if it was queued.
+    pub(super) fn queue_or_hold(&mut self, job: &JobRecord) -> bool {
+        let unmet = self.unmet(&job.view.after);
+        if unmet.is_empty() {
+            self.enqueue(job);
+            return true;
+        }
+        for d in unmet {
+            self.dependents.entry(d).or_default().push(job.view.id);
+        }
+        false
+    }
+
     /// A job ended: pending jobs that waited for it join the queue once all their
     /// dependencies succeeded, or fail if this one did not.
     fn settle_dependents(&mut self, id: u64, state: JobState, at_ms: u64) {
-        let waiting: Vec<u64> = self
-            .jobs
-            .values()
-            .filter(|j| j.view.state == JobState::Pending && j.view.after.contains(&id))
-            .map(|j| j.view.id)
-            .collect();
+        let Some(waiting) = self.dependents.remove(&id) else {
+            return;
+        };
         for dep in waiting {
+            if self
+                .jobs
+                .get(&dep)
+                .is_none_or(|j| j.view.state != JobState::Pending)
+            {
+                continue; // cancelled (or failed by another dependency) meanwhile
+            }
             if state != JobState::Succeeded {
                 let why = format!(
                     "dependency job {id} ended {}; it can never start",

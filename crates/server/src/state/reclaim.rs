@@ -55,10 +55,7 @@ impl State {
     /// One reclaim per round at most, and none while a preemption is under way.
     pub(super) fn reclaim(&mut self, now_ms: u64) {
         if self.queues.defs.values().all(|q| q.quota == 0)
-            || self
-                .jobs
-                .values()
-                .any(|j| j.view.preempt_requested && !j.view.state.is_terminal())
+            || self.placed().any(|j| j.view.preempt_requested)
         {
             return;
         }
@@ -91,11 +88,8 @@ impl State {
             |st: &State, name: &str| st.queue_ids.get(name).copied().unwrap_or(QueueId(u32::MAX));
         let min_ms = self.cfg.min_runtime.as_millis() as u64;
         let mut running = Vec::new();
-        for j in self.jobs.values() {
+        for j in self.placed() {
             let v = &j.view;
-            if !matches!(v.state, JobState::Starting | JobState::Running) {
-                continue;
-            }
             let Some(node) = v.node.as_deref().and_then(node_id) else {
                 continue;
             };
