@@ -437,6 +437,7 @@ mod tests {
             gpus: vec![0],
             walltime_s: Some(60),
             grace_s: 5,
+            slice: None,
         }
     }
 

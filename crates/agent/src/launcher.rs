@@ -267,7 +267,12 @@ impl Launcher {
                 .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stderr))),
         ];
         let listen = self.running.insert(a);
-        self.send(event(a, RunEventKind::Started { pid }));
+        let mig_uuid = launch
+            .slice
+            .as_ref()
+            .and_then(|s| s.mig.as_ref())
+            .and_then(|m| m.uuid.clone());
+        self.send(event(a, RunEventKind::Started { pid, mig_uuid }));
         runtime.spawn(supervise(Supervised {
             attempt: a,
             child,

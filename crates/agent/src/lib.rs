@@ -1,9 +1,11 @@
 //! The gpusched node agent's building blocks: finding the node's GPUs ([`gpu`]), keeping
 //! a durable record of every job attempt it was given ([`jobdir`]), and running those
-//! attempts as processes ([`launcher`]).
+//! attempts as processes ([`launcher`]), with their share of a GPU or MIG instance made
+//! ready first ([`slices`]).
 
 pub mod gpu;
 pub mod jobdir;
 pub mod launcher;
 pub mod logs;
 pub mod session;
+pub mod slices;

@@ -20,6 +20,7 @@ use reqwest::StatusCode;
 use tokio::sync::{mpsc, watch};
 
 use crate::launcher::{EventSink, Launcher};
+use crate::slices::SliceSetup;
 
 #[derive(Clone, Debug)]
 pub struct AgentConfig {
@@ -41,6 +42,10 @@ pub struct AgentConfig {
     pub allow_root_jobs: bool,
     /// A PEM certificate (or CA) to trust for an https:// server, besides the system's.
     pub ca_cert: Option<PathBuf>,
+    /// The GPU library, for MIG instances.
+    pub control: crate::gpu::GpuControl,
+    /// The node runs NVIDIA MPS: shares get MPS limits.
+    pub mps: bool,
 }
 
 /// Events not yet acknowledged by the server, oldest first, and a counter that wakes
@@ -86,6 +91,7 @@ struct Shared {
     http: reqwest::Client,
     outbox: Outbox,
     launcher: Launcher,
+    slices: Arc<SliceSetup>,
     log_url: String,
     /// The secret the server presents to this agent's log endpoint; new every start.
     log_token: String,
@@ -102,9 +108,20 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         events: Arc::new(Mutex::new(Vec::new())),
         wake,
     };
+    let slices = Arc::new(SliceSetup::new(cfg.control.clone(), cfg.mps));
     let sink: EventSink = {
         let outbox = outbox.clone();
-        Arc::new(move |ev| outbox.push(ev))
+        let slices = slices.clone();
+        Arc::new(move |ev| {
+            // A MIG instance made for the attempt goes before the server hears of the end.
+            if matches!(ev.event, RunEventKind::Ended { .. }) {
+                slices.ended(AttemptRef {
+                    job: ev.job,
+                    attempt: ev.attempt,
+                });
+            }
+            outbox.push(ev)
+        })
     };
     let launcher = if cfg.allow_root_jobs {
         Launcher::with_root_jobs(&jobs_root, sink)
@@ -168,6 +185,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         http,
         outbox,
         launcher,
+        slices,
         log_url,
         log_token,
         last_contact: Mutex::new(Instant::now()),
@@ -280,9 +298,10 @@ async fn register(sh: &Shared) -> Registered {
         let body = Register {
             node: sh.cfg.name.clone(),
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
-            gpus: sh.cfg.gpus.clone(),
+            gpus: sh.cfg.control.refresh(&sh.cfg.gpus),
             cpus: sh.cfg.cpus,
             mem_mib: sh.cfg.mem_mib,
+            mps: sh.cfg.mps,
             log_url: Some(sh.log_url.clone()),
             log_token: Some(sh.log_token.clone()),
             running,
@@ -364,6 +383,29 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
         if sh.launcher.seen(launch.attempt_ref()) {
             continue;
         }
+        let launch = match sh.slices.prepare(launch) {
+            Ok(l) => l,
+            Err(message) => {
+                tracing::error!(
+                    job = launch.job,
+                    attempt = launch.attempt,
+                    "cannot start: {message}"
+                );
+                // Lost, not failed: the node could not give the slice; the server requeues.
+                if cancelled_unseen.insert(launch.attempt_ref()) {
+                    sh.outbox.push(RunEvent {
+                        job: launch.job,
+                        attempt: launch.attempt,
+                        at_ms: now_ms(),
+                        event: RunEventKind::Ended {
+                            outcome: Outcome::Lost { message },
+                        },
+                    });
+                }
+                continue;
+            }
+        };
+        let launch = &launch;
         if let Err(e) = sh.launcher.start(launch, &sh.cfg.gpus) {
             tracing::error!(
                 job = launch.job,

@@ -29,6 +29,7 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         gpus: vec![],
         walltime_s: None,
         grace_s: 1,
+        slice: None,
     }
 }
 
@@ -52,7 +53,7 @@ async fn next_event(rx: &mut UnboundedReceiver<RunEvent>) -> RunEvent {
 
 async fn expect_started(rx: &mut UnboundedReceiver<RunEvent>) -> u32 {
     match next_event(rx).await.event {
-        RunEventKind::Started { pid } => pid,
+        RunEventKind::Started { pid, .. } => pid,
         other => panic!("expected Started, got {other:?}"),
     }
 }
@@ -254,6 +255,7 @@ fn gpu(index: u32, uuid: Option<&str>) -> GpuInfo {
         model: "A100-SXM4-80GB".into(),
         mem_mib: 81920,
         source: GpuSource::Fake,
+        mig: None,
     }
 }
 

@@ -19,6 +19,10 @@
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
 //! - [`plan`]: estimated start times of waiting jobs.
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
+//! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and ours) as the
+//!   sharing simulator measures it.
+//! - [`slices`]: shares and MIG instances on the live cluster (MIG layouts, re-layout
+//!   costs, share placement through [`sharing`]).
 
 pub mod cluster;
 pub mod freemap;
@@ -31,6 +35,7 @@ pub mod reclaim;
 pub mod resources;
 pub mod schedule;
 pub mod sharing;
+pub mod slices;
 
 pub use cluster::{Cluster, ClusterError, Gpu, Node};
 pub use ids::{GpuIndex, JobId, NodeId, QueueId, SwitchId, UserId};

@@ -36,6 +36,8 @@ pub struct ServerConfig {
     pub preempt_grace: Duration,
     /// A job that (re)started less than this ago is not preempted (no preemption loops).
     pub min_runtime: Duration,
+    /// Where shares of one GPU go (`fgd`, `best-fit`, `worst-fit`, ...).
+    pub share_placement: gpusched_core::sharing::ShareStrategy,
 }
 
 impl ServerConfig {
@@ -54,6 +56,7 @@ impl ServerConfig {
             preempt_signal: 10,
             preempt_grace: Duration::from_secs(30),
             min_runtime: Duration::from_secs(600),
+            share_placement: gpusched_core::sharing::ShareStrategy::Fgd,
         }
     }
 

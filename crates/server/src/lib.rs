@@ -13,6 +13,7 @@ pub mod auth;
 pub mod config;
 mod http;
 mod live;
+mod live_slices;
 pub mod queues;
 mod state;
 mod tls;

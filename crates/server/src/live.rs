@@ -4,10 +4,18 @@
 //!
 //! Each online node is its own "switch" in the core's cluster model: live jobs run on
 //! one node, and nodes may differ in GPU count and model.
+//!
+//! Jobs on part of a GPU (shares, MIG instances) are kept apart, in `live_slices`: they
+//! are placed first in each pass, and the GPUs they hold are kept from the whole-GPU
+//! scheduler (MIG GPUs are never in its cluster; shared GPUs are occupied in it).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gpusched_core::schedule::PreemptMode;
+use gpusched_core::sharing::ShareStrategy;
+use gpusched_wire::{GpuInfo, SliceAt};
+
+use crate::live_slices::{self, Book, NodeSlices, SliceJob};
 use gpusched_core::{
     Cluster, Decision, Gpu, GpuIndex, JobId, JobSpec, Node, NodeId, Placement, PlacementStrategy,
     PolicyConfig, QueueId, SchedJob, Scheduler, Seconds, SwitchId, UserId,
@@ -17,10 +25,18 @@ use gpusched_core::{
 #[derive(Clone, Debug, PartialEq)]
 pub struct LiveNode {
     pub name: String,
-    pub gpus: u32,
     pub model: String,
     pub cpus: u32,
     pub mem_mib: u64,
+    /// Its GPUs as registered, with their MIG layouts.
+    pub gpus: Vec<GpuInfo>,
+}
+
+impl LiveNode {
+    /// GPUs the whole-GPU scheduler may use: those not in MIG mode.
+    fn whole_gpus(&self) -> u32 {
+        self.gpus.iter().filter(|g| g.mig.is_none()).count() as u32
+    }
 }
 
 /// A start decided by a pass.
@@ -28,6 +44,8 @@ pub struct LiveNode {
 pub struct Start {
     pub job: u64,
     pub node: String,
+    /// For a job on part of a GPU: its share or MIG instance.
+    pub slice: Option<SliceAt>,
 }
 
 /// The jobs that can still run (pending, starting or running), in admission order, and
@@ -37,10 +55,14 @@ pub struct LiveQueue {
     jobs: Vec<SchedJob>,
     nodes: Vec<LiveNode>,
     users: BTreeMap<String, UserId>,
+    /// Jobs on part of a GPU, by id, and each online node's slices.
+    slice_jobs: Vec<SliceJob>,
+    book: Book,
+    share_strategy: ShareStrategy,
 }
 
 impl LiveQueue {
-    pub fn new(policy: PolicyConfig) -> Self {
+    pub fn new(policy: PolicyConfig, share_strategy: ShareStrategy) -> Self {
         let empty = Cluster {
             nodes: Vec::new(),
             switches: 0,
@@ -55,12 +77,84 @@ impl LiveQueue {
             jobs: Vec::new(),
             nodes: Vec::new(),
             users: BTreeMap::new(),
+            slice_jobs: Vec::new(),
+            book: Book::new(),
+            share_strategy,
+        }
+    }
+
+    /// A node's GPUs as slices see them (MIG layouts, shares and who holds them).
+    pub fn slices(&self, node: &str) -> Option<&NodeSlices> {
+        self.book.get(node)
+    }
+
+    /// Records the UUID an agent reported for a job's MIG instance.
+    pub fn set_mig_uuid(&mut self, node: &str, job: u64, uuid: &str) {
+        if let Some(n) = self.book.get_mut(node) {
+            n.set_mig_uuid(job, uuid);
+        }
+    }
+
+    fn find_slice(&self, id: u64) -> Option<usize> {
+        self.slice_jobs.binary_search_by_key(&id, |j| j.id).ok()
+    }
+
+    /// Puts a slice job on its node's slices; opening a GPU for shares takes it from
+    /// the whole-GPU scheduler. False, and nothing changes, if it does not fit.
+    fn occupy_slice(&mut self, node: &str, id: u64, at: &SliceAt) -> bool {
+        let Some(n) = self.node_index(node) else {
+            return false;
+        };
+        let Some(book) = self.book.get_mut(node) else {
+            return false;
+        };
+        let mut trial = book.clone();
+        match trial.apply(id, at) {
+            Some(true) => {
+                let p = Placement {
+                    parts: vec![(NodeId(n as u32), 1)],
+                };
+                if !self.scheduler.occupy(&p) {
+                    return false;
+                }
+            }
+            Some(false) => {}
+            None => return false,
+        }
+        *book = trial;
+        true
+    }
+
+    /// Takes a slice job off its node; a GPU that lost its last share goes back to the
+    /// whole-GPU scheduler.
+    fn release_slice(&mut self, i: usize) {
+        let Some((node, _)) = self.slice_jobs[i].at.take() else {
+            return;
+        };
+        let id = self.slice_jobs[i].id;
+        let closed = self.book.get_mut(&node).is_some_and(|b| b.release(id));
+        if let (true, Some(n)) = (closed, self.node_index(&node)) {
+            self.scheduler.release(&Placement {
+                parts: vec![(NodeId(n as u32), 1)],
+            });
         }
     }
 
     /// Adds a job at the back of the queue (the core's order); the list stays sorted by
     /// id, which keeps lookups a binary search.
     pub fn add(&mut self, v: &gpusched_wire::JobView, queue: QueueId) {
+        if let Some(ask) = &v.slice {
+            let job = SliceJob {
+                id: v.id,
+                priority: v.priority,
+                model: v.gpu_model.clone(),
+                ask: ask.clone(),
+                at: None,
+            };
+            let at = self.slice_jobs.partition_point(|j| j.id < v.id);
+            self.slice_jobs.insert(at, job);
+            return;
+        }
         let (id, submit) = (v.id, v.submit_ms as f64 / 1000.0);
         let estimate = v.walltime_s.map(|w| w as f64);
         let next = self.users.len() as u32;
@@ -89,7 +183,23 @@ impl LiveQueue {
 
     /// Marks a job that was recovered from the store as already running on `node`.
     /// Returns false when the node is not online or lacks the GPUs.
-    pub fn mark_running(&mut self, id: u64, node: &str, now: Seconds) -> bool {
+    pub fn mark_running(
+        &mut self,
+        id: u64,
+        node: &str,
+        slice: Option<&SliceAt>,
+        now: Seconds,
+    ) -> bool {
+        if let Some(at) = slice {
+            let Some(i) = self.find_slice(id) else {
+                return false;
+            };
+            if self.slice_jobs[i].at.is_some() || !self.occupy_slice(node, id, at) {
+                return false;
+            }
+            self.slice_jobs[i].at = Some((node.to_string(), at.clone()));
+            return true;
+        }
         let (Some(i), Some(n)) = (self.find(id), self.node_index(node)) else {
             return false;
         };
@@ -115,6 +225,11 @@ impl LiveQueue {
 
     /// Takes a job out for good (it ended or was cancelled), freeing its GPUs.
     pub fn remove(&mut self, id: u64) {
+        if let Some(i) = self.find_slice(id) {
+            self.release_slice(i);
+            self.slice_jobs.remove(i);
+            return;
+        }
         if let Some(i) = self.find(id) {
             let mut job = self.jobs.remove(i);
             self.scheduler.finish(&mut job);
@@ -123,6 +238,10 @@ impl LiveQueue {
 
     /// Puts a job whose run was lost back in the queue, its GPUs freed.
     pub fn requeue(&mut self, id: u64, now: Seconds) {
+        if let Some(i) = self.find_slice(id) {
+            self.release_slice(i);
+            return;
+        }
         if let Some(i) = self.find(id) {
             let job = &mut self.jobs[i];
             job.account(now);
@@ -149,7 +268,7 @@ impl LiveQueue {
                 .map(|(i, n)| Node {
                     id: NodeId(i as u32),
                     switch: SwitchId(i as u32),
-                    gpus: (0..n.gpus)
+                    gpus: (0..n.whole_gpus())
                         .map(|g| Gpu {
                             index: GpuIndex(g),
                             model: n.model.clone(),
@@ -165,6 +284,14 @@ impl LiveQueue {
         };
         let old = std::mem::replace(&mut self.nodes, nodes);
         self.scheduler.set_cluster(&cluster);
+        self.book = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let slices = NodeSlices::from_gpus(&n.gpus, n.cpus, n.mem_mib);
+                (n.name.clone(), slices)
+            })
+            .collect();
         let mut orphans = Vec::new();
         for job in &mut self.jobs {
             let Some(p) = job.placement.take() else {
@@ -186,31 +313,94 @@ impl LiveQueue {
                 }
             }
         }
+        // Slice jobs go back on the rebuilt slices (their node's layout as registered).
+        for i in 0..self.slice_jobs.len() {
+            let Some((node, at)) = self.slice_jobs[i].at.take() else {
+                continue;
+            };
+            let id = self.slice_jobs[i].id;
+            if self.occupy_slice(&node, id, &at) {
+                self.slice_jobs[i].at = Some((node, at));
+            } else {
+                orphans.push(id);
+            }
+        }
         orphans
     }
 
     /// One pass of the core at `now`: the jobs it starts, each with its node.
-    pub fn pass(&mut self, now: Seconds) -> Vec<Start> {
+    /// `whole_used` holds, per node, the GPU indices whole-GPU jobs hold.
+    pub fn pass(
+        &mut self,
+        now: Seconds,
+        whole_used: &BTreeMap<String, BTreeSet<u32>>,
+    ) -> Vec<Start> {
         if self.nodes.is_empty() {
             return Vec::new();
         }
+        let mut starts = self.slice_pass(whole_used);
         // Only running jobs change while time passes; waiting ones are accounted by the
         // core when they start (the same rule the simulator follows).
         for job in self.jobs.iter_mut().filter(|j| j.running) {
             job.account(now);
         }
         let out = self.scheduler.pass(&mut self.jobs, now);
-        out.decisions
-            .into_iter()
-            .filter_map(|d| match d {
-                Decision::Start { job, placement, .. } => Some(Start {
-                    job: job.0,
-                    node: self.nodes[placement.parts[0].0.index()].name.clone(),
-                }),
-                // Only non-preemptive policies run live for now (checked at start-up).
-                Decision::Preempt { .. } => None,
-            })
-            .collect()
+        starts.extend(out.decisions.into_iter().filter_map(|d| match d {
+            Decision::Start { job, placement, .. } => Some(Start {
+                job: job.0,
+                node: self.nodes[placement.parts[0].0.index()].name.clone(),
+                slice: None,
+            }),
+            // Only non-preemptive policies run live for now (checked at start-up).
+            Decision::Preempt { .. } => None,
+        }));
+        starts
+    }
+
+    /// Places waiting slice jobs, highest priority first, then oldest.
+    fn slice_pass(&mut self, whole_used: &BTreeMap<String, BTreeSet<u32>>) -> Vec<Start> {
+        let mut waiting: Vec<usize> = (0..self.slice_jobs.len())
+            .filter(|&i| self.slice_jobs[i].at.is_none())
+            .collect();
+        if waiting.is_empty() {
+            return Vec::new();
+        }
+        waiting.sort_by_key(|&i| {
+            (
+                -i64::from(self.slice_jobs[i].priority),
+                self.slice_jobs[i].id,
+            )
+        });
+        let empty = BTreeSet::new();
+        let workload =
+            live_slices::workload(&self.slice_jobs, self.jobs.iter().map(|j| j.spec.gpus));
+        let mut starts = Vec::new();
+        for i in waiting {
+            let nodes: Vec<(String, NodeSlices, BTreeSet<u32>)> = self
+                .nodes
+                .iter()
+                .filter_map(|n| {
+                    let b = self.book.get(&n.name)?.clone();
+                    let w = whole_used.get(&n.name).unwrap_or(&empty).clone();
+                    Some((n.name.clone(), b, w))
+                })
+                .collect();
+            let job = &self.slice_jobs[i];
+            let Some((k, at)) = live_slices::place(job, &nodes, &workload, self.share_strategy)
+            else {
+                continue;
+            };
+            let (id, node) = (job.id, nodes[k].0.clone());
+            if self.occupy_slice(&node, id, &at) {
+                self.slice_jobs[i].at = Some((node.clone(), at.clone()));
+                starts.push(Start {
+                    job: id,
+                    node,
+                    slice: Some(at),
+                });
+            }
+        }
+        starts
     }
 
     /// Queue caps and fair-share weights (by queue) from the queue file.
@@ -239,5 +429,6 @@ impl LiveQueue {
 
     pub fn waiting(&self) -> usize {
         self.jobs.iter().filter(|j| !j.running).count()
+            + self.slice_jobs.iter().filter(|j| j.at.is_none()).count()
     }
 }

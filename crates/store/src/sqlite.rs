@@ -211,6 +211,8 @@ mod tests {
                 cwd: "/".into(),
                 gpus: 1,
                 gpu_model: None,
+                slice: None,
+                slice_at: None,
                 queue: "default".into(),
                 cpu_milli: 0,
                 mem_mib: 0,

@@ -31,6 +31,10 @@ pub struct Register {
     pub gpus: Vec<GpuInfo>,
     pub cpus: u32,
     pub mem_mib: u64,
+    /// The node runs NVIDIA MPS (`nvidia-cuda-mps-control -d`): shares of its GPUs are
+    /// limited by MPS instead of by agreement.
+    #[serde(default)]
+    pub mps: bool,
     /// Where the server can fetch job logs from this agent (`http://host:port`).
     pub log_url: Option<String>,
     /// The bearer secret the server must present to `log_url` (new every agent start,
@@ -109,6 +113,10 @@ pub struct Launch {
     pub walltime_s: Option<u64>,
     /// Seconds between SIGTERM and SIGKILL when the job is stopped.
     pub grace_s: u64,
+    /// For a job on part of a GPU: the share or MIG instance (`gpus` then names the one
+    /// GPU it is on).
+    #[serde(default)]
+    pub slice: Option<crate::slice::SliceAt>,
 }
 
 impl Launch {
@@ -147,6 +155,9 @@ pub enum Outcome {
 pub enum RunEventKind {
     Started {
         pid: u32,
+        /// The `MIG-…` UUID of the instance the job was given, for a MIG job.
+        #[serde(default)]
+        mig_uuid: Option<String>,
     },
     /// The job saved a checkpoint at the event's `at_ms` (it touched the file
     /// `$GPUSCHED_CHECKPOINT_DIR/checkpoint`).

@@ -15,9 +15,18 @@ pub struct JobSubmit {
     /// Program and arguments, run directly (no shell). Use `["sh", "-c", "..."]` for a
     /// shell line.
     pub command: Vec<String>,
-    /// Whole GPUs, all on one node. 0 runs a job that needs no GPU.
-    #[serde(default = "one")]
-    pub gpus: u32,
+    /// Whole GPUs, all on one node (default 1 unless a share or MIG profile is asked).
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    /// A share of one GPU's compute, above 0 and below 1 (e.g. 0.25).
+    #[serde(default)]
+    pub gpu_share: Option<f64>,
+    /// A share of one GPU by memory: MiB, or a size such as `20GiB`.
+    #[serde(default)]
+    pub gpu_mem: Option<String>,
+    /// One MIG instance of this profile, e.g. `1g.10gb` or `3g.40gb`.
+    #[serde(default)]
+    pub mig: Option<String>,
     /// Accepted GPU model prefix, e.g. `A100` or `H100-80GB`.
     #[serde(default)]
     pub gpu_model: Option<String>,
@@ -57,10 +66,6 @@ pub struct JobSubmit {
     /// submission with the same key returns the first job instead of a new one.
     #[serde(default)]
     pub client_token: Option<String>,
-}
-
-fn one() -> u32 {
-    1
 }
 
 fn default_queue() -> String {
@@ -165,8 +170,15 @@ pub struct JobView {
     pub reason: String,
     pub command: Vec<String>,
     pub cwd: String,
+    /// Whole GPUs (0 for a job on part of one GPU).
     pub gpus: u32,
     pub gpu_model: Option<String>,
+    /// Part of one GPU instead of whole GPUs.
+    #[serde(default)]
+    pub slice: Option<crate::slice::SliceAsk>,
+    /// Where its slice is (or last was), while it runs.
+    #[serde(default)]
+    pub slice_at: Option<crate::slice::SliceAt>,
     #[serde(default = "default_queue")]
     pub queue: String,
     /// CPUs in thousandths and memory in MiB asked for (0: not said).

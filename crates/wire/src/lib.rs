@@ -8,6 +8,7 @@ pub mod agent;
 pub mod auth;
 pub mod job;
 pub mod node;
+pub mod slice;
 pub mod usage;
 
 pub use agent::{
@@ -20,6 +21,9 @@ pub use job::{
     QueueView, Submitted,
 };
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
+pub use slice::{
+    milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,
+};
 pub use usage::{UsageQuery, UsageReport, UsageRow};
 
 /// The body of every error response: what went wrong and what to do about it.

@@ -36,6 +36,9 @@ pub struct GpuInfo {
     pub model: String,
     pub mem_mib: u64,
     pub source: GpuSource,
+    /// MIG mode and layout; absent when MIG is off (or the GPU has none).
+    #[serde(default)]
+    pub mig: Option<crate::slice::MigInfo>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -50,8 +53,11 @@ pub enum NodeState {
 pub struct GpuView {
     #[serde(flatten)]
     pub info: GpuInfo,
-    /// The job holding this GPU.
+    /// The job holding this GPU whole.
     pub job: Option<u64>,
+    /// Shares and MIG instances of this GPU, with who holds them.
+    #[serde(default)]
+    pub slices: Vec<crate::slice::SliceView>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -61,6 +67,9 @@ pub struct NodeView {
     pub gpus: Vec<GpuView>,
     pub cpus: u32,
     pub mem_mib: u64,
+    /// The node runs NVIDIA MPS: shares of its GPUs get MPS limits.
+    #[serde(default)]
+    pub mps: bool,
     /// Milliseconds since the agent was last heard from.
     pub last_seen_ms_ago: u64,
     pub agent_version: String,

@@ -16,7 +16,9 @@ use gpusched_wire::{GpuInfo, GpuSource};
 
 use super::fake::FakeNvml;
 use super::nvml::NvmlLibrary;
-use super::{gpus_from_library, model_name, GpuError, GpuLibrary};
+use std::sync::Arc;
+
+use super::{gpus_from_library, model_name, GpuControl, GpuError, GpuLibrary};
 
 /// The model of declared GPUs when none is given. Jobs that name no model run on them;
 /// jobs that ask for a model never match it.
@@ -44,6 +46,11 @@ pub struct GpuOptions {
     pub declared_count: Option<u32>,
     pub declared_model: Option<String>,
     pub declared_mem_mib: Option<u64>,
+    /// The agent may create and destroy MIG instances on GPUs in MIG mode.
+    pub mig_dynamic: bool,
+    /// Fake backend only: GPUs in MIG mode and their starting layout (see
+    /// [`FakeNvml::with_mig_spec`]).
+    pub fake_mig: Option<String>,
 }
 
 /// The node's GPUs and what the operator should know about how they were found.
@@ -51,6 +58,8 @@ pub struct GpuOptions {
 pub struct Discovery {
     pub gpus: Vec<GpuInfo>,
     pub notes: Vec<String>,
+    /// The library, for MIG changes (none for declared GPUs).
+    pub control: GpuControl,
 }
 
 /// Discovers the node's GPUs with the real NVML.
@@ -68,9 +77,20 @@ pub fn discover_with(
 ) -> Result<Discovery, GpuError> {
     let declared = Declaration::from_options(opts)?;
     let mut notes = Vec::new();
-    let gpus = match &opts.backend {
+    let mut control = GpuControl::default();
+    if opts.fake_mig.is_some() && !matches!(opts.backend, GpuBackend::Fake { .. }) {
+        return Err(GpuError::Call {
+            call: "--fake-mig",
+            message: "a fake MIG layout needs --gpu-backend fake".into(),
+        });
+    }
+    let mut gpus = match &opts.backend {
         GpuBackend::Auto => match load_nvml() {
-            Ok(lib) => from_nvml(lib.as_ref(), declared.as_ref(), &mut notes)?,
+            Ok(lib) => {
+                let lib: Arc<dyn GpuLibrary> = Arc::from(lib);
+                control = GpuControl(Some(lib.clone()));
+                from_nvml(lib.as_ref(), declared.as_ref(), &mut notes)?
+            }
             Err(e @ (GpuError::LibraryNotFound | GpuError::DriverNotLoaded)) => {
                 notes.push(format!("{e}."));
                 match declared {
@@ -91,7 +111,11 @@ pub fn discover_with(
             }
             Err(e) => return Err(e),
         },
-        GpuBackend::Nvml => from_nvml(load_nvml()?.as_ref(), declared.as_ref(), &mut notes)?,
+        GpuBackend::Nvml => {
+            let lib: Arc<dyn GpuLibrary> = Arc::from(load_nvml()?);
+            control = GpuControl(Some(lib.clone()));
+            from_nvml(lib.as_ref(), declared.as_ref(), &mut notes)?
+        }
         GpuBackend::Declared => {
             let d = declared.ok_or(GpuError::DeclaredBackendWithoutCount)?;
             notes.push(d.describe());
@@ -104,15 +128,42 @@ pub fn discover_with(
             if declared.is_some() {
                 notes.push("The declared GPUs were ignored: the fake backend is in use.".into());
             }
-            let lib = FakeNvml::uniform(*count, &nvml_style_name(model), FAKE_MEM_MIB);
+            let mut lib = FakeNvml::uniform(*count, &nvml_style_name(model), FAKE_MEM_MIB);
+            if let Some(spec) = &opts.fake_mig {
+                lib = lib.with_mig_spec(spec)?;
+            }
             notes.push(format!(
                 "Using {count} fake GPU(s) of model {}: nothing here is a real GPU.",
                 model_name(model)
             ));
-            gpus_from_library(&lib, GpuSource::Fake)?
+            let gpus = gpus_from_library(&lib, GpuSource::Fake)?;
+            control = GpuControl(Some(Arc::new(lib)));
+            gpus
         }
     };
-    Ok(Discovery { gpus, notes })
+    let mig_gpus = gpus.iter().filter(|g| g.mig.is_some()).count();
+    for g in &mut gpus {
+        if let Some(m) = &mut g.mig {
+            m.dynamic = opts.mig_dynamic;
+        }
+    }
+    if mig_gpus > 0 {
+        notes.push(format!(
+            "{mig_gpus} GPU(s) in MIG mode serve MIG jobs only; {}.",
+            if opts.mig_dynamic {
+                "instances are created and destroyed to fit the queue (--mig-dynamic)"
+            } else {
+                "their instances are used as they are (pass --mig-dynamic to re-layout them)"
+            }
+        ));
+    } else if opts.mig_dynamic {
+        notes.push("--mig-dynamic has no effect: no GPU here is in MIG mode.".into());
+    }
+    Ok(Discovery {
+        gpus,
+        notes,
+        control,
+    })
 }
 
 fn from_nvml(
@@ -175,6 +226,7 @@ impl Declaration {
                 model: self.model.clone(),
                 mem_mib: self.mem_mib,
                 source: GpuSource::Declared,
+                mig: None,
             })
             .collect()
     }

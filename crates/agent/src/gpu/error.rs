@@ -49,4 +49,32 @@ pub enum GpuError {
 
     #[error("the declared GPU model must not be empty")]
     EmptyModel,
+
+    /// A MIG call failed with NVML's error `code`.
+    #[error("{call} on GPU {index} failed ({code}): {detail}")]
+    Mig {
+        call: &'static str,
+        index: u32,
+        code: &'static str,
+        detail: String,
+    },
+}
+
+impl GpuError {
+    /// A MIG call's failure with NVML's usual meaning of `code`.
+    pub fn mig(call: &'static str, index: u32, code: &'static str) -> Self {
+        let detail = match code {
+            super::NOT_SUPPORTED => "the GPU is not in MIG mode or has no MIG",
+            super::INVALID_ARGUMENT => "the profile or placement is not valid for this GPU",
+            super::INSUFFICIENT_RESOURCES => "the placement overlaps an existing instance",
+            super::NOT_FOUND => "there is no instance there",
+            _ => "see NVML's documentation of the code",
+        };
+        GpuError::Mig {
+            call,
+            index,
+            code,
+            detail: detail.to_string(),
+        }
+    }
 }

@@ -6,8 +6,22 @@
 //! between runs; asking for an index at or past the count is `NVML_ERROR_INVALID_ARGUMENT`;
 //! and it can be put in a failure mode where every call fails the way an uninitialised
 //! library or a host without a loaded driver does.
+//!
+//! MIG: a device in MIG mode keeps a list of GPU instances. Creating one follows the
+//! model's profile table and placements from NVIDIA's MIG user guide (the same tables
+//! the scheduler's core uses): a profile the model lacks or a start the profile does not
+//! allow is `NVML_ERROR_INVALID_ARGUMENT`, an overlap with an existing instance is
+//! `NVML_ERROR_INSUFFICIENT_RESOURCES`, any MIG call on a device not in MIG mode is
+//! `NVML_ERROR_NOT_SUPPORTED`, and destroying where there is no instance is
+//! `NVML_ERROR_NOT_FOUND`. Instance UUIDs have the `MIG-` + 8-4-4-4-12 form.
 
-use super::{DeviceFacts, GpuError, GpuLibrary};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use super::{
+    DeviceFacts, GpuError, GpuLibrary, MigInstanceFacts, INSUFFICIENT_RESOURCES, INVALID_ARGUMENT,
+    NOT_FOUND, NOT_SUPPORTED,
+};
 
 /// One device to fake.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +46,15 @@ pub struct FakeNvml {
     devices: Vec<FakeDevice>,
     failure: Option<FakeFailure>,
     uuid_salt: u32,
+    /// Device index → its GPU instances (devices in MIG mode only); shared by clones.
+    mig: Arc<Mutex<MigState>>,
+}
+
+#[derive(Debug, Default)]
+struct MigState {
+    instances: BTreeMap<u32, Vec<MigInstanceFacts>>,
+    /// Instances created so far: keeps every UUID new.
+    created: u64,
 }
 
 impl FakeNvml {
@@ -40,6 +63,7 @@ impl FakeNvml {
             devices,
             failure: None,
             uuid_salt: 0,
+            mig: Arc::default(),
         }
     }
 
@@ -59,6 +83,7 @@ impl FakeNvml {
             devices: Vec::new(),
             failure: Some(failure),
             uuid_salt: 0,
+            mig: Arc::default(),
         }
     }
 
@@ -67,6 +92,66 @@ impl FakeNvml {
     pub fn with_uuid_salt(mut self, salt: u32) -> Self {
         self.uuid_salt = salt;
         self
+    }
+
+    /// Puts devices in MIG mode with a starting layout, from a spec such as
+    /// `0:3g.40gb@0+3g.40gb@4,1`: GPU 0 with two 3g.40gb instances (at slices 0 and 4),
+    /// GPU 1 in MIG mode with no instance. Instances are created as NVML would create
+    /// them, so a layout NVML would refuse is refused here with NVML's error.
+    pub fn with_mig_spec(mut self, spec: &str) -> Result<Self, GpuError> {
+        let bad = |why: String| GpuError::Call {
+            call: "--fake-mig",
+            message: format!(
+                "{why}; write GPU[:PROFILE@START+PROFILE@START...],... e.g. 0:3g.40gb@0+1g.10gb@4,1"
+            ),
+        };
+        let mut layouts = Vec::new();
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (gpu, layout) = part.split_once(':').unwrap_or((part, ""));
+            let index: u32 = gpu
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("{gpu:?} is not a GPU index")))?;
+            let device = self
+                .devices
+                .get_mut(index as usize)
+                .ok_or_else(|| bad(format!("there is no fake GPU {index}")))?;
+            device.mig_mode_current = Some(true);
+            layouts.push((index, layout.to_string()));
+        }
+        for (index, layout) in layouts {
+            self.mig
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .instances
+                .entry(index)
+                .or_default();
+            for inst in layout.split('+').map(str::trim).filter(|p| !p.is_empty()) {
+                let (profile, start) = inst
+                    .split_once('@')
+                    .ok_or_else(|| bad(format!("{inst:?} lacks @START")))?;
+                let start: u8 = start
+                    .parse()
+                    .map_err(|_| bad(format!("{start:?} is not a start slice")))?;
+                self.create_mig_instance(index, profile, start)?;
+            }
+        }
+        Ok(self)
+    }
+
+    fn mig_device(&self, index: u32, call: &'static str) -> Result<&FakeDevice, GpuError> {
+        self.check()?;
+        let device = self
+            .devices
+            .get(index as usize)
+            .ok_or(GpuError::InvalidIndex {
+                index,
+                count: self.count(),
+            })?;
+        if device.mig_mode_current != Some(true) {
+            return Err(GpuError::mig(call, index, NOT_SUPPORTED));
+        }
+        Ok(device)
     }
 
     fn check(&self) -> Result<(), GpuError> {
@@ -107,6 +192,66 @@ impl GpuLibrary for FakeNvml {
             mig_mode_current: device.mig_mode_current,
         })
     }
+
+    fn mig_instances(&self, index: u32) -> Result<Vec<MigInstanceFacts>, GpuError> {
+        self.mig_device(index, "nvmlDeviceGetGpuInstances")?;
+        let state = self.mig.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(state.instances.get(&index).cloned().unwrap_or_default())
+    }
+
+    fn create_mig_instance(
+        &self,
+        index: u32,
+        profile: &str,
+        start: u8,
+    ) -> Result<MigInstanceFacts, GpuError> {
+        const CALL: &str = "nvmlDeviceCreateGpuInstanceWithPlacement";
+        let device = self.mig_device(index, CALL)?;
+        let p = gpusched_core::resources::mig_profile_for(&device.name, profile)
+            .map_err(|_| GpuError::mig(CALL, index, INVALID_ARGUMENT))?;
+        if !p.starts.contains(&start) {
+            return Err(GpuError::mig(CALL, index, INVALID_ARGUMENT));
+        }
+        let mut state = self.mig.lock().unwrap_or_else(|p| p.into_inner());
+        state.created += 1;
+        let n = state.created;
+        let list = state.instances.entry(index).or_default();
+        let want = span(start, p.memory_slices);
+        if list.iter().any(|i| span(i.start, i.size) & want != 0) {
+            return Err(GpuError::mig(CALL, index, INSUFFICIENT_RESOURCES));
+        }
+        let made = MigInstanceFacts {
+            profile: p.name,
+            start,
+            size: p.memory_slices,
+            uuid: Some(fake_mig_uuid(self.uuid_salt, index, n)),
+        };
+        list.push(made.clone());
+        list.sort_by_key(|i| i.start);
+        Ok(made)
+    }
+
+    fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
+        const CALL: &str = "nvmlGpuInstanceDestroy";
+        self.mig_device(index, CALL)?;
+        let mut state = self.mig.lock().unwrap_or_else(|p| p.into_inner());
+        let list = state.instances.entry(index).or_default();
+        let before = list.len();
+        list.retain(|i| i.start != start);
+        if list.len() == before {
+            return Err(GpuError::mig(CALL, index, NOT_FOUND));
+        }
+        Ok(())
+    }
+}
+
+fn span(start: u8, size: u8) -> u16 {
+    ((1u16 << size) - 1) << start
+}
+
+/// `MIG-` and a UUID built from the salt, device and creation count.
+fn fake_mig_uuid(salt: u32, index: u32, n: u64) -> String {
+    format!("MIG-{salt:08x}-{index:04x}-4000-8000-{n:012x}")
 }
 
 /// `GPU-` and a version-4-shaped UUID built from the salt and index, so it is stable
@@ -206,6 +351,67 @@ mod tests {
         ]);
         assert_eq!(nvml.device(0).unwrap().mig_mode_current, Some(false));
         assert_eq!(nvml.device(1).unwrap().name, "NVIDIA L4");
+    }
+
+    #[test]
+    fn mig_follows_nvidias_profiles_placements_and_error_codes() {
+        let nvml = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920)
+            .with_mig_spec("0:3g.40gb@4,1")
+            .unwrap();
+        assert_eq!(nvml.device(0).unwrap().mig_mode_current, Some(true));
+        let first = nvml.mig_instances(0).unwrap();
+        assert_eq!(
+            (first[0].profile.as_str(), first[0].start, first[0].size),
+            ("3g.40gb", 4, 4)
+        );
+        assert!(first[0].uuid.as_deref().unwrap().starts_with("MIG-"));
+        let code = |e: GpuError| match e {
+            GpuError::Mig { code, .. } => code,
+            other => panic!("{other}"),
+        };
+        // Overlap with the instance at 4..8.
+        assert_eq!(
+            code(nvml.create_mig_instance(0, "1g.10gb", 5).unwrap_err()),
+            INSUFFICIENT_RESOURCES
+        );
+        // 3g.40gb may start only at 0 or 4; 3g.20gb is an A100-40GB profile.
+        assert_eq!(
+            code(nvml.create_mig_instance(0, "3g.40gb", 2).unwrap_err()),
+            INVALID_ARGUMENT
+        );
+        assert_eq!(
+            code(nvml.create_mig_instance(0, "3g.20gb", 0).unwrap_err()),
+            INVALID_ARGUMENT
+        );
+        let made = nvml.create_mig_instance(0, "2g.20gb", 2).unwrap();
+        assert_eq!(made.size, 2);
+        assert_ne!(made.uuid, first[0].uuid);
+        assert_eq!(nvml.mig_instances(0).unwrap().len(), 2);
+        nvml.destroy_mig_instance(0, 2).unwrap();
+        assert_eq!(
+            code(nvml.destroy_mig_instance(0, 2).unwrap_err()),
+            NOT_FOUND
+        );
+        // GPU 1 is in MIG mode with nothing on it; a non-MIG GPU refuses MIG calls.
+        assert!(nvml.mig_instances(1).unwrap().is_empty());
+        let plain = FakeNvml::uniform(1, "NVIDIA A100-SXM4-80GB", 81920);
+        assert_eq!(code(plain.mig_instances(0).unwrap_err()), NOT_SUPPORTED);
+        assert_eq!(
+            code(plain.create_mig_instance(0, "1g.10gb", 0).unwrap_err()),
+            NOT_SUPPORTED
+        );
+        // A layout NVML would refuse is refused when the fake is built.
+        let e = FakeNvml::uniform(1, "NVIDIA A100-SXM4-80GB", 81920)
+            .with_mig_spec("0:4g.40gb@0+3g.40gb@0")
+            .unwrap_err();
+        assert_eq!(code(e), INSUFFICIENT_RESOURCES);
+        let e = FakeNvml::uniform(1, "NVIDIA L4", 23034)
+            .with_mig_spec("0:1g.10gb@0")
+            .unwrap_err();
+        assert_eq!(code(e), INVALID_ARGUMENT);
+        assert!(FakeNvml::uniform(1, "NVIDIA L4", 23034)
+            .with_mig_spec("3")
+            .is_err());
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! [`fake::FakeNvml`] test double) what devices the host has, or takes GPUs the operator
 //! declared by hand on hosts without NVML, and turns them into the wire's [`GpuInfo`].
 //!
-//! The trait sits at NVML's own level (count, then one device by index) so a later MIG
-//! extension is additive: a `gpu_instances(index)` method next to [`GpuLibrary::device`],
-//! fed by [`DeviceFacts::mig_mode_current`].
+//! The trait sits at NVML's own level (count, then one device by index). MIG is part of
+//! it: a GPU in MIG mode lists its GPU instances, and the agent creates and destroys
+//! instances (each with one compute instance spanning it) when its node allows dynamic
+//! MIG. The default methods answer as NVML does for a GPU without MIG.
 
 mod discover;
 mod error;
@@ -13,8 +14,9 @@ pub mod nvml;
 
 pub use discover::{discover, discover_with, Discovery, GpuBackend, GpuOptions};
 pub use error::GpuError;
+pub use fake::FakeNvml;
 
-use gpusched_wire::{GpuInfo, GpuSource};
+use gpusched_wire::{GpuInfo, GpuSource, MigInfo, MigInstanceInfo};
 
 /// What NVML says about one device, unconverted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +35,18 @@ pub struct DeviceFacts {
     pub mig_mode_current: Option<bool>,
 }
 
+/// One GPU instance of a GPU in MIG mode, with the compute instance that spans it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigInstanceFacts {
+    /// `1g.10gb`, `3g.40gb`, ...: compute slices and memory, as nvidia-smi names them.
+    pub profile: String,
+    /// Placement: first memory slice and how many it spans.
+    pub start: u8,
+    pub size: u8,
+    /// The compute instance's `MIG-…` UUID; `None` while it has no compute instance.
+    pub uuid: Option<String>,
+}
+
 /// A source of device facts with NVML's semantics.
 pub trait GpuLibrary: Send + Sync {
     /// How many devices the library can see (including ones the caller may not use).
@@ -40,6 +54,103 @@ pub trait GpuLibrary: Send + Sync {
     /// One device; `index` must be below [`GpuLibrary::device_count`], else
     /// [`GpuError::InvalidIndex`] (NVML's `NVML_ERROR_INVALID_ARGUMENT`).
     fn device(&self, index: u32) -> Result<DeviceFacts, GpuError>;
+
+    /// The GPU instances of a GPU in MIG mode, by start slice.
+    fn mig_instances(&self, index: u32) -> Result<Vec<MigInstanceFacts>, GpuError> {
+        Err(GpuError::mig(
+            "nvmlDeviceGetGpuInstances",
+            index,
+            NOT_SUPPORTED,
+        ))
+    }
+
+    /// Creates a GPU instance of `profile` at `start` and one compute instance over all
+    /// of it (`nvmlDeviceCreateGpuInstanceWithPlacement`, then
+    /// `nvmlGpuInstanceCreateComputeInstance`). NVML refuses a placement that overlaps
+    /// an existing instance (`NVML_ERROR_INSUFFICIENT_RESOURCES`), one the profile does
+    /// not allow (`NVML_ERROR_INVALID_ARGUMENT`) and any MIG call on a GPU not in MIG
+    /// mode (`NVML_ERROR_NOT_SUPPORTED`).
+    fn create_mig_instance(
+        &self,
+        index: u32,
+        profile: &str,
+        start: u8,
+    ) -> Result<MigInstanceFacts, GpuError> {
+        let _ = (profile, start);
+        Err(GpuError::mig(
+            "nvmlDeviceCreateGpuInstanceWithPlacement",
+            index,
+            NOT_SUPPORTED,
+        ))
+    }
+
+    /// Destroys the instance starting at `start`: its compute instances, then the GPU
+    /// instance (`NVML_ERROR_NOT_FOUND` if there is none there).
+    fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
+        let _ = start;
+        Err(GpuError::mig(
+            "nvmlGpuInstanceDestroy",
+            index,
+            NOT_SUPPORTED,
+        ))
+    }
+}
+
+/// NVML's names for the errors MIG calls return.
+pub const NOT_SUPPORTED: &str = "NVML_ERROR_NOT_SUPPORTED";
+pub const INVALID_ARGUMENT: &str = "NVML_ERROR_INVALID_ARGUMENT";
+pub const INSUFFICIENT_RESOURCES: &str = "NVML_ERROR_INSUFFICIENT_RESOURCES";
+pub const NOT_FOUND: &str = "NVML_ERROR_NOT_FOUND";
+
+/// The library the node's GPUs came from, kept for MIG changes (none for declared GPUs).
+#[derive(Clone, Default)]
+pub struct GpuControl(pub Option<std::sync::Arc<dyn GpuLibrary>>);
+
+impl std::fmt::Debug for GpuControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "GpuControl(library)"
+        } else {
+            "GpuControl(none)"
+        })
+    }
+}
+
+impl PartialEq for GpuControl {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.is_some() == other.0.is_some()
+    }
+}
+
+impl Eq for GpuControl {}
+
+impl GpuControl {
+    /// `gpus` with each MIG GPU's instance list read again (instances change as jobs
+    /// come and go on a node with dynamic MIG).
+    pub fn refresh(&self, gpus: &[GpuInfo]) -> Vec<GpuInfo> {
+        let mut out = gpus.to_vec();
+        let Some(lib) = &self.0 else {
+            return out;
+        };
+        for g in &mut out {
+            if let Some(m) = &mut g.mig {
+                match lib.mig_instances(g.index) {
+                    Ok(list) => m.instances = list.into_iter().map(instance_info).collect(),
+                    Err(e) => tracing::warn!(gpu = g.index, "cannot list MIG instances: {e}"),
+                }
+            }
+        }
+        out
+    }
+}
+
+fn instance_info(i: MigInstanceFacts) -> MigInstanceInfo {
+    MigInstanceInfo {
+        profile: i.profile,
+        start: i.start,
+        size: i.size,
+        uuid: i.uuid,
+    }
 }
 
 /// The model users match against: NVML's name without the vendor prefix, so
@@ -60,11 +171,27 @@ pub fn gpus_from_library(
 ) -> Result<Vec<GpuInfo>, GpuError> {
     let count = lib.device_count()?;
     (0..count)
-        .map(|index| lib.device(index).map(|facts| gpu_info(&facts, source)))
+        .map(|index| {
+            let facts = lib.device(index)?;
+            // A GPU in MIG mode lists its instances; dynamic re-layout is the node's
+            // choice, set by discovery.
+            let mig = match facts.mig_mode_current {
+                Some(true) => Some(MigInfo {
+                    dynamic: false,
+                    instances: lib
+                        .mig_instances(index)?
+                        .into_iter()
+                        .map(instance_info)
+                        .collect(),
+                }),
+                _ => None,
+            };
+            Ok(gpu_info(&facts, source, mig))
+        })
         .collect()
 }
 
-fn gpu_info(facts: &DeviceFacts, source: GpuSource) -> GpuInfo {
+fn gpu_info(facts: &DeviceFacts, source: GpuSource, mig: Option<MigInfo>) -> GpuInfo {
     const MIB: u64 = 1024 * 1024;
     GpuInfo {
         index: facts.index,
@@ -72,6 +199,7 @@ fn gpu_info(facts: &DeviceFacts, source: GpuSource) -> GpuInfo {
         model: model_name(&facts.name),
         mem_mib: facts.memory_total_bytes / MIB,
         source,
+        mig,
     }
 }
 

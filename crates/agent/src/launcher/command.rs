@@ -25,6 +25,15 @@ pub fn build(
         return Err("the job has no command to run".to_string());
     };
     let gpus = select_gpus(&launch.gpus, node_gpus)?;
+    // A MIG job sees only its instance; everything else sees its whole GPUs.
+    let mig = launch.slice.as_ref().and_then(|s| s.mig.as_ref());
+    let visible = match mig {
+        Some(m) => m
+            .uuid
+            .clone()
+            .ok_or("the job's MIG instance has no UUID yet; it cannot be made visible")?,
+        None => cuda_visible_devices(&gpus),
+    };
     let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(&launch.cwd)
@@ -37,7 +46,7 @@ pub fn build(
         .env_remove("GPUSCHED_JOIN_TOKEN")
         .env_remove("GPUSCHED_TOKEN")
         .envs(&launch.env)
-        .env("CUDA_VISIBLE_DEVICES", cuda_visible_devices(&gpus))
+        .env("CUDA_VISIBLE_DEVICES", visible)
         // Makes CUDA number devices in PCI bus order like NVML, so indices agree.
         .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
         .env("GPUSCHED_JOB_ID", launch.job.to_string())
@@ -138,6 +147,7 @@ mod tests {
             model: "A100".into(),
             mem_mib: 81920,
             source: GpuSource::Fake,
+            mig: None,
         }
     }
 

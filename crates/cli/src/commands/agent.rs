@@ -35,6 +35,18 @@ pub struct GpuArgs {
     /// Where the GPU list comes from.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub gpu_backend: Backend,
+    /// Create and destroy MIG instances on this node's MIG GPUs to fit the queue (only
+    /// ever on slices no job uses). Without it their existing instances are used.
+    #[arg(long)]
+    pub mig_dynamic: bool,
+    /// This node runs NVIDIA MPS (`nvidia-cuda-mps-control -d`): shares of its GPUs get
+    /// MPS limits (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT).
+    #[arg(long)]
+    pub mps: bool,
+    /// With --gpu-backend fake: GPUs in MIG mode and their layout, e.g.
+    /// `0:3g.40gb@0+3g.40gb@4,1` (GPU 0 with two instances, GPU 1 empty).
+    #[arg(long, value_name = "SPEC")]
+    pub fake_mig: Option<String>,
 }
 
 #[derive(ClapArgs, Debug)]
@@ -95,7 +107,7 @@ pub fn host_name() -> String {
 
 impl GpuArgs {
     /// Discovers the GPUs, printing what the operator should know.
-    pub fn discover(&self) -> anyhow::Result<Vec<gpusched_wire::GpuInfo>> {
+    pub fn discover(&self) -> anyhow::Result<gpusched_agent::gpu::Discovery> {
         let backend = match self.gpu_backend {
             Backend::Auto => GpuBackend::Auto,
             Backend::Nvml => GpuBackend::Nvml,
@@ -113,13 +125,30 @@ impl GpuArgs {
             declared_count: self.gpus,
             declared_model: self.gpu_model.clone(),
             declared_mem_mib: self.gpu_mem_mib,
+            mig_dynamic: self.mig_dynamic,
+            fake_mig: self.fake_mig.clone(),
         };
         let found = discover(&opts)?;
         for note in &found.notes {
             eprintln!("note: {note}");
         }
-        Ok(found.gpus)
+        if self.mps
+            && !std::path::Path::new(&mps_pipe_dir())
+                .join("control")
+                .exists()
+        {
+            eprintln!(
+                "note: --mps is set but no MPS control daemon was found at {}/control; start                  it with `nvidia-cuda-mps-control -d` or share jobs will not connect",
+                mps_pipe_dir()
+            );
+        }
+        Ok(found)
     }
+}
+
+/// Where MPS clients look for the control daemon (NVIDIA's default, or the variable).
+fn mps_pipe_dir() -> String {
+    std::env::var("CUDA_MPS_PIPE_DIRECTORY").unwrap_or_else(|_| "/tmp/nvidia-mps".into())
 }
 
 pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
@@ -128,11 +157,14 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         Some(d) => d.clone(),
         None => super::server::default_data_dir()?.join(format!("agent-{name}")),
     };
+    let found = args.gpu.discover()?;
     Ok(AgentConfig {
         server: args.server.trim_end_matches('/').to_string(),
         name,
         state_dir,
-        gpus: args.gpu.discover()?,
+        gpus: found.gpus,
+        control: found.control,
+        mps: args.gpu.mps,
         cpus: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),

@@ -146,3 +146,13 @@ mod tests {
         assert_eq!(t, "ID   NAME\n1    a\n100  bb\n");
     }
 }
+
+/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`.
+pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
+    match &j.slice {
+        Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
+        Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),
+        Some(gpusched_wire::SliceAsk::Mig { profile }) => format!("mig {profile}"),
+        None => j.gpus.to_string(),
+    }
+}

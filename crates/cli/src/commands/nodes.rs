@@ -35,23 +35,53 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let mut rows = Vec::new();
         for n in &list.nodes {
             for g in &n.gpus {
+                let mode = match (&g.info.mig, n.mps) {
+                    (Some(m), _) if m.dynamic => "mig (dynamic)",
+                    (Some(_), _) => "mig",
+                    (None, true) => "mps",
+                    (None, false) => "-",
+                };
                 rows.push(vec![
                     n.name.clone(),
                     g.info.index.to_string(),
                     g.info.model.clone(),
                     format!("{} MiB", g.info.mem_mib),
+                    mode.to_string(),
                     g.info.source.name().to_string(),
                     g.info.uuid.clone().unwrap_or_else(|| "-".into()),
-                    g.job
-                        .map(|j| format!("job {j}"))
-                        .unwrap_or_else(|| "free".into()),
+                    held_by(g),
                 ]);
+                // One line per share or MIG instance, under its GPU.
+                for s in &g.slices {
+                    let what = match (&s.profile, s.start) {
+                        (Some(p), Some(start)) => format!("{p}@{start}"),
+                        _ => format!(
+                            "{} share, {} MiB",
+                            gpusched_wire::milli_text(s.milli),
+                            s.mem_mib
+                        ),
+                    };
+                    rows.push(vec![
+                        String::new(),
+                        format!("  {}", s.kind),
+                        what,
+                        format!("{} MiB", s.mem_mib),
+                        String::new(),
+                        String::new(),
+                        s.uuid.clone().unwrap_or_else(|| "-".into()),
+                        match (s.job, &s.user) {
+                            (Some(j), Some(u)) => format!("job {j} ({u})"),
+                            (Some(j), None) => format!("job {j}"),
+                            (None, _) => "idle".into(),
+                        },
+                    ]);
+                }
             }
         }
         print!(
             "{}",
             table(
-                &["NODE", "GPU", "MODEL", "MEMORY", "SOURCE", "UUID", "HELD BY"],
+                &["NODE", "GPU", "MODEL", "MEMORY", "SHARING", "SOURCE", "UUID", "HELD BY"],
                 &rows
             )
         );
@@ -61,7 +91,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .nodes
         .iter()
         .map(|n| {
-            let used = n.gpus.iter().filter(|g| g.job.is_some()).count();
+            let used = n
+                .gpus
+                .iter()
+                .filter(|g| g.job.is_some() || g.slices.iter().any(|s| s.job.is_some()))
+                .count();
+            let sliced = n
+                .gpus
+                .iter()
+                .filter(|g| g.info.mig.is_some() || !g.slices.is_empty())
+                .count();
             let mut models: Vec<&str> = n.gpus.iter().map(|g| g.info.model.as_str()).collect();
             models.dedup();
             let mut sources: Vec<&str> = n.gpus.iter().map(|g| g.info.source.name()).collect();
@@ -69,7 +108,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             vec![
                 n.name.clone(),
                 state(n.state).to_string(),
-                format!("{used}/{}", n.gpus.len()),
+                if sliced > 0 {
+                    format!("{used}/{} ({sliced} sliced)", n.gpus.len())
+                } else {
+                    format!("{used}/{}", n.gpus.len())
+                },
                 if models.is_empty() {
                     "-".into()
                 } else {
@@ -92,4 +135,24 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         )
     );
     Ok(())
+}
+
+/// Who holds a GPU: a job whole, jobs on its slices, or nobody.
+fn held_by(g: &gpusched_wire::GpuView) -> String {
+    if let Some(j) = g.job {
+        return format!("job {j}");
+    }
+    let holders: Vec<String> = g
+        .slices
+        .iter()
+        .filter_map(|s| s.job.map(|j| j.to_string()))
+        .collect();
+    match (
+        holders.is_empty(),
+        g.info.mig.is_some() || !g.slices.is_empty(),
+    ) {
+        (false, _) => format!("jobs {} (sliced)", holders.join(",")),
+        (true, true) => "sliced, idle".into(),
+        (true, false) => "free".into(),
+    }
 }

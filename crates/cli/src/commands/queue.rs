@@ -109,7 +109,7 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
         j.user.clone(),
         j.queue.clone(),
         state,
-        j.gpus.to_string(),
+        super::fmt::gpus_asked(j),
         j.node.clone().unwrap_or_else(|| "-".into()),
         time,
         j.reason.clone(),

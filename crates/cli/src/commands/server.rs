@@ -43,6 +43,10 @@ pub struct ServerArgs {
     /// A job that (re)started less than this ago is not preempted (no preemption loops).
     #[arg(long, default_value = "10m", value_name = "DURATION")]
     pub min_runtime: String,
+    /// Where shares of one GPU go: fgd (fragmentation gradient descent, keeps whole
+    /// GPUs free for the jobs that need them), best-fit, worst-fit, fgd-pack, fgd-coarse.
+    #[arg(long, default_value = "fgd", value_name = "STRATEGY")]
+    pub share_placement: String,
     /// Queue file (TOML: quotas, limits, weights, who may use each); SIGHUP reloads it.
     #[arg(long, value_name = "FILE")]
     pub queues: Option<PathBuf>,
@@ -82,6 +86,8 @@ impl ServerArgs {
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         cfg.queues_file = self.queues.clone();
+        cfg.share_placement = gpusched_core::sharing::ShareStrategy::parse(&self.share_placement)
+            .map_err(|e| anyhow::anyhow!("--share-placement: {e}"))?;
         cfg.preempt_grace = std::time::Duration::from_secs(
             parse_duration(&self.preempt_grace).map_err(anyhow::Error::msg)?,
         );

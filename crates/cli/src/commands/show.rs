@@ -54,7 +54,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             "gpus",
             format!(
                 "{}{}",
-                j.gpus,
+                super::fmt::gpus_asked(&j),
                 j.gpu_model
                     .as_ref()
                     .map(|m| format!(" of model {m}*"))
@@ -63,6 +63,35 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ),
         ("node", opt(j.node.clone())),
         ("gpu indices", gpus),
+        (
+            "slice",
+            match &j.slice_at {
+                Some(at) => match &at.mig {
+                    Some(m) => format!(
+                        "MIG {} at slice {} of GPU {}{}{}",
+                        m.profile,
+                        m.start,
+                        at.gpu,
+                        m.uuid
+                            .as_ref()
+                            .map(|u| format!(" ({u})"))
+                            .unwrap_or_default(),
+                        if m.create {
+                            ", created for this job"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => format!(
+                        "{} of GPU {} ({} MiB)",
+                        gpusched_wire::milli_text(at.milli),
+                        at.gpu,
+                        at.mem_mib
+                    ),
+                },
+                None => "-".into(),
+            },
+        ),
         (
             "attempt",
             format!(

@@ -25,7 +25,8 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = args.server.config()?;
-    let gpus = args.gpu.discover()?;
+    let found = args.gpu.discover()?;
+    let gpus = found.gpus.clone();
     let bound = gpusched_server::bind(cfg.clone()).await?;
     let server = bound.url();
     let name = args.name.clone().unwrap_or_else(host_name);
@@ -34,6 +35,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         name: name.clone(),
         state_dir: cfg.data_dir.join("agent"),
         gpus: gpus.clone(),
+        control: found.control,
+        mps: args.gpu.mps,
         cpus: std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1),

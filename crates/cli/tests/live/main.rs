@@ -6,5 +6,6 @@ mod bad_input;
 mod basics;
 mod faults;
 mod queues;
+mod sharing;
 mod support;
 mod up;

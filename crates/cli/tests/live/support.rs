@@ -145,9 +145,29 @@ pub enum Gpus {
 
 /// Starts an agent and waits until the server lists its node online.
 pub fn agent(url: &str, name: &str, state: &Path, gpus: Gpus) -> Proc {
-    let (n, backend, model) = match gpus {
+    agent_with(url, name, state, gpus, &[])
+}
+
+/// [`agent`] with more flags (`--gpu-model` given there wins over the default).
+pub fn agent_with(url: &str, name: &str, state: &Path, gpus: Gpus, extra: &[&str]) -> Proc {
+    let (n, backend, default_model) = match gpus {
         Gpus::Declared(n) => (n, "declared", "A100-SXM4-80GB"),
         Gpus::Fake(n) => (n, "fake", "NVIDIA H100 80GB HBM3"),
+    };
+    let model = extra
+        .iter()
+        .position(|a| *a == "--gpu-model")
+        .and_then(|i| extra.get(i + 1))
+        .copied()
+        .unwrap_or(default_model);
+    let extra: Vec<&str> = match extra.iter().position(|a| *a == "--gpu-model") {
+        Some(i) => extra
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != i && *k != i + 1)
+            .map(|(_, a)| *a)
+            .collect(),
+        None => extra.to_vec(),
     };
     let join = known(url, |k| k.data.join("join-token")).expect("a registered server");
     let child = Command::new(BIN)
@@ -165,6 +185,7 @@ pub fn agent(url: &str, name: &str, state: &Path, gpus: Gpus) -> Proc {
             "--gpu-backend",
             backend,
         ])
+        .args(&extra)
         .env("GPUSCHED_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -139,6 +139,7 @@ impl State {
                     gpus: v.gpu_indices.clone(),
                     walltime_s: v.walltime_s,
                     grace_s: job.grace_s,
+                    slice: v.slice_at.clone(),
                 });
             }
         }
@@ -166,7 +167,17 @@ impl State {
                 continue;
             }
             match &e.event {
-                RunEventKind::Started { .. } => {
+                RunEventKind::Started { mig_uuid, .. } => {
+                    if let (Some(uuid), Some(at)) = (mig_uuid, &mut v.slice_at) {
+                        if let Some(m) = &mut at.mig {
+                            if m.uuid.as_deref() != Some(uuid.as_str()) {
+                                m.uuid = Some(uuid.clone());
+                                self.queue.set_mig_uuid(node, e.job, uuid);
+                                self.touched.jobs.insert(e.job);
+                            }
+                        }
+                    }
+                    let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
                     if v.state == JobState::Starting {
                         v.state = JobState::Running;
                         v.start_ms = Some(e.at_ms);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use gpusched_store::JobRecord;
 use gpusched_wire::{
     CancelResult, GpuView, JobList, JobListQuery, JobState, JobSubmit, JobView, NodeList,
-    NodeState, NodeView, Submitted,
+    NodeState, NodeView, SliceView, Submitted,
 };
 use tokio::sync::oneshot;
 
@@ -188,6 +188,9 @@ impl State {
     }
 
     fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
+        // Checked by `check_submit` before; a failure here cannot happen.
+        let slice = validate::slice_of(&j).ok().flatten();
+        let gpus = validate::whole_gpus(&j, slice.as_ref());
         let name = j.name.clone().unwrap_or_else(|| {
             let prog = &j.command[0];
             prog.rsplit('/').next().unwrap_or(prog).to_string()
@@ -201,8 +204,10 @@ impl State {
                 reason: String::new(),
                 command: j.command,
                 cwd: j.cwd.unwrap_or_else(|| "/".into()),
-                gpus: j.gpus,
+                gpus,
                 gpu_model: j.gpu_model,
+                slice,
+                slice_at: None,
                 queue: j
                     .queue
                     .unwrap_or_else(|| crate::queues::DEFAULT_QUEUE.to_string()),
@@ -301,6 +306,23 @@ impl State {
                 "dependency: waiting for job{} {} to succeed",
                 if ids.len() == 1 { "" } else { "s" },
                 ids.join(", ")
+            );
+        }
+        if let Some(ask) = &v.slice {
+            let model = v
+                .gpu_model
+                .as_ref()
+                .map(|m| format!(" of model {m}*"))
+                .unwrap_or_default();
+            let kind = match ask {
+                gpusched_wire::SliceAsk::Mig { .. } => {
+                    "an idle instance, or free slices on a GPU whose agent may re-layout it"
+                }
+                _ => "a GPU with that much compute and memory free",
+            };
+            return format!(
+                "waiting for {}{model}: no online node has {kind} now",
+                ask.describe()
             );
         }
         let queue = self.queues.defs.get(&v.queue);
@@ -542,16 +564,70 @@ impl State {
                     .map(|g| GpuView {
                         info: g.clone(),
                         job: n.used.get(&g.index).copied(),
+                        slices: self.slice_views(&n.record.register.node, g.index),
                     })
                     .collect(),
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
+                mps: n.record.register.mps,
                 last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
                 agent_version: n.record.register.agent_version.clone(),
             })
             .collect();
         NodeList { nodes }
     }
+
+    /// The shares and MIG instances of one GPU, with who holds them.
+    fn slice_views(&self, node: &str, gpu: u32) -> Vec<SliceView> {
+        let Some(g) = self
+            .queue
+            .slices(node)
+            .and_then(|s| s.gpus.iter().find(|g| g.index == gpu))
+        else {
+            return Vec::new();
+        };
+        let user = |job: Option<u64>| {
+            job.and_then(|j| self.jobs.get(&j))
+                .map(|j| j.view.user.clone())
+        };
+        let mut out: Vec<SliceView> = g
+            .shares
+            .iter()
+            .map(|&(job, milli, mem_mib)| SliceView {
+                kind: "share".into(),
+                profile: None,
+                start: None,
+                uuid: None,
+                milli,
+                mem_mib,
+                job: Some(job),
+                user: user(Some(job)),
+            })
+            .collect();
+        if let Some(mig) = &g.mig {
+            out.extend(mig.slots.iter().map(|s| SliceView {
+                kind: "mig".into(),
+                profile: Some(s.profile.clone()),
+                start: Some(s.start),
+                uuid: s.uuid.clone(),
+                milli: mig_compute_milli(&s.profile),
+                mem_mib: g.mem_mib * u64::from(s.size) / 8,
+                job: s.holder,
+                user: user(s.holder),
+            }));
+        }
+        out
+    }
+}
+
+/// A MIG profile's share of the GPU's seven compute slices, in thousandths.
+fn mig_compute_milli(profile: &str) -> u32 {
+    let compute: u32 = profile
+        .split('g')
+        .next()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (compute * 1000 / 7).min(1000)
 }
 
 fn no_such_job(id: u64) -> Fail {

@@ -121,6 +121,7 @@ impl State {
     ) -> Self {
         let mut policy = PolicyConfig::new(cfg.policy);
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
+        let share_placement = cfg.share_placement;
         let mut st = State {
             instance: format!("{:x}-{:x}", now_ms(), std::process::id()),
             cfg,
@@ -128,7 +129,7 @@ impl State {
             next_id: 1,
             retry_keys: HashMap::new(),
             nodes: BTreeMap::new(),
-            queue: LiveQueue::new(policy),
+            queue: LiveQueue::new(policy, share_placement),
             sched_due: true,
             waiters: BTreeMap::new(),
             tokens: tokens.into_iter().map(|t| (t.id, t)).collect(),
@@ -235,7 +236,12 @@ impl State {
     fn restore_running(&mut self, job: &JobRecord, now: f64) {
         let v = &job.view;
         let node = v.node.clone().unwrap_or_default();
+        let slice = v.slice_at.as_ref();
         let ok = match self.nodes.get_mut(&node) {
+            Some(n) if slice.is_some() => {
+                n.jobs.insert(v.id);
+                true
+            }
             Some(n) if v.gpu_indices.iter().all(|g| !n.used.contains_key(g)) => {
                 for &g in &v.gpu_indices {
                     n.used.insert(g, v.id);
@@ -245,7 +251,7 @@ impl State {
             }
             _ => false,
         };
-        if !(ok && self.queue.mark_running(v.id, &node, now)) {
+        if !(ok && self.queue.mark_running(v.id, &node, slice, now)) {
             // The stored state is inconsistent (two jobs on one GPU, an unknown node):
             // treat the run as lost rather than let the core start it a second time.
             tracing::warn!(
@@ -268,7 +274,7 @@ impl State {
             .filter(|n| n.online)
             .map(|n| LiveNode {
                 name: n.record.register.node.clone(),
-                gpus: n.record.register.gpus.len() as u32,
+                gpus: n.record.register.gpus.clone(),
                 model: n
                     .record
                     .register
@@ -308,12 +314,21 @@ impl State {
         // Jobs that reclaimed quota come first on the node they reclaimed: they start as
         // soon as it has room, and until then its free GPUs are kept from the pass.
         let holds = self.serve_claims(now_ms as f64 / 1000.0);
-        let starts = self.queue.pass(now_ms as f64 / 1000.0);
+        let whole_used: BTreeMap<String, BTreeSet<u32>> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.online)
+            .map(|(k, n)| (k.clone(), n.used.keys().copied().collect()))
+            .collect();
+        let starts = self.queue.pass(now_ms as f64 / 1000.0, &whole_used);
         for hold in &holds {
             self.queue.unhold(hold);
         }
         for start in starts {
-            self.assign(start.job, &start.node);
+            match start.slice {
+                Some(at) => self.assign_slice(start.job, &start.node, at),
+                None => self.assign(start.job, &start.node),
+            }
         }
         self.reclaim(now_ms);
     }
@@ -327,13 +342,18 @@ impl State {
             return;
         };
         let want = job.view.gpus as usize;
+        let sliced = self
+            .queue
+            .slices(node_name)
+            .map(|s| s.not_whole())
+            .unwrap_or_default();
         let picked: Vec<u32> = node
             .record
             .register
             .gpus
             .iter()
             .map(|g| g.index)
-            .filter(|i| !node.used.contains_key(i))
+            .filter(|i| !node.used.contains_key(i) && !sliced.contains(i))
             .take(want)
             .collect();
         if picked.len() < want {
@@ -353,6 +373,57 @@ impl State {
         v.start_ms = None;
         self.touched.jobs.insert(id);
         self.bump(node_name);
+    }
+
+    /// Moves a slice job the core placed to `starting` on `node`, on the slice `at`.
+    fn assign_slice(&mut self, id: u64, node_name: &str, at: gpusched_wire::SliceAt) {
+        let (Some(node), Some(job)) = (self.nodes.get_mut(node_name), self.jobs.get_mut(&id))
+        else {
+            return;
+        };
+        node.jobs.insert(id);
+        let v = &mut job.view;
+        v.state = JobState::Starting;
+        v.reason = format!("sent to {node_name}");
+        v.node = Some(node_name.to_string());
+        v.gpu_indices = vec![at.gpu];
+        v.slice_at = Some(at);
+        v.start_ms = None;
+        self.touched.jobs.insert(id);
+        self.bump(node_name);
+    }
+
+    /// GPUs of a node free for whole-GPU jobs: not held whole, not in MIG mode, not
+    /// holding shares.
+    pub(super) fn whole_free(&self, node: &str) -> u32 {
+        let Some(n) = self.nodes.get(node) else {
+            return 0;
+        };
+        let sliced = self
+            .queue
+            .slices(node)
+            .map(|s| s.not_whole())
+            .unwrap_or_default();
+        n.record
+            .register
+            .gpus
+            .iter()
+            .filter(|g| {
+                g.mig.is_none() && !n.used.contains_key(&g.index) && !sliced.contains(&g.index)
+            })
+            .count() as u32
+    }
+
+    /// GPUs of a node whole-GPU jobs can ever use (those not in MIG mode).
+    pub(super) fn whole_capacity(&self, node: &str) -> u32 {
+        self.nodes.get(node).map_or(0, |n| {
+            n.record
+                .register
+                .gpus
+                .iter()
+                .filter(|g| g.mig.is_none())
+                .count() as u32
+        })
     }
 
     /// Frees a job's GPUs on its node (it ended, was lost or cancelled).
@@ -479,6 +550,7 @@ impl State {
         v.preempt_requested = false;
         v.node = None;
         v.gpu_indices.clear();
+        v.slice_at = None;
         v.start_ms = None;
         self.touch_job(id);
     }
@@ -502,6 +574,7 @@ impl State {
         v.preempt_requested = false;
         v.node = None;
         v.gpu_indices.clear();
+        v.slice_at = None;
         v.start_ms = None;
         v.last_checkpoint_ms = None;
         self.touch_job(id);

@@ -22,18 +22,22 @@ impl State {
             job.is_some_and(|j| j.view.state == JobState::Pending)
                 && self.nodes.get(node.as_str()).is_some_and(|n| {
                     n.online
-                        && job.is_some_and(|j| n.record.register.gpus.len() as u32 >= j.view.gpus)
+                        && job.is_some_and(|j| {
+                            n.record
+                                .register
+                                .gpus
+                                .iter()
+                                .filter(|g| g.mig.is_none())
+                                .count() as u32
+                                >= j.view.gpus
+                        })
                 })
         });
         let mut holds = Vec::new();
         for (id, node) in self.claims.clone() {
-            let (gpus, free) = {
-                let n = &self.nodes[&node];
-                let free = n.record.register.gpus.len() - n.used.len();
-                (self.jobs[&id].view.gpus, free as u32)
-            };
+            let (gpus, free) = (self.jobs[&id].view.gpus, self.whole_free(&node));
             if free >= gpus {
-                if self.queue.mark_running(id, &node, now) {
+                if self.queue.mark_running(id, &node, None, now) {
                     self.claims.remove(&id);
                     self.assign(id, &node);
                 }
@@ -90,6 +94,10 @@ impl State {
         let mut running = Vec::new();
         for j in self.placed() {
             let v = &j.view;
+            // Slices are not reclaimed: quotas count whole GPUs.
+            if v.slice.is_some() {
+                continue;
+            }
             let Some(node) = v.node.as_deref().and_then(node_id) else {
                 continue;
             };
@@ -112,8 +120,8 @@ impl State {
                 let n = &self.nodes[name];
                 NodeRoom {
                     node: NodeId(i as u32),
-                    free: (n.record.register.gpus.len() - n.used.len()) as u32,
-                    capacity: n.record.register.gpus.len() as u32,
+                    free: self.whole_free(name),
+                    capacity: self.whole_capacity(name),
                     model: n
                         .record
                         .register

@@ -1,7 +1,9 @@
 //! Checks a submission before it is accepted. Every message names the field, what was
 //! wrong and what is allowed.
 
-use gpusched_wire::{GpuInfo, JobSubmit};
+use gpusched_core::resources::{gpu_request_from_fields, GpuRequest, ResourceRequest};
+use gpusched_core::{Gpu, GpuIndex};
+use gpusched_wire::{parse_mib, GpuInfo, JobSubmit, SliceAsk};
 
 /// The most GPUs one job may ask for; far above any node, it only catches typos.
 pub const MAX_GPUS: u32 = 1024;
@@ -59,13 +61,14 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
     if job.mem_mib.is_some_and(|m| m == 0 || m > 1 << 36) {
         return Err("`mem_mib` must be above 0 and at most 64 TiB".into());
     }
-    if job.gpus == 0 {
+    let slice = slice_of(job)?;
+    let gpus = whole_gpus(job, slice.as_ref());
+    if slice.is_none() && gpus == 0 {
         return Err("`gpus` must be at least 1: jobs without GPUs are not scheduled yet".into());
     }
-    if job.gpus > MAX_GPUS {
+    if gpus > MAX_GPUS {
         return Err(format!(
-            "`gpus` = {} is absurd; one job may ask for at most {MAX_GPUS}, on one node",
-            job.gpus
+            "`gpus` = {gpus} is absurd; one job may ask for at most {MAX_GPUS}, on one node"
         ));
     }
     match job.walltime_s {
@@ -90,7 +93,89 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
     {
         return Err("`client_token` must be 1-128 characters".into());
     }
-    could_ever_fit(job, nodes)
+    match &slice {
+        Some(ask) => slice_could_fit(job, ask, nodes),
+        None => could_ever_fit(job, gpus, nodes),
+    }
+}
+
+/// The part of one GPU a submission asks for (`gpu_share`, `gpu_mem` or `mig`), if any;
+/// more than one form, or `gpus` with one of them, is an error that says what is
+/// allowed. The core's request language decides.
+pub fn slice_of(job: &JobSubmit) -> Result<Option<SliceAsk>, String> {
+    let mem = match &job.gpu_mem {
+        Some(m) => Some(parse_mib(m).map_err(|e| format!("`gpu_mem` {e}"))?),
+        None => None,
+    };
+    let req = gpu_request_from_fields(job.gpus, job.gpu_share, mem, job.mig.as_deref())
+        .map_err(|e| e.to_string())?;
+    Ok(match req {
+        GpuRequest::Share { milli } => Some(SliceAsk::Share { milli }),
+        GpuRequest::Memory { mib } => Some(SliceAsk::Memory { mib }),
+        GpuRequest::Mig { profile } => Some(SliceAsk::Mig {
+            profile: profile.name,
+        }),
+        _ => None,
+    })
+}
+
+/// Whole GPUs a submission asks for: `gpus`, 1 by default, 0 for a slice.
+pub fn whole_gpus(job: &JobSubmit, slice: Option<&SliceAsk>) -> u32 {
+    match slice {
+        Some(_) => 0,
+        None => job.gpus.unwrap_or(1),
+    }
+}
+
+/// A share must fit some GPU's memory and a MIG profile must exist on some MIG GPU of
+/// the cluster (the core's checks, against every known node's GPUs).
+fn slice_could_fit(job: &JobSubmit, ask: &SliceAsk, nodes: &[KnownNode]) -> Result<(), String> {
+    if nodes.is_empty() {
+        return could_ever_fit(job, 1, nodes);
+    }
+    let gpu = match ask {
+        SliceAsk::Share { milli } => GpuRequest::Share { milli: *milli },
+        SliceAsk::Memory { mib } => GpuRequest::Memory { mib: *mib },
+        SliceAsk::Mig { profile } => GpuRequest::Mig {
+            profile: gpusched_core::resources::MigProfile {
+                name: profile.clone(),
+                compute: 0,
+                memory_slices: 0,
+                starts: Vec::new(),
+            },
+        },
+    };
+    let req = ResourceRequest {
+        gpu,
+        gpu_models: job.gpu_model.iter().cloned().collect(),
+        ..ResourceRequest::whole_gpus(0)
+    };
+    // MIG requests need a GPU in MIG mode; shares one that is not.
+    let mig = matches!(ask, SliceAsk::Mig { .. });
+    let gpus: Vec<Gpu> = nodes
+        .iter()
+        .flat_map(|n| n.gpus.iter())
+        .filter(|g| g.mig.is_some() == mig)
+        .map(|g| Gpu {
+            index: GpuIndex(g.index),
+            model: g.model.clone(),
+            mem_mib: g.mem_mib,
+            mig_enabled: g.mig.is_some(),
+        })
+        .collect();
+    if gpus.is_empty() {
+        return Err(if mig {
+            "no GPU in this cluster is in MIG mode, so no MIG instance can be given; ask for              whole GPUs or a share (`gpu_share`), or enable MIG on a node (nvidia-smi -mig 1)              and restart its agent"
+                .to_string()
+        } else {
+            "every GPU in this cluster is in MIG mode, so shares cannot be placed; ask for a              MIG profile (`mig`)"
+                .to_string()
+        });
+    }
+    if !gpus.iter().any(|g| req.accepts_model(&g.model)) {
+        return could_ever_fit(job, 1, nodes);
+    }
+    req.validate_on(&gpus).map_err(|e| e.to_string())
 }
 
 /// User names as Unix knows them (and a few extra characters for e-mail-like names).
@@ -109,7 +194,7 @@ pub fn check_user_name(user: &str) -> Result<(), String> {
     }
 }
 
-fn could_ever_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
+fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(), String> {
     // CPUs and memory count for fair share; a request no node has is still a mistake.
     if let Some(c) = job.cpus {
         let most = nodes.iter().map(|n| n.cpus).max().unwrap_or(0);
@@ -138,15 +223,17 @@ fn could_ever_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
         n.gpus
             .iter()
             .filter(|g| {
-                job.gpu_model
-                    .as_ref()
-                    .is_none_or(|m| g.model.starts_with(m.as_str()))
+                g.mig.is_none()
+                    && job
+                        .gpu_model
+                        .as_ref()
+                        .is_none_or(|m| g.model.starts_with(m.as_str()))
             })
             .count() as u32
     };
     let best = nodes.iter().map(|n| (matching(n), n.name)).max();
     let (most, name) = best.expect("nodes is not empty");
-    if most >= job.gpus {
+    if most >= gpus {
         return Ok(());
     }
     if let (Some(model), 0) = (&job.gpu_model, most) {
@@ -173,7 +260,7 @@ fn could_ever_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
     Err(format!(
         "the job asks for {} GPUs{of_model} on one node, but the largest node ({name}) has {most}; \
          ask for at most {most}",
-        job.gpus
+        gpus
     ))
 }
 
@@ -190,6 +277,7 @@ mod tests {
                 model: model.into(),
                 mem_mib: 81920,
                 source: GpuSource::Declared,
+                mig: None,
             })
             .collect()
     }
@@ -197,7 +285,7 @@ mod tests {
     fn job(g: u32) -> JobSubmit {
         JobSubmit {
             command: vec!["/bin/true".into()],
-            gpus: g,
+            gpus: Some(g),
             ..Default::default()
         }
     }
@@ -241,5 +329,99 @@ mod tests {
         let mut j = job(1);
         j.user = Some("bad user".into());
         assert!(check_submit(&j, &nodes).unwrap_err().contains("user"));
+    }
+
+    #[test]
+    fn slices_say_what_is_allowed() {
+        let plain = gpus(2, "A100-SXM4-80GB");
+        let mut mig = gpus(1, "A100-SXM4-80GB");
+        mig[0].mig = Some(gpusched_wire::MigInfo {
+            dynamic: true,
+            instances: vec![],
+        });
+        let both = [
+            KnownNode {
+                name: "n1",
+                gpus: &plain,
+                cpus: 16,
+                mem_mib: 65536,
+            },
+            KnownNode {
+                name: "n2",
+                gpus: &mig,
+                cpus: 16,
+                mem_mib: 65536,
+            },
+        ];
+        let ask = |f: &dyn Fn(&mut JobSubmit)| {
+            let mut j = JobSubmit {
+                command: vec!["/bin/true".into()],
+                ..Default::default()
+            };
+            f(&mut j);
+            check_submit(&j, &both)
+        };
+        assert!(ask(&|j| j.gpu_share = Some(0.25)).is_ok());
+        assert!(ask(&|j| j.gpu_mem = Some("20GiB".into())).is_ok());
+        assert!(ask(&|j| j.mig = Some("3g.40gb".into())).is_ok());
+        let e = ask(&|j| j.mig = Some("9g.1gb".into())).unwrap_err();
+        assert!(
+            e.contains("unknown MIG profile") && e.contains("1g.10gb"),
+            "{e}"
+        );
+        let e = ask(&|j| j.mig = Some("3g.20gb".into())).unwrap_err();
+        assert!(e.contains("A100-80GB") && e.contains("3g.40gb"), "{e}");
+        for bad in [0.0, 1.5, -1.0] {
+            let e = ask(&|j| j.gpu_share = Some(bad)).unwrap_err();
+            assert!(e.contains("above 0 and at most 1"), "{e}");
+        }
+        let e = ask(&|j| j.gpu_mem = Some("200GiB".into())).unwrap_err();
+        assert!(e.contains("larger than any acceptable GPU"), "{e}");
+        let e = ask(&|j| j.gpu_mem = Some("lots".into())).unwrap_err();
+        assert!(e.contains("gpu_mem") && e.contains("20GiB"), "{e}");
+        let e = ask(&|j| {
+            j.gpus = Some(2);
+            j.mig = Some("1g.10gb".into());
+        })
+        .unwrap_err();
+        assert!(e.contains("`gpus` and `mig`"), "{e}");
+        // MIG on a cluster without MIG GPUs, and a MIG model the cluster lacks.
+        let e = check_submit(
+            &JobSubmit {
+                command: vec!["x".into()],
+                mig: Some("1g.10gb".into()),
+                ..Default::default()
+            },
+            &both[..1],
+        )
+        .unwrap_err();
+        assert!(e.contains("no GPU in this cluster is in MIG mode"), "{e}");
+        let l4 = gpus(1, "L4");
+        let mut l4m = l4.clone();
+        l4m[0].mig = Some(gpusched_wire::MigInfo {
+            dynamic: false,
+            instances: vec![],
+        });
+        let e = check_submit(
+            &JobSubmit {
+                command: vec!["x".into()],
+                mig: Some("1g.10gb".into()),
+                ..Default::default()
+            },
+            &[KnownNode {
+                name: "l4",
+                gpus: &l4m,
+                cpus: 1,
+                mem_mib: 1024,
+            }],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("no acceptable GPU supports MIG") && e.contains("L4"),
+            "{e}"
+        );
+        // Whole GPUs do not count MIG GPUs.
+        let e = check_submit(&job(3), &both).unwrap_err();
+        assert!(e.contains("has 2"), "{e}");
     }
 }

@@ -1,0 +1,238 @@
+//! Jobs on part of a GPU, end to end against the fake NVML device: shares (with and
+//! without MPS) and MIG instances (a static layout, and one the agent changes).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// `KEY=value` lines of a job's output.
+fn env_line(out: &str, key: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .unwrap_or("")
+        .to_string()
+}
+
+fn logs(url: &str, id: u64) -> String {
+    stdout(&cli(url, &["logs", &id.to_string()]))
+}
+
+const ENV: &str = "echo CVD=$CUDA_VISIBLE_DEVICES; echo SHARE=$GPUSCHED_GPU_SHARE; \
+                   echo MEM=$GPUSCHED_GPU_MEM_MIB; echo PCT=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; \
+                   echo LIMIT=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
+
+fn node_gpus(url: &str, name: &str) -> Vec<Value> {
+    let (_, body) = http(url, "GET", "/api/nodes", None);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .map(|n| n["gpus"].as_array().unwrap().clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent_with(&url, "mps-node", &dir.join("a"), Gpus::Fake(2), &["--mps"]);
+    let gate = dir.join("gate");
+    let hold = format!(
+        "{ENV}; while [ ! -e {} ]; do sleep 0.05; done",
+        gate.display()
+    );
+    let a = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
+    let b = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, a)["state"] == "running" && job(&url, b)["state"] == "running"
+    });
+    let (ja, jb) = (job(&url, a), job(&url, b));
+    assert_eq!(
+        ja["gpu_indices"], jb["gpu_indices"],
+        "two halves share one GPU"
+    );
+    // The nodes view shows both shares, with their holders, under that GPU.
+    let gpu = ja["gpu_indices"][0].as_u64().unwrap() as usize;
+    let gpus = node_gpus(&url, "mps-node");
+    let slices = gpus[gpu]["slices"].as_array().unwrap();
+    let holders: Vec<u64> = slices.iter().filter_map(|s| s["job"].as_u64()).collect();
+    assert_eq!(holders, vec![a, b], "{slices:?}");
+    assert!(slices
+        .iter()
+        .all(|s| s["kind"] == "share" && s["milli"] == 500));
+    let table = stdout(&cli(&url, &["nodes", "--gpus"]));
+    assert!(
+        table.contains("0.5 share") && table.contains("mps"),
+        "{table}"
+    );
+    // A whole-GPU job runs now, on the other GPU; one needing both must wait.
+    let whole = submit(&url, &["--gpus", "1", "--", "sh", "-c", ENV]);
+    let v = wait_job(&url, whole, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_ne!(v["gpu_indices"][0].as_u64().unwrap() as usize, gpu);
+    let both = submit(&url, &["--gpus", "2", "--", "true"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(job(&url, both)["state"], "pending");
+    std::fs::write(&gate, "").unwrap();
+    for id in [a, b, both] {
+        let v = wait_job(&url, id, Duration::from_secs(20));
+        assert_eq!(v["state"], "succeeded", "{v}");
+    }
+    // The shares saw the GPU's UUID, their share, and MPS limits for half the GPU.
+    let out = logs(&url, a);
+    assert!(env_line(&out, "CVD").starts_with("GPU-"), "{out}");
+    assert_eq!(env_line(&out, "SHARE"), "0.5");
+    assert_eq!(env_line(&out, "PCT"), "50");
+    assert_eq!(env_line(&out, "LIMIT"), "0=40960M");
+    // The whole job was not given a share.
+    assert_eq!(env_line(&logs(&url, whole), "SHARE"), "");
+    // A memory share gets an MPS memory limit, and is charged that fraction of compute.
+    let m = submit(&url, &["--gpu-mem", "20GiB", "--", "sh", "-c", ENV]);
+    let v = wait_job(&url, m, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let out = logs(&url, m);
+    assert_eq!(env_line(&out, "MEM"), "20480");
+    assert_eq!(env_line(&out, "LIMIT"), "0=20480M");
+    assert_eq!(env_line(&out, "SHARE"), "0.25");
+}
+
+#[test]
+fn without_mps_a_share_is_by_agreement_and_says_so_in_its_environment_only() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &["--share-placement", "best-fit"]);
+    let _agent = agent(&url, "plain", &dir.join("a"), Gpus::Fake(1));
+    let id = submit(&url, &["--gpu-share", "0.25", "--", "sh", "-c", ENV]);
+    let v = wait_job(&url, id, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["slice_at"]["milli"], 250);
+    let out = logs(&url, id);
+    assert_eq!(env_line(&out, "SHARE"), "0.25");
+    assert_eq!(env_line(&out, "PCT"), "", "no MPS here: {out}");
+}
+
+#[test]
+fn mig_jobs_get_their_instance_static_layouts_are_kept_and_dynamic_nodes_re_layout() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    // GPU 0 in MIG mode with two 3g.40gb instances, used as they are; GPU 1 whole.
+    let _fixed = agent_with(
+        &url,
+        "fixed",
+        &dir.join("f"),
+        Gpus::Fake(2),
+        &[
+            "--gpu-model",
+            "NVIDIA A100-SXM4-80GB",
+            "--fake-mig",
+            "0:3g.40gb@0+3g.40gb@4",
+        ],
+    );
+    let gate = dir.join("gate");
+    let hold = format!(
+        "{ENV}; while [ ! -e {} ]; do sleep 0.05; done",
+        gate.display()
+    );
+    let m = submit(&url, &["--mig", "3g.40gb", "--", "sh", "-c", &hold]);
+    wait_until(Duration::from_secs(20), || {
+        job(&url, m)["state"] == "running"
+    });
+    let gpus = node_gpus(&url, "fixed");
+    let held: Vec<&Value> = gpus[0]["slices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["job"] == m)
+        .collect();
+    assert_eq!(held.len(), 1, "{gpus:?}");
+    let uuid = held[0]["uuid"].as_str().unwrap().to_string();
+    assert!(uuid.starts_with("MIG-"), "{uuid}");
+    // A profile the static layout lacks waits, and says why.
+    let small = submit(&url, &["--mig", "1g.10gb", "--", "sh", "-c", ENV]);
+    std::thread::sleep(Duration::from_millis(300));
+    let v = job(&url, small);
+    assert_eq!(v["state"], "pending");
+    assert!(v["reason"].as_str().unwrap().contains("MIG 1g.10gb"), "{v}");
+    // Whole GPUs never land on the MIG GPU: only GPU 1 counts for them.
+    let o = cli(&url, &["submit", "--gpus", "2", "--", "true"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("has 1"), "{}", stderr(&o));
+    let whole = submit(&url, &["--gpus", "1", "--", "true"]);
+    let v = wait_job(&url, whole, Duration::from_secs(20));
+    assert_eq!(v["gpu_indices"][0], 1, "{v}");
+
+    // A node that may re-layout its MIG GPU: the waiting 1g.10gb goes there, in an
+    // instance made for it and destroyed after it.
+    let _dynamic = agent_with(
+        &url,
+        "dynamic",
+        &dir.join("d"),
+        Gpus::Fake(1),
+        &[
+            "--gpu-model",
+            "NVIDIA A100-SXM4-80GB",
+            "--fake-mig",
+            "0",
+            "--mig-dynamic",
+        ],
+    );
+    let v = wait_job(&url, small, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["node"], "dynamic");
+    assert_eq!(v["slice_at"]["mig"]["create"], true);
+    let made = v["slice_at"]["mig"]["uuid"].as_str().unwrap().to_string();
+    assert_eq!(env_line(&logs(&url, small), "CVD"), made);
+    let left = node_gpus(&url, "dynamic");
+    assert!(left[0]["slices"].as_array().unwrap().is_empty(), "{left:?}");
+
+    std::fs::write(&gate, "").unwrap();
+    let v = wait_job(&url, m, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(env_line(&logs(&url, m), "CVD"), uuid);
+    // Its instance belongs to the node's layout and stays, idle.
+    let gpus = node_gpus(&url, "fixed");
+    let slices = gpus[0]["slices"].as_array().unwrap();
+    assert_eq!(slices.len(), 2);
+    assert!(slices.iter().all(|s| s["job"].is_null()));
+}
+
+#[test]
+fn slice_requests_that_cannot_be_met_are_refused_with_what_is_allowed() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent_with(
+        &url,
+        "n",
+        &dir.join("a"),
+        Gpus::Fake(2),
+        &["--gpu-model", "NVIDIA A100-SXM4-80GB", "--fake-mig", "1"],
+    );
+    let cases: [(&[&str], &str); 6] = [
+        (&["--gpus", "2", "--mig", "1g.10gb"], "`gpus` and `mig`"),
+        (&["--gpu-share", "1.5"], "above 0 and at most 1"),
+        (&["--gpu-share", "0"], "above 0 and at most 1"),
+        (&["--mig", "9g.99gb"], "known profiles"),
+        (&["--mig", "3g.20gb"], "allowed there"),
+        (&["--gpu-mem", "200GiB"], "larger than any acceptable GPU"),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["submit"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--", "true"]);
+        let o = cli(&url, &all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    // The API answers 400 with the same message, never a 500.
+    let (code, body) = http(
+        &url,
+        "POST",
+        "/api/jobs",
+        Some(r#"{"command":["true"],"mig":"1g.10gb","gpu_share":0.5}"#),
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("gpu_share") && body.contains("mig"), "{body}");
+}
