@@ -101,7 +101,8 @@ pub struct StoredOutcome {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Entry {
-    Launch(Launch),
+    /// Boxed: a launch is far larger than the other lines (serde writes it the same).
+    Launch(Box<Launch>),
     Pid {
         a: AttemptRef,
         pid: PidRecord,
@@ -159,7 +160,7 @@ impl JobDir {
             for (a, r) in &index {
                 let mut lines = Vec::new();
                 if let Some(l) = &r.launch {
-                    lines.push(Entry::Launch(l.clone()));
+                    lines.push(Entry::Launch(Box::new(l.clone())));
                 }
                 if let Some(p) = &r.pid {
                     lines.push(Entry::Pid {
@@ -242,7 +243,7 @@ impl JobDir {
         if inner.index.contains_key(&a) {
             return Err(JobDirError::AlreadyExists { attempt: a });
         }
-        self.append(&mut inner, &Entry::Launch(launch.clone()), false)?;
+        self.append(&mut inner, &Entry::Launch(Box::new(launch.clone())), false)?;
         inner.index.insert(
             a,
             Record {
@@ -387,7 +388,7 @@ fn read_journal(path: &Path) -> Result<BTreeMap<AttemptRef, Record>, JobDirError
         match entry {
             Entry::Launch(l) => {
                 let a = l.attempt_ref();
-                index.entry(a).or_default().launch = Some(l);
+                index.entry(a).or_default().launch = Some(*l);
             }
             Entry::Pid { a, pid } => index.entry(a).or_default().pid = Some(pid),
             Entry::Outcome { a, stored } => index.entry(a).or_default().outcome = Some(stored),

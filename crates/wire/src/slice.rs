@@ -127,7 +127,7 @@ pub fn parse_mib(s: &str) -> Result<u64, String> {
     };
     let n: f64 = num.trim().parse().map_err(|_| bad())?;
     let mib = (n * mult).ceil();
-    if !(mib >= 1.0 && mib < 1e15) {
+    if !(1.0..1e15).contains(&mib) {
         return Err(format!("{s:?} is less than 1 MiB (or absurdly large)"));
     }
     Ok(mib as u64)

@@ -111,6 +111,16 @@ fn bad(s: &str) -> String {
     format!("cannot read {s:?} as a duration; use seconds (90), units (15m, 2h30m, 1d) or HH:MM:SS")
 }
 
+/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`.
+pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
+    match &j.slice {
+        Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
+        Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),
+        Some(gpusched_wire::SliceAsk::Mig { profile }) => format!("mig {profile}"),
+        None => j.gpus.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,15 +154,5 @@ mod tests {
             ],
         );
         assert_eq!(t, "ID   NAME\n1    a\n100  bb\n");
-    }
-}
-
-/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`.
-pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
-    match &j.slice {
-        Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
-        Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),
-        Some(gpusched_wire::SliceAsk::Mig { profile }) => format!("mig {profile}"),
-        None => j.gpus.to_string(),
     }
 }
