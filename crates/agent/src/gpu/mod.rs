@@ -11,6 +11,7 @@ mod discover;
 mod error;
 pub mod fake;
 pub mod nvml;
+mod nvml_mig;
 
 pub use discover::{discover, discover_with, Discovery, GpuBackend, GpuOptions};
 pub use error::GpuError;

@@ -6,7 +6,8 @@ use std::ffi::OsStr;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
-use super::{DeviceFacts, GpuError, GpuLibrary};
+use super::nvml_mig::NvmlMig;
+use super::{DeviceFacts, GpuError, GpuLibrary, MigInstanceFacts};
 
 /// The names tried, in order. The driver installs the versioned `.so.1`; the bare `.so`
 /// that `Nvml::init()` looks for comes only with development packages, so trying it
@@ -15,6 +16,8 @@ const LIBRARY_NAMES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
 
 pub struct NvmlLibrary {
     nvml: Nvml,
+    /// MIG calls through the raw bindings; `None` where the driver lacks them.
+    mig: Option<NvmlMig>,
 }
 
 impl NvmlLibrary {
@@ -24,7 +27,10 @@ impl NvmlLibrary {
         let mut last_load_error = None;
         for name in LIBRARY_NAMES {
             match Nvml::builder().lib_path(OsStr::new(name)).init() {
-                Ok(nvml) => return Ok(NvmlLibrary { nvml }),
+                Ok(nvml) => {
+                    let mig = NvmlMig::load(OsStr::new(name));
+                    return Ok(NvmlLibrary { nvml, mig });
+                }
                 Err(NvmlError::LibloadingError(e)) => {
                     tracing::debug!("could not load {name}: {e}");
                     last_load_error = Some(e);
@@ -34,6 +40,14 @@ impl NvmlLibrary {
         }
         tracing::debug!("NVML not loadable: {last_load_error:?}");
         Err(GpuError::LibraryNotFound)
+    }
+}
+
+impl NvmlLibrary {
+    fn mig_calls(&self, index: u32, call: &'static str) -> Result<&NvmlMig, GpuError> {
+        self.mig
+            .as_ref()
+            .ok_or_else(|| GpuError::mig(call, index, super::NOT_SUPPORTED))
     }
 }
 
@@ -71,10 +85,31 @@ impl GpuLibrary for NvmlLibrary {
                 .pci_info()
                 .map_err(|e| map_error("nvmlDeviceGetPciInfo", e))?
                 .bus_id,
-            // nvml-wrapper 0.10 has no safe binding for nvmlDeviceGetMigMode; reading it
-            // belongs with the MIG work, which will need raw bindings anyway.
-            mig_mode_current: None,
+            mig_mode_current: match &self.mig {
+                Some(m) => m.mig_mode(index)?,
+                None => None,
+            },
         })
+    }
+
+    fn mig_instances(&self, index: u32) -> Result<Vec<MigInstanceFacts>, GpuError> {
+        self.mig_calls(index, "nvmlDeviceGetGpuInstances")?
+            .instances(index)
+    }
+
+    fn create_mig_instance(
+        &self,
+        index: u32,
+        profile: &str,
+        start: u8,
+    ) -> Result<MigInstanceFacts, GpuError> {
+        self.mig_calls(index, "nvmlDeviceCreateGpuInstanceWithPlacement")?
+            .create(index, profile, start)
+    }
+
+    fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
+        self.mig_calls(index, "nvmlGpuInstanceDestroy")?
+            .destroy(index, start)
     }
 }
 
