@@ -236,3 +236,74 @@ fn slice_requests_that_cannot_be_met_are_refused_with_what_is_allowed() {
     assert_eq!(code, 400, "{body}");
     assert!(body.contains("gpu_share") && body.contains("mig"), "{body}");
 }
+
+#[test]
+fn slices_survive_a_server_restart_and_keep_their_gpus_from_others() {
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let port = free_port();
+    let (server1, url) = server(&data, port, &[]);
+    let _agent = agent_with(
+        &url,
+        "n",
+        &dir.join("a"),
+        Gpus::Fake(2),
+        &[
+            "--gpu-model",
+            "NVIDIA A100-SXM4-80GB",
+            "--fake-mig",
+            "0",
+            "--mig-dynamic",
+        ],
+    );
+    let gate = dir.join("gate");
+    let hold = format!(
+        "{ENV}; while [ ! -e {} ]; do sleep 0.05; done",
+        gate.display()
+    );
+    let mig = submit(&url, &["--mig", "3g.40gb", "--", "sh", "-c", &hold]);
+    let s1 = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
+    let s2 = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
+    wait_until(Duration::from_secs(20), || {
+        [mig, s1, s2]
+            .iter()
+            .all(|&id| job(&url, id)["state"] == "running")
+    });
+    let start = job(&url, mig)["slice_at"]["mig"]["start"].as_u64().unwrap();
+    let mut server1 = server1;
+    server1.kill();
+    let (_server2, url2) = server(&data, port, &[]);
+    assert_eq!(url, url2);
+    // The agent re-registers with the instance it made; nothing is run twice.
+    wait_until(Duration::from_secs(20), || {
+        node_gpus(&url, "n")[0]["slices"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|x| x["job"] == mig && !x["uuid"].is_null()))
+    });
+    for id in [mig, s1, s2] {
+        let v = job(&url, id);
+        assert_eq!(
+            (v["state"].as_str(), v["attempt"].as_u64()),
+            (Some("running"), Some(1)),
+            "{v}"
+        );
+    }
+    let gpus = node_gpus(&url, "n");
+    assert_eq!(gpus[1]["slices"].as_array().unwrap().len(), 2, "{gpus:?}");
+    // GPU 1 is full of shares and GPU 0 is in MIG mode: a whole job and a third share
+    // wait; a second 3g.40gb gets the other half of GPU 0.
+    let whole = submit(&url, &["--gpus", "1", "--", "true"]);
+    let third = submit(&url, &["--gpu-share", "0.5", "--", "true"]);
+    let mig2 = submit(&url, &["--mig", "3g.40gb", "--", "sh", "-c", ENV]);
+    let v = wait_job(&url, mig2, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_ne!(v["slice_at"]["mig"]["start"].as_u64().unwrap(), start);
+    assert_eq!(job(&url, whole)["state"], "pending");
+    assert_eq!(job(&url, third)["state"], "pending");
+    std::fs::write(&gate, "").unwrap();
+    for id in [mig, s1, s2, whole, third] {
+        let v = wait_job(&url, id, Duration::from_secs(20));
+        assert_eq!(v["state"], "succeeded", "{v}");
+    }
+    assert_eq!(job(&url, whole)["gpu_indices"][0], 1);
+}
