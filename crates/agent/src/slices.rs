@@ -53,7 +53,7 @@ impl SliceSetup {
                 );
                 env.insert(
                     "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT".into(),
-                    format!("0={}M", at.mem_mib),
+                    format!("0={}MB", at.mem_mib),
                 );
             }
             return Ok(out);
@@ -171,7 +171,7 @@ mod tests {
             .prepare(&launch(share))
             .unwrap();
         assert_eq!(mps.env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
-        assert_eq!(mps.env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=20480M");
+        assert_eq!(mps.env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=20480MB");
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct LiveNode {
     pub model: String,
     pub cpus: u32,
     pub mem_mib: u64,
+    /// It runs MPS.
+    pub mps: bool,
     /// Its GPUs as registered, with their MIG layouts.
     pub gpus: Vec<GpuInfo>,
 }
@@ -101,7 +103,8 @@ impl LiveQueue {
 
     /// Puts a slice job on its node's slices; opening a GPU for shares takes it from
     /// the whole-GPU scheduler. False, and nothing changes, if it does not fit.
-    fn occupy_slice(&mut self, node: &str, id: u64, at: &SliceAt) -> bool {
+    fn occupy_slice(&mut self, node: &str, i: usize, at: &SliceAt) -> bool {
+        let (id, user) = (self.slice_jobs[i].id, self.slice_jobs[i].user.clone());
         let Some(n) = self.node_index(node) else {
             return false;
         };
@@ -109,7 +112,7 @@ impl LiveQueue {
             return false;
         };
         let mut trial = book.clone();
-        match trial.apply(id, at) {
+        match trial.apply(id, &user, at) {
             Some(true) => {
                 let p = Placement {
                     parts: vec![(NodeId(n as u32), 1)],
@@ -146,6 +149,7 @@ impl LiveQueue {
         if let Some(ask) = &v.slice {
             let job = SliceJob {
                 id: v.id,
+                user: v.user.clone(),
                 priority: v.priority,
                 model: v.gpu_model.clone(),
                 ask: ask.clone(),
@@ -194,7 +198,7 @@ impl LiveQueue {
             let Some(i) = self.find_slice(id) else {
                 return false;
             };
-            if self.slice_jobs[i].at.is_some() || !self.occupy_slice(node, id, at) {
+            if self.slice_jobs[i].at.is_some() || !self.occupy_slice(node, i, at) {
                 return false;
             }
             self.slice_jobs[i].at = Some((node.to_string(), at.clone()));
@@ -288,7 +292,7 @@ impl LiveQueue {
             .nodes
             .iter()
             .map(|n| {
-                let slices = NodeSlices::from_gpus(&n.gpus, n.cpus, n.mem_mib);
+                let slices = NodeSlices::from_gpus(&n.gpus, n.cpus, n.mem_mib, n.mps);
                 (n.name.clone(), slices)
             })
             .collect();
@@ -319,7 +323,7 @@ impl LiveQueue {
                 continue;
             };
             let id = self.slice_jobs[i].id;
-            if self.occupy_slice(&node, id, &at) {
+            if self.occupy_slice(&node, i, &at) {
                 self.slice_jobs[i].at = Some((node, at));
             } else {
                 orphans.push(id);
@@ -391,7 +395,7 @@ impl LiveQueue {
                 continue;
             };
             let (id, node) = (job.id, nodes[k].0.clone());
-            if self.occupy_slice(&node, id, &at) {
+            if self.occupy_slice(&node, i, &at) {
                 self.slice_jobs[i].at = Some((node.clone(), at.clone()));
                 starts.push(Start {
                     job: id,

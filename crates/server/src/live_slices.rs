@@ -6,6 +6,10 @@
 //! does (the caller occupies it there when [`SliceBook::place`] says a GPU was opened,
 //! and releases it when [`SliceBook::release`] says one was closed).
 //!
+//! On a node running MPS, a GPU's shares all belong to one Unix user: NVIDIA's MPS control
+//! daemon runs one MPS server per user at a time, so a second user's job would wait
+//! inside CUDA for the first user's jobs to end.
+//!
 //! Slice jobs are placed in priority order, then submission order, before the
 //! whole-GPU pass; one that does not fit does not hold up the others. Queue caps and
 //! fair share count whole GPUs only (a documented limit of this first version).
@@ -23,14 +27,28 @@ pub struct GpuSlices {
     pub mem_mib: u64,
     /// `Some` in MIG mode.
     pub mig: Option<MigGpu>,
-    /// (job, thousandths, MiB) of each share on a GPU not in MIG mode.
-    pub shares: Vec<(u64, u32, u64)>,
+    /// The shares on a GPU not in MIG mode.
+    pub shares: Vec<ShareHold>,
+}
+
+/// One share of a GPU and its job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareHold {
+    pub job: u64,
+    pub user: String,
+    pub milli: u32,
+    pub mem_mib: u64,
 }
 
 impl GpuSlices {
+    /// Whether every share on the GPU is `user`'s.
+    fn same_user(&self, user: &str) -> bool {
+        self.shares.iter().all(|s| s.user == user)
+    }
+
     fn share_free(&self) -> (u32, u64) {
-        let milli: u32 = self.shares.iter().map(|s| s.1).sum();
-        let mem: u64 = self.shares.iter().map(|s| s.2).sum();
+        let milli: u32 = self.shares.iter().map(|s| s.milli).sum();
+        let mem: u64 = self.shares.iter().map(|s| s.mem_mib).sum();
         (
             1000u32.saturating_sub(milli),
             self.mem_mib.saturating_sub(mem),
@@ -44,16 +62,19 @@ pub struct NodeSlices {
     pub model: String,
     pub cpus: u32,
     pub mem_mib: u64,
+    /// The node runs MPS: one user's shares per GPU.
+    pub mps: bool,
     pub gpus: Vec<GpuSlices>,
 }
 
 impl NodeSlices {
     /// The node's registered layout, nobody holding anything.
-    pub fn from_gpus(gpus: &[GpuInfo], cpus: u32, mem_mib: u64) -> Self {
+    pub fn from_gpus(gpus: &[GpuInfo], cpus: u32, mem_mib: u64, mps: bool) -> Self {
         NodeSlices {
             model: gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
             cpus,
             mem_mib,
+            mps,
             gpus: gpus
                 .iter()
                 .map(|g| GpuSlices {
@@ -97,7 +118,8 @@ impl NodeSlices {
     /// Puts `job` where `at` says (a placement just decided, or one restored after a
     /// restart). Returns whether a GPU without shares got its first one (`Some(true)`),
     /// or `None` when `at` does not fit this node's state.
-    pub fn apply(&mut self, job: u64, at: &SliceAt) -> Option<bool> {
+    pub fn apply(&mut self, job: u64, user: &str, at: &SliceAt) -> Option<bool> {
+        let mps = self.mps;
         let gpu = self.gpu_mut(at.gpu)?;
         match (&at.mig, &mut gpu.mig) {
             (Some(m), Some(mig)) => {
@@ -139,11 +161,16 @@ impl NodeSlices {
             }
             (None, None) => {
                 let (milli, mem) = gpu.share_free();
-                if milli < at.milli || mem < at.mem_mib {
+                if milli < at.milli || mem < at.mem_mib || (mps && !gpu.same_user(user)) {
                     return None;
                 }
                 let opened = gpu.shares.is_empty();
-                gpu.shares.push((job, at.milli, at.mem_mib));
+                gpu.shares.push(ShareHold {
+                    job,
+                    user: user.to_string(),
+                    milli: at.milli,
+                    mem_mib: at.mem_mib,
+                });
                 Some(opened)
             }
             _ => None,
@@ -159,7 +186,7 @@ impl NodeSlices {
                 mig.release(job);
             }
             let before = g.shares.len();
-            g.shares.retain(|s| s.0 != job);
+            g.shares.retain(|s| s.job != job);
             closed |= before > 0 && g.shares.is_empty();
         }
         closed
@@ -192,6 +219,7 @@ fn mask(start: u8, size: u8) -> u8 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SliceJob {
     pub id: u64,
+    pub user: String,
     pub priority: i32,
     pub model: Option<String>,
     pub ask: SliceAsk,
@@ -271,11 +299,14 @@ pub fn place(
                         .gpus
                         .iter()
                         .map(|g| {
-                            let (free, free_mem) = if g.mig.is_some() || whole.contains(&g.index) {
-                                (0, 0)
-                            } else {
-                                g.share_free()
-                            };
+                            // An MPS GPU holding another user's shares is full to this job.
+                            let other_user = n.mps && !g.same_user(&job.user);
+                            let (free, free_mem) =
+                                if g.mig.is_some() || whole.contains(&g.index) || other_user {
+                                    (0, 0)
+                                } else {
+                                    g.share_free()
+                                };
                             ShareGpu {
                                 index: g.index,
                                 free_milli: free,
@@ -374,6 +405,7 @@ mod tests {
     fn job(id: u64, ask: SliceAsk) -> SliceJob {
         SliceJob {
             id,
+            user: "u".into(),
             priority: 0,
             model: None,
             ask,
@@ -383,15 +415,15 @@ mod tests {
 
     #[test]
     fn shares_fill_a_gpu_then_open_the_next() {
-        let mut n = NodeSlices::from_gpus(&gpus(2, false), 8, 1 << 20);
+        let mut n = NodeSlices::from_gpus(&gpus(2, false), 8, 1 << 20, false);
         let nodes = |n: &NodeSlices| vec![("a".to_string(), n.clone(), BTreeSet::new())];
         let half = job(1, SliceAsk::Share { milli: 500 });
         let (k, at) = place(&half, &nodes(&n), &[(1, 500)], ShareStrategy::BestFit).unwrap();
         assert_eq!((k, at.gpu, at.milli, at.mem_mib), (0, 0, 500, 40960));
-        assert_eq!(n.apply(1, &at), Some(true));
+        assert_eq!(n.apply(1, "u", &at), Some(true));
         let (_, at2) = place(&half, &nodes(&n), &[(1, 500)], ShareStrategy::BestFit).unwrap();
         assert_eq!(at2.gpu, 0, "the second half joins the first");
-        assert_eq!(n.apply(2, &at2), Some(false));
+        assert_eq!(n.apply(2, "u", &at2), Some(false));
         assert_eq!(n.not_whole(), BTreeSet::from([0]));
         let (_, at3) = place(&half, &nodes(&n), &[], ShareStrategy::BestFit).unwrap();
         assert_eq!(at3.gpu, 1);
@@ -407,7 +439,7 @@ mod tests {
             x.index = 1;
             x
         }));
-        let mut n = NodeSlices::from_gpus(&g, 8, 1 << 20);
+        let mut n = NodeSlices::from_gpus(&g, 8, 1 << 20, false);
         assert_eq!(n.not_whole(), BTreeSet::from([1]), "the MIG GPU");
         let nodes = vec![("a".to_string(), n.clone(), BTreeSet::new())];
         let mem = job(1, SliceAsk::Memory { mib: 20480 });
@@ -427,7 +459,7 @@ mod tests {
             "the idle instance"
         );
         assert_eq!(m.uuid.as_deref(), Some("MIG-x"));
-        assert_eq!(n.apply(2, &at), Some(false));
+        assert_eq!(n.apply(2, "u", &at), Some(false));
         let nodes = vec![("a".to_string(), n.clone(), BTreeSet::new())];
         let (_, at) = place(
             &job(
@@ -443,7 +475,7 @@ mod tests {
         .unwrap();
         let m = at.mig.clone().unwrap();
         assert_eq!((m.start, m.create), (0, true), "created in the free half");
-        n.apply(3, &at).unwrap();
+        n.apply(3, "u", &at).unwrap();
         let nodes = vec![("a".to_string(), n.clone(), BTreeSet::new())];
         assert!(place(
             &job(
@@ -466,5 +498,42 @@ mod tests {
         // A whole-held GPU takes no share.
         let nodes = vec![("a".to_string(), n.clone(), BTreeSet::from([0]))];
         assert!(place(&mem, &nodes, &[], ShareStrategy::BestFit).is_none());
+    }
+}
+
+#[cfg(test)]
+mod mps_tests {
+    use super::*;
+    use gpusched_wire::GpuSource;
+
+    #[test]
+    fn on_an_mps_node_a_gpu_holds_one_users_shares() {
+        let gpus: Vec<GpuInfo> = (0..2)
+            .map(|index| GpuInfo {
+                index,
+                uuid: None,
+                model: "H100".into(),
+                mem_mib: 81920,
+                source: GpuSource::Fake,
+                mig: None,
+            })
+            .collect();
+        let mut n = NodeSlices::from_gpus(&gpus, 8, 1 << 20, true);
+        let ask = |id: u64, user: &str| SliceJob {
+            id,
+            user: user.into(),
+            priority: 0,
+            model: None,
+            ask: SliceAsk::Share { milli: 250 },
+            at: None,
+        };
+        let nodes = |n: &NodeSlices| vec![("a".to_string(), n.clone(), BTreeSet::new())];
+        let (_, at) = place(&ask(1, "alice"), &nodes(&n), &[], ShareStrategy::BestFit).unwrap();
+        n.apply(1, "alice", &at).unwrap();
+        let (_, same) = place(&ask(2, "alice"), &nodes(&n), &[], ShareStrategy::BestFit).unwrap();
+        assert_eq!(same.gpu, at.gpu, "alice's shares pack together");
+        let (_, other) = place(&ask(3, "bob"), &nodes(&n), &[], ShareStrategy::BestFit).unwrap();
+        assert_ne!(other.gpu, at.gpu, "bob gets the other GPU");
+        assert_eq!(n.apply(3, "bob", &at), None, "and never alice's");
     }
 }

@@ -87,7 +87,7 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     assert!(env_line(&out, "CVD").starts_with("GPU-"), "{out}");
     assert_eq!(env_line(&out, "SHARE"), "0.5");
     assert_eq!(env_line(&out, "PCT"), "50");
-    assert_eq!(env_line(&out, "LIMIT"), "0=40960M");
+    assert_eq!(env_line(&out, "LIMIT"), "0=40960MB");
     // The whole job was not given a share.
     assert_eq!(env_line(&logs(&url, whole), "SHARE"), "");
     // A memory share gets an MPS memory limit, and is charged that fraction of compute.
@@ -96,7 +96,7 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     assert_eq!(v["state"], "succeeded", "{v}");
     let out = logs(&url, m);
     assert_eq!(env_line(&out, "MEM"), "20480");
-    assert_eq!(env_line(&out, "LIMIT"), "0=20480M");
+    assert_eq!(env_line(&out, "LIMIT"), "0=20480MB");
     assert_eq!(env_line(&out, "SHARE"), "0.25");
 }
 

@@ -593,15 +593,15 @@ impl State {
         let mut out: Vec<SliceView> = g
             .shares
             .iter()
-            .map(|&(job, milli, mem_mib)| SliceView {
+            .map(|s| SliceView {
                 kind: "share".into(),
                 profile: None,
                 start: None,
                 uuid: None,
-                milli,
-                mem_mib,
-                job: Some(job),
-                user: user(Some(job)),
+                milli: s.milli,
+                mem_mib: s.mem_mib,
+                job: Some(s.job),
+                user: Some(s.user.clone()),
             })
             .collect();
         if let Some(mig) = &g.mig {

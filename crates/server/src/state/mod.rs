@@ -284,6 +284,7 @@ impl State {
                     .unwrap_or_default(),
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
+                mps: n.record.register.mps,
             })
             .collect();
         for id in self.queue.set_nodes(live) {
