@@ -222,5 +222,14 @@ fn the_openapi_document_describes_every_endpoint() {
             "{path} missing from the OpenAPI document"
         );
     }
-    assert!(doc["components"]["schemas"]["JobSubmit"].is_object());
+    for schema in ["JobSubmit", "SliceAsk", "SliceAt", "MigInfo", "SliceView"] {
+        assert!(
+            doc["components"]["schemas"][schema].is_object(),
+            "schema {schema} missing"
+        );
+    }
+    let submit = &doc["components"]["schemas"]["JobSubmit"]["properties"];
+    for field in ["gpu_share", "gpu_mem", "mig"] {
+        assert!(submit[field].is_object(), "JobSubmit.{field} missing");
+    }
 }

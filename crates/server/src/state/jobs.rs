@@ -286,15 +286,17 @@ impl State {
     }
 
     fn pending_reason(&self, v: &JobView, ctx: &ReasonContext) -> String {
+        // MIG GPUs never take whole-GPU jobs.
         let fits = |n: &super::NodeEntry| {
             n.record
                 .register
                 .gpus
                 .iter()
                 .filter(|g| {
-                    v.gpu_model
-                        .as_ref()
-                        .is_none_or(|m| g.model.starts_with(m.as_str()))
+                    g.mig.is_none()
+                        && v.gpu_model
+                            .as_ref()
+                            .is_none_or(|m| g.model.starts_with(m.as_str()))
                 })
                 .count() as u32
                 >= v.gpus
@@ -350,10 +352,10 @@ impl State {
         let free_max = online
             .iter()
             .filter(|n| fits(n))
-            .map(|n| n.record.register.gpus.len() - n.used.len())
+            .map(|n| self.whole_free(&n.record.register.node))
             .max()
             .unwrap_or(0);
-        if (free_max as u32) < v.gpus {
+        if free_max < v.gpus {
             let model = v
                 .gpu_model
                 .as_ref()
