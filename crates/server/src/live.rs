@@ -379,16 +379,17 @@ impl LiveQueue {
         let workload =
             live_slices::workload(&self.slice_jobs, self.jobs.iter().map(|j| j.spec.gpus));
         let mut starts = Vec::new();
+        // One snapshot per pass; a node is refreshed only when a job lands on it.
+        let mut nodes: Vec<(String, NodeSlices, BTreeSet<u32>)> = self
+            .nodes
+            .iter()
+            .filter_map(|n| {
+                let b = self.book.get(&n.name)?.clone();
+                let w = whole_used.get(&n.name).unwrap_or(&empty).clone();
+                Some((n.name.clone(), b, w))
+            })
+            .collect();
         for i in waiting {
-            let nodes: Vec<(String, NodeSlices, BTreeSet<u32>)> = self
-                .nodes
-                .iter()
-                .filter_map(|n| {
-                    let b = self.book.get(&n.name)?.clone();
-                    let w = whole_used.get(&n.name).unwrap_or(&empty).clone();
-                    Some((n.name.clone(), b, w))
-                })
-                .collect();
             let job = &self.slice_jobs[i];
             let Some((k, at)) = live_slices::place(job, &nodes, &workload, self.share_strategy)
             else {
@@ -396,6 +397,9 @@ impl LiveQueue {
             };
             let (id, node) = (job.id, nodes[k].0.clone());
             if self.occupy_slice(&node, i, &at) {
+                if let Some(b) = self.book.get(&node) {
+                    nodes[k].1 = b.clone();
+                }
                 self.slice_jobs[i].at = Some((node.clone(), at.clone()));
                 starts.push(Start {
                     job: id,
