@@ -61,6 +61,8 @@ pub struct LiveQueue {
     slice_jobs: Vec<SliceJob>,
     book: Book,
     share_strategy: ShareStrategy,
+    /// Each capped queue's cap, before its slices are taken off it for a pass.
+    queue_caps: BTreeMap<QueueId, u32>,
 }
 
 impl LiveQueue {
@@ -82,6 +84,7 @@ impl LiveQueue {
             slice_jobs: Vec::new(),
             book: Book::new(),
             share_strategy,
+            queue_caps: BTreeMap::new(),
         }
     }
 
@@ -150,6 +153,7 @@ impl LiveQueue {
             let job = SliceJob {
                 id: v.id,
                 user: v.user.clone(),
+                queue,
                 priority: v.priority,
                 model: v.gpu_model.clone(),
                 ask: ask.clone(),
@@ -343,6 +347,19 @@ impl LiveQueue {
             return Vec::new();
         }
         let mut starts = self.slice_pass(whole_used);
+        // The whole-GPU pass sees each capped queue's cap less the GPUs its slices hold.
+        if !self.queue_caps.is_empty() {
+            let slices = self.slice_milli_by_queue();
+            let caps = self
+                .queue_caps
+                .iter()
+                .map(|(q, &cap)| {
+                    let held = slices.get(q).map_or(0, |m| m.div_ceil(1000) as u32);
+                    (*q, cap.saturating_sub(held))
+                })
+                .collect();
+            self.scheduler.set_queue_limits(caps);
+        }
         // Only running jobs change while time passes; waiting ones are accounted by the
         // core when they start (the same rule the simulator follows).
         for job in self.jobs.iter_mut().filter(|j| j.running) {
@@ -362,6 +379,26 @@ impl LiveQueue {
     }
 
     /// Places waiting slice jobs, highest priority first, then oldest.
+    /// Thousandths of a GPU the placed slice jobs of each queue hold.
+    fn slice_milli_by_queue(&self) -> BTreeMap<QueueId, u64> {
+        let mut m = BTreeMap::new();
+        for j in &self.slice_jobs {
+            if let Some((_, at)) = &j.at {
+                *m.entry(j.queue).or_insert(0) += u64::from(at.milli);
+            }
+        }
+        m
+    }
+
+    /// Whole GPUs the running whole-GPU jobs of each queue hold.
+    fn whole_by_queue(&self) -> BTreeMap<QueueId, u64> {
+        let mut m = BTreeMap::new();
+        for j in self.jobs.iter().filter(|j| j.running) {
+            *m.entry(j.spec.queue).or_insert(0) += u64::from(j.spec.gpus);
+        }
+        m
+    }
+
     fn slice_pass(&mut self, whole_used: &BTreeMap<String, BTreeSet<u32>>) -> Vec<Start> {
         let mut waiting: Vec<usize> = (0..self.slice_jobs.len())
             .filter(|&i| self.slice_jobs[i].at.is_none())
@@ -379,6 +416,8 @@ impl LiveQueue {
         let workload =
             live_slices::workload(&self.slice_jobs, self.jobs.iter().map(|j| j.spec.gpus));
         let mut starts = Vec::new();
+        let whole_held = self.whole_by_queue();
+        let mut slice_held = self.slice_milli_by_queue();
         // One snapshot per pass; a node is refreshed only when a job lands on it.
         let mut nodes: Vec<(String, NodeSlices, BTreeSet<u32>)> = self
             .nodes
@@ -395,8 +434,17 @@ impl LiveQueue {
             else {
                 continue;
             };
-            let (id, node) = (job.id, nodes[k].0.clone());
+            let (id, node, queue) = (job.id, nodes[k].0.clone(), job.queue);
+            // A capped queue takes the slice only if its GPUs, slices rounded up, fit.
+            if let Some(&cap) = self.queue_caps.get(&queue) {
+                let whole = whole_held.get(&queue).copied().unwrap_or(0) * 1000;
+                let slices = slice_held.get(&queue).copied().unwrap_or(0) + u64::from(at.milli);
+                if (whole + slices).div_ceil(1000) > u64::from(cap) {
+                    continue;
+                }
+            }
             if self.occupy_slice(&node, i, &at) {
+                *slice_held.entry(queue).or_insert(0) += u64::from(at.milli);
                 if let Some(b) = self.book.get(&node) {
                     nodes[k].1 = b.clone();
                 }
@@ -413,7 +461,8 @@ impl LiveQueue {
 
     /// Queue caps and fair-share weights (by queue) from the queue file.
     pub fn set_queues(&mut self, limits: BTreeMap<QueueId, u32>, weights: BTreeMap<u32, f64>) {
-        self.scheduler.set_queue_limits(limits);
+        self.scheduler.set_queue_limits(limits.clone());
+        self.queue_caps = limits;
         let policy = self.scheduler.policy_mut();
         policy.tenant = gpusched_core::policy::Tenant::Queue;
         policy.weights = weights;

@@ -11,8 +11,9 @@
 //! inside CUDA for the first user's jobs to end.
 //!
 //! Slice jobs are placed in priority order, then submission order, before the
-//! whole-GPU pass; one that does not fit does not hold up the others. Queue caps and
-//! fair share count whole GPUs only (a documented limit of this first version).
+//! whole-GPU pass; one that does not fit does not hold up the others. A queue's cap
+//! counts its slices by their fraction of a GPU, rounded up over the queue (two halves
+//! hold one GPU of the cap); fair share (`drf`) and quota reclaim count whole GPUs only.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -220,6 +221,7 @@ fn mask(start: u8, size: u8) -> u8 {
 pub struct SliceJob {
     pub id: u64,
     pub user: String,
+    pub queue: gpusched_core::QueueId,
     pub priority: i32,
     pub model: Option<String>,
     pub ask: SliceAsk,
@@ -406,6 +408,7 @@ mod tests {
         SliceJob {
             id,
             user: "u".into(),
+            queue: gpusched_core::QueueId(0),
             priority: 0,
             model: None,
             ask,
@@ -522,6 +525,7 @@ mod mps_tests {
         let ask = |id: u64, user: &str| SliceJob {
             id,
             user: user.into(),
+            queue: gpusched_core::QueueId(0),
             priority: 0,
             model: None,
             ask: SliceAsk::Share { milli: 250 },

@@ -307,3 +307,49 @@ fn slices_survive_a_server_restart_and_keep_their_gpus_from_others() {
     }
     assert_eq!(job(&url, whole)["gpu_indices"][0], 1);
 }
+
+#[test]
+fn a_queue_cap_counts_slices_by_their_fraction() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(&file, "[queues.small]\nmax = 1\n\n[queues.other]\n").unwrap();
+    let (_server, url) = server(&dir.join("data"), 0, &["--queues", file.to_str().unwrap()]);
+    let _agent = agent(&url, "n", &dir.join("a"), Gpus::Fake(3));
+    let gate = dir.join("gate");
+    let hold = format!("while [ ! -e {} ]; do sleep 0.05; done", gate.display());
+    let q = |args: &[&str]| {
+        let mut all = vec!["-q", "small"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--", "sh", "-c", &hold]);
+        submit(&url, &all)
+    };
+    let halves = [q(&["--gpu-share", "0.5"]), q(&["--gpu-share", "0.5"])];
+    wait_until(Duration::from_secs(20), || {
+        halves.iter().all(|&id| job(&url, id)["state"] == "running")
+    });
+    // Two halves fill the cap of 1 GPU: neither a third share nor a whole GPU of the
+    // queue starts, though GPUs are free; another queue is not held up.
+    let third = q(&["--gpu-share", "0.25"]);
+    let whole = q(&["--gpus", "1"]);
+    let other = submit(&url, &["-q", "other", "--gpus", "2", "--", "true"]);
+    let v = wait_job(&url, other, Duration::from_secs(20));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    for id in [third, whole] {
+        let v = job(&url, id);
+        assert_eq!(v["state"], "pending", "{v}");
+        assert!(
+            v["reason"]
+                .as_str()
+                .unwrap()
+                .contains("queue `small` is at its limit"),
+            "{v}"
+        );
+    }
+    let o = stdout(&cli(&url, &["queues"]));
+    assert!(o.contains("small"), "{o}");
+    std::fs::write(&gate, "").unwrap();
+    for id in [halves[0], halves[1], third, whole] {
+        let v = wait_job(&url, id, Duration::from_secs(20));
+        assert_eq!(v["state"], "succeeded", "{v}");
+    }
+}

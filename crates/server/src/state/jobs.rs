@@ -311,6 +311,9 @@ impl State {
             );
         }
         if let Some(ask) = &v.slice {
+            if let Some(why) = self.slice_over_cap(v, ask) {
+                return why;
+            }
             let model = v
                 .gpu_model
                 .as_ref()
@@ -577,6 +580,33 @@ impl State {
             })
             .collect();
         NodeList { nodes }
+    }
+
+    /// Why a slice job's queue cap holds it, if it does: the queue's GPUs (slices by their
+    /// fraction, rounded up) would pass its `max` with this slice.
+    fn slice_over_cap(&self, v: &JobView, ask: &gpusched_wire::SliceAsk) -> Option<String> {
+        let max = self.queues.defs.get(&v.queue)?.max?;
+        let held: u64 = self
+            .placed()
+            .filter(|j| j.view.queue == v.queue)
+            .map(|j| {
+                u64::from(j.view.gpus) * 1000
+                    + j.view.slice_at.as_ref().map_or(0, |a| u64::from(a.milli))
+            })
+            .sum();
+        let want = match ask {
+            gpusched_wire::SliceAsk::Share { milli } => u64::from(*milli),
+            gpusched_wire::SliceAsk::Mig { profile } => u64::from(mig_compute_milli(profile)),
+            // Its fraction depends on the GPU; any room at all may do.
+            gpusched_wire::SliceAsk::Memory { .. } => 1,
+        };
+        ((held + want).div_ceil(1000) > u64::from(max)).then(|| {
+            format!(
+                "queue `{}` is at its limit: its jobs hold {} of its {max} GPUs (parts of GPUs                  count by their fraction, rounded up)",
+                v.queue,
+                gpusched_wire::milli_text(held.min(u64::from(u32::MAX)) as u32)
+            )
+        })
     }
 
     /// The shares and MIG instances of one GPU, with who holds them.

@@ -216,13 +216,20 @@ impl State {
         Ok(())
     }
 
-    /// GPUs held by each queue's starting and running jobs.
+    /// GPUs held by each queue's starting and running jobs; slices count by their
+    /// fraction of a GPU, rounded up over the queue.
     pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
-        let mut used = BTreeMap::new();
+        let mut milli: BTreeMap<&str, u64> = BTreeMap::new();
         for j in self.placed() {
-            *used.entry(j.view.queue.as_str()).or_insert(0) += j.view.gpus;
+            let v = &j.view;
+            let m =
+                u64::from(v.gpus) * 1000 + v.slice_at.as_ref().map_or(0, |a| u64::from(a.milli));
+            *milli.entry(v.queue.as_str()).or_insert(0) += m;
         }
-        used
+        milli
+            .into_iter()
+            .map(|(q, m)| (q, m.div_ceil(1000) as u32))
+            .collect()
     }
 
     /// The starting and running jobs: those a node holds (not every job ever stored).
