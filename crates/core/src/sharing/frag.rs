@@ -39,6 +39,10 @@ pub struct FragModel {
     /// Count only the GPU capacity a type can use with the node's CPU and memory (see
     /// [`FragModel::resource_limited`]); FGD itself does not.
     resource_limited: bool,
+    /// With `resource_limited`: the CPU and memory amounts at which the measure can change
+    /// (the typical CPU requests, and 1..=8 times each one-GPU type's CPU and memory).
+    cpu_points: Vec<u32>,
+    mem_points: Vec<u64>,
 }
 
 impl FragModel {
@@ -52,6 +56,8 @@ impl FragModel {
             cpu_steps,
             memo: HashMap::default(),
             resource_limited: false,
+            cpu_points: Vec::new(),
+            mem_points: Vec::new(),
         }
     }
 
@@ -60,6 +66,17 @@ impl FragModel {
     pub fn resource_limited(typical: &TypicalPods, cluster: &ShareCluster) -> Self {
         let mut f = Self::new(typical, cluster);
         f.resource_limited = true;
+        f.cpu_points = f.cpu_steps.clone();
+        for (m, _) in f.typical.iter().filter(|(m, _)| limited(m)) {
+            for k in 1..=8 {
+                f.cpu_points.push(m.cpu * k);
+                f.mem_points.push(m.mem * u64::from(k));
+            }
+        }
+        f.cpu_points.sort_unstable();
+        f.cpu_points.dedup();
+        f.mem_points.sort_unstable();
+        f.mem_points.dedup();
         f
     }
 
@@ -96,7 +113,7 @@ impl FragModel {
     }
 
     /// Model, CPU step and the sorted free capacities: everything `F_n` depends on (with
-    /// [`FragModel::resource_limited`]: the exact CPU and memory left instead of the step).
+    /// [`FragModel::resource_limited`]: the CPU and memory breakpoints instead of the step).
     /// `None` for nodes too large to pack into 128 bits (then no memo).
     fn key(&self, model: u8, cpu_left: u32, mem_left: u64, gpu_free: &[u32]) -> Option<u128> {
         if gpu_free.len() > 8 {
@@ -106,19 +123,20 @@ impl FragModel {
         sorted[..gpu_free.len()].copy_from_slice(gpu_free);
         sorted[..gpu_free.len()].sort_unstable();
         let mut key = if self.resource_limited {
-            // 6 + 17 + 21 + 4 + 8 x 10 = 128 bits.
-            if model >= 64 || cpu_left >= 1 << 17 || mem_left >= 1 << 21 {
+            // The measure depends on CPU and memory only through how many breakpoints they
+            // reach (a few hundred at most; 9 bits each).
+            let cpu = self.cpu_points.partition_point(|&c| c <= cpu_left) as u128;
+            let mem = self.mem_points.partition_point(|&m| m <= mem_left) as u128;
+            if cpu >= 1 << 9 || mem >= 1 << 9 {
                 return None;
             }
-            ((u128::from(model) << 17 | u128::from(cpu_left)) << 21 | u128::from(mem_left)) << 4
-                | gpu_free.len() as u128
+            ((u128::from(model) << 9 | cpu) << 9 | mem) << 4 | gpu_free.len() as u128
         } else {
             let step = self.cpu_steps.partition_point(|&c| c <= cpu_left) as u128;
             (u128::from(model) << 8 | step) << 4 | gpu_free.len() as u128
         };
-        let bits = if self.resource_limited { 10 } else { 11 };
         for f in &sorted[..gpu_free.len()] {
-            key = key << bits | u128::from(*f);
+            key = key << 11 | u128::from(*f);
         }
         Some(key)
     }
@@ -145,7 +163,7 @@ impl FragModel {
                         .filter(|&&f| f < m.milli)
                         .map(|&f| i64::from(f))
                         .sum();
-                    if self.resource_limited && m.num == 1 && m.milli == MILLI {
+                    if self.resource_limited && limited(m) {
                         let runs = u64::from(cpu_left / m.cpu.max(1))
                             .min(mem_left.checked_div(m.mem).unwrap_or(u64::MAX));
                         let usable = runs.saturating_mul(u64::from(MILLI)).min(idle as u64);
@@ -167,6 +185,12 @@ impl FragModel {
         }
         sum
     }
+}
+
+/// The types whose room `resource_limited` caps by CPU and memory: one whole GPU.
+/// (Capping shares too was measured worse on the gpushare and multigpu lists.)
+fn limited(m: &PodReq) -> bool {
+    m.num == 1 && m.milli == MILLI
 }
 
 /// A fixed multiplicative hasher for the memo: fast, and the same on every run (the memo
