@@ -39,10 +39,11 @@ pub struct FragModel {
     /// Count only the GPU capacity a type can use with the node's CPU and memory (see
     /// [`FragModel::resource_limited`]); FGD itself does not.
     resource_limited: bool,
-    /// With `resource_limited`: the CPU and memory amounts at which the measure can change
-    /// (the typical CPU requests, and 1..=8 times each one-GPU type's CPU and memory).
-    cpu_points: Vec<u32>,
-    mem_points: Vec<u64>,
+    /// With `resource_limited`, by the number of wholly free GPUs `g` (0..=8): the CPU and
+    /// memory amounts at which the measure can change (the typical CPU requests, and 1..=g
+    /// times each one-GPU type's CPU and memory).
+    cpu_points: Vec<Vec<u32>>,
+    mem_points: Vec<Vec<u64>>,
 }
 
 impl FragModel {
@@ -66,17 +67,22 @@ impl FragModel {
     pub fn resource_limited(typical: &TypicalPods, cluster: &ShareCluster) -> Self {
         let mut f = Self::new(typical, cluster);
         f.resource_limited = true;
-        f.cpu_points = f.cpu_steps.clone();
-        for (m, _) in f.typical.iter().filter(|(m, _)| limited(m)) {
-            for k in 1..=8 {
-                f.cpu_points.push(m.cpu * k);
-                f.mem_points.push(m.mem * u64::from(k));
+        for g in 0..=8u32 {
+            let mut cpu = f.cpu_steps.clone();
+            let mut mem = Vec::new();
+            for (m, _) in f.typical.iter().filter(|(m, _)| limited(m)) {
+                for k in 1..=g {
+                    cpu.push(m.cpu * k);
+                    mem.push(m.mem * u64::from(k));
+                }
             }
+            cpu.sort_unstable();
+            cpu.dedup();
+            mem.sort_unstable();
+            mem.dedup();
+            f.cpu_points.push(cpu);
+            f.mem_points.push(mem);
         }
-        f.cpu_points.sort_unstable();
-        f.cpu_points.dedup();
-        f.mem_points.sort_unstable();
-        f.mem_points.dedup();
         f
     }
 
@@ -125,8 +131,11 @@ impl FragModel {
         let mut key = if self.resource_limited {
             // The measure depends on CPU and memory only through how many breakpoints they
             // reach (a few hundred at most; 9 bits each).
-            let cpu = self.cpu_points.partition_point(|&c| c <= cpu_left) as u128;
-            let mem = self.mem_points.partition_point(|&m| m <= mem_left) as u128;
+            // A type's runs matter only up to the node's wholly free GPUs (beyond, the GPUs
+            // are the limit, as in FGD), so only the breakpoints up to that many count.
+            let fresh = gpu_free.iter().filter(|&&f| f >= MILLI).count();
+            let cpu = self.cpu_points[fresh].partition_point(|&c| c <= cpu_left) as u128;
+            let mem = self.mem_points[fresh].partition_point(|&m| m <= mem_left) as u128;
             if cpu >= 1 << 9 || mem >= 1 << 9 {
                 return None;
             }
