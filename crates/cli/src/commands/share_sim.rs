@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long)]
     pods: PathBuf,
     /// Strategies, comma-separated: best-fit, worst-fit, fgd, fgd-pack,
-    /// fgd-coarse, or `all`.
+    /// fgd-coarse, fgd-fit, or `all`.
     #[arg(long, default_value = "best-fit,fgd,fgd-pack")]
     strategy: String,
     /// Seeds, `42..51` (inclusive) or comma-separated; each draws the pod order exactly

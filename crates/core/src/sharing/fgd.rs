@@ -20,6 +20,7 @@ pub fn for_each_outcome(
     mut each: impl FnMut(f64, u16),
 ) {
     let cpu = n.cpu_left.saturating_sub(pod.cpu);
+    let mem = n.mem_left.saturating_sub(pod.mem);
     let mut buf = [0u32; 16];
     let free = &mut buf[..n.gpu_free.len()];
     free.copy_from_slice(&n.gpu_free);
@@ -33,7 +34,7 @@ pub fn for_each_outcome(
             }
             seen[g] = f;
             free[g] = f - pod.milli;
-            each(frag.node(n.model, cpu, free), 1 << g);
+            each(frag.node(n.model, cpu, mem, free), 1 << g);
             free[g] = f;
         }
         return;
@@ -57,7 +58,7 @@ pub fn for_each_outcome(
             }
         }
     }
-    each(frag.node(n.model, cpu, free), 0);
+    each(frag.node(n.model, cpu, mem, free), 0);
 }
 
 /// The authors' integer score of moving a node from `before` to `after`.

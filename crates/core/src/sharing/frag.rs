@@ -19,7 +19,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::cluster::{NodeState, PodReq};
 use super::typical::TypicalPods;
-use super::ShareCluster;
+use super::{ShareCluster, MILLI};
 
 const LACK_BOTH: usize = 0;
 const LACK_GPU: usize = 1;
@@ -36,6 +36,14 @@ pub struct FragModel {
     /// through how many of them it can still satisfy.
     cpu_steps: Vec<u32>,
     memo: HashMap<u128, f64, BuildHasherDefault<MixHasher>>,
+    /// Count only the GPU capacity a type can use with the node's CPU and memory (see
+    /// [`FragModel::resource_limited`]); FGD itself does not.
+    resource_limited: bool,
+    /// With `resource_limited`, by the number of wholly free GPUs `g` (0..=8): the CPU and
+    /// memory amounts at which the measure can change (the typical CPU requests, and 1..=g
+    /// times each one-GPU type's CPU and memory).
+    cpu_points: Vec<Vec<u32>>,
+    mem_points: Vec<Vec<u64>>,
 }
 
 impl FragModel {
@@ -48,44 +56,101 @@ impl FragModel {
             typical,
             cpu_steps,
             memo: HashMap::default(),
+            resource_limited: false,
+            cpu_points: Vec::new(),
+            mem_points: Vec::new(),
         }
     }
 
-    /// `F_n` of a node with `cpu_left` CPU and `gpu_free` GPUs of `model`.
-    pub fn node(&mut self, model: u8, cpu_left: u32, gpu_free: &[u32]) -> f64 {
-        let Some(key) = self.key(model, cpu_left, gpu_free) else {
-            return self.compute(model, cpu_left, gpu_free);
+    /// The fragmentation of `fgd-fit`: a type that the node can host can use at most as
+    /// many of its GPUs as the node's CPU and memory let it run pods of that type.
+    pub fn resource_limited(typical: &TypicalPods, cluster: &ShareCluster) -> Self {
+        let mut f = Self::new(typical, cluster);
+        f.resource_limited = true;
+        for g in 0..=8u32 {
+            let mut cpu = f.cpu_steps.clone();
+            let mut mem = Vec::new();
+            for (m, _) in f.typical.iter().filter(|(m, _)| limited(m)) {
+                for k in 1..=g {
+                    cpu.push(m.cpu * k);
+                    mem.push(m.mem * u64::from(k));
+                }
+            }
+            cpu.sort_unstable();
+            cpu.dedup();
+            mem.sort_unstable();
+            mem.dedup();
+            f.cpu_points.push(cpu);
+            f.mem_points.push(mem);
+        }
+        f
+    }
+
+    /// `F_n` of a node with `cpu_left` CPU, `mem_left` memory and `gpu_free` GPUs of
+    /// `model` (FGD's measure ignores memory).
+    pub fn node(&mut self, model: u8, cpu_left: u32, mem_left: u64, gpu_free: &[u32]) -> f64 {
+        let Some(key) = self.key(model, cpu_left, mem_left, gpu_free) else {
+            return self.compute(model, cpu_left, mem_left, gpu_free);
         };
         if let Some(&f) = self.memo.get(&key) {
             return f;
         }
-        let f = self.compute(model, cpu_left, gpu_free);
+        let f = self.compute(model, cpu_left, mem_left, gpu_free);
         self.memo.insert(key, f);
         f
     }
 
-    pub fn of(&mut self, n: &NodeState) -> f64 {
-        self.node(n.model, n.cpu_left, &n.gpu_free)
+    /// The typical pods (compiled) and their current weights.
+    pub fn types(&self) -> &[(PodReq, f64)] {
+        &self.typical
     }
 
-    /// Model, CPU step and the sorted free capacities: everything `F_n` depends on.
+    /// Replaces the weights of the typical pods (same order as [`FragModel::types`]) and
+    /// forgets every memoised `F_n`.
+    pub fn set_weights(&mut self, weights: &[f64]) {
+        for ((_, w), &x) in self.typical.iter_mut().zip(weights) {
+            *w = x;
+        }
+        self.memo.clear();
+    }
+
+    pub fn of(&mut self, n: &NodeState) -> f64 {
+        self.node(n.model, n.cpu_left, n.mem_left, &n.gpu_free)
+    }
+
+    /// Model, CPU step and the sorted free capacities: everything `F_n` depends on (with
+    /// [`FragModel::resource_limited`]: the CPU and memory breakpoints instead of the step).
     /// `None` for nodes too large to pack into 128 bits (then no memo).
-    fn key(&self, model: u8, cpu_left: u32, gpu_free: &[u32]) -> Option<u128> {
+    fn key(&self, model: u8, cpu_left: u32, mem_left: u64, gpu_free: &[u32]) -> Option<u128> {
         if gpu_free.len() > 8 {
             return None;
         }
-        let step = self.cpu_steps.partition_point(|&c| c <= cpu_left) as u128;
         let mut sorted = [0u32; 8];
         sorted[..gpu_free.len()].copy_from_slice(gpu_free);
         sorted[..gpu_free.len()].sort_unstable();
-        let mut key = (u128::from(model) << 8 | step) << 4 | gpu_free.len() as u128;
+        let mut key = if self.resource_limited {
+            // The measure depends on CPU and memory only through how many breakpoints they
+            // reach (a few hundred at most; 9 bits each).
+            // A type's runs matter only up to the node's wholly free GPUs (beyond, the GPUs
+            // are the limit, as in FGD), so only the breakpoints up to that many count.
+            let fresh = gpu_free.iter().filter(|&&f| f >= MILLI).count();
+            let cpu = self.cpu_points[fresh].partition_point(|&c| c <= cpu_left) as u128;
+            let mem = self.mem_points[fresh].partition_point(|&m| m <= mem_left) as u128;
+            if cpu >= 1 << 9 || mem >= 1 << 9 {
+                return None;
+            }
+            ((u128::from(model) << 9 | cpu) << 9 | mem) << 4 | gpu_free.len() as u128
+        } else {
+            let step = self.cpu_steps.partition_point(|&c| c <= cpu_left) as u128;
+            (u128::from(model) << 8 | step) << 4 | gpu_free.len() as u128
+        };
         for f in &sorted[..gpu_free.len()] {
             key = key << 11 | u128::from(*f);
         }
         Some(key)
     }
 
-    fn compute(&self, model: u8, cpu_left: u32, gpu_free: &[u32]) -> f64 {
+    fn compute(&self, model: u8, cpu_left: u32, mem_left: u64, gpu_free: &[u32]) -> f64 {
         let idle: i64 = gpu_free.iter().map(|&f| i64::from(f)).sum();
         let mut bucket = [0.0f64; 7];
         for (m, share) in &self.typical {
@@ -102,11 +167,17 @@ impl FragModel {
             let hostable = m.num > 0 && fitting >= m.num;
             match (hostable, cpu_ok) {
                 (true, true) => {
-                    let stranded: i64 = gpu_free
+                    let mut stranded: i64 = gpu_free
                         .iter()
                         .filter(|&&f| f < m.milli)
                         .map(|&f| i64::from(f))
                         .sum();
+                    if self.resource_limited && limited(m) {
+                        let runs = u64::from(cpu_left / m.cpu.max(1))
+                            .min(mem_left.checked_div(m.mem).unwrap_or(u64::MAX));
+                        let usable = runs.saturating_mul(u64::from(MILLI)).min(idle as u64);
+                        stranded = stranded.max(idle - usable as i64);
+                    }
                     bucket[LACK_GPU] += share * stranded as f64;
                     bucket[SATISFIED] += share * (idle - stranded) as f64;
                 }
@@ -123,6 +194,12 @@ impl FragModel {
         }
         sum
     }
+}
+
+/// The types whose room `resource_limited` caps by CPU and memory: one whole GPU.
+/// (Capping shares too was measured worse on the gpushare and multigpu lists.)
+fn limited(m: &PodReq) -> bool {
+    m.num == 1 && m.milli == MILLI
 }
 
 /// A fixed multiplicative hasher for the memo: fast, and the same on every run (the memo
@@ -181,15 +258,40 @@ mod tests {
         let (c, t) = setup();
         let mut f = FragModel::new(&t, &c);
         // Idle node: every typical pod fits, nothing is stranded.
-        assert_eq!(f.node(0, 8000, &[1000, 1000]), 0.0);
+        assert_eq!(f.node(0, 8000, 0, &[1000, 1000]), 0.0);
         // GPU 0 has 500 free: too little for either type, so its 500 is fragment for
         // both (0.5 x 500 + 0.5 x 500).
-        assert_eq!(f.node(0, 8000, &[500, 1000]), 500.0);
+        assert_eq!(f.node(0, 8000, 0, &[500, 1000]), 500.0);
         // 700 free: the 600 type can use it, the whole-GPU type cannot: 0.5 x 700.
-        assert_eq!(f.node(0, 8000, &[700, 1000]), 350.0);
+        assert_eq!(f.node(0, 8000, 0, &[700, 1000]), 350.0);
         // Not enough CPU for any typical pod: all idle capacity is fragment.
-        assert_eq!(f.node(0, 1000, &[1000, 1000]), 2000.0);
+        assert_eq!(f.node(0, 1000, 0, &[1000, 1000]), 2000.0);
         // The memo returns the same for the same shape, in any GPU order.
-        assert_eq!(f.node(0, 8000, &[1000, 700]), 350.0);
+        assert_eq!(f.node(0, 8000, 0, &[1000, 700]), 350.0);
+    }
+
+    #[test]
+    fn resource_limited_counts_whole_gpus_that_cpu_or_memory_cannot_feed() {
+        let (c, _) = setup();
+        let pod = |milli, mem| SharePod {
+            name: String::new(),
+            cpu_milli: 4000,
+            mem_mib: mem,
+            num_gpu: 1,
+            gpu_milli: milli,
+            models: vec![],
+        };
+        let t = TypicalPods::from_pods(&[pod(600, 1024), pod(1000, 8192)], 100.0);
+        let (mut fgd, mut fit) = (FragModel::new(&t, &c), FragModel::resource_limited(&t, &c));
+        // Enough CPU and memory for two whole-GPU pods: as FGD.
+        assert_eq!(fit.node(0, 8000, 16_384, &[1000, 1000]), 0.0);
+        // CPU for one: FGD sees no fragment, fgd-fit one GPU for the whole-GPU half.
+        assert_eq!(fgd.node(0, 4000, 16_384, &[1000, 1000]), 0.0);
+        assert_eq!(fit.node(0, 4000, 16_384, &[1000, 1000]), 500.0);
+        // Memory for one (FGD ignores memory).
+        assert_eq!(fgd.node(0, 8000, 8192, &[1000, 1000]), 0.0);
+        assert_eq!(fit.node(0, 8000, 8192, &[1000, 1000]), 500.0);
+        // Share types are measured as FGD does.
+        assert_eq!(fit.node(0, 8000, 16_384, &[700, 1000]), 350.0);
     }
 }

@@ -15,6 +15,8 @@
 //! - [`ours`]: `fgd-pack`, gpusched's variant: FGD's score, ties broken by packing
 //!   instead of by node order.
 //! - [`ours2`]: `fgd-coarse`, FGD with a coarser score grid for whole-GPU pods.
+//! - [`ours3`]: `fgd-fit`, FGD's score on a fragmentation measure that sees CPU and
+//!   memory, with typical types weighted by scarcity ([`scarcity`]).
 //! - [`placer`]: one entry point that scores every node with the chosen strategy.
 //!
 //! Everything is deterministic: ties between nodes go to the lowest `rank`, ties between
@@ -26,7 +28,9 @@ pub mod fit;
 pub mod frag;
 pub mod ours;
 pub mod ours2;
+pub mod ours3;
 pub mod placer;
+pub mod scarcity;
 pub mod typical;
 
 pub use cluster::{Choice, NodeState, PodReq, ShareCluster, ShareError, ShareNode, SharePod};

@@ -4,7 +4,7 @@
 use super::cluster::{Choice, PodReq, ShareCluster};
 use super::frag::FragModel;
 use super::typical::TypicalPods;
-use super::{fgd, fit, ours, ours2};
+use super::{fgd, fit, ours, ours2, ours3, scarcity};
 
 /// A placement strategy for shared GPUs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -14,22 +14,24 @@ pub enum ShareStrategy {
     Fgd,
     FgdPack,
     FgdCoarse,
+    FgdFit,
 }
 
 /// A strategy name gpusched does not know.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "unknown sharing strategy `{0}`; use one of: best-fit, worst-fit, fgd, fgd-pack, fgd-coarse"
+    "unknown sharing strategy `{0}`; use one of: best-fit, worst-fit, fgd, fgd-pack, fgd-coarse, fgd-fit"
 )]
 pub struct UnknownStrategy(pub String);
 
 impl ShareStrategy {
-    pub const ALL: [ShareStrategy; 5] = [
+    pub const ALL: [ShareStrategy; 6] = [
         ShareStrategy::BestFit,
         ShareStrategy::WorstFit,
         ShareStrategy::Fgd,
         ShareStrategy::FgdPack,
         ShareStrategy::FgdCoarse,
+        ShareStrategy::FgdFit,
     ];
 
     pub fn name(self) -> &'static str {
@@ -39,6 +41,7 @@ impl ShareStrategy {
             ShareStrategy::Fgd => "fgd",
             ShareStrategy::FgdPack => "fgd-pack",
             ShareStrategy::FgdCoarse => "fgd-coarse",
+            ShareStrategy::FgdFit => "fgd-fit",
         }
     }
 
@@ -55,14 +58,25 @@ pub struct Placer {
     strategy: ShareStrategy,
     frag: FragModel,
     node_frag: Vec<Option<f64>>,
+    /// `fgd-fit` only: the typical pods' shares and slots at start, and placements so far.
+    scarcity: Option<(Vec<f64>, Vec<f64>, u32)>,
 }
 
 impl Placer {
     pub fn new(strategy: ShareStrategy, typical: &TypicalPods, cluster: &ShareCluster) -> Self {
+        let (frag, scarcity) = if strategy == ShareStrategy::FgdFit {
+            let frag = FragModel::resource_limited(typical, cluster);
+            let shares = frag.types().iter().map(|t| t.1).collect();
+            let start = scarcity::slots(frag.types(), cluster);
+            (frag, Some((shares, start, 0)))
+        } else {
+            (FragModel::new(typical, cluster), None)
+        };
         Placer {
             strategy,
-            frag: FragModel::new(typical, cluster),
+            frag,
             node_frag: vec![None; cluster.nodes.len()],
+            scarcity,
         }
     }
 
@@ -122,6 +136,10 @@ impl Placer {
                     let before = self.node_frag(cluster, i);
                     ours2::score(&mut self.frag, before, n, pod)
                 }
+                ShareStrategy::FgdFit => {
+                    let before = self.node_frag(cluster, i);
+                    ours3::score(&mut self.frag, before, n, pod)
+                }
             };
             let gpus = if pod.needs_gpu() && !pod.is_share() {
                 cluster.first_free_gpus(i, pod)
@@ -149,6 +167,15 @@ impl Placer {
         let choice = self.choose(cluster, pod)?;
         cluster.apply(pod, choice);
         self.node_frag[choice.node] = None;
+        if let Some((shares, start, placed)) = &mut self.scarcity {
+            *placed += 1;
+            if *placed % scarcity::EPOCH == 0 {
+                let now = scarcity::slots(self.frag.types(), cluster);
+                self.frag
+                    .set_weights(&scarcity::weights(shares, start, &now));
+                self.node_frag.iter_mut().for_each(|f| *f = None);
+            }
+        }
         Some(choice)
     }
 }

@@ -22,6 +22,8 @@ pub struct TypicalPod {
     pub num: u32,
     /// The model constraint as written, `|`-joined (part of the grouping key).
     pub spec: String,
+    /// Mean memory of the group's pods, MiB (not part of the key; FGD does not use it).
+    pub mem: u64,
     pub share: f64,
 }
 
@@ -38,6 +40,7 @@ impl TypicalPods {
     /// Typical pods covering at least `threshold_pct` percent of `pods`.
     pub fn from_pods(pods: &[SharePod], threshold_pct: f64) -> Self {
         let mut counts: BTreeMap<Key, f64> = BTreeMap::new();
+        let mut mem: BTreeMap<Key, u64> = BTreeMap::new();
         for p in pods {
             // A CPU-only pod carries no GPU fields (its milli and models are ignored).
             let key = if p.num_gpu == 0 {
@@ -51,6 +54,7 @@ impl TypicalPods {
                     .collect();
                 (p.cpu_milli, p.gpu_milli, p.num_gpu, spec.join("|"))
             };
+            *mem.entry(key.clone()).or_insert(0) += p.mem_mib;
             *counts.entry(key).or_insert(0.0) += 1.0;
         }
         let total = pods.len() as f64;
@@ -79,11 +83,12 @@ impl TypicalPods {
                 .into_iter()
                 .zip(shares)
                 .take(kept)
-                .map(|(((cpu, milli, num, spec), _), share)| TypicalPod {
-                    cpu,
-                    milli,
-                    num,
-                    spec,
+                .map(|((key, count), share)| TypicalPod {
+                    mem: (mem[&key] as f64 / count) as u64,
+                    cpu: key.0,
+                    milli: key.1,
+                    num: key.2,
+                    spec: key.3,
                     share,
                 })
                 .collect(),
@@ -106,7 +111,7 @@ impl TypicalPods {
                 });
                 let req = PodReq {
                     cpu: t.cpu,
-                    mem: 0,
+                    mem: t.mem,
                     num: t.num,
                     milli: t.milli,
                     models,

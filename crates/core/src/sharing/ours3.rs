@@ -1,0 +1,39 @@
+//! `fgd-fit`, a third gpusched variant of FGD: FGD's own score on a fragmentation measure
+//! that also sees what CPU and memory leave usable, with types weighted by scarcity.
+//!
+//! Why: at 100% arrived FGD's unallocated GPUs are mostly whole GPUs on nodes whose CPU
+//! or memory is used up (one-GPU pods that ask for 11-19 CPUs and 40-60 GiB no longer fit
+//! there). FGD's measure counts a node's CPU only as a cliff (a type fits or not) and
+//! ignores memory, so it cannot see a node drifting toward that state; its integer score
+//! with the seeded node order as tie-break spreads pods by chance, which hides some of it
+//! (exact gradients are worse, docs/sharing.md). `fgd-fit` changes the measure instead:
+//!
+//! 1. [`super::frag::FragModel::resource_limited`]: for the one-GPU whole types, a node's
+//!    free GPUs beyond what its CPU and memory can run pods of that type count as fragment
+//!    (other types as FGD);
+//! 2. [`super::scarcity`]: each type weighted by how scarce the cluster's room for it has
+//!    become, refreshed every [`super::scarcity::EPOCH`] placements;
+//! 3. scored exactly as FGD ([`super::fgd::score`]): the integer score, every GPU of the
+//!    node tried for a share, ties to the node order.
+//!
+//! Measured (docs/sharing.md): applying the CPU and memory limit to share types too is
+//! worse on the gpushare and multigpu lists; fgd-coarse's grid instead of FGD's makes no
+//! difference beyond seed noise; the measure without memory loses on multigpu.
+
+use super::cluster::{NodeState, PodReq};
+use super::fgd::{for_each_outcome, score as fgd_score};
+use super::frag::FragModel;
+
+/// Score (higher is better) and the GPUs of the best way of placing `pod` on `n`, given
+/// the node's fragmentation `before` under `frag`; among equal scores the first outcome.
+pub fn score(frag: &mut FragModel, before: f64, n: &NodeState, pod: &PodReq) -> ((f64, f64), u16) {
+    let mut best: Option<(f64, u16)> = None;
+    for_each_outcome(frag, n, pod, |after, gpus| {
+        let s = fgd_score(before, after);
+        if best.is_none_or(|(b, _)| s > b) {
+            best = Some((s, gpus));
+        }
+    });
+    let (s, gpus) = best.unwrap_or((0.0, 0));
+    ((s, 0.0), gpus)
+}
