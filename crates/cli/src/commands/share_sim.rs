@@ -20,7 +20,7 @@ pub struct Args {
     pods: PathBuf,
     /// Strategies, comma-separated: best-fit, worst-fit, fgd, fgd-pack,
     /// fgd-coarse, fgd-fit, or `all`.
-    #[arg(long, default_value = "best-fit,fgd,fgd-pack")]
+    #[arg(long, default_value = "best-fit,fgd,fgd-fit")]
     strategy: String,
     /// Seeds, `42..51` (inclusive) or comma-separated; each draws the pod order exactly
     /// as the FGD authors' simulator does with Go's math/rand.
