@@ -67,6 +67,11 @@ pub struct Placer {
 impl Placer {
     pub fn new(strategy: ShareStrategy, typical: &TypicalPods, cluster: &ShareCluster) -> Self {
         let (frag, scarcity, share_frag) = if strategy == ShareStrategy::FgdFit {
+            // The target workload: FGD's typical pods and the groups that carry most of
+            // the GPU demand (typical.rs).
+            let mut target = typical.clone();
+            target.pods.extend(typical.by_demand.iter().cloned());
+            let typical = &target;
             let frag = FragModel::resource_limited(typical, cluster);
             let shares = frag.types().iter().map(|t| t.1).collect();
             let start = scarcity::slots(frag.types(), cluster);
