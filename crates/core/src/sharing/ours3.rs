@@ -8,6 +8,9 @@
 //! with the seeded node order as tie-break spreads pods by chance, which hides some of it
 //! (exact gradients are worse, docs/sharing.md). `fgd-fit` changes the measure instead:
 //!
+//! 0. the target workload: FGD's typical pods plus the groups that carry 95% of the GPU
+//!    demand ([`super::typical::TypicalPods::by_demand`]: 8-GPU groups are rare by count
+//!    but heavy in GPUs, and some fit only on the few largest nodes);
 //! 1. [`super::frag::FragModel::resource_limited`]: for the one-GPU whole types, a node's
 //!    free GPUs beyond what its CPU and memory can run pods of that type count as fragment
 //!    (other types as FGD);
@@ -25,9 +28,9 @@
 //! for 4-12 CPUs and up to 47 GiB in these traces) was placed by the CPU and memory
 //! breakpoints of the whole-GPU types rather than by how well it packs onto a GPU;
 //! whole-GPU pods, whose placement is what strands GPUs behind exhausted CPU or memory,
-//! keep the limit. Measured (docs/sharing.md): with 4, gpushare80 and multigpu30/50 turn
-//! from losses or ties into wins and the default list gains; the gpuspec lists stay won
-//! but by less (the weights alone do less for shares there than the limit did).
+//! keep the limit. Measured (docs/sharing.md): with 0 and 4, gpushare80 and
+//! multigpu30/50 turn from losses or ties into wins and the default list gains; the
+//! gpuspec lists stay won but by less; multigpu40 is still lost by +0.02 (1.9 s.e.).
 //!
 //! Also measured (docs/sharing.md): applying the CPU and memory limit to share *types*
 //! in the measure is worse on the gpushare and multigpu lists; fgd-coarse's grid instead
