@@ -2,8 +2,9 @@
 //! 100% arrived, pinned on the default Alibaba v2023 list with two of the experiment's
 //! seeds (a debug run of the full experiment would take minutes; the 10-seed tables of
 //! every list come from `cargo run --release -p gpusched-sim --example share_lists`).
-//! Measured 2026-11-30: seed 42 fgd 4.62 / fgd-fit 4.38, seed 43 4.87 / 4.35. FGD itself
-//! is pinned to the peer's published values by sharing_peer.rs.
+//! Measured 2026-11-30: seed 42 fgd 4.62 / fgd-fit 4.25, seed 43 4.87 / 4.27 (the first
+//! fgd-fit, without the demand-heavy groups and with shares on the limited measure: 4.38
+//! / 4.35). FGD itself is pinned to the peer's published values by sharing_peer.rs.
 
 mod common;
 
@@ -47,6 +48,7 @@ fn fgd_fit_leaves_fewer_gpus_unallocated_than_fgd_on_the_default_list() {
         fgd += f / 2.0;
         ours += o / 2.0;
     }
-    // By more than a rounding step: the two-seed mean at least 0.2 points lower.
-    assert!(ours <= fgd - 0.2, "mean: fgd-fit {ours:.3}, fgd {fgd:.3}");
+    // By more than a rounding step: the two-seed mean at least 0.4 points lower (it is
+    // 0.485; the first fgd-fit, 0.38 lower, would fail this).
+    assert!(ours <= fgd - 0.4, "mean: fgd-fit {ours:.3}, fgd {fgd:.3}");
 }

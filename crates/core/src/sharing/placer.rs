@@ -60,23 +60,33 @@ pub struct Placer {
     node_frag: Vec<Option<f64>>,
     /// `fgd-fit` only: the typical pods' shares and slots at start, and placements so far.
     scarcity: Option<(Vec<f64>, Vec<f64>, u32)>,
+    /// `fgd-fit` only: FGD's own measure and each node's `F_n` under it, for shares.
+    share_frag: Option<(FragModel, Vec<Option<f64>>)>,
 }
 
 impl Placer {
     pub fn new(strategy: ShareStrategy, typical: &TypicalPods, cluster: &ShareCluster) -> Self {
-        let (frag, scarcity) = if strategy == ShareStrategy::FgdFit {
+        let (frag, scarcity, share_frag) = if strategy == ShareStrategy::FgdFit {
+            // The target workload: FGD's typical pods and the groups that carry most of
+            // the GPU demand (typical.rs).
+            let mut target = typical.clone();
+            target.pods.extend(typical.by_demand.iter().cloned());
+            let typical = &target;
             let frag = FragModel::resource_limited(typical, cluster);
             let shares = frag.types().iter().map(|t| t.1).collect();
             let start = scarcity::slots(frag.types(), cluster);
-            (frag, Some((shares, start, 0)))
+            let plain = FragModel::new(typical, cluster);
+            let cache = vec![None; cluster.nodes.len()];
+            (frag, Some((shares, start, 0)), Some((plain, cache)))
         } else {
-            (FragModel::new(typical, cluster), None)
+            (FragModel::new(typical, cluster), None, None)
         };
         Placer {
             strategy,
             frag,
             node_frag: vec![None; cluster.nodes.len()],
             scarcity,
+            share_frag,
         }
     }
 
@@ -136,10 +146,17 @@ impl Placer {
                     let before = self.node_frag(cluster, i);
                     ours2::score(&mut self.frag, before, n, pod)
                 }
-                ShareStrategy::FgdFit => {
-                    let before = self.node_frag(cluster, i);
-                    ours3::score(&mut self.frag, before, n, pod)
-                }
+                ShareStrategy::FgdFit => match &mut self.share_frag {
+                    // A share is placed on FGD's own measure (ours3.rs says why).
+                    Some((plain, cache)) if pod.is_share() => {
+                        let before = *cache[i].get_or_insert_with(|| plain.of(n));
+                        ours3::score(plain, before, n, pod)
+                    }
+                    _ => {
+                        let before = self.node_frag(cluster, i);
+                        ours3::score(&mut self.frag, before, n, pod)
+                    }
+                },
             };
             let gpus = if pod.needs_gpu() && !pod.is_share() {
                 cluster.first_free_gpus(i, pod)
@@ -167,13 +184,20 @@ impl Placer {
         let choice = self.choose(cluster, pod)?;
         cluster.apply(pod, choice);
         self.node_frag[choice.node] = None;
+        if let Some((_, cache)) = &mut self.share_frag {
+            cache[choice.node] = None;
+        }
         if let Some((shares, start, placed)) = &mut self.scarcity {
             *placed += 1;
             if *placed % scarcity::EPOCH == 0 {
                 let now = scarcity::slots(self.frag.types(), cluster);
-                self.frag
-                    .set_weights(&scarcity::weights(shares, start, &now));
+                let w = scarcity::weights(shares, start, &now);
+                self.frag.set_weights(&w);
                 self.node_frag.iter_mut().for_each(|f| *f = None);
+                if let Some((plain, cache)) = &mut self.share_frag {
+                    plain.set_weights(&w);
+                    cache.iter_mut().for_each(|f| *f = None);
+                }
             }
         }
         Some(choice)

@@ -31,6 +31,13 @@ pub struct TypicalPod {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TypicalPods {
     pub pods: Vec<TypicalPod>,
+    /// The groups outside `pods` that are needed, taking groups from the largest GPU demand
+    /// (GPU thousandths x GPU count x pods) down, to cover the same threshold of the
+    /// workload's GPU demand; largest demand first. Each share is its pod count over the
+    /// pods `pods` cover (the scale of `pods`' shares, so they do not sum to 1 with them).
+    /// FGD does not use them; `fgd-fit` adds them to its target workload, because a type
+    /// that is rare by count can carry much of the GPU demand (8-GPU pods).
+    pub by_demand: Vec<TypicalPod>,
 }
 
 /// The grouping key, ordered as the authors' tie-break among equally frequent types.
@@ -78,7 +85,37 @@ impl TypicalPods {
                 *s /= covered / total;
             }
         }
+        // The groups of largest GPU demand (ties: larger key first) until they cover the
+        // threshold of all GPU demand; those not already kept above.
+        let demand = |g: &(Key, f64)| f64::from(g.0 .1) * f64::from(g.0 .2) * g.1;
+        let total_demand: f64 = groups.iter().map(demand).sum();
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by(|&a, &b| {
+            demand(&groups[b])
+                .total_cmp(&demand(&groups[a]))
+                .then_with(|| groups[b].0.cmp(&groups[a].0))
+        });
+        let mut by_demand = Vec::new();
+        let mut got = 0.0;
+        for i in order {
+            if got >= threshold_pct * total_demand / 100.0 || demand(&groups[i]) == 0.0 {
+                break;
+            }
+            got += demand(&groups[i]);
+            if i >= kept {
+                let ((cpu, milli, num, spec), count) = groups[i].clone();
+                by_demand.push(TypicalPod {
+                    mem: (mem[&groups[i].0] as f64 / count) as u64,
+                    cpu,
+                    milli,
+                    num,
+                    spec,
+                    share: count / covered,
+                });
+            }
+        }
         TypicalPods {
+            by_demand,
             pods: groups
                 .into_iter()
                 .zip(shares)
@@ -152,5 +189,20 @@ mod tests {
         let all = TypicalPods::from_pods(&pods, 100.0);
         assert_eq!(all.pods.len(), 3);
         assert!((all.pods[2].share - 0.1).abs() < 1e-12);
+        assert!(all.by_demand.is_empty());
+    }
+
+    #[test]
+    fn groups_rare_by_count_but_heavy_in_gpus_are_listed_by_demand() {
+        // 18 pods of half a GPU and 1 of 8 GPUs: by count 90% keeps the halves only, but
+        // the 8-GPU pod holds 8000 of the 17,000 GPU thousandths asked for.
+        let mut pods = vec![p(1000, 1, 500); 18];
+        pods.push(p(64_000, 8, 1000));
+        let t = TypicalPods::from_pods(&pods, 90.0);
+        assert_eq!(t.pods.len(), 1);
+        assert_eq!(t.by_demand.len(), 1);
+        assert_eq!((t.by_demand[0].num, t.by_demand[0].cpu), (8, 64_000));
+        // On the scale of the kept shares: 1 pod over the 18 covered.
+        assert!((t.by_demand[0].share - 1.0 / 18.0).abs() < 1e-12);
     }
 }
