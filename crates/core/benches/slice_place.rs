@@ -65,7 +65,11 @@ fn main() {
     println!("|---|---|---|");
     for nodes in [16, 128, 1024] {
         let hosts = cluster(nodes, &mut rng);
-        for s in [ShareStrategy::BestFit, ShareStrategy::Fgd] {
+        for s in [
+            ShareStrategy::BestFit,
+            ShareStrategy::Fgd,
+            ShareStrategy::FgdFit,
+        ] {
             let mut times: Vec<f64> = (0..50)
                 .map(|_| {
                     let t = Instant::now();

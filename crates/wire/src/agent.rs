@@ -115,7 +115,7 @@ pub struct Launch {
     pub grace_s: u64,
     /// For a job on part of a GPU: the share or MIG instance (`gpus` then names the one
     /// GPU it is on).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice: Option<crate::slice::SliceAt>,
 }
 
@@ -156,7 +156,7 @@ pub enum RunEventKind {
     Started {
         pid: u32,
         /// The `MIG-…` UUID of the instance the job was given, for a MIG job.
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         mig_uuid: Option<String>,
     },
     /// The job saved a checkpoint at the event's `at_ms` (it touched the file

@@ -174,10 +174,10 @@ pub struct JobView {
     pub gpus: u32,
     pub gpu_model: Option<String>,
     /// Part of one GPU instead of whole GPUs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice: Option<crate::slice::SliceAsk>,
     /// Where its slice is (or last was), while it runs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_at: Option<crate::slice::SliceAt>,
     #[serde(default = "default_queue")]
     pub queue: String,

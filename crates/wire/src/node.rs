@@ -37,7 +37,7 @@ pub struct GpuInfo {
     pub mem_mib: u64,
     pub source: GpuSource,
     /// MIG mode and layout; absent when MIG is off (or the GPU has none).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig: Option<crate::slice::MigInfo>,
 }
 
