@@ -72,10 +72,16 @@ impl Placer {
             let mut target = typical.clone();
             target.pods.extend(typical.by_demand.iter().cloned());
             let typical = &target;
-            let frag = FragModel::resource_limited(typical, cluster);
-            let shares = frag.types().iter().map(|t| t.1).collect();
+            let mut frag = FragModel::resource_limited(typical, cluster);
+            let mut plain = FragModel::new(typical, cluster);
+            // Shares scaled by how few nodes can host each type (scarcity.rs).
+            let pod_shares: Vec<f64> = frag.types().iter().map(|t| t.1).collect();
+            let gpus = cluster.nodes.iter().map(|n| n.gpu_free.len() as f64).sum();
+            let room = scarcity::room(frag.types(), cluster);
+            let shares = scarcity::exclusive(&pod_shares, &room, gpus);
+            frag.set_weights(&shares);
+            plain.set_weights(&shares);
             let start = scarcity::slots(frag.types(), cluster);
-            let plain = FragModel::new(typical, cluster);
             let cache = vec![None; cluster.nodes.len()];
             (frag, Some((shares, start, 0)), Some((plain, cache)))
         } else {
