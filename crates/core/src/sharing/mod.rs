@@ -16,8 +16,8 @@
 //!   instead of by node order.
 //! - [`ours2`]: `fgd-coarse`, FGD with a coarser score grid for whole-GPU pods.
 //! - [`ours3`]: `fgd-fit`, FGD's score on a fragmentation measure that sees CPU and
-//!   memory (shares: FGD's measure), with typical types weighted by scarcity
-//!   ([`scarcity`]).
+//!   memory (shares: FGD's measure), with typical types weighted by how exclusive their
+//!   hosts are and by scarcity ([`scarcity`]).
 //! - [`placer`]: one entry point that scores every node with the chosen strategy.
 //!
 //! Everything is deterministic: ties between nodes go to the lowest `rank`, ties between

@@ -14,8 +14,10 @@
 //! 1. [`super::frag::FragModel::resource_limited`]: for the one-GPU whole types, a node's
 //!    free GPUs beyond what its CPU and memory can run pods of that type count as fragment
 //!    (other types as FGD);
-//! 2. [`super::scarcity`]: each type weighted by how scarce the cluster's room for it has
-//!    become, refreshed every [`super::scarcity::EPOCH`] placements;
+//! 2. [`super::scarcity`]: each type weighted by how exclusive its hosts are (its share
+//!    times `sqrt(cluster GPUs / GPUs of the nodes that can host it)`) and by how scarce
+//!    the cluster's room for it has become, refreshed every [`super::scarcity::EPOCH`]
+//!    placements;
 //! 3. scored exactly as FGD ([`super::fgd::score`]): the integer score, every GPU of the
 //!    node tried for a share, ties to the node order;
 //! 4. a share of one GPU is placed on FGD's own measure (no CPU and memory limit) with the
@@ -30,7 +32,10 @@
 //! whole-GPU pods, whose placement is what strands GPUs behind exhausted CPU or memory,
 //! keep the limit. Measured (docs/sharing.md): with 0 and 4, gpushare80 and
 //! multigpu30/50 turn from losses or ties into wins and the default list gains; the
-//! gpuspec lists stay won but by less; multigpu40 is still lost by +0.02 (1.9 s.e.).
+//! gpuspec lists stay won but by less; multigpu40 was still lost by +0.02 (1.9 s.e.).
+//! With the `sqrt` factor of 2 (the G3-only 8-GPU groups: 312 of 6,212 GPUs, weight x4.5)
+//! the G3 nodes last as under FGD: multigpu40 -0.037 ± 0.019 on seeds 42..51 (but +0.025
+//! ± 0.016 on 52..71), gpuspec33 10.94 to 7.47, the gpushare lists a little worse.
 //!
 //! Also measured (docs/sharing.md): applying the CPU and memory limit to share *types*
 //! in the measure is worse on the gpushare and multigpu lists; fgd-coarse's grid instead
