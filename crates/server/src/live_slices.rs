@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpusched_core::sharing::ShareStrategy;
-use gpusched_core::slices::{choose_share, MigGpu, MigSlot, ShareGpu, ShareHost};
+use gpusched_core::slices::{choose_share, span_mask, MigGpu, MigSlot, ShareGpu, ShareHost};
 use gpusched_wire::{GpuInfo, MigAt, SliceAsk, SliceAt};
 
 /// One GPU's slices.
@@ -141,7 +141,7 @@ impl NodeSlices {
                     }
                     Some(_) => return None,
                     None => {
-                        let want = mask(m.start, m.size);
+                        let want = span_mask(m.start, m.size);
                         mig.slots
                             .retain(|s| !(m.destroy.contains(&s.start) && s.holder.is_none()));
                         if mig.used_mask() & want != 0 {
@@ -205,15 +205,6 @@ impl NodeSlices {
             }
         }
     }
-}
-
-fn mask(start: u8, size: u8) -> u8 {
-    let bits = if size >= 8 {
-        0xFFu16
-    } else {
-        (1u16 << size) - 1
-    };
-    ((bits << start) & 0xFF) as u8
 }
 
 /// A waiting (or placed) job on part of a GPU.

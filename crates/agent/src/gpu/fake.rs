@@ -216,8 +216,11 @@ impl GpuLibrary for FakeNvml {
         state.created += 1;
         let n = state.created;
         let list = state.instances.entry(index).or_default();
-        let want = span(start, p.memory_slices);
-        if list.iter().any(|i| span(i.start, i.size) & want != 0) {
+        let want = gpusched_core::slices::span_mask(start, p.memory_slices);
+        if list
+            .iter()
+            .any(|i| gpusched_core::slices::span_mask(i.start, i.size) & want != 0)
+        {
             return Err(GpuError::mig(CALL, index, INSUFFICIENT_RESOURCES));
         }
         let made = MigInstanceFacts {
@@ -243,10 +246,6 @@ impl GpuLibrary for FakeNvml {
         }
         Ok(())
     }
-}
-
-fn span(start: u8, size: u8) -> u16 {
-    ((1u16 << size) - 1) << start
 }
 
 /// `MIG-` and a UUID built from the salt, device and creation count.

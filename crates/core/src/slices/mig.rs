@@ -59,7 +59,8 @@ pub const CREATE_COST: u32 = 100;
 /// is gone until someone re-creates it.
 pub const DESTROY_COST: u32 = 1000;
 
-fn span_mask(start: u8, size: u8) -> u8 {
+/// The memory slices `[start, start + size)` as a bitmap over the GPU's eight.
+pub fn span_mask(start: u8, size: u8) -> u8 {
     let bits = if size >= 8 {
         0xFFu16
     } else {

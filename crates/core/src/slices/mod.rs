@@ -16,5 +16,5 @@
 pub mod mig;
 pub mod share;
 
-pub use mig::{MigGpu, MigOption, MigSlot};
+pub use mig::{span_mask, MigGpu, MigOption, MigSlot};
 pub use share::{choose_share, ShareGpu, ShareHost};

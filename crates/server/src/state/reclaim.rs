@@ -17,22 +17,18 @@ impl State {
     /// Starts claims whose node has room now; holds the free GPUs of the others during
     /// the pass. Returns the holds to lift after the pass.
     pub(super) fn serve_claims(&mut self, now: f64) -> Vec<Placement> {
-        self.claims.retain(|id, node| {
-            let job = self.jobs.get(id);
-            job.is_some_and(|j| j.view.state == JobState::Pending)
-                && self.nodes.get(node.as_str()).is_some_and(|n| {
-                    n.online
-                        && job.is_some_and(|j| {
-                            n.record
-                                .register
-                                .gpus
-                                .iter()
-                                .filter(|g| g.mig.is_none())
-                                .count() as u32
-                                >= j.view.gpus
-                        })
-                })
-        });
+        let keep: Vec<u64> = self
+            .claims
+            .iter()
+            .filter(|(id, node)| {
+                let job = self.jobs.get(id);
+                job.is_some_and(|j| j.view.state == JobState::Pending)
+                    && self.nodes.get(node.as_str()).is_some_and(|n| n.online)
+                    && job.is_some_and(|j| self.whole_capacity(node) >= j.view.gpus)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        self.claims.retain(|id, _| keep.contains(id));
         let mut holds = Vec::new();
         for (id, node) in self.claims.clone() {
             let (gpus, free) = (self.jobs[&id].view.gpus, self.whole_free(&node));
