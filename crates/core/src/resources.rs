@@ -148,30 +148,13 @@ impl ResourceRequest {
     }
 }
 
-/// The classic MIG profiles of the A100-40GB (NVIDIA MIG user guide, "GPU instance
-/// profiles on A100"); kept for callers that do not know the model. Per-model tables
-/// (A100-40GB, A100-80GB, H100-80GB) are in [`mig_profile_for`].
+/// A MIG profile by name on an A100-40GB, for callers that do not know the model.
+/// Per-model tables (A100-40GB, A100-80GB, H100-80GB) are in [`mig_profile_for`].
 pub fn mig_profile(name: &str) -> Result<MigProfile, RequestError> {
-    let table: [(&str, u8, u8, &[u8]); 5] = [
-        ("1g.5gb", 1, 1, &[0, 1, 2, 3, 4, 5, 6]),
-        ("2g.10gb", 2, 2, &[0, 2, 4]),
-        ("3g.20gb", 3, 4, &[0, 4]),
-        ("4g.20gb", 4, 4, &[0]),
-        ("7g.40gb", 7, 8, &[0]),
-    ];
-    table
-        .iter()
-        .find(|(n, ..)| *n == name)
-        .map(|(n, compute, memory_slices, starts)| MigProfile {
-            name: (*n).to_string(),
-            compute: *compute,
-            memory_slices: *memory_slices,
-            starts: starts.to_vec(),
-        })
-        .ok_or_else(|| {
-            let known: Vec<&str> = table.iter().map(|(n, ..)| *n).collect();
-            RequestError::UnknownMig(name.to_string(), known.join(", "))
-        })
+    mig_profile_for("A100-40GB", name).map_err(|_| {
+        let known: Vec<&str> = A100_40GB.iter().map(|r| r.0).collect();
+        RequestError::UnknownMig(name.to_string(), known.join(", "))
+    })
 }
 
 /// MIG profiles as `(name, compute slices, memory slices, allowed start slices)`, from
@@ -221,6 +204,29 @@ pub fn has_mig(model: &str) -> bool {
     mig_table(model).is_some()
 }
 
+fn profile_of(&(name, compute, memory_slices, starts): &MigRow) -> MigProfile {
+    MigProfile {
+        name: name.to_string(),
+        compute,
+        memory_slices,
+        starts: starts.to_vec(),
+    }
+}
+
+/// Every MIG profile of `model`, or `None` for a model without MIG.
+pub fn mig_profiles_for(model: &str) -> Option<Vec<MigProfile>> {
+    mig_table(model).map(|(_, table)| table.iter().map(profile_of).collect())
+}
+
+/// The thousandths of a GPU's compute a profile takes (its compute slices of seven), by
+/// name on whichever known model has it; 0 for a name no model has.
+pub fn mig_compute_milli(name: &str) -> u32 {
+    MIG_MODELS
+        .iter()
+        .find_map(|m| mig_profile_for(m, name).ok())
+        .map_or(0, |p| (u32::from(p.compute) * 1000 / 7).min(1000))
+}
+
 /// The profile `name` on a GPU of `model`, with its placement rules.
 pub fn mig_profile_for(model: &str, name: &str) -> Result<MigProfile, RequestError> {
     let Some((family, table)) = mig_table(model) else {
@@ -233,12 +239,7 @@ pub fn mig_profile_for(model: &str, name: &str) -> Result<MigProfile, RequestErr
     table
         .iter()
         .find(|(n, ..)| *n == name)
-        .map(|(n, compute, memory_slices, starts)| MigProfile {
-            name: (*n).to_string(),
-            compute: *compute,
-            memory_slices: *memory_slices,
-            starts: starts.to_vec(),
-        })
+        .map(profile_of)
         .ok_or_else(|| RequestError::UnknownMigForModel {
             profile: name.to_string(),
             model: family.to_string(),

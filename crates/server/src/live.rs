@@ -399,6 +399,11 @@ impl LiveQueue {
         m
     }
 
+    /// Whether a job on part of a GPU waits (the slice pass has work).
+    pub fn slices_waiting(&self) -> bool {
+        self.slice_jobs.iter().any(|j| j.at.is_none())
+    }
+
     fn slice_pass(&mut self, whole_used: &BTreeMap<String, BTreeSet<u32>>) -> Vec<Start> {
         let mut waiting: Vec<usize> = (0..self.slice_jobs.len())
             .filter(|&i| self.slice_jobs[i].at.is_none())

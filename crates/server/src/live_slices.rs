@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use gpusched_core::resources::mig_compute_milli;
 use gpusched_core::sharing::ShareStrategy;
 use gpusched_core::slices::{choose_share, span_mask, MigGpu, MigSlot, ShareGpu, ShareHost};
 use gpusched_wire::{GpuInfo, MigAt, SliceAsk, SliceAt};
@@ -258,16 +259,11 @@ pub fn place(
             } else {
                 None
             };
-            let compute = profile
-                .split('g')
-                .next()
-                .and_then(|c| c.parse::<u32>().ok())
-                .unwrap_or(1);
             Some((
                 k,
                 SliceAt {
                     gpu,
-                    milli: (compute * 1000 / 7).min(1000),
+                    milli: mig_compute_milli(profile),
                     mem_mib: g.mem_mib * u64::from(o.size) / 8,
                     mig: Some(MigAt {
                         profile: profile.clone(),

@@ -139,15 +139,19 @@ impl FakeNvml {
         Ok(self)
     }
 
-    fn mig_device(&self, index: u32, call: &'static str) -> Result<&FakeDevice, GpuError> {
+    /// Device `index`, as NVML answers for a handle (failure mode, then the index).
+    fn fake_device(&self, index: u32) -> Result<&FakeDevice, GpuError> {
         self.check()?;
-        let device = self
-            .devices
+        self.devices
             .get(index as usize)
             .ok_or(GpuError::InvalidIndex {
                 index,
                 count: self.count(),
-            })?;
+            })
+    }
+
+    fn mig_device(&self, index: u32, call: &'static str) -> Result<&FakeDevice, GpuError> {
+        let device = self.fake_device(index)?;
         if device.mig_mode_current != Some(true) {
             return Err(GpuError::mig(call, index, NOT_SUPPORTED));
         }
@@ -175,14 +179,7 @@ impl GpuLibrary for FakeNvml {
     }
 
     fn device(&self, index: u32) -> Result<DeviceFacts, GpuError> {
-        self.check()?;
-        let device = self
-            .devices
-            .get(index as usize)
-            .ok_or(GpuError::InvalidIndex {
-                index,
-                count: self.count(),
-            })?;
+        let device = self.fake_device(index)?;
         Ok(DeviceFacts {
             index,
             name: device.name.clone(),

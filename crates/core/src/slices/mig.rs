@@ -5,7 +5,7 @@
 //! the profile's allowed start slices (NVML's "placements", listed per model in
 //! [`crate::resources`]). Two instances may not share a memory slice.
 
-use crate::resources::{mig_profile_for, MigProfile, RequestError};
+use crate::resources::{mig_profile_for, mig_profiles_for, MigProfile, RequestError};
 
 /// One GPU instance (with its compute instance) of a MIG GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,10 +77,7 @@ impl MigGpu {
 
     /// Every placement of every profile of this model that fits in `free` slices: how
     /// much choice a layout leaves to the jobs to come.
-    fn placements_left(&self, free: u8) -> u32 {
-        let Ok(table) = profile_table(&self.model) else {
-            return 0;
-        };
+    fn placements_left(&self, table: &[MigProfile], free: u8) -> u32 {
         table
             .iter()
             .flat_map(|p| p.starts.iter().map(move |&s| span_mask(s, p.memory_slices)))
@@ -105,6 +102,8 @@ impl MigGpu {
             }
         }
         if self.dynamic {
+            // The model has MIG: `mig_profile_for` above found the profile.
+            let table = mig_profiles_for(&self.model).unwrap_or_default();
             let used = self.used_mask();
             let free_before = !used;
             for &start in &p.starts {
@@ -125,8 +124,8 @@ impl MigGpu {
                 let freed = blocking.iter().fold(0u8, |m, s| m | s.mask());
                 let free_after = (free_before | freed) & !want;
                 let lost = self
-                    .placements_left(free_before | freed)
-                    .saturating_sub(self.placements_left(free_after));
+                    .placements_left(&table, free_before | freed)
+                    .saturating_sub(self.placements_left(&table, free_after));
                 out.push(MigOption {
                     start,
                     size: p.memory_slices,
@@ -174,24 +173,6 @@ impl MigGpu {
             }
         }
     }
-}
-
-/// Every profile of `model`, from the per-model tables of [`crate::resources`].
-fn profile_table(model: &str) -> Result<Vec<MigProfile>, RequestError> {
-    const NAMES: [&str; 8] = [
-        "1g.5gb", "1g.10gb", "1g.20gb", "2g.10gb", "2g.20gb", "3g.20gb", "3g.40gb", "4g.20gb",
-    ];
-    const MORE: [&str; 3] = ["4g.40gb", "7g.40gb", "7g.80gb"];
-    let found: Vec<MigProfile> = NAMES
-        .iter()
-        .chain(MORE.iter())
-        .filter_map(|n| mig_profile_for(model, n).ok())
-        .collect();
-    if found.is_empty() {
-        // Names the model and the MIG models there are.
-        mig_profile_for(model, "1g.10gb")?;
-    }
-    Ok(found)
 }
 
 #[cfg(test)]

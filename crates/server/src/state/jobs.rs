@@ -9,6 +9,8 @@ use gpusched_wire::{
 };
 use tokio::sync::oneshot;
 
+use gpusched_core::resources::mig_compute_milli;
+
 use super::validate::{self, KnownNode};
 use super::{now_ms, Fail, State, Who};
 
@@ -589,10 +591,7 @@ impl State {
         let held: u64 = self
             .placed()
             .filter(|j| j.view.queue == v.queue)
-            .map(|j| {
-                u64::from(j.view.gpus) * 1000
-                    + j.view.slice_at.as_ref().map_or(0, |a| u64::from(a.milli))
-            })
+            .map(|j| super::held_milli(&j.view))
             .sum();
         let want = match ask {
             gpusched_wire::SliceAsk::Share { milli } => u64::from(*milli),
@@ -650,16 +649,6 @@ impl State {
         }
         out
     }
-}
-
-/// A MIG profile's share of the GPU's seven compute slices, in thousandths.
-fn mig_compute_milli(profile: &str) -> u32 {
-    let compute: u32 = profile
-        .split('g')
-        .next()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (compute * 1000 / 7).min(1000)
 }
 
 fn no_such_job(id: u64) -> Fail {

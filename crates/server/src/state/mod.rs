@@ -98,6 +98,11 @@ pub struct State {
     pub touched: Touched,
 }
 
+/// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
+pub(super) fn held_milli(v: &gpusched_wire::JobView) -> u64 {
+    u64::from(v.gpus) * 1000 + v.slice_at.as_ref().map_or(0, |a| u64::from(a.milli))
+}
+
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -221,10 +226,7 @@ impl State {
     pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
         let mut milli: BTreeMap<&str, u64> = BTreeMap::new();
         for j in self.placed() {
-            let v = &j.view;
-            let m =
-                u64::from(v.gpus) * 1000 + v.slice_at.as_ref().map_or(0, |a| u64::from(a.milli));
-            *milli.entry(v.queue.as_str()).or_insert(0) += m;
+            *milli.entry(j.view.queue.as_str()).or_insert(0) += held_milli(&j.view);
         }
         milli
             .into_iter()
@@ -322,12 +324,16 @@ impl State {
         // Jobs that reclaimed quota come first on the node they reclaimed: they start as
         // soon as it has room, and until then its free GPUs are kept from the pass.
         let holds = self.serve_claims(now_ms as f64 / 1000.0);
-        let whole_used: BTreeMap<String, BTreeSet<u32>> = self
-            .nodes
-            .iter()
-            .filter(|(_, n)| n.online)
-            .map(|(k, n)| (k.clone(), n.used.keys().copied().collect()))
-            .collect();
+        // Which GPUs whole jobs hold matters only to a slice job that waits.
+        let whole_used: BTreeMap<String, BTreeSet<u32>> = if self.queue.slices_waiting() {
+            self.nodes
+                .iter()
+                .filter(|(_, n)| n.online)
+                .map(|(k, n)| (k.clone(), n.used.keys().copied().collect()))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         let starts = self.queue.pass(now_ms as f64 / 1000.0, &whole_used);
         for hold in &holds {
             self.queue.unhold(hold);

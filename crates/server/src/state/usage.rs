@@ -52,10 +52,7 @@ impl State {
             let ran_ms = end.saturating_sub(start.max(since));
             row.jobs += 1;
             // A slice counts as its share of the GPU (a MIG instance: its compute slices).
-            let gpus = f64::from(v.gpus)
-                + v.slice_at
-                    .as_ref()
-                    .map_or(0.0, |a| f64::from(a.milli) / 1000.0);
+            let gpus = super::held_milli(v) as f64 / 1000.0;
             row.gpu_hours += gpus * ran_ms as f64 / 3_600_000.0;
             match v.state {
                 JobState::Succeeded => row.succeeded += 1,

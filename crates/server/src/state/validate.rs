@@ -61,7 +61,8 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
     if job.mem_mib.is_some_and(|m| m == 0 || m > 1 << 36) {
         return Err("`mem_mib` must be above 0 and at most 64 TiB".into());
     }
-    let slice = slice_of(job)?;
+    let request = gpu_request(job)?;
+    let slice = ask_of(&request);
     let gpus = whole_gpus(job, slice.as_ref());
     if slice.is_none() && gpus == 0 {
         return Err("`gpus` must be at least 1: jobs without GPUs are not scheduled yet".into());
@@ -93,8 +94,8 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
     {
         return Err("`client_token` must be 1-128 characters".into());
     }
-    match &slice {
-        Some(ask) => slice_could_fit(job, ask, nodes),
+    match slice {
+        Some(_) => slice_could_fit(job, request, nodes),
         None => could_ever_fit(job, gpus, nodes),
     }
 }
@@ -103,20 +104,29 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
 /// more than one form, or `gpus` with one of them, is an error that says what is
 /// allowed. The core's request language decides.
 pub fn slice_of(job: &JobSubmit) -> Result<Option<SliceAsk>, String> {
+    gpu_request(job).map(|r| ask_of(&r))
+}
+
+/// The submission's GPU fields as the core's request.
+fn gpu_request(job: &JobSubmit) -> Result<GpuRequest, String> {
     let mem = match &job.gpu_mem {
         Some(m) => Some(parse_mib(m).map_err(|e| format!("`gpu_mem` {e}"))?),
         None => None,
     };
-    let req = gpu_request_from_fields(job.gpus, job.gpu_share, mem, job.mig.as_deref())
-        .map_err(|e| e.to_string())?;
-    Ok(match req {
-        GpuRequest::Share { milli } => Some(SliceAsk::Share { milli }),
-        GpuRequest::Memory { mib } => Some(SliceAsk::Memory { mib }),
+    gpu_request_from_fields(job.gpus, job.gpu_share, mem, job.mig.as_deref())
+        .map_err(|e| e.to_string())
+}
+
+/// The part of one GPU a request is, on the wire (none for whole GPUs).
+fn ask_of(req: &GpuRequest) -> Option<SliceAsk> {
+    match req {
+        GpuRequest::Share { milli } => Some(SliceAsk::Share { milli: *milli }),
+        GpuRequest::Memory { mib } => Some(SliceAsk::Memory { mib: *mib }),
         GpuRequest::Mig { profile } => Some(SliceAsk::Mig {
-            profile: profile.name,
+            profile: profile.name.clone(),
         }),
         _ => None,
-    })
+    }
 }
 
 /// Whole GPUs a submission asks for: `gpus`, 1 by default, 0 for a slice.
@@ -129,29 +139,17 @@ pub fn whole_gpus(job: &JobSubmit, slice: Option<&SliceAsk>) -> u32 {
 
 /// A share must fit some GPU's memory and a MIG profile must exist on some MIG GPU of
 /// the cluster (the core's checks, against every known node's GPUs).
-fn slice_could_fit(job: &JobSubmit, ask: &SliceAsk, nodes: &[KnownNode]) -> Result<(), String> {
+fn slice_could_fit(job: &JobSubmit, gpu: GpuRequest, nodes: &[KnownNode]) -> Result<(), String> {
     if nodes.is_empty() {
         return could_ever_fit(job, 1, nodes);
     }
-    let gpu = match ask {
-        SliceAsk::Share { milli } => GpuRequest::Share { milli: *milli },
-        SliceAsk::Memory { mib } => GpuRequest::Memory { mib: *mib },
-        SliceAsk::Mig { profile } => GpuRequest::Mig {
-            profile: gpusched_core::resources::MigProfile {
-                name: profile.clone(),
-                compute: 0,
-                memory_slices: 0,
-                starts: Vec::new(),
-            },
-        },
-    };
+    // MIG requests need a GPU in MIG mode; shares one that is not.
+    let mig = matches!(gpu, GpuRequest::Mig { .. });
     let req = ResourceRequest {
         gpu,
         gpu_models: job.gpu_model.iter().cloned().collect(),
         ..ResourceRequest::whole_gpus(0)
     };
-    // MIG requests need a GPU in MIG mode; shares one that is not.
-    let mig = matches!(ask, SliceAsk::Mig { .. });
     let gpus: Vec<Gpu> = nodes
         .iter()
         .flat_map(|n| n.gpus.iter())
