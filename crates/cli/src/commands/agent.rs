@@ -138,7 +138,8 @@ impl GpuArgs {
                 .exists()
         {
             eprintln!(
-                "note: --mps is set but no MPS control daemon was found at {}/control; start                  it with `nvidia-cuda-mps-control -d` or share jobs will not connect",
+                "note: --mps is set but no MPS control daemon was found at {}/control; start \
+                 it with `nvidia-cuda-mps-control -d`, or CUDA runs shares without MPS limits",
                 mps_pipe_dir()
             );
         }

@@ -601,7 +601,8 @@ impl State {
         };
         ((held + want).div_ceil(1000) > u64::from(max)).then(|| {
             format!(
-                "queue `{}` is at its limit: its jobs hold {} of its {max} GPUs (parts of GPUs                  count by their fraction, rounded up)",
+                "queue `{}` is at its limit: its jobs hold {} of its {max} GPUs (parts of GPUs \
+                 count by their fraction, rounded up)",
                 v.queue,
                 gpusched_wire::milli_text(held.min(u64::from(u32::MAX)) as u32)
             )

@@ -163,10 +163,13 @@ fn slice_could_fit(job: &JobSubmit, gpu: GpuRequest, nodes: &[KnownNode]) -> Res
         .collect();
     if gpus.is_empty() {
         return Err(if mig {
-            "no GPU in this cluster is in MIG mode, so no MIG instance can be given; ask for              whole GPUs or a share (`gpu_share`), or enable MIG on a node (nvidia-smi -mig 1)              and restart its agent"
+            "no GPU in this cluster is in MIG mode, so no MIG instance can be given; ask for \
+             whole GPUs or a share (`gpu_share`), or enable MIG on a node (nvidia-smi -mig 1) \
+             and restart its agent"
                 .to_string()
         } else {
-            "every GPU in this cluster is in MIG mode, so shares cannot be placed; ask for a              MIG profile (`mig`)"
+            "every GPU in this cluster is in MIG mode, so shares cannot be placed; ask for a \
+             MIG profile (`mig`)"
                 .to_string()
         });
     }
@@ -394,6 +397,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("no GPU in this cluster is in MIG mode"), "{e}");
+        assert!(!e.contains("  "), "a message in one line: {e}");
         let l4 = gpus(1, "L4");
         let mut l4m = l4.clone();
         l4m[0].mig = Some(gpusched_wire::MigInfo {
