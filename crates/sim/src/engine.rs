@@ -114,8 +114,25 @@ pub enum SimError {
         line: u64,
         source: NeverFits,
     },
-    #[error("the simulation stopped at t={time}: {waiting} jobs wait, none runs and none can start; please report this with the trace")]
+    /// A job above its queue's `max` (from the queue file) could never start.
+    #[error("{file}:{line}: job {job} asks for {gpus} GPU(s) but its queue `{queue}` may hold at most {max} (its `max` in the queue file), so it could never start; raise the queue's max or take the job out of the trace")]
+    OverQueueMax {
+        file: String,
+        line: u64,
+        job: JobId,
+        queue: String,
+        gpus: u32,
+        max: u32,
+    },
+    #[error("the simulation stopped at t={time}: {} waiting, none runs and none can start; please report this with the trace", jobs_text(.waiting))]
     Stuck { time: f64, waiting: usize },
+}
+
+fn jobs_text(n: &usize) -> String {
+    match n {
+        1 => "1 job".to_string(),
+        n => format!("{n} jobs"),
+    }
 }
 
 /// Per-job state the simulator keeps beside the scheduler's view.
@@ -144,6 +161,22 @@ pub fn simulate(
                 line: job.line,
                 source,
             })?;
+        if let Some(&max) = opts.queue_limits.get(&job.spec.queue) {
+            if job.spec.gpus > max {
+                return Err(SimError::OverQueueMax {
+                    file: workload.source.clone(),
+                    line: job.line,
+                    job: job.spec.id,
+                    queue: workload
+                        .queues
+                        .get(job.spec.queue.0 as usize)
+                        .cloned()
+                        .unwrap_or_else(|| job.spec.queue.0.to_string()),
+                    gpus: job.spec.gpus,
+                    max,
+                });
+            }
+        }
     }
     let groups = arrival_groups(workload);
     let per_node = cluster.max_gpus_per_node().max(1);

@@ -1,5 +1,6 @@
 //! SVG plots of a run: the JCT CDF, and queue length and GPU utilisation over time, one
-//! line per policy.
+//! line per policy. Queue length and utilisation change only at events, so they are drawn
+//! as steps.
 
 use std::path::Path;
 
@@ -106,6 +107,21 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
+/// A step function's samples as the corners of its steps: each value holds until the next
+/// sample, so a straight line between two samples would draw a slope that never was.
+fn steps(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2);
+    for (x, y) in points {
+        if let Some(&(_, prev)) = out.last() {
+            if prev != y {
+                out.push((x, prev));
+            }
+        }
+        out.push((x, y));
+    }
+    out
+}
+
 /// JCT CDF, log-scaled JCT in hours on x.
 pub fn jct_cdf(path: &Path, runs: &[(String, &SimRun)]) -> Result<(), PlotError> {
     let series: Vec<(String, Vec<(f64, f64)>)> = runs
@@ -141,7 +157,7 @@ pub fn queue_length(path: &Path, runs: &[(String, &SimRun)]) -> Result<(), PlotE
                 .iter()
                 .map(|s| (s.time / 3600.0, s.queued as f64))
                 .collect();
-            (name.clone(), thin(pts))
+            (name.clone(), steps(thin(pts)))
         })
         .collect();
     line_chart(path, "Queue length", "time (h)", "waiting jobs", &series)
@@ -158,7 +174,7 @@ pub fn utilization(path: &Path, runs: &[(String, &SimRun)]) -> Result<(), PlotEr
                 .iter()
                 .map(|s| (s.time / 3600.0, s.busy_gpus as f64 / g))
                 .collect();
-            (name.clone(), thin(pts))
+            (name.clone(), steps(thin(pts)))
         })
         .collect();
     line_chart(
@@ -168,4 +184,97 @@ pub fn utilization(path: &Path, runs: &[(String, &SimRun)]) -> Result<(), PlotEr
         "busy GPUs / all GPUs",
         &series,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Sample;
+
+    fn run(samples: &[(f64, u32)]) -> SimRun {
+        SimRun {
+            jobs: Vec::new(),
+            timeline: samples
+                .iter()
+                .map(|&(time, busy)| Sample {
+                    time,
+                    queued: busy,
+                    running: busy,
+                    busy_gpus: busy,
+                })
+                .collect(),
+            total_gpus: 8,
+            busy_gpu_seconds: 0.0,
+            passes: 0,
+            tenants: None,
+        }
+    }
+
+    /// The points of every `<polyline>` in an SVG, in pixels.
+    fn polylines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+        svg.split("<polyline")
+            .skip(1)
+            .map(|el| {
+                let pts = el
+                    .split("points=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                pts.split_whitespace()
+                    .map(|p| {
+                        let (x, y) = p.split_once(',').unwrap();
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn utilisation_and_queue_length_are_drawn_as_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run(&[
+            (0.0, 0),
+            (3600.0, 8),
+            (5400.0, 2),
+            (9000.0, 2),
+            (10800.0, 0),
+        ]);
+        for (file, draw) in [
+            ("u.svg", utilization as fn(&Path, &[(String, &SimRun)]) -> _),
+            ("q.svg", queue_length),
+        ] {
+            let path = dir.path().join(file);
+            draw(&path, &[("fifo".to_string(), &r)]).unwrap();
+            let svg = std::fs::read_to_string(&path).unwrap();
+            let lines = polylines(&svg);
+            let series = lines.iter().max_by_key(|l| l.len()).expect("a polyline");
+            // Four changes of value, each a vertical riser after a horizontal tread.
+            assert!(series.len() >= 8, "{file}: {series:?}");
+            for w in series.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                assert!(
+                    a.0 == b.0 || a.1 == b.1,
+                    "{file}: slanted segment {a:?} -> {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn steps_hold_each_value_until_the_next_sample() {
+        assert_eq!(
+            steps(vec![(0.0, 1.0), (1.0, 3.0), (2.0, 3.0), (4.0, 0.0)]),
+            vec![
+                (0.0, 1.0),
+                (1.0, 1.0),
+                (1.0, 3.0),
+                (2.0, 3.0),
+                (4.0, 3.0),
+                (4.0, 0.0)
+            ]
+        );
+    }
 }

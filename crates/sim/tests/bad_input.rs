@@ -105,6 +105,30 @@ fn a_job_larger_than_the_cluster_is_refused_with_its_line() {
 }
 
 #[test]
+fn a_job_larger_than_its_queues_max_is_an_input_error_naming_job_and_queue() {
+    let w = trace::parse(
+        "q.csv",
+        "submit,gpus,duration,queue\n0,1,10,batch\n1,4,10,batch\n",
+        None,
+    )
+    .unwrap();
+    let cluster = Cluster::parse_shape("1x8", "V100").unwrap();
+    let mut opts = SimOptions::new(PolicyConfig::new(PolicyKind::Fifo));
+    let batch = w.queues.iter().position(|q| q == "batch").unwrap();
+    opts.queue_limits
+        .insert(gpusched_core::QueueId(batch as u32), 2);
+    let e = simulate(&w, &cluster, &opts, &mut |_, _| {}).unwrap_err();
+    assert!(matches!(e, SimError::OverQueueMax { line: 3, .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(
+            "q.csv:3: job 1 asks for 4 GPU(s) but its queue `batch` may hold at most 2"
+        ) && !msg.contains("please report"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn a_missing_file_is_named() {
     let e = trace::read(std::path::Path::new("/nonexistent/trace.csv"), None)
         .unwrap_err()
