@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use gpusched_wire::{
-    ApiError, BatchSubmit, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList,
-    Submitted, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI,
+    ApiError, BatchSubmit, CancelMany, CancelManyResult, JobList, JobListQuery, JobSubmit, JobView,
+    NodeList, Submitted, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI,
 };
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -133,6 +133,9 @@ impl Client {
             }
         };
         let answer = sent.map_err(|e| {
+            if let Some(advice) = certificate_advice(&self.target.shown(), &e.to_string()) {
+                return anyhow!(advice);
+            }
             anyhow!(
                 "cannot reach the gpusched server at {} ({e}); start one with `gpusched up`, \
                  or point --server / GPUSCHED_SERVER at it",
@@ -184,8 +187,10 @@ impl Client {
             .await
     }
 
-    pub async fn cancel(&self, id: u64) -> anyhow::Result<CancelResult> {
-        self.json(Method::POST, &format!("/api/jobs/{id}/cancel"), None::<&()>)
+    /// Cancels all `ids` in one request (one transaction on the server).
+    pub async fn cancel_many(&self, ids: &[u64]) -> anyhow::Result<CancelManyResult> {
+        let body = CancelMany { ids: ids.to_vec() };
+        self.json(Method::POST, "/api/jobs/cancel", Some(&body))
             .await
     }
 
@@ -300,10 +305,44 @@ async fn unix_call(
     })
 }
 
+/// The advice for a TLS refusal a user cannot read as it is: rustls says only
+/// `CaUsedAsEndEntity` when the server presents a CA certificate as its own (what
+/// `openssl req -x509` makes by default).
+fn certificate_advice(server: &str, error: &str) -> Option<String> {
+    error.contains("CaUsedAsEndEntity").then(|| {
+        format!(
+            "the server at {server} presents a CA certificate (basicConstraints CA:TRUE) as \
+             its own, which TLS clients refuse (CaUsedAsEndEntity); its operator should {}",
+            gpusched_server::tls::LEAF_CERT_ADVICE
+        )
+    })
+}
+
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;
     }
     cur.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ca_certificate_refusal_says_how_to_make_a_leaf() {
+        let msg = certificate_advice(
+            "https://gpu1:6450",
+            "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+        )
+        .unwrap();
+        assert!(msg.starts_with("the server at https://gpu1:6450 presents a CA certificate"));
+        assert!(
+            msg.contains("-addext basicConstraints=critical,CA:FALSE"),
+            "{msg}"
+        );
+        assert!(msg.contains("--ca-cert"), "{msg}");
+        assert_eq!(certificate_advice("x", "connection refused"), None);
+    }
 }

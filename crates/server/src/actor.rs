@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use gpusched_store::SqliteStore;
 use gpusched_wire::{
-    CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery, QueueList,
-    Register, Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList, TokenView,
-    UsageQuery, UsageReport,
+    CancelManyResult, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery,
+    QueueList, Register, Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList,
+    TokenView, UsageQuery, UsageReport,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -24,6 +24,8 @@ pub enum Cmd {
     List(JobListQuery, Reply<JobList>),
     Get(u64, Reply<JobView>),
     Cancel(u64, Who, Reply<CancelResult>),
+    /// Several jobs cancelled in one round (one commit, one scheduling pass after all).
+    CancelMany(Vec<u64>, Who, Reply<CancelManyResult>),
     /// The job saved a checkpoint now (it told the API, not the file).
     Checkpoint(u64, Who, Reply<JobView>),
     CreateToken(TokenCreate, Reply<TokenCreated>),
@@ -126,6 +128,10 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
         }
         Cmd::Cancel(id, who, r) => {
             let v = state.cancel(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::CancelMany(ids, who, r) => {
+            let v = state.cancel_many(&ids, &who);
             answer(out, r, v)
         }
         Cmd::Checkpoint(id, who, r) => {

@@ -16,7 +16,7 @@ mod live;
 mod live_slices;
 pub mod queues;
 mod state;
-mod tls;
+pub mod tls;
 
 use std::future::Future;
 use std::net::SocketAddr;

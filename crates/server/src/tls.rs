@@ -38,6 +38,7 @@ pub fn server_config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::Serv
         )
     })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    refuse_a_ca_certificate(&certs[0], cert, &provider)?;
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .context("the TLS library refused its own default protocol versions")?
@@ -45,6 +46,50 @@ pub fn server_config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::Serv
         .with_single_cert(certs, key)
         .context("the certificate and the private key do not belong together")?;
     Ok(Arc::new(config))
+}
+
+/// How to make a certificate rustls accepts as a server's own: a leaf (`CA:FALSE`), with
+/// the names and addresses clients use. Shown wherever a CA certificate is refused.
+pub const LEAF_CERT_ADVICE: &str = "make a server (leaf) certificate instead, e.g.\n  \
+     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
+     -subj /CN=HOST -addext subjectAltName=DNS:HOST,IP:ADDRESS \
+     -addext basicConstraints=critical,CA:FALSE -keyout key.pem -out cert.pem\n\
+     and give that cert.pem to clients and agents with --ca-cert (or sign a leaf with your \
+     CA and give them the CA's certificate)";
+
+/// `openssl req -x509` makes a CA certificate (`basicConstraints CA:TRUE`) unless told
+/// otherwise, and every rustls client (the CLI and the agents among them) refuses a CA
+/// certificate as a server's own with a bare `CaUsedAsEndEntity`. The server checks its
+/// certificate the way such a client will, so the operator hears it at start, with the fix.
+fn refuse_a_ca_certificate(
+    leaf: &CertificateDer<'static>,
+    path: &Path,
+    provider: &Arc<rustls::crypto::CryptoProvider>,
+) -> anyhow::Result<()> {
+    use rustls::client::danger::ServerCertVerifier;
+    let mut roots = rustls::RootCertStore::empty();
+    if roots.add(leaf.clone()).is_err() {
+        return Ok(()); // not readable as an anchor either; the handshake will say more
+    }
+    let Ok(verifier) =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(roots.into(), provider.clone())
+            .build()
+    else {
+        return Ok(());
+    };
+    let name = rustls_pki_types::ServerName::try_from("localhost").expect("a valid name");
+    let now = rustls_pki_types::UnixTime::now();
+    match verifier.verify_server_cert(leaf, &[], &name, &[], now) {
+        // Only this refusal is certain for every client; a name or date problem depends
+        // on how clients reach the server.
+        Err(e) if format!("{e:?}").contains("CaUsedAsEndEntity") => anyhow::bail!(
+            "{} is a CA certificate (basicConstraints CA:TRUE, what `openssl req -x509` makes \
+             by default); TLS clients, gpusched's own included, refuse it as a server's \
+             certificate (CaUsedAsEndEntity). {LEAF_CERT_ADVICE}",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A listener yielding connections that finished their TLS handshake.

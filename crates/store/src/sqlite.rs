@@ -233,6 +233,7 @@ mod tests {
                 preemptions: 0,
                 preempt_requested: false,
                 last_checkpoint_ms: None,
+                env_keys: vec![],
             },
             env: Default::default(),
             client_token: token.map(String::from),

@@ -220,9 +220,13 @@ pub struct JobView {
     /// When the current attempt last saved a checkpoint (Unix ms), as its node saw it.
     #[serde(default)]
     pub last_checkpoint_ms: Option<u64>,
+    /// The names of the extra environment variables it was given; never their values.
+    #[serde(default)]
+    pub env_keys: Vec<String>,
 }
 
-/// `GET /api/jobs` filters.
+/// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's
+/// `next_before` as `before` to get the next (older) page.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, IntoParams, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -234,17 +238,25 @@ pub struct JobListQuery {
     pub user: Option<String>,
     #[serde(default)]
     pub node: Option<String>,
-    /// Only jobs with an id above this (for paging).
+    /// Only jobs with an id above this.
     #[serde(default)]
     pub after: Option<u64>,
+    /// Only jobs with an id below this: the cursor, from the previous page's
+    /// `next_before`.
+    #[serde(default)]
+    pub before: Option<u64>,
     /// At most this many jobs (default 1000, at most 100000).
     #[serde(default)]
     pub limit: Option<usize>,
 }
 
+/// One page of jobs, newest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct JobList {
     pub jobs: Vec<JobView>,
+    /// More (older) jobs match: ask again with `before` set to this. Null on the last page.
+    #[serde(default)]
+    pub next_before: Option<u64>,
 }
 
 /// What a cancel did.
@@ -255,4 +267,34 @@ pub struct CancelResult {
     /// or `already_ended`.
     pub result: String,
     pub state: JobState,
+}
+
+/// `POST /api/jobs/cancel`: several jobs cancelled in one request and one transaction,
+/// so GPUs freed by one of them never go to another before its cancel arrives.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelMany {
+    /// The jobs to cancel (at least one, at most 100000).
+    #[schema(min_items = 1, max_items = 100000)]
+    pub ids: Vec<u64>,
+}
+
+/// What a cancel of several jobs did: one entry per id, in the order given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CancelManyResult {
+    pub results: Vec<CancelOutcome>,
+}
+
+/// One id of a [`CancelMany`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CancelOutcome {
+    pub id: u64,
+    /// `cancelled`, `cancelling`, `already_ended` (as [`CancelResult`]), or `refused`:
+    /// this id was not cancelled, `error` says why; the other ids still were.
+    pub result: String,
+    /// The job's state after the cancel; absent when refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<JobState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

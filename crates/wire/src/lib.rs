@@ -9,6 +9,7 @@ pub mod auth;
 pub mod job;
 pub mod node;
 pub mod slice;
+pub mod text;
 pub mod usage;
 
 pub use agent::{
@@ -17,13 +18,14 @@ pub use agent::{
 };
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use job::{
-    BatchSubmit, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView, QueueList,
-    QueueView, Submitted,
+    BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
+    JobState, JobSubmit, JobView, QueueList, QueueView, Submitted,
 };
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
 pub use slice::{
     milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,
 };
+pub use text::{agree, count, count_as};
 pub use usage::{UsageQuery, UsageReport, UsageRow};
 
 /// The body of every error response: what went wrong and what to do about it.

@@ -201,9 +201,9 @@ fn join_token(args: &Args) -> anyhow::Result<String> {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     eprintln!(
-        "gpusched agent {} with {} GPUs, joining {} (state in {})",
+        "gpusched agent {} with {}, joining {} (state in {})",
         cfg.name,
-        cfg.gpus.len(),
+        gpusched_wire::count(cfg.gpus.len() as u64, "GPU"),
         cfg.server,
         cfg.state_dir.display()
     );

@@ -12,16 +12,21 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
+    // One request for all ids: cancelled one by one, the GPUs freed by the first would
+    // start a pending job of the same list before its own cancel arrived.
+    let answer = client.cancel_many(&args.ids).await?;
     let mut failed = 0;
-    for id in &args.ids {
-        match client.cancel(*id).await {
-            Ok(r) => match r.result.as_str() {
-                "cancelling" => println!("job {id}: cancelling (its node is stopping it)"),
-                "already_ended" => println!("job {id}: already ended ({})", r.state.name()),
-                _ => println!("job {id}: cancelled"),
-            },
-            Err(e) => {
-                eprintln!("job {id}: {e:#}");
+    for r in &answer.results {
+        let id = r.id;
+        match (r.result.as_str(), r.state) {
+            ("cancelling", _) => println!("job {id}: cancelling (its node is stopping it)"),
+            ("already_ended", Some(st)) => println!("job {id}: already ended ({})", st.name()),
+            ("cancelled", _) => println!("job {id}: cancelled"),
+            _ => {
+                eprintln!(
+                    "job {id}: {}",
+                    r.error.as_deref().unwrap_or("not cancelled")
+                );
                 failed += 1;
             }
         }

@@ -16,9 +16,13 @@ pub struct Args {
     /// Only this user's jobs.
     #[arg(long, short = 'u')]
     pub user: Option<String>,
-    /// At most this many jobs.
+    /// At most this many jobs per page (newest first).
     #[arg(long, default_value_t = 1000)]
     pub limit: usize,
+    /// Only jobs older than this id: the next page, from the previous page's hint (or
+    /// `next_before` in --json).
+    #[arg(long, value_name = "ID")]
+    pub before: Option<u64>,
     /// Show each pending job's estimated start (`squeue --start`): when it should start
     /// if running jobs end at their walltimes.
     #[arg(long)]
@@ -42,6 +46,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         user: args.user.clone(),
         node: None,
         after: None,
+        before: args.before,
         limit: Some(args.limit),
     };
     let list = client.list(&q).await?;
@@ -85,7 +90,36 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         })
         .collect();
     print!("{}", table(&header, &rows));
+    if let Some(next) = list.next_before {
+        println!(
+            "(newest {} shown; older ones match too: `{}` shows the next page)",
+            gpusched_wire::count(list.jobs.len() as u64, "job"),
+            next_page(&args, next)
+        );
+    }
     Ok(())
+}
+
+/// The command line that lists the page after this one.
+fn next_page(args: &Args, before: u64) -> String {
+    let mut cmd = "gpusched queue".to_string();
+    if args.all {
+        cmd.push_str(" --all");
+    }
+    if let Some(s) = &args.state {
+        cmd.push_str(&format!(" -s {s}"));
+    }
+    if let Some(u) = &args.user {
+        cmd.push_str(&format!(" -u {u}"));
+    }
+    if args.limit != 1000 {
+        cmd.push_str(&format!(" --limit {}", args.limit));
+    }
+    if args.start {
+        cmd.push_str(" --start");
+    }
+    cmd.push_str(&format!(" --before {before}"));
+    cmd
 }
 
 fn row(j: &JobView, now: u64) -> Vec<String> {

@@ -1,6 +1,7 @@
 //! `gpusched show ID`: everything about one job (`scontrol show job`).
 
 use clap::Args as ClapArgs;
+use gpusched_wire::JobView;
 
 use super::fmt::{elapsed, time};
 
@@ -20,6 +21,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&j)?);
         return Ok(());
     }
+    for (k, v) in describe(&j) {
+        println!("{k:>12}: {v}");
+    }
+    Ok(())
+}
+
+/// The job's fields as `show` prints them, label and value, in order.
+fn describe(j: &JobView) -> Vec<(&'static str, String)> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let gpus = if j.gpu_indices.is_empty() {
         "-".to_string()
@@ -50,19 +59,38 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ("reason", j.reason.clone()),
         ("command", j.command.join(" ")),
         ("cwd", j.cwd.clone()),
+        ("gpus", super::fmt::gpus_asked(j)),
         (
-            "gpus",
-            format!(
-                "{}{}",
-                super::fmt::gpus_asked(&j),
-                j.gpu_model
-                    .as_ref()
-                    .map(|m| format!(" of model {m}*"))
-                    .unwrap_or_default()
-            ),
+            "gpu model",
+            j.gpu_model
+                .as_ref()
+                .map(|m| format!("{m}*"))
+                .unwrap_or_else(|| "any".into()),
         ),
         ("node", opt(j.node.clone())),
         ("gpu indices", gpus),
+        (
+            "cpus",
+            match j.cpu_milli {
+                0 => "-".into(),
+                m => gpusched_wire::milli_text(m.min(u64::from(u32::MAX)) as u32),
+            },
+        ),
+        (
+            "memory",
+            match j.mem_mib {
+                0 => "-".into(),
+                m => format!("{m} MiB"),
+            },
+        ),
+        (
+            "env",
+            if j.env_keys.is_empty() {
+                "-".into()
+            } else {
+                format!("{} (names only)", j.env_keys.join(", "))
+            },
+        ),
         (
             "slice",
             match &j.slice_at {
@@ -95,8 +123,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         (
             "attempt",
             format!(
-                "{} (max retries {}, preempted {} times)",
-                j.attempt, j.max_retries, j.preemptions
+                "{} (max retries {}, preempted {})",
+                j.attempt,
+                j.max_retries,
+                gpusched_wire::count(j.preemptions, "time")
             ),
         ),
         ("checkpoint", opt(j.last_checkpoint_ms.map(time))),
@@ -130,8 +160,56 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ("exit code", opt(j.exit_code.map(|c| c.to_string()))),
         ("signal", opt(j.signal.map(|s| s.to_string()))),
     ];
-    for (k, v) in lines {
-        println!("{k:>12}: {v}");
+    lines.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(extra: serde_json::Value) -> JobView {
+        let mut v = serde_json::json!({
+            "id": 7, "name": "train", "user": "alice", "state": "pending", "reason": "",
+            "command": ["python", "train.py"], "cwd": "/work", "gpus": 2,
+            "priority": 0, "gpu_indices": [], "attempt": 1, "max_retries": 3,
+            "submit_ms": 0, "cancel_requested": false
+        });
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        serde_json::from_value(v).unwrap()
     }
-    Ok(())
+
+    fn field(j: &JobView, key: &str) -> String {
+        describe(j)
+            .into_iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no `{key}` line"))
+    }
+
+    #[test]
+    fn show_prints_cpus_memory_model_and_env_names() {
+        let j = view(serde_json::json!({
+            "cpu_milli": 1500, "mem_mib": 4096, "gpu_model": "A100",
+            "env_keys": ["HF_HOME", "WANDB_MODE"]
+        }));
+        assert_eq!(field(&j, "cpus"), "1.5");
+        assert_eq!(field(&j, "memory"), "4096 MiB");
+        assert_eq!(field(&j, "gpu model"), "A100*");
+        assert_eq!(field(&j, "env"), "HF_HOME, WANDB_MODE (names only)");
+        assert_eq!(field(&j, "gpus"), "2");
+
+        let bare = view(serde_json::json!({}));
+        assert_eq!(field(&bare, "cpus"), "-");
+        assert_eq!(field(&bare, "memory"), "-");
+        assert_eq!(field(&bare, "gpu model"), "any");
+        assert_eq!(field(&bare, "env"), "-");
+        assert_eq!(
+            field(&bare, "attempt"),
+            "1 (max retries 3, preempted 0 times)"
+        );
+        let once = view(serde_json::json!({"preemptions": 1}));
+        assert!(field(&once, "attempt").ends_with("preempted 1 time)"));
+    }
 }

@@ -293,10 +293,10 @@ pub fn run(args: Args) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         println!(
-            "{} jobs from {} on {} GPUs ({})",
-            workload.jobs.len(),
+            "{} from {} on {} ({})",
+            gpusched_wire::count(workload.jobs.len() as u64, "job"),
             workload.source,
-            cluster.total_gpus(),
+            gpusched_wire::count(cluster.total_gpus(), "GPU"),
             doc.cluster
         );
         print!("{}", report::table(&summaries));

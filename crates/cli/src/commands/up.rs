@@ -68,7 +68,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         )
     };
     let banner = format!(
-        "gpusched is up: server {server}, data in {}, node {name} with {} GPUs ({source}), policy {}.\n\
+        "gpusched is up: server {server}, data in {}, node {name} with {} ({source}), policy {}.\n\
          Local users reach it through {} (no token needed).\n\
          \n\
          In another terminal:\n\
@@ -80,7 +80,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          \n\
          Ctrl-C stops the server and the agent; running jobs are stopped and requeued at the next `up`.",
         cfg.data_dir.display(),
-        gpus.len(),
+        gpusched_wire::count(gpus.len() as u64, "GPU"),
         cfg.policy.name(),
         bound.socket().display()
     );

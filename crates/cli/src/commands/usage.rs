@@ -22,14 +22,23 @@ pub struct Args {
     pub conn: super::conn::Conn,
 }
 
-/// `2026-11-01` (UTC midnight) or a duration back from now.
+/// `2026-11-01` (UTC midnight) or a duration back from now; a date after `now` is refused,
+/// since the report would cover an inverted range.
 fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
     let parts: Vec<&str> = s.split('-').collect();
     if let [y, m, d] = parts.as_slice() {
         if let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) {
             let days = days_from_civil(y, m, d)
                 .ok_or_else(|| anyhow::anyhow!("{s:?} is not a valid date"))?;
-            return Ok((days.max(0) as u64) * 86_400_000);
+            let ms = (days.max(0) as u64) * 86_400_000;
+            if ms > now {
+                anyhow::bail!(
+                    "--since {s} is in the future (now is {}); give a past date or an age \
+                     such as 7d",
+                    time(now)
+                );
+            }
+            return Ok(ms);
         }
     }
     let secs = parse_duration(s).map_err(|e| {
@@ -124,13 +133,23 @@ mod tests {
 
     #[test]
     fn since_takes_dates_and_ages() {
-        assert_eq!(since_ms("1970-01-02", 0).unwrap(), 86_400_000);
+        let now = 1_800_000_000_000;
+        assert_eq!(since_ms("1970-01-02", now).unwrap(), 86_400_000);
         assert_eq!(
-            since_ms("2026-11-30", 0).unwrap(),
+            since_ms("2026-11-30", now).unwrap(),
             1_796_000_000_000 - 3_200_000
         );
         assert_eq!(since_ms("1h", 7_200_000).unwrap(), 3_600_000);
-        assert!(since_ms("2026-13-01", 0).is_err());
+        assert!(since_ms("2026-13-01", now).is_err());
+        let e = since_ms("2026-12-01", 1_796_000_000_000)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--since 2026-12-01 is in the future") && e.contains("7d"),
+            "{e}"
+        );
+        // Today's midnight is not in the future.
+        assert!(since_ms("2026-11-30", 1_796_000_000_000).is_ok());
         assert!(since_ms("lately", 0)
             .unwrap_err()
             .to_string()

@@ -150,7 +150,7 @@ fn cancel_stops_a_running_job_and_ends_a_pending_one() {
     wait_until(Duration::from_secs(10), || work.join("child.pid").exists());
     let q = stdout(&cli(&url, &["queue"]));
     assert!(
-        q.contains("waiting for 1 free GPUs"),
+        q.contains("waiting for 1 free GPU on one node"),
         "the pending job says why: {q}"
     );
 

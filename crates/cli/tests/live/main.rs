@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod basics;
 mod faults;
+mod new_user;
 mod queues;
 mod sharing;
 mod support;

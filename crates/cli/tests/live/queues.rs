@@ -307,7 +307,7 @@ fn a_job_held_by_the_policy_order_says_how_many_come_first() {
     // One GPU is free, but strict FIFO keeps the small job behind the big one.
     let r = job(&url, small)["reason"].as_str().unwrap().to_string();
     assert!(
-        r.contains("behind 1 job that come first under the `fifo` policy"),
+        r.contains("behind 1 job that comes first under the `fifo` policy"),
         "{r}"
     );
     cli(

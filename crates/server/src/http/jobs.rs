@@ -46,7 +46,8 @@ pub async fn submit_batch(
     Ok((StatusCode::CREATED, Json(ids)))
 }
 
-/// List jobs, oldest first.
+/// List jobs, newest first, a page at a time (`limit`, default 1000); `next_before` in
+/// the answer is the cursor for the next page.
 #[utoipa::path(get, path = "/api/jobs", params(JobListQuery),
     responses((status = 200, body = JobList), (status = 400, body = ApiError)))]
 pub async fn list(

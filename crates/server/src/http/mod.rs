@@ -3,6 +3,7 @@
 
 mod agent;
 mod auth;
+mod cancel;
 mod error;
 mod jobs;
 mod openapi;
@@ -65,6 +66,7 @@ fn routes() -> Router<App> {
         .route("/api/openapi.json", get(openapi::document))
         .route("/api/jobs", post(jobs::submit).get(jobs::list))
         .route("/api/jobs/batch", post(jobs::submit_batch))
+        .route("/api/jobs/cancel", post(cancel::cancel_many))
         .route("/api/jobs/{id}", get(jobs::get_job))
         .route("/api/jobs/{id}/cancel", post(jobs::cancel))
         .route("/api/jobs/{id}/checkpoint", post(jobs::checkpoint))

@@ -17,6 +17,7 @@ use utoipa::OpenApi;
         super::jobs::list,
         super::jobs::get_job,
         super::jobs::cancel,
+        super::cancel::cancel_many,
         super::jobs::checkpoint,
         super::jobs::wait,
         super::jobs::logs,

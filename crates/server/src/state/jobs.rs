@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use gpusched_core::resources::mig_compute_milli;
 
+use super::reasons;
 use super::validate::{self, KnownNode};
 use super::{now_ms, Fail, State, Who};
 
@@ -121,6 +122,15 @@ impl State {
                 },
             };
             let def = &self.queues.defs[&queue];
+            // A job above its queue's `max` could never start: refuse it now rather than
+            // let it wait forever. A slice counts as one GPU (its fraction, rounded up).
+            if let Some(max) = def.max {
+                let slice = validate::slice_of(j).ok().flatten();
+                let need = validate::whole_gpus(j, slice.as_ref()).max(1);
+                if need > max {
+                    return Err(at(reasons::larger_than_queue(&queue, max, need)));
+                }
+            }
             let priority = j.priority.unwrap_or(def.default_priority);
             if let Some(max) = def.max_priority {
                 if priority > max {
@@ -232,6 +242,7 @@ impl State {
                 preemptions: 0,
                 preempt_requested: false,
                 last_checkpoint_ms: None,
+                env_keys: j.env.keys().cloned().collect(),
             },
             env: j.env,
             client_token: j.client_token,
@@ -316,11 +327,7 @@ impl State {
             if let Some(why) = self.slice_over_cap(v, ask) {
                 return why;
             }
-            let model = v
-                .gpu_model
-                .as_ref()
-                .map(|m| format!(" of model {m}*"))
-                .unwrap_or_default();
+            let model = reasons::of_model(v.gpu_model.as_deref());
             let kind = match ask {
                 gpusched_wire::SliceAsk::Mig { .. } => {
                     "an idle instance, or free slices on a GPU whose agent may re-layout it"
@@ -334,25 +341,18 @@ impl State {
         }
         let queue = self.queues.defs.get(&v.queue);
         if let Some(max) = queue.and_then(|q| q.max) {
+            // Possible only if a reloaded queue file lowered `max` under a waiting job.
+            if v.gpus > max {
+                return reasons::larger_than_queue(&v.queue, max, v.gpus);
+            }
             let held = ctx.queue_usage.get(&v.queue).copied().unwrap_or(0);
             if held + v.gpus > max {
-                return format!(
-                    "queue `{}` is at its limit: its jobs hold {held} of its {max} GPUs",
-                    v.queue
-                );
+                return reasons::queue_at_limit(&v.queue, held, max);
             }
         }
         let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
         if !online.iter().any(|n| fits(n)) {
-            let model = v
-                .gpu_model
-                .as_ref()
-                .map(|m| format!(" of model {m}*"))
-                .unwrap_or_default();
-            return format!(
-                "no online node can hold {} GPUs{model}; waiting for such a node to come back",
-                v.gpus
-            );
+            return reasons::no_node_can_hold(v.gpus, v.gpu_model.as_deref());
         }
         let free_max = online
             .iter()
@@ -361,28 +361,11 @@ impl State {
             .max()
             .unwrap_or(0);
         if free_max < v.gpus {
-            let model = v
-                .gpu_model
-                .as_ref()
-                .map(|m| format!(" of model {m}*"))
-                .unwrap_or_default();
-            let queued = match ctx.waiting {
-                1 => "1 job".to_string(),
-                n => format!("{n} jobs"),
-            };
-            format!(
-                "waiting for {} free GPUs{model} on one node (at most {free_max} free on a \
-                 node now; {queued} waiting)",
-                v.gpus
-            )
+            reasons::waiting_for_free(v.gpus, v.gpu_model.as_deref(), free_max, ctx.waiting)
         } else {
             match ctx.ahead.get(&v.id).copied().unwrap_or(0) {
                 0 => "next to start (the scheduler runs on the next change)".to_string(),
-                n => format!(
-                    "behind {n} job{} that come first under the `{}` policy",
-                    if n == 1 { "" } else { "s" },
-                    self.cfg.policy.name()
-                ),
+                n => reasons::behind(n, self.cfg.policy.name()),
             }
         }
     }
@@ -419,12 +402,19 @@ impl State {
         if limit == 0 || limit > 100_000 {
             return Err(Fail::BadRequest("`limit` must be 1..=100000".into()));
         }
-        let Some(from) = q.after.map_or(Some(0), |a| a.checked_add(1)) else {
-            return Ok(JobList { jobs: Vec::new() });
+        // Newest first, ids in [after + 1, before).
+        let from = q.after.map_or(Some(0), |a| a.checked_add(1));
+        let to = q.before.unwrap_or(u64::MAX);
+        let Some(from) = from.filter(|&f| f < to) else {
+            return Ok(JobList {
+                jobs: Vec::new(),
+                next_before: None,
+            });
         };
-        let jobs = self
+        let mut matching = self
             .jobs
-            .range(from..)
+            .range(from..to)
+            .rev()
             .map(|(_, j)| j)
             .filter(|j| states.as_ref().is_none_or(|s| s.contains(&j.view.state)))
             .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
@@ -432,9 +422,13 @@ impl State {
                 q.node
                     .as_ref()
                     .is_none_or(|n| j.view.node.as_ref() == Some(n))
-            })
-            .take(limit)
-            .collect::<Vec<_>>();
+            });
+        let jobs = matching.by_ref().take(limit).collect::<Vec<_>>();
+        // The cursor only when an older match really exists, so the last page says so.
+        let next_before = match jobs.last() {
+            Some(last) if jobs.len() == limit && matching.next().is_some() => Some(last.view.id),
+            _ => None,
+        };
         let ctx = jobs
             .iter()
             .any(|j| j.view.state == JobState::Pending)
@@ -443,7 +437,7 @@ impl State {
             .into_iter()
             .map(|j| self.view_with(j, ctx.as_ref()))
             .collect();
-        Ok(JobList { jobs })
+        Ok(JobList { jobs, next_before })
     }
 
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
@@ -600,11 +594,10 @@ impl State {
             gpusched_wire::SliceAsk::Memory { .. } => 1,
         };
         ((held + want).div_ceil(1000) > u64::from(max)).then(|| {
-            format!(
-                "queue `{}` is at its limit: its jobs hold {} of its {max} GPUs (parts of GPUs \
-                 count by their fraction, rounded up)",
-                v.queue,
-                gpusched_wire::milli_text(held.min(u64::from(u32::MAX)) as u32)
+            reasons::queue_at_limit_slices(
+                &v.queue,
+                &gpusched_wire::milli_text(held.min(u64::from(u32::MAX)) as u32),
+                max,
             )
         })
     }

@@ -3,7 +3,9 @@
 //! the actor writes the touched rows in one transaction and only then answers anyone.
 
 mod agents;
+mod cancel;
 mod jobs;
+mod reasons;
 mod reclaim;
 mod tokens;
 mod usage;
@@ -36,6 +38,19 @@ pub enum Fail {
     Unavailable(String),
     /// The caller may not do this (someone else's job, an admin-only call).
     Forbidden(String),
+}
+
+impl Fail {
+    /// What was wrong and what to do, whatever the status.
+    pub fn message(&self) -> &str {
+        match self {
+            Fail::BadRequest(m)
+            | Fail::NotFound(m)
+            | Fail::Conflict(m)
+            | Fail::Unavailable(m)
+            | Fail::Forbidden(m) => m,
+        }
+    }
 }
 
 /// The person behind a request, as the state needs to know them.
@@ -542,11 +557,9 @@ impl State {
             return;
         }
         // Preemptions take attempt numbers too, but do not use up retries.
-        if v.attempt - v.preemptions.min(v.attempt) > v.max_retries {
-            let reason = format!(
-                "lost {} times, the last on {node}: {why}; no retries left (max_retries = {})",
-                v.attempt, v.max_retries
-            );
+        let lost = v.attempt - v.preemptions.min(v.attempt);
+        if lost > v.max_retries {
+            let reason = reasons::no_retries_left(lost, &node, why, v.max_retries);
             self.end(id, JobState::Failed, reason, now);
             return;
         }

@@ -16,6 +16,12 @@ impl State {
         }
         let now = now_ms();
         let since = q.since_ms.unwrap_or(0);
+        // A window that starts after now would print an inverted range and count nothing.
+        if since > now {
+            return Err(Fail::BadRequest(format!(
+                "`since_ms` = {since} is in the future (now is {now}); give a time in the past"
+            )));
+        }
         let mut rows: BTreeMap<String, (UsageRow, f64, u64)> = BTreeMap::new();
         for job in self.jobs.values() {
             let v = &job.view;
@@ -27,11 +33,10 @@ impl State {
             if end < since {
                 continue;
             }
-            // Every job has one queue until queues arrive.
             let key = if by == "user" {
                 v.user.clone()
             } else {
-                "default".to_string()
+                v.queue.clone()
             };
             let (row, wait_sum, started) = rows.entry(key.clone()).or_insert_with(|| {
                 (

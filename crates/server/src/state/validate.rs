@@ -259,9 +259,9 @@ fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(),
         .map(|m| format!(" of model `{m}*`"))
         .unwrap_or_default();
     Err(format!(
-        "the job asks for {} GPUs{of_model} on one node, but the largest node ({name}) has {most}; \
+        "the job asks for {}{of_model} on one node, but the largest node ({name}) has {most}; \
          ask for at most {most}",
-        gpus
+        gpusched_wire::count(gpus, "GPU")
     ))
 }
 

@@ -1,0 +1,116 @@
+//! The words of pending reasons and end reasons, as pure functions of their numbers, so
+//! each is tested on its singular and plural ("1 free GPU", "2 free GPUs").
+
+use gpusched_wire::{agree, count};
+
+/// ` of model A100*`, or nothing when any model will do.
+pub fn of_model(model: Option<&str>) -> String {
+    model.map(|m| format!(" of model {m}*")).unwrap_or_default()
+}
+
+/// A whole-GPU job held by its queue's `max`.
+pub fn queue_at_limit(queue: &str, held: u32, max: u32) -> String {
+    format!(
+        "queue `{queue}` is at its limit: its jobs hold {held} of its {}",
+        count(max, "GPU")
+    )
+}
+
+/// A slice job held by its queue's `max` (`held` is already a text, e.g. `1.25`).
+pub fn queue_at_limit_slices(queue: &str, held: &str, max: u32) -> String {
+    format!(
+        "queue `{queue}` is at its limit: its jobs hold {held} of its {} (parts of GPUs \
+         count by their fraction, rounded up)",
+        count(max, "GPU")
+    )
+}
+
+/// A job that asks for more than its queue may ever hold: it could never start.
+pub fn larger_than_queue(queue: &str, max: u32, gpus: u32) -> String {
+    format!(
+        "the job asks for {} but queue `{queue}` may hold at most {} (its `max`), so it \
+         could never start; ask for at most {max} or submit to another queue",
+        count(gpus, "GPU"),
+        count(max, "GPU")
+    )
+}
+
+/// No online node has enough GPUs (of the model) at all.
+pub fn no_node_can_hold(gpus: u32, model: Option<&str>) -> String {
+    format!(
+        "no online node can hold {}{}; waiting for such a node to come back",
+        count(gpus, "GPU"),
+        of_model(model)
+    )
+}
+
+/// Nodes that could hold it exist but none has enough free GPUs now.
+pub fn waiting_for_free(gpus: u32, model: Option<&str>, free_max: u32, waiting: usize) -> String {
+    format!(
+        "waiting for {}{} on one node (at most {free_max} free on a node now; {} waiting)",
+        count(gpus, "free GPU"),
+        of_model(model),
+        count(waiting as u64, "job")
+    )
+}
+
+/// Resources are free but jobs ahead of it in the policy's order start first.
+pub fn behind(ahead: usize, policy: &str) -> String {
+    format!(
+        "behind {} that {} first under the `{policy}` policy",
+        count(ahead as u64, "job"),
+        agree(ahead as u64, "comes", "come")
+    )
+}
+
+/// A job whose node was lost once too often.
+pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> String {
+    format!(
+        "lost {}, the last on {node}: {why}; no retries left (max_retries = {max_retries})",
+        count(lost, "time")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(
+            waiting_for_free(1, None, 0, 1),
+            "waiting for 1 free GPU on one node (at most 0 free on a node now; 1 job waiting)"
+        );
+        assert_eq!(
+            waiting_for_free(2, Some("A100"), 1, 3),
+            "waiting for 2 free GPUs of model A100* on one node (at most 1 free on a node \
+             now; 3 jobs waiting)"
+        );
+        assert_eq!(
+            behind(1, "fifo"),
+            "behind 1 job that comes first under the `fifo` policy"
+        );
+        assert_eq!(
+            behind(2, "fifo"),
+            "behind 2 jobs that come first under the `fifo` policy"
+        );
+        assert!(no_retries_left(1, "n1", "gone", 0).starts_with("lost 1 time, the last on n1"));
+        assert!(no_retries_left(4, "n1", "gone", 3).starts_with("lost 4 times,"));
+        assert_eq!(
+            no_node_can_hold(1, None),
+            "no online node can hold 1 GPU; waiting for such a node to come back"
+        );
+        assert!(no_node_can_hold(8, Some("H100")).contains("hold 8 GPUs of model H100*;"));
+        assert_eq!(
+            queue_at_limit("a", 1, 1),
+            "queue `a` is at its limit: its jobs hold 1 of its 1 GPU"
+        );
+        assert!(queue_at_limit("a", 0, 2).ends_with("hold 0 of its 2 GPUs"));
+        assert!(queue_at_limit_slices("a", "0.5", 1).contains("hold 0.5 of its 1 GPU (parts"));
+        assert_eq!(
+            larger_than_queue("batch", 1, 4),
+            "the job asks for 4 GPUs but queue `batch` may hold at most 1 GPU (its `max`), so \
+             it could never start; ask for at most 1 or submit to another queue"
+        );
+    }
+}
