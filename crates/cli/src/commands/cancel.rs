@@ -32,7 +32,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if failed > 0 {
-        anyhow::bail!("{failed} of {} cancels failed", args.ids.len());
+        anyhow::bail!(
+            "{} not cancelled (of {})",
+            gpusched_wire::count_as(failed as u64, "job was", "jobs were"),
+            args.ids.len()
+        );
     }
     Ok(())
 }
