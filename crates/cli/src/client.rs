@@ -199,14 +199,19 @@ impl Client {
         self.json(Method::GET, &path, None::<&()>).await
     }
 
-    /// Log bytes from `offset`, and the job's state.
+    /// Log bytes from `offset` of one attempt (None: the current one), and the job's
+    /// state.
     pub async fn logs(
         &self,
         id: u64,
         stream: &str,
         offset: u64,
+        attempt: Option<u32>,
     ) -> anyhow::Result<(Vec<u8>, String)> {
-        let path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
+        let mut path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
+        if let Some(a) = attempt {
+            path.push_str(&format!("&attempt={a}"));
+        }
         let a = self.call(Method::GET, &path, None).await?;
         Ok((a.body.to_vec(), a.job_state))
     }

@@ -38,6 +38,8 @@ pub struct ServerConfig {
     pub min_runtime: Duration,
     /// Where shares of one GPU go (`fgd`, `best-fit`, `worst-fit`, ...).
     pub share_placement: gpusched_core::sharing::ShareStrategy,
+    /// Slurm's `PrivateData=jobs`: non-admin users see only their own jobs.
+    pub private_jobs: bool,
 }
 
 impl ServerConfig {
@@ -57,6 +59,7 @@ impl ServerConfig {
             preempt_grace: Duration::from_secs(30),
             min_runtime: Duration::from_secs(600),
             share_placement: gpusched_core::sharing::ShareStrategy::Fgd,
+            private_jobs: false,
         }
     }
 

@@ -29,6 +29,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
 pub use config::{check_live_policy, ServerConfig, SOCKET_NAME};
+pub use http::{Route, ROUTES};
 
 /// The TCP side, plain or TLS.
 enum Tcp {

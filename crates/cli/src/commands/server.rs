@@ -56,6 +56,11 @@ pub struct ServerArgs {
     /// PEM private key of --tls-cert.
     #[arg(long, requires = "tls_cert", value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
+    /// Users see only their own jobs (like Slurm's PrivateData=jobs): others' jobs are
+    /// missing from queue, show, wait, cancel and usage, and their GPUs on nodes show
+    /// "(another user)". Admins still see everything.
+    #[arg(long)]
+    pub private_jobs: bool,
 }
 
 /// The default data directory: `$XDG_DATA_HOME/gpusched` or `~/.local/share/gpusched`.
@@ -86,6 +91,7 @@ impl ServerArgs {
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         cfg.queues_file = self.queues.clone();
+        cfg.private_jobs = self.private_jobs;
         cfg.share_placement = gpusched_core::sharing::ShareStrategy::parse(&self.share_placement)
             .map_err(|e| anyhow::anyhow!("--share-placement: {e}"))?;
         cfg.preempt_grace = std::time::Duration::from_secs(

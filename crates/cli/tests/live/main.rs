@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod basics;
 mod faults;
+mod matrix;
 mod queues;
 mod sharing;
 mod support;

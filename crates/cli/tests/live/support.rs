@@ -318,10 +318,33 @@ pub fn http_with(
     body: Option<&str>,
 ) -> (u16, String) {
     let host = url.trim_start_matches("http://").trim_end_matches('/');
-    let Ok(mut s) = TcpStream::connect(host) else {
+    let Ok(s) = TcpStream::connect(host) else {
         return (0, String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    exchange(s, host, token, method, path, body)
+}
+
+/// [`http_with`] over a test server's Unix socket: the caller is this process's uid
+/// (an admin), with no token.
+pub fn http_unix(url: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let sock = known(url, |k| k.data.join("gpusched.sock")).expect("a registered server");
+    let Ok(s) = std::os::unix::net::UnixStream::connect(sock) else {
+        return (0, String::new());
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    exchange(s, "localhost", None, method, path, body)
+}
+
+/// One raw HTTP/1.1 exchange on a connected stream; status 0 when it breaks off.
+fn exchange(
+    mut s: impl Read + Write,
+    host: &str,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String) {
     let body = body.unwrap_or("");
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))

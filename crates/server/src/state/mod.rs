@@ -4,6 +4,7 @@
 
 mod agents;
 mod jobs;
+mod privacy;
 mod reclaim;
 mod tokens;
 mod usage;
@@ -24,6 +25,7 @@ use crate::queues::Queues;
 
 pub use agents::PollResult;
 pub use jobs::{LogTarget, WaitResult};
+pub use privacy::redact;
 
 /// A refusal, with the HTTP status it maps to and a message that says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -379,6 +381,8 @@ impl State {
             node.used.insert(g, id);
         }
         node.jobs.insert(id);
+        job.attempt_nodes
+            .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
         v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");
@@ -396,6 +400,8 @@ impl State {
             return;
         };
         node.jobs.insert(id);
+        job.attempt_nodes
+            .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
         v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");
