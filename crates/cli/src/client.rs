@@ -76,11 +76,23 @@ pub struct Client {
     http: reqwest::Client,
 }
 
-/// An answer: status, the job-state header (logs) and the body.
+/// An answer: status, the job-state header (logs), `Retry-After` and the body.
 struct Answer {
     status: StatusCode,
     job_state: String,
+    retry_after: Option<u64>,
     body: Bytes,
+}
+
+/// Tries of one request the server turns away as busy (503 or 429 with Retry-After).
+const BUSY_TRIES: u32 = 6;
+/// The longest single wait, whatever Retry-After says.
+const BUSY_WAIT_MAX: Duration = Duration::from_secs(30);
+
+/// Seconds from a `Retry-After` header (the delay form; the server sends no dates).
+fn retry_after(h: Option<&hyper::header::HeaderValue>) -> Option<u64> {
+    h.and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
 }
 
 impl Client {
@@ -98,7 +110,39 @@ impl Client {
         Ok(Client { target, http })
     }
 
+    /// One request; when the server says it is busy (503 or 429 with `Retry-After`:
+    /// overloaded, or this user over the submit rate; nothing was done), waits as told
+    /// and tries again, a bounded number of times.
     async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> anyhow::Result<Answer> {
+        let mut tries = 1;
+        loop {
+            let answer = self.call_once(method.clone(), path, body.clone()).await?;
+            let busy = matches!(
+                answer.status,
+                StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
+            );
+            match answer.retry_after {
+                Some(secs) if busy && tries < BUSY_TRIES => {
+                    let wait = Duration::from_secs(secs.max(1)).min(BUSY_WAIT_MAX);
+                    eprintln!(
+                        "the server is busy (HTTP {}); trying again in {} s",
+                        answer.status.as_u16(),
+                        wait.as_secs()
+                    );
+                    tokio::time::sleep(wait).await;
+                    tries += 1;
+                }
+                _ => return Self::checked(answer),
+            }
+        }
+    }
+
+    async fn call_once(
         &self,
         method: Method,
         path: &str,
@@ -121,10 +165,12 @@ impl Client {
                     Ok(r) => {
                         let status = r.status();
                         let job_state = header(r.headers());
+                        let retry_after = retry_after(r.headers().get("retry-after"));
                         let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
                         Ok(Answer {
                             status,
                             job_state,
+                            retry_after,
                             body,
                         })
                     }
@@ -132,13 +178,17 @@ impl Client {
                 }
             }
         };
-        let answer = sent.map_err(|e| {
+        sent.map_err(|e| {
             anyhow!(
                 "cannot reach the gpusched server at {} ({e}); start one with `gpusched up`, \
                  or point --server / GPUSCHED_SERVER at it",
                 self.target.shown()
             )
-        })?;
+        })
+    }
+
+    /// The answer if it is a success, else its error message.
+    fn checked(answer: Answer) -> anyhow::Result<Answer> {
         if answer.status.is_success() {
             return Ok(answer);
         }
@@ -297,10 +347,12 @@ async fn unix_call(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
+    let retry_after = retry_after(resp.headers().get(hyper::header::RETRY_AFTER));
     let body = resp.into_body().collect().await?.to_bytes();
     Ok(Answer {
         status,
         job_state,
+        retry_after,
         body,
     })
 }

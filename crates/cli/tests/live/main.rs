@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod basics;
 mod faults;
+mod limits;
 mod logs;
 mod matrix;
 mod queues;

@@ -5,6 +5,7 @@ mod agent;
 mod auth;
 mod error;
 mod jobs;
+mod limits;
 mod openapi;
 mod tokens;
 
@@ -28,6 +29,8 @@ pub struct App {
     pub tokens: SharedTokens,
     pub poll_wait: Duration,
     pub http: reqwest::Client,
+    pub limits: std::sync::Arc<crate::config::Limits>,
+    pub rates: std::sync::Arc<limits::SubmitRates>,
 }
 
 impl App {
@@ -42,19 +45,16 @@ impl App {
     }
 }
 
-/// Bodies up to 64 MiB: a batch of 100,000 jobs fits.
-const BODY_LIMIT: usize = 64 << 20;
-
 /// The API as served over TCP: bearer tokens.
 pub fn tcp_router(app: App) -> Router {
-    routes()
+    routes(&app)
         .layer(axum::middleware::from_fn_with_state(app.clone(), auth::tcp))
         .with_state(app)
 }
 
 /// The API as served over the Unix socket: the peer's uid.
 pub fn uds_router(app: App) -> Router {
-    routes()
+    routes(&app)
         .layer(axum::middleware::from_fn(auth::uds))
         .with_state(app)
 }
@@ -123,7 +123,9 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
     })
 }
 
-fn routes() -> Router<App> {
+/// The routes, with the limits that hold before a handler runs (the authentication
+/// layer goes around them, so they know the caller).
+fn routes(app: &App) -> Router<App> {
     let mut router = Router::new();
     for &route in ROUTES {
         let Some(h) = handler(route) else {
@@ -135,7 +137,11 @@ fn routes() -> Router<App> {
     }
     router
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(app.limits.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            limits::guard,
+        ))
 }
 
 async fn not_found(uri: axum::http::Uri) -> ApiErr {

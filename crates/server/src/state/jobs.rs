@@ -47,13 +47,7 @@ impl State {
                 "`jobs` is empty: submit at least one job".into(),
             ));
         }
-        if jobs.len() > validate::MAX_BATCH {
-            return Err(Fail::BadRequest(format!(
-                "{} jobs in one batch; at most {} (split it)",
-                jobs.len(),
-                validate::MAX_BATCH
-            )));
-        }
+        self.check_limits(&jobs, who)?;
         let known: Vec<KnownNode> = self
             .nodes
             .values()

@@ -4,6 +4,7 @@
 
 mod agents;
 mod jobs;
+mod limits;
 mod privacy;
 mod reclaim;
 mod tokens;
