@@ -244,3 +244,63 @@ fn an_overloaded_server_answers_503_with_retry_after() {
         200
     );
 }
+
+#[test]
+fn a_user_holds_at_most_max_gpus_per_user_in_a_queue() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(&file, "[queues.batch]\nmax_gpus_per_user = 2\n").unwrap();
+    let (_server, url) = server(&dir.join("data"), 0, &["--queues", file.to_str().unwrap()]);
+    // Four GPUs: the per-user cap, not a lack of GPUs, holds the third job.
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(4));
+    let me = stdout(&cli(&url, &["whoami"]));
+    let me = me.split_whitespace().next().unwrap().to_string();
+
+    let mine: Vec<u64> = (0..3)
+        .map(|_| submit(&url, &["--cwd", "/tmp", "--", "sleep", "30"]))
+        .collect();
+    for &id in &mine[..2] {
+        wait_until(Duration::from_secs(20), || {
+            job(&url, id)["state"] == "running"
+        });
+    }
+    let third = job(&url, mine[2]);
+    assert_eq!(third["state"], "pending", "{third}");
+    let want = format!(
+        "{me}'s jobs hold 2 of the 2 GPUs one user may hold in queue `batch` (max_gpus_per_user)"
+    );
+    assert!(third["reason"].as_str().unwrap().contains(&want), "{third}");
+
+    // Another user's job starts on a free GPU meanwhile (whether its account exists on
+    // this node or not, it leaves `pending`).
+    let (code, body) = http(
+        &url,
+        "POST",
+        "/api/jobs",
+        Some(r#"{"command": ["sleep", "30"], "cwd": "/tmp", "user": "nobody"}"#),
+    );
+    assert_eq!(code, 201, "{body}");
+    let other = serde_json::from_str::<Value>(&body).unwrap()["ids"][0]
+        .as_u64()
+        .unwrap();
+    wait_until(Duration::from_secs(20), || {
+        job(&url, other)["state"] != "pending"
+    });
+    assert_eq!(job(&url, mine[2])["state"], "pending");
+
+    // A job larger than the cap could never start: refused at once.
+    let o = cli(&url, &["submit", "--gpus", "3", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("one user's jobs may hold at most 2 in queue `batch`"),
+        "{}",
+        stderr(&o)
+    );
+
+    // When one of the user's jobs ends, the third starts.
+    let o = cli(&url, &["cancel", &mine[0].to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    wait_until(Duration::from_secs(20), || {
+        job(&url, mine[2])["state"] == "running"
+    });
+}

@@ -28,6 +28,9 @@ struct ReasonContext {
     waiting: usize,
     /// How many waiting jobs are ahead of each in the policy's order.
     ahead: BTreeMap<u64, usize>,
+    /// Thousandths of GPUs each user's placed jobs hold per queue (only where a queue
+    /// has `max_gpus_per_user`).
+    user_usage: BTreeMap<(String, String), u64>,
 }
 
 /// Where to fetch a job's logs from.
@@ -121,6 +124,20 @@ impl State {
                 if priority > max {
                     return Err(at(format!(
                         "priority {priority} is above queue `{queue}`'s max_priority {max}"
+                    )));
+                }
+            }
+            if let Some(cap) = def.max_gpus_per_user {
+                // A slice needs room for at least one GPU under the cap (rounded up).
+                let want = validate::slice_of(j)
+                    .ok()
+                    .flatten()
+                    .map_or(j.gpus.unwrap_or(1), |_| 1);
+                if want > cap {
+                    return Err(at(format!(
+                        "the job asks for {want} GPUs, but one user's jobs may hold at most \
+                         {cap} in queue `{queue}` (max_gpus_per_user in the queue file), so \
+                         it could never start"
                     )));
                 }
             }
@@ -258,7 +275,24 @@ impl State {
                 .enumerate()
                 .map(|(i, id)| (id, i))
                 .collect(),
+            user_usage: self.user_usage(),
         }
+    }
+
+    /// What each user holds per queue, for queues with a per-user cap.
+    fn user_usage(&self) -> BTreeMap<(String, String), u64> {
+        let mut m = BTreeMap::new();
+        let capped = |q: &str| {
+            self.queues
+                .defs
+                .get(q)
+                .is_some_and(|d| d.max_gpus_per_user.is_some())
+        };
+        for j in self.placed().filter(|j| capped(&j.view.queue)) {
+            *m.entry((j.view.queue.clone(), j.view.user.clone()))
+                .or_default() += super::held_milli(&j.view);
+        }
+        m
     }
 
     /// A job as the API shows it; a pending job's reason is worked out now.
@@ -335,6 +369,22 @@ impl State {
                 return format!(
                     "queue `{}` is at its limit: its jobs hold {held} of its {max} GPUs",
                     v.queue
+                );
+            }
+        }
+        if let Some(cap) = queue.and_then(|q| q.max_gpus_per_user) {
+            let key = (v.queue.clone(), v.user.clone());
+            let held = ctx
+                .user_usage
+                .get(&key)
+                .copied()
+                .unwrap_or(0)
+                .div_ceil(1000);
+            if held + u64::from(v.gpus) > u64::from(cap) {
+                return format!(
+                    "{}'s jobs hold {held} of the {cap} GPUs one user may hold in queue `{}` \
+                     (max_gpus_per_user)",
+                    v.user, v.queue
                 );
             }
         }

@@ -188,14 +188,19 @@ impl State {
     fn apply_queues(&mut self, queues: Queues) {
         let mut limits = BTreeMap::new();
         let mut weights = BTreeMap::new();
+        let mut per_user = BTreeMap::new();
         for (name, def) in &queues.defs {
             let id = self.queue_id(name);
             if let Some(max) = def.max {
                 limits.insert(id, max);
             }
+            if let Some(max) = def.max_gpus_per_user {
+                per_user.insert(id, max);
+            }
             weights.insert(id.0, def.weight);
         }
         self.queue.set_queues(limits, weights);
+        self.queue.set_user_caps(per_user);
         self.queues = queues;
         self.group_cache
             .lock()
