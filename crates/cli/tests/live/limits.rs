@@ -189,6 +189,26 @@ fn a_fast_submitter_gets_429_and_the_cli_waits_its_turn() {
     let o = cli_as(&url, Some(&alice), &["submit", "--", "true"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("busy (HTTP 429)"), "{}", stderr(&o));
+
+    // The OpenAPI document says so: 429 on submissions, 503 on user routes, each with
+    // Retry-After; never on the agent protocol.
+    let (code, doc) = http_with(&url, None, "GET", "/api/openapi.json", None);
+    assert_eq!(code, 200);
+    let doc: Value = serde_json::from_str(&doc).unwrap();
+    let paths = &doc["paths"];
+    for (path, method, status) in [
+        ("/api/jobs", "post", "429"),
+        ("/api/jobs/batch", "post", "429"),
+        ("/api/jobs", "get", "503"),
+        ("/api/nodes", "get", "503"),
+    ] {
+        let r = &paths[path][method]["responses"][status];
+        assert!(
+            r["headers"]["Retry-After"].is_object(),
+            "{path} {method} {status}: {r}"
+        );
+    }
+    assert!(paths["/api/agent/poll"]["get"]["responses"]["503"].is_null());
 }
 
 #[test]

@@ -20,9 +20,11 @@ use crate::actor::Cmd;
 use crate::auth::Caller;
 use crate::state::{redact, WaitResult};
 
-/// Submit one job.
+/// Submit one job. Over a limit of the server: 400 (command or environment size), 403
+/// (pending jobs per user), 413 (body size), 429 (submit rate).
 #[utoipa::path(post, path = "/api/jobs", request_body = JobSubmit,
-    responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
+    responses((status = 201, body = Submitted), (status = 400, body = ApiError),
+        (status = 403, body = ApiError), (status = 413, body = ApiError)))]
 pub async fn submit(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -33,9 +35,12 @@ pub async fn submit(
     Ok((StatusCode::CREATED, Json(ids)))
 }
 
-/// Submit many jobs in one transaction: all are accepted or none.
+/// Submit many jobs in one transaction: all are accepted or none. Over a limit of the
+/// server: 400 (batch, command or environment size), 403 (pending jobs per user), 413
+/// (body size), 429 (submit rate).
 #[utoipa::path(post, path = "/api/jobs/batch", request_body = BatchSubmit,
-    responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
+    responses((status = 201, body = Submitted), (status = 400, body = ApiError),
+        (status = 403, body = ApiError), (status = 413, body = ApiError)))]
 pub async fn submit_batch(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,

@@ -105,6 +105,59 @@ pub async fn guard(State(app): State<App>, req: Request, next: Next) -> Response
     next.run(req).await
 }
 
+/// Documents this module's answers in the OpenAPI document: 503 (overload) on every
+/// operation it guards and 429 on submissions, each with `Retry-After`.
+pub struct Shedding;
+
+impl utoipa::Modify for Shedding {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::content::ContentBuilder;
+        use utoipa::openapi::header::HeaderBuilder;
+        use utoipa::openapi::response::ResponseBuilder;
+        use utoipa::openapi::schema::{ObjectBuilder, Ref, Type};
+        let busy = |what: &str| {
+            ResponseBuilder::new()
+                .description(what)
+                .header(
+                    "Retry-After",
+                    HeaderBuilder::new()
+                        .schema(ObjectBuilder::new().schema_type(Type::Integer))
+                        .description(Some("seconds to wait before trying again"))
+                        .build(),
+                )
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ApiError")))
+                        .build(),
+                )
+                .build()
+        };
+        for (path, item) in doc.paths.paths.iter_mut() {
+            if path.starts_with("/api/agent/") || super::auth::public(path) {
+                continue;
+            }
+            let submit = matches!(path.as_str(), "/api/jobs" | "/api/jobs/batch");
+            for (post, op) in [(false, &mut item.get), (true, &mut item.post)] {
+                let Some(op) = op.as_mut() else { continue };
+                op.responses
+                    .responses
+                    .entry("503".into())
+                    .or_insert_with(|| {
+                        busy("the server is overloaded (--max-inbox); retry after Retry-After")
+                            .into()
+                    });
+                if post && submit {
+                    op.responses.responses.insert(
+                        "429".into(),
+                        busy("this user submits faster than --submit-rate allows; retry after Retry-After").into(),
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

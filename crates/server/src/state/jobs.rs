@@ -193,6 +193,7 @@ impl State {
                 self.retry_keys.insert(t.clone(), id);
             }
             self.queue_or_hold(&record);
+            self.count_pending(&record.view.user);
             self.jobs.insert(id, record);
             self.touch_job(id);
             ids.push(id);

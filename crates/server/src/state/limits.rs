@@ -2,7 +2,7 @@
 //! environment size, and pending jobs per user. Each refusal says the limit, its value
 //! and the flag that sets it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use gpusched_wire::{JobState, JobSubmit};
 
@@ -10,7 +10,7 @@ use super::{Fail, State, Who};
 
 impl State {
     /// Refuses a submission over a limit (before anything of it is applied).
-    pub(super) fn check_limits(&self, jobs: &[JobSubmit], who: &Who) -> Result<(), Fail> {
+    pub(super) fn check_limits(&mut self, jobs: &[JobSubmit], who: &Who) -> Result<(), Fail> {
         let l = &self.cfg.limits;
         if jobs.len() > l.max_batch {
             return Err(Fail::BadRequest(format!(
@@ -56,12 +56,21 @@ impl State {
                 .entry(j.user.as_deref().unwrap_or(&who.user))
                 .or_default() += 1;
         }
+        // Counted once per round, not per submission: thousands of submissions in one
+        // round must not each walk every job. Within the round the count only grows with
+        // accepted jobs (`count_pending`), so a job that started or was cancelled in the
+        // same round still counts until the next: conservative by one round.
+        let counts = self.pending_count.get_or_insert_with(|| {
+            let mut m = HashMap::new();
+            for j in self.jobs.values() {
+                if j.view.state == JobState::Pending {
+                    *m.entry(j.view.user.clone()).or_default() += 1;
+                }
+            }
+            m
+        });
         for (user, add) in adds {
-            let pending = self
-                .jobs
-                .values()
-                .filter(|j| j.view.state == JobState::Pending && j.view.user == user)
-                .count();
+            let pending = counts.get(user).copied().unwrap_or(0);
             if pending + add > l.max_pending_per_user {
                 return Err(Fail::Forbidden(format!(
                     "{user} has {pending} pending job{} and this submission adds {add}; a user \
@@ -73,5 +82,12 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// A job was accepted: one more pending for its user in this round's count.
+    pub(super) fn count_pending(&mut self, user: &str) {
+        if let Some(c) = self.pending_count.as_mut() {
+            *c.entry(user.to_string()).or_default() += 1;
+        }
     }
 }

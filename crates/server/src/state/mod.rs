@@ -99,6 +99,9 @@ pub struct State {
     /// its own dependents, not at every job).
     dependents: BTreeMap<u64, Vec<u64>>,
     pub touched: Touched,
+    /// Pending jobs per user, counted once per round when a submission needs them (see
+    /// `limits.rs`); dropped at the end of every round.
+    pending_count: Option<HashMap<String, usize>>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -147,6 +150,7 @@ impl State {
             claims: BTreeMap::new(),
             dependents: BTreeMap::new(),
             touched: Touched::default(),
+            pending_count: None,
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -324,6 +328,7 @@ impl State {
     /// Runs the core if anything changed since the last pass, turning its starts into
     /// `starting` jobs with GPUs picked on their node.
     pub fn schedule(&mut self) {
+        self.pending_count = None;
         if !self.sched_due {
             return;
         }
