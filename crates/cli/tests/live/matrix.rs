@@ -502,6 +502,14 @@ fn private_jobs_hide_other_users_jobs_everywhere() {
             .collect()
     };
     assert!(!ids(Caller::Other).contains(&w.running));
+    // Nor does a dependency on it tell that it exists.
+    let after = format!(r#"{{"command": ["true"], "after": [{}]}}"#, w.running);
+    let (code, body) = w.call(Caller::Other, "POST", "/api/jobs", Some(&after));
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        error_of(&body),
+        format!("`after`: there is no job {}", w.running)
+    );
     assert!(ids(Caller::Owner).contains(&w.running));
     assert!(ids(Caller::AdminToken).contains(&w.running));
     let q = stdout(&cli_as(&w.url, Some(&w.other_token), &["queue", "--all"]));

@@ -157,7 +157,9 @@ impl State {
                         e
                     })
                 };
-                match self.jobs.get(dep).map(|d| d.view.state) {
+                // A job hidden by --private-jobs is as unknown here as anywhere.
+                let dep_job = self.jobs.get(dep).filter(|d| self.visible(&d.view, who));
+                match dep_job.map(|d| d.view.state) {
                     None => return Err(at(format!("`after`: there is no job {dep}"))),
                     Some(st) if st.is_terminal() && st != JobState::Succeeded => {
                         return Err(at(format!(
