@@ -80,14 +80,36 @@ pub struct Client {
 struct Answer {
     status: StatusCode,
     job_state: String,
+    /// The attempt a logs answer is of.
+    attempt: Option<u32>,
     retry_after: Option<u64>,
     body: Bytes,
 }
+
+/// The server's refusal of a request, as the user sees it: its message and status (a
+/// caller that must tell kinds of refusal apart downcasts to this).
+#[derive(Debug)]
+pub struct Refused {
+    pub status: u16,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (HTTP {})", self.message, self.status)
+    }
+}
+
+impl std::error::Error for Refused {}
 
 /// Tries of one request the server turns away as busy (503 or 429 with Retry-After).
 const BUSY_TRIES: u32 = 6;
 /// The longest single wait, whatever Retry-After says.
 const BUSY_WAIT_MAX: Duration = Duration::from_secs(30);
+
+fn attempt_of(h: Option<&hyper::header::HeaderValue>) -> Option<u32> {
+    h.and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
+}
 
 /// Seconds from a `Retry-After` header (the delay form; the server sends no dates).
 fn retry_after(h: Option<&hyper::header::HeaderValue>) -> Option<u64> {
@@ -165,11 +187,13 @@ impl Client {
                     Ok(r) => {
                         let status = r.status();
                         let job_state = header(r.headers());
+                        let attempt = attempt_of(r.headers().get("x-gpusched-job-attempt"));
                         let retry_after = retry_after(r.headers().get("retry-after"));
                         let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
                         Ok(Answer {
                             status,
                             job_state,
+                            attempt,
                             retry_after,
                             body,
                         })
@@ -195,7 +219,11 @@ impl Client {
         let msg = serde_json::from_slice::<ApiError>(&answer.body)
             .map(|e| e.error)
             .unwrap_or_else(|_| String::from_utf8_lossy(&answer.body).into_owned());
-        Err(anyhow!("{msg} (HTTP {})", answer.status.as_u16()))
+        Err(Refused {
+            status: answer.status.as_u16(),
+            message: msg,
+        }
+        .into())
     }
 
     async fn json<T: DeserializeOwned>(
@@ -249,21 +277,21 @@ impl Client {
         self.json(Method::GET, &path, None::<&()>).await
     }
 
-    /// Log bytes from `offset` of one attempt (None: the current one), and the job's
-    /// state.
+    /// Log bytes from `offset` of one attempt (None: the current one), the job's state
+    /// and the attempt the bytes are of.
     pub async fn logs(
         &self,
         id: u64,
         stream: &str,
         offset: u64,
         attempt: Option<u32>,
-    ) -> anyhow::Result<(Vec<u8>, String)> {
+    ) -> anyhow::Result<(Vec<u8>, String, Option<u32>)> {
         let mut path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
         if let Some(a) = attempt {
             path.push_str(&format!("&attempt={a}"));
         }
         let a = self.call(Method::GET, &path, None).await?;
-        Ok((a.body.to_vec(), a.job_state))
+        Ok((a.body.to_vec(), a.job_state, a.attempt))
     }
 
     pub async fn nodes(&self) -> anyhow::Result<NodeList> {
@@ -348,10 +376,12 @@ async fn unix_call(
         .unwrap_or("")
         .to_string();
     let retry_after = retry_after(resp.headers().get(hyper::header::RETRY_AFTER));
+    let attempt = attempt_of(resp.headers().get("x-gpusched-job-attempt"));
     let body = resp.into_body().collect().await?.to_bytes();
     Ok(Answer {
         status,
         job_state,
+        attempt,
         retry_after,
         body,
     })

@@ -36,9 +36,38 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut offset = 0u64;
+    let mut seen_attempt = None;
     let mut out = std::io::stdout();
     loop {
-        let (chunk, state) = client.logs(args.id, stream, offset, args.attempt).await?;
+        let (chunk, state, attempt) = match client.logs(args.id, stream, offset, args.attempt).await
+        {
+            Ok(got) => got,
+            Err(e) if args.follow && args.attempt.is_none() => {
+                match follow_on(&client, args.id, e).await? {
+                    Next::Retry => {}
+                    Next::NewAttempt => {
+                        offset = 0;
+                        seen_attempt = None;
+                    }
+                    Next::Stop => return Ok(()),
+                }
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        // Requeued and started again between two reads: these bytes came from the
+        // old offset of the new attempt; start that attempt over from its beginning.
+        if args.follow && seen_attempt.is_some() && attempt != seen_attempt {
+            eprintln!(
+                "job {} started again (attempt {}); following it from its start",
+                args.id,
+                attempt.map_or("?".into(), |a| a.to_string())
+            );
+            seen_attempt = attempt;
+            offset = 0;
+            continue;
+        }
+        seen_attempt = attempt;
         offset += chunk.len() as u64;
         out.write_all(&chunk)?;
         out.flush()?;
@@ -52,6 +81,45 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+enum Next {
+    /// Ask again from the same offset.
+    Retry,
+    /// The job was requeued and started again: follow the new attempt from its start.
+    NewAttempt,
+    Stop,
+}
+
+/// A follower's request failed: while the job lives, its node being unreachable for a
+/// while (503) or the job being requeued (404 until it starts again) is part of
+/// following it; anything else (403, a job that ended, no such job) ends the follow.
+async fn follow_on(
+    client: &crate::client::Client,
+    id: u64,
+    e: anyhow::Error,
+) -> anyhow::Result<Next> {
+    let status = e.downcast_ref::<crate::client::Refused>().map(|r| r.status);
+    if !matches!(status, Some(503) | Some(404)) {
+        return Err(e);
+    }
+    let v = client.get(id).await?;
+    if v.state.is_terminal() {
+        return Err(e);
+    }
+    if v.node.is_none() {
+        eprintln!(
+            "job {id} is waiting again ({}); following attempt {} when it starts",
+            v.reason, v.attempt
+        );
+        return Ok(if wait_for_start(client, id).await? {
+            Next::NewAttempt
+        } else {
+            Next::Stop
+        });
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(Next::Retry)
 }
 
 /// `logs -f` on a job that has not been sent to a node yet: says so once on stderr and

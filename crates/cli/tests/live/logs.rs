@@ -21,6 +21,37 @@ fn an_earlier_attempts_output_stays_readable_with_attempt() {
     wait_until(Duration::from_secs(30), || {
         stdout(&cli(&url, &["logs", &ids])) == "run 1\n"
     });
+    // A follower stays with the job through the lost node and the requeue.
+    let sock = socket(&url);
+    let mut follower = Proc {
+        child: Command::new(BIN)
+            .args(["logs", "-f", &ids])
+            .env("GPUSCHED_SERVER", &sock)
+            .env_remove("GPUSCHED_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    };
+    // What it printed so far, read as it comes.
+    let printed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let (printed, mut pipe) = (printed.clone(), follower.child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 256];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                printed.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    // The follower has read the first attempt's line before its node goes.
+    wait_until(Duration::from_secs(30), || {
+        printed.lock().unwrap().as_slice() == b"run 1\n"
+    });
     a.kill();
     let _a2 = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
     let v = wait_job(&url, id, Duration::from_secs(30));
@@ -29,6 +60,24 @@ fn an_earlier_attempts_output_stays_readable_with_attempt() {
         (Some("succeeded"), Some(2)),
         "{v}"
     );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = follower.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "logs -f did not end with the job"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    reader.join().unwrap();
+    let out = String::from_utf8_lossy(&printed.lock().unwrap()).into_owned();
+    let mut err = String::new();
+    let mut pipe = follower.child.stderr.take().unwrap();
+    pipe.read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert_eq!(out, "run 1\nrun 2\n", "{err}");
 
     assert_eq!(stdout(&cli(&url, &["logs", &ids])), "run 2\n");
     let o = cli(&url, &["logs", "--attempt", "1", &ids]);

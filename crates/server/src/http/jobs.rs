@@ -213,6 +213,9 @@ pub async fn logs(
         "x-gpusched-job-state",
         HeaderValue::from_static(view.state.name()),
     );
+    // Which attempt these bytes are of: a follower whose job was requeued and started
+    // again must start over at offset 0 of the new attempt.
+    h.insert("x-gpusched-job-attempt", HeaderValue::from(target.attempt));
     Ok(resp)
 }
 
