@@ -76,11 +76,45 @@ pub struct Client {
     http: reqwest::Client,
 }
 
-/// An answer: status, the job-state header (logs) and the body.
+/// An answer: status, the job-state header (logs), `Retry-After` and the body.
 struct Answer {
     status: StatusCode,
     job_state: String,
+    /// The attempt a logs answer is of.
+    attempt: Option<u32>,
+    retry_after: Option<u64>,
     body: Bytes,
+}
+
+/// The server's refusal of a request, as the user sees it: its message and status (a
+/// caller that must tell kinds of refusal apart downcasts to this).
+#[derive(Debug)]
+pub struct Refused {
+    pub status: u16,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (HTTP {})", self.message, self.status)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Tries of one request the server turns away as busy (503 or 429 with Retry-After).
+const BUSY_TRIES: u32 = 6;
+/// The longest single wait, whatever Retry-After says.
+const BUSY_WAIT_MAX: Duration = Duration::from_secs(30);
+
+fn attempt_of(h: Option<&hyper::header::HeaderValue>) -> Option<u32> {
+    h.and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
+}
+
+/// Seconds from a `Retry-After` header (the delay form; the server sends no dates).
+fn retry_after(h: Option<&hyper::header::HeaderValue>) -> Option<u64> {
+    h.and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
 }
 
 impl Client {
@@ -98,7 +132,39 @@ impl Client {
         Ok(Client { target, http })
     }
 
+    /// One request; when the server says it is busy (503 or 429 with `Retry-After`:
+    /// overloaded, or this user over the submit rate; nothing was done), waits as told
+    /// and tries again, a bounded number of times.
     async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> anyhow::Result<Answer> {
+        let mut tries = 1;
+        loop {
+            let answer = self.call_once(method.clone(), path, body.clone()).await?;
+            let busy = matches!(
+                answer.status,
+                StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
+            );
+            match answer.retry_after {
+                Some(secs) if busy && tries < BUSY_TRIES => {
+                    let wait = Duration::from_secs(secs.max(1)).min(BUSY_WAIT_MAX);
+                    eprintln!(
+                        "the server is busy (HTTP {}); trying again in {} s",
+                        answer.status.as_u16(),
+                        wait.as_secs()
+                    );
+                    tokio::time::sleep(wait).await;
+                    tries += 1;
+                }
+                _ => return Self::checked(answer),
+            }
+        }
+    }
+
+    async fn call_once(
         &self,
         method: Method,
         path: &str,
@@ -121,10 +187,14 @@ impl Client {
                     Ok(r) => {
                         let status = r.status();
                         let job_state = header(r.headers());
+                        let attempt = attempt_of(r.headers().get("x-gpusched-job-attempt"));
+                        let retry_after = retry_after(r.headers().get("retry-after"));
                         let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
                         Ok(Answer {
                             status,
                             job_state,
+                            attempt,
+                            retry_after,
                             body,
                         })
                     }
@@ -132,7 +202,7 @@ impl Client {
                 }
             }
         };
-        let answer = sent.map_err(|e| {
+        sent.map_err(|e| {
             if let Some(advice) = certificate_advice(&self.target.shown(), &e.to_string()) {
                 return anyhow!(advice);
             }
@@ -141,14 +211,22 @@ impl Client {
                  or point --server / GPUSCHED_SERVER at it",
                 self.target.shown()
             )
-        })?;
+        })
+    }
+
+    /// The answer if it is a success, else its error message.
+    fn checked(answer: Answer) -> anyhow::Result<Answer> {
         if answer.status.is_success() {
             return Ok(answer);
         }
         let msg = serde_json::from_slice::<ApiError>(&answer.body)
             .map(|e| e.error)
             .unwrap_or_else(|_| String::from_utf8_lossy(&answer.body).into_owned());
-        Err(anyhow!("{msg} (HTTP {})", answer.status.as_u16()))
+        Err(Refused {
+            status: answer.status.as_u16(),
+            message: msg,
+        }
+        .into())
     }
 
     async fn json<T: DeserializeOwned>(
@@ -204,16 +282,21 @@ impl Client {
         self.json(Method::GET, &path, None::<&()>).await
     }
 
-    /// Log bytes from `offset`, and the job's state.
+    /// Log bytes from `offset` of one attempt (None: the current one), the job's state
+    /// and the attempt the bytes are of.
     pub async fn logs(
         &self,
         id: u64,
         stream: &str,
         offset: u64,
-    ) -> anyhow::Result<(Vec<u8>, String)> {
-        let path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
+        attempt: Option<u32>,
+    ) -> anyhow::Result<(Vec<u8>, String, Option<u32>)> {
+        let mut path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
+        if let Some(a) = attempt {
+            path.push_str(&format!("&attempt={a}"));
+        }
         let a = self.call(Method::GET, &path, None).await?;
-        Ok((a.body.to_vec(), a.job_state))
+        Ok((a.body.to_vec(), a.job_state, a.attempt))
     }
 
     pub async fn nodes(&self) -> anyhow::Result<NodeList> {
@@ -297,10 +380,14 @@ async fn unix_call(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
+    let retry_after = retry_after(resp.headers().get(hyper::header::RETRY_AFTER));
+    let attempt = attempt_of(resp.headers().get("x-gpusched-job-attempt"));
     let body = resp.into_body().collect().await?.to_bytes();
     Ok(Answer {
         status,
         job_state,
+        attempt,
+        retry_after,
         body,
     })
 }

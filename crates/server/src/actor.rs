@@ -21,8 +21,8 @@ pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
 /// What the HTTP layer asks of the state.
 pub enum Cmd {
     Submit(Vec<JobSubmit>, Who, Reply<Submitted>),
-    List(JobListQuery, Reply<JobList>),
-    Get(u64, Reply<JobView>),
+    List(JobListQuery, Who, Reply<JobList>),
+    Get(u64, Who, Reply<JobView>),
     Cancel(u64, Who, Reply<CancelResult>),
     /// Several jobs cancelled in one round (one commit, one scheduling pass after all).
     CancelMany(Vec<u64>, Who, Reply<CancelManyResult>),
@@ -30,14 +30,17 @@ pub enum Cmd {
     Checkpoint(u64, Who, Reply<JobView>),
     CreateToken(TokenCreate, Reply<TokenCreated>),
     ListTokens(Reply<TokenList>),
-    Usage(UsageQuery, Reply<UsageReport>),
+    Usage(UsageQuery, Who, Reply<UsageReport>),
     Queues(Reply<QueueList>),
     /// A new queue configuration (SIGHUP).
     Reload(crate::queues::Queues, Reply<()>),
     RevokeToken(u64, Reply<TokenView>),
-    Wait(u64, Reply<WaitResult>),
-    Logs(u64, Reply<(LogTarget, JobView)>),
-    Nodes(Reply<NodeList>),
+    Wait(u64, Who, Reply<WaitResult>),
+    /// Where one attempt's output is (None: the current attempt), and the job.
+    Logs(u64, Option<u32>, Who, Reply<(LogTarget, JobView)>),
+    Nodes(Who, Reply<NodeList>),
+    /// Liveness: answered when the state task runs.
+    Ping(Reply<()>),
     Register(Register, Reply<Registered>),
     /// `true`: answer with the desired state even if the generation did not move.
     Poll(PollQuery, bool, Reply<PollResult>),
@@ -118,12 +121,12 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.submit(jobs, &who);
             answer(out, r, v)
         }
-        Cmd::List(q, r) => {
-            let v = state.list(&q);
+        Cmd::List(q, who, r) => {
+            let v = state.list(&q, &who);
             answer(out, r, v)
         }
-        Cmd::Get(id, r) => {
-            let v = state.get(id);
+        Cmd::Get(id, who, r) => {
+            let v = state.get(id, &who);
             answer(out, r, v)
         }
         Cmd::Cancel(id, who, r) => {
@@ -150,8 +153,8 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.reload_queues(q).map_err(Fail::BadRequest);
             answer(out, r, v)
         }
-        Cmd::Usage(q, r) => {
-            let v = state.usage(&q);
+        Cmd::Usage(q, who, r) => {
+            let v = state.usage(&q, &who);
             answer(out, r, v)
         }
         Cmd::ListTokens(r) => {
@@ -162,18 +165,21 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.revoke_token(id);
             answer(out, r, v)
         }
-        Cmd::Wait(id, r) => {
-            let v = state.wait(id);
+        Cmd::Wait(id, who, r) => {
+            let v = state.wait(id, &who);
             answer(out, r, v)
         }
-        Cmd::Logs(id, r) => {
-            let v = state.log_target(id).and_then(|t| Ok((t, state.get(id)?)));
+        Cmd::Logs(id, attempt, who, r) => {
+            let v = state
+                .log_target(id, attempt, &who)
+                .and_then(|t| Ok((t, state.get(id, &who)?)));
             answer(out, r, v)
         }
-        Cmd::Nodes(r) => {
-            let v = Ok(state.node_list());
+        Cmd::Nodes(who, r) => {
+            let v = Ok(state.node_list(&who));
             answer(out, r, v)
         }
+        Cmd::Ping(r) => answer(out, r, Ok(())),
         Cmd::Register(reg, r) => {
             let v = state.register(reg);
             answer(out, r, v)

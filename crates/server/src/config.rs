@@ -38,6 +38,50 @@ pub struct ServerConfig {
     pub min_runtime: Duration,
     /// Where shares of one GPU go (`fgd`, `best-fit`, `worst-fit`, ...).
     pub share_placement: gpusched_core::sharing::ShareStrategy,
+    /// Slurm's `PrivateData=jobs`: non-admin users see only their own jobs.
+    pub private_jobs: bool,
+    pub limits: Limits,
+}
+
+/// What protects the server from one client's mistake or flood. Each refusal names the
+/// limit, its value and the server flag that sets it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Largest request body (`--max-body`).
+    pub max_body_bytes: usize,
+    /// Jobs in one submission (`--max-batch`).
+    pub max_batch: usize,
+    /// Bytes of a job's command: its arguments together (`--max-command-bytes`).
+    pub max_command_bytes: usize,
+    /// Bytes of a job's environment: keys and values together (`--max-env-bytes`).
+    pub max_env_bytes: usize,
+    /// Pending jobs one user may have (`--max-pending-per-user`; Slurm's MaxSubmitJobs).
+    pub max_pending_per_user: usize,
+    /// Commands waiting for the state task above which user requests get 503 with
+    /// `Retry-After` (`--max-inbox`); the agent protocol is never shed.
+    pub max_inbox: usize,
+    /// Submissions (requests) per second per user, sustained (`--submit-rate`;
+    /// 0: no limit); above it 429 with `Retry-After`.
+    pub submit_rate: f64,
+    /// Submissions a user may make at once above the sustained rate (`--submit-burst`).
+    pub submit_burst: f64,
+}
+
+impl Default for Limits {
+    /// Generous enough for a 10,000-job batch (about 2 MB of JSON) and 10,000 pending
+    /// jobs per user; tight enough that one client cannot exhaust the server's memory.
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 64 << 20,
+            max_batch: 100_000,
+            max_command_bytes: 128 << 10,
+            max_env_bytes: 128 << 10,
+            max_pending_per_user: 100_000,
+            max_inbox: 8192,
+            submit_rate: 200.0,
+            submit_burst: 1000.0,
+        }
+    }
 }
 
 impl ServerConfig {
@@ -57,6 +101,8 @@ impl ServerConfig {
             preempt_grace: Duration::from_secs(30),
             min_runtime: Duration::from_secs(600),
             share_placement: gpusched_core::sharing::ShareStrategy::Fgd,
+            private_jobs: false,
+            limits: Limits::default(),
         }
     }
 

@@ -28,7 +28,8 @@ use gpusched_store::SqliteStore;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
-pub use config::{check_live_policy, ServerConfig, SOCKET_NAME};
+pub use config::{check_live_policy, Limits, ServerConfig, SOCKET_NAME};
+pub use http::{Route, ROUTES};
 
 /// The TCP side, plain or TLS.
 enum Tcp {
@@ -179,6 +180,8 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
             .timeout(std::time::Duration::from_secs(30))
             .build()
             .context("cannot build the HTTP client for agent logs")?,
+        limits: Arc::new(cfg.limits.clone()),
+        rates: Default::default(),
     };
     Ok(Bound {
         listener,

@@ -63,6 +63,8 @@ pub struct LiveQueue {
     share_strategy: ShareStrategy,
     /// Each capped queue's cap, before its slices are taken off it for a pass.
     queue_caps: BTreeMap<QueueId, u32>,
+    /// GPUs one user's jobs may hold in a queue (`max_gpus_per_user`).
+    user_caps: BTreeMap<QueueId, u32>,
 }
 
 impl LiveQueue {
@@ -85,6 +87,7 @@ impl LiveQueue {
             book: Book::new(),
             share_strategy,
             queue_caps: BTreeMap::new(),
+            user_caps: BTreeMap::new(),
         }
     }
 
@@ -365,7 +368,20 @@ impl LiveQueue {
         for job in self.jobs.iter_mut().filter(|j| j.running) {
             job.account(now);
         }
-        let out = self.scheduler.pass(&mut self.jobs, now);
+        // Jobs of users at their per-queue cap sit this pass out (see `over_user_caps`).
+        let out = if self.user_caps.is_empty() {
+            self.scheduler.pass(&mut self.jobs, now)
+        } else {
+            let out_ids = self.over_user_caps();
+            let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = std::mem::take(&mut self.jobs)
+                .into_iter()
+                .partition(|j| !out_ids.contains(&j.spec.id.0));
+            let out = self.scheduler.pass(&mut kept, now);
+            kept.extend(held);
+            kept.sort_by_key(|j| j.spec.id.0);
+            self.jobs = kept;
+            out
+        };
         starts.extend(out.decisions.into_iter().filter_map(|d| match d {
             Decision::Start { job, placement, .. } => Some(Start {
                 job: job.0,
@@ -462,6 +478,44 @@ impl LiveQueue {
             }
         }
         starts
+    }
+
+    /// Per-user GPU caps by queue, from the queue file.
+    pub fn set_user_caps(&mut self, caps: BTreeMap<QueueId, u32>) {
+        self.user_caps = caps;
+    }
+
+    /// Waiting whole-GPU jobs that must not start in this pass: in the order of the last
+    /// pass, a user's jobs in a capped queue are let in while what they would hold
+    /// together with what the user's running jobs (and placed slices, rounded up) hold
+    /// stays within the cap. Conservative: a let-in job that does not fit keeps a later
+    /// smaller one of the same user out until the next pass.
+    fn over_user_caps(&self) -> BTreeSet<u64> {
+        let mut held: BTreeMap<(QueueId, UserId), u64> = BTreeMap::new();
+        for j in self.jobs.iter().filter(|j| j.running) {
+            *held.entry((j.spec.queue, j.spec.user)).or_default() += u64::from(j.spec.gpus) * 1000;
+        }
+        for j in &self.slice_jobs {
+            if let (Some((_, at)), Some(&user)) = (&j.at, self.users.get(&j.user)) {
+                *held.entry((j.queue, user)).or_default() += u64::from(at.milli);
+            }
+        }
+        let mut waiting: Vec<&SchedJob> = self.jobs.iter().filter(|j| !j.running).collect();
+        waiting.sort_by_key(|j| (j.rank, j.spec.id));
+        let mut out = BTreeSet::new();
+        for j in waiting {
+            let Some(&cap) = self.user_caps.get(&j.spec.queue) else {
+                continue;
+            };
+            let h = held.entry((j.spec.queue, j.spec.user)).or_default();
+            let after = h.div_ceil(1000) + u64::from(j.spec.gpus);
+            if after > u64::from(cap) {
+                out.insert(j.spec.id.0);
+            } else {
+                *h += u64::from(j.spec.gpus) * 1000;
+            }
+        }
+        out
     }
 
     /// Queue caps and fair-share weights (by queue) from the queue file.

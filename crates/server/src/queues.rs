@@ -5,6 +5,7 @@
 //! [queues.research]
 //! quota = 16            # GPUs guaranteed: lent when idle, reclaimed by preemption
 //! max = 32              # the most it may hold, borrowing idle GPUs (default: no limit)
+//! max_gpus_per_user = 8 # the most one user's running jobs may hold in it (default: no limit)
 //! weight = 2            # share under the drf policy (default 1)
 //! users = ["alice"]     # who may submit (users or groups; both empty: everyone)
 //! groups = ["ml"]
@@ -27,6 +28,10 @@ pub struct QueueDef {
     pub quota: u32,
     #[serde(default)]
     pub max: Option<u32>,
+    /// Whole GPUs one user's jobs may hold in this queue at once (slices count by their
+    /// fraction, rounded up).
+    #[serde(default)]
+    pub max_gpus_per_user: Option<u32>,
     #[serde(default = "one")]
     pub weight: f64,
     #[serde(default)]
@@ -69,6 +74,7 @@ impl Default for Queues {
         let open = QueueDef {
             quota: 0,
             max: None,
+            max_gpus_per_user: None,
             weight: 1.0,
             users: Vec::new(),
             groups: Vec::new(),

@@ -13,6 +13,10 @@ pub struct JobRecord {
     pub client_token: Option<String>,
     /// Seconds between SIGTERM and SIGKILL when the job is stopped.
     pub grace_s: u64,
+    /// The node each attempt was sent to (by attempt number), so the output of earlier
+    /// attempts stays reachable after a requeue. Rows from before this field have none.
+    #[serde(default)]
+    pub attempt_nodes: BTreeMap<u32, String>,
 }
 
 /// A node as last registered.

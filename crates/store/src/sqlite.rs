@@ -238,6 +238,7 @@ mod tests {
             env: Default::default(),
             client_token: token.map(String::from),
             grace_s: 10,
+            attempt_nodes: Default::default(),
         }
     }
 

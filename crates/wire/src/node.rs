@@ -53,8 +53,13 @@ pub enum NodeState {
 pub struct GpuView {
     #[serde(flatten)]
     pub info: GpuInfo,
-    /// The job holding this GPU whole.
+    /// The job holding this GPU whole (absent when it is another user's job hidden by
+    /// the server's `--private-jobs`).
     pub job: Option<u64>,
+    /// The user of the job holding this GPU whole, or `(another user)` for a job hidden
+    /// by `--private-jobs`.
+    #[serde(default)]
+    pub user: Option<String>,
     /// Shares and MIG instances of this GPU, with who holds them.
     #[serde(default)]
     pub slices: Vec<crate::slice::SliceView>,

@@ -1,31 +1,73 @@
-//! `gpusched logs ID [-f]`: a job's stdout (or stderr), fetched through the server from
-//! the agent of the node it ran on.
+//! `gpusched logs ID [-f] [--attempt N]`: a job's stdout (or stderr), fetched through the
+//! server from the agent of the node it ran on.
 
 use std::io::Write;
 use std::time::Duration;
 
 use clap::Args as ClapArgs;
+use gpusched_wire::JobState;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     pub id: u64,
-    /// Keep printing new output until the job ends.
+    /// Keep printing new output until the job ends; a job still waiting to start is
+    /// waited for first.
     #[arg(long, short = 'f')]
     pub follow: bool,
     /// Show stderr instead of stdout.
     #[arg(long)]
     pub stderr: bool,
+    /// Show the output of attempt N (1 is the first run; `show` gives the current
+    /// attempt): earlier attempts of a requeued job stay readable. Default: the
+    /// current attempt.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempt: Option<u32>,
     #[command(flatten)]
     pub conn: super::conn::Conn,
 }
 
+/// How often a follower asks for new output, and for the start of a pending job.
+const POLL: Duration = Duration::from_millis(250);
+
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
     let stream = if args.stderr { "stderr" } else { "stdout" };
+    if args.follow && args.attempt.is_none() && !wait_for_start(&client, args.id).await? {
+        return Ok(());
+    }
     let mut offset = 0u64;
+    let mut seen_attempt = None;
     let mut out = std::io::stdout();
     loop {
-        let (chunk, state) = client.logs(args.id, stream, offset).await?;
+        let (chunk, state, attempt) = match client.logs(args.id, stream, offset, args.attempt).await
+        {
+            Ok(got) => got,
+            Err(e) if args.follow && args.attempt.is_none() => {
+                match follow_on(&client, args.id, e).await? {
+                    Next::Retry => {}
+                    Next::NewAttempt => {
+                        offset = 0;
+                        seen_attempt = None;
+                    }
+                    Next::Stop => return Ok(()),
+                }
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        // Requeued and started again between two reads: these bytes came from the
+        // old offset of the new attempt; start that attempt over from its beginning.
+        if args.follow && seen_attempt.is_some() && attempt != seen_attempt {
+            eprintln!(
+                "job {} started again (attempt {}); following it from its start",
+                args.id,
+                attempt.map_or("?".into(), |a| a.to_string())
+            );
+            seen_attempt = attempt;
+            offset = 0;
+            continue;
+        }
+        seen_attempt = attempt;
         offset += chunk.len() as u64;
         out.write_all(&chunk)?;
         out.flush()?;
@@ -33,9 +75,78 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             continue; // more may be waiting beyond this chunk
         }
         let ended = !matches!(state.as_str(), "pending" | "starting" | "running");
-        if !args.follow || ended {
+        // An earlier attempt is over: its output will not grow.
+        if !args.follow || ended || args.attempt.is_some() {
             return Ok(());
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+enum Next {
+    /// Ask again from the same offset.
+    Retry,
+    /// The job was requeued and started again: follow the new attempt from its start.
+    NewAttempt,
+    Stop,
+}
+
+/// A follower's request failed: while the job lives, its node being unreachable for a
+/// while (503) or the job being requeued (404 until it starts again) is part of
+/// following it; anything else (403, a job that ended, no such job) ends the follow.
+async fn follow_on(
+    client: &crate::client::Client,
+    id: u64,
+    e: anyhow::Error,
+) -> anyhow::Result<Next> {
+    let status = e.downcast_ref::<crate::client::Refused>().map(|r| r.status);
+    if !matches!(status, Some(503) | Some(404)) {
+        return Err(e);
+    }
+    let v = client.get(id).await?;
+    if v.state.is_terminal() {
+        return Err(e);
+    }
+    if v.node.is_none() {
+        eprintln!(
+            "job {id} is waiting again ({}); following attempt {} when it starts",
+            v.reason, v.attempt
+        );
+        return Ok(if wait_for_start(client, id).await? {
+            Next::NewAttempt
+        } else {
+            Next::Stop
+        });
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(Next::Retry)
+}
+
+/// `logs -f` on a job that has not been sent to a node yet: says so once on stderr and
+/// waits for it to start. False if it ended without ever running (nothing to follow).
+async fn wait_for_start(client: &crate::client::Client, id: u64) -> anyhow::Result<bool> {
+    let mut said = false;
+    loop {
+        let v = client.get(id).await?;
+        if v.node.is_some() {
+            return Ok(true);
+        }
+        if v.state.is_terminal() {
+            eprintln!(
+                "job {id} ended {} before it started ({}); it has no output",
+                v.state.name(),
+                v.reason
+            );
+            return Ok(false);
+        }
+        if !said && v.state == JobState::Pending {
+            eprintln!(
+                "job {id} is pending ({}); waiting for it to start",
+                v.reason
+            );
+            said = true;
+        }
+        // A job may wait for hours: look once a second, not at the follower's rate.
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

@@ -72,7 +72,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                         match (s.job, &s.user) {
                             (Some(j), Some(u)) => format!("job {j} ({u})"),
                             (Some(j), None) => format!("job {j}"),
-                            (None, _) => "idle".into(),
+                            // Another user's job, hidden by --private-jobs.
+                            (None, Some(u)) => u.clone(),
+                            (None, None) => "idle".into(),
                         },
                     ]);
                 }
@@ -94,7 +96,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             let used = n
                 .gpus
                 .iter()
-                .filter(|g| g.job.is_some() || g.slices.iter().any(|s| s.job.is_some()))
+                .filter(|g| held(g) || g.slices.iter().any(|s| s.job.is_some() || s.user.is_some()))
                 .count();
             let sliced = n
                 .gpus
@@ -139,13 +141,21 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 
 /// Who holds a GPU: a job whole, jobs on its slices, or nobody.
 fn held_by(g: &gpusched_wire::GpuView) -> String {
-    if let Some(j) = g.job {
-        return format!("job {j}");
+    match (g.job, &g.user) {
+        (Some(j), Some(u)) => return format!("job {j} ({u})"),
+        (Some(j), None) => return format!("job {j}"),
+        // Another user's job, hidden by the server's --private-jobs.
+        (None, Some(u)) => return u.clone(),
+        (None, None) => {}
     }
     let holders: Vec<String> = g
         .slices
         .iter()
-        .filter_map(|s| s.job.map(|j| j.to_string()))
+        .filter_map(|s| match (s.job, &s.user) {
+            (Some(j), _) => Some(j.to_string()),
+            (None, Some(u)) => Some(u.clone()),
+            (None, None) => None,
+        })
         .collect();
     match (
         holders.is_empty(),
@@ -155,4 +165,9 @@ fn held_by(g: &gpusched_wire::GpuView) -> String {
         (true, true) => "sliced, idle".into(),
         (true, false) => "free".into(),
     }
+}
+
+/// Whether a job holds the GPU whole (shown by id, or anonymously).
+fn held(g: &gpusched_wire::GpuView) -> bool {
+    g.job.is_some() || g.user.is_some()
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use gpusched_core::PolicyKind;
-use gpusched_server::ServerConfig;
+use gpusched_server::{Limits, ServerConfig};
 
 use super::fmt::parse_duration;
 
@@ -56,6 +56,37 @@ pub struct ServerArgs {
     /// PEM private key of --tls-cert.
     #[arg(long, requires = "tls_cert", value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
+    /// Users see only their own jobs (like Slurm's PrivateData=jobs): others' jobs are
+    /// missing from queue, show, wait, cancel and usage, and their GPUs on nodes show
+    /// "(another user)". Admins still see everything.
+    #[arg(long)]
+    pub private_jobs: bool,
+    /// Largest request body in bytes (the default holds a batch of 100,000 jobs).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body_bytes)]
+    pub max_body: usize,
+    /// Jobs in one submission.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_batch)]
+    pub max_batch: usize,
+    /// Bytes of one job's command (its arguments together).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_command_bytes)]
+    pub max_command_bytes: usize,
+    /// Bytes of one job's environment (keys and values together).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_env_bytes)]
+    pub max_env_bytes: usize,
+    /// Pending jobs one user may have (Slurm's MaxSubmitJobs).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pending_per_user)]
+    pub max_pending_per_user: usize,
+    /// Requests waiting for the server's state task above which users get 503 with
+    /// Retry-After (agents are never turned away).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_inbox)]
+    pub max_inbox: usize,
+    /// Submissions per second one user may make, sustained (0: no limit); above it 429
+    /// with Retry-After. A batch counts once.
+    #[arg(long, value_name = "PER_SECOND", default_value_t = Limits::default().submit_rate)]
+    pub submit_rate: f64,
+    /// Submissions one user may make at once above --submit-rate.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().submit_burst)]
+    pub submit_burst: f64,
 }
 
 /// The default data directory: `$XDG_DATA_HOME/gpusched` or `~/.local/share/gpusched`.
@@ -86,6 +117,33 @@ impl ServerArgs {
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         cfg.queues_file = self.queues.clone();
+        cfg.private_jobs = self.private_jobs;
+        anyhow::ensure!(
+            self.submit_rate.is_finite() && self.submit_rate >= 0.0,
+            "--submit-rate must be a number of submissions per second, 0 for no limit"
+        );
+        anyhow::ensure!(
+            self.submit_burst.is_finite() && self.submit_burst >= 1.0,
+            "--submit-burst must be at least 1"
+        );
+        for (flag, v) in [
+            ("--max-body", self.max_body),
+            ("--max-batch", self.max_batch),
+            ("--max-command-bytes", self.max_command_bytes),
+            ("--max-pending-per-user", self.max_pending_per_user),
+        ] {
+            anyhow::ensure!(v >= 1, "{flag} must be at least 1");
+        }
+        cfg.limits = Limits {
+            max_body_bytes: self.max_body,
+            max_batch: self.max_batch,
+            max_command_bytes: self.max_command_bytes,
+            max_env_bytes: self.max_env_bytes,
+            max_pending_per_user: self.max_pending_per_user,
+            max_inbox: self.max_inbox,
+            submit_rate: self.submit_rate,
+            submit_burst: self.submit_burst,
+        };
         cfg.share_placement = gpusched_core::sharing::ShareStrategy::parse(&self.share_placement)
             .map_err(|e| anyhow::anyhow!("--share-placement: {e}"))?;
         cfg.preempt_grace = std::time::Duration::from_secs(

@@ -317,11 +317,47 @@ pub fn http_with(
     path: &str,
     body: Option<&str>,
 ) -> (u16, String) {
+    let (code, _, body) = http_full(url, token, method, path, body);
+    (code, body)
+}
+
+/// [`http_with`] that also returns the response's head (status line and headers).
+pub fn http_full(
+    url: &str,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String, String) {
     let host = url.trim_start_matches("http://").trim_end_matches('/');
-    let Ok(mut s) = TcpStream::connect(host) else {
+    let Ok(s) = TcpStream::connect(host) else {
+        return (0, String::new(), String::new());
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    exchange(s, host, token, method, path, body)
+}
+
+/// [`http_with`] over a test server's Unix socket: the caller is this process's uid
+/// (an admin), with no token.
+pub fn http_unix(url: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let sock = known(url, |k| k.data.join("gpusched.sock")).expect("a registered server");
+    let Ok(s) = std::os::unix::net::UnixStream::connect(sock) else {
         return (0, String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    let (code, _, body) = exchange(s, "localhost", None, method, path, body);
+    (code, body)
+}
+
+/// One raw HTTP/1.1 exchange on a connected stream; status 0 when it breaks off.
+fn exchange(
+    mut s: impl Read + Write,
+    host: &str,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String, String) {
     let body = body.unwrap_or("");
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
@@ -331,13 +367,13 @@ pub fn http_with(
         body.len()
     );
     if s.write_all(req.as_bytes()).is_err() {
-        return (0, String::new());
+        return (0, String::new(), String::new());
     }
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw);
     let Some((head, rest)) = text.split_once("\r\n\r\n") else {
-        return (0, String::new());
+        return (0, String::new(), String::new());
     };
     let code = head
         .split_whitespace()
@@ -352,7 +388,7 @@ pub fn http_with(
     } else {
         rest.to_string()
     };
-    (code, body)
+    (code, head.to_string(), body)
 }
 
 fn dechunk(mut s: &str) -> String {

@@ -14,7 +14,7 @@ use crate::auth::{local_caller, Caller};
 use crate::state::Who;
 
 /// Endpoints anyone may call: liveness and the API description.
-fn public(path: &str) -> bool {
+pub fn public(path: &str) -> bool {
     path == "/api/health" || path == "/api/openapi.json"
 }
 

@@ -50,11 +50,21 @@ impl IntoResponse for ApiErr {
 /// come back as 400 with serde's line/column message.
 pub struct JsonBody<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+impl<T: DeserializeOwned> FromRequest<super::App> for JsonBody<T> {
     type Rejection = ApiErr;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+    async fn from_request(req: Request, app: &super::App) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, app).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                return ApiErr(
+                    e.status(),
+                    format!(
+                        "the request body is over this server's limit of {} bytes \
+                         (--max-body): split the batch",
+                        app.limits.max_body_bytes
+                    ),
+                );
+            }
             ApiErr(
                 e.status(),
                 format!("could not read the request body: {}", e.body_text()),

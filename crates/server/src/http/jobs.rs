@@ -18,11 +18,13 @@ use super::error::{job_id, ApiErr, JsonBody, QueryArgs};
 use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
-use crate::state::WaitResult;
+use crate::state::{redact, WaitResult};
 
-/// Submit one job.
+/// Submit one job. Over a limit of the server: 400 (command or environment size), 403
+/// (pending jobs per user), 413 (body size), 429 (submit rate).
 #[utoipa::path(post, path = "/api/jobs", request_body = JobSubmit,
-    responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
+    responses((status = 201, body = Submitted), (status = 400, body = ApiError),
+        (status = 403, body = ApiError), (status = 413, body = ApiError)))]
 pub async fn submit(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -33,9 +35,12 @@ pub async fn submit(
     Ok((StatusCode::CREATED, Json(ids)))
 }
 
-/// Submit many jobs in one transaction: all are accepted or none.
+/// Submit many jobs in one transaction: all are accepted or none. Over a limit of the
+/// server: 400 (batch, command or environment size), 403 (pending jobs per user), 413
+/// (body size), 429 (submit rate).
 #[utoipa::path(post, path = "/api/jobs/batch", request_body = BatchSubmit,
-    responses((status = 201, body = Submitted), (status = 400, body = ApiError)))]
+    responses((status = 201, body = Submitted), (status = 400, body = ApiError),
+        (status = 403, body = ApiError), (status = 413, body = ApiError)))]
 pub async fn submit_batch(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -55,19 +60,21 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     QueryArgs(q): QueryArgs<JobListQuery>,
 ) -> Result<Json<JobList>, ApiErr> {
-    person(&caller)?;
-    Ok(Json(app.ask(|r| Cmd::List(q, r)).await?))
+    let who = person(&caller)?;
+    Ok(Json(app.ask(|r| Cmd::List(q, who, r)).await?))
 }
 
-/// One job.
+/// One job (404 for another user's job when the server runs with `--private-jobs`).
 #[utoipa::path(get, path = "/api/jobs/{id}", params(("id" = u64, Path)),
     responses((status = 200, body = JobView), (status = 404, body = ApiError)))]
 pub async fn get_job(
     State(app): State<App>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Json<JobView>, ApiErr> {
+    let who = person(&caller)?;
     let id = job_id(&id)?;
-    Ok(Json(app.ask(|r| Cmd::Get(id, r)).await?))
+    Ok(Json(app.ask(|r| Cmd::Get(id, who, r)).await?))
 }
 
 /// Cancel a job: a pending one ends at once; a running one is stopped by its node
@@ -116,14 +123,17 @@ pub async fn wait(
     Path(id): Path<String>,
     QueryArgs(q): QueryArgs<WaitQuery>,
 ) -> Result<Json<JobView>, ApiErr> {
-    person(&caller)?;
+    let who = person(&caller)?;
     let id = job_id(&id)?;
     let timeout = Duration::from_secs(q.timeout_s.unwrap_or(30).min(300));
-    match app.ask(|r| Cmd::Wait(id, r)).await? {
+    match app.ask(|r| Cmd::Wait(id, who.clone(), r)).await? {
         WaitResult::Done(v) => Ok(Json(*v)),
         WaitResult::Pending(rx) => match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(v)) => Ok(Json(v)),
-            _ => Ok(Json(app.ask(|r| Cmd::Get(id, r)).await?)),
+            Ok(Ok(mut v)) => {
+                redact(&mut v, &who);
+                Ok(Json(v))
+            }
+            _ => Ok(Json(app.ask(|r| Cmd::Get(id, who, r)).await?)),
         },
     }
 }
@@ -136,13 +146,18 @@ pub struct LogQuery {
     pub stream: Option<String>,
     /// Byte offset to read from (default 0).
     pub offset: Option<u64>,
+    /// Which attempt's output (default: the current one); earlier attempts stay on the
+    /// node they ran on.
+    pub attempt: Option<u32>,
 }
 
 /// Bytes of a job's stdout or stderr from `offset` (at most 1 MiB per call), fetched
 /// from the agent of the node it ran on. The `x-gpusched-job-state` header gives the
-/// job's state, so a follower knows when to stop.
+/// job's state, so a follower knows when to stop. Only the job's owner and admins may
+/// read it (403 for others).
 #[utoipa::path(get, path = "/api/jobs/{id}/logs", params(("id" = u64, Path), LogQuery),
     responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 400, body = ApiError), (status = 403, body = ApiError),
         (status = 404, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn logs(
     State(app): State<App>,
@@ -150,7 +165,7 @@ pub async fn logs(
     Path(id): Path<String>,
     QueryArgs(q): QueryArgs<LogQuery>,
 ) -> Result<Response, ApiErr> {
-    person(&caller)?;
+    let who = person(&caller)?;
     let id = job_id(&id)?;
     let stream = q.stream.unwrap_or_else(|| "stdout".into());
     if stream != "stdout" && stream != "stderr" {
@@ -158,7 +173,7 @@ pub async fn logs(
             "`stream` must be stdout or stderr, got {stream:?}"
         )));
     }
-    let (target, view) = app.ask(|r| Cmd::Logs(id, r)).await?;
+    let (target, view) = app.ask(|r| Cmd::Logs(id, q.attempt, who, r)).await?;
     let url = format!(
         "{}/logs/{}/{}/{stream}?offset={}",
         target.url.trim_end_matches('/'),
@@ -199,6 +214,9 @@ pub async fn logs(
         "x-gpusched-job-state",
         HeaderValue::from_static(view.state.name()),
     );
+    // Which attempt these bytes are of: a follower whose job was requeued and started
+    // again must start over at offset 0 of the new attempt.
+    h.insert("x-gpusched-job-attempt", HeaderValue::from(target.attempt));
     Ok(resp)
 }
 
@@ -208,8 +226,8 @@ pub async fn nodes(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<NodeList>, ApiErr> {
-    person(&caller)?;
-    Ok(Json(app.ask(Cmd::Nodes).await?))
+    let who = person(&caller)?;
+    Ok(Json(app.ask(|r| Cmd::Nodes(who, r)).await?))
 }
 
 /// GPU-hours, job counts and mean wait per user (or queue) since a time.
@@ -220,8 +238,8 @@ pub async fn usage(
     Extension(caller): Extension<Caller>,
     QueryArgs(q): QueryArgs<UsageQuery>,
 ) -> Result<Json<UsageReport>, ApiErr> {
-    person(&caller)?;
-    Ok(Json(app.ask(|r| Cmd::Usage(q, r)).await?))
+    let who = person(&caller)?;
+    Ok(Json(app.ask(|r| Cmd::Usage(q, who, r)).await?))
 }
 
 /// The queues: limits, weights, who may use them, and what they hold now.

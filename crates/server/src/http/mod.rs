@@ -6,6 +6,7 @@ mod auth;
 mod cancel;
 mod error;
 mod jobs;
+mod limits;
 mod openapi;
 mod tokens;
 
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
 use tokio::sync::{mpsc, oneshot};
 
@@ -29,6 +30,8 @@ pub struct App {
     pub tokens: SharedTokens,
     pub poll_wait: Duration,
     pub http: reqwest::Client,
+    pub limits: std::sync::Arc<crate::config::Limits>,
+    pub rates: std::sync::Arc<limits::SubmitRates>,
 }
 
 impl App {
@@ -43,46 +46,105 @@ impl App {
     }
 }
 
-/// Bodies up to 64 MiB: a batch of 100,000 jobs fits.
-const BODY_LIMIT: usize = 64 << 20;
-
 /// The API as served over TCP: bearer tokens.
 pub fn tcp_router(app: App) -> Router {
-    routes()
+    routes(&app)
         .layer(axum::middleware::from_fn_with_state(app.clone(), auth::tcp))
         .with_state(app)
 }
 
 /// The API as served over the Unix socket: the peer's uid.
 pub fn uds_router(app: App) -> Router {
-    routes()
+    routes(&app)
         .layer(axum::middleware::from_fn(auth::uds))
         .with_state(app)
 }
 
-fn routes() -> Router<App> {
-    Router::new()
-        .route("/api/health", get(health))
-        .route("/api/openapi.json", get(openapi::document))
-        .route("/api/jobs", post(jobs::submit).get(jobs::list))
-        .route("/api/jobs/batch", post(jobs::submit_batch))
-        .route("/api/jobs/cancel", post(cancel::cancel_many))
-        .route("/api/jobs/{id}", get(jobs::get_job))
-        .route("/api/jobs/{id}/cancel", post(jobs::cancel))
-        .route("/api/jobs/{id}/checkpoint", post(jobs::checkpoint))
-        .route("/api/jobs/{id}/wait", get(jobs::wait))
-        .route("/api/jobs/{id}/logs", get(jobs::logs))
-        .route("/api/nodes", get(jobs::nodes))
-        .route("/api/usage", get(jobs::usage))
-        .route("/api/queues", get(jobs::queues))
-        .route("/api/agent/register", post(agent::register))
-        .route("/api/agent/poll", get(agent::poll))
-        .route("/api/agent/report", post(agent::report))
-        .route("/api/tokens", post(tokens::create).get(tokens::list))
-        .route("/api/tokens/{id}/revoke", post(tokens::revoke))
-        .route("/api/whoami", get(tokens::whoami))
+/// One endpoint of the API: the router is built from [`ROUTES`], so this list is the
+/// router's own (tests walk it to check every route's authorization).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub method: &'static str,
+    pub path: &'static str,
+}
+
+const fn r(method: &'static str, path: &'static str) -> Route {
+    Route { method, path }
+}
+
+/// Every route the server serves.
+pub const ROUTES: &[Route] = &[
+    r("GET", "/api/health"),
+    r("GET", "/api/openapi.json"),
+    r("POST", "/api/jobs"),
+    r("GET", "/api/jobs"),
+    r("POST", "/api/jobs/batch"),
+    r("POST", "/api/jobs/cancel"),
+    r("GET", "/api/jobs/{id}"),
+    r("POST", "/api/jobs/{id}/cancel"),
+    r("POST", "/api/jobs/{id}/checkpoint"),
+    r("GET", "/api/jobs/{id}/wait"),
+    r("GET", "/api/jobs/{id}/logs"),
+    r("GET", "/api/nodes"),
+    r("GET", "/api/usage"),
+    r("GET", "/api/queues"),
+    r("POST", "/api/agent/register"),
+    r("GET", "/api/agent/poll"),
+    r("POST", "/api/agent/report"),
+    r("POST", "/api/tokens"),
+    r("GET", "/api/tokens"),
+    r("POST", "/api/tokens/{id}/revoke"),
+    r("GET", "/api/whoami"),
+];
+
+/// The handler of one route of [`ROUTES`]; `None` for a route without one, which
+/// `routes()` refuses (a startup bug, caught by every test that starts a server).
+fn handler(route: Route) -> Option<MethodRouter<App>> {
+    Some(match (route.method, route.path) {
+        ("GET", "/api/health") => get(health),
+        ("GET", "/api/openapi.json") => get(openapi::document),
+        ("POST", "/api/jobs") => post(jobs::submit),
+        ("GET", "/api/jobs") => get(jobs::list),
+        ("POST", "/api/jobs/batch") => post(jobs::submit_batch),
+        ("POST", "/api/jobs/cancel") => post(cancel::cancel_many),
+        ("GET", "/api/jobs/{id}") => get(jobs::get_job),
+        ("POST", "/api/jobs/{id}/cancel") => post(jobs::cancel),
+        ("POST", "/api/jobs/{id}/checkpoint") => post(jobs::checkpoint),
+        ("GET", "/api/jobs/{id}/wait") => get(jobs::wait),
+        ("GET", "/api/jobs/{id}/logs") => get(jobs::logs),
+        ("GET", "/api/nodes") => get(jobs::nodes),
+        ("GET", "/api/usage") => get(jobs::usage),
+        ("GET", "/api/queues") => get(jobs::queues),
+        ("POST", "/api/agent/register") => post(agent::register),
+        ("GET", "/api/agent/poll") => get(agent::poll),
+        ("POST", "/api/agent/report") => post(agent::report),
+        ("POST", "/api/tokens") => post(tokens::create),
+        ("GET", "/api/tokens") => get(tokens::list),
+        ("POST", "/api/tokens/{id}/revoke") => post(tokens::revoke),
+        ("GET", "/api/whoami") => get(tokens::whoami),
+        _ => return None,
+    })
+}
+
+/// The routes, with the limits that hold before a handler runs (the authentication
+/// layer goes around them, so they know the caller).
+fn routes(app: &App) -> Router<App> {
+    let mut router = Router::new();
+    for &route in ROUTES {
+        let Some(h) = handler(route) else {
+            // Only a programming error gets here: a row of ROUTES without a handler.
+            panic!("route {} {} has no handler", route.method, route.path);
+        };
+        // Routes on one path with different methods merge into one method router.
+        router = router.route(route.path, h);
+    }
+    router
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(app.limits.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            limits::guard,
+        ))
 }
 
 async fn not_found(uri: axum::http::Uri) -> ApiErr {
@@ -106,9 +168,25 @@ pub struct Health {
 pub async fn health(
     axum::extract::State(app): axum::extract::State<App>,
 ) -> Result<Json<Health>, ApiErr> {
-    app.ask(Cmd::Nodes).await?;
+    app.ask(Cmd::Ping).await?;
     Ok(Json(Health {
         status: "ok",
         version: env!("CARGO_PKG_VERSION"),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_has_a_handler_and_appears_once() {
+        for (i, &route) in ROUTES.iter().enumerate() {
+            assert!(handler(route).is_some(), "{route:?} has no handler");
+            assert!(
+                !ROUTES[..i].contains(&route),
+                "{route:?} is listed twice in ROUTES"
+            );
+        }
+    }
 }

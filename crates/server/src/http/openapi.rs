@@ -4,6 +4,8 @@
 use axum::Json;
 use utoipa::OpenApi;
 
+use super::limits::Shedding;
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -32,7 +34,7 @@ use utoipa::OpenApi;
         super::tokens::revoke,
         super::tokens::whoami,
     ),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &Shedding),
     security(("bearer" = []))
 )]
 pub struct ApiDoc;

@@ -2,7 +2,7 @@
 
 use gpusched_wire::{CancelManyResult, CancelOutcome};
 
-use super::{validate, Fail, State, Who};
+use super::{Fail, State, Who};
 
 impl State {
     /// Cancels every id in this one round of the state task, so the scheduling pass that
@@ -15,11 +15,11 @@ impl State {
                 "`ids` is empty: give at least one job id to cancel".into(),
             ));
         }
-        if ids.len() > validate::MAX_BATCH {
+        let max = self.cfg.limits.max_batch;
+        if ids.len() > max {
             return Err(Fail::BadRequest(format!(
-                "{} ids in one cancel; at most {} (split it)",
-                ids.len(),
-                validate::MAX_BATCH
+                "{} ids in one cancel; this server takes at most {max} (--max-batch): split it",
+                ids.len()
             )));
         }
         let results = ids

@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use gpusched_core::resources::mig_compute_milli;
 
+use super::privacy;
 use super::reasons;
 use super::validate::{self, KnownNode};
 use super::{now_ms, Fail, State, Who};
@@ -28,6 +29,9 @@ struct ReasonContext {
     waiting: usize,
     /// How many waiting jobs are ahead of each in the policy's order.
     ahead: BTreeMap<u64, usize>,
+    /// Thousandths of GPUs each user's placed jobs hold per queue (only where a queue
+    /// has `max_gpus_per_user`).
+    user_usage: BTreeMap<(String, String), u64>,
 }
 
 /// Where to fetch a job's logs from.
@@ -47,13 +51,7 @@ impl State {
                 "`jobs` is empty: submit at least one job".into(),
             ));
         }
-        if jobs.len() > validate::MAX_BATCH {
-            return Err(Fail::BadRequest(format!(
-                "{} jobs in one batch; at most {} (split it)",
-                jobs.len(),
-                validate::MAX_BATCH
-            )));
-        }
+        self.check_limits(&jobs, who)?;
         let known: Vec<KnownNode> = self
             .nodes
             .values()
@@ -139,6 +137,20 @@ impl State {
                     )));
                 }
             }
+            if let Some(cap) = def.max_gpus_per_user {
+                // A slice needs room for at least one GPU under the cap (rounded up).
+                let want = validate::slice_of(j)
+                    .ok()
+                    .flatten()
+                    .map_or(j.gpus.unwrap_or(1), |_| 1);
+                if want > cap {
+                    return Err(at(format!(
+                        "the job asks for {want} GPUs, but one user's jobs may hold at most \
+                         {cap} in queue `{queue}` (max_gpus_per_user in the queue file), so \
+                         it could never start"
+                    )));
+                }
+            }
             j.priority = Some(priority);
             j.queue = Some(queue);
             // Retry keys are per user, so one user's key never finds another's job.
@@ -155,7 +167,9 @@ impl State {
                         e
                     })
                 };
-                match self.jobs.get(dep).map(|d| d.view.state) {
+                // A job hidden by --private-jobs is as unknown here as anywhere.
+                let dep_job = self.jobs.get(dep).filter(|d| self.visible(&d.view, who));
+                match dep_job.map(|d| d.view.state) {
                     None => return Err(at(format!("`after`: there is no job {dep}"))),
                     Some(st) if st.is_terminal() && st != JobState::Succeeded => {
                         return Err(at(format!(
@@ -191,6 +205,7 @@ impl State {
                 self.retry_keys.insert(t.clone(), id);
             }
             self.queue_or_hold(&record);
+            self.count_pending(&record.view.user);
             self.jobs.insert(id, record);
             self.touch_job(id);
             ids.push(id);
@@ -247,6 +262,7 @@ impl State {
             env: j.env,
             client_token: j.client_token,
             grace_s: self.cfg.grace_s,
+            attempt_nodes: Default::default(),
         }
     }
 
@@ -273,7 +289,24 @@ impl State {
                 .enumerate()
                 .map(|(i, id)| (id, i))
                 .collect(),
+            user_usage: self.user_usage(),
         }
+    }
+
+    /// What each user holds per queue, for queues with a per-user cap.
+    fn user_usage(&self) -> BTreeMap<(String, String), u64> {
+        let mut m = BTreeMap::new();
+        let capped = |q: &str| {
+            self.queues
+                .defs
+                .get(q)
+                .is_some_and(|d| d.max_gpus_per_user.is_some())
+        };
+        for j in self.placed().filter(|j| capped(&j.view.queue)) {
+            *m.entry((j.view.queue.clone(), j.view.user.clone()))
+                .or_default() += super::held_milli(&j.view);
+        }
+        m
     }
 
     /// A job as the API shows it; a pending job's reason is worked out now.
@@ -350,6 +383,22 @@ impl State {
                 return reasons::queue_at_limit(&v.queue, held, max);
             }
         }
+        if let Some(cap) = queue.and_then(|q| q.max_gpus_per_user) {
+            let key = (v.queue.clone(), v.user.clone());
+            let held = ctx
+                .user_usage
+                .get(&key)
+                .copied()
+                .unwrap_or(0)
+                .div_ceil(1000);
+            if held + u64::from(v.gpus) > u64::from(cap) {
+                return format!(
+                    "{}'s jobs hold {held} of the {cap} GPUs one user may hold in queue `{}` \
+                     (max_gpus_per_user)",
+                    v.user, v.queue
+                );
+            }
+        }
         let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
         if !online.iter().any(|n| fits(n)) {
             return reasons::no_node_can_hold(v.gpus, v.gpu_model.as_deref());
@@ -370,14 +419,14 @@ impl State {
         }
     }
 
-    pub fn get(&self, id: u64) -> Result<JobView, Fail> {
-        self.jobs
-            .get(&id)
-            .map(|j| self.view(j))
-            .ok_or_else(|| no_such_job(id))
+    /// One job as `who` may see it (404 for a job hidden from them).
+    pub fn get(&self, id: u64, who: &Who) -> Result<JobView, Fail> {
+        let mut v = self.view(self.job_for(id, who)?);
+        privacy::redact(&mut v, who);
+        Ok(v)
     }
 
-    pub fn list(&self, q: &JobListQuery) -> Result<JobList, Fail> {
+    pub fn list(&self, q: &JobListQuery, who: &Who) -> Result<JobList, Fail> {
         let states: Option<Vec<JobState>> = match q.state.as_deref() {
             None | Some("") | Some("all") => None,
             Some("active") => Some(vec![
@@ -418,6 +467,7 @@ impl State {
             .map(|(_, j)| j)
             .filter(|j| states.as_ref().is_none_or(|s| s.contains(&j.view.state)))
             .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
+            .filter(|j| self.visible(&j.view, who))
             .filter(|j| {
                 q.node
                     .as_ref()
@@ -435,19 +485,18 @@ impl State {
             .then(|| self.reason_context());
         let jobs = jobs
             .into_iter()
-            .map(|j| self.view_with(j, ctx.as_ref()))
+            .map(|j| {
+                let mut v = self.view_with(j, ctx.as_ref());
+                privacy::redact(&mut v, who);
+                v
+            })
             .collect();
         Ok(JobList { jobs, next_before })
     }
 
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
+        self.owned_job(id, who, "cancel it")?;
         let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
-        if job.view.user != who.user && !who.admin {
-            return Err(Fail::Forbidden(format!(
-                "job {id} belongs to {}; only its owner or an admin may cancel it (you are {})",
-                job.view.user, who.user
-            )));
-        }
         let state = job.view.state;
         let result = match state {
             s if s.is_terminal() => "already_ended",
@@ -481,13 +530,8 @@ impl State {
     /// Records that a running job saved a checkpoint now (its owner or an admin says so);
     /// preemption then picks jobs that lose the least work.
     pub fn checkpoint(&mut self, id: u64, who: &Who) -> Result<JobView, Fail> {
+        self.owned_job(id, who, "report its checkpoints")?;
         let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
-        if job.view.user != who.user && !who.admin {
-            return Err(Fail::Forbidden(format!(
-                "job {id} belongs to {}; only its owner or an admin may report its checkpoints",
-                job.view.user
-            )));
-        }
         if job.view.state != JobState::Running {
             return Err(Fail::BadRequest(format!(
                 "job {id} is {}, not running: there is nothing to checkpoint",
@@ -496,13 +540,17 @@ impl State {
         }
         job.view.last_checkpoint_ms = Some(now_ms());
         self.touch_job(id);
-        self.get(id)
+        self.get(id, who)
     }
 
-    pub fn wait(&mut self, id: u64) -> Result<WaitResult, Fail> {
-        let job = self.jobs.get(&id).ok_or_else(|| no_such_job(id))?;
+    /// `wait`: the ended job, or a receiver for its end. The caller redacts what fires
+    /// on the receiver (`privacy::redact`).
+    pub fn wait(&mut self, id: u64, who: &Who) -> Result<WaitResult, Fail> {
+        let job = self.job_for(id, who)?;
         if job.view.state.is_terminal() {
-            return Ok(WaitResult::Done(Box::new(job.view.clone())));
+            let mut v = job.view.clone();
+            privacy::redact(&mut v, who);
+            return Ok(WaitResult::Done(Box::new(v)));
         }
         let (tx, rx) = oneshot::channel();
         let ws = self.waiters.entry(id).or_default();
@@ -511,14 +559,38 @@ impl State {
         Ok(WaitResult::Pending(rx))
     }
 
-    pub fn log_target(&self, id: u64) -> Result<LogTarget, Fail> {
-        let job = self.jobs.get(&id).ok_or_else(|| no_such_job(id))?;
+    /// Where to read the output of one attempt of a job (the current one by default);
+    /// only its owner and admins may.
+    pub fn log_target(&self, id: u64, attempt: Option<u32>, who: &Who) -> Result<LogTarget, Fail> {
+        let job = self.owned_job(id, who, "read its output")?;
         let v = &job.view;
-        let Some(node_name) = &v.node else {
-            return Err(Fail::NotFound(format!(
-                "job {id} has not started yet (it is {}), so it has no logs",
-                v.state.name()
+        let attempt = attempt.unwrap_or(v.attempt);
+        if attempt == 0 || attempt > v.attempt {
+            return Err(Fail::BadRequest(format!(
+                "job {id} has had {} attempt{}; --attempt must be 1..={}",
+                v.attempt,
+                if v.attempt == 1 { "" } else { "s" },
+                v.attempt
             )));
+        }
+        let node_name = if attempt == v.attempt {
+            v.node.as_ref()
+        } else {
+            job.attempt_nodes.get(&attempt)
+        };
+        let Some(node_name) = node_name else {
+            return Err(Fail::NotFound(if attempt == v.attempt {
+                format!(
+                    "job {id} has not started yet (it is {}), so it has no logs; \
+                     `gpusched logs -f {id}` waits for it to start",
+                    v.state.name()
+                )
+            } else {
+                format!(
+                    "attempt {attempt} of job {id} never reached a node (or ran before this \
+                     server recorded where attempts ran), so there are no logs to show"
+                )
+            }));
         };
         let node = self.nodes.get(node_name).ok_or_else(|| {
             Fail::Unavailable(format!(
@@ -533,19 +605,20 @@ impl State {
         if !node.online {
             return Err(Fail::Unavailable(format!(
                 "{node_name} is offline; job {id}'s logs are on that host under the agent's \
-                 state directory, jobs/{id}.{}/",
-                v.attempt
+                 state directory, jobs/{id}.{attempt}/"
             )));
         }
         Ok(LogTarget {
             url,
             token: node.record.register.log_token.clone(),
             job: id,
-            attempt: v.attempt,
+            attempt,
         })
     }
 
-    pub fn node_list(&self) -> NodeList {
+    /// The nodes; under `--private-jobs` GPUs held by jobs hidden from `who` show an
+    /// anonymous holder instead of the job.
+    pub fn node_list(&self, who: &Who) -> NodeList {
         let now = std::time::Instant::now();
         let nodes = self
             .nodes
@@ -564,8 +637,9 @@ impl State {
                     .iter()
                     .map(|g| GpuView {
                         info: g.clone(),
-                        job: n.used.get(&g.index).copied(),
-                        slices: self.slice_views(&n.record.register.node, g.index),
+                        job: n.used.get(&g.index).and_then(|&j| self.holder_id(j, who)),
+                        user: n.used.get(&g.index).and_then(|&j| self.holder_name(j, who)),
+                        slices: self.slice_views(&n.record.register.node, g.index, who),
                     })
                     .collect(),
                 cpus: n.record.register.cpus,
@@ -603,7 +677,7 @@ impl State {
     }
 
     /// The shares and MIG instances of one GPU, with who holds them.
-    fn slice_views(&self, node: &str, gpu: u32) -> Vec<SliceView> {
+    fn slice_views(&self, node: &str, gpu: u32, who: &Who) -> Vec<SliceView> {
         let Some(g) = self
             .queue
             .slices(node)
@@ -611,10 +685,8 @@ impl State {
         else {
             return Vec::new();
         };
-        let user = |job: Option<u64>| {
-            job.and_then(|j| self.jobs.get(&j))
-                .map(|j| j.view.user.clone())
-        };
+        let user = |job: Option<u64>| job.and_then(|j| self.holder_name(j, who));
+        let id = |job: Option<u64>| job.and_then(|j| self.holder_id(j, who));
         let mut out: Vec<SliceView> = g
             .shares
             .iter()
@@ -625,8 +697,9 @@ impl State {
                 uuid: None,
                 milli: s.milli,
                 mem_mib: s.mem_mib,
-                job: Some(s.job),
-                user: Some(s.user.clone()),
+                job: id(Some(s.job)),
+                user: user(Some(s.job))
+                    .or_else(|| (!self.cfg.private_jobs).then(|| s.user.clone())),
             })
             .collect();
         if let Some(mig) = &g.mig {
@@ -637,7 +710,7 @@ impl State {
                 uuid: s.uuid.clone(),
                 milli: mig_compute_milli(&s.profile),
                 mem_mib: g.mem_mib * u64::from(s.size) / 8,
-                job: s.holder,
+                job: id(s.holder),
                 user: user(s.holder),
             }));
         }
@@ -645,7 +718,7 @@ impl State {
     }
 }
 
-fn no_such_job(id: u64) -> Fail {
+pub(super) fn no_such_job(id: u64) -> Fail {
     Fail::NotFound(format!(
         "no job with id {id}; `gpusched queue --all` lists the known jobs"
     ))

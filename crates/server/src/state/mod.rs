@@ -5,6 +5,8 @@
 mod agents;
 mod cancel;
 mod jobs;
+mod limits;
+mod privacy;
 mod reasons;
 mod reclaim;
 mod tokens;
@@ -26,6 +28,7 @@ use crate::queues::Queues;
 
 pub use agents::PollResult;
 pub use jobs::{LogTarget, WaitResult};
+pub use privacy::redact;
 
 /// A refusal, with the HTTP status it maps to and a message that says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +114,9 @@ pub struct State {
     /// its own dependents, not at every job).
     dependents: BTreeMap<u64, Vec<u64>>,
     pub touched: Touched,
+    /// Pending jobs per user, counted once per round when a submission needs them (see
+    /// `limits.rs`); dropped at the end of every round.
+    pending_count: Option<HashMap<String, usize>>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -159,6 +165,7 @@ impl State {
             claims: BTreeMap::new(),
             dependents: BTreeMap::new(),
             touched: Touched::default(),
+            pending_count: None,
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -200,14 +207,19 @@ impl State {
     fn apply_queues(&mut self, queues: Queues) {
         let mut limits = BTreeMap::new();
         let mut weights = BTreeMap::new();
+        let mut per_user = BTreeMap::new();
         for (name, def) in &queues.defs {
             let id = self.queue_id(name);
             if let Some(max) = def.max {
                 limits.insert(id, max);
             }
+            if let Some(max) = def.max_gpus_per_user {
+                per_user.insert(id, max);
+            }
             weights.insert(id.0, def.weight);
         }
         self.queue.set_queues(limits, weights);
+        self.queue.set_user_caps(per_user);
         self.queues = queues;
         self.group_cache
             .lock()
@@ -331,6 +343,7 @@ impl State {
     /// Runs the core if anything changed since the last pass, turning its starts into
     /// `starting` jobs with GPUs picked on their node.
     pub fn schedule(&mut self) {
+        self.pending_count = None;
         if !self.sched_due {
             return;
         }
@@ -394,6 +407,8 @@ impl State {
             node.used.insert(g, id);
         }
         node.jobs.insert(id);
+        job.attempt_nodes
+            .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
         v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");
@@ -411,6 +426,8 @@ impl State {
             return;
         };
         node.jobs.insert(id);
+        job.attempt_nodes
+            .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
         v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");

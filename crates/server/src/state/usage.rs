@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use gpusched_wire::{JobState, UsageQuery, UsageReport, UsageRow};
 
-use super::{now_ms, Fail, State};
+use super::{now_ms, Fail, State, Who};
 
 impl State {
-    pub fn usage(&self, q: &UsageQuery) -> Result<UsageReport, Fail> {
+    /// Under `--private-jobs` a non-admin's report counts only their own jobs.
+    pub fn usage(&self, q: &UsageQuery, who: &Who) -> Result<UsageReport, Fail> {
         let by = q.by.clone().unwrap_or_else(|| "user".into());
         if by != "user" && by != "queue" {
             return Err(Fail::BadRequest(format!(
@@ -25,7 +26,7 @@ impl State {
         let mut rows: BTreeMap<String, (UsageRow, f64, u64)> = BTreeMap::new();
         for job in self.jobs.values() {
             let v = &job.view;
-            if q.user.as_ref().is_some_and(|u| u != &v.user) {
+            if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
                 continue;
             }
             let Some(start) = v.start_ms else { continue };

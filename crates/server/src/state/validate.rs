@@ -10,7 +10,6 @@ pub const MAX_GPUS: u32 = 1024;
 /// Walltime above a year is a mistake (a unit mix-up), not a plan.
 pub const MAX_WALLTIME_S: u64 = 366 * 24 * 3600;
 pub const MAX_RETRIES: u32 = 100;
-pub const MAX_BATCH: usize = 100_000;
 
 /// The GPUs of one known node, for the "could any node ever hold it" check.
 pub struct KnownNode<'a> {
