@@ -26,6 +26,35 @@ fn args(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
+/// The ledger's complete lines as (job, attempt, pid).
+fn ledger_runs(text: &str) -> Vec<(u64, u64, i32)> {
+    full_lines(text)
+        .iter()
+        .filter_map(|l| {
+            let mut f = l.split(' ').map(str::parse::<i64>);
+            match (f.next(), f.next(), f.next()) {
+                (Some(Ok(j)), Some(Ok(a)), Some(Ok(p))) => Some((j as u64, a as u64, p as i32)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Waits until the ledger holds a run of `job` (the job's shell has written its line)
+/// and returns that run's pid.
+fn wait_ledger(ledger: &std::path::Path, job: u64, attempt: u64) -> i32 {
+    let text = wait_for_text(ledger, SLOW, |t| {
+        ledger_runs(t)
+            .iter()
+            .any(|&(j, a, _)| (j, a) == (job, attempt))
+    });
+    ledger_runs(&text)
+        .into_iter()
+        .find(|&(j, a, _)| (j, a) == (job, attempt))
+        .map(|(_, _, pid)| pid)
+        .expect("found above")
+}
+
 #[test]
 fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
     let (_d, dir) = scratch();
@@ -49,43 +78,30 @@ fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
     assert_eq!(job(&url, moved)["node"], "node-a");
     assert_eq!(job(&url, no_retry)["node"], "node-b");
 
-    // Kill node-a's agent; its job's process dies with it (no run twice).
-    let first_pid: i32 = std::fs::read_to_string(&ledger)
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(2)
-        .unwrap()
-        .parse()
-        .unwrap();
+    // Kill node-a's agent; its job's process dies with it (no run twice). The job's
+    // own ledger line is the evidence that it ran, not its `running` state.
+    let first_pid = wait_ledger(&ledger, moved, 1);
     a.kill();
-    wait_until(Duration::from_secs(5), || !pid_alive(first_pid));
+    wait_until(SLOW, || !pid_alive(first_pid));
     // After the 2 s heartbeat timeout node-a is offline and the job requeued; it then
     // runs on node-b once node-b's job is done.
-    wait_until(Duration::from_secs(10), || {
+    wait_until(SLOW, || {
         node_state(&url, "node-a").as_deref() == Some("offline")
     });
-    let v = wait_job(&url, moved, Duration::from_secs(30));
+    let v = wait_job(&url, moved, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["attempt"], 2);
     assert_eq!(v["node"], "node-b");
-    assert_eq!(
-        wait_job(&url, no_retry, Duration::from_secs(30))["state"],
-        "succeeded"
-    );
+    assert_eq!(wait_job(&url, no_retry, SLOW)["state"], "succeeded");
 
     // A job with no retries left fails with the reason instead of running again.
     let mut c = agent(&url, "node-c", &dir.join("c"), Gpus::Declared(4));
     let mut last = vec!["--max-retries", "0", "--gpus", "4"];
     last.extend(args(&job_args));
     let doomed = submit(&url, &last);
-    wait_until(Duration::from_secs(20), || {
-        job(&url, doomed)["state"] == "running"
-    });
+    wait_ledger(&ledger, doomed, 1);
     c.kill();
-    let v = wait_job(&url, doomed, Duration::from_secs(20));
+    let v = wait_job(&url, doomed, SLOW);
     assert_eq!(v["state"], "failed", "{v}");
     assert!(
         v["reason"].as_str().unwrap().contains("no retries left"),
@@ -103,18 +119,22 @@ fn a_restarted_agent_reports_the_job_it_lost_and_it_runs_again() {
     let ledger = dir.join("ledger");
     let j = ledger_job(&ledger, 1.0);
     let id = submit(&url, &args(&j));
-    wait_until(Duration::from_secs(20), || {
-        job(&url, id)["state"] == "running"
-    });
+    // Killed only once its shell has written its line: a run that never got that far
+    // leaves no evidence to count.
+    wait_ledger(&ledger, id, 1);
     a.kill();
     let _a2 = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
-    let v = wait_job(&url, id, Duration::from_secs(30));
+    let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["attempt"], 2, "{v}");
+    // The job succeeded, so its second line was written before it exited.
     let runs = std::fs::read_to_string(&ledger).unwrap();
     assert_eq!(
-        runs.lines().count(),
-        2,
+        ledger_runs(&runs)
+            .iter()
+            .map(|&(j, a, _)| (j, a))
+            .collect::<Vec<_>>(),
+        vec![(id, 1), (id, 2)],
         "one lost run, one full run: {runs}"
     );
 }
@@ -266,34 +286,30 @@ fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
             "env | grep -c GPUSCHED_JOIN_TOKEN > leaks; echo $$ >> pids; sleep 60",
         ],
     );
-    wait_until(Duration::from_secs(20), || {
-        job(&url, id)["state"] == "running"
-    });
-    wait_until(Duration::from_secs(5), || work.join("pids").exists());
+    // `leaks` is written before `pids`, so a complete pid line means both are there.
+    let pids = wait_for_text(&work.join("pids"), SLOW, |t| full_lines(t).len() == 1);
     assert_eq!(
         std::fs::read_to_string(work.join("leaks")).unwrap().trim(),
         "0"
     );
-    let first: i32 = std::fs::read_to_string(work.join("pids"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let first: i32 = pids.trim().parse().unwrap();
 
     // Freeze the server for 4 s (twice its 2 s heartbeat timeout).
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-STOP", &pid]).status().unwrap();
-    wait_until(Duration::from_secs(5), || !pid_alive(first));
+    wait_until(SLOW, || !pid_alive(first));
     std::thread::sleep(Duration::from_secs(3));
     Command::new("kill").args(["-CONT", &pid]).status().unwrap();
 
-    // The fenced attempt is reported lost and runs again; the node stayed online.
-    wait_until(Duration::from_secs(30), || {
+    // The fenced attempt is reported lost and runs again (its second pid line is the
+    // evidence); the node stayed online.
+    let pids = wait_for_text(&work.join("pids"), SLOW, |t| full_lines(t).len() >= 2);
+    // The agent's report of the start may still be on its way.
+    wait_until(SLOW, || {
         let v = job(&url, id);
         v["attempt"] == 2 && v["state"] == "running"
     });
     assert_eq!(node_state(&url, "n1").as_deref(), Some("online"));
-    let pids = std::fs::read_to_string(work.join("pids")).unwrap();
     assert_eq!(pids.lines().count(), 2, "{pids}");
     cli(&url, &["cancel", &id.to_string()]);
 }

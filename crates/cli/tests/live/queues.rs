@@ -281,7 +281,7 @@ fn a_queue_reclaims_its_quota_by_preempting_the_cheapest_borrower() {
     wait_until(Duration::from_secs(20), || {
         job(&url, saver)["state"] == "running"
     });
-    wait_until(Duration::from_secs(10), || {
+    wait_until(SLOW, || {
         stdout(&cli(&url, &["logs", &saver.to_string()])).contains("start restart=1")
     });
     cli(&url, &["cancel", &old.to_string(), &saver.to_string()]);
