@@ -171,6 +171,24 @@ impl State {
         st
     }
 
+    /// The state rebuilt from the store after a failed commit: what was acknowledged,
+    /// and nothing of the round that failed. The current queue configuration and the
+    /// clients waiting for jobs to end carry over; the instance changes, so agents
+    /// re-register and reconcile as after a restart.
+    pub fn reloaded(
+        self,
+        jobs: Vec<JobRecord>,
+        nodes: Vec<NodeRecord>,
+        tokens: Vec<TokenRecord>,
+    ) -> State {
+        let mut st = State::load(self.cfg.clone(), jobs, nodes, tokens, self.queues.clone());
+        if st.instance == self.instance {
+            st.instance.push_str("-r");
+        }
+        st.waiters = self.waiters;
+        st
+    }
+
     fn enqueue(&mut self, job: &JobRecord) {
         let q = self.queue_id(&job.view.queue);
         self.queue.add(&job.view, q);
