@@ -13,6 +13,10 @@ pub struct JobRecord {
     pub client_token: Option<String>,
     /// Seconds between SIGTERM and SIGKILL when the job is stopped.
     pub grace_s: u64,
+    /// Attempts that ended because their agent was stopped (not the job's fault): like
+    /// preemptions, they take attempt numbers but not retries.
+    #[serde(default)]
+    pub agent_stops: u32,
 }
 
 /// A node as last registered.

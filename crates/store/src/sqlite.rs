@@ -278,6 +278,7 @@ mod tests {
             env: Default::default(),
             client_token: token.map(String::from),
             grace_s: 10,
+            agent_stops: 0,
         }
     }
 

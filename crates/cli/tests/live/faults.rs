@@ -313,3 +313,96 @@ fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
     assert_eq!(pids.lines().count(), 2, "{pids}");
     cli(&url, &["cancel", &id.to_string()]);
 }
+
+/// SIGINT to an agent stops its job's process group with SIGTERM and the grace, and the
+/// job goes back in the queue without using a retry; the node leaves the cluster until
+/// its agent returns, and then the job runs there again.
+#[test]
+fn an_interrupted_agent_stops_its_jobs_and_they_are_requeued_without_a_retry() {
+    use std::process::Command;
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "30s"]);
+    let mut a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let ledger = dir.join("ledger");
+    let script = format!(
+        "trap 'echo \"term $GPUSCHED_ATTEMPT\" >> {l}; exit 0' TERM; sleep 60 & \
+         echo \"run $GPUSCHED_ATTEMPT $!\" >> {l}; wait",
+        l = ledger.display()
+    );
+    let id = submit(&url, &["--max-retries", "0", "--", "sh", "-c", &script]);
+    let text = wait_for_text(&ledger, SLOW, |t| t.contains("run 1 "));
+    let child: i32 = full_lines(&text)[0]
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let pid = a.child.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = a.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < SLOW, "the agent did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(std::fs::read_to_string(&ledger).unwrap().contains("term 1"));
+    wait_until(SLOW, || !pid_alive(child));
+    let v = job(&url, id);
+    assert_eq!(
+        (v["state"].as_str(), v["attempt"].as_u64()),
+        (Some("pending"), Some(2)),
+        "{v}"
+    );
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("without using a retry"),
+        "{v}"
+    );
+    assert_eq!(node_state(&url, "n1").as_deref(), Some("offline"));
+
+    let _a2 = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    wait_for_text(&ledger, SLOW, |t| t.contains("run 2 "));
+    cli(&url, &["cancel", &id.to_string()]);
+}
+
+/// SIGTERM to the server alone leaves the jobs running on their agents; when it is back
+/// they reconcile and the same attempt runs on.
+#[test]
+fn a_terminated_server_leaves_jobs_running_and_its_agents_reconcile() {
+    use std::process::Command;
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let port = free_port();
+    // A long heartbeat timeout, so the agents' lease outlasts the restart.
+    let (mut s1, url) = server(&data, port, &["--heartbeat-timeout", "60s"]);
+    let _a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let ledger = dir.join("ledger");
+    let j = ledger_job(&ledger, 5.0);
+    let id = submit(&url, &args(&j));
+    let job_pid = wait_ledger(&ledger, id, 1);
+    let pid = s1.child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let start = std::time::Instant::now();
+    while s1.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < SLOW, "the server did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(pid_alive(job_pid), "the job died with the server");
+    let (_s2, url2) = server(&data, port, &["--heartbeat-timeout", "60s"]);
+    assert_eq!(url, url2);
+    // The agent re-registers with its running attempt, which ends well and is
+    // reported to the new server: attempt 1 succeeded, run once.
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(
+        (v["state"].as_str(), v["attempt"].as_u64()),
+        (Some("succeeded"), Some(1)),
+        "{v}"
+    );
+    let runs = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(ledger_runs(&runs).len(), 1, "{runs}");
+}

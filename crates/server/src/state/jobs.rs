@@ -236,6 +236,7 @@ impl State {
             env: j.env,
             client_token: j.client_token,
             grace_s: self.cfg.grace_s,
+            agent_stops: 0,
         }
     }
 

@@ -559,8 +559,10 @@ impl State {
             self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
             return;
         }
-        // Preemptions take attempt numbers too, but do not use up retries.
-        if v.attempt - v.preemptions.min(v.attempt) > v.max_retries {
+        // Preemptions and stopped agents take attempt numbers too, but do not use up
+        // retries.
+        let free = v.preemptions.saturating_add(job.agent_stops);
+        if v.attempt - free.min(v.attempt) > v.max_retries {
             let reason = format!(
                 "lost {} times, the last on {node}: {why}; no retries left (max_retries = {})",
                 v.attempt, v.max_retries
@@ -610,6 +612,43 @@ impl State {
         v.start_ms = None;
         v.last_checkpoint_ms = None;
         self.touch_job(id);
+    }
+
+    /// A run stopped because its agent was told to stop: back in the queue with the next
+    /// attempt number and no retry used. An agent stops all its jobs before it goes, so
+    /// when the node holds none any more it leaves the cluster (offline until its agent
+    /// registers again) instead of being given work nobody will start.
+    fn requeue_stopped(&mut self, id: u64, why: &str) {
+        let Some(node) = self.jobs.get(&id).and_then(|j| j.view.node.clone()) else {
+            return;
+        };
+        self.release(id);
+        self.queue.requeue(id, now_ms() as f64 / 1000.0);
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        job.agent_stops += 1;
+        let v = &mut job.view;
+        v.reason = format!(
+            "requeued without using a retry: attempt {} was stopped on {node} ({why})",
+            v.attempt
+        );
+        v.state = JobState::Pending;
+        v.attempt += 1;
+        v.preempt_requested = false;
+        v.node = None;
+        v.gpu_indices.clear();
+        v.slice_at = None;
+        v.start_ms = None;
+        self.touch_job(id);
+        let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
+        if empty {
+            if let Some(n) = self.nodes.get_mut(&node) {
+                tracing::info!(node = %node, "its agent stopped: node offline until it registers again");
+                n.online = false;
+            }
+            self.refresh_nodes();
+        }
     }
 
     /// Hands out the waiters of jobs that ended this round (called after the commit).
