@@ -216,8 +216,8 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
 
 /// Reopens the store (a fresh connection: whatever the failed commit left open is rolled
 /// back) and rebuilds the state from it, retrying until the store can be read. The node
-/// watches of the old state close, so agents' polls return and they reconcile with the
-/// new state as they would after a restart.
+/// watches of the old state close, so agents' polls return and fetch the reloaded
+/// desired state.
 async fn reload(old: State, store: SqliteStore) -> (State, SqliteStore) {
     if let Err(e) = store.close().await {
         tracing::warn!("closing the store after a failed commit: {e}");

@@ -172,9 +172,12 @@ impl State {
     }
 
     /// The state rebuilt from the store after a failed commit: what was acknowledged,
-    /// and nothing of the round that failed. The current queue configuration and the
-    /// clients waiting for jobs to end carry over; the instance changes, so agents
-    /// re-register and reconcile as after a restart.
+    /// and nothing of the round that failed. The queue configuration, the clients
+    /// waiting for jobs to end and the instance carry over, so agents keep polling (a
+    /// poll writes nothing, so a full disk does not make them fence their jobs); each
+    /// node's generation moves past the old one, so every agent is answered with the
+    /// reloaded desired state, and events refused with the round are sent again by
+    /// their agents until acknowledged.
     pub fn reloaded(
         self,
         jobs: Vec<JobRecord>,
@@ -182,8 +185,12 @@ impl State {
         tokens: Vec<TokenRecord>,
     ) -> State {
         let mut st = State::load(self.cfg.clone(), jobs, nodes, tokens, self.queues.clone());
-        if st.instance == self.instance {
-            st.instance.push_str("-r");
+        st.instance = self.instance;
+        for (name, n) in st.nodes.iter_mut() {
+            if let Some(old) = self.nodes.get(name) {
+                n.gen = old.gen + 1;
+                n.watch.send_replace(n.gen);
+            }
         }
         st.waiters = self.waiters;
         st
