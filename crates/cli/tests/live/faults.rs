@@ -58,23 +58,31 @@ fn wait_ledger(ledger: &std::path::Path, job: u64, attempt: u64) -> i32 {
 #[test]
 fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
     let (_d, dir) = scratch();
-    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    // A short heartbeat timeout: the test waits for it to declare node-a lost.
+    let (_server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "5s"]);
     let mut a = agent(&url, "node-a", &dir.join("a"), Gpus::Declared(1));
     let ledger = dir.join("ledger");
-    let job_args = ledger_job(&ledger, 2.0);
+    // The jobs hold their GPUs until the test opens the gate, however slow the machine.
+    let gate = dir.join("gate");
+    let job_args: Vec<String> = vec![
+        "--".into(),
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "echo \"$GPUSCHED_JOB_ID $GPUSCHED_ATTEMPT $$\" >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+            ledger.display(),
+            gate.display()
+        ),
+    ];
     let mut first = vec!["--max-retries", "2"];
     first.extend(args(&job_args));
     let moved = submit(&url, &first);
     let mut second = vec!["--max-retries", "0"];
     second.extend(args(&job_args));
-    wait_until(Duration::from_secs(20), || {
-        job(&url, moved)["state"] == "running"
-    });
+    wait_until(SLOW, || job(&url, moved)["state"] == "running");
     let no_retry = submit(&url, &second);
     let _b = agent(&url, "node-b", &dir.join("b"), Gpus::Declared(1));
-    wait_until(Duration::from_secs(20), || {
-        job(&url, no_retry)["state"] == "running"
-    });
+    wait_until(SLOW, || job(&url, no_retry)["state"] == "running");
     assert_eq!(job(&url, moved)["node"], "node-a");
     assert_eq!(job(&url, no_retry)["node"], "node-b");
 
@@ -83,11 +91,12 @@ fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
     let first_pid = wait_ledger(&ledger, moved, 1);
     a.kill();
     wait_until(SLOW, || !pid_alive(first_pid));
-    // After the 2 s heartbeat timeout node-a is offline and the job requeued; it then
-    // runs on node-b once node-b's job is done.
+    // After the heartbeat timeout node-a is offline and the job requeued; it then runs
+    // on node-b once node-b's job is done (the gate opens).
     wait_until(SLOW, || {
         node_state(&url, "node-a").as_deref() == Some("offline")
     });
+    std::fs::write(&gate, "").unwrap();
     let v = wait_job(&url, moved, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["attempt"], 2);
@@ -97,7 +106,8 @@ fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
     // A job with no retries left fails with the reason instead of running again.
     let mut c = agent(&url, "node-c", &dir.join("c"), Gpus::Declared(4));
     let mut last = vec!["--max-retries", "0", "--gpus", "4"];
-    last.extend(args(&job_args));
+    let long = ledger_job(&ledger, 60.0);
+    last.extend(args(&long));
     let doomed = submit(&url, &last);
     wait_ledger(&ledger, doomed, 1);
     c.kill();
@@ -144,7 +154,9 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
     let (_d, dir) = scratch();
     let data = dir.join("data");
     let port = free_port();
-    let (server1, url) = server(&data, port, &[]);
+    // The agent's lease outlasts the restart however busy the machine: every job runs once.
+    let hb = ["--heartbeat-timeout", "30s"];
+    let (server1, url) = server(&data, port, &hb);
     let _agent = agent(&url, "n1", &dir.join("a"), Gpus::Declared(8));
     let ledger = dir.join("ledger");
     let job_args = ledger_job(&ledger, 0.3);
@@ -176,18 +188,14 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
             refused
         })
     };
-    wait_until(Duration::from_secs(20), || {
-        accepted.lock().unwrap().len() >= 15
-    });
+    wait_until(SLOW, || accepted.lock().unwrap().len() >= 15);
     let mut server1 = server1;
     server1.kill(); // SIGKILL, mid-traffic
     std::thread::sleep(Duration::from_millis(500));
-    let (_server2, url2) = server(&data, port, &[]);
+    let (_server2, url2) = server(&data, port, &hb);
     assert_eq!(url, url2);
     let before = accepted.lock().unwrap().len();
-    wait_until(Duration::from_secs(20), || {
-        accepted.lock().unwrap().len() >= before + 10
-    });
+    wait_until(SLOW, || accepted.lock().unwrap().len() >= before + 10);
     stop.store(true, Ordering::SeqCst);
     let refused = submitter.join().unwrap();
     let accepted = accepted.lock().unwrap().clone();
@@ -197,7 +205,7 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
     );
 
     for &id in &accepted {
-        let v = wait_job(&url, id, Duration::from_secs(60));
+        let v = wait_job(&url, id, SLOW);
         assert_eq!(v["state"], "succeeded", "{v}");
     }
     let (_, body) = http(&url, "GET", "/api/jobs?limit=100000", None);
@@ -216,7 +224,7 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
     }
     // Every job the server knows ran exactly once, accepted or not (one whose answer
     // was lost in the crash may exist; it too runs once).
-    wait_until(Duration::from_secs(60), || {
+    wait_until(SLOW, || {
         let (_, b) = http(&url, "GET", "/api/jobs?state=active", None);
         serde_json::from_str::<Value>(&b)
             .map(|v| v["jobs"].as_array().map(|a| a.is_empty()).unwrap_or(false))
@@ -248,7 +256,8 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
 fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
     use std::process::{Command, Stdio};
     let (_d, dir) = scratch();
-    let (server, url) = server(&dir.join("data"), 0, &[]);
+    // A short heartbeat timeout: the freeze below must outlast the agent's lease.
+    let (server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "2s"]);
     let join = std::fs::read_to_string(dir.join("data/join-token")).unwrap();
     // The join token comes from the environment here: the job must not see it.
     let _agent = Proc {
@@ -270,9 +279,7 @@ fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
             .spawn()
             .unwrap(),
     };
-    wait_until(Duration::from_secs(20), || {
-        node_state(&url, "n1").as_deref() == Some("online")
-    });
+    wait_until(SLOW, || node_state(&url, "n1").as_deref() == Some("online"));
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let id = submit(

@@ -47,7 +47,7 @@ fn a_full_disk_answers_503_keeps_what_was_accepted_and_recovers_when_freed() {
     };
     // A long heartbeat: the agent's lease must outlast the outage by the design (polls
     // write nothing), not by luck.
-    let (_server, url) = server(&data, 0, &["--heartbeat-timeout", "6s"]);
+    let (_server, url) = server(&data, 0, &["--heartbeat-timeout", "10s"]);
     let _agent = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
     let before: Vec<u64> = (0..3)
         .map(|_| submit(&url, &["--", "sleep", "1"]))
@@ -75,10 +75,10 @@ fn a_full_disk_answers_503_keeps_what_was_accepted_and_recovers_when_freed() {
         "{refusal}"
     );
     // Reads are answered meanwhile, and the jobs accepted before go on (their ends are
-    // refused and resent); held past the agent's 3 s lease.
+    // refused and resent); held past the agent's 5 s lease.
     let (code, _) = http(&url, "GET", "/api/jobs?limit=10", None);
     assert_eq!(code, 200);
-    std::thread::sleep(Duration::from_secs(4));
+    std::thread::sleep(Duration::from_secs(6));
 
     std::fs::remove_file(data.join("filler")).unwrap();
     let mut after = None;

@@ -44,14 +44,11 @@ fn up_runs_a_one_box_cluster_that_runs_jobs() {
         .to_string();
     assert!(first.contains("2 GPUs (declared)"), "{first}");
     register(&url, &dir.join("data"));
-    wait_until(Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         node_state(&url, "box").as_deref() == Some("online")
     });
     let id = submit(&url, &["--", "echo", "hello from gpusched"]);
-    assert_eq!(
-        wait_job(&url, id, Duration::from_secs(20))["state"],
-        "succeeded"
-    );
+    assert_eq!(wait_job(&url, id, SLOW)["state"], "succeeded");
     assert_eq!(
         stdout(&cli(&url, &["logs", &id.to_string()])),
         "hello from gpusched\n"
@@ -156,6 +153,8 @@ fn stopping_up_stops_jobs_with_their_grace_and_requeues_them_without_a_retry() {
         .map(|p| p.parse().unwrap())
         .collect();
 
+    // The agent's report of the start may still be on its way.
+    wait_until(SLOW, || job(&url, id)["state"] == "running");
     // SIGHUP: said and ignored; the server still answers and the job still runs.
     let pid = up.child.id().to_string();
     Command::new("kill").args(["-HUP", &pid]).status().unwrap();
