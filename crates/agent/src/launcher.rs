@@ -325,6 +325,14 @@ impl Launcher {
         }
     }
 
+    /// Stops every running attempt with its full grace because the agent is stopping;
+    /// each ends `Stopped { why }`. An attempt already being stopped keeps that stop.
+    pub fn stop_all(&self, why: &str) {
+        for a in self.running.list() {
+            self.running.stop(a, running::Stop::Drain(why.to_string()));
+        }
+    }
+
     /// Records that the server has the attempt's end, so recovery no longer reports it.
     pub fn mark_acked(&self, a: AttemptRef) -> Result<(), LaunchError> {
         Ok(self.dir.mark_acked(a)?)

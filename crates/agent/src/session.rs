@@ -99,8 +99,10 @@ struct Shared {
     last_contact: Mutex<Instant>,
 }
 
-/// Runs the agent until `shutdown` fires. Jobs die with the agent process (they carry
-/// PDEATHSIG) and are reported lost by the next agent life.
+/// Runs the agent until `shutdown` fires; then stops every job (SIGTERM to its process
+/// group, its grace, SIGKILL) and waits, bounded, for the server to have their ends, so
+/// they are requeued without using a retry. A killed agent's jobs die with it (they
+/// carry PDEATHSIG) and are reported lost by the next agent life.
 pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyhow::Result<()> {
     let jobs_root = cfg.state_dir.join("jobs");
     let (wake, wake_rx) = watch::channel(0u64);
@@ -205,7 +207,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     loop {
         let reg = tokio::select! {
             r = register(&shared) => r,
-            _ = shutdown.changed() => return Ok(()),
+            _ = shutdown.changed() => return drain(&shared).await,
         };
         // Stop our jobs if the server is silent for half its heartbeat timeout: it
         // requeues them after the whole timeout, and they must be gone by then.
@@ -216,10 +218,50 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         tokio::select! {
             _ = poll_loop(&shared, &reg.instance, poll_wait) => {}
             _ = rereg_rx.recv() => {}
-            _ = shutdown.changed() => return Ok(()),
+            _ = shutdown.changed() => return drain(&shared).await,
         }
         tracing::info!("the server does not know this node (it restarted?); registering again");
     }
+}
+
+/// The most a stopping agent waits for its jobs' graces (a job's own grace bounds it;
+/// this only guards against a supervisor that never ends).
+const DRAIN_JOBS: Duration = Duration::from_secs(15 * 60);
+
+/// The most a stopping agent waits for the server to acknowledge the ends; what is not
+/// acknowledged by then is journalled and reported by the next agent life.
+const DRAIN_REPORT: Duration = Duration::from_secs(10);
+
+/// The agent was told to stop: every job is stopped with its grace and ends `Stopped`,
+/// and the ends are delivered before the agent goes. No new job starts meanwhile (the
+/// poll loop is no longer running).
+async fn drain(sh: &Shared) -> anyhow::Result<()> {
+    let running = sh.launcher.running();
+    if !running.is_empty() {
+        tracing::warn!(
+            jobs = running.len(),
+            "stopping: sending SIGTERM to every job (SIGKILL after its grace); they are requeued"
+        );
+        sh.launcher
+            .stop_all("the agent was stopped (SIGTERM or SIGINT); the job goes back in the queue");
+    }
+    let began = Instant::now();
+    while !sh.launcher.running().is_empty() && began.elapsed() < DRAIN_JOBS {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let began = Instant::now();
+    while !sh.outbox.snapshot().is_empty() && began.elapsed() < DRAIN_REPORT {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let left = sh.outbox.snapshot().len();
+    if left > 0 {
+        tracing::warn!(
+            events = left,
+            "the server did not confirm every job's end before the agent stopped; the next \
+             agent start reports them"
+        );
+    }
+    Ok(())
 }
 
 /// Fences the node: when no poll has succeeded for the lease, every running attempt is

@@ -13,7 +13,8 @@ use gpusched_wire::{AttemptRef, GpuInfo, GpuSource, Launch, Outcome, RunEvent, R
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::timeout;
 
-const WAIT: Duration = Duration::from_secs(10);
+/// Bounds every wait generously: CI runs these on two busy cores.
+const WAIT: Duration = Duration::from_secs(60);
 
 fn launch(job: u64, command: &[&str]) -> Launch {
     Launch {
@@ -87,7 +88,7 @@ fn alive(pid: u32) -> bool {
 }
 
 fn wait_dead(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + WAIT;
     while Instant::now() < deadline {
         if !alive(pid) {
             return true;
@@ -146,6 +147,8 @@ async fn walltime_stops_the_job_quickly() {
     let (_state, launcher, mut rx) = setup();
     let mut l = launch(3, &["sleep", "30"]);
     l.walltime_s = Some(1);
+    // A long grace, so "no grace spent" is told apart from a slow machine.
+    l.grace_s = 30;
     let began = Instant::now();
     launcher.start(&l, &[]).unwrap();
     let pid = expect_started(&mut rx).await;
@@ -156,7 +159,7 @@ async fn walltime_stops_the_job_quickly() {
     );
     // sleep dies at SIGTERM, so no grace is spent.
     assert!(
-        began.elapsed() < Duration::from_secs(3),
+        began.elapsed() < Duration::from_secs(20),
         "{:?}",
         began.elapsed()
     );
@@ -171,15 +174,16 @@ async fn cancel_of_a_job_that_exits_on_term_is_quick() {
         4,
         "trap 'exit 0' TERM; echo ready; while true; do sleep 0.1; done",
     );
-    l.grace_s = 20;
+    l.grace_s = 40;
     launcher.start(&l, &[]).unwrap();
     let pid = expect_started(&mut rx).await;
     first_line(&launcher.log_path(attempt(4), Stream::Stdout)).await;
     let began = Instant::now();
     launcher.cancel(attempt(4));
     assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+    // Well under the grace, with room for a busy machine.
     assert!(
-        began.elapsed() < Duration::from_secs(5),
+        began.elapsed() < Duration::from_secs(20),
         "{:?}",
         began.elapsed()
     );
@@ -208,7 +212,8 @@ async fn cancel_of_a_job_that_ignores_term_kills_it_after_the_grace() {
         took >= Duration::from_secs(1),
         "stopped before the grace: {took:?}"
     );
-    assert!(took < Duration::from_secs(5), "{took:?}");
+    // Then SIGKILL: bounded, with room for a busy machine.
+    assert!(took < Duration::from_secs(20), "{took:?}");
     assert!(wait_dead(pid));
 }
 

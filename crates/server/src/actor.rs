@@ -2,6 +2,10 @@
 //! once, applies them in memory, runs the core, writes everything they touched in ONE
 //! transaction (fsync'd), and only then answers. Batching commits this way (group
 //! commit) is what lets a durable store keep up with thousands of jobs a second.
+//!
+//! A round whose commit fails (a full disk, an I/O error) is undone as a whole: its
+//! requests are answered 503, its in-memory changes are dropped and the state is
+//! reloaded from the store, which holds exactly what was ever acknowledged.
 
 use std::time::Instant;
 
@@ -52,11 +56,16 @@ pub enum Cmd {
 /// Commands taken per round at most, so one round's latency stays bounded.
 const MAX_ROUND: usize = 8192;
 
-type Answer = Box<dyn FnOnce() + Send>;
+/// Sends a command's answer once the round is settled: its own result after a good
+/// commit, the commit's failure (`Some`) after a failed one.
+type Answer = Box<dyn FnOnce(Option<&Fail>) + Send>;
 
 fn answer<T: Send + 'static>(out: &mut Vec<Answer>, reply: Reply<T>, value: Result<T, Fail>) {
-    out.push(Box::new(move || {
-        let _ = reply.send(value);
+    out.push(Box::new(move |failed: Option<&Fail>| {
+        let _ = reply.send(match failed {
+            Some(f) => Err(f.clone()),
+            None => value,
+        });
     }));
 }
 
@@ -87,11 +96,31 @@ pub async fn run(
         state.schedule();
         let tokens_changed = !state.touched.tokens.is_empty();
         if let Err(e) = persist(&mut state, &mut store).await {
-            // Nothing of this round was acknowledged; stopping is the only way to keep
-            // the promise that answered work is durable.
-            tracing::error!("the store failed, stopping the server: {e}");
-            eprintln!("error: the store failed: {e}");
-            std::process::exit(70);
+            // Nothing of this round was acknowledged, so nothing of it may survive:
+            // refuse its requests, then forget it by reloading what is durable.
+            let dir = state.cfg.data_dir.clone();
+            tracing::error!(
+                "saving a round failed ({e}); its requests are refused and the state is \
+                 reloaded from the store"
+            );
+            let fail = Fail::Unavailable(format!(
+                "the server could not save this change ({e}), so it was not made; if the \
+                 disk holding {} is full, free space there; then retry",
+                dir.display()
+            ));
+            for a in answers.drain(..) {
+                a(Some(&fail));
+            }
+            let (reloaded, reopened) = reload(state, store).await;
+            state = reloaded;
+            store = reopened;
+            let all: Vec<_> = state.tokens.values().cloned().collect();
+            tokens
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .replace(&all);
+            last_round = Instant::now();
+            continue;
         }
         if tokens_changed {
             let all: Vec<_> = state.tokens.values().cloned().collect();
@@ -101,7 +130,7 @@ pub async fn run(
                 .replace(&all);
         }
         for a in answers.drain(..) {
-            a();
+            a(None);
         }
         for (w, view) in state.take_ended_waiters() {
             let _ = w.send(view);
@@ -197,6 +226,47 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
     }
 }
 
+/// Reopens the store (a fresh connection: whatever the failed commit left open is rolled
+/// back) and rebuilds the state from it, retrying until the store can be read. The node
+/// watches of the old state close, so agents' polls return and fetch the reloaded
+/// desired state.
+async fn reload(old: State, store: SqliteStore) -> (State, SqliteStore) {
+    if let Err(e) = store.close().await {
+        tracing::warn!("closing the store after a failed commit: {e}");
+    }
+    let dir = old.cfg.data_dir.clone();
+    let mut pause = std::time::Duration::from_millis(100);
+    loop {
+        match load(&dir).await {
+            Ok((store, jobs, nodes, tokens)) => {
+                let state = old.reloaded(jobs, nodes, tokens);
+                tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
+                return (state, store);
+            }
+            Err(e) => {
+                tracing::error!("cannot reload the state from the store ({e}); retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+type Loaded = (
+    SqliteStore,
+    Vec<gpusched_store::JobRecord>,
+    Vec<gpusched_store::NodeRecord>,
+    Vec<gpusched_store::TokenRecord>,
+);
+
+async fn load(dir: &std::path::Path) -> Result<Loaded, gpusched_store::StoreError> {
+    let mut store = SqliteStore::open(dir).await?;
+    let jobs = store.load_jobs().await?;
+    let nodes = store.load_nodes().await?;
+    let tokens = store.load_tokens().await?;
+    Ok((store, jobs, nodes, tokens))
+}
+
 async fn persist(
     state: &mut State,
     store: &mut SqliteStore,
@@ -225,3 +295,6 @@ async fn persist(
     }
     tx.commit().await
 }
+
+#[cfg(test)]
+mod failed_commit_tests;

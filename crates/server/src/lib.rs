@@ -168,8 +168,10 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
             }
         }
     });
-    if let Some(path) = cfg.queues_file.clone() {
-        spawn_reload_on_sighup(path, tx.clone())?;
+    // SIGHUP must never stop the server (its default action would, exit 129).
+    match cfg.queues_file.clone() {
+        Some(path) => spawn_reload_on_sighup(path, tx.clone())?,
+        None => spawn_ignore_sighup()?,
     }
     let app = http::App {
         tx,
@@ -222,6 +224,21 @@ fn read_queues(path: &Path) -> anyhow::Result<queues::Queues> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the queue file {}", path.display()))?;
     queues::Queues::parse(&text, &path.display().to_string()).map_err(anyhow::Error::msg)
+}
+
+/// Without a queue file there is nothing to reload: SIGHUP (a closed terminal, a
+/// habitual `kill -HUP`) is logged and ignored.
+fn spawn_ignore_sighup() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            tracing::warn!(
+                "SIGHUP received: nothing to reload (no --queues file); ignored, the server goes on"
+            );
+        }
+    });
+    Ok(())
 }
 
 /// SIGHUP re-reads the queue file (the Unix habit for "reconfigure"); a file with an

@@ -11,10 +11,10 @@ mod record;
 mod sqlite;
 
 pub use record::{JobRecord, NodeRecord, TokenRecord};
-pub use sqlite::{SqliteStore, StoreTx};
+pub use sqlite::{fail_commits, SqliteStore, StoreTx};
 
-/// Why the store failed. The server treats any of these as fatal for the round: it
-/// cannot promise durability past a failed commit.
+/// Why the store failed. A failed commit fails its whole round: the server answers its
+/// requests 503, forgets the round's changes and reloads its state from the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot create the data directory {path}: {source}")]
@@ -31,6 +31,8 @@ pub enum StoreError {
         what: String,
         source: serde_json::Error,
     },
+    #[error("the commit was made to fail on purpose (fault injection)")]
+    InjectedFault,
     #[error("the database was written by a newer gpusched (schema {found}, this one knows {known}); upgrade gpusched")]
     NewerSchema { found: i64, known: i64 },
 }

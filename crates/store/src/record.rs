@@ -17,6 +17,10 @@ pub struct JobRecord {
     /// attempts stays reachable after a requeue. Rows from before this field have none.
     #[serde(default)]
     pub attempt_nodes: BTreeMap<u32, String>,
+    /// Attempts that ended because their agent was stopped (not the job's fault): like
+    /// preemptions, they take attempt numbers but not retries.
+    #[serde(default)]
+    pub agent_stops: u32,
 }
 
 /// A node as last registered.

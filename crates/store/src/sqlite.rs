@@ -1,8 +1,10 @@
 //! SQLite in WAL mode with `synchronous=FULL`: a commit returns only once the log is on
 //! disk (fsync), which is what "committed before it is acted on" needs.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Mutex;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{Connection, Row, SqliteConnection};
@@ -30,12 +32,40 @@ const SCHEMA: &[&str] = &[
 /// One connection, owned by the server's state task (SQLite allows one writer anyway).
 pub struct SqliteStore {
     conn: SqliteConnection,
+    /// The database file, to find the commit faults asked for it.
+    path: PathBuf,
 }
 
 /// A write transaction; dropped without [`StoreTx::commit`] it rolls back.
 pub struct StoreTx<'c> {
     tx: sqlx::Transaction<'c, sqlx::Sqlite>,
+    path: &'c Path,
 }
+
+/// Commits still to fail, per database file (see [`fail_commits`]).
+static COMMIT_FAULTS: Mutex<BTreeMap<PathBuf, u32>> = Mutex::new(BTreeMap::new());
+
+/// Makes the next `n` commits to the database in `dir` fail (rolled back, with
+/// [`StoreError::InjectedFault`]), as a full disk would, so tests can check what the
+/// server does when a commit fails without filling a disk. Survives reopening the store.
+pub fn fail_commits(dir: &Path, n: u32) {
+    let mut faults = COMMIT_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    faults.insert(dir.join(DB_FILE), n);
+}
+
+/// Takes one injected fault for `path`, if any is left.
+fn take_fault(path: &Path) -> bool {
+    let mut faults = COMMIT_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    match faults.get_mut(path) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+const DB_FILE: &str = "gpusched.db";
 
 impl SqliteStore {
     /// Opens (creating if needed) `dir/gpusched.db`.
@@ -44,7 +74,7 @@ impl SqliteStore {
             path: dir.display().to_string(),
             source,
         })?;
-        let path = dir.join("gpusched.db");
+        let path = dir.join(DB_FILE);
         let shown = path.display().to_string();
         let opts = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
             .map_err(|source| StoreError::Open {
@@ -83,7 +113,13 @@ impl SqliteStore {
                     .await?;
             }
         }
-        Ok(SqliteStore { conn })
+        Ok(SqliteStore { conn, path })
+    }
+
+    /// Closes the connection; a transaction left open by a failed commit is rolled back.
+    pub async fn close(self) -> Result<(), StoreError> {
+        self.conn.close().await?;
+        Ok(())
     }
 
     /// Every job, by id.
@@ -127,6 +163,7 @@ impl SqliteStore {
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
         Ok(StoreTx {
             tx: self.conn.begin().await?,
+            path: &self.path,
         })
     }
 }
@@ -189,6 +226,10 @@ impl StoreTx<'_> {
 
     /// Makes every write of this transaction durable (fsync of the WAL).
     pub async fn commit(self) -> Result<(), StoreError> {
+        if take_fault(self.path) {
+            // Dropping the transaction rolls it back, as SQLite does after SQLITE_FULL.
+            return Err(StoreError::InjectedFault);
+        }
         self.tx.commit().await?;
         Ok(())
     }
@@ -239,6 +280,7 @@ mod tests {
             client_token: token.map(String::from),
             grace_s: 10,
             attempt_nodes: Default::default(),
+            agent_stops: 0,
         }
     }
 

@@ -148,6 +148,10 @@ pub enum Outcome {
     /// It was preempted (checkpoint signal, grace, stop); the server requeues it with
     /// its service kept.
     Preempted,
+    /// Its agent was told to stop (SIGTERM or SIGINT to `gpusched agent` or `up`) and
+    /// stopped it (SIGTERM to its group, the grace, SIGKILL); the server requeues it
+    /// without using a retry: nothing went wrong with the job.
+    Stopped { message: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

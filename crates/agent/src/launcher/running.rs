@@ -14,6 +14,9 @@ pub enum Stop {
     /// The agent lost its lease (no contact with the server): a short grace, then
     /// `Lost` with this message, so it is not still running when the server requeues it.
     Fence(String),
+    /// The agent itself is stopping (SIGTERM or SIGINT): the job's grace, then
+    /// `Stopped` with this message; the server requeues it without using a retry.
+    Drain(String),
     /// Preemption: the checkpoint `signal` to the group, up to `grace` to save and exit,
     /// then stopped; it ends `Preempted` either way. The deadline (Unix seconds) is
     /// written to `deadline_file` first.

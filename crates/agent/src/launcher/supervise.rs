@@ -96,6 +96,7 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
         why = stopped => match why {
             Stop::Cancel => (Outcome::Cancelled, s.grace),
             Stop::Fence(message) => (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
+            Stop::Drain(message) => (Outcome::Stopped { message }, s.grace),
             Stop::Preempt { signal, grace, deadline_file } => {
                 if let Ok(Some(status)) = s.child.try_wait() {
                     return natural_end(Ok(status)); // it finished first

@@ -198,6 +198,18 @@ fn join_token(args: &Args) -> anyhow::Result<String> {
     Ok(t.trim().to_string())
 }
 
+/// Logs and ignores SIGHUP: the agent has nothing to reload.
+fn ignore_sighup() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            tracing::warn!("SIGHUP received: the agent has nothing to reload; ignored");
+        }
+    });
+    Ok(())
+}
+
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     eprintln!(
@@ -210,7 +222,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         super::shutdown_signal().await;
+        eprintln!(
+            "stopping: the running jobs get SIGTERM and their grace, then are requeued; \
+             signal again to quit at once"
+        );
         let _ = tx.send(true);
+        // A second signal: quit now; the jobs die with the agent (parent-death signal).
+        super::shutdown_signal().await;
+        eprintln!("quitting at once");
+        std::process::exit(130);
     });
+    // SIGHUP (a closed terminal) must not kill the agent and its jobs.
+    ignore_sighup()?;
     gpusched_agent::session::run(cfg, rx).await
 }

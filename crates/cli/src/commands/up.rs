@@ -78,7 +78,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          \x20 gpusched cancel ID                            # scancel\n\
          \x20 gpusched nodes                                # sinfo\n\
          \n\
-         Ctrl-C stops the server and the agent; running jobs are stopped and requeued at the next `up`.",
+         Ctrl-C (or SIGTERM) stops the running jobs (SIGTERM, their grace, then SIGKILL) and requeues\n\
+         them without using a retry; they run at the next `up`. Ctrl-C twice quits at once.",
         cfg.data_dir.display(),
         gpusched_wire::count(gpus.len() as u64, "GPU"),
         cfg.policy.name(),
@@ -92,13 +93,25 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let _ = writeln!(out, "{banner}");
         let _ = out.flush();
     }
-    // On Ctrl-C stop at once: every answered change is already durable, and the
-    // agent's jobs die with this process (they are reported lost by the next agent).
+    // On Ctrl-C or SIGTERM the agent stops its jobs with their grace and reports them
+    // (requeued, no retry used) while the server still serves; then both go. A second
+    // signal quits at once: the jobs die with this process (parent-death signal) and
+    // the next agent reports them lost.
+    let mut serve = tokio::spawn(bound.serve(std::future::pending()));
     tokio::select! {
-        r = bound.serve(std::future::pending()) => r?,
-        _ = super::shutdown_signal() => eprintln!("stopping"),
+        r = &mut serve => return r.map_err(anyhow::Error::from).and_then(|r| r),
+        _ = super::shutdown_signal() => {}
     }
+    eprintln!("stopping: the running jobs get SIGTERM and their grace, then are requeued; Ctrl-C again to quit at once");
     let _ = stop_tx.send(true);
-    agent_task.abort();
+    tokio::select! {
+        r = agent_task => match r {
+            Ok(Ok(())) => eprintln!("stopped"),
+            Ok(Err(e)) => eprintln!("warning: the agent stopped with an error: {e:#}"),
+            Err(e) => eprintln!("warning: the agent task failed: {e}"),
+        },
+        _ = super::shutdown_signal() => eprintln!("quitting at once"),
+    }
+    serve.abort();
     Ok(())
 }

@@ -165,12 +165,12 @@ fn a_root_agent_runs_jobs_as_their_submitter_and_refuses_root() {
             .spawn()
             .unwrap(),
     };
-    wait_until(std::time::Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         node_state(&url, "strict").as_deref() == Some("online")
     });
     // Root (this test, over the socket) submits: refused on the node, with the reason.
     let id = submit(&url, &["--cwd", "/tmp", "--", "id", "-u"]);
-    let v = wait_job(&url, id, std::time::Duration::from_secs(20));
+    let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "failed", "{v}");
     assert!(
         v["reason"]
@@ -203,7 +203,7 @@ fn a_root_agent_runs_jobs_as_their_submitter_and_refuses_root() {
     let id = serde_json::from_str::<Value>(&stdout(&o)).unwrap()["ids"][0]
         .as_u64()
         .unwrap();
-    let v = wait_job(&url, id, std::time::Duration::from_secs(20));
+    let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     let out = stdout(&cli(&url, &["logs", &id.to_string()]));
     let uid = std::fs::read_to_string("/etc/passwd")
@@ -321,7 +321,7 @@ fn tls_on_the_tcp_listener() {
             .spawn()
             .unwrap(),
     };
-    wait_until(std::time::Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         stdout(&cli_as(&sock, None, &["nodes"])).contains("online")
     });
     let id = {

@@ -26,66 +26,92 @@ fn args(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
+/// The ledger's complete lines as (job, attempt, pid).
+fn ledger_runs(text: &str) -> Vec<(u64, u64, i32)> {
+    full_lines(text)
+        .iter()
+        .filter_map(|l| {
+            let mut f = l.split(' ').map(str::parse::<i64>);
+            match (f.next(), f.next(), f.next()) {
+                (Some(Ok(j)), Some(Ok(a)), Some(Ok(p))) => Some((j as u64, a as u64, p as i32)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Waits until the ledger holds a run of `job` (the job's shell has written its line)
+/// and returns that run's pid.
+fn wait_ledger(ledger: &std::path::Path, job: u64, attempt: u64) -> i32 {
+    let text = wait_for_text(ledger, SLOW, |t| {
+        ledger_runs(t)
+            .iter()
+            .any(|&(j, a, _)| (j, a) == (job, attempt))
+    });
+    ledger_runs(&text)
+        .into_iter()
+        .find(|&(j, a, _)| (j, a) == (job, attempt))
+        .map(|(_, _, pid)| pid)
+        .expect("found above")
+}
+
 #[test]
 fn a_killed_agents_jobs_are_requeued_and_run_on_another_node() {
     let (_d, dir) = scratch();
-    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    // A short heartbeat timeout: the test waits for it to declare node-a lost.
+    let (_server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "5s"]);
     let mut a = agent(&url, "node-a", &dir.join("a"), Gpus::Declared(1));
     let ledger = dir.join("ledger");
-    let job_args = ledger_job(&ledger, 2.0);
+    // The jobs hold their GPUs until the test opens the gate, however slow the machine.
+    let gate = dir.join("gate");
+    let job_args: Vec<String> = vec![
+        "--".into(),
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "echo \"$GPUSCHED_JOB_ID $GPUSCHED_ATTEMPT $$\" >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+            ledger.display(),
+            gate.display()
+        ),
+    ];
     let mut first = vec!["--max-retries", "2"];
     first.extend(args(&job_args));
     let moved = submit(&url, &first);
     let mut second = vec!["--max-retries", "0"];
     second.extend(args(&job_args));
-    wait_until(Duration::from_secs(20), || {
-        job(&url, moved)["state"] == "running"
-    });
+    wait_until(SLOW, || job(&url, moved)["state"] == "running");
     let no_retry = submit(&url, &second);
     let _b = agent(&url, "node-b", &dir.join("b"), Gpus::Declared(1));
-    wait_until(Duration::from_secs(20), || {
-        job(&url, no_retry)["state"] == "running"
-    });
+    wait_until(SLOW, || job(&url, no_retry)["state"] == "running");
     assert_eq!(job(&url, moved)["node"], "node-a");
     assert_eq!(job(&url, no_retry)["node"], "node-b");
 
-    // Kill node-a's agent; its job's process dies with it (no run twice).
-    let first_pid: i32 = std::fs::read_to_string(&ledger)
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(2)
-        .unwrap()
-        .parse()
-        .unwrap();
+    // Kill node-a's agent; its job's process dies with it (no run twice). The job's
+    // own ledger line is the evidence that it ran, not its `running` state.
+    let first_pid = wait_ledger(&ledger, moved, 1);
     a.kill();
-    wait_until(Duration::from_secs(5), || !pid_alive(first_pid));
-    // After the 2 s heartbeat timeout node-a is offline and the job requeued; it then
-    // runs on node-b once node-b's job is done.
-    wait_until(Duration::from_secs(10), || {
+    wait_until(SLOW, || !pid_alive(first_pid));
+    // After the heartbeat timeout node-a is offline and the job requeued; it then runs
+    // on node-b once node-b's job is done (the gate opens).
+    wait_until(SLOW, || {
         node_state(&url, "node-a").as_deref() == Some("offline")
     });
-    let v = wait_job(&url, moved, Duration::from_secs(30));
+    std::fs::write(&gate, "").unwrap();
+    let v = wait_job(&url, moved, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["attempt"], 2);
     assert_eq!(v["node"], "node-b");
-    assert_eq!(
-        wait_job(&url, no_retry, Duration::from_secs(30))["state"],
-        "succeeded"
-    );
+    assert_eq!(wait_job(&url, no_retry, SLOW)["state"], "succeeded");
 
     // A job with no retries left fails with the reason instead of running again.
     let mut c = agent(&url, "node-c", &dir.join("c"), Gpus::Declared(4));
     let mut last = vec!["--max-retries", "0", "--gpus", "4"];
-    last.extend(args(&job_args));
+    let long = ledger_job(&ledger, 60.0);
+    last.extend(args(&long));
     let doomed = submit(&url, &last);
-    wait_until(Duration::from_secs(20), || {
-        job(&url, doomed)["state"] == "running"
-    });
+    wait_ledger(&ledger, doomed, 1);
     c.kill();
-    let v = wait_job(&url, doomed, Duration::from_secs(20));
+    let v = wait_job(&url, doomed, SLOW);
     assert_eq!(v["state"], "failed", "{v}");
     assert!(
         v["reason"].as_str().unwrap().contains("no retries left"),
@@ -103,18 +129,22 @@ fn a_restarted_agent_reports_the_job_it_lost_and_it_runs_again() {
     let ledger = dir.join("ledger");
     let j = ledger_job(&ledger, 1.0);
     let id = submit(&url, &args(&j));
-    wait_until(Duration::from_secs(20), || {
-        job(&url, id)["state"] == "running"
-    });
+    // Killed only once its shell has written its line: a run that never got that far
+    // leaves no evidence to count.
+    wait_ledger(&ledger, id, 1);
     a.kill();
     let _a2 = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
-    let v = wait_job(&url, id, Duration::from_secs(30));
+    let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["attempt"], 2, "{v}");
+    // The job succeeded, so its second line was written before it exited.
     let runs = std::fs::read_to_string(&ledger).unwrap();
     assert_eq!(
-        runs.lines().count(),
-        2,
+        ledger_runs(&runs)
+            .iter()
+            .map(|&(j, a, _)| (j, a))
+            .collect::<Vec<_>>(),
+        vec![(id, 1), (id, 2)],
         "one lost run, one full run: {runs}"
     );
 }
@@ -124,7 +154,9 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
     let (_d, dir) = scratch();
     let data = dir.join("data");
     let port = free_port();
-    let (server1, url) = server(&data, port, &[]);
+    // The agent's lease outlasts the restart however busy the machine: every job runs once.
+    let hb = ["--heartbeat-timeout", "30s"];
+    let (server1, url) = server(&data, port, &hb);
     let _agent = agent(&url, "n1", &dir.join("a"), Gpus::Declared(8));
     let ledger = dir.join("ledger");
     let job_args = ledger_job(&ledger, 0.3);
@@ -156,18 +188,14 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
             refused
         })
     };
-    wait_until(Duration::from_secs(20), || {
-        accepted.lock().unwrap().len() >= 15
-    });
+    wait_until(SLOW, || accepted.lock().unwrap().len() >= 15);
     let mut server1 = server1;
     server1.kill(); // SIGKILL, mid-traffic
     std::thread::sleep(Duration::from_millis(500));
-    let (_server2, url2) = server(&data, port, &[]);
+    let (_server2, url2) = server(&data, port, &hb);
     assert_eq!(url, url2);
     let before = accepted.lock().unwrap().len();
-    wait_until(Duration::from_secs(20), || {
-        accepted.lock().unwrap().len() >= before + 10
-    });
+    wait_until(SLOW, || accepted.lock().unwrap().len() >= before + 10);
     stop.store(true, Ordering::SeqCst);
     let refused = submitter.join().unwrap();
     let accepted = accepted.lock().unwrap().clone();
@@ -177,7 +205,7 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
     );
 
     for &id in &accepted {
-        let v = wait_job(&url, id, Duration::from_secs(60));
+        let v = wait_job(&url, id, SLOW);
         assert_eq!(v["state"], "succeeded", "{v}");
     }
     let (_, body) = http(&url, "GET", "/api/jobs?limit=100000", None);
@@ -196,7 +224,7 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
     }
     // Every job the server knows ran exactly once, accepted or not (one whose answer
     // was lost in the crash may exist; it too runs once).
-    wait_until(Duration::from_secs(60), || {
+    wait_until(SLOW, || {
         let (_, b) = http(&url, "GET", "/api/jobs?state=active", None);
         serde_json::from_str::<Value>(&b)
             .map(|v| v["jobs"].as_array().map(|a| a.is_empty()).unwrap_or(false))
@@ -228,7 +256,8 @@ fn a_server_killed_mid_traffic_loses_and_duplicates_nothing() {
 fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
     use std::process::{Command, Stdio};
     let (_d, dir) = scratch();
-    let (server, url) = server(&dir.join("data"), 0, &[]);
+    // A short heartbeat timeout: the freeze below must outlast the agent's lease.
+    let (server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "2s"]);
     let join = std::fs::read_to_string(dir.join("data/join-token")).unwrap();
     // The join token comes from the environment here: the job must not see it.
     let _agent = Proc {
@@ -250,9 +279,7 @@ fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
             .spawn()
             .unwrap(),
     };
-    wait_until(Duration::from_secs(20), || {
-        node_state(&url, "n1").as_deref() == Some("online")
-    });
+    wait_until(SLOW, || node_state(&url, "n1").as_deref() == Some("online"));
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let id = submit(
@@ -266,34 +293,123 @@ fn a_cut_off_agent_fences_its_jobs_and_a_frozen_server_expires_nobody() {
             "env | grep -c GPUSCHED_JOIN_TOKEN > leaks; echo $$ >> pids; sleep 60",
         ],
     );
-    wait_until(Duration::from_secs(20), || {
-        job(&url, id)["state"] == "running"
-    });
-    wait_until(Duration::from_secs(5), || work.join("pids").exists());
+    // `leaks` is written before `pids`, so a complete pid line means both are there.
+    let pids = wait_for_text(&work.join("pids"), SLOW, |t| full_lines(t).len() == 1);
     assert_eq!(
         std::fs::read_to_string(work.join("leaks")).unwrap().trim(),
         "0"
     );
-    let first: i32 = std::fs::read_to_string(work.join("pids"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let first: i32 = pids.trim().parse().unwrap();
 
     // Freeze the server for 4 s (twice its 2 s heartbeat timeout).
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-STOP", &pid]).status().unwrap();
-    wait_until(Duration::from_secs(5), || !pid_alive(first));
+    wait_until(SLOW, || !pid_alive(first));
     std::thread::sleep(Duration::from_secs(3));
     Command::new("kill").args(["-CONT", &pid]).status().unwrap();
 
-    // The fenced attempt is reported lost and runs again; the node stayed online.
-    wait_until(Duration::from_secs(30), || {
+    // The fenced attempt is reported lost and runs again (its second pid line is the
+    // evidence); the node stayed online.
+    let pids = wait_for_text(&work.join("pids"), SLOW, |t| full_lines(t).len() >= 2);
+    // The agent's report of the start may still be on its way.
+    wait_until(SLOW, || {
         let v = job(&url, id);
         v["attempt"] == 2 && v["state"] == "running"
     });
     assert_eq!(node_state(&url, "n1").as_deref(), Some("online"));
-    let pids = std::fs::read_to_string(work.join("pids")).unwrap();
     assert_eq!(pids.lines().count(), 2, "{pids}");
     cli(&url, &["cancel", &id.to_string()]);
+}
+
+/// SIGINT to an agent stops its job's process group with SIGTERM and the grace, and the
+/// job goes back in the queue without using a retry; the node leaves the cluster until
+/// its agent returns, and then the job runs there again.
+#[test]
+fn an_interrupted_agent_stops_its_jobs_and_they_are_requeued_without_a_retry() {
+    use std::process::Command;
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "30s"]);
+    let mut a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let ledger = dir.join("ledger");
+    let script = format!(
+        "trap 'echo \"term $GPUSCHED_ATTEMPT\" >> {l}; exit 0' TERM; sleep 60 & \
+         echo \"run $GPUSCHED_ATTEMPT $!\" >> {l}; wait",
+        l = ledger.display()
+    );
+    let id = submit(&url, &["--max-retries", "0", "--", "sh", "-c", &script]);
+    let text = wait_for_text(&ledger, SLOW, |t| t.contains("run 1 "));
+    let child: i32 = full_lines(&text)[0]
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let pid = a.child.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = a.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < SLOW, "the agent did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(std::fs::read_to_string(&ledger).unwrap().contains("term 1"));
+    wait_until(SLOW, || !pid_alive(child));
+    let v = job(&url, id);
+    assert_eq!(
+        (v["state"].as_str(), v["attempt"].as_u64()),
+        (Some("pending"), Some(2)),
+        "{v}"
+    );
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("without using a retry"),
+        "{v}"
+    );
+    assert_eq!(node_state(&url, "n1").as_deref(), Some("offline"));
+
+    let _a2 = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    wait_for_text(&ledger, SLOW, |t| t.contains("run 2 "));
+    cli(&url, &["cancel", &id.to_string()]);
+}
+
+/// SIGTERM to the server alone leaves the jobs running on their agents; when it is back
+/// they reconcile and the same attempt runs on.
+#[test]
+fn a_terminated_server_leaves_jobs_running_and_its_agents_reconcile() {
+    use std::process::Command;
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let port = free_port();
+    // A long heartbeat timeout, so the agents' lease outlasts the restart.
+    let (mut s1, url) = server(&data, port, &["--heartbeat-timeout", "60s"]);
+    let _a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let ledger = dir.join("ledger");
+    let j = ledger_job(&ledger, 5.0);
+    let id = submit(&url, &args(&j));
+    let job_pid = wait_ledger(&ledger, id, 1);
+    let pid = s1.child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let start = std::time::Instant::now();
+    while s1.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < SLOW, "the server did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(pid_alive(job_pid), "the job died with the server");
+    let (_s2, url2) = server(&data, port, &["--heartbeat-timeout", "60s"]);
+    assert_eq!(url, url2);
+    // The agent re-registers with its running attempt, which ends well and is
+    // reported to the new server: attempt 1 succeeded, run once.
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(
+        (v["state"].as_str(), v["attempt"].as_u64()),
+        (Some("succeeded"), Some(1)),
+        "{v}"
+    );
+    let runs = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(ledger_runs(&runs).len(), 1, "{runs}");
 }

@@ -4,7 +4,9 @@
 mod auth;
 mod bad_input;
 mod basics;
+mod crash_loop;
 mod faults;
+mod full_disk;
 mod limits;
 mod logs;
 mod matrix;

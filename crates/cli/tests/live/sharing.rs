@@ -47,7 +47,7 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     );
     let a = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
     let b = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
-    wait_until(Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         job(&url, a)["state"] == "running" && job(&url, b)["state"] == "running"
     });
     let (ja, jb) = (job(&url, a), job(&url, b));
@@ -71,7 +71,7 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     );
     // A whole-GPU job runs now, on the other GPU; one needing both must wait.
     let whole = submit(&url, &["--gpus", "1", "--", "sh", "-c", ENV]);
-    let v = wait_job(&url, whole, Duration::from_secs(20));
+    let v = wait_job(&url, whole, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_ne!(v["gpu_indices"][0].as_u64().unwrap() as usize, gpu);
     let both = submit(&url, &["--gpus", "2", "--", "true"]);
@@ -79,7 +79,7 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     assert_eq!(job(&url, both)["state"], "pending");
     std::fs::write(&gate, "").unwrap();
     for id in [a, b, both] {
-        let v = wait_job(&url, id, Duration::from_secs(20));
+        let v = wait_job(&url, id, SLOW);
         assert_eq!(v["state"], "succeeded", "{v}");
     }
     // The shares saw the GPU's UUID, their share, and MPS limits for half the GPU.
@@ -92,7 +92,7 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     assert_eq!(env_line(&logs(&url, whole), "SHARE"), "");
     // A memory share gets an MPS memory limit, and is charged that fraction of compute.
     let m = submit(&url, &["--gpu-mem", "20GiB", "--", "sh", "-c", ENV]);
-    let v = wait_job(&url, m, Duration::from_secs(20));
+    let v = wait_job(&url, m, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     let out = logs(&url, m);
     assert_eq!(env_line(&out, "MEM"), "20480");
@@ -106,7 +106,7 @@ fn without_mps_a_share_is_by_agreement_and_says_so_in_its_environment_only() {
     let (_server, url) = server(&dir.join("data"), 0, &["--share-placement", "best-fit"]);
     let _agent = agent(&url, "plain", &dir.join("a"), Gpus::Fake(1));
     let id = submit(&url, &["--gpu-share", "0.25", "--", "sh", "-c", ENV]);
-    let v = wait_job(&url, id, Duration::from_secs(20));
+    let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["slice_at"]["milli"], 250);
     let out = logs(&url, id);
@@ -137,9 +137,7 @@ fn mig_jobs_get_their_instance_static_layouts_are_kept_and_dynamic_nodes_re_layo
         gate.display()
     );
     let m = submit(&url, &["--mig", "3g.40gb", "--", "sh", "-c", &hold]);
-    wait_until(Duration::from_secs(20), || {
-        job(&url, m)["state"] == "running"
-    });
+    wait_until(SLOW, || job(&url, m)["state"] == "running");
     let gpus = node_gpus(&url, "fixed");
     let held: Vec<&Value> = gpus[0]["slices"]
         .as_array()
@@ -152,7 +150,13 @@ fn mig_jobs_get_their_instance_static_layouts_are_kept_and_dynamic_nodes_re_layo
     assert!(uuid.starts_with("MIG-"), "{uuid}");
     // A profile the static layout lacks waits, and says why.
     let small = submit(&url, &["--mig", "1g.10gb", "--", "sh", "-c", ENV]);
-    std::thread::sleep(Duration::from_millis(300));
+    // The reason is written by the next pass: wait for it.
+    wait_until(SLOW, || {
+        job(&url, small)["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("MIG 1g.10gb")
+    });
     let v = job(&url, small);
     assert_eq!(v["state"], "pending");
     assert!(v["reason"].as_str().unwrap().contains("MIG 1g.10gb"), "{v}");
@@ -161,7 +165,7 @@ fn mig_jobs_get_their_instance_static_layouts_are_kept_and_dynamic_nodes_re_layo
     assert!(!o.status.success());
     assert!(stderr(&o).contains("has 1"), "{}", stderr(&o));
     let whole = submit(&url, &["--gpus", "1", "--", "true"]);
-    let v = wait_job(&url, whole, Duration::from_secs(20));
+    let v = wait_job(&url, whole, SLOW);
     assert_eq!(v["gpu_indices"][0], 1, "{v}");
 
     // A node that may re-layout its MIG GPU: the waiting 1g.10gb goes there, in an
@@ -179,7 +183,7 @@ fn mig_jobs_get_their_instance_static_layouts_are_kept_and_dynamic_nodes_re_layo
             "--mig-dynamic",
         ],
     );
-    let v = wait_job(&url, small, Duration::from_secs(20));
+    let v = wait_job(&url, small, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(v["node"], "dynamic");
     assert_eq!(v["slice_at"]["mig"]["create"], true);
@@ -189,7 +193,7 @@ fn mig_jobs_get_their_instance_static_layouts_are_kept_and_dynamic_nodes_re_layo
     assert!(left[0]["slices"].as_array().unwrap().is_empty(), "{left:?}");
 
     std::fs::write(&gate, "").unwrap();
-    let v = wait_job(&url, m, Duration::from_secs(20));
+    let v = wait_job(&url, m, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_eq!(env_line(&logs(&url, m), "CVD"), uuid);
     // Its instance belongs to the node's layout and stays, idle.
@@ -264,7 +268,7 @@ fn slices_survive_a_server_restart_and_keep_their_gpus_from_others() {
     let mig = submit(&url, &["--mig", "3g.40gb", "--", "sh", "-c", &hold]);
     let s1 = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
     let s2 = submit(&url, &["--gpu-share", "0.5", "--", "sh", "-c", &hold]);
-    wait_until(Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         [mig, s1, s2]
             .iter()
             .all(|&id| job(&url, id)["state"] == "running")
@@ -275,7 +279,7 @@ fn slices_survive_a_server_restart_and_keep_their_gpus_from_others() {
     let (_server2, url2) = server(&data, port, &[]);
     assert_eq!(url, url2);
     // The agent re-registers with the instance it made; nothing is run twice.
-    wait_until(Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         node_gpus(&url, "n")[0]["slices"]
             .as_array()
             .is_some_and(|s| s.iter().any(|x| x["job"] == mig && !x["uuid"].is_null()))
@@ -295,14 +299,14 @@ fn slices_survive_a_server_restart_and_keep_their_gpus_from_others() {
     let whole = submit(&url, &["--gpus", "1", "--", "true"]);
     let third = submit(&url, &["--gpu-share", "0.5", "--", "true"]);
     let mig2 = submit(&url, &["--mig", "3g.40gb", "--", "sh", "-c", ENV]);
-    let v = wait_job(&url, mig2, Duration::from_secs(20));
+    let v = wait_job(&url, mig2, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     assert_ne!(v["slice_at"]["mig"]["start"].as_u64().unwrap(), start);
     assert_eq!(job(&url, whole)["state"], "pending");
     assert_eq!(job(&url, third)["state"], "pending");
     std::fs::write(&gate, "").unwrap();
     for id in [mig, s1, s2, whole, third] {
-        let v = wait_job(&url, id, Duration::from_secs(20));
+        let v = wait_job(&url, id, SLOW);
         assert_eq!(v["state"], "succeeded", "{v}");
     }
     assert_eq!(job(&url, whole)["gpu_indices"][0], 1);
@@ -324,7 +328,7 @@ fn a_queue_cap_counts_slices_by_their_fraction() {
         submit(&url, &all)
     };
     let halves = [q(&["--gpu-share", "0.5"]), q(&["--gpu-share", "0.5"])];
-    wait_until(Duration::from_secs(20), || {
+    wait_until(SLOW, || {
         halves.iter().all(|&id| job(&url, id)["state"] == "running")
     });
     // Two halves fill the cap of 1 GPU: neither a third share nor a whole GPU of the
@@ -332,7 +336,7 @@ fn a_queue_cap_counts_slices_by_their_fraction() {
     let third = q(&["--gpu-share", "0.25"]);
     let whole = q(&["--gpus", "1"]);
     let other = submit(&url, &["-q", "other", "--gpus", "2", "--", "true"]);
-    let v = wait_job(&url, other, Duration::from_secs(20));
+    let v = wait_job(&url, other, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     for id in [third, whole] {
         let v = job(&url, id);
@@ -349,7 +353,7 @@ fn a_queue_cap_counts_slices_by_their_fraction() {
     assert!(o.contains("small"), "{o}");
     std::fs::write(&gate, "").unwrap();
     for id in [halves[0], halves[1], third, whole] {
-        let v = wait_job(&url, id, Duration::from_secs(20));
+        let v = wait_job(&url, id, SLOW);
         assert_eq!(v["state"], "succeeded", "{v}");
     }
 }

@@ -93,7 +93,9 @@ pub fn server(data: &Path, port: u16, extra: &[&str]) -> (Proc, String) {
         .args(if extra.contains(&"--heartbeat-timeout") {
             &[][..]
         } else {
-            &["--heartbeat-timeout", "2s"][..]
+            // Long enough that an agent starved of CPU on a busy machine keeps its lease
+            // (half of it); tests about expiry pass a shorter one.
+            &["--heartbeat-timeout", "10s"][..]
         })
         .args(["--grace", "1s"])
         .args(extra)
@@ -134,8 +136,8 @@ fn read_url(stream: impl Read + Send + 'static, marker: &str) -> String {
             }
         }
     });
-    rx.recv_timeout(Duration::from_secs(20))
-        .expect("the process printed its address within 20 s")
+    rx.recv_timeout(SLOW)
+        .expect("the process printed its address within 60 s")
 }
 
 pub enum Gpus {
@@ -197,9 +199,7 @@ pub fn agent_with(url: &str, name: &str, state: &Path, gpus: Gpus, extra: &[&str
         .spawn()
         .expect("spawn gpusched agent");
     let p = Proc { child };
-    wait_until(Duration::from_secs(20), || {
-        node_state(url, name).as_deref() == Some("online")
-    });
+    wait_until(SLOW, || node_state(url, name).as_deref() == Some("online"));
     p
 }
 
@@ -290,6 +290,38 @@ pub fn wait_job(url: &str, id: u64, limit: Duration) -> Value {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Waits (bounded) until the file at `path` holds text that `ok` accepts, and returns
+/// that text. A job's state says nothing about what its shell has written yet: tests
+/// wait for the evidence itself (the ledger line, the pid file), never for `running`
+/// and then read the file.
+pub fn wait_for_text(path: &Path, limit: Duration, ok: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if ok(&text) {
+            return text;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{} did not get the expected content within {limit:?}; it holds {text:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Complete lines of `text` (a line still being written, without its newline, is left out).
+pub fn full_lines(text: &str) -> Vec<&str> {
+    match text.rfind('\n') {
+        Some(end) => text[..end].lines().collect(),
+        None => Vec::new(),
+    }
+}
+
+/// How long a test waits for something that happens quickly on an idle machine: long,
+/// because CI runs on two busy cores.
+pub const SLOW: Duration = Duration::from_secs(60);
 
 pub fn wait_until(limit: Duration, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();

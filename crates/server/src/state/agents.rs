@@ -219,6 +219,15 @@ impl State {
                 self.requeue_preempted(id);
                 return;
             }
+            Outcome::Stopped { message } if !cancelled => {
+                let message = message.clone();
+                self.requeue_stopped(id, &message);
+                return;
+            }
+            Outcome::Stopped { .. } => (
+                JobState::Cancelled,
+                "cancelled; its agent was stopping it anyway".to_string(),
+            ),
             Outcome::Preempted => (
                 JobState::Cancelled,
                 "cancelled while being preempted".to_string(),

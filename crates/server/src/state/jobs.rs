@@ -263,6 +263,7 @@ impl State {
             client_token: j.client_token,
             grace_s: self.cfg.grace_s,
             attempt_nodes: Default::default(),
+            agent_stops: 0,
         }
     }
 

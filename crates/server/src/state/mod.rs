@@ -193,6 +193,31 @@ impl State {
         st
     }
 
+    /// The state rebuilt from the store after a failed commit: what was acknowledged,
+    /// and nothing of the round that failed. The queue configuration, the clients
+    /// waiting for jobs to end and the instance carry over, so agents keep polling (a
+    /// poll writes nothing, so a full disk does not make them fence their jobs); each
+    /// node's generation moves past the old one, so every agent is answered with the
+    /// reloaded desired state, and events refused with the round are sent again by
+    /// their agents until acknowledged.
+    pub fn reloaded(
+        self,
+        jobs: Vec<JobRecord>,
+        nodes: Vec<NodeRecord>,
+        tokens: Vec<TokenRecord>,
+    ) -> State {
+        let mut st = State::load(self.cfg.clone(), jobs, nodes, tokens, self.queues.clone());
+        st.instance = self.instance;
+        for (name, n) in st.nodes.iter_mut() {
+            if let Some(old) = self.nodes.get(name) {
+                n.gen = old.gen + 1;
+                n.watch.send_replace(n.gen);
+            }
+        }
+        st.waiters = self.waiters;
+        st
+    }
+
     fn enqueue(&mut self, job: &JobRecord) {
         let q = self.queue_id(&job.view.queue);
         self.queue.add(&job.view, q);
@@ -573,8 +598,10 @@ impl State {
             self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
             return;
         }
-        // Preemptions take attempt numbers too, but do not use up retries.
-        let lost = v.attempt - v.preemptions.min(v.attempt);
+        // Preemptions and stopped agents take attempt numbers too, but do not use up
+        // retries.
+        let free = v.preemptions.saturating_add(job.agent_stops);
+        let lost = v.attempt - free.min(v.attempt);
         if lost > v.max_retries {
             let reason = reasons::no_retries_left(lost, &node, why, v.max_retries);
             self.end(id, JobState::Failed, reason, now);
@@ -622,6 +649,43 @@ impl State {
         v.start_ms = None;
         v.last_checkpoint_ms = None;
         self.touch_job(id);
+    }
+
+    /// A run stopped because its agent was told to stop: back in the queue with the next
+    /// attempt number and no retry used. An agent stops all its jobs before it goes, so
+    /// when the node holds none any more it leaves the cluster (offline until its agent
+    /// registers again) instead of being given work nobody will start.
+    fn requeue_stopped(&mut self, id: u64, why: &str) {
+        let Some(node) = self.jobs.get(&id).and_then(|j| j.view.node.clone()) else {
+            return;
+        };
+        self.release(id);
+        self.queue.requeue(id, now_ms() as f64 / 1000.0);
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        job.agent_stops += 1;
+        let v = &mut job.view;
+        v.reason = format!(
+            "requeued without using a retry: attempt {} was stopped on {node} ({why})",
+            v.attempt
+        );
+        v.state = JobState::Pending;
+        v.attempt += 1;
+        v.preempt_requested = false;
+        v.node = None;
+        v.gpu_indices.clear();
+        v.slice_at = None;
+        v.start_ms = None;
+        self.touch_job(id);
+        let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
+        if empty {
+            if let Some(n) = self.nodes.get_mut(&node) {
+                tracing::info!(node = %node, "its agent stopped: node offline until it registers again");
+                n.online = false;
+            }
+            self.refresh_nodes();
+        }
     }
 
     /// Hands out the waiters of jobs that ended this round (called after the commit).
