@@ -6,6 +6,7 @@ mod auth;
 mod error;
 mod jobs;
 mod openapi;
+mod responses;
 mod tokens;
 
 use std::time::Duration;
@@ -14,6 +15,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use gpusched_wire::ApiError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::actor::{Cmd, Reply};
@@ -100,7 +102,9 @@ pub struct Health {
 }
 
 /// Liveness: answers when the server's state task does.
-#[utoipa::path(get, path = "/api/health", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/api/health", security(()),
+    responses((status = 200, body = Health), (status = 503, body = ApiError,
+        description = "the server is shutting down")))]
 pub async fn health(
     axum::extract::State(app): axum::extract::State<App>,
 ) -> Result<Json<Health>, ApiErr> {
