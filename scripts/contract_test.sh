@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The OpenAPI document is the contract: schemathesis (pinned below) tests every operation
 # of a live server against /api/openapi.json with every check (`--checks all`) in the
-# examples, coverage and fuzzing phases, once with a user token and once with an admin
-# token, each against a fresh server and agent. Any finding fails the run.
+# examples, coverage and fuzzing phases, then the stateful phase (which must run
+# scenarios), once with a user token and once with an admin token, each against a fresh
+# server and agent. Any finding fails the run.
 #
 # Fuzzed submissions really run, so the agent must never run them as root: both tokens
 # belong to the Unix user `nobody` (the owner a job runs as), and the agent is started
@@ -13,6 +14,7 @@
 # Environment:
 #   CONTRACT_VENV      where schemathesis is installed (default ~/.cache/gpusched-contract-venv)
 #   CONTRACT_MAX_TIME  seconds of fuzzing per run (default 60)
+#   CONTRACT_STATEFUL_TIME  seconds of the stateful phase per run (default 30)
 #   CONTRACT_EXAMPLES  hypothesis examples per operation (default 40)
 #   CONTRACT_SEED      generation seed (default fixed, so CI is reproducible; `random` for a new one)
 #   CONTRACT_KEEP      set to keep the scratch directory (reports, server and agent logs)
@@ -65,6 +67,7 @@ fi
 install
 
 MAX_TIME="${CONTRACT_MAX_TIME:-60}"
+STATEFUL_TIME="${CONTRACT_STATEFUL_TIME:-30}"
 EXAMPLES="${CONTRACT_EXAMPLES:-40}"
 SEED="${CONTRACT_SEED:-20261130}"
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/gpusched-contract.XXXXXX")"
@@ -155,6 +158,21 @@ run_one() {
   # st keeps a cache in its working directory: the scratch one, not the clone.
   (cd "$dir" && "$ST" run "${common[@]}" --max-time "$MAX_TIME" --exclude-path-regex '/revoke$') || rc=$?
   (cd "$dir" && "$ST" run "${common[@]}" --max-time 10 --include-path-regex '/revoke$') || rc=$?
+  # Stateful: sequences that follow the document's links (a submission's job id to get,
+  # cancel, wait, logs, checkpoint). A run with no scenario tested nothing: a failure.
+  local stateful=(
+    "$url/api/openapi.json" --checks all --phases stateful --max-time "$STATEFUL_TIME"
+    --generation-database none --request-timeout 30 --workers 1
+    --header "Authorization: Bearer $token" --no-color "${seed_args[@]}"
+    --exclude-path-regex '/revoke$' ${CONTRACT_ST_ARGS:-}
+  )
+  (cd "$dir" && "$ST" run "${stateful[@]}") 2>&1 | tee "$dir/stateful.log" || rc=1
+  local scenarios
+  scenarios=$(sed -n 's/^ *Scenarios: *\([0-9][0-9]*\).*/\1/p' "$dir/stateful.log" | tail -n1)
+  if [ "${scenarios:-0}" -eq 0 ]; then
+    echo "the stateful phase ran no scenario: the document's links lead nowhere" >&2
+    rc=1
+  fi
   stop_all
   if [ "$rc" != 0 ]; then
     echo "schemathesis found problems with the $role token (server log: $dir/server.log; set CONTRACT_KEEP=1 to keep it)" >&2

@@ -104,6 +104,43 @@ fn refine(doc: &mut serde_json::Value) {
         }
     }
     submit["not"] = json!({ "anyOf": pairs });
+    link_submissions(doc);
+}
+
+/// Every operation's `operationId`.
+#[cfg(test)]
+fn operations_ids(doc: &serde_json::Value) -> Vec<&str> {
+    doc["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .filter_map(|item| item.as_object())
+        .flat_map(|item| item.values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect()
+}
+
+/// OpenAPI links from a submission to what can be done with the job it made, so a
+/// client (and schemathesis' stateful phase) knows where the ids lead.
+fn link_submissions(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    let targets = [
+        ("GetJob", "get_job"),
+        ("CancelJob", "cancel"),
+        ("WaitForJob", "wait"),
+        ("JobLogs", "logs"),
+        ("CheckpointJob", "checkpoint"),
+    ];
+    for path in ["/api/jobs", "/api/jobs/batch"] {
+        let created = &mut doc["paths"][path]["post"]["responses"]["201"];
+        for (name, op) in targets {
+            created["links"][name] = json!({
+                "operationId": op,
+                "parameters": { "id": "$response.body#/ids/0" },
+                "description": "the (first) job this submission made"
+            });
+        }
+    }
 }
 
 /// Unsigned integers get their type's maximum: JSON Schema's `integer` has no bound, and
@@ -216,5 +253,24 @@ mod tests {
         let gpu = &s["GpuView"];
         assert!(gpu["properties"]["job"].is_object() && gpu["properties"]["slices"].is_object());
         assert_ne!(gpu["additionalProperties"], false);
+    }
+
+    #[test]
+    fn submissions_link_to_the_operations_on_their_job() {
+        let doc = contract();
+        let ids: Vec<&str> = super::operations_ids(&doc);
+        for path in ["/api/jobs", "/api/jobs/batch"] {
+            let links = doc["paths"][path]["post"]["responses"]["201"]["links"]
+                .as_object()
+                .unwrap();
+            assert_eq!(links.len(), 5, "{path}");
+            for link in links.values() {
+                let op = link["operationId"].as_str().unwrap();
+                assert!(
+                    ids.contains(&op),
+                    "{path} links to {op}, which is not an operation"
+                );
+            }
+        }
     }
 }
