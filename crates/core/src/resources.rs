@@ -272,9 +272,9 @@ pub fn gpu_request_from_fields(
         if !(share > 0.0 && share <= 1.0 && share.is_finite()) {
             return Err(RequestError::ShareFraction(share.to_string()));
         }
-        let milli = (share * 1000.0).round() as u32;
+        // Any share above 0 is at least one thousandth (the API states `exclusiveMinimum: 0`).
+        let milli = ((share * 1000.0).round() as u32).max(1);
         return Ok(match milli {
-            0 => return Err(RequestError::ShareFraction(share.to_string())),
             1000 => GpuRequest::Whole { count: 1 },
             m => GpuRequest::Share { milli: m },
         });

@@ -181,6 +181,12 @@ pub struct RunEvent {
     pub event: RunEventKind,
 }
 
+/// The answer to a report: it is durable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ReportAck {
+    pub ok: bool,
+}
+
 /// `POST /api/agent/report`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

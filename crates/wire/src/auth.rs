@@ -27,6 +27,8 @@ impl Role {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TokenCreate {
+    /// 1-64 letters, digits, `.`, `_`, `-` or `@`.
+    #[schema(pattern = r"^[A-Za-z0-9._@-]{1,64}$")]
     pub user: String,
     #[serde(default = "user_role")]
     pub role: Role,

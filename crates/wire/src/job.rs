@@ -11,18 +11,27 @@ use utoipa::{IntoParams, ToSchema};
 pub struct JobSubmit {
     /// A name to recognise the job by; defaults to the program's file name.
     #[serde(default)]
+    #[schema(max_length = 256, pattern = r"^[^\x00]*$")]
     pub name: Option<String>,
     /// Program and arguments, run directly (no shell). Use `["sh", "-c", "..."]` for a
-    /// shell line.
+    /// shell line. The program (first item) must not be empty; no item may hold a NUL.
+    #[schema(min_items = 1, max_items = 4096)]
     pub command: Vec<String>,
     /// Whole GPUs, all on one node (default 1 unless a share or MIG profile is asked).
+    /// At most one of `gpus`, `gpu_share`, `gpu_mem` and `mig` may be given.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 1024)]
     pub gpus: Option<u32>,
-    /// A share of one GPU's compute, above 0 and below 1 (e.g. 0.25).
+    /// A share of one GPU's compute, above 0 and at most 1 (e.g. 0.25), in thousandths
+    /// (rounded; anything above 0 gets at least 0.001; 1 is one whole GPU).
     #[serde(default)]
+    #[schema(exclusive_minimum = 0, maximum = 1)]
     pub gpu_share: Option<f64>,
-    /// A share of one GPU by memory: MiB, or a size such as `20GiB`.
+    /// A share of one GPU by memory: MiB, or a size such as `20GiB` (see `parse_mib`).
     #[serde(default)]
+    #[schema(
+        pattern = r"^(?!0+(\.0+)?([KkMmGgTt]([Ii]?[Bb])?)?$)[0-9]{1,8}(\.[0-9]{1,6})?([KkMmGgTt]([Ii]?[Bb])?)?$"
+    )]
     pub gpu_mem: Option<String>,
     /// One MIG instance of this profile, e.g. `1g.10gb` or `3g.40gb`.
     #[serde(default)]
@@ -33,18 +42,23 @@ pub struct JobSubmit {
     /// CPUs (may be fractional) and memory (MiB) the job needs: weighed by fair share
     /// (`drf`'s dominant share); nodes reserve GPUs only.
     #[serde(default)]
+    #[schema(exclusive_minimum = 0, maximum = 100000)]
     pub cpus: Option<f64>,
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 68719476736_u64)]
     pub mem_mib: Option<u64>,
-    /// Working directory on the node; defaults to the submitter's current directory.
+    /// Working directory on the node, an absolute path; the CLI sends the submitter's
+    /// current directory, and the default is `/`.
     #[serde(default)]
+    #[schema(pattern = r"^/[^\x00]*$")]
     pub cwd: Option<String>,
     /// Extra environment variables for the job (added to the agent's environment).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// Run-time limit in seconds; the job is stopped (SIGTERM, grace, SIGKILL) and ends
-    /// `timed_out` when it passes it.
+    /// `timed_out` when it passes it. At most 366 days.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 31622400)]
     pub walltime_s: Option<u64>,
     /// Larger runs earlier under the `priority` policy (default: the queue's default).
     #[serde(default)]
@@ -54,9 +68,12 @@ pub struct JobSubmit {
     pub queue: Option<String>,
     /// How many times a job whose node was lost is put back in the queue.
     #[serde(default)]
+    #[schema(maximum = 100)]
     pub max_retries: Option<u32>,
-    /// Who submits. Until authentication arrives the client states it.
+    /// Whose job it is (and the Unix user it runs as); default: the caller. Only an
+    /// admin may name another user.
     #[serde(default)]
+    #[schema(pattern = r"^[A-Za-z0-9._@-]{1,64}$")]
     pub user: Option<String>,
     /// Start only after these jobs have succeeded (Slurm's `afterok`); if one of them
     /// fails, is cancelled or times out, this job fails too.
@@ -65,6 +82,7 @@ pub struct JobSubmit {
     /// A client-chosen key that makes a retried submission idempotent: a second
     /// submission with the same key returns the first job instead of a new one.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 128)]
     pub client_token: Option<String>,
 }
 
@@ -100,6 +118,7 @@ pub struct QueueList {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchSubmit {
+    #[schema(min_items = 1, max_items = 100000)]
     pub jobs: Vec<JobSubmit>,
 }
 
@@ -231,8 +250,12 @@ pub struct JobView {
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct JobListQuery {
-    /// Comma-separated states (`pending,running`), or `active` for every live state.
+    /// Comma-separated states (`pending,running`), or `active` for every live state, or
+    /// `all` (the default).
     #[serde(default)]
+    #[param(
+        pattern = r"^(|all|active|(pending|starting|running|succeeded|failed|cancelled|timed_out)(,(pending|starting|running|succeeded|failed|cancelled|timed_out))*)$"
+    )]
     pub state: Option<String>,
     #[serde(default)]
     pub user: Option<String>,
@@ -247,6 +270,7 @@ pub struct JobListQuery {
     pub before: Option<u64>,
     /// At most this many jobs (default 1000, at most 100000).
     #[serde(default)]
+    #[param(minimum = 1, maximum = 100000)]
     pub limit: Option<usize>,
 }
 
@@ -297,4 +321,19 @@ pub struct CancelOutcome {
     pub state: Option<JobState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document states the memory sizes `parse_mib` reads.
+    #[test]
+    fn gpu_mem_is_documented_with_the_parsers_pattern() {
+        let schema = serde_json::to_value(<JobSubmit as utoipa::PartialSchema>::schema()).unwrap();
+        assert_eq!(
+            schema["properties"]["gpu_mem"]["pattern"],
+            crate::slice::MIB_PATTERN
+        );
+    }
 }

@@ -14,7 +14,7 @@ pub mod usage;
 
 pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered, Report,
-    RunEvent, RunEventKind,
+    ReportAck, RunEvent, RunEventKind,
 };
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use job::{
@@ -24,6 +24,7 @@ pub use job::{
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
 pub use slice::{
     milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,
+    MIB_PATTERN,
 };
 pub use text::{agree, count, count_as};
 pub use usage::{UsageQuery, UsageReport, UsageRow};

@@ -49,7 +49,10 @@ pub enum NodeState {
     Offline,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// One GPU as `GET /api/nodes` shows it: what its agent reported, and who holds it.
+/// Its OpenAPI schema is [`GpuViewSchema`]: a flattened `GpuInfo` would bring along its
+/// `additionalProperties: false` and forbid `job` and `slices`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuView {
     #[serde(flatten)]
     pub info: GpuInfo,
@@ -63,6 +66,47 @@ pub struct GpuView {
     /// Shares and MIG instances of this GPU, with who holds them.
     #[serde(default)]
     pub slices: Vec<crate::slice::SliceView>,
+}
+
+/// The fields of [`GpuView`] as one object, for its schema only (the test below keeps
+/// the two in step).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct GpuViewSchema {
+    /// NVML index (PCI bus order).
+    index: u32,
+    /// `GPU-…` UUID where known.
+    uuid: Option<String>,
+    model: String,
+    mem_mib: u64,
+    source: GpuSource,
+    /// MIG mode and layout; absent when MIG is off (or the GPU has none).
+    #[schema(nullable = false)]
+    mig: Option<crate::slice::MigInfo>,
+    /// The job holding this GPU whole.
+    job: Option<u64>,
+    /// Shares and MIG instances of this GPU, with who holds them.
+    slices: Vec<crate::slice::SliceView>,
+}
+
+impl utoipa::PartialSchema for GpuView {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        GpuViewSchema::schema()
+    }
+}
+
+impl ToSchema for GpuView {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "GpuView".into()
+    }
+    fn schemas(
+        out: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        GpuViewSchema::schemas(out)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -83,4 +127,38 @@ pub struct NodeView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct NodeList {
     pub nodes: Vec<NodeView>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field a GPU view serializes is in its schema, and nothing else.
+    #[test]
+    fn the_gpu_view_schema_names_every_field() {
+        let view = GpuView {
+            info: GpuInfo {
+                index: 0,
+                uuid: Some("GPU-1".into()),
+                model: "A100-SXM4-80GB".into(),
+                mem_mib: 81920,
+                source: GpuSource::Fake,
+                mig: Some(crate::slice::MigInfo {
+                    dynamic: true,
+                    instances: vec![],
+                }),
+            },
+            job: Some(3),
+            user: Some("alice".into()),
+            slices: vec![],
+        };
+        let json = serde_json::to_value(&view).unwrap();
+        let mut fields: Vec<&String> = json.as_object().unwrap().keys().collect();
+        fields.sort();
+        let schema = serde_json::to_value(<GpuView as utoipa::PartialSchema>::schema()).unwrap();
+        let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        props.sort();
+        assert_eq!(fields, props);
+        assert_ne!(schema["additionalProperties"], serde_json::json!(false));
+    }
 }

@@ -104,33 +104,53 @@ pub struct SliceView {
     pub user: Option<String>,
 }
 
-/// `512M`, `16G`, `20GiB`, `1T` (binary units, Slurm's habit) or a plain number of MiB.
+/// The sizes [`parse_mib`] accepts, as the OpenAPI document states them: up to 8 digits,
+/// an optional fraction of up to 6, an optional unit (`K`, `M`, `G`, `T`, each optionally
+/// followed by `B` or `iB`, any case), and not zero.
+pub const MIB_PATTERN: &str =
+    r"^(?!0+(\.0+)?([KkMmGgTt]([Ii]?[Bb])?)?$)[0-9]{1,8}(\.[0-9]{1,6})?([KkMmGgTt]([Ii]?[Bb])?)?$";
+
+/// `512M`, `16G`, `20GiB`, `1T` (binary units, Slurm's habit) or a plain number of MiB;
+/// exactly the language of [`MIB_PATTERN`]. A fraction of a MiB rounds up.
 pub fn parse_mib(s: &str) -> Result<u64, String> {
-    let bad = || format!("{s:?}: use a number of MiB or a size like 512M, 16G, 20GiB, 1T");
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => {
-            let mult = match t[i..]
-                .to_ascii_uppercase()
-                .trim_end_matches("IB")
-                .trim_end_matches('B')
-            {
-                "K" => 1.0 / 1024.0,
-                "M" => 1.0,
-                "G" => 1024.0,
-                "T" => 1024.0 * 1024.0,
-                _ => return Err(bad()),
-            };
-            (&t[..i], mult)
-        }
-        None => (t, 1.0),
+    let bad = || {
+        format!(
+            "{s:?}: use a number of MiB or a size like 512M, 16G, 20GiB, 1T \
+             (up to 8 digits, a fraction of up to 6, no spaces)"
+        )
     };
-    let n: f64 = num.trim().parse().map_err(|_| bad())?;
-    let mib = (n * mult).ceil();
-    if !(1.0..1e15).contains(&mib) {
-        return Err(format!("{s:?} is less than 1 MiB (or absurdly large)"));
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let (int, frac) = match num.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (num, None),
+    };
+    let digits = |d: &str, most: usize| {
+        !d.is_empty() && d.len() <= most && d.bytes().all(|b| b.is_ascii_digit())
+    };
+    if !digits(int, 8) || frac.is_some_and(|f| !digits(f, 6)) {
+        return Err(bad());
     }
-    Ok(mib as u64)
+    let mult: u128 = match unit.to_ascii_uppercase().as_str() {
+        "" => 1 << 20,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        "T" | "TB" | "TIB" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    // Exact arithmetic in bytes x 10^6, so `1.5G` is 1536 and no float rounds.
+    let frac = frac.unwrap_or("");
+    let scaled: u128 = format!("{int}{frac:0<6}").parse().map_err(|_| bad())?;
+    let micro_bytes = scaled * mult;
+    let per_mib: u128 = 1_000_000 << 20;
+    let mib = micro_bytes.div_ceil(per_mib);
+    if mib == 0 {
+        return Err(format!("{s:?} is zero; give a size of at least 1 MiB"));
+    }
+    u64::try_from(mib).map_err(|_| bad())
 }
 
 #[cfg(test)]
@@ -146,6 +166,26 @@ mod tests {
         assert_eq!(parse_mib("1T").unwrap(), 1 << 20);
         assert!(parse_mib("lots").unwrap_err().contains("16G"));
         assert!(parse_mib("0").is_err());
+        assert!(parse_mib("0.000G").unwrap_err().contains("zero"));
+        assert_eq!(parse_mib("0.001K").unwrap(), 1);
+        assert_eq!(parse_mib("99999999T").unwrap(), 99_999_999 << 20);
+        for bad in [
+            "",
+            " 5",
+            "5 G",
+            "-5",
+            "+5",
+            "1e3",
+            ".5",
+            "5.",
+            "123456789",
+            "1.1234567",
+            "5GB5",
+            "inf",
+            "5P",
+        ] {
+            assert!(parse_mib(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 pub struct UsageQuery {
     /// `user` (default) or `queue`.
     #[serde(default)]
+    #[param(pattern = "^(user|queue)$")]
     pub by: Option<String>,
     /// Only this user's jobs.
     #[serde(default)]

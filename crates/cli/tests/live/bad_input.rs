@@ -18,9 +18,11 @@ fn the_api_refuses_bad_requests_with_advice() {
     let (_d, dir) = scratch();
     let (_server, url) = server(&dir.join("data"), 0, &[]);
 
-    // Before any node joined, nothing could run a job: say how to add one.
+    // Before any node joined, nothing could run a job: say how to add one. A well-formed
+    // job the cluster as it is cannot hold is a conflict with its state (409), not a
+    // malformed request (400): the OpenAPI document promises well-formed ones are taken.
     let (code, body) = http(&url, "POST", "/api/jobs", Some(r#"{"command":["true"]}"#));
-    assert_eq!(code, 400, "{body}");
+    assert_eq!(code, 409, "{body}");
     assert!(error_of(&body).contains("gpusched agent"), "{body}");
 
     let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(8));
@@ -57,14 +59,14 @@ fn the_api_refuses_bad_requests_with_advice() {
             "POST",
             "/api/jobs",
             r#"{"command": ["true"], "gpus": 16}"#,
-            400,
+            409,
             "largest node (n1) has 8",
         ),
         (
             "POST",
             "/api/jobs",
             r#"{"command": ["true"], "gpu_model": "H100"}"#,
-            400,
+            409,
             "no node has GPUs of model `H100*`",
         ),
         (
@@ -100,7 +102,7 @@ fn the_api_refuses_bad_requests_with_advice() {
             "POST",
             "/api/jobs/batch",
             r#"{"jobs": [{"command": ["true"]}, {"command": ["true"], "gpus": 9}]}"#,
-            400,
+            409,
             "job #1 of the batch",
         ),
         ("GET", "/api/jobs/424242", "", 404, "no job with id 424242"),
@@ -108,7 +110,7 @@ fn the_api_refuses_bad_requests_with_advice() {
             "POST",
             "/api/jobs",
             r#"{"command": ["true"], "cpus": 100000}"#,
-            400,
+            409,
             "but the largest node has",
         ),
         (

@@ -76,13 +76,17 @@ async fn ask<T>(
 }
 
 async fn names(tx: &mpsc::Sender<Cmd>) -> Vec<(u64, String, JobState)> {
-    let list = ask(tx, |r| Cmd::List(JobListQuery::default(), r))
+    let list = ask(tx, |r| Cmd::List(JobListQuery::default(), admin(), r))
         .await
         .unwrap();
-    list.jobs
+    // The list is newest first; the store's rows come oldest first.
+    let mut jobs: Vec<_> = list
+        .jobs
         .into_iter()
         .map(|j| (j.id, j.name, j.state))
-        .collect()
+        .collect();
+    jobs.sort_by_key(|j| j.0);
+    jobs
 }
 
 #[tokio::test]

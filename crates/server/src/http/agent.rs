@@ -1,11 +1,12 @@
 //! `/api/agent`: the node agents' side of the protocol (see gpusched_wire::agent).
 
 use axum::extract::State;
+use axum::http::Uri;
 use axum::{Extension, Json};
-use gpusched_wire::{ApiError, Desired, PollQuery, Register, Registered, Report};
+use gpusched_wire::{Desired, PollQuery, Register, Registered, Report, ReportAck};
 
 use super::auth::agent;
-use super::error::{ApiErr, JsonBody, QueryArgs};
+use super::error::{parse_json, parse_query, ApiErr, RawBody};
 use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
@@ -13,25 +14,28 @@ use crate::state::PollResult;
 
 /// An agent joins (or re-joins) and reconciles what it runs with what the server knows.
 #[utoipa::path(post, path = "/api/agent/register", request_body = Register,
-    responses((status = 200, body = Registered), (status = 400, body = ApiError)))]
+    responses((status = 200, body = Registered), super::responses::AgentBody))]
 pub async fn register(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
-    JsonBody(reg): JsonBody<Register>,
+    RawBody(body): RawBody,
 ) -> Result<Json<Registered>, ApiErr> {
+    // Who may speak the protocol is settled before the body is read.
     agent(&caller)?;
+    let reg: Register = parse_json(&body)?;
     Ok(Json(app.ask(|r| Cmd::Register(reg, r)).await?))
 }
 
 /// Long-poll for the node's desired state; also the node's heartbeat.
 #[utoipa::path(get, path = "/api/agent/poll", params(PollQuery),
-    responses((status = 200, body = Desired), (status = 409, body = ApiError)))]
+    responses((status = 200, body = Desired), super::responses::AgentPoll))]
 pub async fn poll(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
-    QueryArgs(q): QueryArgs<PollQuery>,
+    uri: Uri,
 ) -> Result<Json<Desired>, ApiErr> {
     agent(&caller)?;
+    let q: PollQuery = parse_query(&uri)?;
     let q2 = q.clone();
     match app.ask(|r| Cmd::Poll(q2, false, r)).await? {
         PollResult::Ready(d) => Ok(Json(d)),
@@ -48,13 +52,14 @@ pub async fn poll(
 
 /// What happened on the node: attempts started and ended. Answered once durable.
 #[utoipa::path(post, path = "/api/agent/report", request_body = Report,
-    responses((status = 200), (status = 409, body = ApiError)))]
+    responses((status = 200, body = ReportAck), super::responses::AgentBody))]
 pub async fn report(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
-    JsonBody(rep): JsonBody<Report>,
-) -> Result<Json<serde_json::Value>, ApiErr> {
+    RawBody(body): RawBody,
+) -> Result<Json<ReportAck>, ApiErr> {
     agent(&caller)?;
+    let rep: Report = parse_json(&body)?;
     app.ask(|r| Cmd::Report(rep, r)).await?;
-    Ok(Json(serde_json::json!({ "ok": true })))
+    Ok(Json(ReportAck { ok: true }))
 }

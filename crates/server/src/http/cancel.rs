@@ -2,7 +2,7 @@
 
 use axum::extract::State;
 use axum::{Extension, Json};
-use gpusched_wire::{ApiError, CancelMany, CancelManyResult};
+use gpusched_wire::{CancelMany, CancelManyResult};
 
 use super::auth::person;
 use super::error::{ApiErr, JsonBody};
@@ -14,7 +14,7 @@ use crate::auth::Caller;
 /// another of them. Each id gets its own result; one that cannot be cancelled (unknown,
 /// another user's) is `refused` with the reason while the others are still cancelled.
 #[utoipa::path(post, path = "/api/jobs/cancel", request_body = CancelMany,
-    responses((status = 200, body = CancelManyResult), (status = 400, body = ApiError)))]
+    responses((status = 200, body = CancelManyResult), super::responses::ChangeJobs))]
 pub async fn cancel_many(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,

@@ -23,8 +23,7 @@ use crate::state::{redact, WaitResult};
 /// Submit one job. Over a limit of the server: 400 (command or environment size), 403
 /// (pending jobs per user), 413 (body size), 429 (submit rate).
 #[utoipa::path(post, path = "/api/jobs", request_body = JobSubmit,
-    responses((status = 201, body = Submitted), (status = 400, body = ApiError),
-        (status = 403, body = ApiError), (status = 413, body = ApiError)))]
+    responses((status = 201, body = Submitted), super::responses::Submit))]
 pub async fn submit(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -39,8 +38,7 @@ pub async fn submit(
 /// server: 400 (batch, command or environment size), 403 (pending jobs per user), 413
 /// (body size), 429 (submit rate).
 #[utoipa::path(post, path = "/api/jobs/batch", request_body = BatchSubmit,
-    responses((status = 201, body = Submitted), (status = 400, body = ApiError),
-        (status = 403, body = ApiError), (status = 413, body = ApiError)))]
+    responses((status = 201, body = Submitted), super::responses::Submit))]
 pub async fn submit_batch(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -54,7 +52,7 @@ pub async fn submit_batch(
 /// List jobs, newest first, a page at a time (`limit`, default 1000); `next_before` in
 /// the answer is the cursor for the next page.
 #[utoipa::path(get, path = "/api/jobs", params(JobListQuery),
-    responses((status = 200, body = JobList), (status = 400, body = ApiError)))]
+    responses((status = 200, body = JobList), super::responses::ReadQuery))]
 pub async fn list(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -66,7 +64,7 @@ pub async fn list(
 
 /// One job (404 for another user's job when the server runs with `--private-jobs`).
 #[utoipa::path(get, path = "/api/jobs/{id}", params(("id" = u64, Path)),
-    responses((status = 200, body = JobView), (status = 404, body = ApiError)))]
+    responses((status = 200, body = JobView), super::responses::ReadJob))]
 pub async fn get_job(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -80,7 +78,7 @@ pub async fn get_job(
 /// Cancel a job: a pending one ends at once; a running one is stopped by its node
 /// (SIGTERM to its process group, a grace period, then SIGKILL).
 #[utoipa::path(post, path = "/api/jobs/{id}/cancel", params(("id" = u64, Path)),
-    responses((status = 200, body = CancelResult), (status = 404, body = ApiError)))]
+    responses((status = 200, body = CancelResult), super::responses::ChangeJob))]
 pub async fn cancel(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -94,7 +92,7 @@ pub async fn cancel(
 /// Report that a running job saved a checkpoint now (the same as touching
 /// `$GPUSCHED_CHECKPOINT_DIR/checkpoint`): a preemption then picks jobs that lose less.
 #[utoipa::path(post, path = "/api/jobs/{id}/checkpoint", params(("id" = u64, Path)),
-    responses((status = 200, body = JobView), (status = 400, body = ApiError), (status = 403, body = ApiError)))]
+    responses((status = 200, body = JobView), super::responses::ChangeJobState))]
 pub async fn checkpoint(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -116,7 +114,7 @@ pub struct WaitQuery {
 
 /// Wait for a job to end.
 #[utoipa::path(get, path = "/api/jobs/{id}/wait", params(("id" = u64, Path), WaitQuery),
-    responses((status = 200, body = JobView), (status = 404, body = ApiError)))]
+    responses((status = 200, body = JobView), super::responses::ReadJob))]
 pub async fn wait(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -143,6 +141,7 @@ pub async fn wait(
 #[into_params(parameter_in = Query)]
 pub struct LogQuery {
     /// `stdout` (default) or `stderr`.
+    #[param(pattern = "^(stdout|stderr)$")]
     pub stream: Option<String>,
     /// Byte offset to read from (default 0).
     pub offset: Option<u64>,
@@ -156,9 +155,10 @@ pub struct LogQuery {
 /// job's state, so a follower knows when to stop. Only the job's owner and admins may
 /// read it (403 for others).
 #[utoipa::path(get, path = "/api/jobs/{id}/logs", params(("id" = u64, Path), LogQuery),
-    responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>),
-        (status = 400, body = ApiError), (status = 403, body = ApiError),
-        (status = 404, body = ApiError), (status = 503, body = ApiError)))]
+    responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>,
+        headers(("x-gpusched-job-state" = String, description = "the job's state"),
+            ("x-gpusched-job-attempt" = u32, description = "the attempt whose output this is"))),
+        super::responses::ReadLogs))]
 pub async fn logs(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -221,7 +221,8 @@ pub async fn logs(
 }
 
 /// Nodes, their GPUs (with the source: nvml, declared or fake) and who holds them.
-#[utoipa::path(get, path = "/api/nodes", responses((status = 200, body = NodeList)))]
+#[utoipa::path(get, path = "/api/nodes",
+    responses((status = 200, body = NodeList), super::responses::Read))]
 pub async fn nodes(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -232,7 +233,7 @@ pub async fn nodes(
 
 /// GPU-hours, job counts and mean wait per user (or queue) since a time.
 #[utoipa::path(get, path = "/api/usage", params(UsageQuery),
-    responses((status = 200, body = UsageReport), (status = 400, body = ApiError)))]
+    responses((status = 200, body = UsageReport), super::responses::ReadQuery))]
 pub async fn usage(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -243,7 +244,8 @@ pub async fn usage(
 }
 
 /// The queues: limits, weights, who may use them, and what they hold now.
-#[utoipa::path(get, path = "/api/queues", responses((status = 200, body = QueueList)))]
+#[utoipa::path(get, path = "/api/queues",
+    responses((status = 200, body = QueueList), super::responses::Read))]
 pub async fn queues(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,

@@ -8,6 +8,7 @@ mod error;
 mod jobs;
 mod limits;
 mod openapi;
+mod responses;
 mod tokens;
 
 use std::time::Duration;
@@ -16,6 +17,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::routing::{get, post, MethodRouter};
 use axum::{Json, Router};
+use gpusched_wire::ApiError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::actor::{Cmd, Reply};
@@ -164,7 +166,9 @@ pub struct Health {
 }
 
 /// Liveness: answers when the server's state task does.
-#[utoipa::path(get, path = "/api/health", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/api/health", security(()),
+    responses((status = 200, body = Health), (status = 503, body = ApiError,
+        description = "the server is shutting down")))]
 pub async fn health(
     axum::extract::State(app): axum::extract::State<App>,
 ) -> Result<Json<Health>, ApiErr> {

@@ -2,6 +2,7 @@
 //! types, so it cannot drift from the code.
 
 use axum::Json;
+use gpusched_core::resources::{mig_profiles_for, MIG_MODELS};
 use utoipa::OpenApi;
 
 use super::limits::Shedding;
@@ -53,7 +54,226 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
-#[utoipa::path(get, path = "/api/openapi.json", responses((status = 200, description = "this document")))]
-pub async fn document() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+#[utoipa::path(get, path = "/api/openapi.json", security(()),
+    responses((status = 200, description = "this document", content_type = "application/json")))]
+pub async fn document() -> Json<serde_json::Value> {
+    Json(contract())
+}
+
+/// The document as served: utoipa's, with the constraints the server enforces that
+/// utoipa's attributes cannot state (see `refine`).
+pub fn contract() -> serde_json::Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+    refine(&mut doc);
+    doc
+}
+
+/// No NUL byte: no program can receive one.
+const NO_NUL: &str = r"^[^\x00]*$";
+
+/// What `validate::check_submit` enforces beyond single fields' bounds: the program is
+/// not empty, no argument or variable holds a NUL, variable names have no `=`, at most
+/// one form of GPU request, and MIG profiles by name.
+fn refine(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    bound_unsigned(doc);
+    let submit = &mut doc["components"]["schemas"]["JobSubmit"];
+    let props = &mut submit["properties"];
+    props["command"]["items"] = json!({ "type": "string", "pattern": NO_NUL });
+    props["command"]["prefixItems"] =
+        json!([{ "type": "string", "minLength": 1, "pattern": NO_NUL }]);
+    props["env"]["propertyNames"] = json!({ "pattern": r"^[^=\x00]+$" });
+    props["env"]["additionalProperties"] = json!({ "type": "string", "pattern": NO_NUL });
+    let mut profiles: Vec<String> = MIG_MODELS
+        .iter()
+        .filter_map(|m| mig_profiles_for(m))
+        .flatten()
+        .map(|p| p.name)
+        .collect();
+    profiles.sort();
+    profiles.dedup();
+    let mut names: Vec<serde_json::Value> = profiles.into_iter().map(Into::into).collect();
+    names.push(serde_json::Value::Null);
+    props["mig"]["enum"] = names.into();
+    // `gpus`, `gpu_share`, `gpu_mem`, `mig`: at most one of them, a null counting as absent.
+    let forms = ["gpus", "gpu_share", "gpu_mem", "mig"];
+    let mut pairs = Vec::new();
+    for (i, a) in forms.iter().enumerate() {
+        for b in &forms[i + 1..] {
+            pairs.push(json!({
+                "required": [a, b],
+                "properties": { *a: { "not": { "type": "null" } }, *b: { "not": { "type": "null" } } }
+            }));
+        }
+    }
+    submit["not"] = json!({ "anyOf": pairs });
+    link_submissions(doc);
+}
+
+/// Every operation's `operationId`.
+#[cfg(test)]
+fn operations_ids(doc: &serde_json::Value) -> Vec<&str> {
+    doc["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .filter_map(|item| item.as_object())
+        .flat_map(|item| item.values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect()
+}
+
+/// OpenAPI links from a submission to what can be done with the job it made, so a
+/// client (and schemathesis' stateful phase) knows where the ids lead.
+fn link_submissions(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    let targets = [
+        ("GetJob", "get_job"),
+        ("CancelJob", "cancel"),
+        ("WaitForJob", "wait"),
+        ("JobLogs", "logs"),
+        ("CheckpointJob", "checkpoint"),
+    ];
+    for path in ["/api/jobs", "/api/jobs/batch"] {
+        let created = &mut doc["paths"][path]["post"]["responses"]["201"];
+        for (name, op) in targets {
+            created["links"][name] = json!({
+                "operationId": op,
+                "parameters": { "id": "$response.body#/ids/0" },
+                "description": "the (first) job this submission made"
+            });
+        }
+    }
+}
+
+/// Unsigned integers get their type's maximum: JSON Schema's `integer` has no bound, and
+/// a value past it is refused (400) like any other malformed field.
+fn bound_unsigned(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            // utoipa spells them `u-int64`; the common spelling is `uint64`.
+            let most: Option<(u64, &str)> = match map.get("format").and_then(|f| f.as_str()) {
+                Some("u-int8" | "uint8") => Some((u8::MAX.into(), "uint8")),
+                Some("u-int16" | "uint16") => Some((u16::MAX.into(), "uint16")),
+                Some("u-int32" | "uint32") => Some((u32::MAX.into(), "uint32")),
+                Some("u-int64" | "uint64") => Some((u64::MAX, "uint64")),
+                _ => None,
+            };
+            if let Some((most, format)) = most {
+                map.insert("format".into(), format.into());
+                map.entry("maximum").or_insert(most.into());
+                map.entry("minimum").or_insert(0.into());
+            }
+            map.values_mut().for_each(bound_unsigned);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(bound_unsigned),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::contract;
+
+    fn operations(doc: &Value) -> Vec<(String, String, &Value)> {
+        let mut out = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                out.push((method.clone(), path.clone(), op));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_operation_documents_its_errors_and_who_may_call_it() {
+        let doc = contract();
+        assert_eq!(
+            doc["components"]["securitySchemes"]["bearer"]["scheme"],
+            "bearer"
+        );
+        assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
+        let public = ["/api/health", "/api/openapi.json"];
+        let ops = operations(&doc);
+        assert_eq!(ops.len(), 20, "a new operation: check its errors here too");
+        for (method, path, op) in ops {
+            let responses = op["responses"].as_object().unwrap();
+            if public.contains(&path.as_str()) {
+                assert_eq!(op["security"], serde_json::json!([{}]), "{method} {path}");
+                continue;
+            }
+            for code in ["401", "403", "503"] {
+                assert!(responses.contains_key(code), "{method} {path} lacks {code}");
+            }
+            let takes_input = op.get("requestBody").is_some()
+                || op["parameters"].as_array().is_some_and(|p| !p.is_empty());
+            if takes_input {
+                assert!(responses.contains_key("400"), "{method} {path} lacks 400");
+            }
+            if op.get("requestBody").is_some() {
+                assert!(responses.contains_key("413"), "{method} {path} lacks 413");
+            }
+            for (code, r) in responses {
+                if code.starts_with('4') || code.starts_with('5') {
+                    assert_eq!(
+                        r["content"]["application/json"]["schema"]["$ref"],
+                        "#/components/schemas/ApiError",
+                        "{method} {path} {code}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_schemas_state_what_the_server_enforces() {
+        let doc = contract();
+        let s = &doc["components"]["schemas"];
+        let submit = &s["JobSubmit"]["properties"];
+        assert_eq!(submit["command"]["minItems"], 1);
+        assert_eq!(submit["command"]["prefixItems"][0]["minLength"], 1);
+        assert_eq!(submit["gpus"]["minimum"], 1);
+        assert_eq!(submit["walltime_s"]["minimum"], 1);
+        assert!(submit["mig"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&"1g.10gb".into()));
+        assert_eq!(s["JobSubmit"]["not"]["anyOf"].as_array().unwrap().len(), 6);
+        assert_eq!(s["BatchSubmit"]["properties"]["jobs"]["minItems"], 1);
+        // Unsigned integers carry their type's bounds.
+        assert_eq!(submit["after"]["items"]["maximum"], u64::MAX);
+        let list = doc["paths"]["/api/jobs"]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        let limit = list.iter().find(|p| p["name"] == "limit").unwrap();
+        assert_eq!(
+            (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
+            (&1.into(), &100_000.into())
+        );
+        // A GPU as `nodes` shows it carries its holders, which the schema allows.
+        let gpu = &s["GpuView"];
+        assert!(gpu["properties"]["job"].is_object() && gpu["properties"]["slices"].is_object());
+        assert_ne!(gpu["additionalProperties"], false);
+    }
+
+    #[test]
+    fn submissions_link_to_the_operations_on_their_job() {
+        let doc = contract();
+        let ids: Vec<&str> = super::operations_ids(&doc);
+        for path in ["/api/jobs", "/api/jobs/batch"] {
+            let links = doc["paths"][path]["post"]["responses"]["201"]["links"]
+                .as_object()
+                .unwrap();
+            assert_eq!(links.len(), 5, "{path}");
+            for link in links.values() {
+                let op = link["operationId"].as_str().unwrap();
+                assert!(
+                    ids.contains(&op),
+                    "{path} links to {op}, which is not an operation"
+                );
+            }
+        }
+    }
 }

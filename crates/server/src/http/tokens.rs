@@ -3,7 +3,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
-use gpusched_wire::{ApiError, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
+use gpusched_wire::{TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 
 use super::auth::{admin, person};
 use super::error::{ApiErr, JsonBody};
@@ -13,7 +13,7 @@ use crate::auth::Caller;
 
 /// Issue a token for a user (admins only). The secret is in this answer only.
 #[utoipa::path(post, path = "/api/tokens", request_body = TokenCreate,
-    responses((status = 201, body = TokenCreated), (status = 403, body = ApiError)))]
+    responses((status = 201, body = TokenCreated), super::responses::AdminBody))]
 pub async fn create(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -25,7 +25,8 @@ pub async fn create(
 }
 
 /// Every token ever issued (without secrets; admins only).
-#[utoipa::path(get, path = "/api/tokens", responses((status = 200, body = TokenList)))]
+#[utoipa::path(get, path = "/api/tokens",
+    responses((status = 200, body = TokenList), super::responses::Read))]
 pub async fn list(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -36,7 +37,7 @@ pub async fn list(
 
 /// Revoke a token at once (admins only).
 #[utoipa::path(post, path = "/api/tokens/{id}/revoke", params(("id" = u64, Path)),
-    responses((status = 200, body = TokenView), (status = 404, body = ApiError)))]
+    responses((status = 200, body = TokenView), super::responses::AdminToken))]
 pub async fn revoke(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -50,7 +51,8 @@ pub async fn revoke(
 }
 
 /// How the server sees the caller.
-#[utoipa::path(get, path = "/api/whoami", responses((status = 200, body = WhoAmI)))]
+#[utoipa::path(get, path = "/api/whoami",
+    responses((status = 200, body = WhoAmI), super::responses::Read))]
 pub async fn whoami(Extension(caller): Extension<Caller>) -> Result<Json<WhoAmI>, ApiErr> {
     person(&caller)?;
     match caller {

@@ -63,14 +63,20 @@ impl State {
             })
             .collect();
         let many = jobs.len() > 1;
+        let at = |i: usize, e: String| {
+            if many {
+                format!("job #{i} of the batch: {e}")
+            } else {
+                e
+            }
+        };
         for (i, j) in jobs.iter().enumerate() {
-            validate::check_submit(j, &known).map_err(|e| {
-                Fail::BadRequest(if many {
-                    format!("job #{i} of the batch: {e}")
-                } else {
-                    e
-                })
-            })?;
+            validate::check_submit(j).map_err(|e| Fail::BadRequest(at(i, e)))?;
+        }
+        // Well-formed, but no node as the cluster is now could hold it: a conflict with
+        // the cluster's state, not a malformed request.
+        for (i, j) in jobs.iter().enumerate() {
+            validate::check_fits(j, &known).map_err(|e| Fail::Conflict(at(i, e)))?;
         }
         let mut groups_of: std::collections::HashMap<String, Vec<String>> = Default::default();
         let many_jobs = jobs.len() > 1;
@@ -89,8 +95,9 @@ impl State {
             let groups = groups_of
                 .entry(user.clone())
                 .or_insert_with(|| self.groups_of(&user));
+            // The queues and their limits are the cluster's state, not the request's form.
             let at = |e: String| {
-                Fail::BadRequest(if many_jobs {
+                Fail::Conflict(if many_jobs {
                     format!("job #{i} of the batch: {e}")
                 } else {
                     e
@@ -161,7 +168,7 @@ impl State {
         for (i, j) in jobs.iter().enumerate() {
             for dep in &j.after {
                 let at = |e: String| {
-                    Fail::BadRequest(if many_jobs {
+                    Fail::Conflict(if many_jobs {
                         format!("job #{i} of the batch: {e}")
                     } else {
                         e
@@ -438,7 +445,7 @@ impl State {
             Some(list) => Some(
                 list.split(',')
                     .map(|s| {
-                        JobState::parse(s.trim()).ok_or_else(|| {
+                        JobState::parse(s).ok_or_else(|| {
                             Fail::BadRequest(format!(
                                 "unknown state `{s}` in `state`; use {}, `active` or `all`",
                                 JobState::ALL.map(|s| s.name()).join(", ")
@@ -534,7 +541,7 @@ impl State {
         self.owned_job(id, who, "report its checkpoints")?;
         let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
         if job.view.state != JobState::Running {
-            return Err(Fail::BadRequest(format!(
+            return Err(Fail::Conflict(format!(
                 "job {id} is {}, not running: there is nothing to checkpoint",
                 job.view.state.name()
             )));

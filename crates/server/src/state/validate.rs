@@ -19,7 +19,9 @@ pub struct KnownNode<'a> {
     pub mem_mib: u64,
 }
 
-pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
+/// The checks that need nothing but the submission: a failure is a malformed request
+/// (400), and the OpenAPI document states each of them as a schema constraint.
+pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
     if job.command.is_empty() || job.command[0].is_empty() {
         return Err("`command` is empty: give the program to run and its arguments, e.g. [\"python\", \"train.py\"]".into());
     }
@@ -89,10 +91,20 @@ pub fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> 
     if job
         .client_token
         .as_ref()
-        .is_some_and(|t| t.is_empty() || t.len() > 128)
+        .is_some_and(|t| t.is_empty() || t.chars().count() > 128)
     {
         return Err("`client_token` must be 1-128 characters".into());
     }
+    Ok(())
+}
+
+/// Whether any node of the cluster as it is now could ever hold a well-formed
+/// submission (checked by [`check_submit`] first): a failure is a conflict with the
+/// cluster's state (409), since the same request succeeds once a fitting node joins.
+pub fn check_fits(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
+    let request = gpu_request(job)?;
+    let slice = ask_of(&request);
+    let gpus = whole_gpus(job, slice.as_ref());
     match slice {
         Some(_) => slice_could_fit(job, request, nodes),
         None => could_ever_fit(job, gpus, nodes),
@@ -288,6 +300,11 @@ mod tests {
             gpus: Some(g),
             ..Default::default()
         }
+    }
+
+    fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
+        super::check_submit(job)?;
+        check_fits(job, nodes)
     }
 
     #[test]
