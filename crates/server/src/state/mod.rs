@@ -7,7 +7,7 @@ mod jobs;
 mod reclaim;
 mod tokens;
 mod usage;
-mod validate;
+pub(crate) mod validate;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
