@@ -52,6 +52,17 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
             units: iterations,
             unit_time,
         };
+        // Each factor may be finite and above 0 while their product is not (1e300 x
+        // 1e300, or 1e-300 x 1e-300): the simulator needs a real run time.
+        let run = work.duration();
+        if !(run.is_finite() && run > 0.0) {
+            return Err(row.error(
+                "iterations",
+                format!(
+                    "iterations x iteration_time is {run} s; a job must run for a finite time above 0"
+                ),
+            ));
+        }
         jobs.push(TraceJob {
             spec: JobSpec {
                 id: JobId(id),
