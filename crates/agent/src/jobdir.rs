@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -359,22 +359,27 @@ fn line_of(e: &Entry) -> Vec<u8> {
     v
 }
 
-/// Replays the journal. A torn last line (the agent died mid-append) is ignored; a bad
-/// line before it means the file was damaged, which is an error worth stopping for.
+/// Reads and replays the journal (see [`replay`]).
 fn read_journal(path: &Path) -> Result<BTreeMap<AttemptRef, Record>, JobDirError> {
+    match fs::read(path) {
+        Ok(bytes) => replay(path, &bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(io_err("read", path)(e)),
+    }
+}
+
+/// Replays journal bytes. A torn last line (the agent died mid-append) is ignored, even
+/// when the tear split a multi-byte character; a bad line before it means the file was
+/// damaged, which is an error worth stopping for.
+fn replay(path: &Path, bytes: &[u8]) -> Result<BTreeMap<AttemptRef, Record>, JobDirError> {
     let mut index: BTreeMap<AttemptRef, Record> = BTreeMap::new();
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(index),
-        Err(e) => return Err(io_err("read", path)(e)),
-    };
-    let lines: Vec<String> = io::BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(io_err("read", path))?;
+    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    if lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop(); // the newline that ends the last whole line
+    }
     let n = lines.len();
     for (i, line) in lines.iter().enumerate() {
-        let entry: Entry = match serde_json::from_str(line) {
+        let entry: Entry = match serde_json::from_slice(line) {
             Ok(e) => e,
             Err(_) if i + 1 == n => break,
             Err(source) => {
@@ -396,6 +401,18 @@ fn read_journal(path: &Path) -> Result<BTreeMap<AttemptRef, Record>, JobDirError
         }
     }
     Ok(index)
+}
+
+/// What an agent starting on this journal would recover: the attempts it still holds
+/// (launched, not acknowledged), each with whether it has a pid and an outcome. The
+/// fuzz target and its replay test drive the same [`replay`] as [`JobDir::open`].
+pub fn recoverable(bytes: &[u8]) -> Result<Vec<(AttemptRef, bool, bool)>, JobDirError> {
+    let index = replay(Path::new(JOURNAL), bytes)?;
+    Ok(index
+        .into_iter()
+        .filter(|(_, r)| !r.acked && r.launch.is_some())
+        .map(|(a, r)| (a, r.pid.is_some(), r.outcome.is_some()))
+        .collect())
 }
 
 fn now_ms() -> u64 {
@@ -529,6 +546,28 @@ mod tests {
         fs::write(&path, format!("garbage\n{good}")).unwrap();
         let err = JobDir::open(tmp.path()).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn a_line_torn_inside_a_multibyte_character_is_still_just_torn() {
+        // Before, the journal was read as UTF-8 text first, so a tear inside a
+        // non-ASCII character (a job name or env value) made the whole journal
+        // unreadable and the agent refused to start.
+        let tmp = tempfile::tempdir().unwrap();
+        {
+            let dir = JobDir::open(tmp.path()).unwrap();
+            dir.create(&launch(1, 1)).unwrap();
+        }
+        let path = tmp.path().join(JOURNAL);
+        let mut l = launch(2, 1);
+        l.name = "entraînement".into();
+        let whole = line_of(&Entry::Launch(Box::new(l)));
+        let cut = whole.iter().position(|b| *b == 0xc3).unwrap() + 1;
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&whole[..cut]).unwrap();
+        drop(f);
+        let dir = JobDir::open(tmp.path()).unwrap();
+        assert_eq!(dir.list().unwrap(), vec![a(1, 1)]);
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! attempts as processes ([`launcher`]), with their share of a GPU or MIG instance made
 //! ready first ([`slices`]).
 
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod gpu;
 pub mod jobdir;
 pub mod launcher;

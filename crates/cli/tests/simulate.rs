@@ -295,3 +295,71 @@ fn the_simulator_reclaims_quota_like_the_server() {
     // Within the 600 s protection nobody is preempted: (4 x 1000 + 1090) / 5.
     assert_eq!(run(&[]), (1018.0, 0));
 }
+
+/// The README's example trace names `gpu_model` A100: it runs as written (the cluster
+/// takes the one model the trace asks for), and a cluster of another model says what is
+/// wrong, once, instead of a message about GPU counts.
+#[test]
+fn the_readme_example_trace_runs_and_a_missing_model_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("readme.csv");
+    std::fs::write(
+        &trace,
+        "id,submit,gpus,duration,estimate,user,queue,priority,gpu_model\n\
+         0,0,4,3600,4000,alice,research,0,A100\n\
+         1,30,1,120,,bob,default,1,\n",
+    )
+    .unwrap();
+    let t = trace.to_str().unwrap();
+    let o = gpusched(&["simulate", "--trace", t, "--policy", "fifo", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["policies"][0]["jobs"].as_u64(), Some(2), "{v}");
+
+    let o = gpusched(&["simulate", "--trace", t, "--gpu-model", "V100"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("readme.csv:2: job 0 asks for GPU model A100")
+            && err.contains("its GPUs are V100")
+            && err.contains("--gpu-model A100"),
+        "{err}"
+    );
+    assert_eq!(err.matches("asks for").count(), 1, "said twice: {err}");
+
+    let two = dir.path().join("two.csv");
+    std::fs::write(
+        &two,
+        "submit,gpus,duration,gpu_model\n0,1,10,A100\n0,1,10,H100\n",
+    )
+    .unwrap();
+    let o = gpusched(&["simulate", "--trace", two.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("A100, H100") && err.contains("--gpu-model"),
+        "{err}"
+    );
+}
+
+/// A job larger than the cluster is reported once (not again as its own cause).
+#[test]
+fn a_job_that_never_fits_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.csv");
+    std::fs::write(&trace, "submit,gpus,duration\n0,65,10\n").unwrap();
+    let o = gpusched(&[
+        "simulate",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--policy",
+        "fifo",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.matches("asks for 65 GPUs").count(),
+        1,
+        "said twice: {err}"
+    );
+}

@@ -44,7 +44,14 @@ pub enum ClusterError {
     BadShape(String),
     #[error("cluster `{0}` has no GPUs; every count must be at least 1")]
     Empty(String),
+    #[error("cluster `{shape}` has {gpus} GPUs; at most {MAX_GPUS} GPUs in all and {MAX_GPUS_PER_NODE} per node are simulated (check for a typo)")]
+    TooLarge { shape: String, gpus: u64 },
 }
+
+/// The largest cluster a shape or spec may describe: far above any real one, it keeps a
+/// typo (`100000x100000`) from allocating the machine's memory away.
+pub const MAX_GPUS: u64 = 1 << 20;
+pub const MAX_GPUS_PER_NODE: u32 = 1024;
 
 impl Cluster {
     /// `switches` x `nodes_per_switch` identical nodes with `gpus_per_node` GPUs each.
@@ -73,6 +80,33 @@ impl Cluster {
         Cluster { nodes, switches }
     }
 
+    /// [`Cluster::uniform`], refused when a count is 0 or the whole is above
+    /// [`MAX_GPUS`] (or [`MAX_GPUS_PER_NODE`] on a node); `shape` names it in errors.
+    pub fn sized(
+        switches: u32,
+        nodes_per_switch: u32,
+        gpus_per_node: u32,
+        model: &str,
+        shape: &str,
+    ) -> Result<Self, ClusterError> {
+        if switches == 0 || nodes_per_switch == 0 || gpus_per_node == 0 {
+            return Err(ClusterError::Empty(shape.to_string()));
+        }
+        let gpus = u64::from(switches) * u64::from(nodes_per_switch) * u64::from(gpus_per_node);
+        if gpus > MAX_GPUS || gpus_per_node > MAX_GPUS_PER_NODE {
+            return Err(ClusterError::TooLarge {
+                shape: shape.to_string(),
+                gpus,
+            });
+        }
+        Ok(Self::uniform(
+            switches,
+            nodes_per_switch,
+            gpus_per_node,
+            model,
+        ))
+    }
+
     /// Parses `NODESxGPUS` or `SWITCHESxNODESxGPUS` (per switch), e.g. `8x8`, `4x64x8`.
     pub fn parse_shape(shape: &str, model: &str) -> Result<Self, ClusterError> {
         let parts: Result<Vec<u32>, _> = shape.trim().split(['x', 'X']).map(str::parse).collect();
@@ -82,10 +116,7 @@ impl Cluster {
             [s, n, g] => (s, n, g),
             _ => return Err(ClusterError::BadShape(shape.to_string())),
         };
-        if s == 0 || n == 0 || g == 0 {
-            return Err(ClusterError::Empty(shape.to_string()));
-        }
-        Ok(Self::uniform(s, n, g, model))
+        Self::sized(s, n, g, model, shape)
     }
 
     pub fn total_gpus(&self) -> u32 {
@@ -213,6 +244,29 @@ mod tests {
 
     fn node(gpus: u32) -> Node {
         Cluster::uniform(1, 1, gpus, "A100-80GB").nodes.remove(0)
+    }
+
+    #[test]
+    fn a_huge_shape_is_refused_before_it_is_built() {
+        // Found by fuzzing the cluster spec: the product was allocated, node by node.
+        let e = Cluster::parse_shape("100000x100000x8", "V").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ClusterError::TooLarge {
+                    gpus: 80_000_000_000,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("typo"), "{e}");
+        assert!(Cluster::parse_shape("1x2000", "V").is_err());
+        assert!(Cluster::parse_shape("131073x8", "V").is_err());
+        assert_eq!(
+            Cluster::parse_shape("1x1024", "V").unwrap().total_gpus(),
+            1024
+        );
     }
 
     #[test]

@@ -11,6 +11,8 @@
 mod actor;
 pub mod auth;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzz_entry;
 mod http;
 mod live;
 mod live_slices;

@@ -108,11 +108,20 @@ pub struct SimRun {
 /// Why a simulation could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("{file}:{line}: {source}")]
+    // Not `source`: that would make the message print twice in an error chain.
+    #[error("{file}:{line}: {why}")]
     NeverFits {
         file: String,
         line: u64,
-        source: NeverFits,
+        why: NeverFits,
+    },
+    #[error("{file}:{line}: job {job} asks for GPU model {model}, but the simulated cluster has no such GPU (its GPUs are {have}); simulate with --gpu-model {model}, or drop the job's gpu_model")]
+    NoSuchModel {
+        file: String,
+        line: u64,
+        job: u64,
+        model: String,
+        have: String,
     },
     /// A job above its queue's `max` (from the queue file) could never start.
     #[error("{file}:{line}: job {job} asks for {gpus} GPU(s) but its queue `{queue}` may hold at most {max} (its `max` in the queue file), so it could never start; raise the queue's max or take the job out of the trace")]
@@ -144,6 +153,17 @@ struct Progress {
     min_nodes: usize,
 }
 
+/// The distinct GPU models of a cluster, sorted.
+fn cluster_models(cluster: &Cluster) -> Vec<String> {
+    let set: std::collections::BTreeSet<&str> = cluster
+        .nodes
+        .iter()
+        .flat_map(|n| &n.gpus)
+        .map(|g| g.model.as_str())
+        .collect();
+    set.into_iter().map(str::to_string).collect()
+}
+
 /// Simulates `workload` on `cluster`. `progress(done, total)` is called now and then.
 pub fn simulate(
     workload: &Workload,
@@ -154,12 +174,29 @@ pub fn simulate(
     let mut sched = Scheduler::new(cluster, opts.policy.clone(), opts.placement, opts.mode);
     sched.set_queue_limits(opts.queue_limits.clone());
     for job in &workload.jobs {
+        if let Some(model) = &job.spec.gpu_model {
+            let has = |m: &str| m.starts_with(model.as_str());
+            if !cluster
+                .nodes
+                .iter()
+                .flat_map(|n| &n.gpus)
+                .any(|g| has(&g.model))
+            {
+                return Err(SimError::NoSuchModel {
+                    file: workload.source.clone(),
+                    line: job.line,
+                    job: job.spec.id.0,
+                    model: model.clone(),
+                    have: cluster_models(cluster).join(", "),
+                });
+            }
+        }
         sched
             .check_fits(&job.spec)
-            .map_err(|source| SimError::NeverFits {
+            .map_err(|why| SimError::NeverFits {
                 file: workload.source.clone(),
                 line: job.line,
-                source,
+                why,
             })?;
         if let Some(&max) = opts.queue_limits.get(&job.spec.queue) {
             if job.spec.gpus > max {

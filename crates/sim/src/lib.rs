@@ -2,6 +2,8 @@
 //! scheduling core, metrics, reports and plots.
 
 pub mod engine;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod metrics;
 pub mod overhead;
 pub mod plot;

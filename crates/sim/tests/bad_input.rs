@@ -138,3 +138,17 @@ fn a_missing_file_is_named() {
         "{e}"
     );
 }
+
+/// Finite factors whose product is not a run time (an invariant the trace fuzz target asserts).
+#[test]
+fn a_muri_run_time_that_overflows_or_vanishes_is_refused() {
+    for (iters, ms) in [("1e300", "1e300"), ("1e-300", "1e-300")] {
+        let e = err(&format!(
+            "job_id,num_gpu,submit_time,iterations,iteration_time\n0,1,0,{iters},{ms}\n"
+        ));
+        assert!(
+            e.starts_with("t.csv:2: field `iterations`") && e.contains("finite time above 0"),
+            "{e}"
+        );
+    }
+}

@@ -1,12 +1,17 @@
 //! The types that cross the wire: the user API (jobs, nodes, errors) and the agent
-//! protocol. Plain serde structs with their OpenAPI schemas; no behaviour, no I/O.
+//! protocol. Plain serde structs with their OpenAPI schemas, and the parsers of what users
+//! write into them (durations, sizes, the TOML job file); no I/O.
 //!
 //! Unknown fields are refused everywhere a client writes (`deny_unknown_fields`), so a
 //! misspelt option is an error instead of a silently ignored wish.
 
 pub mod agent;
 pub mod auth;
+pub mod duration;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod job;
+pub mod jobfile;
 pub mod node;
 pub mod slice;
 pub mod text;
@@ -17,10 +22,12 @@ pub use agent::{
     ReportAck, RunEvent, RunEventKind,
 };
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
+pub use duration::parse_duration;
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
     JobState, JobSubmit, JobView, QueueList, QueueView, Submitted,
 };
+pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
 pub use slice::{
     milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,

@@ -79,37 +79,8 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Parses `90`, `90s`, `15m`, `2h30m`, `1d` (humantime) or Slurm's `HH:MM:SS`,
-/// `MM:SS`, `D-HH:MM:SS` into seconds.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(n);
-    }
-    if s.contains(':') {
-        let (days, rest) = match s.split_once('-') {
-            Some((d, r)) => (d.parse::<u64>().map_err(|_| bad(s))?, r),
-            None => (0, s),
-        };
-        let parts: Vec<u64> = rest
-            .split(':')
-            .map(|p| p.parse::<u64>().map_err(|_| bad(s)))
-            .collect::<Result<_, _>>()?;
-        let hms = match parts.as_slice() {
-            [m, s] => m * 60 + s,
-            [h, m, s] => h * 3600 + m * 60 + s,
-            _ => return Err(bad(s)),
-        };
-        return Ok(days * 86400 + hms);
-    }
-    humantime::parse_duration(s)
-        .map(|d| d.as_secs())
-        .map_err(|_| bad(s))
-}
-
-fn bad(s: &str) -> String {
-    format!("cannot read {s:?} as a duration; use seconds (90), units (15m, 2h30m, 1d) or HH:MM:SS")
-}
+/// One duration parser for every flag and the job file (see gpusched_wire::duration).
+pub use gpusched_wire::parse_duration;
 
 /// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`.
 pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
@@ -124,16 +95,6 @@ pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_in_every_accepted_spelling() {
-        assert_eq!(parse_duration("90"), Ok(90));
-        assert_eq!(parse_duration("2h30m"), Ok(9000));
-        assert_eq!(parse_duration("01:00:05"), Ok(3605));
-        assert_eq!(parse_duration("1-00:00:00"), Ok(86400));
-        assert_eq!(parse_duration("5:00"), Ok(300));
-        assert!(parse_duration("soon").unwrap_err().contains("HH:MM:SS"));
-    }
 
     #[test]
     fn elapsed_and_time_formats() {

@@ -33,9 +33,10 @@ pub struct Args {
     /// Cluster spec file (Muri format: num_switch,num_node_p_switch,num_gpu_p_node,...).
     #[arg(long)]
     cluster_spec: Option<PathBuf>,
-    /// GPU model of every GPU of the simulated cluster.
-    #[arg(long, default_value = "V100")]
-    gpu_model: String,
+    /// GPU model of every GPU of the simulated cluster (default: the one model the
+    /// trace's `gpu_model` column names, else V100).
+    #[arg(long)]
+    gpu_model: Option<String>,
     /// Policies to compare, comma-separated: fifo, priority, sjf, srtf, srsf, tiresias,
     /// drf, backfill, or `all`.
     #[arg(long, default_value = "fifo,srtf,tiresias")]
@@ -149,40 +150,14 @@ fn parse_limits(list: &str) -> Result<Vec<f64>> {
     Ok(limits)
 }
 
-/// A Muri cluster spec: a header and one row
-/// `num_switch,num_node_p_switch,num_gpu_p_node[,num_cpu_p_node,mem_p_node]`.
+/// A Muri cluster spec file (see [`gpusched_sim::trace::muri::parse_cluster_spec`]).
 fn read_cluster_spec(path: &Path, model: &str) -> Result<Cluster> {
-    let file = path.display();
+    let file = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{file}: cannot read the cluster spec"))?;
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header: Vec<&str> = lines
-        .next()
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .collect();
-    let row: Vec<&str> = lines
-        .next()
-        .with_context(|| format!("{file}:2: the spec needs a row of values under its header"))?
-        .split(',')
-        .map(str::trim)
-        .collect();
-    let get = |name: &str| -> Result<u32> {
-        let i = header.iter().position(|h| *h == name).with_context(|| {
-            format!("{file}:1: missing column `{name}` (expected num_switch,num_node_p_switch,num_gpu_p_node)")
-        })?;
-        let raw = row.get(i).copied().unwrap_or("");
-        raw.parse::<u32>().ok().filter(|v| *v > 0).with_context(|| {
-            format!("{file}:2: field `{name}`: `{raw}` is not a whole number above 0")
-        })
-    };
-    Ok(Cluster::uniform(
-        get("num_switch")?,
-        get("num_node_p_switch")?,
-        get("num_gpu_p_node")?,
-        model,
-    ))
+    Ok(gpusched_sim::trace::muri::parse_cluster_spec(
+        &file, &text, model,
+    )?)
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -218,11 +193,20 @@ pub fn run(args: Args) -> Result<()> {
             args.share_bin
         );
     }
-    let cluster = match &args.cluster_spec {
-        Some(p) => read_cluster_spec(p, &args.gpu_model)?,
-        None => Cluster::parse_shape(&args.cluster, &args.gpu_model)?,
+    let format = args.format.as_deref().map(Format::parse).transpose()?;
+    let traced = match &args.trace {
+        Some(path) => Some(trace::read(path, format)?),
+        None => None,
     };
-    let workload = load_workload(&args, &cluster)?;
+    let model = cluster_model(args.gpu_model.as_deref(), traced.as_ref())?;
+    let cluster = match &args.cluster_spec {
+        Some(p) => read_cluster_spec(p, &model)?,
+        None => Cluster::parse_shape(&args.cluster, &model)?,
+    };
+    let workload = match traced {
+        Some(w) => w,
+        None => synthetic_workload(&args, &cluster)?,
+    };
     let queues = match &args.queues {
         Some(path) => Some(queue_file(path, &workload)?),
         None => None,
@@ -317,30 +301,49 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn load_workload(args: &Args, cluster: &Cluster) -> Result<Workload> {
-    let format = args.format.as_deref().map(Format::parse).transpose()?;
-    match &args.trace {
-        Some(path) => Ok(trace::read(path, format)?),
-        None => {
-            if args.jobs == 0 {
-                bail!("--jobs must be at least 1");
-            }
-            if !(args.load.is_finite() && args.load > 0.0) {
-                bail!(
-                    "--load must be above 0 (0.9 = the cluster 90% asked for); got {}",
-                    args.load
-                );
-            }
-            Ok(synthetic::generate(&SyntheticSpec {
-                jobs: args.jobs,
-                seed: args.seed,
-                load: args.load,
-                cluster_gpus: cluster.total_gpus(),
-                max_job_gpus: cluster.max_gpus_per_switch(),
-                tenants: args.tenants,
-            }))
-        }
+/// The model of the simulated cluster's GPUs: `--gpu-model`, else the one model the
+/// trace asks for (so a trace written for A100s runs as written), else V100. A trace
+/// asking for several models needs a choice: the simulated cluster has one model.
+fn cluster_model(flag: Option<&str>, trace: Option<&Workload>) -> Result<String> {
+    if let Some(m) = flag {
+        return Ok(m.to_string());
     }
+    let asked: std::collections::BTreeSet<&str> = trace
+        .iter()
+        .flat_map(|w| &w.jobs)
+        .filter_map(|j| j.spec.gpu_model.as_deref())
+        .collect();
+    let asked: Vec<&str> = asked.into_iter().collect();
+    match asked[..] {
+        [] => Ok("V100".to_string()),
+        [one] => Ok(one.to_string()),
+        _ => bail!(
+            "the trace asks for GPU models {}, but a simulated cluster has one model; pass \
+             --gpu-model MODEL (jobs asking for another model then cannot run) or drop the \
+             gpu_model column",
+            asked.join(", ")
+        ),
+    }
+}
+
+fn synthetic_workload(args: &Args, cluster: &Cluster) -> Result<Workload> {
+    if args.jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    if !(args.load.is_finite() && args.load > 0.0) {
+        bail!(
+            "--load must be above 0 (0.9 = the cluster 90% asked for); got {}",
+            args.load
+        );
+    }
+    Ok(synthetic::generate(&SyntheticSpec {
+        jobs: args.jobs,
+        seed: args.seed,
+        load: args.load,
+        cluster_gpus: cluster.total_gpus(),
+        max_job_gpus: cluster.max_gpus_per_switch(),
+        tenants: args.tenants,
+    }))
 }
 
 /// Runs every policy, in parallel when there are cores for it, with a progress bar if the

@@ -4,13 +4,11 @@
 //! (flags override the file). The command runs directly, without a shell; use
 //! `-- sh -c '...'` for a shell line.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
-use gpusched_wire::JobSubmit;
-use serde::Deserialize;
+use gpusched_wire::{JobFile, JobSubmit};
 
 use super::fmt::parse_duration;
 
@@ -44,7 +42,7 @@ pub struct Args {
     /// Memory the job needs: 512M, 16G, 1T (plain numbers are MiB); counted by fair share.
     #[arg(long)]
     pub mem: Option<String>,
-    /// Run-time limit: 90, 15m, 2h30m, 1d or HH:MM:SS.
+    /// Run-time limit: 90 (seconds), 15m, 2h30m, 1d or HH:MM:SS.
     #[arg(long, short = 't', value_name = "DURATION")]
     pub walltime: Option<String>,
     /// Working directory on the node (default: the current directory).
@@ -81,39 +79,13 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-/// The job file: the API's fields, with a human walltime and an array size.
-#[derive(Deserialize, Default, Debug)]
-#[serde(deny_unknown_fields)]
-struct JobFile {
-    name: Option<String>,
-    command: Option<Vec<String>>,
-    gpus: Option<u32>,
-    gpu_share: Option<f64>,
-    gpu_mem: Option<String>,
-    mig: Option<String>,
-    gpu_model: Option<String>,
-    cwd: Option<String>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    walltime: Option<String>,
-    priority: Option<i32>,
-    queue: Option<String>,
-    cpus: Option<f64>,
-    mem: Option<String>,
-    max_retries: Option<u32>,
-    array: Option<u32>,
-    #[serde(default)]
-    after: Vec<u64>,
-}
-
 /// The jobs these arguments describe (the array expanded).
 pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
     let file = match &args.file {
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read the job file {}", p.display()))?;
-            toml::from_str::<JobFile>(&text)
-                .map_err(|e| anyhow::anyhow!("job file {}: {e}", p.display()))?
+            JobFile::parse(&text).map_err(|e| anyhow::anyhow!("job file {}: {e}", p.display()))?
         }
         None => JobFile::default(),
     };
@@ -125,9 +97,9 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
     if command.is_empty() {
         bail!("no command given: put it after `--` (gpusched submit --gpus 1 -- python train.py) or set `command` in the job file");
     }
-    let walltime = match args.walltime.as_ref().or(file.walltime.as_ref()) {
-        Some(w) => Some(parse_duration(w).map_err(anyhow::Error::msg)?),
-        None => None,
+    let walltime = match &args.walltime {
+        Some(w) => Some(parse_duration(w).map_err(|e| anyhow::anyhow!("--walltime: {e}"))?),
+        None => file.walltime,
     };
     let cwd = match args.cwd.clone().or(file.cwd.clone()) {
         Some(c) => c,
@@ -232,12 +204,53 @@ fn parse_mem(s: &str) -> anyhow::Result<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_mem;
+    use clap::Parser;
+
+    use super::{build, parse_mem, Args};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        let argv = std::iter::once("submit").chain(argv.iter().copied());
+        Cli::try_parse_from(argv).unwrap().args
+    }
 
     #[test]
     fn memory_errors_name_the_flag() {
         assert_eq!(parse_mem("16G").unwrap(), 16384);
         let e = parse_mem("lots").unwrap_err().to_string();
         assert!(e.starts_with("--mem") && e.contains("16G"), "{e}");
+    }
+
+    #[test]
+    fn a_job_file_takes_bare_seconds_and_a_command_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "command = \"python train.py --tag 'a b'\"\nwalltime = 90\ncwd = \"/\"\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        let jobs = build(&args(&["--file", file])).unwrap();
+        assert_eq!(jobs[0].command, ["python", "train.py", "--tag", "a b"]);
+        assert_eq!(jobs[0].walltime_s, Some(90));
+        // The flag overrides the file, and means the same number the same way.
+        let jobs = build(&args(&["--file", file, "-t", "2m"])).unwrap();
+        assert_eq!(jobs[0].walltime_s, Some(120));
+        let jobs = build(&args(&["--file", file, "-t", "90"])).unwrap();
+        assert_eq!(jobs[0].walltime_s, Some(90));
+    }
+
+    #[test]
+    fn a_repeated_duration_unit_is_refused() {
+        let e = build(&args(&["-t", "1h1h", "--cwd", "/", "--", "true"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--walltime") && e.contains("`h` twice"), "{e}");
     }
 }

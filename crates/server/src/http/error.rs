@@ -67,22 +67,25 @@ impl FromRequest<super::App> for RawBody {
     type Rejection = ApiErr;
 
     async fn from_request(req: Request, app: &super::App) -> Result<Self, Self::Rejection> {
-        Bytes::from_request(req, app).await.map(RawBody).map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                return ApiErr(
-                    e.status(),
-                    format!(
-                        "the request body is over this server's limit of {} bytes \
+        Bytes::from_request(req, app)
+            .await
+            .map(RawBody)
+            .map_err(|e| {
+                if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    return ApiErr(
+                        e.status(),
+                        format!(
+                            "the request body is over this server's limit of {} bytes \
                          (--max-body): split the batch",
-                        app.limits.max_body_bytes
-                    ),
-                );
-            }
-            ApiErr(
-                e.status(),
-                format!("could not read the request body: {}", e.body_text()),
-            )
-        })
+                            app.limits.max_body_bytes
+                        ),
+                    );
+                }
+                ApiErr(
+                    e.status(),
+                    format!("could not read the request body: {}", e.body_text()),
+                )
+            })
     }
 }
 

@@ -11,7 +11,7 @@ mod reasons;
 mod reclaim;
 mod tokens;
 mod usage;
-mod validate;
+pub(crate) mod validate;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

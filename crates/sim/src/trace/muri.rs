@@ -9,7 +9,7 @@
 //!   timing, exactly as in the peer.
 //! - `model_name` keys the restart-overhead profile (see `crate::overhead`).
 
-use gpusched_core::{JobId, JobSpec, QueueId, UserId};
+use gpusched_core::{Cluster, JobId, JobSpec, QueueId, UserId};
 
 use super::{CsvRows, Names, TraceError, TraceJob, Work, Workload};
 
@@ -52,6 +52,17 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
             units: iterations,
             unit_time,
         };
+        // Each factor may be finite and above 0 while their product is not (1e300 x
+        // 1e300, or 1e-300 x 1e-300): the simulator needs a real run time.
+        let run = work.duration();
+        if !(run.is_finite() && run > 0.0) {
+            return Err(row.error(
+                "iterations",
+                format!(
+                    "iterations x iteration_time is {run} s; a job must run for a finite time above 0"
+                ),
+            ));
+        }
         jobs.push(TraceJob {
             spec: JobSpec {
                 id: JobId(id),
@@ -76,5 +87,60 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
         users: users.names,
         queues: vec!["default".into()],
         source: String::new(),
+    })
+}
+
+/// A Muri cluster spec: a header and one row
+/// `num_switch,num_node_p_switch,num_gpu_p_node[,num_cpu_p_node,mem_p_node]`, every GPU
+/// of `model`. Errors name the file, the line and the field.
+pub fn parse_cluster_spec(file: &str, text: &str, model: &str) -> Result<Cluster, TraceError> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(|h| h.trim().trim_start_matches('\u{feff}'))
+        .collect();
+    let row: Vec<&str> = lines
+        .next()
+        .ok_or_else(|| TraceError::Line {
+            file: file.to_string(),
+            line: 2,
+            problem: "the spec needs a row of values under its header".into(),
+        })?
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let get = |name: &str| -> Result<u32, TraceError> {
+        let i = header
+            .iter()
+            .position(|h| *h == name)
+            .ok_or_else(|| TraceError::Line {
+                file: file.to_string(),
+                line: 1,
+                problem: format!(
+                    "missing column `{name}` (expected num_switch,num_node_p_switch,num_gpu_p_node)"
+                ),
+            })?;
+        let raw = row.get(i).copied().unwrap_or("");
+        raw.parse::<u32>()
+            .ok()
+            .filter(|v| *v > 0)
+            .ok_or_else(|| TraceError::Field {
+                file: file.to_string(),
+                line: 2,
+                field: name.to_string(),
+                problem: format!("`{raw}` is not a whole number above 0"),
+            })
+    };
+    let (s, n, g) = (
+        get("num_switch")?,
+        get("num_node_p_switch")?,
+        get("num_gpu_p_node")?,
+    );
+    Cluster::sized(s, n, g, model, &format!("{s}x{n}x{g}")).map_err(|e| TraceError::Line {
+        file: file.to_string(),
+        line: 2,
+        problem: e.to_string(),
     })
 }

@@ -1,0 +1,145 @@
+//! The TOML job file of `gpusched submit --file`: the API's fields, with a human
+//! walltime, a command given as a list or as one shell-style line, and an array size.
+//!
+//! ```toml
+//! name = "train"
+//! command = "python train.py --lr 0.1"   # or ["python", "train.py", "--lr", "0.1"]
+//! gpus = 2
+//! walltime = "2h30m"                     # or 9000 (seconds, as on the command line)
+//! ```
+//!
+//! A line is split the way a POSIX shell splits words (quotes, backslashes) and is then
+//! run without a shell: no pipes, globs or variables.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use crate::duration::parse_duration;
+
+/// A parsed job file; flags given next to it override its fields.
+#[derive(Deserialize, Default, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobFile {
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "command")]
+    pub command: Option<Vec<String>>,
+    pub gpus: Option<u32>,
+    pub gpu_share: Option<f64>,
+    pub gpu_mem: Option<String>,
+    pub mig: Option<String>,
+    pub gpu_model: Option<String>,
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Seconds.
+    #[serde(default, deserialize_with = "walltime")]
+    pub walltime: Option<u64>,
+    pub priority: Option<i32>,
+    pub queue: Option<String>,
+    pub cpus: Option<f64>,
+    pub mem: Option<String>,
+    pub max_retries: Option<u32>,
+    pub array: Option<u32>,
+    #[serde(default)]
+    pub after: Vec<u64>,
+}
+
+impl JobFile {
+    /// Parses a job file's text; errors give the line and what is expected.
+    pub fn parse(text: &str) -> Result<JobFile, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+    }
+}
+
+/// `walltime = 90` (seconds) or `walltime = "1h30m"`.
+fn walltime<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = u64;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("seconds (90) or a duration string (\"15m\", \"2h30m\", \"01:30:00\")")
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::custom(format!("walltime {v} is below 0 seconds")))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+            parse_duration(v).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+/// `command = ["python", "train.py"]` or `command = "python train.py"`.
+fn command<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of arguments ([\"python\", \"train.py\"]) or one command line (\"python train.py\")")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<String>, E> {
+            shell_words::split(v).map_err(|e| {
+                E::custom(format!(
+                    "cannot split the command line {v:?} into arguments ({e}); close the quote or give a list"
+                ))
+            })
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(arg) = seq.next_element::<String>()? {
+                out.push(arg);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walltime_is_seconds_or_a_duration_string() {
+        assert_eq!(JobFile::parse("walltime = 90").unwrap().walltime, Some(90));
+        assert_eq!(
+            JobFile::parse("walltime = \"2h30m\"").unwrap().walltime,
+            Some(9000)
+        );
+        let e = JobFile::parse("walltime = -5").unwrap_err();
+        assert!(e.contains("below 0"), "{e}");
+        let e = JobFile::parse("walltime = \"1h1h\"").unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let e = JobFile::parse("walltime = 1.5").unwrap_err();
+        assert!(e.contains("seconds (90)"), "{e}");
+    }
+
+    #[test]
+    fn command_is_a_list_or_a_shell_style_line() {
+        let f = JobFile::parse(r#"command = 'python train.py --name "my run" a\ b'"#).unwrap();
+        assert_eq!(
+            f.command.unwrap(),
+            ["python", "train.py", "--name", "my run", "a b"]
+        );
+        let f = JobFile::parse("command = [\"sh\", \"-c\", \"echo hi\"]").unwrap();
+        assert_eq!(f.command.unwrap(), ["sh", "-c", "echo hi"]);
+        // No shell runs it: a pipe is just an argument.
+        let f = JobFile::parse("command = \"echo a | wc\"").unwrap();
+        assert_eq!(f.command.unwrap(), ["echo", "a", "|", "wc"]);
+        let e = JobFile::parse("command = \"python 'oops\"").unwrap_err();
+        assert!(e.contains("close the quote"), "{e}");
+        assert_eq!(JobFile::parse("").unwrap(), JobFile::default());
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let e = JobFile::parse("gpu = 2").unwrap_err();
+        assert!(e.contains("unknown field `gpu`"), "{e}");
+    }
+}
