@@ -514,7 +514,7 @@ fn private_jobs_hide_other_users_jobs_everywhere() {
     // Nor does a dependency on it tell that it exists.
     let after = format!(r#"{{"command": ["true"], "after": [{}]}}"#, w.running);
     let (code, body) = w.call(Caller::Other, "POST", "/api/jobs", Some(&after));
-    assert_eq!(code, 400, "{body}");
+    assert_eq!(code, 409, "{body}");
     assert_eq!(
         error_of(&body),
         format!("`after`: there is no job {}", w.running)

@@ -27,7 +27,7 @@ fn usage_by_queue_and_jobs_above_their_queues_max() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(
         stderr(&o).contains("asks for 3 GPUs but queue `b` may hold at most 2 GPUs")
-            && stderr(&o).contains("HTTP 400"),
+            && stderr(&o).contains("HTTP 409"),
         "{}",
         stderr(&o)
     );

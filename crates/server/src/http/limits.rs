@@ -140,13 +140,17 @@ impl utoipa::Modify for Shedding {
             let submit = matches!(path.as_str(), "/api/jobs" | "/api/jobs/batch");
             for (post, op) in [(false, &mut item.get), (true, &mut item.post)] {
                 let Some(op) = op.as_mut() else { continue };
-                op.responses
-                    .responses
-                    .entry("503".into())
-                    .or_insert_with(|| {
-                        busy("the server is overloaded (--max-inbox); retry after Retry-After")
-                            .into()
-                    });
+                // Replaces the plain 503 of `responses.rs`: the same answer, now also for
+                // overload, with the header that says when to come back.
+                op.responses.responses.insert(
+                    "503".into(),
+                    busy(
+                        "The server is overloaded (--max-inbox; retry after Retry-After), \
+                         shutting down, or could not commit to its store (e.g. a full disk), \
+                         or (logs) the node that holds the job's output cannot be reached.",
+                    )
+                    .into(),
+                );
                 if post && submit {
                     op.responses.responses.insert(
                         "429".into(),
