@@ -83,8 +83,12 @@ struct GpuViewSchema {
     /// MIG mode and layout; absent when MIG is off (or the GPU has none).
     #[schema(nullable = false)]
     mig: Option<crate::slice::MigInfo>,
-    /// The job holding this GPU whole.
+    /// The job holding this GPU whole (absent when it is another user's job hidden by
+    /// the server's `--private-jobs`).
     job: Option<u64>,
+    /// The user of the job holding this GPU whole, or `(another user)` for a job hidden
+    /// by `--private-jobs`.
+    user: Option<String>,
     /// Shares and MIG instances of this GPU, with who holds them.
     slices: Vec<crate::slice::SliceView>,
 }
