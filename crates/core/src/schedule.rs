@@ -763,11 +763,23 @@ impl Scheduler {
         // Entries whose job is not in the slice, or runs: the caller dropped or started
         // it without telling; they leave the queue.
         let mut stale: Vec<u64> = Vec::new();
-        let mut resolve = |jobs: &[SchedJob], admitted: u64| match find_admitted(jobs, admitted) {
-            Some(i) if !jobs[i].running => Some(i),
-            _ => {
-                stale.push(admitted);
-                None
+        // The queue's order is mostly admission order (submit times): try the slot after
+        // the last job found before searching.
+        let mut next = 0;
+        let mut resolve = |jobs: &[SchedJob], admitted: u64| {
+            let found = match jobs.get(next) {
+                Some(j) if j.slot.admitted == admitted => Some(next),
+                _ => find_admitted(jobs, admitted),
+            };
+            match found {
+                Some(i) if !jobs[i].running => {
+                    next = i + 1;
+                    Some(i)
+                }
+                _ => {
+                    stale.push(admitted);
+                    None
+                }
             }
         };
         match self.policy.kind {
