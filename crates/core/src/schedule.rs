@@ -25,6 +25,7 @@ use crate::freemap::FreeMap;
 use crate::ids::{JobId, QueueId};
 use crate::job::JobSpec;
 use crate::placement::{Placement, PlacementStrategy};
+use crate::policy::queue::{OrderedQueue, QueueSlot};
 use crate::policy::tiresias::{self, LasState};
 use crate::policy::{backfill, drf, order, PolicyConfig, PolicyKind};
 use crate::Seconds;
@@ -44,8 +45,12 @@ pub struct SchedJob {
     pub waited: Seconds,
     pub last_update: Seconds,
     pub first_start: Option<Seconds>,
-    /// Tie-breaker from the previous pass: keeps equal keys in their earlier order.
+    /// Tie-breaker from the previous pass: keeps equal keys in their earlier order. Not
+    /// renumbered by passes when the scheduler keeps an ordered queue
+    /// ([`Scheduler::keep_ordered_queue`]).
     pub rank: u64,
+    /// The job's place in the scheduler's ordered queue (set by the scheduler).
+    pub slot: QueueSlot,
     pub las: LasState,
     pub starts: u32,
     pub preemptions: u32,
@@ -63,6 +68,7 @@ impl SchedJob {
             waited: 0.0,
             first_start: None,
             rank: 0,
+            slot: QueueSlot::default(),
             las: LasState::default(),
             starts: 0,
             preemptions: 0,
@@ -156,6 +162,9 @@ pub struct Scheduler {
     queue_limits: BTreeMap<QueueId, u32>,
     /// `drf` with a usage half-life: what each tenant used before.
     history: drf::History,
+    /// The waiting jobs in policy order, when the caller asked for it.
+    queue: Option<OrderedQueue>,
+    next_admitted: u64,
 }
 
 impl Scheduler {
@@ -181,7 +190,25 @@ impl Scheduler {
             fit_cache: BTreeMap::new(),
             queue_limits: BTreeMap::new(),
             history: drf::History::default(),
+            queue: None,
+            next_admitted: 0,
         }
+    }
+
+    /// Keeps the waiting queue in policy order between passes instead of sorting it at
+    /// every pass, for the non-preemptive policies whose order does not move while jobs
+    /// wait (`fifo`, `priority`, `sjf`, `backfill`, `drf`; see [`crate::policy::queue`]).
+    /// A contended pass then costs the jobs it considers, not a sort of the whole queue,
+    /// and decides exactly as the sort would.
+    ///
+    /// The caller promises to pass the jobs in the order it enqueued them (removing some
+    /// is fine) and not to read `rank` (passes no longer renumber it); the job's `slot`
+    /// finds it. Call before enqueuing any job. Returns whether the queue is kept.
+    pub fn keep_ordered_queue(&mut self) -> bool {
+        if self.next_admitted == 0 {
+            self.queue = OrderedQueue::new(&self.policy);
+        }
+        self.queue.is_some()
     }
 
     /// Caps the GPUs each queue may hold. Non-preemptive passes skip a waiting job whose
@@ -291,6 +318,15 @@ impl Scheduler {
             seq: self.next_seq,
             ..LasState::default()
         };
+        self.next_admitted += 1;
+        job.slot = QueueSlot {
+            admitted: self.next_admitted,
+            tie: self.next_admitted as i64,
+            started_at: 0,
+        };
+        if let Some(q) = &mut self.queue {
+            q.insert(&job.spec, job.slot);
+        }
     }
 
     /// Swaps in a new cluster (nodes joined or left) with every GPU free, keeping the
@@ -317,6 +353,10 @@ impl Scheduler {
         job.placement = Some(placement);
         job.first_start.get_or_insert(now);
         job.starts += 1;
+        if let Some(q) = &mut self.queue {
+            q.remove(&job.spec, job.slot);
+            job.slot.started_at = q.passes;
+        }
         true
     }
 
@@ -329,6 +369,9 @@ impl Scheduler {
         job.account(now);
         self.finish(job);
         job.preemptions += 1;
+        if let Some(q) = &mut self.queue {
+            q.put_back(&job.spec, job.slot);
+        }
     }
 
     /// Gives back GPUs taken with [`Scheduler::occupy`] (a hold the caller lifts).
@@ -361,6 +404,10 @@ impl Scheduler {
 
     /// Gives the GPUs of a job that ended (or was cancelled or lost) back.
     pub fn finish(&mut self, job: &mut SchedJob) {
+        if let (false, Some(q)) = (job.running, &mut self.queue) {
+            // A waiting job leaves the queue.
+            q.remove(&job.spec, job.slot);
+        }
         if let Some(p) = job.placement.take() {
             if job.running {
                 for &(node, k) in &p.parts {
@@ -396,6 +443,11 @@ impl Scheduler {
         }
         if !kind.preemptive() && self.actual.total_free() == 0 {
             // Nothing can start and nothing is preempted: skip the sort of a long queue.
+            return out;
+        }
+        if let Some(mut q) = self.queue.take() {
+            self.ordered_pass(&mut q, jobs, now, &mut out);
+            self.queue = Some(q);
             return out;
         }
         self.sort(jobs, now, kind.preemptive());
@@ -597,20 +649,35 @@ impl Scheduler {
     ) {
         let mut used = self.queue_usage(jobs);
         for &i in order {
-            let spec = &jobs[i].spec;
-            if !self.within_limit(&used, spec) {
-                continue;
+            if !self.strict_step(jobs, i, &mut used, now, out) {
+                break;
             }
-            match self
-                .placement
-                .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
-            {
-                Some(p) => {
-                    *used.entry(spec.queue).or_insert(0) += spec.gpus;
-                    Self::start(&mut jobs[i], i, p, now, out)
-                }
-                None => break,
+        }
+    }
+
+    /// Tries the job at `i`; false when the pass stops there.
+    fn strict_step(
+        &mut self,
+        jobs: &mut [SchedJob],
+        i: usize,
+        used: &mut BTreeMap<QueueId, u32>,
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) -> bool {
+        let spec = &jobs[i].spec;
+        if !self.within_limit(used, spec) {
+            return true;
+        }
+        match self
+            .placement
+            .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
+        {
+            Some(p) => {
+                *used.entry(spec.queue).or_insert(0) += spec.gpus;
+                Self::start(&mut jobs[i], i, p, now, out);
+                true
             }
+            None => false,
         }
     }
 
@@ -621,43 +688,138 @@ impl Scheduler {
         now: Seconds,
         out: &mut PassOutcome,
     ) {
-        let mut reservation: Option<backfill::Reservation> = None;
-        let mut used = self.queue_usage(jobs);
+        let mut state = (None, self.queue_usage(jobs));
         for &i in order {
-            if self.actual.total_free() == 0 {
+            if !self.backfill_step(jobs, i, &mut state, now, out) {
                 break;
             }
-            if !self.within_limit(&used, &jobs[i].spec) {
-                continue;
+        }
+    }
+
+    /// Tries the job at `i` under the reservation so far (and the queues' use); false
+    /// when the pass stops there.
+    fn backfill_step(
+        &mut self,
+        jobs: &mut [SchedJob],
+        i: usize,
+        (reservation, used): &mut (Option<backfill::Reservation>, BTreeMap<QueueId, u32>),
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) -> bool {
+        if self.actual.total_free() == 0 {
+            return false;
+        }
+        if !self.within_limit(used, &jobs[i].spec) {
+            return true;
+        }
+        if reservation
+            .as_ref()
+            .is_some_and(|r| !r.allows(&jobs[i], now))
+        {
+            return true;
+        }
+        let spec = &jobs[i].spec;
+        match self
+            .placement
+            .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
+        {
+            Some(p) => {
+                if let Some(res) = reservation {
+                    res.admit(&jobs[i], now);
+                }
+                *used.entry(spec.queue).or_insert(0) += spec.gpus;
+                Self::start(&mut jobs[i], i, p, now, out);
             }
-            if reservation
-                .as_ref()
-                .is_some_and(|r| !r.allows(&jobs[i], now))
-            {
-                continue;
+            None if reservation.is_none() => {
+                *reservation = Some(backfill::reserve(
+                    jobs,
+                    spec.gpus,
+                    self.actual.total_free(),
+                    now,
+                ));
             }
-            let spec = &jobs[i].spec;
-            match self
-                .placement
-                .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
-            {
-                Some(p) => {
-                    if let Some(res) = &mut reservation {
-                        res.admit(&jobs[i], now);
+            None => {}
+        }
+        true
+    }
+
+    /// A non-preemptive pass over the ordered queue: the same steps as over a sorted
+    /// one, visiting only the jobs the pass considers.
+    fn ordered_pass(
+        &mut self,
+        q: &mut OrderedQueue,
+        jobs: &mut [SchedJob],
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) {
+        // Every ordering pass counts, as every sort renumbered the queue.
+        q.passes += 1;
+        for (admitted, tie) in q.take_returned() {
+            if let Some(i) = find_admitted(jobs, admitted) {
+                jobs[i].slot.tie = tie;
+                q.insert(&jobs[i].spec, jobs[i].slot);
+            }
+        }
+        // Entries whose job is not in the slice, or runs: the caller dropped or started
+        // it without telling; they leave the queue.
+        let mut stale: Vec<u64> = Vec::new();
+        // The queue's order is mostly admission order (submit times): try the slot after
+        // the last job found before searching.
+        let mut next = 0;
+        let mut resolve = |jobs: &[SchedJob], admitted: u64| {
+            let found = match jobs.get(next) {
+                Some(j) if j.slot.admitted == admitted => Some(next),
+                _ => find_admitted(jobs, admitted),
+            };
+            match found {
+                Some(i) if !jobs[i].running => {
+                    next = i + 1;
+                    Some(i)
+                }
+                _ => {
+                    stale.push(admitted);
+                    None
+                }
+            }
+        };
+        match self.policy.kind {
+            PolicyKind::Drf => {
+                // DRF offers by tenant from the whole queue; the order comes without a sort.
+                let mut order = std::mem::take(&mut self.order);
+                order.clear();
+                q.walk(now, |a| {
+                    if let Some(i) = resolve(jobs, a) {
+                        order.push(i);
                     }
-                    *used.entry(spec.queue).or_insert(0) += spec.gpus;
-                    Self::start(&mut jobs[i], i, p, now, out);
-                }
-                None if reservation.is_none() => {
-                    reservation = Some(backfill::reserve(
-                        jobs,
-                        spec.gpus,
-                        self.actual.total_free(),
-                        now,
-                    ));
-                }
-                None => {}
+                    true
+                });
+                self.drf(jobs, &order, now, out);
+                self.order = order;
             }
+            PolicyKind::Backfill => {
+                let mut state = (None, self.queue_usage(jobs));
+                q.walk(now, |a| match resolve(jobs, a) {
+                    Some(i) => self.backfill_step(jobs, i, &mut state, now, out),
+                    None => true,
+                });
+            }
+            _ => {
+                let mut used = self.queue_usage(jobs);
+                q.walk(now, |a| match resolve(jobs, a) {
+                    Some(i) => self.strict_step(jobs, i, &mut used, now, out),
+                    None => true,
+                });
+            }
+        }
+        for d in &out.decisions {
+            if let Decision::Start { index, .. } = *d {
+                let job = &mut jobs[index];
+                q.remove(&job.spec, job.slot);
+                job.slot.started_at = q.passes;
+            }
+        }
+        for admitted in stale {
+            q.remove_admitted(admitted);
         }
     }
 
@@ -701,6 +863,14 @@ impl Scheduler {
             }
         });
     }
+}
+
+/// The job admitted as `admitted`: a binary search, as callers keep admission order; a
+/// scan if one did not.
+fn find_admitted(jobs: &[SchedJob], admitted: u64) -> Option<usize> {
+    jobs.binary_search_by_key(&admitted, |j| j.slot.admitted)
+        .ok()
+        .or_else(|| jobs.iter().position(|j| j.slot.admitted == admitted))
 }
 
 /// Policy key first (smaller first), then the previous pass's rank.

@@ -173,6 +173,8 @@ pub fn simulate(
 ) -> Result<SimRun, SimError> {
     let mut sched = Scheduler::new(cluster, opts.policy.clone(), opts.placement, opts.mode);
     sched.set_queue_limits(opts.queue_limits.clone());
+    // Reclaim reads the waiting jobs' ranks, which an ordered queue stops renumbering.
+    let ordered = opts.reclaim.is_none() && sched.keep_ordered_queue();
     for job in &workload.jobs {
         if let Some(model) = &job.spec.gpu_model {
             let has = |m: &str| m.starts_with(model.as_str());
@@ -242,9 +244,16 @@ pub fn simulate(
         .tenant_bins
         .filter(|b| b.is_finite() && *b > 0.0)
         .map(|b| Recorder::new(b, last_time));
+    // With an ordered queue no pass reads the whole job list, so an event need only walk
+    // the running jobs (`running`, in list order), and ended jobs stay in place (marked in
+    // `done`) until they are half the list: removing them at every end would move the
+    // long queue each time. The tenant recorder reads every job, so it keeps the plain way.
+    let lazy = ordered && recorder.is_none();
+    let mut running: Vec<usize> = Vec::new();
+    let mut gone = 0usize;
 
     loop {
-        if next_group == groups.len() && jobs.is_empty() {
+        if next_group == groups.len() && jobs.len() == gone {
             break;
         }
         let start_t = groups.get(next_group).map_or(f64::INFINITY, |g| g.0);
@@ -252,7 +261,7 @@ pub fn simulate(
         if start_t.is_infinite() && end_t.is_infinite() && wakeup.is_none() {
             return Err(SimError::Stuck {
                 time: last_time,
-                waiting: jobs.len(),
+                waiting: jobs.len() - gone,
             });
         }
         let (mut now, mut do_end, mut do_start) = if end_t < start_t {
@@ -273,8 +282,10 @@ pub fn simulate(
 
         if do_end {
             let (_, ended) = ending.take().expect("an end event exists");
-            done.clear();
-            done.resize(jobs.len(), false);
+            if !lazy {
+                done.clear();
+                done.resize(jobs.len(), false);
+            }
             for i in ended {
                 let job = &mut jobs[i];
                 job.account(now);
@@ -294,11 +305,25 @@ pub fn simulate(
                     preemptions: job.preemptions,
                 });
                 done[i] = true;
+                if lazy {
+                    gone += 1;
+                    if let Ok(k) = running.binary_search(&i) {
+                        running.remove(k);
+                    }
+                }
             }
-            retain_unmarked(&mut jobs, &done);
-            retain_unmarked(&mut state, &done);
-            if opts.reclaim.is_some() {
-                retain_unmarked(&mut started, &done);
+            if !lazy || gone * 2 > jobs.len() {
+                retain_unmarked(&mut jobs, &done);
+                retain_unmarked(&mut state, &done);
+                if opts.reclaim.is_some() {
+                    retain_unmarked(&mut started, &done);
+                }
+                if lazy {
+                    renumber(&mut running, &done);
+                    gone = 0;
+                    done.clear();
+                    done.resize(jobs.len(), false);
+                }
             }
         }
         if do_start {
@@ -308,6 +333,9 @@ pub fn simulate(
                 sched.admit(&mut job).expect("checked before the run");
                 job.remaining = Some(t.work.units * t.work.unit_time);
                 jobs.push(job);
+                if lazy {
+                    done.push(false);
+                }
                 if opts.reclaim.is_some() {
                     started.push(now);
                 }
@@ -327,10 +355,7 @@ pub fn simulate(
         // when the job starts, which keeps an event's work off the long queue.
         let account_waiting =
             opts.policy.kind == PolicyKind::Tiresias && opts.policy.starvation > 0.0;
-        for (job, p) in jobs.iter_mut().zip(state.iter_mut()) {
-            if !job.running && !account_waiting {
-                continue;
-            }
+        let advance = |job: &mut SchedJob, p: &mut Progress| {
             let dt = now - job.last_update;
             let rate = rate(job, p, opts.locality_penalty);
             job.account(now);
@@ -343,9 +368,29 @@ pub fn simulate(
                 };
                 job.remaining = Some(p.units * p.unit_time);
             }
+        };
+        if lazy {
+            for &i in &running {
+                advance(&mut jobs[i], &mut state[i]);
+            }
+        } else {
+            for (job, p) in jobs.iter_mut().zip(state.iter_mut()) {
+                if job.running || account_waiting {
+                    advance(job, p);
+                }
+            }
         }
 
         let outcome = sched.pass(&mut jobs, now);
+        if lazy {
+            for d in &outcome.decisions {
+                if let gpusched_core::Decision::Start { index, .. } = *d {
+                    if let Err(k) = running.binary_search(&index) {
+                        running.insert(k, index);
+                    }
+                }
+            }
+        }
         if let Some(rq) = &opts.reclaim {
             for d in &outcome.decisions {
                 if let gpusched_core::Decision::Start { index, .. } = d {
@@ -359,13 +404,20 @@ pub fn simulate(
         if let Some(r) = recorder.as_mut() {
             r.observe(&jobs, &opts.policy);
         }
-        ending = next_completion(&jobs, &state, now, opts.locality_penalty);
+        let (n_running, waiting) = if lazy {
+            ending = next_completion(&jobs, &state, running.iter().copied(), now, opts);
+            (running.len(), jobs.len() - gone - running.len())
+        } else {
+            let all = (0..jobs.len()).filter(|&i| jobs[i].running);
+            ending = next_completion(&jobs, &state, all, now, opts);
+            let n = jobs.iter().filter(|j| j.running).count();
+            (n, jobs.len() - n)
+        };
         wakeup = sched.next_wakeup(&jobs, now);
-        let running = jobs.iter().filter(|j| j.running).count() as u32;
         run.timeline.push(Sample {
             time: now,
-            queued: jobs.len() as u32 - running,
-            running,
+            queued: waiting as u32,
+            running: n_running as u32,
             busy_gpus: busy as u32,
         });
         if run.passes.is_multiple_of(4096) {
@@ -402,12 +454,15 @@ fn is_close(a: f64, b: f64) -> bool {
 
 /// The next completion event: the earliest predicted end, with every running job whose
 /// end is within 1e-9 of it (grouped greedily in queue order, as the peers do).
+/// `running` lists the running jobs in list order.
 fn next_completion(
     jobs: &[SchedJob],
     state: &[Progress],
+    running: impl Iterator<Item = usize>,
     now: f64,
-    penalty: f64,
+    opts: &SimOptions,
 ) -> Option<(f64, Vec<usize>)> {
+    let penalty = opts.locality_penalty;
     let end_of = |i: usize| {
         let p = &state[i];
         let r = rate(&jobs[i], p, penalty);
@@ -417,10 +472,7 @@ fn next_completion(
             now + p.units * p.unit_time / r
         }
     };
-    let ends: Vec<(usize, f64)> = (0..jobs.len())
-        .filter(|&i| jobs[i].running)
-        .map(|i| (i, end_of(i)))
-        .collect();
+    let ends: Vec<(usize, f64)> = running.map(|i| (i, end_of(i))).collect();
     let min = ends.iter().map(|e| e.1).min_by(f64::total_cmp)?;
     let window = min + min.abs() * 1e-6;
     let mut groups: Vec<(f64, Vec<usize>)> = Vec::new();
@@ -440,4 +492,20 @@ fn retain_unmarked<T>(items: &mut Vec<T>, marked: &[bool]) {
         i += 1;
         !marked[i - 1]
     });
+}
+
+/// Indices into a list after the marked elements were dropped from it (none of `indices`
+/// is marked; they stay sorted).
+fn renumber(indices: &mut [usize], marked: &[bool]) {
+    let mut dropped = 0;
+    let mut next = 0;
+    for (i, &m) in marked.iter().enumerate() {
+        while next < indices.len() && indices[next] == i {
+            indices[next] -= dropped;
+            next += 1;
+        }
+        if m {
+            dropped += 1;
+        }
+    }
 }

@@ -17,6 +17,7 @@
 pub mod backfill;
 pub mod drf;
 pub mod order;
+pub mod queue;
 pub mod tiresias;
 
 use std::collections::BTreeMap;

@@ -12,16 +12,20 @@ pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
         PolicyKind::Fifo | PolicyKind::Backfill => (spec.submit, 0.0),
         // drf orders each tenant's jobs like `priority` (tiers with aging); with equal
         // priorities that is submit order.
-        PolicyKind::Priority | PolicyKind::Drf => {
-            let waited_hours = (now - spec.submit).max(0.0) / 3600.0;
-            (
-                -(spec.priority as f64 + cfg.aging_per_hour * waited_hours),
-                spec.submit,
-            )
-        }
+        PolicyKind::Priority | PolicyKind::Drf => (
+            aged_priority(cfg.aging_per_hour, spec.priority, spec.submit, now),
+            spec.submit,
+        ),
         PolicyKind::Sjf => (spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
         PolicyKind::Srtf => (job.remaining_or_estimate(), 0.0),
         PolicyKind::Srsf => (job.remaining_or_estimate() * spec.gpus as f64, 0.0),
         PolicyKind::Tiresias => (job.las.level as f64, job.las.seq as f64),
     }
+}
+
+/// `priority`'s first key: the priority plus aging, negated (the ordered queue computes it
+/// the same way, bit for bit).
+pub fn aged_priority(aging_per_hour: f64, priority: i32, submit: Seconds, now: Seconds) -> f64 {
+    let waited_hours = (now - submit).max(0.0) / 3600.0;
+    -(priority as f64 + aging_per_hour * waited_hours)
 }

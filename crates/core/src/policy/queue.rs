@@ -1,0 +1,237 @@
+//! The waiting queue kept in policy order between passes, for the non-preemptive policies
+//! whose order does not move while jobs wait.
+//!
+//! `fifo` and `backfill` order by submit time, `sjf` by estimate then submit time: fixed
+//! keys. `priority` (and `drf`, which orders each tenant's jobs the same way) adds
+//! `aging_per_hour` for every hour waited, the same shift for every job, so inside one
+//! priority value the order is submit time, fixed too; the priority values (few) are
+//! merged at each pass by their keys at that time, computed exactly as the sort did.
+//!
+//! Ties fall back, as in the sort, on the order of the previous pass. A sort renumbers
+//! every waiting job above every rank given before, in sorted order; so among jobs of equal
+//! key the order of a pass is the order of admission, except for a job that ran and came
+//! back: if no pass ordered the queue since it started, it keeps its place; otherwise it
+//! goes before every job that was ordered since, the jobs that came back in the order
+//! they last started (pass, then place). [`QueueSlot::tie`] encodes exactly that, so the
+//! queue reproduces the sort's order without sorting.
+
+use std::cmp::Ordering;
+use std::collections::{btree_set, BTreeMap, BTreeSet};
+use std::iter::Peekable;
+
+use crate::job::JobSpec;
+use crate::policy::{order, PolicyConfig, PolicyKind};
+use crate::Seconds;
+
+/// Where a job stands in the ordered queue (kept on the job by the scheduler).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueSlot {
+    /// Admission number: grows with every enqueue; the caller's job slice keeps jobs in
+    /// this order, so a job is found by binary search.
+    pub admitted: u64,
+    /// Tie-break among equal keys, smaller first.
+    pub tie: i64,
+    /// The number of ordering passes when the job last started.
+    pub started_at: u64,
+}
+
+/// One waiting job: its key, then its tie-break.
+#[derive(Copy, Clone, Debug)]
+struct Entry {
+    a: f64,
+    b: f64,
+    tie: i64,
+    admitted: u64,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.a
+            .total_cmp(&o.a)
+            .then(self.b.total_cmp(&o.b))
+            .then(self.tie.cmp(&o.tie))
+            .then(self.admitted.cmp(&o.admitted))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+
+impl Eq for Entry {}
+
+/// The waiting jobs in policy order, by priority value (one class for the other
+/// policies).
+#[derive(Clone, Debug)]
+pub struct OrderedQueue {
+    kind: PolicyKind,
+    aging_per_hour: f64,
+    classes: BTreeMap<i32, BTreeSet<Entry>>,
+    /// Ordering passes so far (a pass skipped for want of free GPUs does not count).
+    pub(crate) passes: u64,
+    /// Jobs that came back after a pass ordered the queue: (started_at, tie, admitted).
+    returned: Vec<(u64, i64, u64)>,
+    /// The smallest tie given so far; jobs that come back go below it.
+    low_tie: i64,
+}
+
+impl OrderedQueue {
+    /// A queue for `cfg`, if its order is fixed while jobs wait.
+    pub fn new(cfg: &PolicyConfig) -> Option<Self> {
+        let fixed = match cfg.kind {
+            PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Backfill => true,
+            // Negative or infinite aging would not keep submit order inside a priority.
+            PolicyKind::Priority | PolicyKind::Drf => {
+                cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0
+            }
+            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias => false,
+        };
+        fixed.then(|| OrderedQueue {
+            kind: cfg.kind,
+            aging_per_hour: cfg.aging_per_hour,
+            classes: BTreeMap::new(),
+            passes: 0,
+            returned: Vec::new(),
+            low_tie: 0,
+        })
+    }
+
+    fn place(&self, spec: &JobSpec, slot: QueueSlot) -> (i32, Entry) {
+        let (class, a, b) = match self.kind {
+            PolicyKind::Sjf => (0, spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
+            PolicyKind::Priority | PolicyKind::Drf => (spec.priority, spec.submit, 0.0),
+            _ => (0, spec.submit, 0.0),
+        };
+        let entry = Entry {
+            a,
+            b,
+            tie: slot.tie,
+            admitted: slot.admitted,
+        };
+        (class, entry)
+    }
+
+    /// Adds a waiting job.
+    pub fn insert(&mut self, spec: &JobSpec, slot: QueueSlot) {
+        let (class, entry) = self.place(spec, slot);
+        self.classes.entry(class).or_default().insert(entry);
+    }
+
+    /// Removes a job (it started or left); false if it was not queued.
+    pub fn remove(&mut self, spec: &JobSpec, slot: QueueSlot) -> bool {
+        let (class, entry) = self.place(spec, slot);
+        let Some(set) = self.classes.get_mut(&class) else {
+            return false;
+        };
+        let removed = set.remove(&entry);
+        if set.is_empty() {
+            self.classes.remove(&class);
+        }
+        removed || self.forget_returned(slot.admitted)
+    }
+
+    /// Removes the job admitted as `admitted`, wherever it is (a scan: only for jobs the
+    /// caller dropped without saying).
+    pub fn remove_admitted(&mut self, admitted: u64) {
+        for set in self.classes.values_mut() {
+            set.retain(|e| e.admitted != admitted);
+        }
+        self.classes.retain(|_, set| !set.is_empty());
+        self.forget_returned(admitted);
+    }
+
+    fn forget_returned(&mut self, admitted: u64) -> bool {
+        let before = self.returned.len();
+        self.returned.retain(|r| r.2 != admitted);
+        self.returned.len() != before
+    }
+
+    /// A job that ran waits again. Returns true if it is queued now (no pass ordered the
+    /// queue since it started); otherwise it is queued at the next pass, by
+    /// [`Self::take_returned`].
+    pub fn put_back(&mut self, spec: &JobSpec, slot: QueueSlot) -> bool {
+        if slot.started_at == self.passes {
+            self.insert(spec, slot);
+            true
+        } else {
+            self.returned
+                .push((slot.started_at, slot.tie, slot.admitted));
+            false
+        }
+    }
+
+    /// At the start of an ordering pass: the jobs that came back, with their new ties
+    /// (below every tie given before, in the order they last started). The caller sets
+    /// each job's tie and inserts it.
+    pub fn take_returned(&mut self) -> Vec<(u64, i64)> {
+        let mut back = std::mem::take(&mut self.returned);
+        back.sort_unstable();
+        let base = self.low_tie - back.len() as i64;
+        self.low_tie = base;
+        back.iter()
+            .enumerate()
+            .map(|(k, &(_, _, admitted))| (admitted, base + k as i64))
+            .collect()
+    }
+
+    /// Visits the waiting jobs' admission numbers in policy order at `now` until `visit`
+    /// returns false.
+    pub fn walk(&self, now: Seconds, mut visit: impl FnMut(u64) -> bool) {
+        if self.classes.len() <= 1 {
+            for set in self.classes.values() {
+                for e in set {
+                    if !visit(e.admitted) {
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        // Priority values merged by their keys at `now` (the sort's key, then the tie).
+        let mut heads: Vec<(i32, Peekable<btree_set::Iter<Entry>>)> = self
+            .classes
+            .iter()
+            .map(|(&p, set)| (p, set.iter().peekable()))
+            .collect();
+        loop {
+            let mut best: Option<(usize, f64, Entry)> = None;
+            for (h, (p, it)) in heads.iter_mut().enumerate() {
+                let Some(&&e) = it.peek() else {
+                    continue;
+                };
+                let k = order::aged_priority(self.aging_per_hour, *p, e.a, now);
+                let better = match &best {
+                    None => true,
+                    Some((_, bk, be)) => k
+                        .total_cmp(bk)
+                        .then(e.a.total_cmp(&be.a))
+                        .then(e.tie.cmp(&be.tie))
+                        .then(e.admitted.cmp(&be.admitted))
+                        .is_lt(),
+                };
+                if better {
+                    best = Some((h, k, e));
+                }
+            }
+            let Some((h, _, e)) = best else {
+                return;
+            };
+            heads[h].1.next();
+            if !visit(e.admitted) {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod tests;

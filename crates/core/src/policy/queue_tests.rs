@@ -1,0 +1,153 @@
+//! The ordered queue decides exactly as the sort: two schedulers, one sorting at every
+//! pass and one keeping the queue, driven in lockstep through a random workload with many
+//! equal keys, priorities, queue caps, jobs ending, and running jobs put back in the queue.
+
+use std::collections::BTreeMap;
+
+use crate::schedule::{PreemptMode, SchedJob, Scheduler};
+use crate::{Cluster, Decision, JobId, JobSpec, PlacementStrategy, PolicyConfig, PolicyKind};
+use crate::{QueueId, UserId};
+
+/// A small deterministic generator (no dependency for a test).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+fn spec(rng: &mut Lcg, id: u64, now: f64) -> JobSpec {
+    JobSpec {
+        id: JobId(id),
+        gpus: [1, 1, 2, 4, 8][rng.below(5) as usize],
+        gpu_model: None,
+        user: UserId(rng.below(3) as u32),
+        queue: QueueId(rng.below(2) as u32),
+        priority: rng.below(3) as i32,
+        submit: now,
+        estimate: [None, Some(100.0), Some(300.0), Some(300.0)][rng.below(4) as usize],
+        cpu_milli: 0,
+        mem_mib: 0,
+    }
+}
+
+/// Runs `kind` both ways and asserts every pass decides the same.
+fn lockstep(kind: PolicyKind, caps: bool, seed: u64) {
+    let cluster = Cluster::uniform(2, 2, 4, "V100");
+    let mut policy = PolicyConfig::new(kind);
+    // One point of priority per 100 s waited: aging reorders priorities within a run.
+    policy.aging_per_hour = 36.0;
+    let new = || {
+        let mut s = Scheduler::new(
+            &cluster,
+            policy.clone(),
+            PlacementStrategy::Consolidated,
+            PreemptMode::Repack,
+        );
+        if caps {
+            s.set_queue_limits(BTreeMap::from([(QueueId(1), 6)]));
+        }
+        s
+    };
+    let (mut sorting, mut ordered) = (new(), new());
+    assert!(
+        ordered.keep_ordered_queue(),
+        "{kind:?} keeps an ordered queue"
+    );
+    let mut a: Vec<SchedJob> = Vec::new();
+    let mut b: Vec<SchedJob> = Vec::new();
+    let mut rng = Lcg(seed);
+    let mut id = 0;
+    let mut starts = 0;
+    for step in 0..400u32 {
+        // Coarse times: many jobs share a submit time.
+        let now = f64::from(step / 3) * 50.0;
+        for _ in 0..rng.below(4) {
+            id += 1;
+            let s = spec(&mut rng, id, now);
+            for (sched, jobs) in [(&mut sorting, &mut a), (&mut ordered, &mut b)] {
+                let mut job = SchedJob::new(s.clone());
+                sched.admit(&mut job).expect("fits");
+                jobs.push(job);
+            }
+        }
+        // Some running jobs end, one now and then goes back to the queue.
+        let mut ended = vec![false; a.len()];
+        for i in 0..a.len() {
+            if a[i].running && rng.below(4) == 0 {
+                if rng.below(5) == 0 {
+                    sorting.preempt_now(&mut a[i], now);
+                    ordered.preempt_now(&mut b[i], now);
+                } else {
+                    sorting.finish(&mut a[i]);
+                    ordered.finish(&mut b[i]);
+                    ended[i] = true;
+                }
+            }
+        }
+        let mut k = 0;
+        a.retain(|_| (!ended[k], k += 1).0);
+        let mut k = 0;
+        b.retain(|_| (!ended[k], k += 1).0);
+        for j in a.iter_mut().chain(b.iter_mut()) {
+            j.account(now);
+        }
+        let da = sorting.pass(&mut a, now).decisions;
+        let db = ordered.pass(&mut b, now).decisions;
+        assert_eq!(
+            da, db,
+            "{kind:?} caps={caps} seed={seed} step {step} at t={now}"
+        );
+        starts += da
+            .iter()
+            .filter(|d| matches!(d, Decision::Start { .. }))
+            .count();
+    }
+    // The workload is contended: the queue was long and many passes started jobs.
+    assert!(starts > 10, "{kind:?}: only {starts} starts");
+    assert!(a.iter().filter(|j| !j.running).count() > 20);
+}
+
+#[test]
+fn every_fixed_key_policy_decides_as_the_sort_does() {
+    for kind in [
+        PolicyKind::Fifo,
+        PolicyKind::Priority,
+        PolicyKind::Sjf,
+        PolicyKind::Backfill,
+        PolicyKind::Drf,
+    ] {
+        for seed in 1..=4 {
+            lockstep(kind, false, seed);
+            lockstep(kind, true, seed);
+        }
+    }
+}
+
+#[test]
+fn preemptive_policies_and_negative_aging_keep_sorting() {
+    let cluster = Cluster::uniform(1, 1, 4, "V100");
+    for kind in [PolicyKind::Srtf, PolicyKind::Srsf, PolicyKind::Tiresias] {
+        let mut s = Scheduler::new(
+            &cluster,
+            PolicyConfig::new(kind),
+            PlacementStrategy::Consolidated,
+            PreemptMode::Repack,
+        );
+        assert!(!s.keep_ordered_queue());
+    }
+    let mut policy = PolicyConfig::new(PolicyKind::Priority);
+    policy.aging_per_hour = -1.0;
+    let mut s = Scheduler::new(
+        &cluster,
+        policy,
+        PlacementStrategy::Consolidated,
+        PreemptMode::Repack,
+    );
+    assert!(!s.keep_ordered_queue());
+}
