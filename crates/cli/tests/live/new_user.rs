@@ -70,7 +70,7 @@ fn usage_by_queue_and_jobs_above_their_queues_max() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("is in the future"), "{}", stderr(&o));
     let (code, body) = http(&url, "GET", "/api/usage?since_ms=32503680000000", None);
-    assert_eq!(code, 400, "{body}");
+    assert_eq!(code, 409, "{body}");
     assert!(body.contains("in the future"), "{body}");
 }
 

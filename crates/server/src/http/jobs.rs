@@ -146,7 +146,8 @@ pub struct LogQuery {
     /// Byte offset to read from (default 0).
     pub offset: Option<u64>,
     /// Which attempt's output (default: the current one); earlier attempts stay on the
-    /// node they ran on.
+    /// node they ran on. An attempt the job has not had yet is 404.
+    #[param(minimum = 1)]
     pub attempt: Option<u32>,
 }
 
@@ -233,7 +234,7 @@ pub async fn nodes(
 
 /// GPU-hours, job counts and mean wait per user (or queue) since a time.
 #[utoipa::path(get, path = "/api/usage", params(UsageQuery),
-    responses((status = 200, body = UsageReport), super::responses::ReadQuery))]
+    responses((status = 200, body = UsageReport), super::responses::ReadUsage))]
 pub async fn usage(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,

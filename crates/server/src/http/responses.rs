@@ -16,8 +16,8 @@ fn describe(code: u16) -> &'static str {
         400 => "The request is malformed (body, path or query): the message names the field and what is allowed.",
         401 => "Over TCP: no bearer token, or a revoked or mistyped one. The `WWW-Authenticate` header says `Bearer`.",
         403 => "The caller may not do this: the role (admins only), the owner (another user's job), or the kind of credential (the agents' join token only allows the agent protocol, and people may not use it).",
-        404 => "No such job or token.",
-        409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after` does not exist or already failed, the priority is above the queue's maximum, or (agents) the server restarted and the node must register again.",
+        404 => "No such job, token or attempt (a job's logs of an attempt it has not had).",
+        409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after` does not exist or already failed, the priority is above the queue's maximum, a usage window that starts in the future, or (agents) the server restarted and the node must register again.",
         413 => "The body is over the server's `--max-body` limit (64 MiB unless the operator set another).",
         503 => "The server is shutting down, or (logs) the node that holds the job's output cannot be reached.",
         _ => "An error.",
@@ -67,6 +67,8 @@ error_set! {
     Read = [401, 403, 503];
     /// A read with query parameters.
     ReadQuery = [400, 401, 403, 503];
+    /// Usage: a window that starts in the future is well-formed but has nothing yet (409).
+    ReadUsage = [400, 401, 403, 409, 503];
     /// A read of one job by id.
     ReadJob = [400, 401, 403, 404, 503];
     /// A job's logs: the node may be unreachable.

@@ -573,13 +573,20 @@ impl State {
         let job = self.owned_job(id, who, "read its output")?;
         let v = &job.view;
         let attempt = attempt.unwrap_or(v.attempt);
+        // 0 is malformed (the schema says so); a later attempt than the job has had is
+        // one that does not exist (yet), like an unknown id.
         if attempt == 0 || attempt > v.attempt {
-            return Err(Fail::BadRequest(format!(
+            let msg = format!(
                 "job {id} has had {} attempt{}; --attempt must be 1..={}",
                 v.attempt,
                 if v.attempt == 1 { "" } else { "s" },
                 v.attempt
-            )));
+            );
+            return Err(if attempt == 0 {
+                Fail::BadRequest(msg)
+            } else {
+                Fail::NotFound(msg)
+            });
         }
         let node_name = if attempt == v.attempt {
             v.node.as_ref()

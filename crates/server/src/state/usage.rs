@@ -19,7 +19,7 @@ impl State {
         let since = q.since_ms.unwrap_or(0);
         // A window that starts after now would print an inverted range and count nothing.
         if since > now {
-            return Err(Fail::BadRequest(format!(
+            return Err(Fail::Conflict(format!(
                 "`since_ms` = {since} is in the future (now is {now}); give a time in the past"
             )));
         }
