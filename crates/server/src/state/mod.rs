@@ -607,48 +607,48 @@ impl State {
             self.end(id, JobState::Failed, reason, now);
             return;
         }
-        self.release(id);
-        self.queue.requeue(id, now as f64 / 1000.0);
-        let job = self.jobs.get_mut(&id).expect("checked above");
-        let v = &mut job.view;
-        v.reason = format!(
+        let reason = format!(
             "requeued after attempt {} on {node} was lost: {why}",
             v.attempt
         );
+        self.requeue_run(id, now, reason);
+    }
+
+    /// A run ended without an outcome of its own (lost, preempted, stopped): the job goes
+    /// back in the queue with the next attempt number, no node and no GPUs; a preemption
+    /// asked of that run is moot (the next run starts fresh). The caller counts why
+    /// (retries, preemptions, agent stops) on the record this returns.
+    fn requeue_run(&mut self, id: u64, now: u64, reason: String) -> Option<&mut JobRecord> {
+        self.release(id);
+        self.queue.requeue(id, now as f64 / 1000.0);
+        self.touch_job(id);
+        let job = self.jobs.get_mut(&id)?;
+        let v = &mut job.view;
+        v.reason = reason;
         v.state = JobState::Pending;
         v.attempt += 1;
-        // A preemption asked of the lost run is moot: the next run starts fresh.
         v.preempt_requested = false;
         v.node = None;
         v.gpu_indices.clear();
         v.slice_at = None;
         v.start_ms = None;
-        self.touch_job(id);
+        Some(job)
     }
 
     /// A preempted run ended: back in the queue with the next attempt number, its
     /// attained service kept (the core's view of the job stays), retries untouched.
     fn requeue_preempted(&mut self, id: u64) {
-        self.release(id);
-        self.queue.requeue(id, now_ms() as f64 / 1000.0);
-        let Some(job) = self.jobs.get_mut(&id) else {
+        let Some(job) = self.jobs.get(&id) else {
             return;
         };
-        let v = &mut job.view;
-        v.reason = format!(
+        let reason = format!(
             "preempted on {} to return GPUs to another queue's quota; requeued",
-            v.node.as_deref().unwrap_or("its node")
+            job.view.node.as_deref().unwrap_or("its node")
         );
-        v.state = JobState::Pending;
-        v.attempt += 1;
-        v.preemptions += 1;
-        v.preempt_requested = false;
-        v.node = None;
-        v.gpu_indices.clear();
-        v.slice_at = None;
-        v.start_ms = None;
-        v.last_checkpoint_ms = None;
-        self.touch_job(id);
+        if let Some(job) = self.requeue_run(id, now_ms(), reason) {
+            job.view.preemptions += 1;
+            job.view.last_checkpoint_ms = None;
+        }
     }
 
     /// A run stopped because its agent was told to stop: back in the queue with the next
@@ -659,25 +659,13 @@ impl State {
         let Some(node) = self.jobs.get(&id).and_then(|j| j.view.node.clone()) else {
             return;
         };
-        self.release(id);
-        self.queue.requeue(id, now_ms() as f64 / 1000.0);
-        let Some(job) = self.jobs.get_mut(&id) else {
-            return;
-        };
-        job.agent_stops += 1;
-        let v = &mut job.view;
-        v.reason = format!(
-            "requeued without using a retry: attempt {} was stopped on {node} ({why})",
-            v.attempt
+        let attempt = self.jobs.get(&id).map_or(0, |j| j.view.attempt);
+        let reason = format!(
+            "requeued without using a retry: attempt {attempt} was stopped on {node} ({why})"
         );
-        v.state = JobState::Pending;
-        v.attempt += 1;
-        v.preempt_requested = false;
-        v.node = None;
-        v.gpu_indices.clear();
-        v.slice_at = None;
-        v.start_ms = None;
-        self.touch_job(id);
+        if let Some(job) = self.requeue_run(id, now_ms(), reason) {
+            job.agent_stops += 1;
+        }
         let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
         if empty {
             if let Some(n) = self.nodes.get_mut(&node) {
