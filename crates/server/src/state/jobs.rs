@@ -358,9 +358,9 @@ impl State {
         let unmet = self.unmet(&v.after);
         if !unmet.is_empty() {
             let ids: Vec<String> = unmet.iter().map(u64::to_string).collect();
+            let jobs = if ids.len() == 1 { "job" } else { "jobs" };
             return format!(
-                "dependency: waiting for job{} {} to succeed",
-                if ids.len() == 1 { "" } else { "s" },
+                "dependency: waiting for {jobs} {} to succeed",
                 ids.join(", ")
             );
         }
@@ -400,11 +400,7 @@ impl State {
                 .unwrap_or(0)
                 .div_ceil(1000);
             if held + u64::from(v.gpus) > u64::from(cap) {
-                return format!(
-                    "{}'s jobs hold {held} of the {cap} GPUs one user may hold in queue `{}` \
-                     (max_gpus_per_user)",
-                    v.user, v.queue
-                );
+                return reasons::user_at_cap(&v.user, &v.queue, held, cap);
             }
         }
         let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
@@ -577,9 +573,8 @@ impl State {
         // one that does not exist (yet), like an unknown id.
         if attempt == 0 || attempt > v.attempt {
             let msg = format!(
-                "job {id} has had {} attempt{}; --attempt must be 1..={}",
-                v.attempt,
-                if v.attempt == 1 { "" } else { "s" },
+                "job {id} has had {}; --attempt must be 1..={}",
+                gpusched_wire::count(v.attempt, "attempt"),
                 v.attempt
             );
             return Err(if attempt == 0 {

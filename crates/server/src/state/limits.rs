@@ -73,10 +73,10 @@ impl State {
             let pending = counts.get(user).copied().unwrap_or(0);
             if pending + add > l.max_pending_per_user {
                 return Err(Fail::Forbidden(format!(
-                    "{user} has {pending} pending job{} and this submission adds {add}; a user \
-                     may have at most {} pending (--max-pending-per-user): wait for some to \
-                     start, or cancel some",
-                    if pending == 1 { "" } else { "s" },
+                    "{user} has {} and this submission adds {add}; a user may have at most \
+                     {} pending (--max-pending-per-user): wait for some to start, or cancel \
+                     some",
+                    gpusched_wire::count(pending as u64, "pending job"),
                     l.max_pending_per_user
                 )));
             }

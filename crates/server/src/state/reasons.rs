@@ -25,6 +25,16 @@ pub fn queue_at_limit_slices(queue: &str, held: &str, max: u32) -> String {
     )
 }
 
+/// A user whose jobs in a queue hold its `max_gpus_per_user`: their next job waits while
+/// other users' jobs start.
+pub fn user_at_cap(user: &str, queue: &str, held: u64, cap: u32) -> String {
+    format!(
+        "{user}'s jobs hold {held} of the {} one user may hold in queue `{queue}` \
+         (max_gpus_per_user)",
+        count(cap, "GPU")
+    )
+}
+
 /// A job that asks for more than its queue may ever hold: it could never start.
 pub fn larger_than_queue(queue: &str, max: u32, gpus: u32) -> String {
     format!(
