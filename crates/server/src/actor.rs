@@ -18,6 +18,7 @@ use gpusched_wire::{
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::SharedTokens;
+use crate::clock::Now;
 use crate::state::{Fail, LogTarget, PollResult, State, WaitResult, Who};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
@@ -79,6 +80,9 @@ pub async fn run(
     let mut cmds = Vec::with_capacity(MAX_ROUND);
     let mut last_round = Instant::now();
     while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
+        // The one reading of the clock for this round: the state never reads it itself.
+        let now = Now::read();
+        state.begin_round(now);
         // Heartbeats queued in this round count before any node is judged silent; and
         // if this task itself was stalled, the silence was ours, not the nodes'.
         let mut tick = false;
@@ -89,7 +93,7 @@ pub async fn run(
             }
         }
         if tick {
-            state.expire_nodes(Instant::now(), last_round.elapsed());
+            state.expire_nodes(now.instant.saturating_duration_since(last_round));
             // Time alone can make a reclaim possible (protections expire).
             state.schedule_if_quotas();
         }

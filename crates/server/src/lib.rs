@@ -10,6 +10,7 @@
 
 mod actor;
 pub mod auth;
+pub mod clock;
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz_entry;
@@ -131,7 +132,14 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         Some(path) => read_queues(path)?,
         None => queues::Queues::default(),
     };
-    let state = state::State::load(cfg.clone(), jobs, nodes, tokens, queue_conf);
+    let state = state::State::load(
+        cfg.clone(),
+        jobs,
+        nodes,
+        tokens,
+        queue_conf,
+        clock::Now::read(),
+    );
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",

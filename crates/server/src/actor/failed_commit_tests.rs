@@ -36,7 +36,14 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
     let jobs = store.load_jobs().await.unwrap();
     let nodes = store.load_nodes().await.unwrap();
     let tokens = store.load_tokens().await.unwrap();
-    let state = State::load(cfg, jobs, nodes, tokens, Queues::default());
+    let state = State::load(
+        cfg,
+        jobs,
+        nodes,
+        tokens,
+        Queues::default(),
+        crate::clock::Now::read(),
+    );
     let table: SharedTokens = Arc::new(std::sync::RwLock::new(TokenTable::new(crate::auth::hash(
         "join",
     ))));

@@ -1,14 +1,12 @@
 //! The agent protocol: registration (with reconciliation), polls for the desired state,
 //! and reports of what happened on the node.
 
-use std::collections::BTreeSet;
-use std::time::Instant;
-
 use gpusched_store::NodeRecord;
 use gpusched_wire::{
     AttemptRef, Desired, JobState, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered,
     RunEvent, RunEventKind,
 };
+use std::collections::BTreeSet;
 use tokio::sync::watch;
 
 use super::{Fail, NodeEntry, State};
@@ -49,14 +47,15 @@ impl State {
         let running: BTreeSet<AttemptRef> = reg.running.iter().copied().collect();
         let events = reg.events.clone();
         let record = NodeRecord { register: reg };
+        let now = self.now.instant;
         let entry = self
             .nodes
             .entry(name.clone())
-            .or_insert_with(|| NodeEntry::new(record.clone()));
+            .or_insert_with(|| NodeEntry::new(record.clone(), now));
         let gpus_changed = entry.record.register.gpus != record.register.gpus;
         entry.record = record;
         entry.online = true;
-        entry.last_seen = Instant::now();
+        entry.last_seen = now;
         self.touched.nodes.insert(name.clone());
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
@@ -86,9 +85,10 @@ impl State {
 
     fn known_node(&mut self, node: &str, instance: &str) -> Result<&mut NodeEntry, Fail> {
         let me = self.instance.clone();
+        let now = self.now.instant;
         match self.nodes.get_mut(node) {
             Some(n) if instance == me && n.online => {
-                n.last_seen = Instant::now();
+                n.last_seen = now;
                 Ok(n)
             }
             _ => Err(Fail::Conflict(format!(

@@ -14,7 +14,7 @@ use gpusched_core::resources::mig_compute_milli;
 use super::privacy;
 use super::reasons;
 use super::validate::{self, KnownNode};
-use super::{now_ms, Fail, State, Who};
+use super::{Fail, State, Who};
 
 /// `wait`: the job is over, or a receiver that fires when it is.
 pub enum WaitResult {
@@ -198,7 +198,7 @@ impl State {
                 }
             }
         }
-        let now = now_ms();
+        let now = self.now.ms;
         let mut ids = Vec::with_capacity(jobs.len());
         for j in jobs {
             if let Some(&id) = j.client_token.as_ref().and_then(|t| self.retry_keys.get(t)) {
@@ -276,7 +276,7 @@ impl State {
 
     /// Estimated starts of the pending jobs, from the core's replay of the queue.
     pub fn plan(&self) -> BTreeMap<u64, u64> {
-        self.queue.estimate_starts(now_ms() as f64 / 1000.0)
+        self.queue.estimate_starts(self.now.secs())
     }
 
     /// What every pending job's reason needs, worked out once per request (not once per
@@ -509,7 +509,7 @@ impl State {
                     id,
                     JobState::Cancelled,
                     "cancelled before it started".into(),
-                    now_ms(),
+                    self.now.ms,
                 );
                 "cancelled"
             }
@@ -542,7 +542,7 @@ impl State {
                 job.view.state.name()
             )));
         }
-        job.view.last_checkpoint_ms = Some(now_ms());
+        job.view.last_checkpoint_ms = Some(self.now.ms);
         self.touch_job(id);
         self.get(id, who)
     }
@@ -629,7 +629,7 @@ impl State {
     /// The nodes; under `--private-jobs` GPUs held by jobs hidden from `who` show an
     /// anonymous holder instead of the job.
     pub fn node_list(&self, who: &Who) -> NodeList {
-        let now = std::time::Instant::now();
+        let now = self.now.instant;
         let nodes = self
             .nodes
             .values()

@@ -15,13 +15,14 @@ pub(crate) mod validate;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use gpusched_core::{PolicyConfig, QueueId};
 use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
 
+use crate::clock::Now;
 use crate::config::ServerConfig;
 use crate::live::{LiveNode, LiveQueue};
 use crate::queues::Queues;
@@ -114,6 +115,8 @@ pub struct State {
     /// its own dependents, not at every job).
     dependents: BTreeMap<u64, Vec<u64>>,
     pub touched: Touched,
+    /// The time of this round (`begin_round`); the state never reads a clock.
+    now: Now,
     /// Pending jobs per user, counted once per round when a submission needs them (see
     /// `limits.rs`); dropped at the end of every round.
     pending_count: Option<HashMap<String, usize>>,
@@ -124,32 +127,24 @@ pub(super) fn held_milli(v: &gpusched_wire::JobView) -> u64 {
     u64::from(v.gpus) * 1000 + v.slice_at.as_ref().map_or(0, |a| u64::from(a.milli))
 }
 
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-fn now_s() -> f64 {
-    now_ms() as f64 / 1000.0
-}
-
 impl State {
-    /// Rebuilds the state from the store. Nodes of the last life count as online for
-    /// one heartbeat timeout so their agents can re-register and keep their jobs.
+    /// Rebuilds the state from the store at `now`. Nodes of the last life count as
+    /// online for one heartbeat timeout so their agents can re-register and keep their
+    /// jobs.
     pub fn load(
         cfg: Arc<ServerConfig>,
         jobs: Vec<JobRecord>,
         nodes: Vec<NodeRecord>,
         tokens: Vec<TokenRecord>,
         queues: Queues,
+        now: Now,
     ) -> Self {
         let mut policy = PolicyConfig::new(cfg.policy);
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
         let share_placement = cfg.share_placement;
         let mut st = State {
-            instance: format!("{:x}-{:x}", now_ms(), std::process::id()),
+            instance: format!("{:x}-{:x}", now.ms, std::process::id()),
+            now,
             cfg,
             jobs: BTreeMap::new(),
             next_id: 1,
@@ -170,10 +165,10 @@ impl State {
         st.apply_queues(queues);
         for record in nodes {
             let name = record.register.node.clone();
-            st.nodes.insert(name, NodeEntry::new(record));
+            st.nodes.insert(name, NodeEntry::new(record, now.instant));
         }
         st.refresh_nodes();
-        let now = now_s();
+        let now = now.secs();
         for job in jobs {
             let v = &job.view;
             st.next_id = st.next_id.max(v.id + 1);
@@ -206,7 +201,14 @@ impl State {
         nodes: Vec<NodeRecord>,
         tokens: Vec<TokenRecord>,
     ) -> State {
-        let mut st = State::load(self.cfg.clone(), jobs, nodes, tokens, self.queues.clone());
+        let mut st = State::load(
+            self.cfg.clone(),
+            jobs,
+            nodes,
+            tokens,
+            self.queues.clone(),
+            self.now,
+        );
         st.instance = self.instance;
         for (name, n) in st.nodes.iter_mut() {
             if let Some(old) = self.nodes.get(name) {
@@ -216,6 +218,12 @@ impl State {
         }
         st.waiters = self.waiters;
         st
+    }
+
+    /// Starts a round at `now`: every change and answer of the round is made at this
+    /// time (the actor reads the clock once per round; tests choose it).
+    pub fn begin_round(&mut self, now: Now) {
+        self.now = now;
     }
 
     fn enqueue(&mut self, job: &JobRecord) {
@@ -373,7 +381,7 @@ impl State {
             return;
         }
         self.sched_due = false;
-        let now_ms = now_ms();
+        let now_ms = self.now.ms;
         // Jobs that reclaimed quota come first on the node they reclaimed: they start as
         // soon as it has room, and until then its free GPUs are kept from the pass.
         let holds = self.serve_claims(now_ms as f64 / 1000.0);
@@ -593,7 +601,7 @@ impl State {
             return;
         }
         let node = v.node.clone().unwrap_or_default();
-        let now = now_ms();
+        let now = self.now.ms;
         if v.cancel_requested {
             self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
             return;
@@ -645,7 +653,7 @@ impl State {
             "preempted on {} to return GPUs to another queue's quota; requeued",
             job.view.node.as_deref().unwrap_or("its node")
         );
-        if let Some(job) = self.requeue_run(id, now_ms(), reason) {
+        if let Some(job) = self.requeue_run(id, self.now.ms, reason) {
             job.view.preemptions += 1;
             job.view.last_checkpoint_ms = None;
         }
@@ -663,7 +671,7 @@ impl State {
         let reason = format!(
             "requeued without using a retry: attempt {attempt} was stopped on {node} ({why})"
         );
-        if let Some(job) = self.requeue_run(id, now_ms(), reason) {
+        if let Some(job) = self.requeue_run(id, self.now.ms, reason) {
             job.agent_stops += 1;
         }
         let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
@@ -700,7 +708,8 @@ impl State {
     /// `stalled` is how long since the state task last finished a round: if that is a
     /// large part of the timeout, the nodes' polls were waiting on us, so their clocks
     /// restart instead.
-    pub fn expire_nodes(&mut self, now: Instant, stalled: Duration) {
+    pub fn expire_nodes(&mut self, stalled: Duration) {
+        let now = self.now.instant;
         let timeout: Duration = self.cfg.heartbeat_timeout;
         if stalled > timeout / 2 {
             tracing::warn!(
@@ -737,11 +746,11 @@ impl State {
 }
 
 impl NodeEntry {
-    fn new(record: NodeRecord) -> Self {
+    fn new(record: NodeRecord, now: Instant) -> Self {
         NodeEntry {
             record,
             online: true,
-            last_seen: Instant::now(),
+            last_seen: now,
             gen: 0,
             watch: watch::channel(0).0,
             jobs: BTreeSet::new(),

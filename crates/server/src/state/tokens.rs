@@ -3,7 +3,7 @@
 use gpusched_store::TokenRecord;
 use gpusched_wire::{TokenCreate, TokenCreated, TokenList, TokenView};
 
-use super::{now_ms, Fail, State};
+use super::{Fail, State};
 use crate::auth;
 
 impl State {
@@ -19,7 +19,7 @@ impl State {
                 user: req.user.clone(),
                 role: req.role,
                 hash: auth::hash(&secret),
-                created_ms: now_ms(),
+                created_ms: self.now.ms,
                 revoked: false,
             },
         );

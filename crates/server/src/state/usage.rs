@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use gpusched_wire::{JobState, UsageQuery, UsageReport, UsageRow};
 
-use super::{now_ms, Fail, State, Who};
+use super::{Fail, State, Who};
 
 impl State {
     /// Under `--private-jobs` a non-admin's report counts only their own jobs.
@@ -15,7 +15,7 @@ impl State {
                 "`by` must be user or queue, got {by:?}"
             )));
         }
-        let now = now_ms();
+        let now = self.now.ms;
         let since = q.since_ms.unwrap_or(0);
         // A window that starts after now would print an inverted range and count nothing.
         if since > now {
