@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::SharedTokens;
 use crate::clock::Now;
-use crate::state::{Fail, LogTarget, PollResult, State, WaitResult, Who};
+use crate::state::{Fail, LogTarget, PollResult, Rows, State, WaitResult, Who};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
 
@@ -98,8 +98,9 @@ pub async fn run(
             state.schedule_if_quotas();
         }
         state.schedule();
-        let tokens_changed = !state.touched.tokens.is_empty();
-        if let Err(e) = persist(&mut state, &mut store).await {
+        let rows = state.take_touched();
+        let tokens_changed = !rows.tokens.is_empty();
+        if let Err(e) = persist(&state, rows, &mut store).await {
             // Nothing of this round was acknowledged, so nothing of it may survive:
             // refuse its requests, then forget it by reloading what is durable.
             let dir = state.cfg.data_dir.clone();
@@ -271,28 +272,27 @@ async fn load(dir: &std::path::Path) -> Result<Loaded, gpusched_store::StoreErro
     Ok((store, jobs, nodes, tokens))
 }
 
+/// Writes the rows the round changed (the tracked maps marked them) in one transaction.
 async fn persist(
-    state: &mut State,
+    state: &State,
+    rows: Rows,
     store: &mut SqliteStore,
 ) -> Result<(), gpusched_store::StoreError> {
-    let jobs = std::mem::take(&mut state.touched.jobs);
-    let nodes = std::mem::take(&mut state.touched.nodes);
-    let tokens = std::mem::take(&mut state.touched.tokens);
-    if jobs.is_empty() && nodes.is_empty() && tokens.is_empty() {
+    if rows.is_empty() {
         return Ok(());
     }
     let mut tx = store.begin().await?;
-    for id in jobs {
+    for id in rows.jobs {
         if let Some(j) = state.jobs.get(&id) {
             tx.put_job(j).await?;
         }
     }
-    for name in nodes {
+    for name in rows.nodes {
         if let Some(n) = state.nodes.get(&name) {
             tx.put_node(&n.record).await?;
         }
     }
-    for id in tokens {
+    for id in rows.tokens {
         if let Some(t) = state.tokens.get(&id) {
             tx.put_token(t).await?;
         }

@@ -56,7 +56,6 @@ impl State {
         entry.record = record;
         entry.online = true;
         entry.last_seen = now;
-        self.touched.nodes.insert(name.clone());
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -86,7 +85,9 @@ impl State {
     fn known_node(&mut self, node: &str, instance: &str) -> Result<&mut NodeEntry, Fail> {
         let me = self.instance.clone();
         let now = self.now.instant;
-        match self.nodes.get_mut(node) {
+        // A poll changes nothing stored, so it writes nothing (a full disk does not make
+        // agents fence their jobs).
+        match self.nodes.get_mut_unstored(node) {
             Some(n) if instance == me && n.online => {
                 n.last_seen = now;
                 Ok(n)
@@ -156,10 +157,11 @@ impl State {
     /// current one on this node are stale (a retried report, a requeued job) and ignored.
     fn apply_events(&mut self, node: &str, events: &[RunEvent]) {
         for e in events {
-            let Some(job) = self.jobs.get_mut(&e.job) else {
+            // Looked at first, changed (and so written) only where the event says news.
+            let Some(job) = self.jobs.get(&e.job) else {
                 continue;
             };
-            let v = &mut job.view;
+            let v = &job.view;
             let current = v.attempt == e.attempt
                 && v.node.as_deref() == Some(node)
                 && matches!(v.state, JobState::Starting | JobState::Running);
@@ -168,17 +170,21 @@ impl State {
             }
             match &e.event {
                 RunEventKind::Started { mig_uuid, .. } => {
-                    if let (Some(uuid), Some(at)) = (mig_uuid, &mut v.slice_at) {
-                        if let Some(m) = &mut at.mig {
-                            if m.uuid.as_deref() != Some(uuid.as_str()) {
-                                m.uuid = Some(uuid.clone());
-                                self.queue.set_mig_uuid(node, e.job, uuid);
-                                self.touched.jobs.insert(e.job);
-                            }
+                    let new_uuid = mig_uuid.as_ref().filter(|uuid| {
+                        v.slice_at
+                            .as_ref()
+                            .and_then(|at| at.mig.as_ref())
+                            .is_some_and(|m| m.uuid.as_deref() != Some(uuid.as_str()))
+                    });
+                    if let Some(uuid) = new_uuid {
+                        let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
+                        if let Some(m) = v.slice_at.as_mut().and_then(|at| at.mig.as_mut()) {
+                            m.uuid = Some(uuid.clone());
                         }
+                        self.queue.set_mig_uuid(node, e.job, uuid);
                     }
-                    let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
-                    if v.state == JobState::Starting {
+                    if self.jobs[&e.job].view.state == JobState::Starting {
+                        let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
                         v.state = JobState::Running;
                         v.start_ms = Some(e.at_ms);
                         v.reason = if v.cancel_requested {
@@ -186,15 +192,14 @@ impl State {
                         } else {
                             format!("running on {node}")
                         };
-                        self.touched.jobs.insert(e.job);
                     }
                 }
                 RunEventKind::Checkpoint => {
                     // A mark older than this attempt's start belongs to an earlier one.
                     let newer = v.last_checkpoint_ms.is_none_or(|t| e.at_ms > t);
                     if newer && v.start_ms.is_some_and(|s| e.at_ms >= s) {
+                        let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
                         v.last_checkpoint_ms = Some(e.at_ms);
-                        self.touched.jobs.insert(e.job);
                     }
                 }
                 RunEventKind::Ended { outcome } => self.ended(e.job, outcome, e.at_ms),

@@ -214,7 +214,6 @@ impl State {
             self.queue_or_hold(&record);
             self.count_pending(&record.view.user);
             self.jobs.insert(id, record);
-            self.touch_job(id);
             ids.push(id);
         }
         self.sched_due = true;
@@ -499,8 +498,7 @@ impl State {
     }
 
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
-        self.owned_job(id, who, "cancel it")?;
-        let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
+        let job = self.owned_job(id, who, "cancel it")?;
         let state = job.view.state;
         let result = match state {
             s if s.is_terminal() => "already_ended",
@@ -514,11 +512,12 @@ impl State {
                 "cancelled"
             }
             _ => {
+                // Asking again changes nothing (and so writes nothing).
                 if !job.view.cancel_requested {
+                    let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
                     job.view.cancel_requested = true;
                     let node = job.view.node.clone().unwrap_or_default();
                     job.view.reason = format!("cancel requested; {node} is stopping it");
-                    self.touch_job(id);
                     self.bump(&node);
                 }
                 "cancelling"
@@ -534,16 +533,15 @@ impl State {
     /// Records that a running job saved a checkpoint now (its owner or an admin says so);
     /// preemption then picks jobs that lose the least work.
     pub fn checkpoint(&mut self, id: u64, who: &Who) -> Result<JobView, Fail> {
-        self.owned_job(id, who, "report its checkpoints")?;
-        let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
+        let job = self.owned_job(id, who, "report its checkpoints")?;
         if job.view.state != JobState::Running {
             return Err(Fail::Conflict(format!(
                 "job {id} is {}, not running: there is nothing to checkpoint",
                 job.view.state.name()
             )));
         }
+        let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
         job.view.last_checkpoint_ms = Some(self.now.ms);
-        self.touch_job(id);
         self.get(id, who)
     }
 

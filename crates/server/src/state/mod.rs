@@ -10,6 +10,7 @@ mod privacy;
 mod reasons;
 mod reclaim;
 mod tokens;
+mod tracked;
 mod usage;
 pub(crate) mod validate;
 
@@ -30,6 +31,7 @@ use crate::queues::Queues;
 pub use agents::PollResult;
 pub use jobs::{LogTarget, WaitResult};
 pub use privacy::redact;
+pub use tracked::Tracked;
 
 /// A refusal, with the HTTP status it maps to and a message that says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,32 +80,46 @@ pub struct NodeEntry {
     pub used: BTreeMap<u32, u64>,
 }
 
-/// What a round changed, for the actor to persist and announce.
+/// What a round announces after its commit: events, not rows (the rows to write are
+/// marked by the tracked maps themselves, see `take_touched`).
 #[derive(Default)]
 pub struct Touched {
-    pub jobs: BTreeSet<u64>,
-    pub nodes: BTreeSet<String>,
     /// Nodes whose desired state changed (wake their polls after the commit).
     pub bumped: BTreeSet<String>,
     /// Jobs that reached a terminal state (wake their waiters after the commit).
     pub ended: BTreeSet<u64>,
+}
+
+/// The rows a round changed, for the actor to write in its one transaction.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Rows {
+    pub jobs: BTreeSet<u64>,
+    pub nodes: BTreeSet<String>,
     pub tokens: BTreeSet<u64>,
+}
+
+impl Rows {
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty() && self.nodes.is_empty() && self.tokens.is_empty()
+    }
 }
 
 pub struct State {
     pub cfg: Arc<ServerConfig>,
     /// Changes at every start, so agents notice a restarted server.
     pub instance: String,
-    pub jobs: BTreeMap<u64, JobRecord>,
+    /// Every change through these three maps is written at the end of the round, and
+    /// nothing else is (see `tracked.rs`).
+    pub jobs: Tracked<u64, JobRecord>,
     next_id: u64,
     /// Client retry keys (`user/token`) of accepted jobs.
     retry_keys: HashMap<String, u64>,
-    pub nodes: BTreeMap<String, NodeEntry>,
+    pub nodes: Tracked<String, NodeEntry>,
     queue: LiveQueue,
     /// A pass is due (a job arrived or GPUs were freed or nodes changed).
     sched_due: bool,
     waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
-    pub tokens: BTreeMap<u64, TokenRecord>,
+    pub tokens: Tracked<u64, TokenRecord>,
     pub queues: Queues,
     /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
     queue_ids: BTreeMap<String, QueueId>,
@@ -146,14 +162,14 @@ impl State {
             instance: format!("{:x}-{:x}", now.ms, std::process::id()),
             now,
             cfg,
-            jobs: BTreeMap::new(),
+            jobs: Tracked::new(),
             next_id: 1,
             retry_keys: HashMap::new(),
-            nodes: BTreeMap::new(),
+            nodes: Tracked::new(),
             queue: LiveQueue::new(policy, share_placement),
             sched_due: true,
             waiters: BTreeMap::new(),
-            tokens: tokens.into_iter().map(|t| (t.id, t)).collect(),
+            tokens: Tracked::stored(tokens.into_iter().map(|t| (t.id, t))),
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
             group_cache: Default::default(),
@@ -165,7 +181,8 @@ impl State {
         st.apply_queues(queues);
         for record in nodes {
             let name = record.register.node.clone();
-            st.nodes.insert(name, NodeEntry::new(record, now.instant));
+            st.nodes
+                .insert_stored(name, NodeEntry::new(record, now.instant));
         }
         st.refresh_nodes();
         let now = now.secs();
@@ -176,8 +193,9 @@ impl State {
                 st.retry_keys.insert(t.clone(), v.id);
             }
             let (id, state) = (v.id, v.state);
-            // In the map first: restoring may have to mark the run lost.
-            st.jobs.insert(id, job.clone());
+            // In the map first: restoring may have to mark the run lost (a change, so
+            // written; the row as loaded is not).
+            st.jobs.insert_stored(id, job.clone());
             if !state.is_terminal()
                 && st.queue_or_hold(&job)
                 && matches!(state, JobState::Starting | JobState::Running)
@@ -210,7 +228,7 @@ impl State {
             self.now,
         );
         st.instance = self.instance;
-        for (name, n) in st.nodes.iter_mut() {
+        for (name, n) in st.nodes.iter_mut_unstored() {
             if let Some(old) = self.nodes.get(name) {
                 n.gen = old.gen + 1;
                 n.watch.send_replace(n.gen);
@@ -306,7 +324,7 @@ impl State {
         let v = &job.view;
         let node = v.node.clone().unwrap_or_default();
         let slice = v.slice_at.as_ref();
-        let ok = match self.nodes.get_mut(&node) {
+        let ok = match self.nodes.get_mut_unstored(&node) {
             Some(n) if slice.is_some() => {
                 n.jobs.insert(v.id);
                 true
@@ -362,12 +380,17 @@ impl State {
         self.sched_due = true;
     }
 
-    fn touch_job(&mut self, id: u64) {
-        self.touched.jobs.insert(id);
+    /// The rows changed since the last call, for the actor to write; the marks clear.
+    pub fn take_touched(&mut self) -> Rows {
+        Rows {
+            jobs: self.jobs.take_touched(),
+            nodes: self.nodes.take_touched(),
+            tokens: self.tokens.take_touched(),
+        }
     }
 
     fn bump(&mut self, node: &str) {
-        if let Some(n) = self.nodes.get_mut(node) {
+        if let Some(n) = self.nodes.get_mut_unstored(node) {
             n.gen += 1;
             self.touched.bumped.insert(node.to_string());
         }
@@ -410,7 +433,7 @@ impl State {
 
     /// Moves a job the core started to `starting` on `node`, picking its GPU indices.
     fn assign(&mut self, id: u64, node_name: &str) {
-        let Some(node) = self.nodes.get_mut(node_name) else {
+        let Some(node) = self.nodes.get_mut_unstored(node_name) else {
             return;
         };
         let Some(job) = self.jobs.get_mut(&id) else {
@@ -448,14 +471,15 @@ impl State {
         v.node = Some(node_name.to_string());
         v.gpu_indices = picked;
         v.start_ms = None;
-        self.touched.jobs.insert(id);
         self.bump(node_name);
     }
 
     /// Moves a slice job the core placed to `starting` on `node`, on the slice `at`.
     fn assign_slice(&mut self, id: u64, node_name: &str, at: gpusched_wire::SliceAt) {
-        let (Some(node), Some(job)) = (self.nodes.get_mut(node_name), self.jobs.get_mut(&id))
-        else {
+        let (Some(node), Some(job)) = (
+            self.nodes.get_mut_unstored(node_name),
+            self.jobs.get_mut(&id),
+        ) else {
             return;
         };
         node.jobs.insert(id);
@@ -468,7 +492,6 @@ impl State {
         v.gpu_indices = vec![at.gpu];
         v.slice_at = Some(at);
         v.start_ms = None;
-        self.touched.jobs.insert(id);
         self.bump(node_name);
     }
 
@@ -511,7 +534,7 @@ impl State {
             return;
         };
         if let Some(node) = job.view.node.clone() {
-            if let Some(n) = self.nodes.get_mut(&node) {
+            if let Some(n) = self.nodes.get_mut_unstored(&node) {
                 n.jobs.remove(&id);
                 n.used.retain(|_, j| *j != id);
                 self.bump(&node);
@@ -529,7 +552,6 @@ impl State {
             job.view.reason = reason;
             job.view.end_ms = Some(at_ms);
             job.view.preempt_requested = false;
-            self.touched.jobs.insert(id);
             self.touched.ended.insert(id);
         }
         self.settle_dependents(id, state, at_ms);
@@ -629,7 +651,6 @@ impl State {
     fn requeue_run(&mut self, id: u64, now: u64, reason: String) -> Option<&mut JobRecord> {
         self.release(id);
         self.queue.requeue(id, now as f64 / 1000.0);
-        self.touch_job(id);
         let job = self.jobs.get_mut(&id)?;
         let v = &mut job.view;
         v.reason = reason;
@@ -676,7 +697,7 @@ impl State {
         }
         let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
         if empty {
-            if let Some(n) = self.nodes.get_mut(&node) {
+            if let Some(n) = self.nodes.get_mut_unstored(&node) {
                 tracing::info!(node = %node, "its agent stopped: node offline until it registers again");
                 n.online = false;
             }
@@ -715,7 +736,7 @@ impl State {
             tracing::warn!(
                 "the state task was busy for {stalled:?}; not expiring nodes this round"
             );
-            for n in self.nodes.values_mut() {
+            for (_, n) in self.nodes.iter_mut_unstored() {
                 n.last_seen = now;
             }
             return;
@@ -732,7 +753,7 @@ impl State {
         for name in &dead {
             tracing::warn!(node = %name, "no heartbeat for {timeout:?}: node offline, its jobs requeued");
             let jobs: Vec<u64> = {
-                let n = self.nodes.get_mut(name).expect("listed above");
+                let n = self.nodes.get_mut_unstored(name).expect("listed above");
                 n.online = false;
                 n.jobs.iter().copied().collect()
             };

@@ -174,7 +174,6 @@ impl State {
                         "being preempted on {node} to return GPUs to queue `{name}` (job {})",
                         claimant.id
                     );
-                    self.touched.jobs.insert(victim.0);
                 }
             }
             tracing::info!(job = claimant.id, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");

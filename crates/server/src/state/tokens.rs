@@ -23,7 +23,6 @@ impl State {
                 revoked: false,
             },
         );
-        self.touched.tokens.insert(id);
         Ok(TokenCreated {
             id,
             user: req.user,
@@ -49,15 +48,20 @@ impl State {
     }
 
     pub fn revoke_token(&mut self, id: u64) -> Result<TokenView, Fail> {
-        let t = self.tokens.get_mut(&id).ok_or_else(|| {
+        let t = self.tokens.get(&id).ok_or_else(|| {
             Fail::NotFound(format!(
                 "no token with id {id}; `gpusched token list` shows them"
             ))
         })?;
-        if !t.revoked {
-            t.revoked = true;
-            self.touched.tokens.insert(id);
-        }
+        // Revoking a revoked token changes nothing, so writes nothing.
+        let t = match t.revoked {
+            true => t,
+            false => {
+                let t = self.tokens.get_mut(&id).expect("looked up above");
+                t.revoked = true;
+                t
+            }
+        };
         Ok(TokenView {
             id,
             user: t.user.clone(),
