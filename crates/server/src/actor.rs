@@ -19,13 +19,16 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::SharedTokens;
 use crate::clock::Now;
+use crate::groups::UserGroups;
 use crate::state::{Fail, LogTarget, PollResult, Rows, State, WaitResult, Who};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
 
 /// What the HTTP layer asks of the state.
 pub enum Cmd {
-    Submit(Vec<JobSubmit>, Who, Reply<Submitted>),
+    /// With the Unix groups of the users the jobs are for (looked up by the HTTP layer:
+    /// the state task never blocks on a directory lookup).
+    Submit(Vec<JobSubmit>, Who, UserGroups, Reply<Submitted>),
     List(JobListQuery, Who, Reply<JobList>),
     Get(u64, Who, Reply<JobView>),
     Cancel(u64, Who, Reply<CancelResult>),
@@ -151,8 +154,8 @@ pub async fn run(
 
 fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
     match cmd {
-        Cmd::Submit(jobs, who, r) => {
-            let v = state.submit(jobs, &who);
+        Cmd::Submit(jobs, who, groups, r) => {
+            let v = state.submit(jobs, &who, &groups);
             answer(out, r, v)
         }
         Cmd::List(q, who, r) => {

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz_entry;
+pub mod groups;
 mod http;
 mod live;
 mod live_slices;
@@ -179,8 +180,9 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         }
     });
     // SIGHUP must never stop the server (its default action would, exit 129).
+    let groups = groups::GroupDirectory::default();
     match cfg.queues_file.clone() {
-        Some(path) => spawn_reload_on_sighup(path, tx.clone())?,
+        Some(path) => spawn_reload_on_sighup(path, tx.clone(), groups.clone())?,
         None => spawn_ignore_sighup()?,
     }
     let app = http::App {
@@ -194,6 +196,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
             .context("cannot build the HTTP client for agent logs")?,
         limits: Arc::new(cfg.limits.clone()),
         rates: Default::default(),
+        groups,
     };
     Ok(Bound {
         listener,
@@ -253,7 +256,12 @@ fn spawn_ignore_sighup() -> anyhow::Result<()> {
 
 /// SIGHUP re-reads the queue file (the Unix habit for "reconfigure"); a file with an
 /// error, or one that would strand live jobs, is refused and the old one stays.
-fn spawn_reload_on_sighup(path: PathBuf, tx: mpsc::Sender<actor::Cmd>) -> anyhow::Result<()> {
+/// A reload also forgets the cached Unix groups, so changed memberships count from then.
+fn spawn_reload_on_sighup(
+    path: PathBuf,
+    tx: mpsc::Sender<actor::Cmd>,
+    groups: groups::GroupDirectory,
+) -> anyhow::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
     tokio::spawn(async move {
@@ -271,7 +279,10 @@ fn spawn_reload_on_sighup(path: PathBuf, tx: mpsc::Sender<actor::Cmd>) -> anyhow
                 break;
             }
             match done.await {
-                Ok(Ok(())) => tracing::info!(file = %path.display(), "queue file reloaded"),
+                Ok(Ok(())) => {
+                    groups.forget();
+                    tracing::info!(file = %path.display(), "queue file reloaded")
+                }
                 Ok(Err(e)) => tracing::error!("queue file not reloaded: {e:?}"),
                 Err(_) => break,
             }

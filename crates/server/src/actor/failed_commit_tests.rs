@@ -101,10 +101,12 @@ async fn a_failed_commit_answers_503_and_leaves_nothing_half_applied() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().join("data");
     let tx = start(&dir).await;
-    let kept = ask(&tx, |r| Cmd::Submit(vec![job("kept")], admin(), r))
-        .await
-        .unwrap()
-        .ids[0];
+    let kept = ask(&tx, |r| {
+        Cmd::Submit(vec![job("kept")], admin(), Default::default(), r)
+    })
+    .await
+    .unwrap()
+    .ids[0];
 
     // One round that submits a batch and cancels the kept job, and whose commit fails.
     gpusched_store::fail_commits(&dir, 1);
@@ -113,6 +115,7 @@ async fn a_failed_commit_answers_503_and_leaves_nothing_half_applied() {
     tx.send(Cmd::Submit(
         vec![job("lost-1"), job("lost-2"), job("lost-3")],
         admin(),
+        Default::default(),
         r1,
     ))
     .await
@@ -134,10 +137,12 @@ async fn a_failed_commit_answers_503_and_leaves_nothing_half_applied() {
         after.iter().all(|(_, n, _)| !n.starts_with("lost")),
         "{after:?}"
     );
-    let next = ask(&tx, |r| Cmd::Submit(vec![job("next")], admin(), r))
-        .await
-        .unwrap()
-        .ids[0];
+    let next = ask(&tx, |r| {
+        Cmd::Submit(vec![job("next")], admin(), Default::default(), r)
+    })
+    .await
+    .unwrap()
+    .ids[0];
     assert_eq!(
         next,
         kept + 1,
@@ -170,15 +175,22 @@ async fn commits_that_keep_failing_are_each_refused_and_service_resumes_after() 
     gpusched_store::fail_commits(&dir, 3);
     for i in 0..3 {
         let r = ask(&tx, |r| {
-            Cmd::Submit(vec![job(&format!("try-{i}"))], admin(), r)
+            Cmd::Submit(
+                vec![job(&format!("try-{i}"))],
+                admin(),
+                Default::default(),
+                r,
+            )
         })
         .await;
         assert!(matches!(r, Err(Fail::Unavailable(_))), "{r:?}");
     }
     // Space is back: the same request now succeeds, with the first id.
-    let ok = ask(&tx, |r| Cmd::Submit(vec![job("ok")], admin(), r))
-        .await
-        .unwrap();
+    let ok = ask(&tx, |r| {
+        Cmd::Submit(vec![job("ok")], admin(), Default::default(), r)
+    })
+    .await
+    .unwrap();
     assert_eq!(ok.ids, vec![1]);
     assert_eq!(names(&tx).await.len(), 1);
 }

@@ -1,5 +1,6 @@
 //! `/api/jobs` and `/api/nodes`.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use axum::extract::{Path, State};
@@ -18,7 +19,8 @@ use super::error::{job_id, ApiErr, JsonBody, QueryArgs};
 use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
-use crate::state::{redact, WaitResult};
+use crate::groups::UserGroups;
+use crate::state::{redact, WaitResult, Who};
 
 /// Submit one job. Over a limit of the server: 400 (command or environment size), 403
 /// (pending jobs per user), 413 (body size), 429 (submit rate).
@@ -30,7 +32,9 @@ pub async fn submit(
     JsonBody(job): JsonBody<JobSubmit>,
 ) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
     let who = person(&caller)?;
-    let ids = app.ask(|r| Cmd::Submit(vec![job], who, r)).await?;
+    let jobs = vec![job];
+    let groups = groups_for(&app, &jobs, &who).await;
+    let ids = app.ask(|r| Cmd::Submit(jobs, who, groups, r)).await?;
     Ok((StatusCode::CREATED, Json(ids)))
 }
 
@@ -45,8 +49,21 @@ pub async fn submit_batch(
     JsonBody(batch): JsonBody<BatchSubmit>,
 ) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
     let who = person(&caller)?;
-    let ids = app.ask(|r| Cmd::Submit(batch.jobs, who, r)).await?;
+    let groups = groups_for(&app, &batch.jobs, &who).await;
+    let ids = app.ask(|r| Cmd::Submit(batch.jobs, who, groups, r)).await?;
     Ok((StatusCode::CREATED, Json(ids)))
+}
+
+/// The Unix groups of the users a submission is for, looked up here (on a blocking
+/// thread, cached) so the state task never waits on the directory. Other users' groups
+/// only for an admin: anyone else naming another user is refused by the state anyway,
+/// and must not make the server look up (and cache) arbitrary names.
+async fn groups_for(app: &App, jobs: &[JobSubmit], who: &Who) -> UserGroups {
+    let mut users: BTreeSet<String> = BTreeSet::from([who.user.clone()]);
+    if who.admin {
+        users.extend(jobs.iter().filter_map(|j| j.user.clone()));
+    }
+    app.groups.resolve(users).await
 }
 
 /// List jobs, newest first, a page at a time (`limit`, default 1000); `next_before` in

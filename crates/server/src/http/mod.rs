@@ -34,6 +34,8 @@ pub struct App {
     pub http: reqwest::Client,
     pub limits: std::sync::Arc<crate::config::Limits>,
     pub rates: std::sync::Arc<limits::SubmitRates>,
+    /// Unix groups of submitters, looked up before their commands reach the state task.
+    pub groups: crate::groups::GroupDirectory,
 }
 
 impl App {

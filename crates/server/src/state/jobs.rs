@@ -15,6 +15,7 @@ use super::privacy;
 use super::reasons;
 use super::validate::{self, KnownNode};
 use super::{Fail, State, Who};
+use crate::groups::UserGroups;
 
 /// `wait`: the job is over, or a receiver that fires when it is.
 pub enum WaitResult {
@@ -44,8 +45,14 @@ pub struct LogTarget {
 }
 
 impl State {
-    /// Accepts a batch of jobs together, or none of them.
-    pub fn submit(&mut self, mut jobs: Vec<JobSubmit>, who: &Who) -> Result<Submitted, Fail> {
+    /// Accepts a batch of jobs together, or none of them. `groups` holds the Unix groups
+    /// of the users the jobs are for, looked up before the command reached the state.
+    pub fn submit(
+        &mut self,
+        mut jobs: Vec<JobSubmit>,
+        who: &Who,
+        groups: &UserGroups,
+    ) -> Result<Submitted, Fail> {
         if jobs.is_empty() {
             return Err(Fail::BadRequest(
                 "`jobs` is empty: submit at least one job".into(),
@@ -78,7 +85,6 @@ impl State {
         for (i, j) in jobs.iter().enumerate() {
             validate::check_fits(j, &known).map_err(|e| Fail::Conflict(at(i, e)))?;
         }
-        let mut groups_of: std::collections::HashMap<String, Vec<String>> = Default::default();
         let many_jobs = jobs.len() > 1;
         for (i, j) in jobs.iter_mut().enumerate() {
             match &j.user {
@@ -92,9 +98,7 @@ impl State {
                 None => j.user = Some(who.user.clone()),
             }
             let user = j.user.clone().unwrap_or_default();
-            let groups = groups_of
-                .entry(user.clone())
-                .or_insert_with(|| self.groups_of(&user));
+            let groups = groups.of(&user);
             // The queues and their limits are the cluster's state, not the request's form.
             let at = |e: String| {
                 Fail::Conflict(if many_jobs {
@@ -733,16 +737,6 @@ pub(super) fn no_such_job(id: u64) -> Fail {
 }
 
 impl State {
-    /// A user's Unix groups, looked up once per user (a directory lookup can be slow and
-    /// this runs in the state task); the cache is dropped when the queue file reloads.
-    fn groups_of(&self, user: &str) -> Vec<String> {
-        let mut cache = self.group_cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache
-            .entry(user.to_string())
-            .or_insert_with(|| crate::queues::unix_groups(user))
-            .clone()
-    }
-
     pub fn queue_list(&self) -> gpusched_wire::QueueList {
         let used = self.queue_usage();
         let mut counts: std::collections::BTreeMap<&str, (u32, u32)> = Default::default();

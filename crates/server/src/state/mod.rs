@@ -123,8 +123,6 @@ pub struct State {
     pub queues: Queues,
     /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
     queue_ids: BTreeMap<String, QueueId>,
-    /// Unix groups per user (for queues open to groups), cleared on reload.
-    group_cache: std::sync::Mutex<HashMap<String, Vec<String>>>,
     /// Jobs that reclaimed their queue's quota, and the node where victims make room.
     claims: BTreeMap<u64, String>,
     /// A job id → the pending jobs waiting for it to succeed (so an end looks only at
@@ -172,7 +170,6 @@ impl State {
             tokens: Tracked::stored(tokens.into_iter().map(|t| (t.id, t))),
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
-            group_cache: Default::default(),
             claims: BTreeMap::new(),
             dependents: BTreeMap::new(),
             touched: Touched::default(),
@@ -272,10 +269,6 @@ impl State {
         self.queue.set_queues(limits, weights);
         self.queue.set_user_caps(per_user);
         self.queues = queues;
-        self.group_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
         self.sched_due = true;
     }
 
