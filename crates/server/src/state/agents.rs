@@ -48,12 +48,24 @@ impl State {
         let events = reg.events.clone();
         let record = NodeRecord { register: reg };
         let now = self.now.instant;
+        // The stored row changes (and is written) only if the registration says news.
+        let gpus_changed = match self.nodes.get(&name) {
+            None => {
+                self.nodes.insert(name.clone(), NodeEntry::new(record, now));
+                true
+            }
+            Some(n) if n.record != record => {
+                let n = self.nodes.get_mut(&name).expect("looked up above");
+                let changed = n.record.register.gpus != record.register.gpus;
+                n.record = record;
+                changed
+            }
+            Some(_) => false,
+        };
         let entry = self
             .nodes
-            .entry(name.clone())
-            .or_insert_with(|| NodeEntry::new(record.clone(), now));
-        let gpus_changed = entry.record.register.gpus != record.register.gpus;
-        entry.record = record;
+            .get_mut_unstored(&name)
+            .expect("registered above");
         entry.online = true;
         entry.last_seen = now;
         if gpus_changed {

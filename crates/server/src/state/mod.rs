@@ -772,3 +772,6 @@ impl NodeEntry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,461 @@
+//! In-process tests of the server's state machine, data-driven in the style of the core's
+//! `tests/policies.rs`: each scenario is a list of steps (agents register, poll and
+//! report; users submit and cancel; time passes; the server restarts) and the whole
+//! transcript they produce is compared with the expected one (`scenarios.rs`).
+//!
+//! The harness plays the actor: a `Round` step runs the scheduling pass and "commits"
+//! the rows the tracked maps marked into its own store. At every round it checks that
+//! the marked rows are exactly the rows that differ from the store (a change never
+//! marked would be lost at restart; a mark without a change is a wasted write), and a
+//! `Restart` loads a new `State` from that store only, as the real server would. Time is
+//! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
+
+mod scenarios;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
+use gpusched_wire::{
+    AttemptRef, GpuInfo, GpuSource, JobState, JobSubmit, Outcome, PollQuery, Register, Role,
+    RunEvent, RunEventKind, TokenCreate,
+};
+
+use super::{PollResult, State, Who};
+use crate::clock::Now;
+use crate::config::ServerConfig;
+use crate::groups::UserGroups;
+use crate::queues::Queues;
+
+/// One thing that happens to the server. Users are plain users except `root` (admin).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Step {
+    /// An agent registers a node with this many GPUs (A100-80GB), running nothing.
+    Node(&'static str, u32),
+    /// The node's agent registers again (it restarted), saying it runs these jobs (their
+    /// current attempts).
+    Rejoin(&'static str, u32, &'static [u64]),
+    /// A user submits one job: `gpus=N`, `share=F`, `retries=N`, `after=A,B`, `queue=Q`,
+    /// `for=USER` (an admin submitting for someone), `batch=N` (N copies in one batch).
+    Submit(&'static str, &'static str),
+    /// The end of a round: the scheduling pass, then the commit of the marked rows.
+    Round,
+    /// The node's agent polls: what it should run, cancel or preempt.
+    Poll(&'static str),
+    /// The node reports that the job's current attempt started.
+    Started(&'static str, u64),
+    /// The node reports that the job's current attempt exited with this code.
+    Exit(&'static str, u64, i32),
+    /// The node reports that its agent lost track of the job's current attempt.
+    Lost(&'static str, u64),
+    Cancel(&'static str, u64),
+    /// Both clocks move on by this many seconds (a new round starts at the new time).
+    Wait(u64),
+    /// The heartbeat tick: silent nodes expire.
+    Tick,
+    /// The queue file (SIGHUP reload).
+    Queues(&'static str),
+    /// A pending job's reason contains this text (checked, not logged).
+    Reason(u64, &'static str),
+    /// An admin creates a token for this user; then one revokes token N.
+    Token(&'static str),
+    Revoke(u64),
+    /// The server restarts: a new `State` from what the rounds committed, nothing else.
+    Restart,
+}
+
+/// What the rounds committed, as the store would hold it.
+#[derive(Default)]
+struct Store {
+    jobs: BTreeMap<u64, JobRecord>,
+    nodes: BTreeMap<String, NodeRecord>,
+    tokens: BTreeMap<u64, TokenRecord>,
+}
+
+struct Harness {
+    st: State,
+    cfg: Arc<ServerConfig>,
+    queues: Queues,
+    now: Now,
+    store: Store,
+    /// The server instance each node's agent registered with (polls and reports name it).
+    instance: BTreeMap<String, String>,
+    log: String,
+}
+
+fn who(user: &str) -> Who {
+    Who {
+        user: user.to_string(),
+        admin: user == "root",
+    }
+}
+
+fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
+    Register {
+        node: name.to_string(),
+        agent_version: "test".into(),
+        gpus: (0..gpus)
+            .map(|index| GpuInfo {
+                index,
+                uuid: None,
+                model: "A100-SXM4-80GB".into(),
+                mem_mib: 81920,
+                source: GpuSource::Declared,
+                mig: None,
+            })
+            .collect(),
+        cpus: 64,
+        mem_mib: 512 * 1024,
+        mps: false,
+        log_url: None,
+        log_token: None,
+        running,
+        events: vec![],
+    }
+}
+
+fn job_submit(spec: &str) -> (JobSubmit, usize) {
+    let mut j = JobSubmit {
+        command: vec!["/bin/true".into()],
+        ..Default::default()
+    };
+    let mut copies = 1;
+    for kv in spec.split_whitespace() {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        match k {
+            "gpus" => j.gpus = Some(v.parse().unwrap()),
+            "share" => j.gpu_share = Some(v.parse().unwrap()),
+            "retries" => j.max_retries = Some(v.parse().unwrap()),
+            "after" => j.after = v.split(',').map(|d| d.parse().unwrap()).collect(),
+            "queue" => j.queue = Some(v.to_string()),
+            "for" => j.user = Some(v.to_string()),
+            "batch" => copies = v.parse().unwrap(),
+            _ => panic!("unknown submit key {k}"),
+        }
+    }
+    (j, copies)
+}
+
+fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    let s: Vec<String> = items.into_iter().map(|i| i.to_string()).collect();
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s.join(" ")
+    }
+}
+
+/// A job as a transcript line: state, where, attempt, the stored reason.
+fn job_line(j: &JobRecord) -> String {
+    let v = &j.view;
+    let mut s = format!("job {} {}", v.id, v.state.name());
+    if let Some(node) = &v.node {
+        match &v.slice_at {
+            Some(at) => write!(s, " on {node} gpu {} share {}", at.gpu, at.milli).unwrap(),
+            None => write!(s, " on {node} {:?}", v.gpu_indices).unwrap(),
+        }
+    }
+    write!(s, " #{}", v.attempt).unwrap();
+    if !v.reason.is_empty() {
+        write!(s, ": {}", v.reason).unwrap();
+    }
+    s
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let mut cfg = ServerConfig::new("/nonexistent/gpusched-test".into(), listen);
+        cfg.default_max_retries = 0;
+        let cfg = Arc::new(cfg);
+        // Any fixed start: the state must not care what the wall clock says.
+        let now = Now {
+            ms: 1_700_000_000_000,
+            instant: std::time::Instant::now(),
+        };
+        let queues = Queues::default();
+        let st = State::load(cfg.clone(), vec![], vec![], vec![], queues.clone(), now);
+        Harness {
+            st,
+            cfg,
+            queues,
+            now,
+            store: Store::default(),
+            instance: BTreeMap::new(),
+            log: String::new(),
+        }
+    }
+
+    fn line(&mut self, s: impl AsRef<str>) {
+        self.log.push_str(s.as_ref());
+        self.log.push('\n');
+    }
+
+    fn current_attempt(&self, job: u64) -> u32 {
+        self.st.jobs.get(&job).map_or(0, |j| j.view.attempt)
+    }
+
+    fn report(&mut self, node: &str, job: u64, event: RunEventKind) -> String {
+        let ev = RunEvent {
+            job,
+            attempt: self.current_attempt(job),
+            at_ms: self.now.ms,
+            event,
+        };
+        let instance = self.instance.get(node).cloned().unwrap_or_default();
+        match self.st.report(node, &instance, &[ev]) {
+            Ok(()) => "ok".into(),
+            Err(f) => format!("{f:?}"),
+        }
+    }
+
+    fn register(&mut self, name: &str, gpus: u32, running: &[u64]) -> String {
+        let running = running
+            .iter()
+            .map(|&job| AttemptRef {
+                job,
+                attempt: self.current_attempt(job),
+            })
+            .collect();
+        match self.st.register(node_register(name, gpus, running)) {
+            Ok(r) => {
+                self.instance.insert(name.to_string(), r.instance);
+                "ok".into()
+            }
+            Err(f) => format!("{f:?}"),
+        }
+    }
+
+    fn step(&mut self, step: Step) {
+        match step {
+            Step::Node(name, gpus) => {
+                let r = self.register(name, gpus, &[]);
+                self.line(format!("node {name} ({gpus} GPUs) registers: {r}"));
+            }
+            Step::Rejoin(name, gpus, running) => {
+                let r = self.register(name, gpus, running);
+                self.line(format!(
+                    "node {name} registers again running {running:?}: {r}"
+                ));
+            }
+            Step::Submit(user, spec) => {
+                let (job, copies) = job_submit(spec);
+                let jobs = vec![job; copies];
+                // The HTTP layer resolves groups; here `g-USER` stands for a group of
+                // USER's, so queue files can open a queue to `g-alice`.
+                let mut groups = UserGroups::default();
+                for u in jobs
+                    .iter()
+                    .filter_map(|j| j.user.clone())
+                    .chain([user.into()])
+                {
+                    groups.insert(u.clone(), vec![format!("g-{u}")]);
+                }
+                let r = match self.st.submit(jobs, &who(user), &groups) {
+                    Ok(s) => format!("ok {}", list(s.ids)),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} submits {spec}: {r}"));
+            }
+            Step::Round => self.round(),
+            Step::Poll(node) => {
+                let instance = self.instance.get(node).cloned().unwrap_or_default();
+                let q = PollQuery {
+                    node: node.to_string(),
+                    instance,
+                    gen: 0,
+                };
+                let r = match self.st.poll(&q, true) {
+                    Ok(PollResult::Ready(d)) => format!(
+                        "run {}; cancel {}; preempt {}",
+                        list(
+                            d.run
+                                .iter()
+                                .map(|l| format!("{}#{} {:?}", l.job, l.attempt, l.gpus))
+                        ),
+                        list(d.cancel.iter().map(|a| format!("{}#{}", a.job, a.attempt))),
+                        list(d.preempt.iter().map(|p| format!("{}#{}", p.job, p.attempt))),
+                    ),
+                    Ok(PollResult::Wait(_)) => "wait".into(),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{node} polls: {r}"));
+            }
+            Step::Started(node, job) => {
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Started {
+                        pid: 100 + job as u32,
+                        mig_uuid: None,
+                    },
+                );
+                self.line(format!("{node} reports {job} started: {r}"));
+            }
+            Step::Exit(node, job, code) => {
+                let outcome = Outcome::Exited { code };
+                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                self.line(format!("{node} reports {job} exited {code}: {r}"));
+            }
+            Step::Lost(node, job) => {
+                let outcome = Outcome::Lost {
+                    message: "the agent lost it".into(),
+                };
+                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                self.line(format!("{node} reports {job} lost: {r}"));
+            }
+            Step::Cancel(user, job) => {
+                let r = match self.st.cancel(job, &who(user)) {
+                    Ok(c) => format!("{} ({})", c.result, c.state.name()),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} cancels {job}: {r}"));
+            }
+            Step::Wait(s) => {
+                self.now = self.now.after(Duration::from_secs(s));
+                self.st.begin_round(self.now);
+                self.line(format!("{s}s pass"));
+            }
+            Step::Tick => {
+                self.st.expire_nodes(Duration::ZERO);
+                self.st.schedule_if_quotas();
+                self.line("tick");
+            }
+            Step::Queues(text) => {
+                let q = Queues::parse(text, "queues.toml").expect("a valid queue file");
+                let r = self.st.reload_queues(q.clone());
+                if r.is_ok() {
+                    self.queues = q;
+                }
+                self.line(format!("queues reload: {r:?}"));
+            }
+            Step::Reason(job, want) => {
+                let v = self.st.get(job, &who("root")).expect("the job exists");
+                assert_eq!(v.state, JobState::Pending, "job {job} is not pending");
+                assert!(
+                    v.reason.contains(want),
+                    "job {job}'s reason {:?} does not say {want:?}",
+                    v.reason
+                );
+            }
+            Step::Token(user) => {
+                let req = TokenCreate {
+                    user: user.to_string(),
+                    role: Role::User,
+                };
+                let r = match self.st.create_token(req) {
+                    Ok(t) => format!("ok {}", t.id),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("token for {user}: {r}"));
+            }
+            Step::Revoke(id) => {
+                let r = match self.st.revoke_token(id) {
+                    Ok(t) => format!("revoked {}", t.revoked),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("revoke token {id}: {r}"));
+            }
+            Step::Restart => {
+                let s = &self.store;
+                self.st = State::load(
+                    self.cfg.clone(),
+                    s.jobs.values().cloned().collect(),
+                    s.nodes.values().cloned().collect(),
+                    s.tokens.values().cloned().collect(),
+                    self.queues.clone(),
+                    self.now,
+                );
+                self.line("server restarts");
+                let jobs: Vec<String> = self.st.jobs.values().map(job_line).collect();
+                for j in jobs {
+                    self.line(format!("  {j}"));
+                }
+            }
+        }
+    }
+
+    /// The end of a round, as the actor does it: the pass, then the commit of exactly
+    /// the marked rows; checks that they are exactly the rows that changed.
+    fn round(&mut self) {
+        self.st.schedule();
+        let rows = self.st.take_touched();
+        let changed_jobs: BTreeSet<u64> = self
+            .st
+            .jobs
+            .iter()
+            .filter(|(id, j)| self.store.jobs.get(*id) != Some(*j))
+            .map(|(id, _)| *id)
+            .collect();
+        let changed_nodes: BTreeSet<String> = self
+            .st
+            .nodes
+            .iter()
+            .filter(|(k, n)| self.store.nodes.get(*k) != Some(&n.record))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let changed_tokens: BTreeSet<u64> = self
+            .st
+            .tokens
+            .iter()
+            .filter(|(id, t)| self.store.tokens.get(*id) != Some(*t))
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(rows.jobs, changed_jobs, "job rows marked vs changed");
+        assert_eq!(rows.nodes, changed_nodes, "node rows marked vs changed");
+        assert_eq!(rows.tokens, changed_tokens, "token rows marked vs changed");
+        for id in &rows.jobs {
+            self.store.jobs.insert(*id, self.st.jobs[id].clone());
+        }
+        for name in &rows.nodes {
+            let record = self.st.nodes[name].record.clone();
+            self.store.nodes.insert(name.clone(), record);
+        }
+        for id in &rows.tokens {
+            self.store.tokens.insert(*id, self.st.tokens[id].clone());
+        }
+        let woke = std::mem::take(&mut self.st.touched.bumped);
+        let ended = std::mem::take(&mut self.st.touched.ended);
+        self.line(format!(
+            "round: wrote jobs {} nodes {} tokens {}; woke {}; ended {}",
+            list(&rows.jobs),
+            list(&rows.nodes),
+            list(&rows.tokens),
+            list(woke),
+            list(ended)
+        ));
+        for id in &rows.jobs {
+            let line = job_line(&self.st.jobs[id]);
+            self.line(format!("  {line}"));
+        }
+    }
+}
+
+/// Runs one scenario and compares its transcript (leading spaces of the expected text's
+/// lines are indentation and ignored, except the two that mark a job line).
+fn run(name: &str, steps: &[Step], expected: &str) {
+    let mut h = Harness::new();
+    for &step in steps {
+        h.step(step);
+    }
+    let want: String = expected
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            if l.starts_with("job ") {
+                format!("  {l}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert!(
+        h.log == want,
+        "scenario `{name}`: the transcript differs\n--- got ---\n{}--- expected ---\n{want}",
+        h.log
+    );
+}
