@@ -1,6 +1,7 @@
 //! The server's working state, owned by one task (see `actor.rs`): jobs, nodes and the
-//! core's queue. Every method here changes memory only and records what it touched;
-//! the actor writes the touched rows in one transaction and only then answers anyone.
+//! core's queue. Every method here changes memory only, at the time the actor gave the
+//! round (`begin_round`); the tracked maps mark the rows it changed, and the actor writes
+//! them in one transaction and only then answers anyone.
 
 mod agents;
 mod cancel;

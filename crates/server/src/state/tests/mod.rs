@@ -51,6 +51,8 @@ pub(super) enum Step {
     Exit(&'static str, u64, i32),
     /// The node reports that its agent lost track of the job's current attempt.
     Lost(&'static str, u64),
+    /// The node reports that the job's current attempt stopped for a preemption.
+    Preempted(&'static str, u64),
     Cancel(&'static str, u64),
     /// Both clocks move on by this many seconds (a new round starts at the new time).
     Wait(u64),
@@ -306,6 +308,11 @@ impl Harness {
                 };
                 let r = self.report(node, job, RunEventKind::Ended { outcome });
                 self.line(format!("{node} reports {job} lost: {r}"));
+            }
+            Step::Preempted(node, job) => {
+                let outcome = Outcome::Preempted;
+                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                self.line(format!("{node} reports {job} preempted: {r}"));
             }
             Step::Cancel(user, job) => {
                 let r = match self.st.cancel(job, &who(user)) {

@@ -516,3 +516,97 @@ fn an_admin_submits_for_another_user_with_that_users_groups() {
         ",
     );
 }
+
+#[test]
+fn after_a_restart_a_node_that_never_comes_back_loses_its_jobs() {
+    run(
+        "restart, node gone",
+        &[
+            Node("n1", 1),
+            Node("n2", 1),
+            Round,
+            Submit("alice", "gpus=1 retries=1"),
+            Round,
+            Started("n1", 1),
+            Round,
+            Wait(5),
+            Restart,
+            // n2's agent comes back, n1's does not: one heartbeat timeout later its job
+            // is requeued and starts on n2.
+            Rejoin("n2", 1, &[]),
+            Round,
+            Wait(31),
+            Poll("n2"),
+            Tick,
+            Round,
+            Poll("n2"),
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            node n2 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            alice submits gpus=1 retries=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1: running on n1
+            5s pass
+            server restarts
+            job 1 running on n1 [0] #1: running on n1
+            node n2 registers again running []: ok
+            round: wrote jobs - nodes - tokens -; woke n2; ended -
+            31s pass
+            n2 polls: run -; cancel -; preempt -
+            tick
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n2 [0] #2: sent to n2
+            n2 polls: run 1#2 [0]; cancel -; preempt -
+        ",
+    );
+}
+
+#[test]
+fn a_queue_below_its_quota_gets_its_gpu_back_by_preemption() {
+    run(
+        "quota reclaim",
+        &[
+            Queues("[queues.a]\nquota = 1\n\n[queues.b]\n"),
+            Node("n1", 1),
+            Round,
+            Submit("bob", "queue=b"),
+            Round,
+            Started("n1", 1),
+            Round,
+            Wait(600),
+            Submit("alice", "queue=a"),
+            Round,
+            Poll("n1"),
+            Preempted("n1", 1),
+            Round,
+            Poll("n1"),
+        ],
+        "
+            queues reload: Ok(())
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            bob submits queue=b: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1: running on n1
+            600s pass
+            alice submits queue=a: ok 2
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
+            job 1 running on n1 [0] #1: being preempted on n1 to return GPUs to queue `a` (job 2)
+            job 2 pending #1
+            n1 polls: run -; cancel -; preempt 1#1
+            n1 reports 1 preempted: ok
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
+            job 1 pending #2: preempted on n1 to return GPUs to another queue's quota; requeued
+            job 2 starting on n1 [0] #1: sent to n1
+            n1 polls: run 2#1 [0]; cancel -; preempt -
+        ",
+    );
+}
