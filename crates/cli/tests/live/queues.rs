@@ -83,6 +83,47 @@ fn queue_caps_access_priorities_and_reload() {
     }
 }
 
+/// A queue open to a Unix group: the server looks up the submitter's groups (before the
+/// command reaches its state task), and for an admin's submission on behalf of another
+/// user, that user's groups, not the admin's.
+#[test]
+fn a_queue_open_to_a_group_takes_its_members_and_refuses_others() {
+    let id_gn = Command::new("id").arg("-gn").output().expect("run id -gn");
+    let mine = String::from_utf8_lossy(&id_gn.stdout).trim().to_string();
+    assert!(!mine.is_empty(), "id -gn printed no group");
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[queues.mine]\ngroups = [\"{mine}\"]\n\n\
+             [queues.theirs]\ngroups = [\"gpusched-test-no-such-group\"]\n"
+        ),
+    )
+    .unwrap();
+    let (_server, url) = server(&dir.join("data"), 0, &["--queues", file.to_str().unwrap()]);
+    let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+
+    // No queue named: the first one this user's group may use.
+    let id = submit(&url, &["--", "true"]);
+    assert_eq!(job(&url, id)["queue"], "mine");
+    let o = cli(&url, &["submit", "-q", "theirs", "--", "true"]);
+    assert!(
+        stderr(&o).contains("may not submit to queue `theirs`"),
+        "{}",
+        stderr(&o)
+    );
+    // This uid is an admin over the socket; submitting for a user outside the group is
+    // judged by that user's groups.
+    let body = r#"{"command":["true"],"user":"gpusched-test-nobody","queue":"mine"}"#;
+    let (code, answer) = http_unix(&url, "POST", "/api/jobs", Some(body));
+    assert_eq!(code, 403, "{answer}");
+    assert!(
+        answer.contains("gpusched-test-nobody may not submit to queue `mine`"),
+        "{answer}"
+    );
+}
+
 #[test]
 fn a_bad_queue_file_stops_the_server_with_the_line() {
     let (_d, dir) = scratch();

@@ -1,12 +1,13 @@
 //! The agent protocol: registration (with reconciliation), polls for the desired state,
 //! and reports of what happened on the node.
 
+use std::collections::BTreeSet;
+
 use gpusched_store::NodeRecord;
 use gpusched_wire::{
     AttemptRef, Desired, JobState, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered,
     RunEvent, RunEventKind,
 };
-use std::collections::BTreeSet;
 use tokio::sync::watch;
 
 use super::{Fail, NodeEntry, State};

@@ -48,20 +48,16 @@ impl State {
     }
 
     pub fn revoke_token(&mut self, id: u64) -> Result<TokenView, Fail> {
-        let t = self.tokens.get(&id).ok_or_else(|| {
+        let revoked = self.tokens.get(&id).map(|t| t.revoked).ok_or_else(|| {
             Fail::NotFound(format!(
                 "no token with id {id}; `gpusched token list` shows them"
             ))
         })?;
         // Revoking a revoked token changes nothing, so writes nothing.
-        let t = match t.revoked {
-            true => t,
-            false => {
-                let t = self.tokens.get_mut(&id).expect("looked up above");
-                t.revoked = true;
-                t
-            }
-        };
+        if !revoked {
+            self.tokens.get_mut(&id).expect("looked up above").revoked = true;
+        }
+        let t = &self.tokens[&id];
         Ok(TokenView {
             id,
             user: t.user.clone(),
