@@ -58,6 +58,9 @@ pub(super) enum Step {
     Wait(u64),
     /// The heartbeat tick: silent nodes expire.
     Tick,
+    /// The heartbeat tick of a round that began this many seconds after the previous
+    /// one ended: the state task itself was stalled.
+    TickAfterStall(u64),
     /// The queue file (SIGHUP reload).
     Queues(&'static str),
     /// A pending job's reason contains this text (checked, not logged).
@@ -330,6 +333,11 @@ impl Harness {
                 self.st.expire_nodes(Duration::ZERO);
                 self.st.schedule_if_quotas();
                 self.line("tick");
+            }
+            Step::TickAfterStall(s) => {
+                self.st.expire_nodes(Duration::from_secs(s));
+                self.st.schedule_if_quotas();
+                self.line(format!("tick after a {s}s stall"));
             }
             Step::Queues(text) => {
                 let q = Queues::parse(text, "queues.toml").expect("a valid queue file");

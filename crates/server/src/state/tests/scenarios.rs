@@ -610,3 +610,49 @@ fn a_queue_below_its_quota_gets_its_gpu_back_by_preemption() {
         ",
     );
 }
+
+#[test]
+fn silence_caused_by_a_stalled_state_task_expires_no_node() {
+    run(
+        "stall",
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1"),
+            Round,
+            Started("n1", 1),
+            Round,
+            // 40 s without a poll, but 20 of them were the state task's own stall (more
+            // than half the 30 s timeout): the node's clock restarts instead.
+            Wait(40),
+            TickAfterStall(20),
+            Round,
+            Wait(25),
+            Tick,
+            Round,
+            Wait(10),
+            Tick,
+            Round,
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1: running on n1
+            40s pass
+            tick after a 20s stall
+            round: wrote jobs - nodes - tokens -; woke -; ended -
+            25s pass
+            tick
+            round: wrote jobs - nodes - tokens -; woke -; ended -
+            10s pass
+            tick
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
+            job 1 failed on n1 [0] #1: lost 1 time, the last on n1: no heartbeat from n1 for 30s; no retries left (max_retries = 0)
+        ",
+    );
+}
