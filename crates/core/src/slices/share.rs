@@ -161,15 +161,17 @@ mod tests {
 
     /// Places 0.5, 0.25 and 0.25 one after another on four idle GPUs by FGD, each with
     /// the target `target(shares submitted so far)`; the GPU each one took.
-    fn three_shares(target: impl Fn(&[(u32, Option<u32>)]) -> Vec<SharePod>) -> Vec<u32> {
+    fn three_shares(
+        strategy: ShareStrategy,
+        target: impl Fn(&[(u32, Option<u32>)]) -> Vec<SharePod>,
+    ) -> Vec<u32> {
         let mut free = [1000u32; 4];
         let mut asked = Vec::new();
         let mut took = Vec::new();
         for milli in [500, 250, 250] {
             asked.push((0, Some(milli)));
             let hosts = [host(&free)];
-            let (_, gpu) =
-                choose_share(&hosts, milli, 0, None, &target(&asked), ShareStrategy::Fgd).unwrap();
+            let (_, gpu) = choose_share(&hosts, milli, 0, None, &target(&asked), strategy).unwrap();
             free[gpu as usize] -= milli;
             took.push(gpu);
         }
@@ -181,7 +183,7 @@ mod tests {
         // The old live target: only the shares. A fresh GPU fits every share type, so
         // FGD sees no cost in opening one, and 0.25 beside 0.5 strands 0.25 for the 0.5
         // type: the second share opens GPU 1 (score 50 against 46).
-        assert_eq!(three_shares(pods), vec![0, 1, 1]);
+        assert_eq!(three_shares(ShareStrategy::Fgd, pods), vec![0, 1, 1]);
         // The demand target: no whole-GPU job in the window, so one whole GPU is added;
         // a GPU with shares on it is then fragment already and the shares fill GPU 0.
         let demand = |asked: &[(u32, Option<u32>)]| {
@@ -195,13 +197,20 @@ mod tests {
                 .collect();
             target_pods(&d, 0.0, 3600.0)
         };
-        assert_eq!(three_shares(demand), vec![0, 0, 0]);
+        for s in [
+            ShareStrategy::Fgd,
+            ShareStrategy::FgdPack,
+            ShareStrategy::FgdCoarse,
+            ShareStrategy::FgdFit,
+        ] {
+            assert_eq!(three_shares(s, demand), vec![0, 0, 0], "{s:?}");
+        }
         // A 3-GPU job in the window says the same with its own size.
         let with_job = |asked: &[(u32, Option<u32>)]| {
             let mut p = pods(asked);
             p.push(live_pod(3, None).unwrap());
             p
         };
-        assert_eq!(three_shares(with_job), vec![0, 0, 0]);
+        assert_eq!(three_shares(ShareStrategy::Fgd, with_job), vec![0, 0, 0]);
     }
 }
