@@ -40,11 +40,18 @@ pub struct Demand<A> {
     pub ask: A,
 }
 
+/// Whether an entry submitted at `submitted` counts at `now` with a window of `window`
+/// seconds (see the module). Callers with many entries use it to skip building the
+/// ones that do not.
+pub fn counts(submitted: Seconds, active: bool, now: Seconds, window: Seconds) -> bool {
+    active || now - submitted < window
+}
+
 /// The asks that count at `now` with a window of `window` seconds (see the module).
 pub fn recent<A>(demand: &[Demand<A>], now: Seconds, window: Seconds) -> impl Iterator<Item = &A> {
     demand
         .iter()
-        .filter(move |d| d.active || now - d.submitted < window)
+        .filter(move |d| counts(d.submitted, d.active, now, window))
         .map(|d| &d.ask)
 }
 
