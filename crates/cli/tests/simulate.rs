@@ -363,3 +363,61 @@ fn a_job_that_never_fits_is_reported_once() {
         "said twice: {err}"
     );
 }
+
+/// A small node and pod list in the Alibaba v2023 format: 4 nodes of 2 GPUs, 60 pods of
+/// shares and whole GPUs.
+fn small_sharing_lists(dir: &std::path::Path) -> (String, String) {
+    let nodes = dir.join("nodes.csv");
+    let mut n = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+    for i in 0..4 {
+        n.push_str(&format!("node-{i},32000,131072,2,T4\n"));
+    }
+    std::fs::write(&nodes, n).unwrap();
+    let pods = dir.join("pods.csv");
+    let mut p = String::from("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n");
+    for i in 0..60 {
+        let (num, milli) = [(1, 250), (1, 500), (1, 1000), (2, 1000)][i % 4];
+        p.push_str(&format!("pod-{i:02},1000,1024,{num},{milli},\n"));
+    }
+    std::fs::write(&pods, p).unwrap();
+    (nodes.display().to_string(), pods.display().to_string())
+}
+
+#[test]
+fn simulate_sharing_takes_a_demand_window_and_says_so_only_when_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, pods) = small_sharing_lists(dir.path());
+    let base = [
+        "simulate-sharing",
+        "--nodes",
+        &nodes,
+        "--pods",
+        &pods,
+        "--strategy",
+        "fgd,fgd-fit",
+        "--seeds",
+        "42",
+        "--json",
+    ];
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let o = gpusched(&[&base[..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let whole = json(&[]);
+    assert!(whole.get("demand_window_arrivals").is_none(), "{whole}");
+    let window = json(&["--demand-window", "10"]);
+    assert_eq!(window["demand_window_arrivals"], 10, "{window}");
+    // Same arrivals either way; only the target differs.
+    for (a, b) in whole["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(window["strategies"].as_array().unwrap())
+    {
+        assert_eq!(a["arrived_pods"], b["arrived_pods"]);
+    }
+    let o = gpusched(&[&base[..], &["--demand-window", "0"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("at least 1"), "{}", stderr(&o));
+}

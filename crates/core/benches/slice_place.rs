@@ -5,7 +5,8 @@
 
 use std::time::Instant;
 
-use gpusched_core::sharing::ShareStrategy;
+use gpusched_core::sharing::demand::live_pod;
+use gpusched_core::sharing::{SharePod, ShareStrategy};
 use gpusched_core::slices::{choose_share, MigGpu, MigSlot, ShareGpu, ShareHost};
 
 /// A small deterministic generator (no dependency needed for test data).
@@ -52,13 +53,13 @@ fn main() {
         return;
     }
     let mut rng = Lcg(42);
-    // The jobs on the cluster: FGD's target workload.
-    let workload: Vec<(u32, u32)> = (0..500)
-        .map(|_| match rng.next(4) {
-            0 => (1, 1000),
-            1 => (2, 1000),
-            2 => (1, 500),
-            _ => (1, 250),
+    // The jobs of the demand window: FGD's target workload.
+    let workload: Vec<SharePod> = (0..500)
+        .filter_map(|_| match rng.next(4) {
+            0 => live_pod(1, None),
+            1 => live_pod(2, None),
+            2 => live_pod(0, Some(500)),
+            _ => live_pod(0, Some(250)),
         })
         .collect();
     println!("| nodes x 8 GPUs | strategy | one placement (median of 50) |");

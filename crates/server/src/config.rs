@@ -38,6 +38,9 @@ pub struct ServerConfig {
     pub min_runtime: Duration,
     /// Where shares of one GPU go (`fgd`, `best-fit`, `worst-fit`, ...).
     pub share_placement: gpusched_core::sharing::ShareStrategy,
+    /// FGD's target workload for share placement: the jobs submitted within this window
+    /// (and every job still waiting or running); `--share-demand-window`.
+    pub share_demand_window: Duration,
     /// Slurm's `PrivateData=jobs`: non-admin users see only their own jobs.
     pub private_jobs: bool,
     pub limits: Limits,
@@ -101,6 +104,7 @@ impl ServerConfig {
             preempt_grace: Duration::from_secs(30),
             min_runtime: Duration::from_secs(600),
             share_placement: gpusched_core::sharing::ShareStrategy::Fgd,
+            share_demand_window: Duration::from_secs(3600),
             private_jobs: false,
             limits: Limits::default(),
         }

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpusched_core::schedule::PreemptMode;
-use gpusched_core::sharing::ShareStrategy;
+use gpusched_core::sharing::{SharePod, ShareStrategy};
 use gpusched_wire::{GpuInfo, SliceAt};
 
 use crate::live_slices::{self, Book, NodeSlices, SliceJob};
@@ -341,15 +341,18 @@ impl LiveQueue {
 
     /// One pass of the core at `now`: the jobs it starts, each with its node.
     /// `whole_used` holds, per node, the GPU indices whole-GPU jobs hold.
+    /// `share_target` is FGD's target workload for the shares that wait (the core's
+    /// `sharing::demand::target_pods` of the recent jobs); unused when none waits.
     pub fn pass(
         &mut self,
         now: Seconds,
         whole_used: &BTreeMap<String, BTreeSet<u32>>,
+        share_target: &[SharePod],
     ) -> Vec<Start> {
         if self.nodes.is_empty() {
             return Vec::new();
         }
-        let mut starts = self.slice_pass(whole_used);
+        let mut starts = self.slice_pass(whole_used, share_target);
         // The whole-GPU pass sees each capped queue's cap less the GPUs its slices hold.
         if !self.queue_caps.is_empty() {
             let slices = self.slice_milli_by_queue();
@@ -420,7 +423,11 @@ impl LiveQueue {
         self.slice_jobs.iter().any(|j| j.at.is_none())
     }
 
-    fn slice_pass(&mut self, whole_used: &BTreeMap<String, BTreeSet<u32>>) -> Vec<Start> {
+    fn slice_pass(
+        &mut self,
+        whole_used: &BTreeMap<String, BTreeSet<u32>>,
+        share_target: &[SharePod],
+    ) -> Vec<Start> {
         let mut waiting: Vec<usize> = (0..self.slice_jobs.len())
             .filter(|&i| self.slice_jobs[i].at.is_none())
             .collect();
@@ -434,8 +441,6 @@ impl LiveQueue {
             )
         });
         let empty = BTreeSet::new();
-        let workload =
-            live_slices::workload(&self.slice_jobs, self.jobs.iter().map(|j| j.spec.gpus));
         let mut starts = Vec::new();
         let whole_held = self.whole_by_queue();
         let mut slice_held = self.slice_milli_by_queue();
@@ -451,7 +456,7 @@ impl LiveQueue {
             .collect();
         for i in waiting {
             let job = &self.slice_jobs[i];
-            let Some((k, at)) = live_slices::place(job, &nodes, &workload, self.share_strategy)
+            let Some((k, at)) = live_slices::place(job, &nodes, share_target, self.share_strategy)
             else {
                 continue;
             };

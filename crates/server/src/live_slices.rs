@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpusched_core::resources::mig_compute_milli;
-use gpusched_core::sharing::ShareStrategy;
+use gpusched_core::sharing::{SharePod, ShareStrategy};
 use gpusched_core::slices::{choose_share, span_mask, MigGpu, MigSlot, ShareGpu, ShareHost};
 use gpusched_wire::{GpuInfo, MigAt, SliceAsk, SliceAt};
 
@@ -225,7 +225,7 @@ pub struct SliceJob {
 pub fn place(
     job: &SliceJob,
     nodes: &[(String, NodeSlices, BTreeSet<u32>)],
-    workload: &[(u32, u32)],
+    target: &[SharePod],
     strategy: ShareStrategy,
 ) -> Option<(usize, SliceAt)> {
     let model = job.model.as_deref();
@@ -306,7 +306,7 @@ pub fn place(
                 })
                 .collect();
             let mem_floor = mem.unwrap_or(0);
-            let (k, gpu) = choose_share(&hosts, milli, mem_floor, model, workload, strategy)?;
+            let (k, gpu) = choose_share(&hosts, milli, mem_floor, model, target, strategy)?;
             let g = nodes[k].1.gpus.iter().find(|x| x.index == gpu)?;
             let mem_mib = mem.unwrap_or(g.mem_mib * u64::from(milli) / 1000);
             Some((
@@ -344,22 +344,6 @@ fn share_size<'a>(
         }
         SliceAsk::Mig { .. } => None,
     }
-}
-
-/// The slice jobs' GPU thousandths for FGD's target workload, with whole-GPU jobs.
-pub fn workload(slice_jobs: &[SliceJob], whole: impl Iterator<Item = u32>) -> Vec<(u32, u32)> {
-    let mut w: Vec<(u32, u32)> = whole.filter(|&g| g > 0).map(|g| (g, 1000)).collect();
-    for j in slice_jobs {
-        match &j.ask {
-            SliceAsk::Share { milli } => w.push((1, *milli)),
-            SliceAsk::Memory { .. } | SliceAsk::Mig { .. } => {
-                if let Some((_, at)) = &j.at {
-                    w.push((1, at.milli));
-                }
-            }
-        }
-    }
-    w
 }
 
 /// Node name → the node's slices, in name order.
@@ -403,15 +387,19 @@ mod tests {
         }
     }
 
+    fn half_pod() -> SharePod {
+        gpusched_core::sharing::demand::live_pod(0, Some(500)).unwrap()
+    }
+
     #[test]
     fn shares_fill_a_gpu_then_open_the_next() {
         let mut n = NodeSlices::from_gpus(&gpus(2, false), 8, 1 << 20, false);
         let nodes = |n: &NodeSlices| vec![("a".to_string(), n.clone(), BTreeSet::new())];
         let half = job(1, SliceAsk::Share { milli: 500 });
-        let (k, at) = place(&half, &nodes(&n), &[(1, 500)], ShareStrategy::BestFit).unwrap();
+        let (k, at) = place(&half, &nodes(&n), &[half_pod()], ShareStrategy::BestFit).unwrap();
         assert_eq!((k, at.gpu, at.milli, at.mem_mib), (0, 0, 500, 40960));
         assert_eq!(n.apply(1, "u", &at), Some(true));
-        let (_, at2) = place(&half, &nodes(&n), &[(1, 500)], ShareStrategy::BestFit).unwrap();
+        let (_, at2) = place(&half, &nodes(&n), &[half_pod()], ShareStrategy::BestFit).unwrap();
         assert_eq!(at2.gpu, 0, "the second half joins the first");
         assert_eq!(n.apply(2, "u", &at2), Some(false));
         assert_eq!(n.not_whole(), BTreeSet::from([0]));

@@ -47,6 +47,11 @@ pub struct ServerArgs {
     /// GPUs free for the jobs that need them), best-fit, worst-fit, fgd-pack, fgd-coarse.
     #[arg(long, default_value = "fgd", value_name = "STRATEGY")]
     pub share_placement: String,
+    /// FGD's idea of demand when it places a share: the jobs submitted within this
+    /// window (e.g. 1h, 30m; 0s: only the jobs waiting or running now), whole-GPU jobs
+    /// included.
+    #[arg(long, default_value = "1h", value_name = "DURATION")]
+    pub share_demand_window: String,
     /// Queue file (TOML: quotas, limits, weights, who may use each); SIGHUP reloads it.
     #[arg(long, value_name = "FILE")]
     pub queues: Option<PathBuf>,
@@ -146,6 +151,10 @@ impl ServerArgs {
         };
         cfg.share_placement = gpusched_core::sharing::ShareStrategy::parse(&self.share_placement)
             .map_err(|e| anyhow::anyhow!("--share-placement: {e}"))?;
+        cfg.share_demand_window = std::time::Duration::from_secs(
+            parse_duration(&self.share_demand_window)
+                .map_err(|e| anyhow::anyhow!("--share-demand-window: {e}"))?,
+        );
         cfg.preempt_grace = std::time::Duration::from_secs(
             parse_duration(&self.preempt_grace).map_err(anyhow::Error::msg)?,
         );

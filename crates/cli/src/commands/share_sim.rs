@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use gpusched_core::sharing::ShareStrategy;
 use gpusched_sim::sharing::plot::unallocated_vs_arrived;
-use gpusched_sim::sharing::{bin_by_arrived, mean_bins, run as run_once, Bins, ShareWorkload};
+use gpusched_sim::sharing::{bin_by_arrived, mean_bins, run_with, Bins, RunOptions, ShareWorkload};
 use gpusched_sim::trace::openb;
 
 #[derive(clap::Args)]
@@ -26,6 +26,12 @@ pub struct Args {
     /// as the FGD authors' simulator does with Go's math/rand.
     #[arg(long, default_value = "42..51")]
     seeds: String,
+    /// FGD's target workload from the last N arrivals (the pods of that window, one
+    /// whole GPU added if none of them asks for whole GPUs; rebuilt every 128 arrivals)
+    /// instead of the typical pods of the whole list: the live server's demand rule,
+    /// with arrivals for time. Off by default (the peer's procedure).
+    #[arg(long, value_name = "N")]
+    demand_window: Option<usize>,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -75,6 +81,14 @@ fn fmt_pct(v: Option<f64>) -> String {
 pub fn run(args: Args) -> Result<()> {
     let strategies = parse_strategies(&args.strategy)?;
     let seeds = parse_seeds(&args.seeds)?;
+    if args.demand_window == Some(0) {
+        bail!(
+            "--demand-window 0 would leave no arrivals in the window; give at least 1 (e.g. 1000)"
+        );
+    }
+    let opts = RunOptions {
+        demand_window: args.demand_window,
+    };
     let w = ShareWorkload {
         nodes: openb::read_nodes(&args.nodes)?,
         pods: openb::read_pods(&args.pods)?,
@@ -87,7 +101,7 @@ pub fn run(args: Args) -> Result<()> {
         let mut failed = 0;
         let mut pods = 0;
         for &seed in &seeds {
-            let r = run_once(&w, s, seed)?;
+            let r = run_with(&w, s, seed, opts)?;
             failed += r.failed;
             pods += r.pods;
             per_seed.push(bin_by_arrived(&r));
@@ -95,7 +109,7 @@ pub fn run(args: Args) -> Result<()> {
         let secs = started.elapsed().as_secs_f64() / seeds.len().max(1) as f64;
         rows.push((s, mean_bins(&per_seed), per_seed, failed, pods, secs));
     }
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "nodes": args.nodes.display().to_string(),
         "pods": w.source,
         "seeds": seeds,
@@ -111,6 +125,10 @@ pub fn run(args: Args) -> Result<()> {
             "frag_pct_by_arrived": mean.frag_pct,
         })).collect::<Vec<_>>(),
     });
+    // Only with the option, so the default document stays as it was.
+    if let Some(n) = args.demand_window {
+        doc["demand_window_arrivals"] = n.into();
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
@@ -129,6 +147,9 @@ pub fn run(args: Args) -> Result<()> {
             );
         }
         println!("(unallocated GPU %, mean over {} seed(s))", seeds.len());
+        if let Some(n) = args.demand_window {
+            println!("(FGD's target: the last {n} arrivals, not the whole list)");
+        }
     }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -100,6 +100,58 @@ fn shares_pack_onto_one_gpu_with_mps_limits_and_whole_jobs_keep_the_rest() {
     assert_eq!(env_line(&out, "SHARE"), "0.25");
 }
 
+/// Issue 11's scenario as a new user meets it: 4 fake A100s, the default `fgd`, shares of
+/// 0.5, 0.25 and 0.25 that keep running, then a 3-GPU job. FGD's target once held only
+/// the shares, which spread over two GPUs and left the 3-GPU job waiting; the demand
+/// target always asks for whole GPUs (core `sharing::demand`), so they fill one GPU.
+#[test]
+fn running_shares_fill_one_gpu_so_a_three_gpu_job_starts_beside_them() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _agent = agent_with(
+        &url,
+        "four",
+        &dir.join("a"),
+        Gpus::Fake(4),
+        &["--gpu-model", "NVIDIA A100-SXM4-80GB"],
+    );
+    let gate = dir.join("gate");
+    let hold = format!("while [ ! -e {} ]; do sleep 0.05; done", gate.display());
+    // One at a time, each running before the next is submitted: every share is placed
+    // in a pass of its own, knowing only the shares before it.
+    let mut shares = Vec::new();
+    for share in ["0.5", "0.25", "0.25"] {
+        let id = submit(&url, &["--gpu-share", share, "--", "sh", "-c", &hold]);
+        wait_until(SLOW, || job(&url, id)["state"] == "running");
+        shares.push(id);
+    }
+    let gpus: Vec<Value> = shares
+        .iter()
+        .map(|&id| job(&url, id)["gpu_indices"].clone())
+        .collect();
+    assert!(
+        gpus.iter().all(|g| *g == gpus[0]),
+        "the three shares share one GPU: {gpus:?}"
+    );
+    let big = submit(&url, &["--gpus", "3", "--", "sh", "-c", &hold]);
+    wait_until(SLOW, || job(&url, big)["state"] == "running");
+    let v = job(&url, big);
+    let mut held: Vec<u64> = v["gpu_indices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    held.sort_unstable();
+    assert_eq!(held.len(), 3, "{v}");
+    assert!(!held.contains(&gpus[0][0].as_u64().unwrap()), "{v}");
+    std::fs::write(&gate, "").unwrap();
+    for id in shares.into_iter().chain([big]) {
+        let v = wait_job(&url, id, SLOW);
+        assert_eq!(v["state"], "succeeded", "{v}");
+    }
+}
+
 #[test]
 fn without_mps_a_share_is_by_agreement_and_says_so_in_its_environment_only() {
     let (_d, dir) = scratch();

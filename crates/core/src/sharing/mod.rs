@@ -9,6 +9,8 @@
 //!
 //! - [`cluster`]: nodes, pods, the fit test and carrying out a placement.
 //! - [`typical`]: the workload's typical pod types and their shares (FGD's target workload).
+//! - [`demand`]: the target workload from recent demand (a window of submissions, whole
+//!   GPUs always asked for): the live server's, and a simulator option.
 //! - [`frag`]: the fragmentation of a node measured against the typical pods.
 //! - [`fit`]: `best-fit` and `worst-fit` scores.
 //! - [`fgd`]: fragmentation gradient descent.
@@ -24,6 +26,7 @@
 //! GPUs of a node to the lowest index.
 
 pub mod cluster;
+pub mod demand;
 pub mod fgd;
 pub mod fit;
 pub mod frag;
@@ -35,6 +38,7 @@ pub mod scarcity;
 pub mod typical;
 
 pub use cluster::{Choice, NodeState, PodReq, ShareCluster, ShareError, ShareNode, SharePod};
+pub use demand::Demand;
 pub use placer::{Placer, ShareStrategy};
 pub use typical::{TypicalPod, TypicalPods};
 

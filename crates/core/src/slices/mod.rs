@@ -8,7 +8,7 @@
 //!   the first kind.
 //! - [`share`]: which GPU a share of one GPU goes to, by the simulator's strategies
 //!   (`best-fit`, `worst-fit`, `fgd`, ...) over the live cluster's free GPU thousandths,
-//!   with the live jobs as FGD's target workload.
+//!   with the recent demand ([`crate::sharing::demand`]) as FGD's target workload.
 //!
 //! The whole-GPU scheduler never sees a GPU in MIG mode, and a GPU that holds shares is
 //! taken out of its free map while it does (see `server/src/live.rs`).

@@ -24,14 +24,14 @@ pub struct ShareHost {
 
 /// The node and GPU index for a share of `milli` thousandths and `mem_mib` MiB of a GPU
 /// whose model starts with `model` (if given), by `strategy`, or `None` if no GPU has
-/// room. `workload` is the GPU thousandths of the jobs on the cluster (running and
-/// waiting; 1000 for whole GPUs): FGD's target workload. Ties go to the first node.
+/// room. `target` is FGD's target workload: the recent demand, from
+/// [`crate::sharing::demand::target_pods`]. Ties go to the first node.
 pub fn choose_share(
     hosts: &[ShareHost],
     milli: u32,
     mem_mib: u64,
     model: Option<&str>,
-    workload: &[(u32, u32)],
+    target: &[SharePod],
     strategy: ShareStrategy,
 ) -> Option<(usize, u32)> {
     // Nodes without a GPU that could take the share are left out (the sharing model
@@ -71,18 +71,7 @@ pub fn choose_share(
             };
         }
     }
-    let pods: Vec<SharePod> = workload
-        .iter()
-        .map(|&(num, m)| SharePod {
-            name: String::new(),
-            cpu_milli: 0,
-            mem_mib: 0,
-            num_gpu: num,
-            gpu_milli: m,
-            models: Vec::new(),
-        })
-        .collect();
-    let typical = TypicalPods::from_pods(&pods, 100.0);
+    let typical = TypicalPods::from_pods(target, 100.0);
     let pod = cluster
         .compile(&SharePod {
             name: String::new(),
@@ -103,6 +92,7 @@ pub fn choose_share(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sharing::demand::{live_pod, target_pods, Demand};
 
     fn host(free: &[u32]) -> ShareHost {
         ShareHost {
@@ -121,10 +111,14 @@ mod tests {
         }
     }
 
+    fn pods(asks: &[(u32, Option<u32>)]) -> Vec<SharePod> {
+        asks.iter().map(|&(g, m)| live_pod(g, m).unwrap()).collect()
+    }
+
     #[test]
     fn a_half_goes_next_to_the_other_half_under_every_packing_strategy() {
         let hosts = [host(&[1000, 500, 1000])];
-        let work = [(1, 500), (1, 500), (1, 1000)];
+        let work = pods(&[(0, Some(500)), (0, Some(500)), (1, None)]);
         for s in [ShareStrategy::BestFit, ShareStrategy::Fgd] {
             assert_eq!(
                 choose_share(&hosts, 500, 0, None, &work, s),
@@ -163,5 +157,60 @@ mod tests {
             choose_share(&[host(&[0, 300])], 999, 0, None, &[], ShareStrategy::Fgd),
             None
         );
+    }
+
+    /// Places 0.5, 0.25 and 0.25 one after another on four idle GPUs by FGD, each with
+    /// the target `target(shares submitted so far)`; the GPU each one took.
+    fn three_shares(
+        strategy: ShareStrategy,
+        target: impl Fn(&[(u32, Option<u32>)]) -> Vec<SharePod>,
+    ) -> Vec<u32> {
+        let mut free = [1000u32; 4];
+        let mut asked = Vec::new();
+        let mut took = Vec::new();
+        for milli in [500, 250, 250] {
+            asked.push((0, Some(milli)));
+            let hosts = [host(&free)];
+            let (_, gpu) = choose_share(&hosts, milli, 0, None, &target(&asked), strategy).unwrap();
+            free[gpu as usize] -= milli;
+            took.push(gpu);
+        }
+        took
+    }
+
+    #[test]
+    fn shares_alone_as_the_target_spread_and_whole_gpu_demand_packs_them() {
+        // The old live target: only the shares. A fresh GPU fits every share type, so
+        // FGD sees no cost in opening one, and 0.25 beside 0.5 strands 0.25 for the 0.5
+        // type: the second share opens GPU 1 (score 50 against 46).
+        assert_eq!(three_shares(ShareStrategy::Fgd, pods), vec![0, 1, 1]);
+        // The demand target: no whole-GPU job in the window, so one whole GPU is added;
+        // a GPU with shares on it is then fragment already and the shares fill GPU 0.
+        let demand = |asked: &[(u32, Option<u32>)]| {
+            let d: Vec<Demand<SharePod>> = pods(asked)
+                .into_iter()
+                .map(|ask| Demand {
+                    submitted: 0.0,
+                    active: true,
+                    ask,
+                })
+                .collect();
+            target_pods(&d, 0.0, 3600.0)
+        };
+        for s in [
+            ShareStrategy::Fgd,
+            ShareStrategy::FgdPack,
+            ShareStrategy::FgdCoarse,
+            ShareStrategy::FgdFit,
+        ] {
+            assert_eq!(three_shares(s, demand), vec![0, 0, 0], "{s:?}");
+        }
+        // A 3-GPU job in the window says the same with its own size.
+        let with_job = |asked: &[(u32, Option<u32>)]| {
+            let mut p = pods(asked);
+            p.push(live_pod(3, None).unwrap());
+            p
+        };
+        assert_eq!(three_shares(ShareStrategy::Fgd, with_job), vec![0, 0, 0]);
     }
 }

@@ -5,6 +5,7 @@
 
 mod agents;
 mod cancel;
+mod demand;
 mod jobs;
 mod limits;
 mod privacy;
@@ -412,7 +413,15 @@ impl State {
         } else {
             BTreeMap::new()
         };
-        let starts = self.queue.pass(now_ms as f64 / 1000.0, &whole_used);
+        // FGD's target workload for the shares that wait: the recent demand.
+        let share_target = if self.queue.slices_waiting() {
+            self.share_target(now_ms as f64 / 1000.0)
+        } else {
+            Vec::new()
+        };
+        let starts = self
+            .queue
+            .pass(now_ms as f64 / 1000.0, &whole_used, &share_target);
         for hold in &holds {
             self.queue.unhold(hold);
         }

@@ -14,4 +14,4 @@ pub mod gorand;
 pub mod plot;
 
 pub use bins::{bin_by_arrived, mean_bins, Bins};
-pub use experiment::{run, Sample, ShareRun, ShareWorkload};
+pub use experiment::{run, run_with, RunOptions, Sample, ShareRun, ShareWorkload};
