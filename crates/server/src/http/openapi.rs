@@ -106,7 +106,25 @@ fn refine(doc: &mut serde_json::Value) {
             }));
         }
     }
+    // `resources` (non-empty) go with whole GPUs or none, never with part of a GPU.
+    for slice in ["gpu_share", "gpu_mem", "mig"] {
+        pairs.push(json!({
+            "required": ["resources", slice],
+            "properties": {
+                "resources": { "type": "object", "minProperties": 1 },
+                slice: { "not": { "type": "null" } }
+            }
+        }));
+    }
     submit["not"] = json!({ "anyOf": pairs });
+    let resources = &mut submit["properties"]["resources"];
+    resources["propertyNames"] = json!({ "pattern": gpusched_wire::resource::NAME_PATTERN });
+    resources["maxProperties"] = gpusched_wire::resource::MAX_RESOURCES.into();
+    resources["additionalProperties"] = json!({
+        "type": "integer",
+        "minimum": 1,
+        "maximum": gpusched_wire::resource::MAX_COUNT
+    });
     link_submissions(doc);
 }
 
@@ -234,13 +252,15 @@ mod tests {
         let submit = &s["JobSubmit"]["properties"];
         assert_eq!(submit["command"]["minItems"], 1);
         assert_eq!(submit["command"]["prefixItems"][0]["minLength"], 1);
-        assert_eq!(submit["gpus"]["minimum"], 1);
+        assert_eq!(submit["gpus"]["minimum"], 0);
+        assert_eq!(submit["resources"]["additionalProperties"]["minimum"], 1);
         assert_eq!(submit["walltime_s"]["minimum"], 1);
         assert!(submit["mig"]["enum"]
             .as_array()
             .unwrap()
             .contains(&"1g.10gb".into()));
-        assert_eq!(s["JobSubmit"]["not"]["anyOf"].as_array().unwrap().len(), 6);
+        // Six pairs of GPU forms, and `resources` with each of the three slice forms.
+        assert_eq!(s["JobSubmit"]["not"]["anyOf"].as_array().unwrap().len(), 9);
         assert_eq!(s["BatchSubmit"]["properties"]["jobs"]["minItems"], 1);
         // Unsigned integers carry their type's bounds.
         assert_eq!(submit["after"]["items"]["maximum"], u64::MAX);

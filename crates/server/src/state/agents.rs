@@ -140,6 +140,7 @@ impl State {
                     walltime_s: v.walltime_s,
                     grace_s: job.grace_s,
                     slice: v.slice_at.clone(),
+                    resources: v.resources.clone(),
                 });
             }
         }
