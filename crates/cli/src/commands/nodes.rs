@@ -187,13 +187,7 @@ fn room(n: &gpusched_wire::NodeView) -> String {
     if n.state != gpusched_wire::NodeState::Online {
         return "-".into();
     }
-    let cpus = |milli: u64| {
-        if milli.is_multiple_of(1000) {
-            (milli / 1000).to_string()
-        } else {
-            format!("{:.1}", milli as f64 / 1000.0)
-        }
-    };
+    let cpus = |milli: u64| gpusched_wire::milli_text(milli.min(u64::from(u32::MAX)) as u32);
     let mut parts = vec![
         format!("{}/{} cpu", cpus(n.free_cpu_milli), n.cpus),
         format!("{}/{} MiB", n.free_mem_mib, n.mem_mib),

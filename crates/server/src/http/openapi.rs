@@ -117,15 +117,19 @@ fn refine(doc: &mut serde_json::Value) {
         }));
     }
     submit["not"] = json!({ "anyOf": pairs });
-    let resources = &mut submit["properties"]["resources"];
-    resources["propertyNames"] = json!({ "pattern": gpusched_wire::resource::NAME_PATTERN });
-    resources["maxProperties"] = gpusched_wire::resource::MAX_RESOURCES.into();
-    resources["additionalProperties"] = json!({
-        "type": "integer",
-        "minimum": 1,
-        "maximum": gpusched_wire::resource::MAX_COUNT
-    });
+    resource_map(&mut submit["properties"]["resources"]);
+    resource_map(&mut doc["components"]["schemas"]["Register"]["properties"]["resources"]);
     link_submissions(doc);
+}
+
+/// A map of generic resources (a job's ask, a node's declaration): the names and counts
+/// `gpusched_wire::resource::check_map` accepts.
+fn resource_map(schema: &mut serde_json::Value) {
+    use gpusched_wire::resource::{MAX_COUNT, MAX_RESOURCES, NAME_PATTERN};
+    schema["propertyNames"] = serde_json::json!({ "pattern": NAME_PATTERN });
+    schema["maxProperties"] = MAX_RESOURCES.into();
+    schema["additionalProperties"] =
+        serde_json::json!({ "type": "integer", "minimum": 1, "maximum": MAX_COUNT });
 }
 
 /// Every operation's `operationId`.
@@ -254,6 +258,10 @@ mod tests {
         assert_eq!(submit["command"]["prefixItems"][0]["minLength"], 1);
         assert_eq!(submit["gpus"]["minimum"], 0);
         assert_eq!(submit["resources"]["additionalProperties"]["minimum"], 1);
+        assert_eq!(
+            s["Register"]["properties"]["resources"]["propertyNames"]["pattern"],
+            gpusched_wire::resource::NAME_PATTERN
+        );
         assert_eq!(submit["walltime_s"]["minimum"], 1);
         assert!(submit["mig"]["enum"]
             .as_array()

@@ -83,11 +83,7 @@ pub fn no_node_has_room(
 
 /// Thousandths of CPUs as users write them: `4`, `0.5`.
 pub fn cpus(milli: u64) -> String {
-    if milli.is_multiple_of(1000) {
-        (milli / 1000).to_string()
-    } else {
-        format!("{}", milli as f64 / 1000.0)
-    }
+    gpusched_wire::milli_text(milli.min(u64::from(u32::MAX)) as u32)
 }
 
 /// Nodes have the job's GPUs free, but not its CPUs, memory or generic resources:
