@@ -243,3 +243,28 @@ fn estimates_count_room_and_a_job_without_gpus_does_not_end_them() {
     let by_id: BTreeMap<u64, f64> = est.into_iter().map(|(k, v)| (k.0, v)).collect();
     assert_eq!(by_id.len(), 2);
 }
+
+/// The live server's restart and node-change path: a restored job holds its room again,
+/// a placement whose room is gone is refused, and a new cluster starts with all room free.
+#[test]
+fn restored_jobs_hold_their_room_and_a_new_cluster_is_rebuilt() {
+    let c = cluster(1);
+    let mut s = scheduler(&c, PolicyKind::Fifo, PlacementStrategy::BestFit, true);
+    let mut jobs = vec![job(1, 1, 6, 0, &[("fpga", 1)]), job(2, 1, 6, 0, &[])];
+    enqueue(&mut s, &mut jobs);
+    let on0 = |k| Placement {
+        parts: vec![(NodeId(0), k)],
+    };
+    assert!(s.start_at(&mut jobs[0], on0(1), 0.0));
+    let free = s.room().unwrap().free(NodeId(0)).unwrap().clone();
+    assert_eq!((free.cpu_milli, free.generic["fpga"]), (2_000, 0));
+    // Job 2's 6 CPUs are not there: refused, and nothing is taken.
+    assert!(!s.start_at(&mut jobs[1], on0(1), 0.0));
+    assert_eq!(s.free_gpus(), 3);
+    // Nodes changed: every room is free again until running jobs are occupied anew.
+    s.set_cluster(&c);
+    assert_eq!(s.room().unwrap().free(NodeId(0)).unwrap().cpu_milli, 8_000);
+    assert!(s.occupy_job(&jobs[0].spec, &on0(1)));
+    assert!(!s.occupy_job(&jobs[1].spec, &on0(1)));
+    assert_eq!(s.room().unwrap().free(NodeId(0)).unwrap().cpu_milli, 2_000);
+}
