@@ -456,6 +456,7 @@ mod tests {
             walltime_s: Some(60),
             grace_s: 5,
             slice: None,
+            resources: Default::default(),
         }
     }
 

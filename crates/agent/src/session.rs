@@ -46,6 +46,8 @@ pub struct AgentConfig {
     pub control: crate::gpu::GpuControl,
     /// The node runs NVIDIA MPS: shares get MPS limits.
     pub mps: bool,
+    /// Generic counted resources this node offers (`--resource fpga=2`).
+    pub resources: std::collections::BTreeMap<String, u64>,
 }
 
 /// Events not yet acknowledged by the server, oldest first, and a counter that wakes
@@ -344,6 +346,7 @@ async fn register(sh: &Shared) -> Registered {
             cpus: sh.cfg.cpus,
             mem_mib: sh.cfg.mem_mib,
             mps: sh.cfg.mps,
+            resources: sh.cfg.resources.clone(),
             log_url: Some(sh.log_url.clone()),
             log_token: Some(sh.log_token.clone()),
             running,

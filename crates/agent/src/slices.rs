@@ -151,6 +151,7 @@ mod tests {
             walltime_s: None,
             grace_s: 1,
             slice: Some(slice),
+            resources: Default::default(),
         }
     }
 

@@ -31,6 +31,7 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         walltime_s: None,
         grace_s: 1,
         slice: None,
+        resources: Default::default(),
     }
 }
 

@@ -1,5 +1,7 @@
 //! What a job asks for, and the lifecycle it moves through.
 
+use std::collections::BTreeMap;
+
 use crate::ids::{JobId, QueueId, UserId};
 use crate::Seconds;
 
@@ -21,9 +23,14 @@ pub struct JobSpec {
     /// `backfill`; never trusted to end a job.
     pub estimate: Option<Seconds>,
     /// CPUs (thousandths) and memory the job asks for: weighed by `drf`'s dominant
-    /// share; placement reserves GPUs only. 0: not counted.
+    /// share, and held on its node while it runs when the scheduler reserves node
+    /// resources ([`crate::Scheduler::reserve_node_resources`]; the simulator does not).
+    /// 0: not counted.
     pub cpu_milli: u64,
     pub mem_mib: u64,
+    /// Generic counted resources (`fpga = 1`) it needs on its node, held while it runs
+    /// when the scheduler reserves node resources. Empty for most jobs.
+    pub generic: BTreeMap<String, u64>,
 }
 
 /// The states of DESIGN.md's job lifecycle.

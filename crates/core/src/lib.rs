@@ -14,6 +14,8 @@
 //! - [`freemap`]: an index of free GPUs per node that answers placement queries in
 //!   time independent of the cluster size.
 //! - [`placement`]: where a job goes (`consolidated`, `best-fit`, `spread`, `pool`).
+//! - [`room`]: CPUs, memory and generic resources free per node, for a scheduler that
+//!   reserves them (the live server's).
 //! - [`policy`]: which job goes first (`fifo`, `priority`, `sjf`, `srtf`, `srsf`,
 //!   `tiresias`, `drf`, `backfill`).
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
@@ -33,6 +35,7 @@ pub mod plan;
 pub mod policy;
 pub mod reclaim;
 pub mod resources;
+pub mod room;
 pub mod schedule;
 pub mod sharing;
 pub mod slices;

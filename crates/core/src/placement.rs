@@ -16,6 +16,8 @@
 
 use crate::freemap::FreeMap;
 use crate::ids::NodeId;
+use crate::job::JobSpec;
+use crate::room::{self, Room};
 
 /// Whole GPUs of one job on each node it uses, ordered by node.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -79,6 +81,46 @@ impl PlacementStrategy {
         }
         Some(Placement { parts })
     }
+}
+
+/// Places `spec` and takes what it holds. Without `room` (the scheduler does not reserve
+/// node resources) or for a job that asks GPUs and nothing else, this is
+/// [`PlacementStrategy::place`] unchanged: the free map's fast queries. Otherwise the
+/// job goes on one node that has both its GPUs and its room free (0 GPUs: any node with
+/// room), chosen in the strategy's spirit: `best-fit` the node left with the fewest free
+/// GPUs (so CPU-only jobs fill nodes whose GPUs are taken), `spread` the most, the
+/// others the first. A scan of the nodes: only jobs that ask for room pay it.
+pub fn place_job(
+    strategy: PlacementStrategy,
+    map: &mut FreeMap,
+    room: Option<&mut Room>,
+    spec: &JobSpec,
+) -> Option<Placement> {
+    let model = spec.gpu_model.as_deref();
+    let room = match room {
+        Some(r) if spec.gpus == 0 || room::asks(spec) => r,
+        _ => return strategy.place(map, spec.gpus, model),
+    };
+    let gpus = spec.gpus;
+    let candidates = (0..map.nodes()).map(|i| NodeId(i as u32)).filter(|&n| {
+        map.free(n) >= gpus
+            && (gpus == 0 || map.model_matches(n.index(), model))
+            && room.fits(n, spec)
+    });
+    let node = match strategy {
+        PlacementStrategy::BestFit => candidates.min_by_key(|&n| (map.free(n), n)),
+        PlacementStrategy::Spread => {
+            candidates.max_by_key(|&n| (map.free(n), std::cmp::Reverse(n)))
+        }
+        PlacementStrategy::Consolidated | PlacementStrategy::Pool => candidates.min(),
+    }?;
+    if gpus > 0 {
+        map.take(node, gpus);
+    }
+    room.take(node, spec);
+    Some(Placement {
+        parts: vec![(node, gpus)],
+    })
 }
 
 fn per_switch(

@@ -11,7 +11,9 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::ids::JobId;
-use crate::placement::Placement;
+use crate::job::JobSpec;
+use crate::placement::{place_job, Placement};
+use crate::room;
 use crate::schedule::{SchedJob, Scheduler};
 use crate::Seconds;
 
@@ -19,6 +21,8 @@ use crate::Seconds;
 struct End {
     at: Seconds,
     placement: Placement,
+    /// The job, when it holds room on its node (room reserved and asked for).
+    held: Option<JobSpec>,
 }
 
 impl PartialEq for End {
@@ -43,6 +47,9 @@ impl Scheduler {
     /// The estimated start of each waiting job that has one.
     pub fn estimate_starts(&self, jobs: &[SchedJob], now: Seconds) -> BTreeMap<JobId, Seconds> {
         let mut map = self.free_map().clone();
+        let mut room = self.room().cloned();
+        let holds =
+            |spec: &JobSpec, reserved: bool| (reserved && room::asks(spec)).then(|| spec.clone());
         let mut ends = BinaryHeap::new();
         for j in jobs.iter().filter(|j| j.running) {
             let left = j.estimated_remaining();
@@ -50,6 +57,7 @@ impl Scheduler {
                 ends.push(End {
                     at: now + left,
                     placement: p.clone(),
+                    held: holds(&j.spec, room.is_some()),
                 });
             }
         }
@@ -60,10 +68,7 @@ impl Scheduler {
         'jobs: for j in waiting {
             loop {
                 let spec = &j.spec;
-                if let Some(p) =
-                    self.strategy()
-                        .place(&mut map, spec.gpus, spec.gpu_model.as_deref())
-                {
+                if let Some(p) = place_job(self.strategy(), &mut map, room.as_mut(), spec) {
                     out.insert(spec.id, t);
                     // Without an estimate it would hold its GPUs for an unknown time:
                     // nobody behind it can count on them.
@@ -71,6 +76,7 @@ impl Scheduler {
                         ends.push(End {
                             at: t + e,
                             placement: p,
+                            held: holds(spec, room.is_some()),
                         });
                     }
                     continue 'jobs;
@@ -80,6 +86,11 @@ impl Scheduler {
                         t = t.max(end.at);
                         for &(node, k) in &end.placement.parts {
                             map.give(node, k);
+                        }
+                        if let (Some(r), Some(spec), Some(&(node, _))) =
+                            (&mut room, &end.held, end.placement.parts.first())
+                        {
+                            r.give(node, spec);
                         }
                     }
                     None => break 'jobs,

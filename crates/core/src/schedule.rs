@@ -22,12 +22,13 @@ use std::collections::BTreeMap;
 
 use crate::cluster::Cluster;
 use crate::freemap::FreeMap;
-use crate::ids::{JobId, QueueId};
+use crate::ids::{JobId, NodeId, QueueId};
 use crate::job::JobSpec;
-use crate::placement::{Placement, PlacementStrategy};
+use crate::placement::{place_job, Placement, PlacementStrategy};
 use crate::policy::queue::{OrderedQueue, QueueSlot};
 use crate::policy::tiresias::{self, LasState};
 use crate::policy::{backfill, drf, order, PolicyConfig, PolicyKind};
+use crate::room::{self, Room, RoomWait};
 use crate::Seconds;
 
 /// A job that can still run, as the scheduler sees it.
@@ -133,13 +134,30 @@ pub enum PreemptMode {
 
 /// A job that no node set of this cluster could ever hold.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("job {job} asks for {gpus} GPUs{model} but the most this cluster can give one job under `{placement}` placement is {max}; ask for at most {max} GPUs or use a larger cluster")]
+#[error("{}", self.describe())]
 pub struct NeverFits {
     pub job: JobId,
     pub gpus: u32,
     pub model: String,
     pub max: u32,
     pub placement: &'static str,
+    /// With node resources reserved: the job's GPUs fit, but no node has its CPUs,
+    /// memory or generic resources together with them.
+    pub room: bool,
+}
+
+impl NeverFits {
+    fn describe(&self) -> String {
+        let (job, gpus, model, max, placement) =
+            (self.job, self.gpus, &self.model, self.max, self.placement);
+        if self.room {
+            return format!(
+                "job {job} asks for {gpus} GPUs{model} with CPUs, memory or generic resources \
+                 that no node of this cluster has together; ask for less or add such a node"
+            );
+        }
+        format!("job {job} asks for {gpus} GPUs{model} but the most this cluster can give one job under `{placement}` placement is {max}; ask for at most {max} GPUs or use a larger cluster")
+    }
 }
 
 /// The scheduling core's state between passes: the policy, the placement strategy and
@@ -165,6 +183,9 @@ pub struct Scheduler {
     /// The waiting jobs in policy order, when the caller asked for it.
     queue: Option<OrderedQueue>,
     next_admitted: u64,
+    /// CPUs, memory and generic resources free per node, when running jobs hold them
+    /// ([`Scheduler::reserve_node_resources`]; the live server turns it on).
+    room: Option<Room>,
 }
 
 impl Scheduler {
@@ -192,7 +213,58 @@ impl Scheduler {
             history: drf::History::default(),
             queue: None,
             next_admitted: 0,
+            room: None,
         }
+    }
+
+    /// Makes running jobs hold the CPUs, memory and generic resources they ask for on
+    /// their node, so a node whose room is taken starts no job that needs it, and lets
+    /// jobs ask for 0 GPUs (placed on any node with room). Jobs that ask for none of it
+    /// are placed exactly as without reservation. Off by default: the simulator's
+    /// traces carry CPUs for `drf`'s dominant share only, and its results must not move.
+    /// Only the non-preemptive passes reserve; returns false (and changes nothing) for a
+    /// preemptive policy. Call before the first job starts.
+    pub fn reserve_node_resources(&mut self) -> bool {
+        if self.policy.kind.preemptive() {
+            return false;
+        }
+        self.room = Some(Room::new(&self.cluster));
+        true
+    }
+
+    /// Free CPUs, memory and generic resources per node, when they are reserved.
+    pub fn room(&self) -> Option<&Room> {
+        self.room.as_ref()
+    }
+
+    /// Why a waiting job that asks for room does not start although a node has its GPUs
+    /// free: the node that lacks least, and what it lacks. `None` when room is not
+    /// reserved, the job asks for none, or no node has its GPUs free (it waits on GPUs).
+    pub fn room_wait(&self, spec: &JobSpec) -> Option<RoomWait> {
+        let room = self.room.as_ref()?;
+        if !room::asks(spec) {
+            return None;
+        }
+        let model = spec.gpu_model.as_deref();
+        let map = &self.actual;
+        let mut best: Option<(usize, NodeId, Vec<room::Lack>)> = None;
+        let mut nodes = 0;
+        for n in (0..map.nodes()).map(|i| NodeId(i as u32)) {
+            let gpus_ok =
+                map.free(n) >= spec.gpus && (spec.gpus == 0 || map.model_matches(n.index(), model));
+            if !gpus_ok {
+                continue;
+            }
+            let lacks = room.lacks(n, spec);
+            if lacks.is_empty() {
+                return None; // it fits now: it waits on the policy's order
+            }
+            nodes += 1;
+            if best.as_ref().is_none_or(|b| lacks.len() < b.0) {
+                best = Some((lacks.len(), n, lacks));
+            }
+        }
+        best.map(|(_, node, lacks)| RoomWait { node, lacks, nodes })
     }
 
     /// Keeps the waiting queue in policy order between passes instead of sorting it at
@@ -267,6 +339,15 @@ impl Scheduler {
 
     /// Checks that `spec` fits an idle cluster, i.e. could ever run.
     pub fn check_fits(&mut self, spec: &JobSpec) -> Result<(), NeverFits> {
+        let mut room_fails = false;
+        if let (Some(_), true) = (&self.room, spec.gpus == 0 || room::asks(spec)) {
+            let mut probe = self.idle.clone();
+            let mut room = Room::new(&self.cluster);
+            if place_job(self.placement, &mut probe, Some(&mut room), spec).is_some() {
+                return Ok(());
+            }
+            room_fails = true;
+        }
         let key = (spec.gpus, spec.gpu_model.clone());
         let fits = match self.fit_cache.get(&key) {
             Some(&f) => f,
@@ -280,7 +361,7 @@ impl Scheduler {
                 f
             }
         };
-        if fits {
+        if fits && !room_fails {
             return Ok(());
         }
         let max = match self.placement {
@@ -297,6 +378,7 @@ impl Scheduler {
                 .unwrap_or_default(),
             max,
             placement: self.placement.name(),
+            room: fits || spec.gpus == 0,
         })
     }
 
@@ -339,13 +421,16 @@ impl Scheduler {
         self.actual = idle.clone();
         self.idle = idle;
         self.fit_cache.clear();
+        if self.room.is_some() {
+            self.room = Some(Room::new(cluster));
+        }
     }
 
     /// Starts `job` at `placement` outside a pass (a job that reclaimed its queue's
     /// quota goes first on the node it reclaimed). False, and nothing changes, if the
     /// GPUs are not free.
     pub fn start_at(&mut self, job: &mut SchedJob, placement: Placement, now: Seconds) -> bool {
-        if job.running || !self.occupy(&placement) {
+        if job.running || !self.occupy_job(&job.spec, &placement) {
             return false;
         }
         job.account(now);
@@ -402,6 +487,26 @@ impl Scheduler {
         fits
     }
 
+    /// Marks a running job's GPUs, and the room it asks for on its node when room is
+    /// reserved, as used. Returns false, and takes nothing, when either is not free.
+    pub fn occupy_job(&mut self, spec: &JobSpec, placement: &Placement) -> bool {
+        let node = placement.parts.first().map(|p| p.0);
+        if let (Some(room), Some(node)) = (&self.room, node) {
+            if room::asks(spec) && !room.fits(node, spec) {
+                return false;
+            }
+        }
+        if !self.occupy(placement) {
+            return false;
+        }
+        if let (Some(room), Some(node)) = (&mut self.room, node) {
+            if room::asks(spec) {
+                room.take(node, spec);
+            }
+        }
+        true
+    }
+
     /// Gives the GPUs of a job that ended (or was cancelled or lost) back.
     pub fn finish(&mut self, job: &mut SchedJob) {
         if let (false, Some(q)) = (job.running, &mut self.queue) {
@@ -412,6 +517,11 @@ impl Scheduler {
             if job.running {
                 for &(node, k) in &p.parts {
                     self.actual.give(node, k);
+                }
+                if let (Some(room), Some(&(node, _))) = (&mut self.room, p.parts.first()) {
+                    if room::asks(&job.spec) {
+                        room.give(node, &job.spec);
+                    }
                 }
             }
         }
@@ -441,7 +551,7 @@ impl Scheduler {
         if kind.preemptive() && self.start_all_waiting(jobs, now, &mut out) {
             return out;
         }
-        if !kind.preemptive() && self.actual.total_free() == 0 {
+        if !kind.preemptive() && self.actual.total_free() == 0 && !self.zero_gpu_waiting(jobs) {
             // Nothing can start and nothing is preempted: skip the sort of a long queue.
             return out;
         }
@@ -466,6 +576,12 @@ impl Scheduler {
         }
         self.order = order;
         out
+    }
+
+    /// Whether a job that needs no GPU waits (only with room reserved: it may start
+    /// when every GPU is taken).
+    fn zero_gpu_waiting(&self, jobs: &[SchedJob]) -> bool {
+        self.room.is_some() && jobs.iter().any(|j| !j.running && j.spec.gpus == 0)
     }
 
     /// The uncontended case of a preemptive pass: when every waiting job fits the GPUs
@@ -668,10 +784,7 @@ impl Scheduler {
         if !self.within_limit(used, spec) {
             return true;
         }
-        match self
-            .placement
-            .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
-        {
+        match place_job(self.placement, &mut self.actual, self.room.as_mut(), spec) {
             Some(p) => {
                 *used.entry(spec.queue).or_insert(0) += spec.gpus;
                 Self::start(&mut jobs[i], i, p, now, out);
@@ -706,7 +819,7 @@ impl Scheduler {
         now: Seconds,
         out: &mut PassOutcome,
     ) -> bool {
-        if self.actual.total_free() == 0 {
+        if self.actual.total_free() == 0 && self.room.is_none() {
             return false;
         }
         if !self.within_limit(used, &jobs[i].spec) {
@@ -719,10 +832,7 @@ impl Scheduler {
             return true;
         }
         let spec = &jobs[i].spec;
-        match self
-            .placement
-            .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
-        {
+        match place_job(self.placement, &mut self.actual, self.room.as_mut(), spec) {
             Some(p) => {
                 if let Some(res) = reservation {
                     res.admit(&jobs[i], now);
@@ -842,6 +952,7 @@ impl Scheduler {
         let mut queue_used = self.queue_usage(jobs);
         let limits = &self.queue_limits;
         let (placement, actual) = (self.placement, &mut self.actual);
+        let mut room = self.room.as_mut();
         let past = self.history.gpus(&self.policy);
         let by_user = drf::user_usage(&self.policy, jobs);
         drf::offer(&self.policy, used, by_user, &past, &waiting, total, |i| {
@@ -853,7 +964,7 @@ impl Scheduler {
                     return false;
                 }
             }
-            match placement.place(actual, spec.gpus, spec.gpu_model.as_deref()) {
+            match place_job(placement, actual, room.as_deref_mut(), spec) {
                 Some(p) => {
                     *queue_used.entry(spec.queue).or_insert(0) += spec.gpus;
                     Self::start(&mut jobs[i], i, p, now, out);

@@ -19,6 +19,7 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         estimate: None,
         cpu_milli: 0,
         mem_mib: 0,
+        generic: Default::default(),
     })
 }
 

@@ -53,6 +53,7 @@ impl Sim {
                 estimate,
                 cpu_milli: 0,
                 mem_mib: 0,
+                generic: Default::default(),
             })
             .collect();
         Sim {

@@ -9,6 +9,9 @@ use gpusched_wire::{
 use crate::queues::Queues;
 use crate::state::validate::{check_fits, check_submit, check_user_name, KnownNode};
 
+/// Nodes in the fuzz cluster declare no generic resources.
+static EMPTY_RESOURCES: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+
 /// API request bodies, decoded as the HTTP layer decodes them (`serde_json::from_slice`)
 /// and checked as the state task checks them (the static checks, then whether the
 /// cluster could ever hold it), against a small cluster of one
@@ -32,12 +35,14 @@ pub fn api_body(data: &[u8]) {
             gpus: &whole,
             cpus: 64,
             mem_mib: 512 * 1024,
+            resources: &EMPTY_RESOURCES,
         },
         KnownNode {
             name: "n2",
             gpus: &mig,
             cpus: 32,
             mem_mib: 256 * 1024,
+            resources: &EMPTY_RESOURCES,
         },
     ];
     match pick % 5 {

@@ -32,6 +32,8 @@ pub struct LiveNode {
     pub mps: bool,
     /// Its GPUs as registered, with their MIG layouts.
     pub gpus: Vec<GpuInfo>,
+    /// Generic counted resources its agent declared (`--resource fpga=2`).
+    pub resources: BTreeMap<String, u64>,
 }
 
 impl LiveNode {
@@ -73,13 +75,17 @@ impl LiveQueue {
             nodes: Vec::new(),
             switches: 0,
         };
+        let mut scheduler = Scheduler::new(
+            &empty,
+            policy,
+            PlacementStrategy::BestFit,
+            PreemptMode::InPlace,
+        );
+        // Running jobs hold the CPUs, memory and generic resources they ask for on their
+        // node (the simulator leaves this off). Live policies are non-preemptive.
+        scheduler.reserve_node_resources();
         LiveQueue {
-            scheduler: Scheduler::new(
-                &empty,
-                policy,
-                PlacementStrategy::BestFit,
-                PreemptMode::InPlace,
-            ),
+            scheduler,
             jobs: Vec::new(),
             nodes: Vec::new(),
             users: BTreeMap::new(),
@@ -181,6 +187,7 @@ impl LiveQueue {
             estimate,
             cpu_milli: v.cpu_milli,
             mem_mib: v.mem_mib,
+            generic: v.resources.clone(),
         });
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
@@ -289,7 +296,7 @@ impl LiveQueue {
                         .collect(),
                     cpu_milli: u64::from(n.cpus) * 1000,
                     mem_mib: n.mem_mib,
-                    generic: BTreeMap::new(),
+                    generic: n.resources.clone(),
                 })
                 .collect(),
         };
@@ -317,7 +324,7 @@ impl LiveQueue {
             });
             let parts: Option<Vec<_>> = moved.collect();
             match parts.map(|parts| Placement { parts }) {
-                Some(p) if self.scheduler.occupy(&p) => job.placement = Some(p),
+                Some(p) if self.scheduler.occupy_job(&job.spec, &p) => job.placement = Some(p),
                 _ => {
                     job.running = false;
                     orphans.push(job.spec.id.0);
@@ -539,6 +546,22 @@ impl LiveQueue {
             .into_iter()
             .map(|(id, t)| (id.0, (t * 1000.0).round() as u64))
             .collect()
+    }
+
+    /// Why a waiting whole-GPU (or GPU-less) job waits on a node's CPUs, memory or
+    /// generic resources rather than on GPUs, with the node's name; see
+    /// [`Scheduler::room_wait`].
+    pub fn room_wait(&self, id: u64) -> Option<(String, gpusched_core::room::RoomWait)> {
+        let job = &self.jobs[self.find(id)?];
+        let wait = self.scheduler.room_wait(&job.spec)?;
+        let name = self.nodes.get(wait.node.index())?.name.clone();
+        Some((name, wait))
+    }
+
+    /// What an online node has free of CPUs, memory and generic resources.
+    pub fn room(&self, node: &str) -> Option<&gpusched_core::room::NodeRoom> {
+        let n = self.node_index(node)?;
+        self.scheduler.room()?.free(NodeId(n as u32))
     }
 
     /// Waiting jobs in the order of the last pass (the policy's order).

@@ -99,6 +99,7 @@ fn bench_one_pass() {
                 estimate: Some(rng.gen_range(60.0..86_400.0)),
                 cpu_milli: 0,
                 mem_mib: 0,
+                generic: Default::default(),
             });
             j.remaining = j.spec.estimate;
             j

@@ -257,6 +257,7 @@ mod tests {
                 queue: "default".into(),
                 cpu_milli: 0,
                 mem_mib: 0,
+                resources: Default::default(),
                 priority: 0,
                 walltime_s: None,
                 node: None,

@@ -35,6 +35,10 @@ pub struct Register {
     /// limited by MPS instead of by agreement.
     #[serde(default)]
     pub mps: bool,
+    /// Generic counted resources the node offers (`gpusched agent --resource fpga=2`),
+    /// by name: jobs that ask for them are scheduled here, one count each at a time.
+    #[serde(default)]
+    pub resources: BTreeMap<String, u64>,
     /// Where the server can fetch job logs from this agent (`http://host:port`).
     pub log_url: Option<String>,
     /// The bearer secret the server must present to `log_url` (new every agent start,
@@ -117,6 +121,10 @@ pub struct Launch {
     /// GPU it is on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice: Option<crate::slice::SliceAt>,
+    /// Generic counted resources the job was given on this node (`fpga: 1`); the agent
+    /// tells the job in `GPUSCHED_RESOURCE_<NAME>` variables.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, u64>,
 }
 
 impl Launch {

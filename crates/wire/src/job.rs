@@ -17,10 +17,12 @@ pub struct JobSubmit {
     /// shell line. The program (first item) must not be empty; no item may hold a NUL.
     #[schema(min_items = 1, max_items = 4096)]
     pub command: Vec<String>,
-    /// Whole GPUs, all on one node (default 1 unless a share or MIG profile is asked).
+    /// Whole GPUs, all on one node (default 1 unless a share or MIG profile is asked);
+    /// 0 for a job without GPUs (a CPU-only step of a pipeline: it sees no GPU and runs
+    /// on any node with room for its `cpus`, `mem_mib` and `resources`).
     /// At most one of `gpus`, `gpu_share`, `gpu_mem` and `mig` may be given.
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 1024)]
+    #[schema(minimum = 0, maximum = 1024)]
     pub gpus: Option<u32>,
     /// A share of one GPU's compute, above 0 and at most 1 (e.g. 0.25), in thousandths
     /// (rounded; anything above 0 gets at least 0.001; 1 is one whole GPU).
@@ -39,14 +41,22 @@ pub struct JobSubmit {
     /// Accepted GPU model prefix, e.g. `A100` or `H100-80GB`.
     #[serde(default)]
     pub gpu_model: Option<String>,
-    /// CPUs (may be fractional) and memory (MiB) the job needs: weighed by fair share
-    /// (`drf`'s dominant share); nodes reserve GPUs only.
+    /// CPUs (may be fractional) and memory (MiB) the job needs: its node holds them for
+    /// it while it runs (a node whose CPUs or memory are taken starts no job that needs
+    /// them), and `drf` weighs them in its dominant share. Accounting only: the job's
+    /// process is not confined to them (no cgroups yet). Absent: nothing reserved.
     #[serde(default)]
     #[schema(exclusive_minimum = 0, maximum = 100000)]
     pub cpus: Option<f64>,
     #[serde(default)]
     #[schema(minimum = 1, maximum = 68719476736_u64)]
     pub mem_mib: Option<u64>,
+    /// Generic counted resources the job needs on its node, by name (`{"fpga": 1}`):
+    /// it waits until a node that declares them (`gpusched agent --resource fpga=2`)
+    /// has them free, and gets `GPUSCHED_RESOURCE_FPGA=1` in its environment. Names are
+    /// 1-32 lowercase letters, digits and `_`, starting with a letter; at most 16.
+    #[serde(default)]
+    pub resources: BTreeMap<String, u64>,
     /// Working directory on the node, an absolute path; the CLI sends the submitter's
     /// current directory, and the default is `/`.
     #[serde(default)]
@@ -205,6 +215,9 @@ pub struct JobView {
     pub cpu_milli: u64,
     #[serde(default)]
     pub mem_mib: u64,
+    /// Generic counted resources asked for (`fpga: 1`), held on its node while it runs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, u64>,
     pub priority: i32,
     pub walltime_s: Option<u64>,
     /// The node it runs (or last ran) on.

@@ -41,6 +41,9 @@ pub struct JobFile {
     pub queue: Option<String>,
     pub cpus: Option<f64>,
     pub mem: Option<String>,
+    /// Generic counted resources on the job's node: `[resources]` then `fpga = 1`.
+    #[serde(default)]
+    pub resources: BTreeMap<String, u64>,
     pub max_retries: Option<u32>,
     pub array: Option<u32>,
     #[serde(default)]

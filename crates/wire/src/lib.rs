@@ -13,6 +13,7 @@ pub mod fuzz_entry;
 pub mod job;
 pub mod jobfile;
 pub mod node;
+pub mod resource;
 pub mod slice;
 pub mod text;
 pub mod usage;

@@ -120,6 +120,17 @@ pub struct NodeView {
     pub gpus: Vec<GpuView>,
     pub cpus: u32,
     pub mem_mib: u64,
+    /// Generic counted resources the node declares (`--resource fpga=2`), by name.
+    #[serde(default)]
+    pub resources: std::collections::BTreeMap<String, u64>,
+    /// CPUs (thousandths), memory (MiB) and generic resources not held by its running
+    /// jobs (what jobs that ask for them may still get here). Accounting only.
+    #[serde(default)]
+    pub free_cpu_milli: u64,
+    #[serde(default)]
+    pub free_mem_mib: u64,
+    #[serde(default)]
+    pub free_resources: std::collections::BTreeMap<String, u64>,
     /// The node runs NVIDIA MPS: shares of its GPUs get MPS limits.
     #[serde(default)]
     pub mps: bool,

@@ -52,6 +52,13 @@ pub fn build(
         .env("GPUSCHED_JOB_ID", launch.job.to_string())
         .env("GPUSCHED_ATTEMPT", launch.attempt.to_string())
         .env("GPUSCHED_JOB_NAME", &launch.name)
+        // What it was given of the node's generic resources (`GPUSCHED_RESOURCE_FPGA=1`).
+        .envs(
+            launch
+                .resources
+                .iter()
+                .map(|(k, v)| (gpusched_wire::resource::env_name(k), v.to_string())),
+        )
         // Its own group, so stopping the job reaches everything it started.
         .process_group(0);
     if let Some(who) = run_as {

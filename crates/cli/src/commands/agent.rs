@@ -49,6 +49,45 @@ pub struct GpuArgs {
     pub fake_mig: Option<String>,
 }
 
+/// What the node offers besides GPUs.
+#[derive(ClapArgs, Debug, Clone)]
+pub struct NodeArgs {
+    /// A generic counted resource this node offers, NAME=COUNT (repeatable), e.g.
+    /// fpga=2: jobs asking `--resource fpga=1` are scheduled here, at most 2 at a time,
+    /// and find their count in GPUSCHED_RESOURCE_FPGA. Accounting only: nothing stops
+    /// a job from using a device it was not given.
+    #[arg(long, value_name = "NAME=COUNT")]
+    pub resource: Vec<String>,
+    /// CPUs jobs may reserve here (default: all of the host's). Accounting only (no
+    /// cgroups yet): jobs asking --cpus wait when this is taken.
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
+    /// Memory jobs may reserve here, e.g. 64G (default: the host's MemTotal).
+    /// Accounting only, like --cpus.
+    #[arg(long, value_name = "SIZE")]
+    pub mem: Option<String>,
+}
+
+impl NodeArgs {
+    /// CPUs, memory (MiB) and generic resources the node offers.
+    pub fn offer(&self) -> anyhow::Result<(u32, u64, std::collections::BTreeMap<String, u64>)> {
+        let resources = gpusched_wire::resource::parse_all(&self.resource)
+            .map_err(|e| anyhow::anyhow!("--resource {e}"))?;
+        let cpus = match self.cpus {
+            Some(0) => anyhow::bail!("--cpus must be at least 1"),
+            Some(n) => n,
+            None => std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1),
+        };
+        let mem = match &self.mem {
+            Some(m) => gpusched_wire::parse_mib(m).map_err(|e| anyhow::anyhow!("--mem {e}"))?,
+            None => host_mem_mib(),
+        };
+        Ok((cpus, mem, resources))
+    }
+}
+
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// The server, e.g. http://head:6450.
@@ -82,6 +121,8 @@ pub struct Args {
     pub ca_cert: Option<PathBuf>,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    #[command(flatten)]
+    pub node: NodeArgs,
 }
 
 /// The host's memory in MiB (`MemTotal` of /proc/meminfo), 0 if it cannot be read.
@@ -159,6 +200,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         None => super::server::default_data_dir()?.join(format!("agent-{name}")),
     };
     let found = args.gpu.discover()?;
+    let (cpus, mem_mib, resources) = args.node.offer()?;
     Ok(AgentConfig {
         server: args.server.trim_end_matches('/').to_string(),
         name,
@@ -166,10 +208,9 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         gpus: found.gpus,
         control: found.control,
         mps: args.gpu.mps,
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        mem_mib: host_mem_mib(),
+        cpus,
+        mem_mib,
+        resources,
         log_listen: args.log_listen,
         log_url: args.log_url.clone(),
         join_token: join_token(args)?,

@@ -125,6 +125,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 } else {
                     sources.join(",")
                 },
+                room(n),
                 format!("{:.1}s ago", n.last_seen_ms_ago as f64 / 1000.0),
             ]
         })
@@ -132,7 +133,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     print!(
         "{}",
         table(
-            &["NODE", "STATE", "GPUS USED", "MODEL", "SOURCE", "LAST SEEN"],
+            &[
+                "NODE",
+                "STATE",
+                "GPUS USED",
+                "MODEL",
+                "SOURCE",
+                "FREE CPUS/MEM/RESOURCES",
+                "LAST SEEN"
+            ],
             &rows
         )
     );
@@ -170,4 +179,22 @@ fn held_by(g: &gpusched_wire::GpuView) -> String {
 /// Whether a job holds the GPU whole (shown by id, or anonymously).
 fn held(g: &gpusched_wire::GpuView) -> bool {
     g.job.is_some() || g.user.is_some()
+}
+
+/// What an online node has left for jobs that ask for CPUs, memory or generic
+/// resources, of what it offers: `3/4 cpu, 2048/8192 MiB, fpga 0/1`.
+fn room(n: &gpusched_wire::NodeView) -> String {
+    if n.state != gpusched_wire::NodeState::Online {
+        return "-".into();
+    }
+    let cpus = |milli: u64| gpusched_wire::milli_text(milli.min(u64::from(u32::MAX)) as u32);
+    let mut parts = vec![
+        format!("{}/{} cpu", cpus(n.free_cpu_milli), n.cpus),
+        format!("{}/{} MiB", n.free_mem_mib, n.mem_mib),
+    ];
+    for (name, total) in &n.resources {
+        let free = n.free_resources.get(name).copied().unwrap_or(0);
+        parts.push(format!("{name} {free}/{total}"));
+    }
+    parts.join(", ")
 }

@@ -84,6 +84,14 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             },
         ),
         (
+            "resources",
+            if j.resources.is_empty() {
+                "-".into()
+            } else {
+                gpusched_wire::resource::describe(&j.resources)
+            },
+        ),
+        (
             "env",
             if j.env_keys.is_empty() {
                 "-".into()
@@ -192,8 +200,9 @@ mod tests {
     fn show_prints_cpus_memory_model_and_env_names() {
         let j = view(serde_json::json!({
             "cpu_milli": 1500, "mem_mib": 4096, "gpu_model": "A100",
-            "env_keys": ["HF_HOME", "WANDB_MODE"]
+            "env_keys": ["HF_HOME", "WANDB_MODE"], "resources": {"fpga": 1, "nvme": 2}
         }));
+        assert_eq!(field(&j, "resources"), "fpga=1, nvme=2");
         assert_eq!(field(&j, "cpus"), "1.5");
         assert_eq!(field(&j, "memory"), "4096 MiB");
         assert_eq!(field(&j, "gpu model"), "A100*");
@@ -203,6 +212,7 @@ mod tests {
         let bare = view(serde_json::json!({}));
         assert_eq!(field(&bare, "cpus"), "-");
         assert_eq!(field(&bare, "memory"), "-");
+        assert_eq!(field(&bare, "resources"), "-");
         assert_eq!(field(&bare, "gpu model"), "any");
         assert_eq!(field(&bare, "env"), "-");
         assert_eq!(

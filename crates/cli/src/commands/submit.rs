@@ -15,13 +15,14 @@ use super::fmt::parse_duration;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// A TOML job file (fields: name, command, gpus, gpu_share, gpu_mem, mig, gpu_model,
-    /// cwd, env, walltime, priority, max_retries, array).
+    /// cpus, mem, resources, cwd, env, walltime, priority, max_retries, array).
     #[arg(long, short = 'f', value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Job name (default: the program's file name).
     #[arg(long, short = 'J')]
     pub name: Option<String>,
-    /// Whole GPUs on one node (default 1).
+    /// Whole GPUs on one node (default 1); 0 for a CPU-only job, which sees no GPU
+    /// (CUDA_VISIBLE_DEVICES is empty) and runs on any node with room.
     #[arg(long, short = 'G')]
     pub gpus: Option<u32>,
     /// A share of one GPU's compute instead of whole GPUs, e.g. 0.25.
@@ -36,12 +37,20 @@ pub struct Args {
     /// Accepted GPU model prefix, e.g. A100 or H100-80GB.
     #[arg(long)]
     pub gpu_model: Option<String>,
-    /// CPUs the job needs (Slurm's -c); counted by fair share.
+    /// CPUs the job needs (Slurm's -c): held on its node while it runs, so jobs that
+    /// need more than a node has left wait. Accounting only: the job is not confined
+    /// to them (no cgroups yet). Also weighed by fair share.
     #[arg(long, short = 'c')]
     pub cpus: Option<f64>,
-    /// Memory the job needs: 512M, 16G, 1T (plain numbers are MiB); counted by fair share.
+    /// Memory the job needs: 512M, 16G, 1T (plain numbers are MiB); held on its node
+    /// while it runs, like --cpus (accounting only, no limit is enforced).
     #[arg(long)]
     pub mem: Option<String>,
+    /// A generic resource the job needs on its node, NAME=COUNT (repeatable), e.g.
+    /// fpga=1: it waits for a node whose agent declared it (`agent --resource`) to have
+    /// it free, and gets GPUSCHED_RESOURCE_FPGA=1 in its environment.
+    #[arg(long, value_name = "NAME=COUNT")]
+    pub resource: Vec<String>,
     /// Run-time limit: 90 (seconds), 15m, 2h30m, 1d or HH:MM:SS.
     #[arg(long, short = 't', value_name = "DURATION")]
     pub walltime: Option<String>,
@@ -128,6 +137,12 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         mem_mib: match args.mem.as_ref().or(file.mem.as_ref()) {
             Some(m) => Some(parse_mem(m)?),
             None => None,
+        },
+        resources: if args.resource.is_empty() {
+            file.resources.clone()
+        } else {
+            gpusched_wire::resource::parse_all(&args.resource)
+                .map_err(|e| anyhow::anyhow!("--resource {e}"))?
         },
         cwd: Some(cwd),
         env,

@@ -4,7 +4,7 @@
 use clap::Args as ClapArgs;
 use tokio::sync::watch;
 
-use super::agent::{host_name, GpuArgs};
+use super::agent::{host_name, GpuArgs, NodeArgs};
 use super::server::ServerArgs;
 use gpusched_agent::session::AgentConfig;
 
@@ -14,6 +14,8 @@ pub struct Args {
     pub server: ServerArgs,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    #[command(flatten)]
+    pub node: NodeArgs,
     /// Node name of the local agent (default: the host name).
     #[arg(long)]
     pub name: Option<String>,
@@ -30,6 +32,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let bound = gpusched_server::bind(cfg.clone()).await?;
     let server = bound.url();
     let name = args.name.clone().unwrap_or_else(host_name);
+    let (cpus, mem_mib, resources) = args.node.offer()?;
     let agent = AgentConfig {
         server: server.clone(),
         name: name.clone(),
@@ -37,10 +40,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         gpus: gpus.clone(),
         control: found.control,
         mps: args.gpu.mps,
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        mem_mib: super::agent::host_mem_mib(),
+        cpus,
+        mem_mib,
+        resources,
         log_listen: "127.0.0.1:0".parse().expect("a valid address"),
         log_url: None,
         join_token: bound.join_token().to_string(),

@@ -12,6 +12,7 @@ mod logs;
 mod matrix;
 mod new_user;
 mod queues;
+mod resources;
 mod sharing;
 mod support;
 mod up;

@@ -33,6 +33,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64) -> JobSpec {
         estimate: [None, Some(100.0), Some(300.0), Some(300.0)][rng.below(4) as usize],
         cpu_milli: 0,
         mem_mib: 0,
+        generic: Default::default(),
     }
 }
 

@@ -64,6 +64,7 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
         cpus: 8,
         mem_mib: 65536,
         mps: false,
+        resources: Default::default(),
         log_url: None,
         log_token: None,
         running: vec![],

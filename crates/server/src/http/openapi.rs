@@ -106,8 +106,30 @@ fn refine(doc: &mut serde_json::Value) {
             }));
         }
     }
+    // `resources` (non-empty) go with whole GPUs or none, never with part of a GPU.
+    for slice in ["gpu_share", "gpu_mem", "mig"] {
+        pairs.push(json!({
+            "required": ["resources", slice],
+            "properties": {
+                "resources": { "type": "object", "minProperties": 1 },
+                slice: { "not": { "type": "null" } }
+            }
+        }));
+    }
     submit["not"] = json!({ "anyOf": pairs });
+    resource_map(&mut submit["properties"]["resources"]);
+    resource_map(&mut doc["components"]["schemas"]["Register"]["properties"]["resources"]);
     link_submissions(doc);
+}
+
+/// A map of generic resources (a job's ask, a node's declaration): the names and counts
+/// `gpusched_wire::resource::check_map` accepts.
+fn resource_map(schema: &mut serde_json::Value) {
+    use gpusched_wire::resource::{MAX_COUNT, MAX_RESOURCES, NAME_PATTERN};
+    schema["propertyNames"] = serde_json::json!({ "pattern": NAME_PATTERN });
+    schema["maxProperties"] = MAX_RESOURCES.into();
+    schema["additionalProperties"] =
+        serde_json::json!({ "type": "integer", "minimum": 1, "maximum": MAX_COUNT });
 }
 
 /// Every operation's `operationId`.
@@ -234,13 +256,19 @@ mod tests {
         let submit = &s["JobSubmit"]["properties"];
         assert_eq!(submit["command"]["minItems"], 1);
         assert_eq!(submit["command"]["prefixItems"][0]["minLength"], 1);
-        assert_eq!(submit["gpus"]["minimum"], 1);
+        assert_eq!(submit["gpus"]["minimum"], 0);
+        assert_eq!(submit["resources"]["additionalProperties"]["minimum"], 1);
+        assert_eq!(
+            s["Register"]["properties"]["resources"]["propertyNames"]["pattern"],
+            gpusched_wire::resource::NAME_PATTERN
+        );
         assert_eq!(submit["walltime_s"]["minimum"], 1);
         assert!(submit["mig"]["enum"]
             .as_array()
             .unwrap()
             .contains(&"1g.10gb".into()));
-        assert_eq!(s["JobSubmit"]["not"]["anyOf"].as_array().unwrap().len(), 6);
+        // Six pairs of GPU forms, and `resources` with each of the three slice forms.
+        assert_eq!(s["JobSubmit"]["not"]["anyOf"].as_array().unwrap().len(), 9);
         assert_eq!(s["BatchSubmit"]["properties"]["jobs"]["minItems"], 1);
         // Unsigned integers carry their type's bounds.
         assert_eq!(submit["after"]["items"]["maximum"], u64::MAX);

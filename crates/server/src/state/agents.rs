@@ -45,6 +45,9 @@ impl State {
                 models.into_iter().collect::<Vec<_>>().join(", ")
             )));
         }
+        gpusched_wire::resource::check_map(&reg.resources).map_err(|e| {
+            Fail::BadRequest(format!("node {name}'s `resources` (--resource): {e}"))
+        })?;
         let running: BTreeSet<AttemptRef> = reg.running.iter().copied().collect();
         let events = reg.events.clone();
         let record = NodeRecord { register: reg };
@@ -154,6 +157,7 @@ impl State {
                     walltime_s: v.walltime_s,
                     grace_s: job.grace_s,
                     slice: v.slice_at.clone(),
+                    resources: v.resources.clone(),
                 });
             }
         }

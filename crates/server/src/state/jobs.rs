@@ -67,6 +67,7 @@ impl State {
                 gpus: &n.record.register.gpus,
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
+                resources: &n.record.register.resources,
             })
             .collect();
         let many = jobs.len() > 1;
@@ -250,6 +251,7 @@ impl State {
                     .unwrap_or_else(|| crate::queues::DEFAULT_QUEUE.to_string()),
                 cpu_milli: j.cpus.map_or(0, |c| (c * 1000.0).round() as u64),
                 mem_mib: j.mem_mib.unwrap_or(0),
+                resources: j.resources,
                 priority: j.priority.unwrap_or(0),
                 walltime_s: j.walltime_s,
                 node: None,
@@ -409,6 +411,22 @@ impl State {
         let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
         if !online.iter().any(|n| fits(n)) {
             return reasons::no_node_can_hold(v.gpus, v.gpu_model.as_deref());
+        }
+        // CPUs, memory and generic resources: no online node has them at all, or the
+        // nodes with the GPUs free lack them now.
+        let has_room = |n: &super::NodeEntry| {
+            let r = &n.record.register;
+            u64::from(r.cpus) * 1000 >= v.cpu_milli
+                && r.mem_mib >= v.mem_mib
+                && v.resources
+                    .iter()
+                    .all(|(k, c)| r.resources.get(k).is_some_and(|have| have >= c))
+        };
+        if !online.iter().any(|n| fits(n) && has_room(n)) {
+            return reasons::no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources);
+        }
+        if let Some((node, wait)) = self.queue.room_wait(v.id) {
+            return reasons::waiting_for_room(&node, &wait);
         }
         let free_max = online
             .iter()
@@ -656,6 +674,21 @@ impl State {
                     .collect(),
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
+                resources: n.record.register.resources.clone(),
+                // Offline nodes hold nothing; online ones what the core has left.
+                free_cpu_milli: self
+                    .queue
+                    .room(&n.record.register.node)
+                    .map_or(0, |r| r.cpu_milli),
+                free_mem_mib: self
+                    .queue
+                    .room(&n.record.register.node)
+                    .map_or(0, |r| r.mem_mib),
+                free_resources: self
+                    .queue
+                    .room(&n.record.register.node)
+                    .map(|r| r.generic.clone())
+                    .unwrap_or_default(),
                 mps: n.record.register.mps,
                 last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
                 agent_version: n.record.register.agent_version.clone(),

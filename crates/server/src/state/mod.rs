@@ -367,6 +367,7 @@ impl State {
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
                 mps: n.record.register.mps,
+                resources: n.record.register.resources.clone(),
             })
             .collect();
         for id in self.queue.set_nodes(live) {

@@ -1,6 +1,9 @@
 //! The words of pending reasons and end reasons, as pure functions of their numbers, so
 //! each is tested on its singular and plural ("1 free GPU", "2 free GPUs").
 
+use std::collections::BTreeMap;
+
+use gpusched_core::room::{Lack, RoomWait};
 use gpusched_wire::{agree, count};
 
 /// ` of model A100*`, or nothing when any model will do.
@@ -54,6 +57,83 @@ pub fn no_node_can_hold(gpus: u32, model: Option<&str>) -> String {
     )
 }
 
+/// No online node has the job's GPUs together with its CPUs, memory and generic
+/// resources, even idle.
+pub fn no_node_has_room(
+    gpus: u32,
+    cpu_milli: u64,
+    mem_mib: u64,
+    resources: &BTreeMap<String, u64>,
+) -> String {
+    let mut parts = vec![count(gpus, "GPU")];
+    if cpu_milli > 0 {
+        parts.push(format!("{} CPUs", cpus(cpu_milli)));
+    }
+    if mem_mib > 0 {
+        parts.push(format!("{mem_mib} MiB of memory"));
+    }
+    if !resources.is_empty() {
+        parts.push(gpusched_wire::resource::describe(resources));
+    }
+    format!(
+        "no online node has {} together; waiting for such a node to come back",
+        parts.join(" with ")
+    )
+}
+
+/// Thousandths of CPUs as users write them: `4`, `0.5`.
+pub fn cpus(milli: u64) -> String {
+    gpusched_wire::milli_text(milli.min(u64::from(u32::MAX)) as u32)
+}
+
+/// Nodes have the job's GPUs free, but not its CPUs, memory or generic resources:
+/// what the one that comes closest lacks.
+pub fn waiting_for_room(node: &str, wait: &RoomWait) -> String {
+    let mut what = Vec::new();
+    let mut detail = Vec::new();
+    for lack in &wait.lacks {
+        match lack {
+            Lack::Cpus {
+                asked_milli,
+                free_milli,
+            } => {
+                what.push("CPUs".to_string());
+                detail.push(format!(
+                    "asks {} CPUs, {} free",
+                    cpus(*asked_milli),
+                    cpus(*free_milli)
+                ));
+            }
+            Lack::Memory {
+                asked_mib,
+                free_mib,
+            } => {
+                what.push("memory".to_string());
+                detail.push(format!(
+                    "asks {asked_mib} MiB of memory, {free_mib} MiB free"
+                ));
+            }
+            Lack::Generic { name, asked, free } => {
+                what.push(format!("`{name}`"));
+                detail.push(format!("asks {name}={asked}, {free} free"));
+            }
+        }
+    }
+    let others = match wait.nodes {
+        0 | 1 => String::new(),
+        n => format!(
+            "; {} {} its GPUs free but not the rest",
+            count(n as u64, "node"),
+            agree(n as u64, "has", "have")
+        ),
+    };
+    format!(
+        "waiting for {} on {node} ({}){others}",
+        what.join("/"),
+        detail.join("; ")
+    )
+}
+
 /// Nodes that could hold it exist but none has enough free GPUs now.
 pub fn waiting_for_free(gpus: u32, model: Option<&str>, free_max: u32, waiting: usize) -> String {
     format!(
@@ -84,6 +164,49 @@ pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn room_reasons_name_what_is_missing_and_where() {
+        let wait = RoomWait {
+            node: gpusched_core::NodeId(0),
+            lacks: vec![
+                Lack::Cpus {
+                    asked_milli: 4000,
+                    free_milli: 1500,
+                },
+                Lack::Memory {
+                    asked_mib: 8192,
+                    free_mib: 1024,
+                },
+            ],
+            nodes: 1,
+        };
+        assert_eq!(
+            waiting_for_room("n1", &wait),
+            "waiting for CPUs/memory on n1 (asks 4 CPUs, 1.5 free; asks 8192 MiB of memory, \
+             1024 MiB free)"
+        );
+        let wait = RoomWait {
+            node: gpusched_core::NodeId(0),
+            lacks: vec![Lack::Generic {
+                name: "fpga".into(),
+                asked: 1,
+                free: 0,
+            }],
+            nodes: 2,
+        };
+        assert_eq!(
+            waiting_for_room("n1", &wait),
+            "waiting for `fpga` on n1 (asks fpga=1, 0 free); 2 nodes have its GPUs free but \
+             not the rest"
+        );
+        let fpga: BTreeMap<String, u64> = [("fpga".to_string(), 1)].into();
+        assert_eq!(
+            no_node_has_room(0, 500, 0, &fpga),
+            "no online node has 0 GPUs with 0.5 CPUs with fpga=1 together; waiting for such a \
+             node to come back"
+        );
+    }
 
     #[test]
     fn counts_agree_with_their_nouns() {

@@ -17,6 +17,8 @@ pub struct KnownNode<'a> {
     pub gpus: &'a [GpuInfo],
     pub cpus: u32,
     pub mem_mib: u64,
+    /// Generic counted resources its agent declared.
+    pub resources: &'a std::collections::BTreeMap<String, u64>,
 }
 
 /// The checks that need nothing but the submission: a failure is a malformed request
@@ -62,11 +64,16 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
     if job.mem_mib.is_some_and(|m| m == 0 || m > 1 << 36) {
         return Err("`mem_mib` must be above 0 and at most 64 TiB".into());
     }
+    gpusched_wire::resource::check_map(&job.resources).map_err(|e| format!("`resources`: {e}"))?;
     let request = gpu_request(job)?;
     let slice = ask_of(&request);
     let gpus = whole_gpus(job, slice.as_ref());
-    if slice.is_none() && gpus == 0 {
-        return Err("`gpus` must be at least 1: jobs without GPUs are not scheduled yet".into());
+    if slice.is_some() && !job.resources.is_empty() {
+        return Err(
+            "`resources` go with whole GPUs or none (`gpus`), not with part of a GPU \
+             (`gpu_share`, `gpu_mem`, `mig`); ask for `gpus` instead"
+                .into(),
+        );
     }
     if gpus > MAX_GPUS {
         return Err(format!(
@@ -231,6 +238,7 @@ fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(),
                 .into(),
         );
     }
+    resources_could_fit(job, nodes)?;
     let matching = |n: &KnownNode| {
         n.gpus
             .iter()
@@ -246,7 +254,7 @@ fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(),
     let best = nodes.iter().map(|n| (matching(n), n.name)).max();
     let (most, name) = best.expect("nodes is not empty");
     if most >= gpus {
-        return Ok(());
+        return together(job, gpus, nodes, matching);
     }
     if let (Some(model), 0) = (&job.gpu_model, most) {
         let mut models: Vec<&str> = nodes
@@ -276,10 +284,80 @@ fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(),
     ))
 }
 
+/// Each generic resource the job asks for is declared, in that count, by some node.
+fn resources_could_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
+    for (name, &want) in &job.resources {
+        let most = nodes
+            .iter()
+            .filter_map(|n| n.resources.get(name).map(|&c| (c, n.name)))
+            .max();
+        match most {
+            None => {
+                let mut declared: Vec<&str> = nodes
+                    .iter()
+                    .flat_map(|n| n.resources.keys().map(String::as_str))
+                    .collect();
+                declared.sort_unstable();
+                declared.dedup();
+                return Err(format!(
+                    "no node declares resource `{name}`, so nothing could run this job; the \
+                     resources nodes declare are: {} (an agent declares one with \
+                     `gpusched agent --resource {name}=N`)",
+                    if declared.is_empty() {
+                        "none".to_string()
+                    } else {
+                        declared.join(", ")
+                    }
+                ));
+            }
+            Some((most, node)) if most < want => {
+                return Err(format!(
+                    "`resources`: {name}={want}, but the most any node declares is {most} \
+                     (on {node}); ask for at most {most}"
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// One node has the job's GPUs together with its CPUs, memory and generic resources
+/// (each alone was checked): a job needs them all on the node it runs on.
+fn together(
+    job: &JobSubmit,
+    gpus: u32,
+    nodes: &[KnownNode],
+    matching: impl Fn(&KnownNode) -> u32,
+) -> Result<(), String> {
+    let cpu_milli = job.cpus.map_or(0, |c| (c * 1000.0).round() as u64);
+    let fits = |n: &KnownNode| {
+        matching(n) >= gpus
+            && u64::from(n.cpus) * 1000 >= cpu_milli
+            && n.mem_mib >= job.mem_mib.unwrap_or(0)
+            && job
+                .resources
+                .iter()
+                .all(|(k, c)| n.resources.get(k).is_some_and(|have| have >= c))
+    };
+    if nodes.iter().any(fits) {
+        return Ok(());
+    }
+    Err(format!(
+        "no single node has the {} this job asks for together with its CPUs, memory and \
+         resources (each exists, but on different nodes); a job runs on one node, so ask \
+         for less of one of them",
+        gpusched_wire::count(gpus, "GPU")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use gpusched_wire::GpuSource;
+    use std::collections::BTreeMap;
+
+    static EMPTY_RESOURCES: BTreeMap<String, u64> = BTreeMap::new();
 
     fn gpus(n: u32, model: &str) -> Vec<GpuInfo> {
         (0..n)
@@ -308,6 +386,73 @@ mod tests {
     }
 
     #[test]
+    fn cpu_only_jobs_and_generic_resources_are_checked_against_the_nodes() {
+        let a = gpus(2, "A100");
+        let fpga: BTreeMap<String, u64> = [("fpga".to_string(), 2)].into();
+        let nodes = [
+            KnownNode {
+                name: "gpu",
+                gpus: &a,
+                cpus: 16,
+                mem_mib: 65536,
+                resources: &EMPTY_RESOURCES,
+            },
+            KnownNode {
+                name: "fpga",
+                gpus: &[],
+                cpus: 4,
+                mem_mib: 8192,
+                resources: &fpga,
+            },
+        ];
+        let mut j = job(0);
+        j.cpus = Some(4.0);
+        j.mem_mib = Some(8192);
+        j.resources.insert("fpga".into(), 2);
+        assert!(check_submit(&j, &nodes).is_ok());
+        j.resources.insert("fpga".into(), 3);
+        let e = check_submit(&j, &nodes).unwrap_err();
+        assert!(e.contains("fpga=3") && e.contains("is 2 (on fpga)"), "{e}");
+        j.resources = [("tpu".to_string(), 1)].into();
+        let e = check_submit(&j, &nodes).unwrap_err();
+        assert!(
+            e.contains("no node declares resource `tpu`")
+                && e.contains("declare are: fpga")
+                && e.contains("--resource tpu=N"),
+            "{e}"
+        );
+        // Each exists, but not on one node: 1 GPU is only on `gpu`, the FPGA on `fpga`.
+        let mut j = job(1);
+        j.resources.insert("fpga".into(), 1);
+        let e = check_submit(&j, &nodes).unwrap_err();
+        assert!(e.contains("no single node"), "{e}");
+        // Malformed asks are 400s from `check_submit` alone, with the field named.
+        for (name, n, want) in [
+            ("FPGA", 1, "lowercase"),
+            ("fpga", 0, "at least 1"),
+            ("9x", 1, "lowercase"),
+        ] {
+            let mut j = job(0);
+            j.resources.insert(name.into(), n);
+            let e = super::check_submit(&j).unwrap_err();
+            assert!(e.starts_with("`resources`: ") && e.contains(want), "{e}");
+        }
+        let mut j = JobSubmit {
+            command: vec!["x".into()],
+            gpu_share: Some(0.5),
+            ..Default::default()
+        };
+        j.resources.insert("fpga".into(), 1);
+        let e = super::check_submit(&j).unwrap_err();
+        assert!(e.contains("not with part of a GPU"), "{e}");
+        for bad in [Some(0.0), Some(-1.0), Some(f64::NAN)] {
+            let mut j = job(0);
+            j.cpus = bad;
+            assert!(super::check_submit(&j).unwrap_err().contains("`cpus`"));
+        }
+    }
+
+    #[test]
     fn messages_say_what_to_fix() {
         let a = gpus(8, "A100-SXM4-80GB");
         let nodes = [KnownNode {
@@ -315,6 +460,7 @@ mod tests {
             gpus: &a,
             cpus: 16,
             mem_mib: 65536,
+            resources: &EMPTY_RESOURCES,
         }];
         assert!(check_submit(&job(8), &nodes).is_ok());
         let e = check_submit(&job(9), &nodes).unwrap_err();
@@ -322,8 +468,8 @@ mod tests {
             e.contains("largest node (n1) has 8") && e.contains("at most 8"),
             "{e}"
         );
-        let e = check_submit(&job(0), &nodes).unwrap_err();
-        assert!(e.contains("at least 1"), "{e}");
+        // A job without GPUs (a CPU-only step) is fine.
+        assert!(check_submit(&job(0), &nodes).is_ok());
         let e = check_submit(&job(5000), &nodes).unwrap_err();
         assert!(e.contains("absurd"), "{e}");
         let mut j = job(1);
@@ -362,12 +508,14 @@ mod tests {
                 gpus: &plain,
                 cpus: 16,
                 mem_mib: 65536,
+                resources: &EMPTY_RESOURCES,
             },
             KnownNode {
                 name: "n2",
                 gpus: &mig,
                 cpus: 16,
                 mem_mib: 65536,
+                resources: &EMPTY_RESOURCES,
             },
         ];
         let ask = |f: &dyn Fn(&mut JobSubmit)| {
@@ -431,6 +579,7 @@ mod tests {
                 gpus: &l4m,
                 cpus: 1,
                 mem_mib: 1024,
+                resources: &EMPTY_RESOURCES,
             }],
         )
         .unwrap_err();

@@ -75,6 +75,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 estimate: Some(work.duration()),
                 cpu_milli: 0,
                 mem_mib: 0,
+                generic: Default::default(),
             },
             work,
             model: row.opt("model_name").map(str::to_string),

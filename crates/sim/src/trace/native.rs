@@ -61,6 +61,7 @@ impl Builder {
                 estimate: Some(f.estimate.unwrap_or(f.duration)),
                 cpu_milli: 0,
                 mem_mib: 0,
+                generic: Default::default(),
             },
             work: Work {
                 units: f.duration,

@@ -41,6 +41,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 estimate: Some(duration),
                 cpu_milli: 0,
                 mem_mib: 0,
+                generic: Default::default(),
             },
             work: Work {
                 units: duration,

@@ -87,6 +87,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     estimate: Some(secs),
                     cpu_milli: 0,
                     mem_mib: 0,
+                    generic: Default::default(),
                 },
                 work: Work {
                     units: secs,
