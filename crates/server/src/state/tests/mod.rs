@@ -117,6 +117,7 @@ fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
         mps: false,
         log_url: None,
         log_token: None,
+        resources: Default::default(),
         running,
         events: vec![],
     }
