@@ -15,3 +15,4 @@ mod queues;
 mod sharing;
 mod support;
 mod up;
+mod upgrade;
