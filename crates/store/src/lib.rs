@@ -49,18 +49,15 @@ pub enum StoreError {
 
 /// What to do with a database from a newer gpusched (nothing was changed in it).
 fn newer_schema(path: &str, found: i64, known: i64, by: Option<&str>) -> String {
-    let (written, run) = match by {
-        Some(v) => (format!("gpusched {v}"), format!("gpusched {v} or newer")),
-        None => (
-            "a newer gpusched".to_string(),
-            format!("a gpusched that knows schema {found}"),
-        ),
+    let written = match by {
+        Some(v) => format!(" (written by gpusched {v})"),
+        None => String::new(),
     };
     format!(
-        "the database {path} has schema {found}, written by {written}; this gpusched ({}) \
-         knows schemas up to {known}: run {run} on this data directory. The database was \
-         not changed; to go back to an older gpusched, restore a copy of it taken before \
-         the upgrade",
-        RELEASE
+        "the database {path} has schema {found}{written}, newer than the schemas this \
+         gpusched ({RELEASE}) knows (up to {known}): run a gpusched that knows schema \
+         {found}, such as the one that wrote it, on this data directory. The database was \
+         not changed; to go back to this gpusched, restore a copy of the database taken \
+         before it was upgraded"
     )
 }
