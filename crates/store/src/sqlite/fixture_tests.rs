@@ -213,3 +213,95 @@ async fn a_schema_1_row_that_does_not_decode_fails_the_upgrade_and_changes_nothi
         .unwrap();
     assert_eq!(n, 9, "the schema-1 table is still there, whole");
 }
+
+/// Times the store on 10,000 jobs (the fixture's running job copied): reading and writing
+/// them as schema 1 did (one JSON row each), the upgrade to schema 2, and reading and
+/// rewriting them as schema 2 (what a failed commit's reload and a big round cost).
+/// A measurement, not a CI test (docs/benchmarks.md has the figures):
+/// `cargo test -p gpusched-store --release -- --ignored store_on_10000_jobs --nocapture`.
+#[tokio::test]
+#[ignore = "a measurement; run it by name with --release"]
+async fn store_on_10000_jobs() {
+    let (_d, dir) = copy_of("v1-2026-11-30");
+    let url = format!("sqlite://{}", dir.join(DB_FILE).display());
+    let mut conn = SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < 10090)
+         INSERT INTO jobs (id, state, user, node, client_token, data)
+         SELECT i, state, user, node, NULL,
+                json_set(data, '$.view.id', i, '$.client_token', NULL)
+         FROM n, jobs WHERE jobs.id = 6",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let t = std::time::Instant::now();
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT data FROM jobs ORDER BY id")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let old: Vec<crate::JobRecord> = rows
+        .iter()
+        .map(|(d,)| serde_json::from_str(d).unwrap())
+        .collect();
+    eprintln!("schema 1: load {} jobs {:?}", old.len(), t.elapsed());
+    assert_eq!(old.len(), 10_000);
+    sqlx::query(
+        "CREATE TABLE jobs1 (id INTEGER PRIMARY KEY, state TEXT NOT NULL, user TEXT NOT NULL,
+         node TEXT, client_token TEXT UNIQUE, data TEXT NOT NULL)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let t = std::time::Instant::now();
+    let mut tx = conn.begin().await.unwrap();
+    for r in &old {
+        sqlx::query(
+            "INSERT INTO jobs1 (id, state, user, node, client_token, data)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(r.view.id as i64)
+        .bind(r.view.state.name())
+        .bind(&r.view.user)
+        .bind(r.view.node.as_deref())
+        .bind(r.client_token.as_deref())
+        .bind(serde_json::to_string(r).unwrap())
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    eprintln!(
+        "schema 1: write {} jobs in one transaction {:?}",
+        old.len(),
+        t.elapsed()
+    );
+    sqlx::query("DROP TABLE jobs1")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+
+    let t = std::time::Instant::now();
+    let mut s = SqliteStore::open(&dir).await.unwrap();
+    eprintln!(
+        "upgrade of {} jobs to schema 2 {:?}",
+        old.len(),
+        t.elapsed()
+    );
+    let t = std::time::Instant::now();
+    let jobs = s.load_jobs().await.unwrap();
+    eprintln!("schema 2: load {} jobs {:?}", jobs.len(), t.elapsed());
+    assert_eq!(jobs, old, "the upgrade keeps every job as schema 1 read it");
+    let t = std::time::Instant::now();
+    let mut tx = s.begin().await.unwrap();
+    for j in &jobs {
+        tx.put_job(j).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    eprintln!(
+        "schema 2: write {} jobs in one transaction {:?}",
+        jobs.len(),
+        t.elapsed()
+    );
+}
