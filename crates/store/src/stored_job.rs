@@ -95,51 +95,96 @@ pub struct StoredMig {
 }
 
 impl StoredJob {
-    /// The row for a job of the server.
+    /// The row for a job of the server. Both structs are taken apart field by field (no
+    /// `..`), so a field added to either is a compile error here until it is stored or
+    /// said to be derived.
     pub fn from_record(r: &JobRecord) -> StoredJob {
-        let v = &r.view;
-        let (end_reason, note) = if v.state.is_terminal() {
-            (Some(v.reason.clone()), None)
+        let JobRecord {
+            view,
+            env,
+            client_token,
+            grace_s,
+            attempt_nodes,
+            agent_stops,
+        } = r;
+        let JobView {
+            id,
+            name,
+            user,
+            state,
+            reason,
+            command,
+            cwd,
+            gpus,
+            gpu_model,
+            slice,
+            slice_at,
+            queue,
+            cpu_milli,
+            mem_mib,
+            priority,
+            walltime_s,
+            node,
+            gpu_indices,
+            attempt,
+            max_retries,
+            exit_code,
+            signal,
+            submit_ms,
+            start_ms,
+            end_ms,
+            cancel_requested,
+            after,
+            // Derived: worked out for each view by the server.
+            est_start_ms: _,
+            preemptions,
+            preempt_requested,
+            last_checkpoint_ms,
+            // Derived: the keys of `env`.
+            env_keys: _,
+        } = view;
+        let (end_reason, note) = if state.is_terminal() {
+            (Some(reason.clone()), None)
         } else {
-            (None, Some(v.reason.clone()).filter(|s| !s.is_empty()))
+            (None, Some(reason.clone()).filter(|s| !s.is_empty()))
         };
         StoredJob {
-            id: v.id,
-            name: v.name.clone(),
-            user: v.user.clone(),
-            queue: v.queue.clone(),
-            command: v.command.clone(),
-            cwd: v.cwd.clone(),
-            gpus: v.gpus,
-            gpu_model: v.gpu_model.clone(),
-            slice: v.slice.as_ref().map(StoredSlice::from_wire),
-            cpu_milli: v.cpu_milli,
-            mem_mib: v.mem_mib,
-            priority: v.priority,
-            walltime_s: v.walltime_s,
-            max_retries: v.max_retries,
-            after: v.after.clone(),
-            env: r.env.clone(),
-            client_token: r.client_token.clone(),
-            grace_s: r.grace_s,
-            submit_ms: v.submit_ms,
-            state: v.state,
-            attempt: v.attempt,
-            node: v.node.clone(),
-            gpu_indices: v.gpu_indices.clone(),
-            slice_at: v.slice_at.as_ref().map(StoredSliceAt::from_wire),
-            start_ms: v.start_ms,
-            end_ms: v.end_ms,
-            exit_code: v.exit_code,
-            signal: v.signal,
+            id: *id,
+            name: name.clone(),
+            user: user.clone(),
+            queue: queue.clone(),
+            command: command.clone(),
+            cwd: cwd.clone(),
+            gpus: *gpus,
+            gpu_model: gpu_model.clone(),
+            slice: slice.as_ref().map(StoredSlice::from_wire),
+            cpu_milli: *cpu_milli,
+            mem_mib: *mem_mib,
+            priority: *priority,
+            walltime_s: *walltime_s,
+            max_retries: *max_retries,
+            after: after.clone(),
+            env: env.clone(),
+            client_token: client_token.clone(),
+            grace_s: *grace_s,
+            submit_ms: *submit_ms,
+            state: *state,
+            attempt: *attempt,
+            node: node.clone(),
+            gpu_indices: gpu_indices.clone(),
+            slice_at: slice_at.as_ref().map(StoredSliceAt::from_wire),
+            start_ms: *start_ms,
+            end_ms: *end_ms,
+            exit_code: *exit_code,
+            signal: *signal,
             end_reason,
             note,
-            cancel_requested: v.cancel_requested,
-            preempt_requested: v.preempt_requested,
-            preemptions: v.preemptions,
-            agent_stops: r.agent_stops,
-            attempt_nodes: r.attempt_nodes.clone(),
-            last_checkpoint_ms: v.last_checkpoint_ms,
+            cancel_requested: *cancel_requested,
+            preempt_requested: *preempt_requested,
+            preemptions: *preemptions,
+            agent_stops: *agent_stops,
+            attempt_nodes: attempt_nodes.clone(),
+            last_checkpoint_ms: *last_checkpoint_ms,
         }
     }
 
