@@ -294,7 +294,7 @@ impl StoredSliceAt {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A record with every stored field set to something other than its default.

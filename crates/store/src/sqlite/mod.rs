@@ -279,6 +279,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn every_stored_field_survives_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = crate::stored_job::tests::full_record();
+        let mut ended = full.clone();
+        ended.view.id = 43;
+        ended.client_token = Some("tok-2".into());
+        ended.view.state = JobState::TimedOut;
+        ended.view.reason = "stopped after passing its walltime of 2 h".into();
+        {
+            let mut s = SqliteStore::open(dir.path()).await.unwrap();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_job(&full).await.unwrap();
+            tx.put_job(&ended).await.unwrap();
+            tx.commit().await.unwrap();
+            s.close().await.unwrap();
+        }
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
+    }
+
+    #[tokio::test]
     async fn a_duplicate_client_token_is_refused_by_the_database() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = SqliteStore::open(dir.path()).await.unwrap();
