@@ -4,14 +4,17 @@
 //! answers a client or tells an agent anything; a crash therefore loses only work nobody
 //! was told about.
 //!
-//! Rows keep the few columns that are looked up (id, state, user, node, client token)
-//! next to the whole record as JSON, so adding a field to a job needs no migration.
+//! The store keeps its own job model, [`StoredJob`], one column per fact, never the API
+//! type; its schema is versioned and upgraded at open (`sqlite/migrate.rs`), and a
+//! database from a newer gpusched is refused untouched.
 
 mod record;
 mod sqlite;
+mod stored_job;
 
 pub use record::{JobRecord, NodeRecord, TokenRecord};
-pub use sqlite::{fail_commits, SqliteStore, StoreTx};
+pub use sqlite::{fail_commits, SqliteStore, StoreTx, RELEASE, SCHEMA_VERSION};
+pub use stored_job::{StoredJob, StoredMig, StoredSlice, StoredSliceAt};
 
 /// Why the store failed. A failed commit fails its whole round: the server answers its
 /// requests 503, forgets the round's changes and reloads its state from the store.
@@ -31,8 +34,30 @@ pub enum StoreError {
         what: String,
         source: serde_json::Error,
     },
+    #[error("unreadable row in the database ({what}): {why}")]
+    Row { what: String, why: String },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
-    #[error("the database was written by a newer gpusched (schema {found}, this one knows {known}); upgrade gpusched")]
-    NewerSchema { found: i64, known: i64 },
+    #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]
+    NewerSchema {
+        path: String,
+        found: i64,
+        known: i64,
+        written_by: Option<String>,
+    },
+}
+
+/// What to do with a database from a newer gpusched (nothing was changed in it).
+fn newer_schema(path: &str, found: i64, known: i64, by: Option<&str>) -> String {
+    let written = match by {
+        Some(v) => format!(" (written by gpusched {v})"),
+        None => String::new(),
+    };
+    format!(
+        "the database {path} has schema {found}{written}, newer than the schemas this \
+         gpusched ({RELEASE}) knows (up to {known}): run a gpusched that knows schema \
+         {found}, such as the one that wrote it, on this data directory. The database was \
+         not changed; to go back to this gpusched, restore a copy of the database taken \
+         before it was upgraded"
+    )
 }

@@ -16,3 +16,4 @@ mod resources;
 mod sharing;
 mod support;
 mod up;
+mod upgrade;

@@ -1,5 +1,16 @@
 //! SQLite in WAL mode with `synchronous=FULL`: a commit returns only once the log is on
 //! disk (fsync), which is what "committed before it is acted on" needs.
+//!
+//! - `migrate.rs`: the schema versions, applied when the store opens.
+//! - `jobs.rs`: the `jobs` table and a [`StoredJob`] in and out of it.
+//! - `v1.rs`: schema 1, frozen, for the upgrade.
+
+mod jobs;
+mod migrate;
+mod v1;
+
+#[cfg(test)]
+mod fixture_tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,24 +21,10 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{Connection, Row, SqliteConnection};
 
 use crate::record::{JobRecord, NodeRecord, TokenRecord};
+use crate::stored_job::StoredJob;
 use crate::StoreError;
 
-const SCHEMA_VERSION: i64 = 1;
-
-const SCHEMA: &[&str] = &[
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS jobs (
-        id INTEGER PRIMARY KEY,
-        state TEXT NOT NULL,
-        user TEXT NOT NULL,
-        node TEXT,
-        client_token TEXT UNIQUE,
-        data TEXT NOT NULL
-    )",
-    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state)",
-    "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, data TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS tokens (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, data TEXT NOT NULL)",
-];
+pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
 /// One connection, owned by the server's state task (SQLite allows one writer anyway).
 pub struct SqliteStore {
@@ -91,28 +88,7 @@ impl SqliteStore {
                 path: shown.clone(),
                 source,
             })?;
-        for stmt in SCHEMA {
-            sqlx::query(stmt).execute(&mut conn).await?;
-        }
-        let found: Option<String> =
-            sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
-                .fetch_optional(&mut conn)
-                .await?;
-        match found.and_then(|v| v.parse::<i64>().ok()) {
-            Some(v) if v > SCHEMA_VERSION => {
-                return Err(StoreError::NewerSchema {
-                    found: v,
-                    known: SCHEMA_VERSION,
-                })
-            }
-            Some(_) => {}
-            None => {
-                sqlx::query("INSERT INTO meta (key, value) VALUES ('schema_version', ?)")
-                    .bind(SCHEMA_VERSION.to_string())
-                    .execute(&mut conn)
-                    .await?;
-            }
-        }
+        migrate::run(&mut conn, &shown).await?;
         Ok(SqliteStore { conn, path })
     }
 
@@ -122,10 +98,20 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Every job, by id.
+    /// Every job, by id, as the server keeps it.
     pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        self.load_all("SELECT CAST(id AS TEXT), data FROM jobs ORDER BY id", "job")
-            .await
+        let rows = jobs::load(&mut self.conn).await?;
+        Ok(rows.into_iter().map(StoredJob::into_record).collect())
+    }
+
+    /// Every job's row as stored (for tests and tools that check what is kept).
+    pub async fn load_stored_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
+        jobs::load(&mut self.conn).await
+    }
+
+    /// The schema version of the open database.
+    pub async fn schema_version(&mut self) -> Result<i64, StoreError> {
+        migrate::current(&mut self.conn).await
     }
 
     pub async fn load_nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
@@ -171,24 +157,7 @@ impl SqliteStore {
 impl StoreTx<'_> {
     /// Inserts or replaces a job's row.
     pub async fn put_job(&mut self, job: &JobRecord) -> Result<(), StoreError> {
-        let data = serde_json::to_string(job).map_err(|source| StoreError::Corrupt {
-            what: format!("job {}", job.view.id),
-            source,
-        })?;
-        sqlx::query(
-            "INSERT INTO jobs (id, state, user, node, client_token, data) VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT(id) DO UPDATE SET state = excluded.state, node = excluded.node,
-             data = excluded.data",
-        )
-        .bind(job.view.id as i64)
-        .bind(job.view.state.name())
-        .bind(&job.view.user)
-        .bind(job.view.node.as_deref())
-        .bind(job.client_token.as_deref())
-        .bind(data)
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(())
+        jobs::put(&mut self.tx, &StoredJob::from_record(job)).await
     }
 
     pub async fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
@@ -311,6 +280,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn every_stored_field_survives_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = crate::stored_job::tests::full_record();
+        let mut ended = full.clone();
+        ended.view.id = 43;
+        ended.client_token = Some("tok-2".into());
+        ended.view.state = JobState::TimedOut;
+        ended.view.reason = "stopped after passing its walltime of 2 h".into();
+        {
+            let mut s = SqliteStore::open(dir.path()).await.unwrap();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_job(&full).await.unwrap();
+            tx.put_job(&ended).await.unwrap();
+            tx.commit().await.unwrap();
+            s.close().await.unwrap();
+        }
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
+    }
+
+    #[tokio::test]
     async fn a_duplicate_client_token_is_refused_by_the_database() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = SqliteStore::open(dir.path()).await.unwrap();
@@ -320,16 +310,54 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_newer_schema_is_refused_with_advice() {
+    async fn a_newer_schema_is_refused_with_advice_and_left_untouched() {
         let dir = tempfile::tempdir().unwrap();
         {
             let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            sqlx::query("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-                .execute(&mut s.conn)
+            let mut tx = s.begin().await.unwrap();
+            tx.put_job(&job(1, None)).await.unwrap();
+            tx.commit().await.unwrap();
+            for sql in [
+                "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+                "UPDATE meta SET value = '9.1.0' WHERE key = 'written_by'",
+            ] {
+                sqlx::query(sql).execute(&mut s.conn).await.unwrap();
+            }
+            s.close().await.unwrap();
+        }
+        let db = dir.path().join(DB_FILE);
+        let before = std::fs::read(&db).unwrap();
+        let err = SqliteStore::open(dir.path()).await.err().unwrap();
+        let text = err.to_string();
+        for part in [
+            "has schema 99 (written by gpusched 9.1.0)",
+            &format!("(up to {SCHEMA_VERSION})"),
+            "run a gpusched that knows schema 99",
+            "not changed",
+        ] {
+            assert!(text.contains(part), "{part:?} missing from: {text}");
+        }
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "the database was written"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_fresh_database_starts_at_the_newest_schema_and_reopens_without_migrating() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
+        let history: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM schema_history ORDER BY version")
+                .fetch_all(&mut s.conn)
                 .await
                 .unwrap();
-        }
-        let err = SqliteStore::open(dir.path()).await.err().unwrap();
-        assert!(err.to_string().contains("upgrade gpusched"), "{err}");
+        assert_eq!(history, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+        assert_eq!(
+            migrate::run(&mut s.conn, "x").await.unwrap(),
+            Vec::<i64>::new()
+        );
     }
 }

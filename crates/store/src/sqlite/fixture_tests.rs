@@ -1,0 +1,307 @@
+//! Databases written by real releases (tests/fixtures, see their README) open and upgrade.
+
+use std::path::{Path, PathBuf};
+
+use gpusched_wire::slice::SliceAsk;
+use gpusched_wire::JobState;
+
+use super::*;
+use crate::StoredSlice;
+
+/// A copy of a fixture in a temporary data directory (the original is never opened).
+fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .join(DB_FILE);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&src, dir.path().join(DB_FILE)).unwrap();
+    let path = dir.path().to_path_buf();
+    (dir, path)
+}
+
+#[tokio::test]
+async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
+    let (_d, dir) = copy_of("v1-2026-11-30");
+    let mut s = SqliteStore::open(&dir).await.unwrap();
+    assert_eq!(s.schema_version().await.unwrap(), 2);
+
+    let jobs = s.load_jobs().await.unwrap();
+    let ids: Vec<u64> = jobs.iter().map(|j| j.view.id).collect();
+    assert_eq!(ids, (1..=9).collect::<Vec<_>>());
+    let j = |id: u64| &jobs[id as usize - 1];
+    let states: Vec<JobState> = jobs.iter().map(|j| j.view.state).collect();
+    use JobState::*;
+    assert_eq!(
+        states,
+        [Succeeded, Failed, Cancelled, TimedOut, Running, Running, Running, Pending, Pending]
+    );
+    let names: Vec<&str> = jobs.iter().map(|j| j.view.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ok",
+            "failed",
+            "cancelled",
+            "timed-out",
+            "requeued",
+            "running",
+            "share",
+            "too-big",
+            "after"
+        ]
+    );
+    for job in &jobs {
+        let v = &job.view;
+        assert_eq!(v.user, "root");
+        // The CLI sent a token with every submission; schema 1 kept it in a column too.
+        let token = job.client_token.as_deref().unwrap_or("");
+        assert!(token.starts_with("root/"), "job {}: token {token:?}", v.id);
+        assert_eq!(job.grace_s, 1);
+        assert_eq!(
+            v.est_start_ms, None,
+            "job {}: an estimate is not stored",
+            v.id
+        );
+        assert!(v.submit_ms > 1_700_000_000_000, "job {}", v.id);
+        if v.state == Pending {
+            assert_eq!(v.node, None);
+            assert!(v.gpu_indices.is_empty());
+            assert_eq!(v.start_ms, None);
+        } else {
+            assert_eq!(v.node.as_deref(), Some("n1"), "job {}", v.id);
+            assert!(v.start_ms.is_some(), "job {}", v.id);
+        }
+        assert_eq!(v.end_ms.is_some(), v.state.is_terminal(), "job {}", v.id);
+    }
+
+    // Ended jobs: their end reasons and exit codes.
+    assert_eq!(j(1).view.reason, "exited with code 0");
+    assert_eq!(j(1).view.exit_code, Some(0));
+    assert_eq!(j(1).env.get("GREETING").map(String::as_str), Some("hello"));
+    assert_eq!(j(1).view.env_keys, ["GREETING"]);
+    assert_eq!(j(2).view.reason, "exited with code 1");
+    assert_eq!(j(2).view.exit_code, Some(1));
+    assert_eq!(j(3).view.reason, "cancelled while running");
+    assert_eq!(
+        j(4).view.reason,
+        "stopped after passing its walltime of 1 s"
+    );
+    assert_eq!(j(4).view.walltime_s, Some(1));
+
+    // The requeued job: attempt 2 after its agent stopped, both attempts' nodes kept.
+    let r = j(5);
+    assert_eq!(
+        (r.view.attempt, r.agent_stops, r.view.max_retries),
+        (2, 1, 1)
+    );
+    assert_eq!(
+        r.attempt_nodes,
+        [(1, "n1".to_string()), (2, "n1".to_string())].into()
+    );
+    assert_eq!(r.view.gpu_indices.len(), 1);
+
+    // The running job: queue, priority, walltime, env.
+    let r = j(6);
+    assert_eq!(r.view.queue, "research");
+    assert_eq!(r.view.priority, 7);
+    assert_eq!(r.view.walltime_s, Some(7200));
+    assert_eq!(r.view.attempt, 1);
+    assert_eq!(r.view.gpu_indices.len(), 1);
+    assert_eq!(r.view.env_keys, ["MODEL", "STEPS"]);
+    assert_eq!(r.env.get("STEPS").map(String::as_str), Some("100"));
+
+    // The share: what it asked for and where it sits.
+    let r = j(7);
+    assert_eq!(r.view.gpus, 0);
+    assert_eq!(r.view.slice, Some(SliceAsk::Share { milli: 500 }));
+    let at = r
+        .view
+        .slice_at
+        .as_ref()
+        .expect("a running share has a place");
+    assert_eq!((at.gpu, at.milli), (2, 500));
+    assert_eq!(r.view.gpu_indices, [at.gpu]);
+
+    // The running jobs hold three different GPUs.
+    let mut held: Vec<u32> = [5, 6, 7]
+        .iter()
+        .flat_map(|&id| j(id).view.gpu_indices.clone())
+        .collect();
+    held.sort();
+    held.dedup();
+    assert_eq!(held.len(), 3);
+
+    // Pending jobs: what they wait for is the server's to work out, so nothing is read.
+    assert_eq!(j(8).view.gpus, 4);
+    assert_eq!(j(8).view.reason, "");
+    assert_eq!(j(9).view.after, [6]);
+    assert_eq!(j(9).view.reason, "");
+
+    // Nodes and tokens are kept as they were.
+    let nodes = s.load_nodes().await.unwrap();
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(nodes[0].register.node, "n1");
+    assert_eq!(nodes[0].register.gpus.len(), 4);
+    let tokens = s.load_tokens().await.unwrap();
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0].user, "alice");
+
+    // Stored as columns now, the old table gone.
+    let rows = s.load_stored_jobs().await.unwrap();
+    assert_eq!(rows[6].slice, Some(StoredSlice::Share { milli: 500 }));
+    assert_eq!(rows[1].end_reason.as_deref(), Some("exited with code 1"));
+    assert_eq!(rows[7].note, None);
+    let tables: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .fetch_all(&mut s.conn)
+            .await
+            .unwrap();
+    assert_eq!(
+        tables,
+        ["jobs", "meta", "nodes", "schema_history", "tokens"]
+    );
+}
+
+#[tokio::test]
+async fn an_upgraded_fixture_opens_again_as_it_is() {
+    let (_d, dir) = copy_of("v1-2026-11-30");
+    let first = {
+        let mut s = SqliteStore::open(&dir).await.unwrap();
+        let jobs = s.load_jobs().await.unwrap();
+        s.close().await.unwrap();
+        jobs
+    };
+    let mut s = SqliteStore::open(&dir).await.unwrap();
+    assert_eq!(s.load_jobs().await.unwrap(), first);
+    let history: Vec<(i64, String)> =
+        sqlx::query_as("SELECT version, by_release FROM schema_history ORDER BY version")
+            .fetch_all(&mut s.conn)
+            .await
+            .unwrap();
+    // Schema 1 predates the history; the upgrade to 2 is recorded once.
+    assert_eq!(history, [(2, RELEASE.to_string())]);
+    assert_eq!(
+        migrate::run(&mut s.conn, "x").await.unwrap(),
+        Vec::<i64>::new()
+    );
+}
+
+#[tokio::test]
+async fn a_schema_1_row_that_does_not_decode_fails_the_upgrade_and_changes_nothing() {
+    let (_d, dir) = copy_of("v1-2026-11-30");
+    {
+        let mut conn =
+            SqliteConnection::connect(&format!("sqlite://{}", dir.join(DB_FILE).display()))
+                .await
+                .unwrap();
+        sqlx::query("UPDATE jobs SET data = '{\"view\": 1}' WHERE id = 4")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+    }
+    let err = SqliteStore::open(&dir).await.err().unwrap();
+    assert!(err.to_string().contains("job 4 (schema 1)"), "{err}");
+    let mut conn = SqliteConnection::connect(&format!("sqlite://{}", dir.join(DB_FILE).display()))
+        .await
+        .unwrap();
+    assert_eq!(migrate::current(&mut conn).await.unwrap(), 1);
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE data IS NOT NULL")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(n, 9, "the schema-1 table is still there, whole");
+}
+
+/// Times the store on 10,000 jobs (the fixture's running job copied): reading and writing
+/// them as schema 1 did (one JSON row each), the upgrade to schema 2, and reading and
+/// rewriting them as schema 2 (what a failed commit's reload and a big round cost).
+/// A measurement, not a CI test (docs/benchmarks.md has the figures):
+/// `cargo test -p gpusched-store --release -- --ignored store_on_10000_jobs --nocapture`.
+#[tokio::test]
+#[ignore = "a measurement; run it by name with --release"]
+async fn store_on_10000_jobs() {
+    let (_d, dir) = copy_of("v1-2026-11-30");
+    let url = format!("sqlite://{}", dir.join(DB_FILE).display());
+    let mut conn = SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < 10090)
+         INSERT INTO jobs (id, state, user, node, client_token, data)
+         SELECT i, state, user, node, NULL,
+                json_set(data, '$.view.id', i, '$.client_token', NULL)
+         FROM n, jobs WHERE jobs.id = 6",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let t = std::time::Instant::now();
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT data FROM jobs ORDER BY id")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    let old: Vec<crate::JobRecord> = rows
+        .iter()
+        .map(|(d,)| serde_json::from_str(d).unwrap())
+        .collect();
+    eprintln!("schema 1: load {} jobs {:?}", old.len(), t.elapsed());
+    assert_eq!(old.len(), 10_000);
+    sqlx::query(
+        "CREATE TABLE jobs1 (id INTEGER PRIMARY KEY, state TEXT NOT NULL, user TEXT NOT NULL,
+         node TEXT, client_token TEXT UNIQUE, data TEXT NOT NULL)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let t = std::time::Instant::now();
+    let mut tx = conn.begin().await.unwrap();
+    for r in &old {
+        sqlx::query(
+            "INSERT INTO jobs1 (id, state, user, node, client_token, data)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(r.view.id as i64)
+        .bind(r.view.state.name())
+        .bind(&r.view.user)
+        .bind(r.view.node.as_deref())
+        .bind(r.client_token.as_deref())
+        .bind(serde_json::to_string(r).unwrap())
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    eprintln!(
+        "schema 1: write {} jobs in one transaction {:?}",
+        old.len(),
+        t.elapsed()
+    );
+    sqlx::query("DROP TABLE jobs1")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+
+    let t = std::time::Instant::now();
+    let mut s = SqliteStore::open(&dir).await.unwrap();
+    eprintln!(
+        "upgrade of {} jobs to schema 2 {:?}",
+        old.len(),
+        t.elapsed()
+    );
+    let t = std::time::Instant::now();
+    let jobs = s.load_jobs().await.unwrap();
+    eprintln!("schema 2: load {} jobs {:?}", jobs.len(), t.elapsed());
+    assert_eq!(jobs, old, "the upgrade keeps every job as schema 1 read it");
+    let t = std::time::Instant::now();
+    let mut tx = s.begin().await.unwrap();
+    for j in &jobs {
+        tx.put_job(j).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    eprintln!(
+        "schema 2: write {} jobs in one transaction {:?}",
+        jobs.len(),
+        t.elapsed()
+    );
+}

@@ -1,0 +1,200 @@
+//! The SQLite store's schema versions, applied in order when the store opens.
+//!
+//! Each [`Migration`] runs in one transaction: its steps, then a row in `schema_history`
+//! and the new `schema_version` in `meta` (the key every release since schema 1 reads, so
+//! an older gpusched refuses a newer database instead of misreading it). A database whose
+//! version is above [`LATEST`] is refused before anything is written.
+//!
+//! Why a list of our own rather than sqlx's migrator: the step from schema 1 to 2 is a data
+//! transformation (each job's JSON row decoded with the frozen schema-1 types and written
+//! back as columns), which SQL files cannot express; sqlx's migrator also keeps its own
+//! table, which schema-1 databases do not have, so it would take them for empty ones.
+//! Steps here are SQL or Rust alike.
+//!
+//! The list is SQLite's own. Another backend (PostgreSQL, issue 15) keeps its own list in
+//! its own module, starting from its own version 1, and shares only [`crate::StoredJob`]:
+//! the model is common, the DDL and the history of each backend are not.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use sqlx::{Connection, SqliteConnection};
+
+use super::{jobs, v1};
+use crate::StoreError;
+
+/// A step written in Rust (a data transformation), run inside the migration's transaction.
+pub type RustStep = for<'c> fn(
+    &'c mut SqliteConnection,
+)
+    -> Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'c>>;
+
+pub enum Step {
+    Sql(&'static str),
+    Rust(RustStep),
+}
+
+pub struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    pub steps: Vec<Step>,
+}
+
+/// The newest schema this binary knows.
+pub const LATEST: i64 = 2;
+
+/// Every schema version, oldest first.
+pub fn migrations() -> Vec<Migration> {
+    let mut v2 = vec![
+        // The index would follow the renamed table and clash with the new one's.
+        Step::Sql("DROP INDEX IF EXISTS jobs_state"),
+        Step::Sql("ALTER TABLE jobs RENAME TO jobs_v1"),
+    ];
+    v2.extend(jobs::CREATE.iter().map(|s| Step::Sql(s)));
+    v2.push(Step::Rust(|c| Box::pin(upgrade_v1_jobs(c))));
+    v2.push(Step::Sql("DROP TABLE jobs_v1"));
+    vec![
+        Migration {
+            version: 1,
+            name: "jobs as JSON rows of the API type",
+            steps: v1::SCHEMA.iter().map(|s| Step::Sql(s)).collect(),
+        },
+        Migration {
+            version: 2,
+            name: "jobs as the server's own model, one column per fact",
+            steps: v2,
+        },
+    ]
+}
+
+/// Schema 1's rows, converted one by one; one that does not decode fails the upgrade
+/// (rolled back, the database left at schema 1) and is named.
+async fn upgrade_v1_jobs(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, data FROM jobs_v1 ORDER BY id")
+        .fetch_all(&mut *conn)
+        .await?;
+    for (id, data) in rows {
+        let old: v1::V1Job = serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
+            what: format!("job {id} (schema 1)"),
+            source,
+        })?;
+        let row = old.upgrade().map_err(|why| StoreError::Row {
+            what: format!("job {id} (schema 1)"),
+            why,
+        })?;
+        jobs::put(&mut *conn, &row).await?;
+    }
+    Ok(())
+}
+
+/// The schema version of the database, 0 when it is new (no `meta` table yet).
+pub async fn current(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
+    let has_meta: Option<String> =
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+            .fetch_optional(&mut *conn)
+            .await?;
+    if has_meta.is_none() {
+        return Ok(0);
+    }
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+            .fetch_optional(&mut *conn)
+            .await?;
+    match found {
+        None => Ok(0),
+        Some(v) => v.parse().map_err(|_| StoreError::Row {
+            what: "meta".into(),
+            why: format!("schema_version `{v}` is not a number"),
+        }),
+    }
+}
+
+/// The release that last migrated the database, if it said.
+async fn written_by(conn: &mut SqliteConnection) -> Option<String> {
+    sqlx::query_scalar("SELECT value FROM meta WHERE key = 'written_by'")
+        .fetch_optional(&mut *conn)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Brings the database to [`LATEST`], or refuses one from a newer gpusched untouched.
+/// Returns the versions applied.
+pub async fn run(conn: &mut SqliteConnection, path: &str) -> Result<Vec<i64>, StoreError> {
+    let found = current(conn).await?;
+    if found > LATEST {
+        return Err(StoreError::NewerSchema {
+            path: path.to_string(),
+            found,
+            known: LATEST,
+            written_by: written_by(conn).await,
+        });
+    }
+    let mut applied = Vec::new();
+    for m in migrations().into_iter().filter(|m| m.version > found) {
+        apply(conn, &m).await?;
+        if found > 0 {
+            tracing::info!(
+                db = path,
+                schema = m.version,
+                "upgraded the store: {}",
+                m.name
+            );
+        }
+        applied.push(m.version);
+    }
+    Ok(applied)
+}
+
+async fn apply(conn: &mut SqliteConnection, m: &Migration) -> Result<(), StoreError> {
+    let mut tx = conn.begin().await?;
+    for step in &m.steps {
+        match step {
+            Step::Sql(sql) => {
+                sqlx::query(sql).execute(&mut *tx).await?;
+            }
+            Step::Rust(f) => f(&mut tx).await?,
+        }
+    }
+    for sql in [
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS schema_history (
+            version INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            applied_ms INTEGER NOT NULL,
+            by_release TEXT NOT NULL
+        )",
+    ] {
+        sqlx::query(sql).execute(&mut *tx).await?;
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    sqlx::query(
+        "INSERT INTO schema_history (version, name, applied_ms, by_release) VALUES (?, ?, ?, ?)",
+    )
+    .bind(m.version)
+    .bind(m.name)
+    .bind(now_ms)
+    .bind(RELEASE)
+    .execute(&mut *tx)
+    .await?;
+    for (key, value) in [
+        ("schema_version", m.version.to_string()),
+        ("written_by", RELEASE.to_string()),
+    ] {
+        sqlx::query(
+            "INSERT INTO meta (key, value) VALUES (?, ?)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// This release, as the history and a refusal name it.
+pub const RELEASE: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,392 @@
+//! The job as the store keeps it: the facts of the server's job model, one field per fact,
+//! owned by this crate. The API type (`wire::JobView`) is never stored: the mapping
+//! between the server's [`JobRecord`] and a [`StoredJob`] is written out once, below, field
+//! by field, so a change to the API is a change to this mapping, not to the schema.
+//!
+//! Not stored, because the server works them out: the reason a pending job waits and its
+//! estimated start (computed for each view), and the names of its environment variables
+//! (the keys of `env`).
+
+use std::collections::BTreeMap;
+
+use gpusched_wire::slice::{MigAt, SliceAsk, SliceAt};
+use gpusched_wire::{JobState, JobView};
+use serde::{Deserialize, Serialize};
+
+use crate::JobRecord;
+
+/// One job row. Lists and maps go to JSON columns; everything else is a column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredJob {
+    // What was submitted.
+    pub id: u64,
+    pub name: String,
+    pub user: String,
+    pub queue: String,
+    pub command: Vec<String>,
+    pub cwd: String,
+    pub gpus: u32,
+    pub gpu_model: Option<String>,
+    pub slice: Option<StoredSlice>,
+    pub cpu_milli: u64,
+    pub mem_mib: u64,
+    /// Generic counted resources (`fpga` -> 1) the job holds on its node.
+    pub resources: BTreeMap<String, u64>,
+    pub priority: i32,
+    pub walltime_s: Option<u64>,
+    pub max_retries: u32,
+    pub after: Vec<u64>,
+    pub env: BTreeMap<String, String>,
+    pub client_token: Option<String>,
+    pub grace_s: u64,
+    pub submit_ms: u64,
+    // Where it is in its life.
+    pub state: JobState,
+    pub attempt: u32,
+    pub node: Option<String>,
+    pub gpu_indices: Vec<u32>,
+    pub slice_at: Option<StoredSliceAt>,
+    pub start_ms: Option<u64>,
+    pub end_ms: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// How a terminal job ended ("exit code 1", "cancelled by alice"); none while it lives.
+    pub end_reason: Option<String>,
+    /// What last happened to a live job that its state does not say (why it was requeued,
+    /// who is stopping it); the server shows it beside the reason it works out. None
+    /// when empty or once the job ended.
+    pub note: Option<String>,
+    pub cancel_requested: bool,
+    pub preempt_requested: bool,
+    pub preemptions: u32,
+    pub agent_stops: u32,
+    pub attempt_nodes: BTreeMap<u32, String>,
+    pub last_checkpoint_ms: Option<u64>,
+}
+
+/// What part of one GPU a job asked for (the store's own copy of `wire::SliceAsk`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StoredSlice {
+    Share { milli: u32 },
+    Memory { mib: u64 },
+    Mig { profile: String },
+}
+
+/// Where a job's slice is (the store's own copy of `wire::SliceAt`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredSliceAt {
+    pub gpu: u32,
+    pub milli: u32,
+    pub mem_mib: u64,
+    #[serde(default)]
+    pub mig: Option<StoredMig>,
+}
+
+/// A job's MIG instance (the store's own copy of `wire::MigAt`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredMig {
+    pub profile: String,
+    pub start: u8,
+    pub size: u8,
+    pub create: bool,
+    #[serde(default)]
+    pub destroy: Vec<u8>,
+    #[serde(default)]
+    pub uuid: Option<String>,
+}
+
+impl StoredJob {
+    /// The row for a job of the server. Both structs are taken apart field by field (no
+    /// `..`), so a field added to either is a compile error here until it is stored or
+    /// said to be derived.
+    pub fn from_record(r: &JobRecord) -> StoredJob {
+        let JobRecord {
+            view,
+            env,
+            client_token,
+            grace_s,
+            attempt_nodes,
+            agent_stops,
+        } = r;
+        let JobView {
+            id,
+            name,
+            user,
+            state,
+            reason,
+            command,
+            cwd,
+            gpus,
+            gpu_model,
+            slice,
+            slice_at,
+            queue,
+            cpu_milli,
+            mem_mib,
+            resources,
+            priority,
+            walltime_s,
+            node,
+            gpu_indices,
+            attempt,
+            max_retries,
+            exit_code,
+            signal,
+            submit_ms,
+            start_ms,
+            end_ms,
+            cancel_requested,
+            after,
+            // Derived: worked out for each view by the server.
+            est_start_ms: _,
+            preemptions,
+            preempt_requested,
+            last_checkpoint_ms,
+            // Derived: the keys of `env`.
+            env_keys: _,
+        } = view;
+        let (end_reason, note) = if state.is_terminal() {
+            (Some(reason.clone()), None)
+        } else {
+            (None, Some(reason.clone()).filter(|s| !s.is_empty()))
+        };
+        StoredJob {
+            id: *id,
+            name: name.clone(),
+            user: user.clone(),
+            queue: queue.clone(),
+            command: command.clone(),
+            cwd: cwd.clone(),
+            gpus: *gpus,
+            gpu_model: gpu_model.clone(),
+            slice: slice.as_ref().map(StoredSlice::from_wire),
+            cpu_milli: *cpu_milli,
+            mem_mib: *mem_mib,
+            resources: resources.clone(),
+            priority: *priority,
+            walltime_s: *walltime_s,
+            max_retries: *max_retries,
+            after: after.clone(),
+            env: env.clone(),
+            client_token: client_token.clone(),
+            grace_s: *grace_s,
+            submit_ms: *submit_ms,
+            state: *state,
+            attempt: *attempt,
+            node: node.clone(),
+            gpu_indices: gpu_indices.clone(),
+            slice_at: slice_at.as_ref().map(StoredSliceAt::from_wire),
+            start_ms: *start_ms,
+            end_ms: *end_ms,
+            exit_code: *exit_code,
+            signal: *signal,
+            end_reason,
+            note,
+            cancel_requested: *cancel_requested,
+            preempt_requested: *preempt_requested,
+            preemptions: *preemptions,
+            agent_stops: *agent_stops,
+            attempt_nodes: attempt_nodes.clone(),
+            last_checkpoint_ms: *last_checkpoint_ms,
+        }
+    }
+
+    /// The server's job from its row; what the server works out is left for it to fill
+    /// (no estimated start; a pending job's reason holds only its note).
+    pub fn into_record(self) -> JobRecord {
+        let reason = match self.state.is_terminal() {
+            true => self.end_reason.unwrap_or_default(),
+            false => self.note.unwrap_or_default(),
+        };
+        JobRecord {
+            view: JobView {
+                id: self.id,
+                name: self.name,
+                user: self.user,
+                state: self.state,
+                reason,
+                command: self.command,
+                cwd: self.cwd,
+                gpus: self.gpus,
+                gpu_model: self.gpu_model,
+                slice: self.slice.map(StoredSlice::into_wire),
+                slice_at: self.slice_at.map(StoredSliceAt::into_wire),
+                queue: self.queue,
+                cpu_milli: self.cpu_milli,
+                mem_mib: self.mem_mib,
+                resources: self.resources,
+                priority: self.priority,
+                walltime_s: self.walltime_s,
+                node: self.node,
+                gpu_indices: self.gpu_indices,
+                attempt: self.attempt,
+                max_retries: self.max_retries,
+                exit_code: self.exit_code,
+                signal: self.signal,
+                submit_ms: self.submit_ms,
+                start_ms: self.start_ms,
+                end_ms: self.end_ms,
+                cancel_requested: self.cancel_requested,
+                after: self.after,
+                est_start_ms: None,
+                preemptions: self.preemptions,
+                preempt_requested: self.preempt_requested,
+                last_checkpoint_ms: self.last_checkpoint_ms,
+                env_keys: self.env.keys().cloned().collect(),
+            },
+            env: self.env,
+            client_token: self.client_token,
+            grace_s: self.grace_s,
+            attempt_nodes: self.attempt_nodes,
+            agent_stops: self.agent_stops,
+        }
+    }
+}
+
+impl StoredSlice {
+    fn from_wire(s: &SliceAsk) -> StoredSlice {
+        match s {
+            SliceAsk::Share { milli } => StoredSlice::Share { milli: *milli },
+            SliceAsk::Memory { mib } => StoredSlice::Memory { mib: *mib },
+            SliceAsk::Mig { profile } => StoredSlice::Mig {
+                profile: profile.clone(),
+            },
+        }
+    }
+
+    fn into_wire(self) -> SliceAsk {
+        match self {
+            StoredSlice::Share { milli } => SliceAsk::Share { milli },
+            StoredSlice::Memory { mib } => SliceAsk::Memory { mib },
+            StoredSlice::Mig { profile } => SliceAsk::Mig { profile },
+        }
+    }
+}
+
+impl StoredSliceAt {
+    fn from_wire(s: &SliceAt) -> StoredSliceAt {
+        StoredSliceAt {
+            gpu: s.gpu,
+            milli: s.milli,
+            mem_mib: s.mem_mib,
+            mig: s.mig.as_ref().map(|m| StoredMig {
+                profile: m.profile.clone(),
+                start: m.start,
+                size: m.size,
+                create: m.create,
+                destroy: m.destroy.clone(),
+                uuid: m.uuid.clone(),
+            }),
+        }
+    }
+
+    fn into_wire(self) -> SliceAt {
+        SliceAt {
+            gpu: self.gpu,
+            milli: self.milli,
+            mem_mib: self.mem_mib,
+            mig: self.mig.map(|m| MigAt {
+                profile: m.profile,
+                start: m.start,
+                size: m.size,
+                create: m.create,
+                destroy: m.destroy,
+                uuid: m.uuid,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A record with every stored field set to something other than its default.
+    pub(crate) fn full_record() -> JobRecord {
+        JobRecord {
+            view: JobView {
+                id: 42,
+                name: "train".into(),
+                user: "alice".into(),
+                state: JobState::Running,
+                reason: "being preempted on n1 to return GPUs to queue `q` (job 7)".into(),
+                command: vec!["python".into(), "train.py".into()],
+                cwd: "/home/alice".into(),
+                gpus: 0,
+                gpu_model: Some("A100".into()),
+                slice: Some(SliceAsk::Mig {
+                    profile: "3g.40gb".into(),
+                }),
+                slice_at: Some(SliceAt {
+                    gpu: 1,
+                    milli: 428,
+                    mem_mib: 40960,
+                    mig: Some(MigAt {
+                        profile: "3g.40gb".into(),
+                        start: 4,
+                        size: 4,
+                        create: true,
+                        destroy: vec![0, 2],
+                        uuid: Some("MIG-abc".into()),
+                    }),
+                }),
+                queue: "research".into(),
+                cpu_milli: 2500,
+                mem_mib: 16384,
+                resources: [("fpga".to_string(), 2)].into(),
+                priority: -3,
+                walltime_s: Some(7200),
+                node: Some("n1".into()),
+                gpu_indices: vec![1],
+                attempt: 3,
+                max_retries: 5,
+                exit_code: Some(137),
+                signal: Some(9),
+                submit_ms: 1_000,
+                start_ms: Some(2_000),
+                end_ms: Some(3_000),
+                cancel_requested: true,
+                after: vec![3, 4],
+                est_start_ms: None,
+                preemptions: 1,
+                preempt_requested: true,
+                last_checkpoint_ms: Some(2_500),
+                env_keys: vec!["A".into(), "B".into()],
+            },
+            env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
+            client_token: Some("tok-1".into()),
+            grace_s: 30,
+            attempt_nodes: [(1, "n0".into()), (2, "n2".into()), (3, "n1".into())].into(),
+            agent_stops: 1,
+        }
+    }
+
+    #[test]
+    fn a_record_survives_the_row_and_back_with_every_stored_field() {
+        let r = full_record();
+        assert_eq!(StoredJob::from_record(&r).into_record(), r);
+        let mut ended = r.clone();
+        ended.view.state = JobState::Failed;
+        ended.view.reason = "exit code 137".into();
+        let row = StoredJob::from_record(&ended);
+        assert_eq!(row.end_reason.as_deref(), Some("exit code 137"));
+        assert_eq!(row.note, None);
+        assert_eq!(row.into_record(), ended);
+    }
+
+    #[test]
+    fn what_the_server_works_out_is_not_kept() {
+        let mut r = full_record();
+        r.view.state = JobState::Pending;
+        r.view.reason = String::new();
+        r.view.est_start_ms = Some(9_000);
+        let back = StoredJob::from_record(&r).into_record();
+        assert_eq!(back.view.est_start_ms, None);
+        assert_eq!(back.view.reason, "");
+        // The names shown are the keys of the environment, whatever the view said.
+        r.view.env_keys = vec!["stale".into()];
+        let back = StoredJob::from_record(&r).into_record();
+        assert_eq!(back.view.env_keys, ["A", "B"]);
+    }
+}
