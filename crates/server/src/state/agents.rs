@@ -65,7 +65,7 @@ impl State {
         self.apply_events(&name, &events);
         // Attempts the server believes run here but the agent neither runs nor reported
         // ending were lost with an earlier agent life.
-        let here: Vec<u64> = self.nodes[&name].jobs.iter().copied().collect();
+        let here = self.jobs_on(&name);
         for id in here {
             let v = &self.jobs[&id].view;
             let a = AttemptRef {
@@ -105,7 +105,7 @@ impl State {
             return Ok(PollResult::Wait(n.watch.subscribe()));
         }
         let gen = n.gen;
-        let ids: Vec<u64> = n.jobs.iter().copied().collect();
+        let ids = self.jobs_on(&q.node);
         let mut desired = Desired {
             gen,
             run: Vec::new(),

@@ -276,7 +276,11 @@ impl State {
 
     /// Estimated starts of the pending jobs, from the core's replay of the queue.
     pub fn plan(&self) -> BTreeMap<u64, u64> {
-        self.queue.estimate_starts(now_ms() as f64 / 1000.0)
+        self.queue
+            .estimate_starts(now_ms() as f64 / 1000.0)
+            .into_iter()
+            .map(|(id, t)| (id, (t * 1000.0).round() as u64))
+            .collect()
     }
 
     /// What every pending job's reason needs, worked out once per request (not once per
@@ -410,7 +414,7 @@ impl State {
         let free_max = online
             .iter()
             .filter(|n| fits(n))
-            .map(|n| self.whole_free(&n.record.register.node))
+            .map(|n| self.queue.whole_free(&n.record.register.node))
             .max()
             .unwrap_or(0);
         if free_max < v.gpus {
@@ -647,8 +651,12 @@ impl State {
                     .iter()
                     .map(|g| GpuView {
                         info: g.clone(),
-                        job: n.used.get(&g.index).and_then(|&j| self.holder_id(j, who)),
-                        user: n.used.get(&g.index).and_then(|&j| self.holder_name(j, who)),
+                        job: self
+                            .whole_holder(n, g.index)
+                            .and_then(|j| self.holder_id(j, who)),
+                        user: self
+                            .whole_holder(n, g.index)
+                            .and_then(|j| self.holder_name(j, who)),
                         slices: self.slice_views(&n.record.register.node, g.index, who),
                     })
                     .collect(),
@@ -684,6 +692,14 @@ impl State {
                 max,
             )
         })
+    }
+
+    /// The whole-GPU job holding GPU `index` of an online node, from the core's book.
+    fn whole_holder(&self, n: &super::NodeEntry, index: u32) -> Option<u64> {
+        if !n.online {
+            return None;
+        }
+        self.queue.slices(&n.record.register.node)?.holder(index)
     }
 
     /// The shares and MIG instances of one GPU, with who holds them.

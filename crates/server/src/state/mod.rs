@@ -23,8 +23,9 @@ use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
 
 use crate::config::ServerConfig;
-use crate::live::{LiveNode, LiveQueue};
+use crate::live_map;
 use crate::queues::Queues;
+use gpusched_core::live::{LiveCluster, LivePlacement};
 
 pub use agents::PollResult;
 pub use jobs::{LogTarget, WaitResult};
@@ -71,10 +72,6 @@ pub struct NodeEntry {
     /// Generation of the node's desired state; bumped on every change.
     pub gen: u64,
     pub watch: watch::Sender<u64>,
-    /// Jobs starting or running here.
-    pub jobs: BTreeSet<u64>,
-    /// GPU index → the job holding it.
-    pub used: BTreeMap<u32, u64>,
 }
 
 /// What a round changed, for the actor to persist and announce.
@@ -98,7 +95,8 @@ pub struct State {
     /// Client retry keys (`user/token`) of accepted jobs.
     retry_keys: HashMap<String, u64>,
     pub nodes: BTreeMap<String, NodeEntry>,
-    queue: LiveQueue,
+    /// The core's live cluster: nodes, who holds which GPU, the queue and the pass.
+    queue: LiveCluster,
     /// A pass is due (a job arrived or GPUs were freed or nodes changed).
     sched_due: bool,
     waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
@@ -155,7 +153,7 @@ impl State {
             next_id: 1,
             retry_keys: HashMap::new(),
             nodes: BTreeMap::new(),
-            queue: LiveQueue::new(policy, share_placement),
+            queue: LiveCluster::new(policy, share_placement),
             sched_due: true,
             waiters: BTreeMap::new(),
             tokens: tokens.into_iter().map(|t| (t.id, t)).collect(),
@@ -220,7 +218,7 @@ impl State {
 
     fn enqueue(&mut self, job: &JobRecord) {
         let q = self.queue_id(&job.view.queue);
-        self.queue.add(&job.view, q);
+        self.queue.add(&live_map::job(&job.view, q));
     }
 
     fn queue_id(&mut self, name: &str) -> QueueId {
@@ -286,33 +284,28 @@ impl State {
             .collect()
     }
 
-    /// The starting and running jobs: those a node holds (not every job ever stored).
+    /// The starting and running jobs: those the core's book says hold GPUs (not every
+    /// job ever stored).
     pub(super) fn placed(&self) -> impl Iterator<Item = &JobRecord> {
-        self.nodes
-            .values()
-            .flat_map(|n| n.jobs.iter())
-            .filter_map(|id| self.jobs.get(id))
+        self.queue
+            .placed()
+            .into_iter()
+            .filter_map(move |id| self.jobs.get(&id))
+    }
+
+    /// The jobs starting or running on `node`.
+    pub(super) fn jobs_on(&self, node: &str) -> Vec<u64> {
+        self.queue.jobs_on(node).into_iter().collect()
     }
 
     fn restore_running(&mut self, job: &JobRecord, now: f64) {
         let v = &job.view;
         let node = v.node.clone().unwrap_or_default();
-        let slice = v.slice_at.as_ref();
-        let ok = match self.nodes.get_mut(&node) {
-            Some(n) if slice.is_some() => {
-                n.jobs.insert(v.id);
-                true
-            }
-            Some(n) if v.gpu_indices.iter().all(|g| !n.used.contains_key(g)) => {
-                for &g in &v.gpu_indices {
-                    n.used.insert(g, v.id);
-                }
-                n.jobs.insert(v.id);
-                true
-            }
-            _ => false,
-        };
-        if !(ok && self.queue.mark_running(v.id, &node, slice, now)) {
+        let slice = v.slice_at.as_ref().map(live_map::slice_to_core);
+        if !self
+            .queue
+            .restore(v.id, &node, &v.gpu_indices, slice.as_ref(), now)
+        {
             // The stored state is inconsistent (two jobs on one GPU, an unknown node):
             // treat the run as lost rather than let the core start it a second time.
             tracing::warn!(
@@ -329,24 +322,11 @@ impl State {
 
     /// Tells the core which nodes are online now; jobs stranded by the change are lost.
     fn refresh_nodes(&mut self) {
-        let live: Vec<LiveNode> = self
+        let live = self
             .nodes
             .values()
             .filter(|n| n.online)
-            .map(|n| LiveNode {
-                name: n.record.register.node.clone(),
-                gpus: n.record.register.gpus.clone(),
-                model: n
-                    .record
-                    .register
-                    .gpus
-                    .first()
-                    .map(|g| g.model.clone())
-                    .unwrap_or_default(),
-                cpus: n.record.register.cpus,
-                mem_mib: n.record.register.mem_mib,
-                mps: n.record.register.mps,
-            })
+            .map(|n| live_map::node(&n.record))
             .collect();
         for id in self.queue.set_nodes(live) {
             self.lose(id, "its node left the cluster");
@@ -365,8 +345,8 @@ impl State {
         }
     }
 
-    /// Runs the core if anything changed since the last pass, turning its starts into
-    /// `starting` jobs with GPUs picked on their node.
+    /// Runs the core if anything changed since the last pass, turning its placements
+    /// into `starting` jobs.
     pub fn schedule(&mut self) {
         self.pending_count = None;
         if !self.sched_due {
@@ -377,124 +357,37 @@ impl State {
         // Jobs that reclaimed quota come first on the node they reclaimed: they start as
         // soon as it has room, and until then its free GPUs are kept from the pass.
         let holds = self.serve_claims(now_ms as f64 / 1000.0);
-        // Which GPUs whole jobs hold matters only to a slice job that waits.
-        let whole_used: BTreeMap<String, BTreeSet<u32>> = if self.queue.slices_waiting() {
-            self.nodes
-                .iter()
-                .filter(|(_, n)| n.online)
-                .map(|(k, n)| (k.clone(), n.used.keys().copied().collect()))
-                .collect()
-        } else {
-            BTreeMap::new()
-        };
-        let starts = self.queue.pass(now_ms as f64 / 1000.0, &whole_used);
+        let starts = self.queue.pass(now_ms as f64 / 1000.0);
         for hold in &holds {
             self.queue.unhold(hold);
         }
         for start in starts {
-            match start.slice {
-                Some(at) => self.assign_slice(start.job, &start.node, at),
-                None => self.assign(start.job, &start.node),
-            }
+            self.apply_placement(start);
         }
         self.reclaim(now_ms);
     }
 
-    /// Moves a job the core started to `starting` on `node`, picking its GPU indices.
-    fn assign(&mut self, id: u64, node_name: &str) {
-        let Some(node) = self.nodes.get_mut(node_name) else {
+    /// Moves a job the core placed to `starting` on its node, with the GPU indices (or
+    /// slice) the core picked. Live jobs use one node.
+    fn apply_placement(&mut self, p: LivePlacement) {
+        let Some(part) = p.parts.into_iter().next() else {
             return;
         };
+        let (id, node_name) = (p.job, part.node);
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
-        let want = job.view.gpus as usize;
-        let sliced = self
-            .queue
-            .slices(node_name)
-            .map(|s| s.not_whole())
-            .unwrap_or_default();
-        let picked: Vec<u32> = node
-            .record
-            .register
-            .gpus
-            .iter()
-            .map(|g| g.index)
-            .filter(|i| !node.used.contains_key(i) && !sliced.contains(i))
-            .take(want)
-            .collect();
-        if picked.len() < want {
-            // The core and the index disagree: a bug, but not one to crash for.
-            tracing::error!(job = id, node = node_name, "no free GPU indices");
-            return;
-        }
-        for &g in &picked {
-            node.used.insert(g, id);
-        }
-        node.jobs.insert(id);
         job.attempt_nodes
             .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
         v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");
         v.node = Some(node_name.to_string());
-        v.gpu_indices = picked;
+        v.gpu_indices = part.gpus;
+        v.slice_at = part.slice.map(live_map::slice_to_wire);
         v.start_ms = None;
         self.touched.jobs.insert(id);
-        self.bump(node_name);
-    }
-
-    /// Moves a slice job the core placed to `starting` on `node`, on the slice `at`.
-    fn assign_slice(&mut self, id: u64, node_name: &str, at: gpusched_wire::SliceAt) {
-        let (Some(node), Some(job)) = (self.nodes.get_mut(node_name), self.jobs.get_mut(&id))
-        else {
-            return;
-        };
-        node.jobs.insert(id);
-        job.attempt_nodes
-            .insert(job.view.attempt, node_name.to_string());
-        let v = &mut job.view;
-        v.state = JobState::Starting;
-        v.reason = format!("sent to {node_name}");
-        v.node = Some(node_name.to_string());
-        v.gpu_indices = vec![at.gpu];
-        v.slice_at = Some(at);
-        v.start_ms = None;
-        self.touched.jobs.insert(id);
-        self.bump(node_name);
-    }
-
-    /// GPUs of a node free for whole-GPU jobs: not held whole, not in MIG mode, not
-    /// holding shares.
-    pub(super) fn whole_free(&self, node: &str) -> u32 {
-        let Some(n) = self.nodes.get(node) else {
-            return 0;
-        };
-        let sliced = self
-            .queue
-            .slices(node)
-            .map(|s| s.not_whole())
-            .unwrap_or_default();
-        n.record
-            .register
-            .gpus
-            .iter()
-            .filter(|g| {
-                g.mig.is_none() && !n.used.contains_key(&g.index) && !sliced.contains(&g.index)
-            })
-            .count() as u32
-    }
-
-    /// GPUs of a node whole-GPU jobs can ever use (those not in MIG mode).
-    pub(super) fn whole_capacity(&self, node: &str) -> u32 {
-        self.nodes.get(node).map_or(0, |n| {
-            n.record
-                .register
-                .gpus
-                .iter()
-                .filter(|g| g.mig.is_none())
-                .count() as u32
-        })
+        self.bump(&node_name);
     }
 
     /// Frees a job's GPUs on its node (it ended, was lost or cancelled).
@@ -503,11 +396,7 @@ impl State {
             return;
         };
         if let Some(node) = job.view.node.clone() {
-            if let Some(n) = self.nodes.get_mut(&node) {
-                n.jobs.remove(&id);
-                n.used.retain(|_, j| *j != id);
-                self.bump(&node);
-            }
+            self.bump(&node);
         }
         self.sched_due = true;
     }
@@ -666,7 +555,7 @@ impl State {
         if let Some(job) = self.requeue_run(id, now_ms(), reason) {
             job.agent_stops += 1;
         }
-        let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
+        let empty = self.queue.jobs_on(&node).is_empty();
         if empty {
             if let Some(n) = self.nodes.get_mut(&node) {
                 tracing::info!(node = %node, "its agent stopped: node offline until it registers again");
@@ -722,11 +611,11 @@ impl State {
         }
         for name in &dead {
             tracing::warn!(node = %name, "no heartbeat for {timeout:?}: node offline, its jobs requeued");
-            let jobs: Vec<u64> = {
-                let n = self.nodes.get_mut(name).expect("listed above");
+            // Still in the core's cluster until `refresh_nodes` below.
+            let jobs = self.jobs_on(name);
+            if let Some(n) = self.nodes.get_mut(name) {
                 n.online = false;
-                n.jobs.iter().copied().collect()
-            };
+            }
             for id in jobs {
                 let why = format!("no heartbeat from {name} for {}s", timeout.as_secs_f64());
                 self.lose(id, &why);
@@ -744,8 +633,6 @@ impl NodeEntry {
             last_seen: Instant::now(),
             gen: 0,
             watch: watch::channel(0).0,
-            jobs: BTreeSet::new(),
-            used: BTreeMap::new(),
         }
     }
 }

@@ -24,18 +24,18 @@ impl State {
                 let job = self.jobs.get(id);
                 job.is_some_and(|j| j.view.state == JobState::Pending)
                     && self.nodes.get(node.as_str()).is_some_and(|n| n.online)
-                    && job.is_some_and(|j| self.whole_capacity(node) >= j.view.gpus)
+                    && job.is_some_and(|j| self.queue.whole_capacity(node) >= j.view.gpus)
             })
             .map(|(id, _)| *id)
             .collect();
         self.claims.retain(|id, _| keep.contains(id));
         let mut holds = Vec::new();
         for (id, node) in self.claims.clone() {
-            let (gpus, free) = (self.jobs[&id].view.gpus, self.whole_free(&node));
+            let (gpus, free) = (self.jobs[&id].view.gpus, self.queue.whole_free(&node));
             if free >= gpus {
-                if self.queue.mark_running(id, &node, None, now) {
+                if let Some(p) = self.queue.start_on(id, &node, now) {
                     self.claims.remove(&id);
-                    self.assign(id, &node);
+                    self.apply_placement(p);
                 }
             } else if free > 0 {
                 holds.extend(self.queue.hold(&node, free));
@@ -116,8 +116,8 @@ impl State {
                 let n = &self.nodes[name];
                 NodeRoom {
                     node: NodeId(i as u32),
-                    free: self.whole_free(name),
-                    capacity: self.whole_capacity(name),
+                    free: self.queue.whole_free(name),
+                    capacity: self.queue.whole_capacity(name),
                     model: n
                         .record
                         .register
