@@ -10,12 +10,14 @@
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
 //! - [`caps`]: queue caps with slices rounded up, and per-user caps.
+//! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
 
 pub mod book;
 pub mod caps;
 pub mod cluster;
 pub mod node;
 pub mod place;
+pub mod reason;
 pub mod slice;
 
 #[cfg(test)]
@@ -25,4 +27,5 @@ pub use book::{GpuSlices, NodeSlices, ShareHold};
 pub use cluster::{LiveCluster, LiveJob, LivePlacement, NodePart};
 pub use node::{LiveGpu, LiveNode, MigInstance, MigLayout};
 pub use place::SliceJob;
+pub use reason::{WaitContext, WaitReason};
 pub use slice::{MigAt, SliceAsk, SliceAt};

@@ -315,3 +315,99 @@ fn on_an_mps_node_a_gpu_holds_one_users_shares() {
     assert_ne!(other.gpu, at.gpu, "bob gets the other GPU");
     assert_eq!(n.apply(3, "bob", &at), None, "and never alice's");
 }
+
+#[test]
+fn wait_reasons_name_what_holds_each_job() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 2, false)]);
+    c.set_queues(BTreeMap::from([(QueueId(1), 1)]), BTreeMap::new());
+    c.set_user_caps(BTreeMap::from([(QueueId(2), 1)]));
+    c.add(&whole(1, 1));
+    c.add(&LiveJob {
+        queue: QueueId(1),
+        ..whole(2, 1)
+    });
+    assert_eq!(c.pass(1.0).len(), 2);
+    let ctx = c.wait_context();
+    let why = |c: &LiveCluster, j: &LiveJob, ctx: &WaitContext| c.wait_reason(j, &[], ctx);
+    assert_eq!(
+        c.wait_reason(&whole(9, 1), &[4, 5], &ctx),
+        WaitReason::Dependency { unmet: vec![4, 5] }
+    );
+    let q1 = |id, gpus| LiveJob {
+        queue: QueueId(1),
+        ..whole(id, gpus)
+    };
+    assert_eq!(
+        why(&c, &q1(3, 2), &ctx),
+        WaitReason::LargerThanQueue { max: 1, gpus: 2 }
+    );
+    assert_eq!(
+        why(&c, &q1(3, 1), &ctx),
+        WaitReason::QueueAtCap { held: 1, max: 1 }
+    );
+    let share = LiveJob {
+        queue: QueueId(1),
+        ..sliced(4, SliceAsk::Share { milli: 100 })
+    };
+    assert_eq!(
+        why(&c, &share, &ctx),
+        WaitReason::SliceQueueAtCap {
+            held_milli: 1000,
+            max: 1
+        }
+    );
+    assert_eq!(
+        why(&c, &whole(5, 3), &ctx),
+        WaitReason::NoNodeCanHold {
+            gpus: 3,
+            model: None
+        }
+    );
+    let h100 = LiveJob {
+        model: Some("H100".into()),
+        ..whole(5, 1)
+    };
+    assert!(matches!(
+        why(&c, &h100, &ctx),
+        WaitReason::NoNodeCanHold { .. }
+    ));
+    c.add(&whole(6, 1));
+    c.add(&whole(7, 1));
+    let ctx = c.wait_context();
+    assert_eq!(
+        why(&c, &whole(6, 1), &ctx),
+        WaitReason::WaitingForGpus {
+            gpus: 1,
+            model: None,
+            free_max: 0,
+            waiting: 2
+        }
+    );
+    c.remove(1);
+    let ctx = c.wait_context();
+    assert_eq!(why(&c, &whole(6, 1), &ctx), WaitReason::Next);
+    assert_eq!(why(&c, &whole(7, 1), &ctx), WaitReason::Behind { ahead: 1 });
+    // The user cap: u's job in queue 2 runs; u's next one there waits, v's does not.
+    let q2 = |id, user: &str| LiveJob {
+        queue: QueueId(2),
+        user: user.into(),
+        ..whole(id, 1)
+    };
+    c.remove(6);
+    c.remove(7);
+    c.add(&q2(8, "u"));
+    assert_eq!(c.pass(2.0).len(), 1);
+    let ctx = c.wait_context();
+    assert_eq!(
+        why(&c, &q2(10, "u"), &ctx),
+        WaitReason::UserAtCap { held: 1, cap: 1 }
+    );
+    assert!(
+        matches!(
+            why(&c, &q2(11, "v"), &ctx),
+            WaitReason::WaitingForGpus { .. }
+        ),
+        "v is under the cap; the GPUs are what v waits for"
+    );
+}

@@ -1,7 +1,52 @@
 //! The words of pending reasons and end reasons, as pure functions of their numbers, so
 //! each is tested on its singular and plural ("1 free GPU", "2 free GPUs").
 
-use gpusched_wire::{agree, count};
+use gpusched_core::live::WaitReason;
+use gpusched_wire::{agree, count, JobView};
+
+/// The words of the core's reason why pending job `v` waits.
+pub fn wait(why: &WaitReason, v: &JobView, policy: &str) -> String {
+    let model = v.gpu_model.as_deref();
+    match why {
+        WaitReason::Dependency { unmet } => {
+            let ids: Vec<String> = unmet.iter().map(u64::to_string).collect();
+            let jobs = if ids.len() == 1 { "job" } else { "jobs" };
+            format!(
+                "dependency: waiting for {jobs} {} to succeed",
+                ids.join(", ")
+            )
+        }
+        WaitReason::SliceQueueAtCap { held_milli, max } => queue_at_limit_slices(
+            &v.queue,
+            &gpusched_wire::milli_text((*held_milli).min(u64::from(u32::MAX)) as u32),
+            *max,
+        ),
+        WaitReason::NoSliceRoom { mig } => {
+            let kind = if *mig {
+                "an idle instance, or free slices on a GPU whose agent may re-layout it"
+            } else {
+                "a GPU with that much compute and memory free"
+            };
+            let ask = v.slice.as_ref().map(|a| a.describe()).unwrap_or_default();
+            format!(
+                "waiting for {ask}{}: no online node has {kind} now",
+                of_model(model)
+            )
+        }
+        WaitReason::LargerThanQueue { max, gpus } => larger_than_queue(&v.queue, *max, *gpus),
+        WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
+        WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
+        WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
+        WaitReason::WaitingForGpus {
+            gpus,
+            model,
+            free_max,
+            waiting,
+        } => waiting_for_free(*gpus, model.as_deref(), *free_max, *waiting),
+        WaitReason::Behind { ahead } => behind(*ahead, policy),
+        WaitReason::Next => "next to start (the scheduler runs on the next change)".to_string(),
+    }
+}
 
 /// ` of model A100*`, or nothing when any model will do.
 pub fn of_model(model: Option<&str>) -> String {
@@ -84,6 +129,33 @@ pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cores_reasons_keep_their_words() {
+        let v: JobView = serde_json::from_value(serde_json::json!({
+            "id": 7, "user": "ann", "queue": "batch", "gpus": 2, "state": "pending",
+            "submit_ms": 0, "command": ["true"], "priority": 0, "reason": "",
+            "attempt": 1, "max_retries": 0, "name": "", "cwd": "/", "gpu_indices": [],
+            "cancel_requested": false
+        }))
+        .unwrap_or_else(|e| panic!("a minimal view: {e}"));
+        assert_eq!(
+            wait(&WaitReason::Dependency { unmet: vec![3] }, &v, "fifo"),
+            "dependency: waiting for job 3 to succeed"
+        );
+        assert_eq!(
+            wait(&WaitReason::Dependency { unmet: vec![3, 4] }, &v, "fifo"),
+            "dependency: waiting for jobs 3, 4 to succeed"
+        );
+        assert_eq!(
+            wait(&WaitReason::UserAtCap { held: 2, cap: 2 }, &v, "fifo"),
+            user_at_cap("ann", "batch", 2, 2)
+        );
+        assert_eq!(
+            wait(&WaitReason::Behind { ahead: 2 }, &v, "sjf"),
+            behind(2, "sjf")
+        );
+    }
 
     #[test]
     fn counts_agree_with_their_nouns() {

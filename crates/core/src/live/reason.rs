@@ -1,0 +1,154 @@
+//! Why a waiting job waits, decided here and only worded by the server
+//! (`server/src/state/reasons.rs`). Checks run in the order a user can act on them:
+//! dependencies, the queue's caps, whether any online node could ever hold the job,
+//! free GPUs, then the policy's order.
+
+use std::collections::BTreeMap;
+
+use super::caps;
+use super::cluster::{LiveCluster, LiveJob};
+use super::place::ask_milli;
+use super::slice::SliceAsk;
+use crate::QueueId;
+
+/// Why one pending job is not running.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitReason {
+    /// Jobs it runs after have not succeeded yet.
+    Dependency { unmet: Vec<u64> },
+    /// A slice job whose queue's GPUs (slices by fraction, rounded up) would pass its
+    /// `max` with it.
+    SliceQueueAtCap { held_milli: u64, max: u32 },
+    /// A slice job no online node has room for now.
+    NoSliceRoom { mig: bool },
+    /// It asks for more than its queue may ever hold (a reload lowered `max`).
+    LargerThanQueue { max: u32, gpus: u32 },
+    /// Its queue's jobs hold `held` of its `max` GPUs.
+    QueueAtCap { held: u32, max: u32 },
+    /// Its user's jobs in its queue hold `held` of `max_gpus_per_user`.
+    UserAtCap { held: u64, cap: u32 },
+    /// No online node has enough GPUs (of its model) at all.
+    NoNodeCanHold { gpus: u32, model: Option<String> },
+    /// Nodes that could hold it exist but none has enough free GPUs now.
+    WaitingForGpus {
+        gpus: u32,
+        model: Option<String>,
+        free_max: u32,
+        waiting: usize,
+    },
+    /// GPUs are free but jobs ahead of it in the policy's order start first.
+    Behind { ahead: usize },
+    /// Nothing holds it: it starts in the next pass.
+    Next,
+}
+
+/// What every waiting job's reason needs, worked out once (a list of 100k pending jobs
+/// must stay linear).
+#[derive(Clone, Debug, Default)]
+pub struct WaitContext {
+    /// Thousandths of a GPU each queue's placed jobs hold.
+    queue_milli: BTreeMap<QueueId, u64>,
+    /// Thousandths each user's placed jobs hold per queue.
+    user_milli: BTreeMap<(QueueId, String), u64>,
+    waiting: usize,
+    /// A waiting whole-GPU job → how many come before it in the policy's order.
+    ahead: BTreeMap<u64, usize>,
+}
+
+impl LiveCluster {
+    pub fn wait_context(&self) -> WaitContext {
+        let names: BTreeMap<_, _> = self.users.iter().map(|(n, &u)| (u, n.clone())).collect();
+        let mut user_milli: BTreeMap<(QueueId, String), u64> = BTreeMap::new();
+        for ((q, u), m) in self.held_by_user() {
+            if let Some(n) = names.get(&u) {
+                *user_milli.entry((q, n.clone())).or_default() += m;
+            }
+        }
+        WaitContext {
+            queue_milli: self.queue_milli(),
+            user_milli,
+            waiting: self.waiting(),
+            ahead: self
+                .waiting_order()
+                .into_iter()
+                .enumerate()
+                .map(|(i, id)| (id, i))
+                .collect(),
+        }
+    }
+
+    /// Why `job` (pending; `unmet` are its dependencies that have not succeeded) waits.
+    pub fn wait_reason(&self, job: &LiveJob, unmet: &[u64], ctx: &WaitContext) -> WaitReason {
+        if !unmet.is_empty() {
+            return WaitReason::Dependency {
+                unmet: unmet.to_vec(),
+            };
+        }
+        let queue = job.queue;
+        let held_milli = ctx.queue_milli.get(&queue).copied().unwrap_or(0);
+        if let Some(ask) = &job.slice {
+            if let Some(&max) = self.queue_caps.get(&queue) {
+                if !caps::slice_fits(0, held_milli, ask_milli(ask), max) {
+                    return WaitReason::SliceQueueAtCap { held_milli, max };
+                }
+            }
+            return WaitReason::NoSliceRoom {
+                mig: matches!(ask, SliceAsk::Mig { .. }),
+            };
+        }
+        if let Some(&max) = self.queue_caps.get(&queue) {
+            if job.gpus > max {
+                return WaitReason::LargerThanQueue {
+                    max,
+                    gpus: job.gpus,
+                };
+            }
+            let held = held_milli.div_ceil(1000) as u32;
+            if held + job.gpus > max {
+                return WaitReason::QueueAtCap { held, max };
+            }
+        }
+        if let Some(&cap) = self.user_caps.get(&queue) {
+            let key = (queue, job.user.clone());
+            let held = ctx
+                .user_milli
+                .get(&key)
+                .copied()
+                .unwrap_or(0)
+                .div_ceil(1000);
+            if held + u64::from(job.gpus) > u64::from(cap) {
+                return WaitReason::UserAtCap { held, cap };
+            }
+        }
+        let model = job.model.as_deref();
+        let fitting: Vec<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| n.has_model(model) && n.whole_gpus() >= job.gpus)
+            .map(|n| n.name.as_str())
+            .collect();
+        if fitting.is_empty() {
+            return WaitReason::NoNodeCanHold {
+                gpus: job.gpus,
+                model: job.model.clone(),
+            };
+        }
+        let free_max = fitting
+            .iter()
+            .map(|n| self.whole_free(n))
+            .max()
+            .unwrap_or(0);
+        if free_max < job.gpus {
+            return WaitReason::WaitingForGpus {
+                gpus: job.gpus,
+                model: job.model.clone(),
+                free_max,
+                waiting: ctx.waiting,
+            };
+        }
+        match ctx.ahead.get(&job.id).copied().unwrap_or(0) {
+            0 => WaitReason::Next,
+            ahead => WaitReason::Behind { ahead },
+        }
+    }
+}
