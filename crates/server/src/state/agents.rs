@@ -177,9 +177,9 @@ impl State {
                             }
                         }
                     }
-                    let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
-                    if v.state == JobState::Starting {
-                        v.state = JobState::Running;
+                    let starting = v.state == JobState::Starting;
+                    if starting && self.set_state(e.job, &[gpusched_core::JobState::Running]) {
+                        let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
                         v.start_ms = Some(e.at_ms);
                         v.reason = if v.cancel_requested {
                             format!("cancel requested; {node} is stopping it")

@@ -10,6 +10,7 @@ mod privacy;
 mod reasons;
 mod reclaim;
 mod tokens;
+mod transition;
 mod usage;
 pub(crate) mod validate;
 
@@ -17,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gpusched_core::{PolicyConfig, QueueId};
+use gpusched_core::{JobState as CoreState, PolicyConfig, QueueId};
 use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
@@ -374,13 +375,17 @@ impl State {
             return;
         };
         let (id, node_name) = (p.job, part.node);
+        if !self.set_state(id, &[CoreState::Starting]) {
+            // Not a pending job (a bug, logged): the core gives its GPUs back.
+            self.queue.requeue(id, now_ms() as f64 / 1000.0);
+            return;
+        }
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
         job.attempt_nodes
             .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
-        v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");
         v.node = Some(node_name.to_string());
         v.gpu_indices = part.gpus;
@@ -403,10 +408,24 @@ impl State {
 
     /// Ends a job for good.
     fn end(&mut self, id: u64, state: JobState, reason: String, at_ms: u64) {
+        let Some(from) = self.jobs.get(&id).map(|j| j.view.state) else {
+            return;
+        };
+        let to = transition::to_core(state);
+        // A run that ends on its own from `starting` ran (its start event came late).
+        let ran =
+            from == JobState::Starting && matches!(state, JobState::Succeeded | JobState::TimedOut);
+        let path: &[CoreState] = if ran {
+            &[CoreState::Running, to]
+        } else {
+            &[to]
+        };
+        if !self.set_state(id, path) {
+            return;
+        }
         self.release(id);
         self.queue.remove(id);
         if let Some(job) = self.jobs.get_mut(&id) {
-            job.view.state = state;
             job.view.reason = reason;
             job.view.end_ms = Some(at_ms);
             job.view.preempt_requested = false;
@@ -500,21 +519,30 @@ impl State {
             "requeued after attempt {} on {node} was lost: {why}",
             v.attempt
         );
-        self.requeue_run(id, now, reason);
+        self.requeue_run(id, now, CoreState::Lost, reason);
     }
 
     /// A run ended without an outcome of its own (lost, preempted, stopped): the job goes
     /// back in the queue with the next attempt number, no node and no GPUs; a preemption
     /// asked of that run is moot (the next run starts fresh). The caller counts why
-    /// (retries, preemptions, agent stops) on the record this returns.
-    fn requeue_run(&mut self, id: u64, now: u64, reason: String) -> Option<&mut JobRecord> {
+    /// (retries, preemptions, agent stops) on the record this returns. `via` is the
+    /// core's intermediate state of the path (`Lost` or `Preempting`).
+    fn requeue_run(
+        &mut self,
+        id: u64,
+        now: u64,
+        via: CoreState,
+        reason: String,
+    ) -> Option<&mut JobRecord> {
+        if !self.set_state(id, &[via, CoreState::Pending]) {
+            return None;
+        }
         self.release(id);
         self.queue.requeue(id, now as f64 / 1000.0);
         self.touch_job(id);
         let job = self.jobs.get_mut(&id)?;
         let v = &mut job.view;
         v.reason = reason;
-        v.state = JobState::Pending;
         v.attempt += 1;
         v.preempt_requested = false;
         v.node = None;
@@ -534,7 +562,7 @@ impl State {
             "preempted on {} to return GPUs to another queue's quota; requeued",
             job.view.node.as_deref().unwrap_or("its node")
         );
-        if let Some(job) = self.requeue_run(id, now_ms(), reason) {
+        if let Some(job) = self.requeue_run(id, now_ms(), CoreState::Preempting, reason) {
             job.view.preemptions += 1;
             job.view.last_checkpoint_ms = None;
         }
@@ -552,7 +580,7 @@ impl State {
         let reason = format!(
             "requeued without using a retry: attempt {attempt} was stopped on {node} ({why})"
         );
-        if let Some(job) = self.requeue_run(id, now_ms(), reason) {
+        if let Some(job) = self.requeue_run(id, now_ms(), CoreState::Lost, reason) {
             job.agent_stops += 1;
         }
         let empty = self.queue.jobs_on(&node).is_empty();
