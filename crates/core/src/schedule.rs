@@ -27,7 +27,7 @@ use crate::job::JobSpec;
 use crate::placement::{Placement, PlacementStrategy};
 use crate::policy::queue::{OrderedQueue, QueueSlot};
 use crate::policy::tiresias::{self, LasState};
-use crate::policy::{backfill, drf, order, PolicyConfig, PolicyKind};
+use crate::policy::{backfill, backfill_nodes, drf, order, PolicyConfig, PolicyKind};
 use crate::Seconds;
 
 /// A job that can still run, as the scheduler sees it.
@@ -165,6 +165,8 @@ pub struct Scheduler {
     /// The waiting jobs in policy order, when the caller asked for it.
     queue: Option<OrderedQueue>,
     next_admitted: u64,
+    /// `backfill` with `backfill_nodes`: the head job's reservation in this pass.
+    node_reservation: Option<backfill_nodes::NodeReservation>,
 }
 
 impl Scheduler {
@@ -192,6 +194,7 @@ impl Scheduler {
             history: drf::History::default(),
             queue: None,
             next_admitted: 0,
+            node_reservation: None,
         }
     }
 
@@ -689,6 +692,7 @@ impl Scheduler {
         out: &mut PassOutcome,
     ) {
         let mut state = (None, self.queue_usage(jobs));
+        self.node_reservation = None;
         for &i in order {
             if !self.backfill_step(jobs, i, &mut state, now, out) {
                 break;
@@ -711,6 +715,9 @@ impl Scheduler {
         }
         if !self.within_limit(used, &jobs[i].spec) {
             return true;
+        }
+        if self.policy.backfill_nodes {
+            return self.backfill_nodes_step(jobs, i, used, now, out);
         }
         if reservation
             .as_ref()
@@ -739,6 +746,37 @@ impl Scheduler {
                 ));
             }
             None => {}
+        }
+        true
+    }
+
+    /// [`Self::backfill_step`] with the reservation on a node
+    /// ([`crate::policy::backfill_nodes`]).
+    fn backfill_nodes_step(
+        &mut self,
+        jobs: &mut [SchedJob],
+        i: usize,
+        used: &mut BTreeMap<QueueId, u32>,
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) -> bool {
+        let placed = match &mut self.node_reservation {
+            Some(r) => r.place(&jobs[i], self.placement, &mut self.actual, now),
+            None => {
+                let spec = &jobs[i].spec;
+                let p =
+                    self.placement
+                        .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref());
+                if p.is_none() {
+                    self.node_reservation =
+                        backfill_nodes::reserve(jobs, &jobs[i].spec, &self.actual, now);
+                }
+                p
+            }
+        };
+        if let Some(p) = placed {
+            *used.entry(jobs[i].spec.queue).or_insert(0) += jobs[i].spec.gpus;
+            Self::start(&mut jobs[i], i, p, now, out);
         }
         true
     }
@@ -798,6 +836,7 @@ impl Scheduler {
             }
             PolicyKind::Backfill => {
                 let mut state = (None, self.queue_usage(jobs));
+                self.node_reservation = None;
                 q.walk(now, |a| match resolve(jobs, a) {
                     Some(i) => self.backfill_step(jobs, i, &mut state, now, out),
                     None => true,

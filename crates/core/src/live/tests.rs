@@ -411,3 +411,75 @@ fn wait_reasons_name_what_holds_each_job() {
         "v is under the cap; the GPUs are what v waits for"
     );
 }
+
+fn backfill_nodes() -> LiveCluster {
+    let mut policy = PolicyConfig::new(PolicyKind::Backfill);
+    policy.backfill_nodes = true;
+    LiveCluster::new(policy, ShareStrategy::BestFit)
+}
+
+fn timed(id: u64, gpus: u32, walltime: Option<f64>) -> LiveJob {
+    LiveJob {
+        walltime,
+        ..whole(id, gpus)
+    }
+}
+
+#[test]
+fn node_backfill_keeps_the_reserved_nodes_gpus_for_the_head_job() {
+    let mut c = backfill_nodes();
+    c.set_nodes(vec![node("a", 2, false), node("b", 2, false)]);
+    c.add(&timed(1, 1, Some(100.0)));
+    c.add(&timed(2, 2, None));
+    assert!(c.restore(1, "a", &[0], None, 0.0));
+    assert!(c.restore(2, "b", &[0, 1], None, 0.0));
+    c.add(&timed(3, 2, None)); // the head: fits on a when job 1 ends (t=100)
+    c.add(&timed(4, 1, None)); // would hold a's free GPU past t=100
+    c.add(&timed(5, 1, Some(50.0))); // ends by t=100
+    let s = c.pass(10.0);
+    let ids: Vec<u64> = s.iter().map(|p| p.job).collect();
+    assert_eq!(ids, [5], "only the job that ends by the shadow: {s:?}");
+    assert_eq!(s[0].parts[0].node, "a");
+    c.remove(1);
+    assert!(c.pass(60.0).is_empty(), "job 5 still holds a GPU of a");
+    c.remove(5);
+    let s = c.pass(61.0);
+    let ids: Vec<u64> = s.iter().map(|p| p.job).collect();
+    assert_eq!(ids, [3], "the head starts first when its node frees: {s:?}");
+    assert_eq!(s[0].parts[0].gpus, vec![0, 1]);
+}
+
+#[test]
+fn node_backfill_lets_long_jobs_run_on_other_nodes_and_unknown_shadows_block() {
+    // The head reserves b (its job ends at t=10); a long job may use a.
+    let mut c = backfill_nodes();
+    c.set_nodes(vec![node("a", 2, false), node("b", 2, false)]);
+    c.add(&timed(1, 1, Some(100.0)));
+    c.add(&timed(2, 1, Some(10.0)));
+    assert!(c.restore(1, "a", &[0], None, 0.0));
+    assert!(c.restore(2, "b", &[0], None, 0.0));
+    c.add(&timed(3, 2, None));
+    c.add(&timed(4, 1, None));
+    let s = c.pass(1.0);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!((s[0].job, s[0].parts[0].node.as_str()), (4, "a"));
+
+    // No running job has a walltime: nothing is known to end by the shadow, so no job
+    // backfills onto the reserved node, even one with a walltime.
+    let mut c = backfill_nodes();
+    c.set_nodes(vec![node("a", 2, false)]);
+    c.add(&timed(1, 1, None));
+    assert!(c.restore(1, "a", &[0], None, 0.0));
+    c.add(&timed(2, 2, None));
+    c.add(&timed(3, 1, Some(1.0)));
+    c.add(&timed(4, 1, None));
+    assert!(c.pass(1.0).is_empty());
+    // The cluster-wide reservation (the simulator's default) lets them through.
+    let mut c = cluster(PolicyKind::Backfill);
+    c.set_nodes(vec![node("a", 2, false)]);
+    c.add(&timed(1, 1, None));
+    assert!(c.restore(1, "a", &[0], None, 0.0));
+    c.add(&timed(2, 2, None));
+    c.add(&timed(3, 1, Some(1.0)));
+    assert_eq!(c.pass(1.0).len(), 1);
+}

@@ -146,6 +146,9 @@ impl State {
     ) -> Self {
         let mut policy = PolicyConfig::new(cfg.policy);
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
+        // Live backfill reserves on a real node, and a job without a walltime never
+        // passes the reservation (see `gpusched_core::policy::backfill_nodes`).
+        policy.backfill_nodes = true;
         let share_placement = cfg.share_placement;
         let mut st = State {
             instance: format!("{:x}-{:x}", now_ms(), std::process::id()),
