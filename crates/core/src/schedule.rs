@@ -249,6 +249,11 @@ impl Scheduler {
 
     /// Changes the policy's knobs (weights, tenants) between passes, e.g. after the live
     /// server reloads its queue file. The policy kind should stay the same.
+    /// `backfill` with `backfill_nodes`: the head job's reservation in the last pass.
+    pub fn node_reservation(&self) -> Option<&backfill_nodes::NodeReservation> {
+        self.node_reservation.as_ref()
+    }
+
     pub fn policy_mut(&mut self) -> &mut PolicyConfig {
         &mut self.policy
     }

@@ -232,6 +232,13 @@ fn backfill_reserves_the_head_jobs_node_and_jobs_without_walltime_wait() {
         l["state"], "pending",
         "no walltime: it must not backfill: {l}"
     );
+    let why = l["reason"].as_str().unwrap();
+    assert!(
+        why.contains(&format!(
+            "job {head} reserved them on a100 under `backfill`"
+        )),
+        "{why}"
+    );
     assert_eq!(job(&url, head)["state"], "pending");
     // The head's node frees: the head goes first, not the long job.
     std::fs::write(&stop, "").unwrap();

@@ -12,7 +12,7 @@ use super::slice::SliceAsk;
 use crate::QueueId;
 
 /// Why one pending job is not running.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum WaitReason {
     /// Jobs it runs after have not succeeded yet.
     Dependency { unmet: Vec<u64> },
@@ -35,6 +35,15 @@ pub enum WaitReason {
         model: Option<String>,
         free_max: u32,
         waiting: usize,
+    },
+    /// `backfill` on nodes: GPUs are free, but the blocked `head` job reserved them on
+    /// `node` (expected free at `shadow`, seconds; `None` when no walltime says): only a
+    /// job whose walltime ends by then, or one that leaves those GPUs alone, starts
+    /// first.
+    Reserved {
+        head: u64,
+        node: String,
+        shadow: Option<f64>,
     },
     /// GPUs are free but jobs ahead of it in the policy's order start first.
     Behind { ahead: usize },
@@ -146,7 +155,18 @@ impl LiveCluster {
                 waiting: ctx.waiting,
             };
         }
-        match ctx.ahead.get(&job.id).copied().unwrap_or(0) {
+        let ahead = ctx.ahead.get(&job.id).copied().unwrap_or(0);
+        if let Some(r) = self.scheduler.node_reservation() {
+            let node = self.nodes.get(r.node.index());
+            if let (true, Some(node)) = (r.head.0 != job.id && ahead > 0, node) {
+                return WaitReason::Reserved {
+                    head: r.head.0,
+                    node: node.name.clone(),
+                    shadow: r.shadow.is_finite().then_some(r.shadow),
+                };
+            }
+        }
+        match ahead {
             0 => WaitReason::Next,
             ahead => WaitReason::Behind { ahead },
         }

@@ -474,6 +474,24 @@ fn node_backfill_lets_long_jobs_run_on_other_nodes_and_unknown_shadows_block() {
     c.add(&timed(3, 1, Some(1.0)));
     c.add(&timed(4, 1, None));
     assert!(c.pass(1.0).is_empty());
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&timed(4, 1, None), &[], &ctx),
+        WaitReason::Reserved {
+            head: 2,
+            node: "a".into(),
+            shadow: None
+        }
+    );
+    assert_eq!(
+        c.wait_reason(&timed(2, 2, None), &[], &ctx),
+        WaitReason::WaitingForGpus {
+            gpus: 2,
+            model: None,
+            free_max: 1,
+            waiting: 3
+        }
+    );
     // The cluster-wide reservation (the simulator's default) lets them through.
     let mut c = cluster(PolicyKind::Backfill);
     c.set_nodes(vec![node("a", 2, false)]);

@@ -13,11 +13,13 @@
 use crate::freemap::FreeMap;
 use crate::placement::{Placement, PlacementStrategy};
 use crate::schedule::SchedJob;
-use crate::{JobSpec, NodeId, Seconds};
+use crate::{JobId, JobSpec, NodeId, Seconds};
 
 /// The head job's reservation on one node.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct NodeReservation {
+    /// The blocked head job.
+    pub head: JobId,
     pub node: NodeId,
     /// When enough of the node's GPUs are expected free; infinite when unknown.
     pub shadow: Seconds,
@@ -68,6 +70,7 @@ pub fn reserve(
             }
         }
         let r = NodeReservation {
+            head: head.id,
             node,
             shadow: found.unwrap_or(f64::INFINITY),
             extra: avail.saturating_sub(head.gpus),

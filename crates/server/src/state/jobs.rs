@@ -322,7 +322,7 @@ impl State {
         let why = self
             .queue
             .wait_reason(&job, &self.unmet(&v.after), &ctx.wait);
-        reasons::wait(&why, v, self.cfg.policy.name())
+        reasons::wait(&why, v, self.cfg.policy.name(), now_ms() as f64 / 1000.0)
     }
 
     /// One job as `who` may see it (404 for a job hidden from them).

@@ -275,16 +275,13 @@ impl State {
         Ok(())
     }
 
-    /// GPUs held by each queue's starting and running jobs; slices count by their
-    /// fraction of a GPU, rounded up over the queue.
+    /// GPUs held by each queue's starting and running jobs, from the core; slices count
+    /// by their fraction of a GPU, rounded up over the queue.
     pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
-        let mut milli: BTreeMap<&str, u64> = BTreeMap::new();
-        for j in self.placed() {
-            *milli.entry(j.view.queue.as_str()).or_insert(0) += held_milli(&j.view);
-        }
-        milli
-            .into_iter()
-            .map(|(q, m)| (q, m.div_ceil(1000) as u32))
+        let milli = self.queue.queue_milli();
+        self.queue_ids
+            .iter()
+            .filter_map(|(name, id)| Some((name.as_str(), milli.get(id)?.div_ceil(1000) as u32)))
             .collect()
     }
 

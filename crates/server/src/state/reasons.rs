@@ -5,7 +5,7 @@ use gpusched_core::live::WaitReason;
 use gpusched_wire::{agree, count, JobView};
 
 /// The words of the core's reason why pending job `v` waits.
-pub fn wait(why: &WaitReason, v: &JobView, policy: &str) -> String {
+pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
     let model = v.gpu_model.as_deref();
     match why {
         WaitReason::Dependency { unmet } => {
@@ -43,6 +43,10 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str) -> String {
             free_max,
             waiting,
         } => waiting_for_free(*gpus, model.as_deref(), *free_max, *waiting),
+        WaitReason::Reserved { head, node, shadow } => {
+            let in_secs = shadow.map(|t| (t - now_s).max(0.0).round() as u64);
+            reserved(*head, node, in_secs)
+        }
         WaitReason::Behind { ahead } => behind(*ahead, policy),
         WaitReason::Next => "next to start (the scheduler runs on the next change)".to_string(),
     }
@@ -118,6 +122,20 @@ pub fn behind(ahead: usize, policy: &str) -> String {
     )
 }
 
+/// A job held by the blocked head job's backfill reservation (free in `in_secs`, when
+/// walltimes say).
+pub fn reserved(head: u64, node: &str, in_secs: Option<u64>) -> String {
+    let when = match in_secs {
+        Some(secs) => format!("expected free in about {}", count(secs, "second")),
+        None => "no running job there has a walltime, so nobody knows when".to_string(),
+    };
+    format!(
+        "GPUs are free, but job {head} reserved them on {node} under `backfill` ({when}); \
+         a job goes ahead of it only if its walltime (`-t`) ends before then or it fits on \
+         GPUs job {head} will not need"
+    )
+}
+
 /// A job whose node was lost once too often.
 pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> String {
     format!(
@@ -140,19 +158,24 @@ mod tests {
         }))
         .unwrap_or_else(|e| panic!("a minimal view: {e}"));
         assert_eq!(
-            wait(&WaitReason::Dependency { unmet: vec![3] }, &v, "fifo"),
+            wait(&WaitReason::Dependency { unmet: vec![3] }, &v, "fifo", 0.0),
             "dependency: waiting for job 3 to succeed"
         );
         assert_eq!(
-            wait(&WaitReason::Dependency { unmet: vec![3, 4] }, &v, "fifo"),
+            wait(
+                &WaitReason::Dependency { unmet: vec![3, 4] },
+                &v,
+                "fifo",
+                0.0
+            ),
             "dependency: waiting for jobs 3, 4 to succeed"
         );
         assert_eq!(
-            wait(&WaitReason::UserAtCap { held: 2, cap: 2 }, &v, "fifo"),
+            wait(&WaitReason::UserAtCap { held: 2, cap: 2 }, &v, "fifo", 0.0),
             user_at_cap("ann", "batch", 2, 2)
         );
         assert_eq!(
-            wait(&WaitReason::Behind { ahead: 2 }, &v, "sjf"),
+            wait(&WaitReason::Behind { ahead: 2 }, &v, "sjf", 0.0),
             behind(2, "sjf")
         );
     }
