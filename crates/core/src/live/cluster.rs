@@ -95,6 +95,8 @@ pub struct LiveCluster {
     pub(super) queue_caps: BTreeMap<QueueId, u32>,
     /// GPUs one user's jobs may hold in a queue (`max_gpus_per_user`).
     pub(super) user_caps: BTreeMap<QueueId, u32>,
+    /// Jobs that reclaimed quota → the node where they go first (see `claims.rs`).
+    pub(super) claims: BTreeMap<u64, String>,
 }
 
 impl LiveCluster {
@@ -118,6 +120,7 @@ impl LiveCluster {
             share_strategy,
             queue_caps: BTreeMap::new(),
             user_caps: BTreeMap::new(),
+            claims: BTreeMap::new(),
         }
     }
 
@@ -428,12 +431,23 @@ impl LiveCluster {
     }
 
     /// One pass of the core at `now`: the jobs it starts, each with its node and GPU
-    /// indices (or slice).
+    /// indices (or slice). Jobs that reclaimed quota go first on their node.
     pub fn pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
         if self.nodes.is_empty() {
             return Vec::new();
         }
-        let mut starts = self.slice_pass(now);
+        let (mut starts, holds) = self.serve_claims(now);
+        starts.extend(self.slice_pass(now));
+        starts.extend(self.whole_pass(now));
+        for hold in &holds {
+            self.unhold(hold);
+        }
+        starts
+    }
+
+    /// The whole-GPU part of a pass: the scheduler's starts, with their GPU indices.
+    fn whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
+        let mut starts = Vec::new();
         // The whole-GPU pass sees each capped queue's cap less the GPUs its slices hold.
         if !self.queue_caps.is_empty() {
             let caps = caps::whole_caps(&self.queue_caps, &self.slice_milli_by_queue());

@@ -10,10 +10,12 @@
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
 //! - [`caps`]: queue caps with slices rounded up, and per-user caps.
+//! - [`claims`]: jobs that reclaimed quota start first on their node.
 //! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
 
 pub mod book;
 pub mod caps;
+pub mod claims;
 pub mod cluster;
 pub mod node;
 pub mod place;

@@ -16,6 +16,9 @@ use crate::QueueId;
 pub enum WaitReason {
     /// Jobs it runs after have not succeeded yet.
     Dependency { unmet: Vec<u64> },
+    /// It reclaimed its queue's quota on `node` and starts there first once the
+    /// preempted jobs have left.
+    Reclaimed { node: String },
     /// A slice job whose queue's GPUs (slices by fraction, rounded up) would pass its
     /// `max` with it.
     SliceQueueAtCap { held_milli: u64, max: u32 },
@@ -91,6 +94,11 @@ impl LiveCluster {
         if !unmet.is_empty() {
             return WaitReason::Dependency {
                 unmet: unmet.to_vec(),
+            };
+        }
+        if let Some(node) = self.claim_of(job.id) {
+            return WaitReason::Reclaimed {
+                node: node.to_string(),
             };
         }
         let queue = job.queue;

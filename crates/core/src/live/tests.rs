@@ -501,3 +501,30 @@ fn node_backfill_lets_long_jobs_run_on_other_nodes_and_unknown_shadows_block() {
     c.add(&timed(3, 1, Some(1.0)));
     assert_eq!(c.pass(1.0).len(), 1);
 }
+
+#[test]
+fn a_claim_starts_first_on_its_node_and_holds_its_free_gpus_until_then() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 2, false), node("b", 1, false)]);
+    c.add(&whole(1, 1));
+    assert!(c.restore(1, "a", &[0], None, 0.0));
+    c.add(&whole(2, 2)); // the claimant: a frees when job 1 (a victim) ends
+    c.add(&whole(3, 1));
+    c.claim(2, "a");
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&whole(2, 2), &[], &ctx),
+        WaitReason::Reclaimed { node: "a".into() }
+    );
+    // Job 2 cannot start anywhere (fifo blocks), and a's free GPU is held for it.
+    assert!(c.pass(1.0).is_empty());
+    assert_eq!(c.whole_free("a"), 1, "the hold is lifted after the pass");
+    c.remove(1);
+    let s = c.pass(2.0);
+    let ids: Vec<(u64, &str)> = s
+        .iter()
+        .map(|p| (p.job, p.parts[0].node.as_str()))
+        .collect();
+    assert_eq!(ids, [(2, "a"), (3, "b")]);
+    assert_eq!(c.claims().count(), 0, "served");
+}

@@ -107,8 +107,6 @@ pub struct State {
     queue_ids: BTreeMap<String, QueueId>,
     /// Unix groups per user (for queues open to groups), cleared on reload.
     group_cache: std::sync::Mutex<HashMap<String, Vec<String>>>,
-    /// Jobs that reclaimed their queue's quota, and the node where victims make room.
-    claims: BTreeMap<u64, String>,
     /// A job id → the pending jobs waiting for it to succeed (so an end looks only at
     /// its own dependents, not at every job).
     dependents: BTreeMap<u64, Vec<u64>>,
@@ -164,7 +162,6 @@ impl State {
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
             group_cache: Default::default(),
-            claims: BTreeMap::new(),
             dependents: BTreeMap::new(),
             touched: Touched::default(),
             pending_count: None,
@@ -355,13 +352,9 @@ impl State {
         }
         self.sched_due = false;
         let now_ms = now_ms();
-        // Jobs that reclaimed quota come first on the node they reclaimed: they start as
-        // soon as it has room, and until then its free GPUs are kept from the pass.
-        let holds = self.serve_claims(now_ms as f64 / 1000.0);
+        // Jobs that reclaimed quota come first on the node they reclaimed (the core's
+        // claims): they start as soon as it has room.
         let starts = self.queue.pass(now_ms as f64 / 1000.0);
-        for hold in &holds {
-            self.queue.unhold(hold);
-        }
         for start in starts {
             self.apply_placement(start);
         }

@@ -16,6 +16,11 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
                 ids.join(", ")
             )
         }
+        WaitReason::Reclaimed { node } => format!(
+            "reclaimed queue `{}`'s quota on {node}: starts there first once the preempted \
+             jobs have left",
+            v.queue
+        ),
         WaitReason::SliceQueueAtCap { held_milli, max } => queue_at_limit_slices(
             &v.queue,
             &gpusched_wire::milli_text((*held_milli).min(u64::from(u32::MAX)) as u32),
