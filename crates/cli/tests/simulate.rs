@@ -363,3 +363,21 @@ fn a_job_that_never_fits_is_reported_once() {
         "said twice: {err}"
     );
 }
+
+#[test]
+fn backfill_nodes_is_an_option_of_the_simulator_and_off_by_default() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate", "--jobs", "300", "--policy", "backfill", "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = gpusched(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let default = run(&[]);
+    assert!(default.contains("\"backfill\""), "{default}");
+    assert_eq!(run(&[]), default, "the default run is unchanged");
+    let nodes = run(&["--backfill-nodes"]);
+    assert!(nodes.contains("\"backfill\""), "{nodes}");
+}
