@@ -388,7 +388,8 @@ impl State {
         self.bump(&node_name);
     }
 
-    /// Frees a job's GPUs on its node (it ended, was lost or cancelled).
+    /// A job leaves its node (it ended, was lost or cancelled): the node's desired state
+    /// changes and a pass is due. Its GPUs are freed by the core (`remove`, `requeue`).
     fn release(&mut self, id: u64) {
         let Some(job) = self.jobs.get(&id) else {
             return;
