@@ -421,3 +421,21 @@ fn simulate_sharing_takes_a_demand_window_and_says_so_only_when_given() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("at least 1"), "{}", stderr(&o));
 }
+
+#[test]
+fn backfill_nodes_is_an_option_of_the_simulator_and_off_by_default() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate", "--jobs", "300", "--policy", "backfill", "--json",
+        ];
+        args.extend_from_slice(extra);
+        let o = gpusched(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let default = run(&[]);
+    assert!(default.contains("\"backfill\""), "{default}");
+    assert_eq!(run(&[]), default, "the default run is unchanged");
+    let nodes = run(&["--backfill-nodes"]);
+    assert!(nodes.contains("\"backfill\""), "{nodes}");
+}

@@ -66,13 +66,15 @@ impl JobState {
 
     /// Checks one step of `pending → starting → running → {succeeded, failed, cancelled,
     /// timed_out}`, `running → preempting → pending`, `running|starting → lost → pending`,
-    /// and cancellation from any live state.
+    /// `pending → failed` (a dependency failed), and cancellation from any live state.
     pub fn transition(self, to: JobState) -> Result<JobState, TransitionError> {
         use JobState::*;
         let ok = match (self, to) {
             (Pending, Starting) | (Starting, Running) => true,
             (Running, Succeeded | Failed | TimedOut | Preempting) => true,
             (Starting, Failed) => true,
+            // A job whose dependency failed can never start.
+            (Pending, Failed) => true,
             (Preempting, Pending) | (Lost, Pending) => true,
             (Running | Starting | Preempting, Lost) => true,
             (Lost, Failed) => true, // out of retries
@@ -104,6 +106,8 @@ mod tests {
             .transition(Pending)
             .is_ok());
         assert!(Running.transition(TimedOut).unwrap().is_terminal());
+        assert!(Pending.transition(Failed).is_ok(), "a dependency failed");
+        assert!(Pending.transition(Succeeded).is_err(), "it never ran");
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
 //! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and ours) as the
 //!   sharing simulator measures it.
+//! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
+//!   caps and wait reasons.
 //! - [`slices`]: shares and MIG instances on the live cluster (MIG layouts, re-layout
 //!   costs, share placement through [`sharing`]).
 
@@ -30,6 +32,7 @@ pub mod cluster;
 pub mod freemap;
 pub mod ids;
 pub mod job;
+pub mod live;
 pub mod placement;
 pub mod plan;
 pub mod policy;

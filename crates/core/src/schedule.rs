@@ -27,7 +27,7 @@ use crate::job::JobSpec;
 use crate::placement::{place_job, Placement, PlacementStrategy};
 use crate::policy::queue::{OrderedQueue, QueueSlot};
 use crate::policy::tiresias::{self, LasState};
-use crate::policy::{backfill, drf, order, PolicyConfig, PolicyKind};
+use crate::policy::{backfill, backfill_nodes, drf, order, PolicyConfig, PolicyKind};
 use crate::room::{self, Room, RoomWait};
 use crate::Seconds;
 
@@ -186,6 +186,8 @@ pub struct Scheduler {
     /// CPUs, memory and generic resources free per node, when running jobs hold them
     /// ([`Scheduler::reserve_node_resources`]; the live server turns it on).
     room: Option<Room>,
+    /// `backfill` with `backfill_nodes`: the head job's reservation in this pass.
+    node_reservation: Option<backfill_nodes::NodeReservation>,
 }
 
 impl Scheduler {
@@ -214,6 +216,7 @@ impl Scheduler {
             queue: None,
             next_admitted: 0,
             room: None,
+            node_reservation: None,
         }
     }
 
@@ -318,6 +321,11 @@ impl Scheduler {
 
     /// Changes the policy's knobs (weights, tenants) between passes, e.g. after the live
     /// server reloads its queue file. The policy kind should stay the same.
+    /// `backfill` with `backfill_nodes`: the head job's reservation in the last pass.
+    pub fn node_reservation(&self) -> Option<&backfill_nodes::NodeReservation> {
+        self.node_reservation.as_ref()
+    }
+
     pub fn policy_mut(&mut self) -> &mut PolicyConfig {
         &mut self.policy
     }
@@ -802,6 +810,7 @@ impl Scheduler {
         out: &mut PassOutcome,
     ) {
         let mut state = (None, self.queue_usage(jobs));
+        self.node_reservation = None;
         for &i in order {
             if !self.backfill_step(jobs, i, &mut state, now, out) {
                 break;
@@ -824,6 +833,9 @@ impl Scheduler {
         }
         if !self.within_limit(used, &jobs[i].spec) {
             return true;
+        }
+        if self.policy.backfill_nodes {
+            return self.backfill_nodes_step(jobs, i, used, now, out);
         }
         if reservation
             .as_ref()
@@ -849,6 +861,41 @@ impl Scheduler {
                 ));
             }
             None => {}
+        }
+        true
+    }
+
+    /// [`Self::backfill_step`] with the reservation on a node
+    /// ([`crate::policy::backfill_nodes`]).
+    fn backfill_nodes_step(
+        &mut self,
+        jobs: &mut [SchedJob],
+        i: usize,
+        used: &mut BTreeMap<QueueId, u32>,
+        now: Seconds,
+        out: &mut PassOutcome,
+    ) -> bool {
+        let placed = match &mut self.node_reservation {
+            Some(r) => r.place(
+                &jobs[i],
+                self.placement,
+                &mut self.actual,
+                self.room.as_mut(),
+                now,
+            ),
+            None => {
+                let spec = &jobs[i].spec;
+                let p = place_job(self.placement, &mut self.actual, self.room.as_mut(), spec);
+                if p.is_none() {
+                    self.node_reservation =
+                        backfill_nodes::reserve(jobs, &jobs[i].spec, &self.actual, now);
+                }
+                p
+            }
+        };
+        if let Some(p) = placed {
+            *used.entry(jobs[i].spec.queue).or_insert(0) += jobs[i].spec.gpus;
+            Self::start(&mut jobs[i], i, p, now, out);
         }
         true
     }
@@ -908,6 +955,7 @@ impl Scheduler {
             }
             PolicyKind::Backfill => {
                 let mut state = (None, self.queue_usage(jobs));
+                self.node_reservation = None;
                 q.walk(now, |a| match resolve(jobs, a) {
                     Some(i) => self.backfill_step(jobs, i, &mut state, now, out),
                     None => true,

@@ -256,3 +256,78 @@ fn drf_shares_inside_a_queue_by_user_and_orders_by_priority() {
     d.spec.priority = 10;
     assert_eq!(started(&mut vec![a, b, d]), [4]);
 }
+
+/// The live cluster as the server drives it across a restart: placements from one life
+/// are restored in the next on the same GPU indices, and the next pass never hands a
+/// restored GPU out again.
+#[test]
+fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
+    use gpusched_core::live::{LiveCluster, LiveGpu, LiveJob, LiveNode, LivePlacement};
+    use gpusched_core::sharing::ShareStrategy;
+
+    let nodes = || {
+        ["a", "b"]
+            .map(|name| LiveNode {
+                name: name.into(),
+                model: "A100".into(),
+                cpus: 8,
+                mem_mib: 1 << 16,
+                mps: false,
+                gpus: (0..4)
+                    .map(|index| LiveGpu {
+                        index,
+                        model: "A100".into(),
+                        mem_mib: 81920,
+                        mig: None,
+                    })
+                    .collect(),
+                resources: Default::default(),
+            })
+            .to_vec()
+    };
+    let live = |id: u64, gpus: u32| LiveJob {
+        id,
+        user: "u".into(),
+        queue: QueueId(0),
+        priority: 0,
+        submit: id as f64,
+        walltime: None,
+        gpus,
+        model: None,
+        cpu_milli: 0,
+        mem_mib: 0,
+        resources: Default::default(),
+        slice: None,
+    };
+    let fresh = || {
+        let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);
+        c.set_nodes(nodes());
+        c
+    };
+    let mut first = fresh();
+    for (id, g) in [(1, 3), (2, 2), (3, 1), (4, 2)] {
+        first.add(&live(id, g));
+    }
+    let placed: Vec<LivePlacement> = first.pass(1.0, &[]);
+    assert_eq!(placed.len(), 4);
+
+    // The next life: the same jobs, restored from what the first one decided.
+    let mut next = fresh();
+    for (id, g) in [(1, 3), (2, 2), (3, 1), (4, 2), (5, 1)] {
+        next.add(&live(id, g));
+    }
+    for p in &placed {
+        let part = &p.parts[0];
+        assert!(next.restore(p.job, &part.node, &part.gpus, None, 2.0));
+    }
+    assert_eq!(next.whole_free("a") + next.whole_free("b"), 0);
+    assert!(next.pass(3.0, &[]).is_empty(), "every GPU is held");
+    next.remove(3);
+    let s = next.pass(4.0, &[]);
+    assert_eq!(s.len(), 1);
+    let freed = &placed.iter().find(|p| p.job == 3).unwrap().parts[0];
+    assert_eq!(
+        (&s[0].parts[0].node, &s[0].parts[0].gpus),
+        (&freed.node, &freed.gpus)
+    );
+}

@@ -4,7 +4,7 @@
 //! - `config.rs`: how the server runs.
 //! - `state/`: jobs, nodes and the core's queue in memory (`jobs.rs` user operations,
 //!   `agents.rs` the agent protocol, `validate.rs` submission checks).
-//! - `live.rs`: the bridge to the core.
+//! - `live_map.rs`: wire types onto the core's live cluster (`gpusched_core::live`).
 //! - `actor.rs`: the one task that owns state and store; group commit.
 //! - `http/`: axum handlers, JSON errors, the OpenAPI document.
 
@@ -16,8 +16,7 @@ pub mod config;
 pub mod fuzz_entry;
 pub mod groups;
 mod http;
-mod live;
-mod live_slices;
+mod live_map;
 pub mod queues;
 mod state;
 pub mod tls;

@@ -55,6 +55,11 @@ pub struct Args {
     /// A job spread over more nodes than it needs runs this many times slower (1 = off).
     #[arg(long, default_value_t = 1.0)]
     locality_penalty: f64,
+    /// `backfill`: reserve the blocked head job's GPUs on the node where it fits
+    /// earliest, and let no job without an estimate past the reservation (as the live
+    /// server does); off: one cluster-wide reservation.
+    #[arg(long)]
+    backfill_nodes: bool,
     /// `priority`: priority points gained per hour waited.
     #[arg(long, default_value_t = 1.0)]
     aging_per_hour: f64,
@@ -217,6 +222,7 @@ pub fn run(args: Args) -> Result<()> {
         .map(|&kind| {
             let mut policy = PolicyConfig::new(kind);
             policy.aging_per_hour = args.aging_per_hour;
+            policy.backfill_nodes = args.backfill_nodes;
             policy.las_limits = limits.clone();
             policy.starvation = args.tiresias_starvation;
             policy.tenant = tenant;

@@ -225,6 +225,76 @@ fn pending_jobs_get_an_estimated_start_from_walltimes() {
     );
 }
 
+/// Backfill on real nodes and models: the blocked head job (A100s) reserves the node
+/// where it fits first, from walltimes; the H100 node that frees sooner is no use to it
+/// (a cluster-wide count would take those GPUs as spare and let anything in). A job
+/// without a walltime does not backfill onto the reserved node's GPUs, a job whose
+/// walltime ends before the reservation does, and the head starts as soon as its node
+/// frees.
+#[test]
+fn backfill_reserves_the_head_jobs_node_and_jobs_without_walltime_wait() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &["--policy", "backfill"]);
+    let _a1 = agent(&url, "a100", &dir.join("a1"), Gpus::Declared(2));
+    let _a2 = agent_with(
+        &url,
+        "h100",
+        &dir.join("a2"),
+        Gpus::Declared(2),
+        &["--gpu-model", "H100"],
+    );
+    let stop = dir.join("stop");
+    let until_stop = format!(
+        "while [ ! -e {} ]; do sleep 0.2; done",
+        stop.to_str().unwrap()
+    );
+    // The H100 node is full for 5 minutes by its walltime; half the A100 node until
+    // `stop` (10 minutes by its walltime).
+    let h100 = &["--gpu-model", "H100", "--gpus", "2", "-t", "5m"];
+    let full = submit(&url, &[&h100[..], &["--", "sleep", "600"]].concat());
+    let a100 = |gpus: &'static str| ["--gpu-model", "A100", "--gpus", gpus];
+    let run = ["--", "sh", "-c", until_stop.as_str()];
+    let half = submit(&url, &[&a100("1")[..], &["-t", "10m"], &run].concat());
+    wait_until(SLOW, || {
+        job(&url, full)["state"] == "running" && job(&url, half)["state"] == "running"
+    });
+    assert_eq!(job(&url, half)["node"], "a100");
+    let head = submit(&url, &[&a100("2")[..], &["--", "true"]].concat());
+    let long = submit(&url, &[&a100("1")[..], &["--", "sleep", "600"]].concat());
+    let short = submit(
+        &url,
+        &[&a100("1")[..], &["-t", "5m", "--", "true"]].concat(),
+    );
+    let done = wait_job(&url, short, SLOW);
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert_eq!(done["node"], "a100", "{done}");
+    let l = job(&url, long);
+    assert_eq!(
+        l["state"], "pending",
+        "no walltime: it must not backfill: {l}"
+    );
+    let why = l["reason"].as_str().unwrap();
+    assert!(
+        why.contains(&format!(
+            "job {head} reserved them on a100 under `backfill`"
+        )),
+        "{why}"
+    );
+    assert_eq!(job(&url, head)["state"], "pending");
+    // The head's node frees: the head goes first, not the long job.
+    std::fs::write(&stop, "").unwrap();
+    let h = wait_job(&url, head, SLOW);
+    assert_eq!(h["state"], "succeeded", "{h}");
+    assert_eq!(h["node"], "a100", "{h}");
+    let l = job(&url, long);
+    let head_started = h["start_ms"].as_u64().unwrap();
+    assert!(
+        l["start_ms"].as_u64().is_none_or(|s| s >= head_started),
+        "the long job started before the head: {l} {h}"
+    );
+    cli(&url, &["cancel", &full.to_string(), &long.to_string()]);
+}
+
 /// Quota reclaim with the checkpoint contract: queue `a` borrows queue `b`'s idle quota;
 /// when `b` needs it back, the borrower that loses the least work (it checkpointed
 /// recently) gets SIGUSR1 and the deadline, saves, is requeued with its restart count,

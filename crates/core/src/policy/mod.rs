@@ -15,6 +15,7 @@
 //! idle cluster; running jobs left out are preempted (see [`crate::schedule`]).
 
 pub mod backfill;
+pub mod backfill_nodes;
 pub mod drf;
 pub mod order;
 pub mod queue;
@@ -104,6 +105,11 @@ pub struct PolicyConfig {
     /// share is then its GPUs now plus its decayed GPU-seconds over the half-life. None
     /// (default): only what runs now counts.
     pub usage_half_life: Option<Seconds>,
+    /// `backfill`: reserve the head job's GPUs on the node where it fits earliest, and
+    /// never let a job without an estimate past the reservation
+    /// ([`backfill_nodes`]); off (default): the cluster-wide reservation of
+    /// [`backfill`]. On in the live server.
+    pub backfill_nodes: bool,
 }
 
 impl PolicyConfig {
@@ -116,6 +122,7 @@ impl PolicyConfig {
             tenant: Tenant::User,
             weights: BTreeMap::new(),
             usage_half_life: None,
+            backfill_nodes: false,
         }
     }
 }

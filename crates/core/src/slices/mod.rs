@@ -11,7 +11,7 @@
 //!   with the recent demand ([`crate::sharing::demand`]) as FGD's target workload.
 //!
 //! The whole-GPU scheduler never sees a GPU in MIG mode, and a GPU that holds shares is
-//! taken out of its free map while it does (see `server/src/live.rs`).
+//! taken out of its free map while it does (see [`crate::live`]).
 
 pub mod mig;
 pub mod share;

@@ -79,7 +79,7 @@ impl State {
         self.apply_events(&name, &events);
         // Attempts the server believes run here but the agent neither runs nor reported
         // ending were lost with an earlier agent life.
-        let here: Vec<u64> = self.nodes[&name].jobs.iter().copied().collect();
+        let here = self.jobs_on(&name);
         for id in here {
             let v = &self.jobs[&id].view;
             let a = AttemptRef {
@@ -122,7 +122,7 @@ impl State {
             return Ok(PollResult::Wait(n.watch.subscribe()));
         }
         let gen = n.gen;
-        let ids: Vec<u64> = n.jobs.iter().copied().collect();
+        let ids = self.jobs_on(&q.node);
         let mut desired = Desired {
             gen,
             run: Vec::new(),
@@ -200,9 +200,9 @@ impl State {
                         }
                         self.queue.set_mig_uuid(node, e.job, uuid);
                     }
-                    if self.jobs[&e.job].view.state == JobState::Starting {
+                    let starting = self.jobs[&e.job].view.state == JobState::Starting;
+                    if starting && self.set_state(e.job, &[gpusched_core::JobState::Running]) {
                         let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
-                        v.state = JobState::Running;
                         v.start_ms = Some(e.at_ms);
                         v.reason = if v.cancel_requested {
                             format!("cancel requested; {node} is stopping it")

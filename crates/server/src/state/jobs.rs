@@ -16,6 +16,8 @@ use super::reasons;
 use super::validate::{self, KnownNode};
 use super::{Fail, State, Who};
 use crate::groups::UserGroups;
+use gpusched_core::live::WaitContext;
+use gpusched_core::QueueId;
 
 /// `wait`: the job is over, or a receiver that fires when it is.
 pub enum WaitResult {
@@ -26,13 +28,8 @@ pub enum WaitResult {
 /// Shared inputs of the pending reasons of one request.
 struct ReasonContext {
     plan: BTreeMap<u64, u64>,
-    queue_usage: BTreeMap<String, u32>,
-    waiting: usize,
-    /// How many waiting jobs are ahead of each in the policy's order.
-    ahead: BTreeMap<u64, usize>,
-    /// Thousandths of GPUs each user's placed jobs hold per queue (only where a queue
-    /// has `max_gpus_per_user`).
-    user_usage: BTreeMap<(String, String), u64>,
+    /// What the core's wait reasons need (usage per queue and user, queue order).
+    wait: WaitContext,
 }
 
 /// Where to fetch a job's logs from.
@@ -281,7 +278,11 @@ impl State {
 
     /// Estimated starts of the pending jobs, from the core's replay of the queue.
     pub fn plan(&self) -> BTreeMap<u64, u64> {
-        self.queue.estimate_starts(self.now.secs())
+        self.queue
+            .estimate_starts(self.now.secs())
+            .into_iter()
+            .map(|(id, t)| (id, (t * 1000.0).round() as u64))
+            .collect()
     }
 
     /// What every pending job's reason needs, worked out once per request (not once per
@@ -289,37 +290,8 @@ impl State {
     fn reason_context(&self) -> ReasonContext {
         ReasonContext {
             plan: self.plan(),
-            queue_usage: self
-                .queue_usage()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            waiting: self.queue.waiting(),
-            ahead: self
-                .queue
-                .waiting_order()
-                .into_iter()
-                .enumerate()
-                .map(|(i, id)| (id, i))
-                .collect(),
-            user_usage: self.user_usage(),
+            wait: self.queue.wait_context(),
         }
-    }
-
-    /// What each user holds per queue, for queues with a per-user cap.
-    fn user_usage(&self) -> BTreeMap<(String, String), u64> {
-        let mut m = BTreeMap::new();
-        let capped = |q: &str| {
-            self.queues
-                .defs
-                .get(q)
-                .is_some_and(|d| d.max_gpus_per_user.is_some())
-        };
-        for j in self.placed().filter(|j| capped(&j.view.queue)) {
-            *m.entry((j.view.queue.clone(), j.view.user.clone()))
-                .or_default() += super::held_milli(&j.view);
-        }
-        m
     }
 
     /// A job as the API shows it; a pending job's reason is worked out now.
@@ -345,103 +317,17 @@ impl State {
     }
 
     fn pending_reason(&self, v: &JobView, ctx: &ReasonContext) -> String {
-        // MIG GPUs never take whole-GPU jobs.
-        let fits = |n: &super::NodeEntry| {
-            n.record
-                .register
-                .gpus
-                .iter()
-                .filter(|g| {
-                    g.mig.is_none()
-                        && v.gpu_model
-                            .as_ref()
-                            .is_none_or(|m| g.model.starts_with(m.as_str()))
-                })
-                .count() as u32
-                >= v.gpus
-        };
-        let unmet = self.unmet(&v.after);
-        if !unmet.is_empty() {
-            let ids: Vec<String> = unmet.iter().map(u64::to_string).collect();
-            let jobs = if ids.len() == 1 { "job" } else { "jobs" };
-            return format!(
-                "dependency: waiting for {jobs} {} to succeed",
-                ids.join(", ")
-            );
-        }
-        if let Some(ask) = &v.slice {
-            if let Some(why) = self.slice_over_cap(v, ask) {
-                return why;
-            }
-            let model = reasons::of_model(v.gpu_model.as_deref());
-            let kind = match ask {
-                gpusched_wire::SliceAsk::Mig { .. } => {
-                    "an idle instance, or free slices on a GPU whose agent may re-layout it"
-                }
-                _ => "a GPU with that much compute and memory free",
-            };
-            return format!(
-                "waiting for {}{model}: no online node has {kind} now",
-                ask.describe()
-            );
-        }
-        let queue = self.queues.defs.get(&v.queue);
-        if let Some(max) = queue.and_then(|q| q.max) {
-            // Possible only if a reloaded queue file lowered `max` under a waiting job.
-            if v.gpus > max {
-                return reasons::larger_than_queue(&v.queue, max, v.gpus);
-            }
-            let held = ctx.queue_usage.get(&v.queue).copied().unwrap_or(0);
-            if held + v.gpus > max {
-                return reasons::queue_at_limit(&v.queue, held, max);
-            }
-        }
-        if let Some(cap) = queue.and_then(|q| q.max_gpus_per_user) {
-            let key = (v.queue.clone(), v.user.clone());
-            let held = ctx
-                .user_usage
-                .get(&key)
-                .copied()
-                .unwrap_or(0)
-                .div_ceil(1000);
-            if held + u64::from(v.gpus) > u64::from(cap) {
-                return reasons::user_at_cap(&v.user, &v.queue, held, cap);
-            }
-        }
-        let online: Vec<_> = self.nodes.values().filter(|n| n.online).collect();
-        if !online.iter().any(|n| fits(n)) {
-            return reasons::no_node_can_hold(v.gpus, v.gpu_model.as_deref());
-        }
-        // CPUs, memory and generic resources: no online node has them at all, or the
-        // nodes with the GPUs free lack them now.
-        let has_room = |n: &super::NodeEntry| {
-            let r = &n.record.register;
-            u64::from(r.cpus) * 1000 >= v.cpu_milli
-                && r.mem_mib >= v.mem_mib
-                && v.resources
-                    .iter()
-                    .all(|(k, c)| r.resources.get(k).is_some_and(|have| have >= c))
-        };
-        if !online.iter().any(|n| fits(n) && has_room(n)) {
-            return reasons::no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources);
-        }
-        if let Some((node, wait)) = self.queue.room_wait(v.id) {
-            return reasons::waiting_for_room(&node, &wait);
-        }
-        let free_max = online
-            .iter()
-            .filter(|n| fits(n))
-            .map(|n| self.whole_free(&n.record.register.node))
-            .max()
-            .unwrap_or(0);
-        if free_max < v.gpus {
-            reasons::waiting_for_free(v.gpus, v.gpu_model.as_deref(), free_max, ctx.waiting)
-        } else {
-            match ctx.ahead.get(&v.id).copied().unwrap_or(0) {
-                0 => "next to start (the scheduler runs on the next change)".to_string(),
-                n => reasons::behind(n, self.cfg.policy.name()),
-            }
-        }
+        // Queue ids only grow; a queue the core never saw has no caps.
+        let queue = self
+            .queue_ids
+            .get(&v.queue)
+            .copied()
+            .unwrap_or(QueueId(u32::MAX));
+        let job = crate::live_map::job(v, queue);
+        let why = self
+            .queue
+            .wait_reason(&job, &self.unmet(&v.after), &ctx.wait);
+        reasons::wait(&why, v, self.cfg.policy.name(), self.now.secs())
     }
 
     /// One job as `who` may see it (404 for a job hidden from them).
@@ -667,8 +553,12 @@ impl State {
                     .iter()
                     .map(|g| GpuView {
                         info: g.clone(),
-                        job: n.used.get(&g.index).and_then(|&j| self.holder_id(j, who)),
-                        user: n.used.get(&g.index).and_then(|&j| self.holder_name(j, who)),
+                        job: self
+                            .whole_holder(n, g.index)
+                            .and_then(|j| self.holder_id(j, who)),
+                        user: self
+                            .whole_holder(n, g.index)
+                            .and_then(|j| self.holder_name(j, who)),
                         slices: self.slice_views(&n.record.register.node, g.index, who),
                     })
                     .collect(),
@@ -697,28 +587,12 @@ impl State {
         NodeList { nodes }
     }
 
-    /// Why a slice job's queue cap holds it, if it does: the queue's GPUs (slices by their
-    /// fraction, rounded up) would pass its `max` with this slice.
-    fn slice_over_cap(&self, v: &JobView, ask: &gpusched_wire::SliceAsk) -> Option<String> {
-        let max = self.queues.defs.get(&v.queue)?.max?;
-        let held: u64 = self
-            .placed()
-            .filter(|j| j.view.queue == v.queue)
-            .map(|j| super::held_milli(&j.view))
-            .sum();
-        let want = match ask {
-            gpusched_wire::SliceAsk::Share { milli } => u64::from(*milli),
-            gpusched_wire::SliceAsk::Mig { profile } => u64::from(mig_compute_milli(profile)),
-            // Its fraction depends on the GPU; any room at all may do.
-            gpusched_wire::SliceAsk::Memory { .. } => 1,
-        };
-        ((held + want).div_ceil(1000) > u64::from(max)).then(|| {
-            reasons::queue_at_limit_slices(
-                &v.queue,
-                &gpusched_wire::milli_text(held.min(u64::from(u32::MAX)) as u32),
-                max,
-            )
-        })
+    /// The whole-GPU job holding GPU `index` of an online node, from the core's book.
+    fn whole_holder(&self, n: &super::NodeEntry, index: u32) -> Option<u64> {
+        if !n.online {
+            return None;
+        }
+        self.queue.slices(&n.record.register.node)?.holder(index)
     }
 
     /// The shares and MIG instances of one GPU, with who holds them.

@@ -13,6 +13,7 @@ mod reasons;
 mod reclaim;
 mod tokens;
 mod tracked;
+mod transition;
 mod usage;
 pub(crate) mod validate;
 
@@ -20,15 +21,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpusched_core::{PolicyConfig, QueueId};
+use gpusched_core::{JobState as CoreState, PolicyConfig, QueueId};
 use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
 
 use crate::clock::Now;
 use crate::config::ServerConfig;
-use crate::live::{LiveNode, LiveQueue};
+use crate::live_map;
 use crate::queues::Queues;
+use gpusched_core::live::{LiveCluster, LivePlacement};
 
 pub use agents::PollResult;
 pub use jobs::{LogTarget, WaitResult};
@@ -76,10 +78,6 @@ pub struct NodeEntry {
     /// Generation of the node's desired state; bumped on every change.
     pub gen: u64,
     pub watch: watch::Sender<u64>,
-    /// Jobs starting or running here.
-    pub jobs: BTreeSet<u64>,
-    /// GPU index → the job holding it.
-    pub used: BTreeMap<u32, u64>,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -117,7 +115,8 @@ pub struct State {
     /// Client retry keys (`user/token`) of accepted jobs.
     retry_keys: HashMap<String, u64>,
     pub nodes: Tracked<String, NodeEntry>,
-    queue: LiveQueue,
+    /// The core's live cluster: nodes, who holds which GPU, the queue and the pass.
+    queue: LiveCluster,
     /// A pass is due (a job arrived or GPUs were freed or nodes changed).
     sched_due: bool,
     waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
@@ -125,8 +124,6 @@ pub struct State {
     pub queues: Queues,
     /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
     queue_ids: BTreeMap<String, QueueId>,
-    /// Jobs that reclaimed their queue's quota, and the node where victims make room.
-    claims: BTreeMap<u64, String>,
     /// A job id → the pending jobs waiting for it to succeed (so an end looks only at
     /// its own dependents, not at every job).
     dependents: BTreeMap<u64, Vec<u64>>,
@@ -157,6 +154,9 @@ impl State {
     ) -> Self {
         let mut policy = PolicyConfig::new(cfg.policy);
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
+        // Live backfill reserves on a real node, and a job without a walltime never
+        // passes the reservation (see `gpusched_core::policy::backfill_nodes`).
+        policy.backfill_nodes = true;
         let share_placement = cfg.share_placement;
         let mut st = State {
             instance: format!("{:x}-{:x}", now.ms, std::process::id()),
@@ -166,13 +166,12 @@ impl State {
             next_id: 1,
             retry_keys: HashMap::new(),
             nodes: Tracked::new(),
-            queue: LiveQueue::new(policy, share_placement),
+            queue: LiveCluster::new(policy, share_placement),
             sched_due: true,
             waiters: BTreeMap::new(),
             tokens: Tracked::stored(tokens.into_iter().map(|t| (t.id, t))),
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
-            claims: BTreeMap::new(),
             dependents: BTreeMap::new(),
             touched: Touched::default(),
             pending_count: None,
@@ -245,7 +244,7 @@ impl State {
 
     fn enqueue(&mut self, job: &JobRecord) {
         let q = self.queue_id(&job.view.queue);
-        self.queue.add(&job.view, q);
+        self.queue.add(&live_map::job(&job.view, q));
     }
 
     fn queue_id(&mut self, name: &str) -> QueueId {
@@ -294,46 +293,38 @@ impl State {
         Ok(())
     }
 
-    /// GPUs held by each queue's starting and running jobs; slices count by their
-    /// fraction of a GPU, rounded up over the queue.
+    /// GPUs held by each queue's starting and running jobs, from the core; slices count
+    /// by their fraction of a GPU, rounded up over the queue.
     pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
-        let mut milli: BTreeMap<&str, u64> = BTreeMap::new();
-        for j in self.placed() {
-            *milli.entry(j.view.queue.as_str()).or_insert(0) += held_milli(&j.view);
-        }
-        milli
-            .into_iter()
-            .map(|(q, m)| (q, m.div_ceil(1000) as u32))
+        let milli = self.queue.queue_milli();
+        self.queue_ids
+            .iter()
+            .filter_map(|(name, id)| Some((name.as_str(), milli.get(id)?.div_ceil(1000) as u32)))
             .collect()
     }
 
-    /// The starting and running jobs: those a node holds (not every job ever stored).
+    /// The starting and running jobs: those the core's book says hold GPUs (not every
+    /// job ever stored).
     pub(super) fn placed(&self) -> impl Iterator<Item = &JobRecord> {
-        self.nodes
-            .values()
-            .flat_map(|n| n.jobs.iter())
-            .filter_map(|id| self.jobs.get(id))
+        self.queue
+            .placed()
+            .into_iter()
+            .filter_map(move |id| self.jobs.get(&id))
+    }
+
+    /// The jobs starting or running on `node`.
+    pub(super) fn jobs_on(&self, node: &str) -> Vec<u64> {
+        self.queue.jobs_on(node).into_iter().collect()
     }
 
     fn restore_running(&mut self, job: &JobRecord, now: f64) {
         let v = &job.view;
         let node = v.node.clone().unwrap_or_default();
-        let slice = v.slice_at.as_ref();
-        let ok = match self.nodes.get_mut_unstored(&node) {
-            Some(n) if slice.is_some() => {
-                n.jobs.insert(v.id);
-                true
-            }
-            Some(n) if v.gpu_indices.iter().all(|g| !n.used.contains_key(g)) => {
-                for &g in &v.gpu_indices {
-                    n.used.insert(g, v.id);
-                }
-                n.jobs.insert(v.id);
-                true
-            }
-            _ => false,
-        };
-        if !(ok && self.queue.mark_running(v.id, &node, slice, now)) {
+        let slice = v.slice_at.as_ref().map(live_map::slice_to_core);
+        if !self
+            .queue
+            .restore(v.id, &node, &v.gpu_indices, slice.as_ref(), now)
+        {
             // The stored state is inconsistent (two jobs on one GPU, an unknown node):
             // treat the run as lost rather than let the core start it a second time.
             tracing::warn!(
@@ -350,25 +341,11 @@ impl State {
 
     /// Tells the core which nodes are online now; jobs stranded by the change are lost.
     fn refresh_nodes(&mut self) {
-        let live: Vec<LiveNode> = self
+        let live = self
             .nodes
             .values()
             .filter(|n| n.online)
-            .map(|n| LiveNode {
-                name: n.record.register.node.clone(),
-                gpus: n.record.register.gpus.clone(),
-                model: n
-                    .record
-                    .register
-                    .gpus
-                    .first()
-                    .map(|g| g.model.clone())
-                    .unwrap_or_default(),
-                cpus: n.record.register.cpus,
-                mem_mib: n.record.register.mem_mib,
-                mps: n.record.register.mps,
-                resources: n.record.register.resources.clone(),
-            })
+            .map(|n| live_map::node(&n.record))
             .collect();
         for id in self.queue.set_nodes(live) {
             self.lose(id, "its node left the cluster");
@@ -392,8 +369,8 @@ impl State {
         }
     }
 
-    /// Runs the core if anything changed since the last pass, turning its starts into
-    /// `starting` jobs with GPUs picked on their node.
+    /// Runs the core if anything changed since the last pass, turning its placements
+    /// into `starting` jobs.
     pub fn schedule(&mut self) {
         self.pending_count = None;
         if !self.sched_due {
@@ -401,158 +378,79 @@ impl State {
         }
         self.sched_due = false;
         let now_ms = self.now.ms;
-        // Jobs that reclaimed quota come first on the node they reclaimed: they start as
-        // soon as it has room, and until then its free GPUs are kept from the pass.
-        let holds = self.serve_claims(now_ms as f64 / 1000.0);
-        // Which GPUs whole jobs hold matters only to a slice job that waits.
-        let whole_used: BTreeMap<String, BTreeSet<u32>> = if self.queue.slices_waiting() {
-            self.nodes
-                .iter()
-                .filter(|(_, n)| n.online)
-                .map(|(k, n)| (k.clone(), n.used.keys().copied().collect()))
-                .collect()
-        } else {
-            BTreeMap::new()
-        };
         // FGD's target workload for the shares that wait: the recent demand.
         let share_target = if self.queue.slices_waiting() {
             self.share_target(now_ms as f64 / 1000.0)
         } else {
             Vec::new()
         };
-        let starts = self
-            .queue
-            .pass(now_ms as f64 / 1000.0, &whole_used, &share_target);
-        for hold in &holds {
-            self.queue.unhold(hold);
-        }
+        // Jobs that reclaimed quota come first on the node they reclaimed (the core's
+        // claims): they start as soon as it has room.
+        let starts = self.queue.pass(now_ms as f64 / 1000.0, &share_target);
         for start in starts {
-            match start.slice {
-                Some(at) => self.assign_slice(start.job, &start.node, at),
-                None => self.assign(start.job, &start.node),
-            }
+            self.apply_placement(start);
         }
         self.reclaim(now_ms);
     }
 
-    /// Moves a job the core started to `starting` on `node`, picking its GPU indices.
-    fn assign(&mut self, id: u64, node_name: &str) {
-        let Some(node) = self.nodes.get_mut_unstored(node_name) else {
+    /// Moves a job the core placed to `starting` on its node, with the GPU indices (or
+    /// slice) the core picked. Live jobs use one node.
+    fn apply_placement(&mut self, p: LivePlacement) {
+        let Some(part) = p.parts.into_iter().next() else {
             return;
         };
+        let (id, node_name) = (p.job, part.node);
+        if !self.set_state(id, &[CoreState::Starting]) {
+            // Not a pending job (a bug, logged): the core gives its GPUs back.
+            self.queue.requeue(id, self.now.ms as f64 / 1000.0);
+            return;
+        }
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
-        let want = job.view.gpus as usize;
-        let sliced = self
-            .queue
-            .slices(node_name)
-            .map(|s| s.not_whole())
-            .unwrap_or_default();
-        let picked: Vec<u32> = node
-            .record
-            .register
-            .gpus
-            .iter()
-            .map(|g| g.index)
-            .filter(|i| !node.used.contains_key(i) && !sliced.contains(i))
-            .take(want)
-            .collect();
-        if picked.len() < want {
-            // The core and the index disagree: a bug, but not one to crash for.
-            tracing::error!(job = id, node = node_name, "no free GPU indices");
-            return;
-        }
-        for &g in &picked {
-            node.used.insert(g, id);
-        }
-        node.jobs.insert(id);
         job.attempt_nodes
             .insert(job.view.attempt, node_name.to_string());
         let v = &mut job.view;
-        v.state = JobState::Starting;
         v.reason = format!("sent to {node_name}");
         v.node = Some(node_name.to_string());
-        v.gpu_indices = picked;
+        v.gpu_indices = part.gpus;
+        v.slice_at = part.slice.map(live_map::slice_to_wire);
         v.start_ms = None;
-        self.bump(node_name);
+        self.bump(&node_name);
     }
 
-    /// Moves a slice job the core placed to `starting` on `node`, on the slice `at`.
-    fn assign_slice(&mut self, id: u64, node_name: &str, at: gpusched_wire::SliceAt) {
-        let (Some(node), Some(job)) = (
-            self.nodes.get_mut_unstored(node_name),
-            self.jobs.get_mut(&id),
-        ) else {
-            return;
-        };
-        node.jobs.insert(id);
-        job.attempt_nodes
-            .insert(job.view.attempt, node_name.to_string());
-        let v = &mut job.view;
-        v.state = JobState::Starting;
-        v.reason = format!("sent to {node_name}");
-        v.node = Some(node_name.to_string());
-        v.gpu_indices = vec![at.gpu];
-        v.slice_at = Some(at);
-        v.start_ms = None;
-        self.bump(node_name);
-    }
-
-    /// GPUs of a node free for whole-GPU jobs: not held whole, not in MIG mode, not
-    /// holding shares.
-    pub(super) fn whole_free(&self, node: &str) -> u32 {
-        let Some(n) = self.nodes.get(node) else {
-            return 0;
-        };
-        let sliced = self
-            .queue
-            .slices(node)
-            .map(|s| s.not_whole())
-            .unwrap_or_default();
-        n.record
-            .register
-            .gpus
-            .iter()
-            .filter(|g| {
-                g.mig.is_none() && !n.used.contains_key(&g.index) && !sliced.contains(&g.index)
-            })
-            .count() as u32
-    }
-
-    /// GPUs of a node whole-GPU jobs can ever use (those not in MIG mode).
-    pub(super) fn whole_capacity(&self, node: &str) -> u32 {
-        self.nodes.get(node).map_or(0, |n| {
-            n.record
-                .register
-                .gpus
-                .iter()
-                .filter(|g| g.mig.is_none())
-                .count() as u32
-        })
-    }
-
-    /// Frees a job's GPUs on its node (it ended, was lost or cancelled).
+    /// A job leaves its node (it ended, was lost or cancelled): the node's desired state
+    /// changes and a pass is due. Its GPUs are freed by the core (`remove`, `requeue`).
     fn release(&mut self, id: u64) {
         let Some(job) = self.jobs.get(&id) else {
             return;
         };
         if let Some(node) = job.view.node.clone() {
-            if let Some(n) = self.nodes.get_mut_unstored(&node) {
-                n.jobs.remove(&id);
-                n.used.retain(|_, j| *j != id);
-                self.bump(&node);
-            }
+            self.bump(&node);
         }
         self.sched_due = true;
     }
 
     /// Ends a job for good.
     fn end(&mut self, id: u64, state: JobState, reason: String, at_ms: u64) {
+        let Some(from) = self.jobs.get(&id).map(|j| j.view.state) else {
+            return;
+        };
+        let to = transition::to_core(state);
+        // A run that ends on its own from `starting` ran (its start event came late).
+        let ran =
+            from == JobState::Starting && matches!(state, JobState::Succeeded | JobState::TimedOut);
+        let path: &[CoreState] = if ran {
+            &[CoreState::Running, to]
+        } else {
+            &[to]
+        };
+        if !self.set_state(id, path) {
+            return;
+        }
         self.release(id);
         self.queue.remove(id);
         if let Some(job) = self.jobs.get_mut(&id) {
-            job.view.state = state;
             job.view.reason = reason;
             job.view.end_ms = Some(at_ms);
             job.view.preempt_requested = false;
@@ -645,20 +543,29 @@ impl State {
             "requeued after attempt {} on {node} was lost: {why}",
             v.attempt
         );
-        self.requeue_run(id, now, reason);
+        self.requeue_run(id, now, CoreState::Lost, reason);
     }
 
     /// A run ended without an outcome of its own (lost, preempted, stopped): the job goes
     /// back in the queue with the next attempt number, no node and no GPUs; a preemption
     /// asked of that run is moot (the next run starts fresh). The caller counts why
-    /// (retries, preemptions, agent stops) on the record this returns.
-    fn requeue_run(&mut self, id: u64, now: u64, reason: String) -> Option<&mut JobRecord> {
+    /// (retries, preemptions, agent stops) on the record this returns. `via` is the
+    /// core's intermediate state of the path (`Lost` or `Preempting`).
+    fn requeue_run(
+        &mut self,
+        id: u64,
+        now: u64,
+        via: CoreState,
+        reason: String,
+    ) -> Option<&mut JobRecord> {
+        if !self.set_state(id, &[via, CoreState::Pending]) {
+            return None;
+        }
         self.release(id);
         self.queue.requeue(id, now as f64 / 1000.0);
         let job = self.jobs.get_mut(&id)?;
         let v = &mut job.view;
         v.reason = reason;
-        v.state = JobState::Pending;
         v.attempt += 1;
         v.preempt_requested = false;
         v.node = None;
@@ -678,7 +585,7 @@ impl State {
             "preempted on {} to return GPUs to another queue's quota; requeued",
             job.view.node.as_deref().unwrap_or("its node")
         );
-        if let Some(job) = self.requeue_run(id, self.now.ms, reason) {
+        if let Some(job) = self.requeue_run(id, self.now.ms, CoreState::Preempting, reason) {
             job.view.preemptions += 1;
             job.view.last_checkpoint_ms = None;
         }
@@ -696,10 +603,10 @@ impl State {
         let reason = format!(
             "requeued without using a retry: attempt {attempt} was stopped on {node} ({why})"
         );
-        if let Some(job) = self.requeue_run(id, self.now.ms, reason) {
+        if let Some(job) = self.requeue_run(id, self.now.ms, CoreState::Lost, reason) {
             job.agent_stops += 1;
         }
-        let empty = self.nodes.get(&node).is_some_and(|n| n.jobs.is_empty());
+        let empty = self.queue.jobs_on(&node).is_empty();
         if empty {
             if let Some(n) = self.nodes.get_mut_unstored(&node) {
                 tracing::info!(node = %node, "its agent stopped: node offline until it registers again");
@@ -756,11 +663,11 @@ impl State {
         }
         for name in &dead {
             tracing::warn!(node = %name, "no heartbeat for {timeout:?}: node offline, its jobs requeued");
-            let jobs: Vec<u64> = {
-                let n = self.nodes.get_mut_unstored(name).expect("listed above");
+            // Still in the core's cluster until `refresh_nodes` below.
+            let jobs = self.jobs_on(name);
+            if let Some(n) = self.nodes.get_mut_unstored(name) {
                 n.online = false;
-                n.jobs.iter().copied().collect()
-            };
+            }
             for id in jobs {
                 let why = format!("no heartbeat from {name} for {}s", timeout.as_secs_f64());
                 self.lose(id, &why);
@@ -778,8 +685,6 @@ impl NodeEntry {
             last_seen: now,
             gen: 0,
             watch: watch::channel(0).0,
-            jobs: BTreeSet::new(),
-            used: BTreeMap::new(),
         }
     }
 }

@@ -3,8 +3,64 @@
 
 use std::collections::BTreeMap;
 
+use gpusched_core::live::WaitReason;
 use gpusched_core::room::{Lack, RoomWait};
-use gpusched_wire::{agree, count};
+use gpusched_wire::{agree, count, JobView};
+
+/// The words of the core's reason why pending job `v` waits.
+pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
+    let model = v.gpu_model.as_deref();
+    match why {
+        WaitReason::Dependency { unmet } => {
+            let ids: Vec<String> = unmet.iter().map(u64::to_string).collect();
+            let jobs = if ids.len() == 1 { "job" } else { "jobs" };
+            format!(
+                "dependency: waiting for {jobs} {} to succeed",
+                ids.join(", ")
+            )
+        }
+        WaitReason::Reclaimed { node } => format!(
+            "reclaimed queue `{}`'s quota on {node}: starts there first once the preempted \
+             jobs have left",
+            v.queue
+        ),
+        WaitReason::SliceQueueAtCap { held_milli, max } => queue_at_limit_slices(
+            &v.queue,
+            &gpusched_wire::milli_text((*held_milli).min(u64::from(u32::MAX)) as u32),
+            *max,
+        ),
+        WaitReason::NoSliceRoom { mig } => {
+            let kind = if *mig {
+                "an idle instance, or free slices on a GPU whose agent may re-layout it"
+            } else {
+                "a GPU with that much compute and memory free"
+            };
+            let ask = v.slice.as_ref().map(|a| a.describe()).unwrap_or_default();
+            format!(
+                "waiting for {ask}{}: no online node has {kind} now",
+                of_model(model)
+            )
+        }
+        WaitReason::LargerThanQueue { max, gpus } => larger_than_queue(&v.queue, *max, *gpus),
+        WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
+        WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
+        WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
+        WaitReason::NoNodeHasRoom => no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources),
+        WaitReason::WaitingForRoom { node, wait } => waiting_for_room(node, wait),
+        WaitReason::WaitingForGpus {
+            gpus,
+            model,
+            free_max,
+            waiting,
+        } => waiting_for_free(*gpus, model.as_deref(), *free_max, *waiting),
+        WaitReason::Reserved { head, node, shadow } => {
+            let in_secs = shadow.map(|t| (t - now_s).max(0.0).round() as u64);
+            reserved(*head, node, in_secs)
+        }
+        WaitReason::Behind { ahead } => behind(*ahead, policy),
+        WaitReason::Next => "next to start (the scheduler runs on the next change)".to_string(),
+    }
+}
 
 /// ` of model A100*`, or nothing when any model will do.
 pub fn of_model(model: Option<&str>) -> String {
@@ -153,6 +209,20 @@ pub fn behind(ahead: usize, policy: &str) -> String {
     )
 }
 
+/// A job held by the blocked head job's backfill reservation (free in `in_secs`, when
+/// walltimes say).
+pub fn reserved(head: u64, node: &str, in_secs: Option<u64>) -> String {
+    let when = match in_secs {
+        Some(secs) => format!("expected free in about {}", count(secs, "second")),
+        None => "no running job there has a walltime, so nobody knows when".to_string(),
+    };
+    format!(
+        "GPUs are free, but job {head} reserved them on {node} under `backfill` ({when}); \
+         a job goes ahead of it only if its walltime (`-t`) ends before then or it fits on \
+         GPUs job {head} will not need"
+    )
+}
+
 /// A job whose node was lost once too often.
 pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> String {
     format!(
@@ -205,6 +275,38 @@ mod tests {
             no_node_has_room(0, 500, 0, &fpga),
             "no online node has 0 GPUs with 0.5 CPUs with fpga=1 together; waiting for such a \
              node to come back"
+        );
+    }
+
+    #[test]
+    fn the_cores_reasons_keep_their_words() {
+        let v: JobView = serde_json::from_value(serde_json::json!({
+            "id": 7, "user": "ann", "queue": "batch", "gpus": 2, "state": "pending",
+            "submit_ms": 0, "command": ["true"], "priority": 0, "reason": "",
+            "attempt": 1, "max_retries": 0, "name": "", "cwd": "/", "gpu_indices": [],
+            "cancel_requested": false
+        }))
+        .unwrap_or_else(|e| panic!("a minimal view: {e}"));
+        assert_eq!(
+            wait(&WaitReason::Dependency { unmet: vec![3] }, &v, "fifo", 0.0),
+            "dependency: waiting for job 3 to succeed"
+        );
+        assert_eq!(
+            wait(
+                &WaitReason::Dependency { unmet: vec![3, 4] },
+                &v,
+                "fifo",
+                0.0
+            ),
+            "dependency: waiting for jobs 3, 4 to succeed"
+        );
+        assert_eq!(
+            wait(&WaitReason::UserAtCap { held: 2, cap: 2 }, &v, "fifo", 0.0),
+            user_at_cap("ann", "batch", 2, 2)
+        );
+        assert_eq!(
+            wait(&WaitReason::Behind { ahead: 2 }, &v, "sjf", 0.0),
+            behind(2, "sjf")
         );
     }
 

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use gpusched_core::placement::Placement;
 use gpusched_core::reclaim::{self, Claim, NodeRoom, QuotaQueue, RunningJob};
 use gpusched_core::{JobId, NodeId, QueueId};
 use gpusched_wire::JobState;
@@ -14,36 +13,6 @@ use gpusched_wire::JobState;
 use super::State;
 
 impl State {
-    /// Starts claims whose node has room now; holds the free GPUs of the others during
-    /// the pass. Returns the holds to lift after the pass.
-    pub(super) fn serve_claims(&mut self, now: f64) -> Vec<Placement> {
-        let keep: Vec<u64> = self
-            .claims
-            .iter()
-            .filter(|(id, node)| {
-                let job = self.jobs.get(id);
-                job.is_some_and(|j| j.view.state == JobState::Pending)
-                    && self.nodes.get(node.as_str()).is_some_and(|n| n.online)
-                    && job.is_some_and(|j| self.whole_capacity(node) >= j.view.gpus)
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        self.claims.retain(|id, _| keep.contains(id));
-        let mut holds = Vec::new();
-        for (id, node) in self.claims.clone() {
-            let (gpus, free) = (self.jobs[&id].view.gpus, self.whole_free(&node));
-            if free >= gpus {
-                if self.queue.mark_running(id, &node, None, now) {
-                    self.claims.remove(&id);
-                    self.assign(id, &node);
-                }
-            } else if free > 0 {
-                holds.extend(self.queue.hold(&node, free));
-            }
-        }
-        holds
-    }
-
     /// With quotas configured, a pass (and a reclaim check) is due on every tick: a
     /// victim's protection can run out without any other event.
     pub fn schedule_if_quotas(&mut self) {
@@ -116,8 +85,8 @@ impl State {
                 let n = &self.nodes[name];
                 NodeRoom {
                     node: NodeId(i as u32),
-                    free: self.whole_free(name),
-                    capacity: self.whole_capacity(name),
+                    free: self.queue.whole_free(name),
+                    capacity: self.queue.whole_capacity(name),
                     model: n
                         .record
                         .register
@@ -131,9 +100,9 @@ impl State {
         for name in &names {
             // One claim per queue at a time.
             if self
-                .claims
-                .keys()
-                .any(|id| self.jobs.get(id).is_some_and(|j| &j.view.queue == name))
+                .queue
+                .claims()
+                .any(|(id, _)| self.jobs.get(&id).is_some_and(|j| &j.view.queue == name))
             {
                 continue;
             }
@@ -163,7 +132,7 @@ impl State {
                 // Room already, but the policy's order held the job back (a borrower's
                 // big job at the head of a strict queue): its quota lets it go first.
                 tracing::info!(job = claimant.id, queue = %name, %node, "quota job goes first");
-                self.claims.insert(claimant.id, node);
+                self.queue.claim(claimant.id, &node);
                 self.sched_due = true;
                 return;
             }
@@ -177,7 +146,7 @@ impl State {
                 }
             }
             tracing::info!(job = claimant.id, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");
-            self.claims.insert(claimant.id, node.clone());
+            self.queue.claim(claimant.id, &node);
             self.bump(&node);
             return;
         }

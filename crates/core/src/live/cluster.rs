@@ -1,0 +1,717 @@
+//! The live cluster: online nodes, the jobs that can still run, who holds which GPU, and
+//! the pass that decides starts (the same `Scheduler::pass` the simulator drives, with
+//! `now` handed in by the server).
+//!
+//! Each online node is its own "switch" in the whole-GPU scheduler's model: live jobs
+//! run on one node, and nodes may differ in GPU count and model. The scheduler counts
+//! free GPUs per node; the [`Book`] says which: every start picks its GPU indices here,
+//! from the book, in the same step that the scheduler's count moves, so the two cannot
+//! disagree and the server keeps no record of its own.
+//!
+//! Jobs on part of a GPU (shares, MIG instances) are placed first in each pass, in the
+//! policy's order; a GPU in MIG mode is never in the whole-GPU scheduler's cluster, and a
+//! GPU holding shares is occupied there while it does.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::book::{Book, NodeSlices};
+use super::caps;
+use super::node::LiveNode;
+use super::place::{self, SliceJob};
+use super::slice::{SliceAsk, SliceAt};
+use crate::policy::order;
+use crate::room::{NodeRoom, RoomWait};
+use crate::schedule::PreemptMode;
+use crate::sharing::SharePod;
+use crate::sharing::ShareStrategy;
+use crate::{
+    Cluster, Decision, Gpu, GpuIndex, JobId, JobSpec, Node, NodeId, Placement, PlacementStrategy,
+    PolicyConfig, QueueId, SchedJob, Scheduler, Seconds, SwitchId, UserId,
+};
+
+/// A job as the live cluster needs to know it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveJob {
+    pub id: u64,
+    pub user: String,
+    pub queue: QueueId,
+    pub priority: i32,
+    /// Submission time, seconds.
+    pub submit: Seconds,
+    /// The user's walltime, seconds (the estimate backfill and plans use).
+    pub walltime: Option<Seconds>,
+    /// Whole GPUs (ignored for a slice job).
+    pub gpus: u32,
+    /// A model prefix, or any.
+    pub model: Option<String>,
+    pub cpu_milli: u64,
+    pub mem_mib: u64,
+    /// Generic counted resources it holds on its node while it runs (`fpga` -> 1).
+    pub resources: BTreeMap<String, u64>,
+    /// `Some` for a job on part of a GPU.
+    pub slice: Option<SliceAsk>,
+}
+
+/// Where a job starts: every node it uses, with the GPU indices (or the slice) there.
+/// Live jobs use one node today; a later multi-node gang is one placement of several
+/// parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LivePlacement {
+    pub job: u64,
+    pub parts: Vec<NodePart>,
+}
+
+/// One node of a placement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodePart {
+    pub node: String,
+    /// The whole GPUs (by index) it holds there; for a slice job, the slice's GPU.
+    pub gpus: Vec<u32>,
+    pub slice: Option<SliceAt>,
+}
+
+impl LivePlacement {
+    fn one(job: u64, node: &str, gpus: Vec<u32>, slice: Option<SliceAt>) -> Self {
+        LivePlacement {
+            job,
+            parts: vec![NodePart {
+                node: node.to_string(),
+                gpus,
+                slice,
+            }],
+        }
+    }
+}
+
+/// The jobs that can still run (pending, starting or running), in admission order, the
+/// online nodes, who holds what on them, and the core scheduler over them.
+pub struct LiveCluster {
+    pub(super) scheduler: Scheduler,
+    pub(super) jobs: Vec<SchedJob>,
+    pub(super) nodes: Vec<LiveNode>,
+    pub(super) users: BTreeMap<String, UserId>,
+    /// Jobs on part of a GPU, by id.
+    pub(super) slice_jobs: Vec<SliceJob>,
+    /// Each online node's GPUs and who holds them.
+    pub(super) book: Book,
+    share_strategy: ShareStrategy,
+    /// Each capped queue's cap, before its slices are taken off it for a pass.
+    pub(super) queue_caps: BTreeMap<QueueId, u32>,
+    /// GPUs one user's jobs may hold in a queue (`max_gpus_per_user`).
+    pub(super) user_caps: BTreeMap<QueueId, u32>,
+    /// Jobs that reclaimed quota → the node where they go first (see `claims.rs`).
+    pub(super) claims: BTreeMap<u64, String>,
+}
+
+impl LiveCluster {
+    pub fn new(policy: PolicyConfig, share_strategy: ShareStrategy) -> Self {
+        let empty = Cluster {
+            nodes: Vec::new(),
+            switches: 0,
+        };
+        let mut scheduler = Scheduler::new(
+            &empty,
+            policy,
+            PlacementStrategy::BestFit,
+            PreemptMode::InPlace,
+        );
+        // Running jobs hold the CPUs, memory and generic resources they ask for on their
+        // node (the simulator leaves this off). Live policies are non-preemptive.
+        scheduler.reserve_node_resources();
+        LiveCluster {
+            scheduler,
+            jobs: Vec::new(),
+            nodes: Vec::new(),
+            users: BTreeMap::new(),
+            slice_jobs: Vec::new(),
+            book: Book::new(),
+            share_strategy,
+            queue_caps: BTreeMap::new(),
+            user_caps: BTreeMap::new(),
+            claims: BTreeMap::new(),
+        }
+    }
+
+    pub fn policy(&self) -> &PolicyConfig {
+        self.scheduler.policy()
+    }
+
+    /// A node's GPUs and who holds them (whole, shares, MIG instances).
+    pub fn slices(&self, node: &str) -> Option<&NodeSlices> {
+        self.book.get(node)
+    }
+
+    /// The online nodes, as last set.
+    pub fn nodes(&self) -> &[LiveNode] {
+        &self.nodes
+    }
+
+    /// Records the UUID an agent reported for a job's MIG instance.
+    pub fn set_mig_uuid(&mut self, node: &str, job: u64, uuid: &str) {
+        if let Some(n) = self.book.get_mut(node) {
+            n.set_mig_uuid(job, uuid);
+        }
+    }
+
+    pub(super) fn find_slice(&self, id: u64) -> Option<usize> {
+        self.slice_jobs.binary_search_by_key(&id, |j| j.id).ok()
+    }
+
+    pub(super) fn find(&self, id: u64) -> Option<usize> {
+        self.jobs.binary_search_by_key(&id, |j| j.spec.id.0).ok()
+    }
+
+    fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    fn one_node(&self, node: &str, k: u32) -> Option<Placement> {
+        let n = self.node_index(node)?;
+        Some(Placement {
+            parts: vec![(NodeId(n as u32), k)],
+        })
+    }
+
+    /// Puts a slice job on its node's book; opening a GPU for shares takes it from the
+    /// whole-GPU scheduler. False, and nothing changes, if it does not fit.
+    fn occupy_slice(&mut self, node: &str, i: usize, at: &SliceAt) -> bool {
+        let (id, user) = (self.slice_jobs[i].id, self.slice_jobs[i].user.clone());
+        let Some(p) = self.one_node(node, 1) else {
+            return false;
+        };
+        let Some(book) = self.book.get_mut(node) else {
+            return false;
+        };
+        let mut trial = book.clone();
+        match trial.apply(id, &user, at) {
+            Some(true) => {
+                if !self.scheduler.occupy(&p) {
+                    return false;
+                }
+            }
+            Some(false) => {}
+            None => return false,
+        }
+        *book = trial;
+        true
+    }
+
+    /// Takes a slice job off its node; a GPU that lost its last share goes back to the
+    /// whole-GPU scheduler.
+    fn release_slice(&mut self, i: usize) {
+        let Some((node, _)) = self.slice_jobs[i].at.take() else {
+            return;
+        };
+        let id = self.slice_jobs[i].id;
+        let closed = self.book.get_mut(&node).is_some_and(|b| b.release(id));
+        if let (true, Some(p)) = (closed, self.one_node(&node, 1)) {
+            self.scheduler.release(&p);
+        }
+    }
+
+    /// Takes a whole-GPU job's indices off its node's book.
+    fn release_whole(&mut self, i: usize) {
+        let id = self.jobs[i].spec.id.0;
+        if let Some(p) = &self.jobs[i].placement {
+            for &(n, _) in &p.parts {
+                if let Some(b) = self
+                    .nodes
+                    .get(n.index())
+                    .and_then(|x| self.book.get_mut(&x.name))
+                {
+                    b.release(id);
+                }
+            }
+        }
+    }
+
+    /// Adds a job at the back of the queue (the core's order); the lists stay sorted by
+    /// id, which keeps lookups a binary search.
+    pub fn add(&mut self, v: &LiveJob) {
+        if let Some(ask) = &v.slice {
+            let job = SliceJob {
+                id: v.id,
+                user: v.user.clone(),
+                queue: v.queue,
+                priority: v.priority,
+                submit: v.submit,
+                estimate: v.walltime,
+                model: v.model.clone(),
+                ask: ask.clone(),
+                at: None,
+            };
+            let at = self.slice_jobs.partition_point(|j| j.id < v.id);
+            self.slice_jobs.insert(at, job);
+            return;
+        }
+        let next = self.users.len() as u32;
+        let user = *self.users.entry(v.user.clone()).or_insert(UserId(next));
+        let mut job = SchedJob::new(JobSpec {
+            id: JobId(v.id),
+            gpus: v.gpus,
+            gpu_model: v.model.clone(),
+            user,
+            queue: v.queue,
+            priority: v.priority,
+            submit: v.submit,
+            estimate: v.walltime,
+            cpu_milli: v.cpu_milli,
+            mem_mib: v.mem_mib,
+            generic: v.resources.clone(),
+        });
+        self.scheduler.enqueue(&mut job);
+        // Usually the newest id; a job released from a dependency is older.
+        let at = self.jobs.partition_point(|j| j.spec.id.0 < v.id);
+        self.jobs.insert(at, job);
+    }
+
+    /// Marks a job recovered from the store as already running on `node`, on the GPU
+    /// indices (or slice) it was given. False, and nothing changes, when the node is not
+    /// online or those GPUs are not free.
+    pub fn restore(
+        &mut self,
+        id: u64,
+        node: &str,
+        gpus: &[u32],
+        slice: Option<&SliceAt>,
+        now: Seconds,
+    ) -> bool {
+        if let Some(at) = slice {
+            let Some(i) = self.find_slice(id) else {
+                return false;
+            };
+            if self.slice_jobs[i].at.is_some() || !self.occupy_slice(node, i, at) {
+                return false;
+            }
+            self.slice_jobs[i].at = Some((node.to_string(), at.clone()));
+            return true;
+        }
+        let Some(i) = self.find(id) else {
+            return false;
+        };
+        if gpus.len() != self.jobs[i].spec.gpus as usize {
+            return false;
+        }
+        let Some(placement) = self.one_node(node, self.jobs[i].spec.gpus) else {
+            return false;
+        };
+        let Some(book) = self.book.get_mut(node) else {
+            return false;
+        };
+        let mut trial = book.clone();
+        if !trial.take_whole(id, gpus) {
+            return false;
+        }
+        if !self.scheduler.start_at(&mut self.jobs[i], placement, now) {
+            return false;
+        }
+        *book = trial;
+        true
+    }
+
+    /// Starts a waiting whole-GPU job on `node` outside a pass (a job that reclaimed its
+    /// queue's quota goes first there): its GPU indices, or `None` when the node lacks
+    /// the free GPUs.
+    pub fn start_on(&mut self, id: u64, node: &str, now: Seconds) -> Option<LivePlacement> {
+        let i = self.find(id)?;
+        let k = self.jobs[i].spec.gpus;
+        let picked: Vec<u32> = self.book.get(node)?.whole_free().take(k as usize).collect();
+        self.restore(id, node, &picked, None, now)
+            .then(|| LivePlacement::one(id, node, picked, None))
+    }
+
+    /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed
+    /// them); returns the hold to lift with [`LiveCluster::unhold`].
+    pub fn hold(&mut self, node: &str, k: u32) -> Option<Placement> {
+        let p = self.one_node(node, k)?;
+        self.scheduler.occupy(&p).then_some(p)
+    }
+
+    pub fn unhold(&mut self, hold: &Placement) {
+        self.scheduler.release(hold);
+    }
+
+    /// Takes a job out for good (it ended or was cancelled), freeing its GPUs.
+    pub fn remove(&mut self, id: u64) {
+        if let Some(i) = self.find_slice(id) {
+            self.release_slice(i);
+            self.slice_jobs.remove(i);
+            return;
+        }
+        if let Some(i) = self.find(id) {
+            self.release_whole(i);
+            let mut job = self.jobs.remove(i);
+            self.scheduler.finish(&mut job);
+        }
+    }
+
+    /// Puts a job whose run was lost back in the queue, its GPUs freed.
+    pub fn requeue(&mut self, id: u64, now: Seconds) {
+        if let Some(i) = self.find_slice(id) {
+            self.release_slice(i);
+            return;
+        }
+        if let Some(i) = self.find(id) {
+            self.release_whole(i);
+            let job = &mut self.jobs[i];
+            job.account(now);
+            self.scheduler.finish(job);
+        }
+    }
+
+    /// Replaces the set of online nodes. Running jobs keep their GPUs (the same
+    /// indices); a running job whose node is gone (or lost one of its GPUs) is returned
+    /// so the caller can mark it lost.
+    pub fn set_nodes(&mut self, nodes: Vec<LiveNode>) -> Vec<u64> {
+        if nodes == self.nodes {
+            return Vec::new();
+        }
+        let cluster = Cluster {
+            switches: nodes.len() as u32,
+            nodes: nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Node {
+                    id: NodeId(i as u32),
+                    switch: SwitchId(i as u32),
+                    gpus: (0..n.whole_gpus())
+                        .map(|g| Gpu {
+                            index: GpuIndex(g),
+                            model: n.model.clone(),
+                            mem_mib: 0,
+                            mig_enabled: false,
+                        })
+                        .collect(),
+                    cpu_milli: u64::from(n.cpus) * 1000,
+                    mem_mib: n.mem_mib,
+                    generic: n.resources.clone(),
+                })
+                .collect(),
+        };
+        let old = std::mem::replace(&mut self.nodes, nodes);
+        self.scheduler.set_cluster(&cluster);
+        let old_book = std::mem::replace(
+            &mut self.book,
+            self.nodes
+                .iter()
+                .map(|n| (n.name.clone(), NodeSlices::from_node(n)))
+                .collect(),
+        );
+        let mut orphans = Vec::new();
+        for i in 0..self.jobs.len() {
+            let Some(p) = self.jobs[i].placement.take() else {
+                continue;
+            };
+            let id = self.jobs[i].spec.id.0;
+            // Live jobs run on one node: its name, and the indices it held there.
+            let name = p.parts.first().map(|&(n, _)| old[n.index()].name.clone());
+            let kept = name.and_then(|name| {
+                let gpus = old_book.get(&name)?.whole_of(id);
+                let p = self.one_node(&name, self.jobs[i].spec.gpus)?;
+                let book = self.book.get_mut(&name)?;
+                let mut trial = book.clone();
+                if !trial.take_whole(id, &gpus)
+                    || !self.scheduler.occupy_job(&self.jobs[i].spec, &p)
+                {
+                    return None;
+                }
+                *book = trial;
+                Some(p)
+            });
+            match kept {
+                Some(p) => self.jobs[i].placement = Some(p),
+                None => {
+                    self.jobs[i].running = false;
+                    orphans.push(id);
+                }
+            }
+        }
+        // Slice jobs go back on the rebuilt book (their node's layout as registered).
+        for i in 0..self.slice_jobs.len() {
+            let Some((node, at)) = self.slice_jobs[i].at.take() else {
+                continue;
+            };
+            let id = self.slice_jobs[i].id;
+            if self.occupy_slice(&node, i, &at) {
+                self.slice_jobs[i].at = Some((node, at));
+            } else {
+                orphans.push(id);
+            }
+        }
+        orphans
+    }
+
+    /// One pass of the core at `now`: the jobs it starts, each with its node and GPU
+    /// indices (or slice). Jobs that reclaimed quota go first on their node.
+    /// `share_target` is FGD's target workload for the shares that wait (the core's
+    /// `sharing::demand` of the recent jobs); unused when none waits.
+    pub fn pass(&mut self, now: Seconds, share_target: &[SharePod]) -> Vec<LivePlacement> {
+        if self.nodes.is_empty() {
+            return Vec::new();
+        }
+        let (mut starts, holds) = self.serve_claims(now);
+        starts.extend(self.slice_pass(now, share_target));
+        starts.extend(self.whole_pass(now));
+        for hold in &holds {
+            self.unhold(hold);
+        }
+        starts
+    }
+
+    /// The whole-GPU part of a pass: the scheduler's starts, with their GPU indices.
+    fn whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
+        let mut starts = Vec::new();
+        // The whole-GPU pass sees each capped queue's cap less the GPUs its slices hold.
+        if !self.queue_caps.is_empty() {
+            let caps = caps::whole_caps(&self.queue_caps, &self.slice_milli_by_queue());
+            self.scheduler.set_queue_limits(caps);
+        }
+        // Only running jobs change while time passes; waiting ones are accounted by the
+        // core when they start (the same rule the simulator follows).
+        for job in self.jobs.iter_mut().filter(|j| j.running) {
+            job.account(now);
+        }
+        // Jobs of users at their per-queue cap sit this pass out (see `caps`).
+        let out = if self.user_caps.is_empty() {
+            self.scheduler.pass(&mut self.jobs, now)
+        } else {
+            let out_ids = self.over_user_caps();
+            let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = std::mem::take(&mut self.jobs)
+                .into_iter()
+                .partition(|j| !out_ids.contains(&j.spec.id.0));
+            let out = self.scheduler.pass(&mut kept, now);
+            kept.extend(held);
+            kept.sort_by_key(|j| j.spec.id.0);
+            self.jobs = kept;
+            out
+        };
+        for d in out.decisions {
+            // Only non-preemptive policies run live for now (checked at start-up).
+            let Decision::Start { job, placement, .. } = d else {
+                continue;
+            };
+            if let Some(p) = self.pick_indices(job.0, &placement) {
+                starts.push(p);
+            }
+        }
+        starts
+    }
+
+    /// The GPU indices of a start the scheduler decided, taken on the book. The book and
+    /// the scheduler's free counts move together, so this always finds them; were they
+    /// ever to disagree, the start is undone and the job keeps waiting (never half
+    /// started).
+    fn pick_indices(&mut self, id: u64, placement: &Placement) -> Option<LivePlacement> {
+        let mut parts = Vec::new();
+        let mut ok = true;
+        for &(n, k) in &placement.parts {
+            let name = self.nodes[n.index()].name.clone();
+            let Some(book) = self.book.get_mut(&name) else {
+                ok = false;
+                break;
+            };
+            let picked: Vec<u32> = book.whole_free().take(k as usize).collect();
+            if picked.len() < k as usize || !book.take_whole(id, &picked) {
+                ok = false;
+                break;
+            }
+            parts.push(NodePart {
+                node: name,
+                gpus: picked,
+                slice: None,
+            });
+        }
+        if ok {
+            return Some(LivePlacement { job: id, parts });
+        }
+        for part in &parts {
+            if let Some(b) = self.book.get_mut(&part.node) {
+                b.release(id);
+            }
+        }
+        if let Some(i) = self.find(id) {
+            self.scheduler.finish(&mut self.jobs[i]);
+        }
+        None
+    }
+
+    /// Thousandths of a GPU the placed slice jobs of each queue hold.
+    pub(super) fn slice_milli_by_queue(&self) -> BTreeMap<QueueId, u64> {
+        let mut m = BTreeMap::new();
+        for j in &self.slice_jobs {
+            if let Some((_, at)) = &j.at {
+                *m.entry(j.queue).or_insert(0) += u64::from(at.milli);
+            }
+        }
+        m
+    }
+
+    /// Whole GPUs the running whole-GPU jobs of each queue hold.
+    pub(super) fn whole_by_queue(&self) -> BTreeMap<QueueId, u64> {
+        let mut m = BTreeMap::new();
+        for j in self.jobs.iter().filter(|j| j.running) {
+            *m.entry(j.spec.queue).or_insert(0) += u64::from(j.spec.gpus);
+        }
+        m
+    }
+
+    /// Whether a job on part of a GPU waits (the slice pass has work).
+    pub fn slices_waiting(&self) -> bool {
+        self.slice_jobs.iter().any(|j| j.at.is_none())
+    }
+
+    /// The waiting slice jobs in the policy's order (the whole-GPU jobs' keys), then id.
+    fn slice_order(&self, now: Seconds) -> Vec<usize> {
+        let policy = self.scheduler.policy();
+        let mut waiting: Vec<((f64, f64), u64, usize)> = (0..self.slice_jobs.len())
+            .filter(|&i| self.slice_jobs[i].at.is_none())
+            .map(|i| {
+                let j = &self.slice_jobs[i];
+                let key = order::key(policy, &SchedJob::new(slice_spec(j)), now);
+                (key, j.id, i)
+            })
+            .collect();
+        waiting.sort_by(|a, b| {
+            a.0 .0
+                .total_cmp(&b.0 .0)
+                .then(a.0 .1.total_cmp(&b.0 .1))
+                .then(a.1.cmp(&b.1))
+        });
+        waiting.into_iter().map(|(_, _, i)| i).collect()
+    }
+
+    fn slice_pass(&mut self, now: Seconds, target: &[SharePod]) -> Vec<LivePlacement> {
+        let waiting = self.slice_order(now);
+        if waiting.is_empty() {
+            return Vec::new();
+        }
+        let mut starts = Vec::new();
+        let whole_held = self.whole_by_queue();
+        let mut slice_held = self.slice_milli_by_queue();
+        // One snapshot per pass; a node is refreshed only when a job lands on it.
+        let mut nodes: Vec<(String, NodeSlices)> = self
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.name.clone(), self.book.get(&n.name)?.clone())))
+            .collect();
+        for i in waiting {
+            let job = &self.slice_jobs[i];
+            let Some((k, at)) = place::place(job, &nodes, target, self.share_strategy) else {
+                continue;
+            };
+            let (id, node, queue) = (job.id, nodes[k].0.clone(), job.queue);
+            // A capped queue takes the slice only if its GPUs, slices rounded up, fit.
+            if let Some(&cap) = self.queue_caps.get(&queue) {
+                let whole = whole_held.get(&queue).copied().unwrap_or(0);
+                let slices = slice_held.get(&queue).copied().unwrap_or(0);
+                if !caps::slice_fits(whole, slices, u64::from(at.milli), cap) {
+                    continue;
+                }
+            }
+            if self.occupy_slice(&node, i, &at) {
+                *slice_held.entry(queue).or_insert(0) += u64::from(at.milli);
+                if let Some(b) = self.book.get(&node) {
+                    nodes[k].1 = b.clone();
+                }
+                self.slice_jobs[i].at = Some((node.clone(), at.clone()));
+                starts.push(LivePlacement::one(id, &node, vec![at.gpu], Some(at)));
+            }
+        }
+        starts
+    }
+
+    /// Why a waiting whole-GPU (or GPU-less) job waits on a node's CPUs, memory or
+    /// generic resources rather than on GPUs, with the node's name; see
+    /// [`Scheduler::room_wait`].
+    pub fn room_wait(&self, id: u64) -> Option<(String, RoomWait)> {
+        let job = &self.jobs[self.find(id)?];
+        let wait = self.scheduler.room_wait(&job.spec)?;
+        let name = self.nodes.get(wait.node.index())?.name.clone();
+        Some((name, wait))
+    }
+
+    /// What an online node has free of CPUs, memory and generic resources.
+    pub fn room(&self, node: &str) -> Option<&NodeRoom> {
+        let n = self.nodes.iter().position(|x| x.name == node)?;
+        self.scheduler.room()?.free(NodeId(n as u32))
+    }
+
+    /// Per-user GPU caps by queue, from the queue file.
+    pub fn set_user_caps(&mut self, caps: BTreeMap<QueueId, u32>) {
+        self.user_caps = caps;
+    }
+
+    /// Queue caps and fair-share weights (by queue) from the queue file.
+    pub fn set_queues(&mut self, limits: BTreeMap<QueueId, u32>, weights: BTreeMap<u32, f64>) {
+        self.scheduler.set_queue_limits(limits.clone());
+        self.queue_caps = limits;
+        let policy = self.scheduler.policy_mut();
+        policy.tenant = crate::policy::Tenant::Queue;
+        policy.weights = weights;
+    }
+
+    /// Estimated starts (seconds) of waiting jobs; see [`crate::plan`].
+    pub fn estimate_starts(&self, now: Seconds) -> BTreeMap<u64, Seconds> {
+        self.scheduler
+            .estimate_starts(&self.jobs, now)
+            .into_iter()
+            .map(|(id, t)| (id.0, t))
+            .collect()
+    }
+
+    /// Waiting whole-GPU jobs in the order of the last pass (the policy's order).
+    pub fn waiting_order(&self) -> Vec<u64> {
+        let mut w: Vec<&SchedJob> = self.jobs.iter().filter(|j| !j.running).collect();
+        w.sort_by_key(|j| (j.rank, j.spec.id));
+        w.into_iter().map(|j| j.spec.id.0).collect()
+    }
+
+    /// How many jobs wait (whole and slices).
+    pub fn waiting(&self) -> usize {
+        self.jobs.iter().filter(|j| !j.running).count()
+            + self.slice_jobs.iter().filter(|j| j.at.is_none()).count()
+    }
+
+    /// GPUs of a node free for whole-GPU jobs now.
+    pub fn whole_free(&self, node: &str) -> u32 {
+        self.book
+            .get(node)
+            .map_or(0, |b| b.whole_free().count() as u32)
+    }
+
+    /// GPUs of a node whole-GPU jobs can ever use (not in MIG mode).
+    pub fn whole_capacity(&self, node: &str) -> u32 {
+        self.book.get(node).map_or(0, NodeSlices::whole_capacity)
+    }
+
+    /// The jobs holding anything on `node`.
+    pub fn jobs_on(&self, node: &str) -> BTreeSet<u64> {
+        self.book
+            .get(node)
+            .map(NodeSlices::jobs)
+            .unwrap_or_default()
+    }
+
+    /// Every job holding GPUs (starting or running), by node name, then id.
+    pub fn placed(&self) -> Vec<u64> {
+        self.book.values().flat_map(NodeSlices::jobs).collect()
+    }
+}
+
+/// The order keys of a slice job: a whole-GPU job of one GPU with its priority, submit
+/// time and estimate.
+fn slice_spec(j: &SliceJob) -> JobSpec {
+    JobSpec {
+        id: JobId(j.id),
+        gpus: 1,
+        gpu_model: j.model.clone(),
+        user: UserId(0),
+        queue: j.queue,
+        priority: j.priority,
+        submit: j.submit,
+        estimate: j.estimate,
+        cpu_milli: 0,
+        mem_mib: 0,
+        generic: Default::default(),
+    }
+}

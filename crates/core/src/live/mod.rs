@@ -1,0 +1,33 @@
+//! The live cluster, owned by the core: online nodes and their GPUs (whole, shares, MIG
+//! instances), who holds what, the pass that decides starts with their GPU indices, queue
+//! and per-user caps, and why a waiting job waits. The server maps its wire types onto
+//! these, applies the placements and formats the reasons; it keeps no occupancy of its
+//! own.
+//!
+//! - [`node`]: a node as registered (GPUs with index, model, memory and MIG layout).
+//! - [`slice`]: what a job on part of a GPU asks for, and where it was put.
+//! - [`book`]: who holds what on one node (the one record of occupancy).
+//! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
+//! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
+//! - [`caps`]: queue caps with slices rounded up, and per-user caps.
+//! - [`claims`]: jobs that reclaimed quota start first on their node.
+//! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
+
+pub mod book;
+pub mod caps;
+pub mod claims;
+pub mod cluster;
+pub mod node;
+pub mod place;
+pub mod reason;
+pub mod slice;
+
+#[cfg(test)]
+mod tests;
+
+pub use book::{GpuSlices, NodeSlices, ShareHold};
+pub use cluster::{LiveCluster, LiveJob, LivePlacement, NodePart};
+pub use node::{LiveGpu, LiveNode, MigInstance, MigLayout};
+pub use place::SliceJob;
+pub use reason::{WaitContext, WaitReason};
+pub use slice::{MigAt, SliceAsk, SliceAt};

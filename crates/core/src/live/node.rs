@@ -1,0 +1,58 @@
+//! A live node as an agent registered it, in the core's own terms (the server maps its
+//! wire types onto these in one place).
+
+/// One online node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveNode {
+    pub name: String,
+    /// The model of its GPUs (one model per node; the server refuses mixed nodes).
+    pub model: String,
+    pub cpus: u32,
+    pub mem_mib: u64,
+    /// It runs MPS: a GPU's shares all belong to one user.
+    pub mps: bool,
+    /// Its GPUs in registration order.
+    pub gpus: Vec<LiveGpu>,
+    /// Generic counted resources its agent declared (`--resource fpga=2`).
+    pub resources: std::collections::BTreeMap<String, u64>,
+}
+
+/// One GPU of a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveGpu {
+    pub index: u32,
+    pub model: String,
+    pub mem_mib: u64,
+    /// `Some` in MIG mode: only MIG jobs may use it.
+    pub mig: Option<MigLayout>,
+}
+
+/// A MIG GPU's layout as registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigLayout {
+    /// The agent may create and destroy instances.
+    pub dynamic: bool,
+    pub instances: Vec<MigInstance>,
+}
+
+/// One GPU instance that exists on a MIG GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigInstance {
+    pub profile: String,
+    pub start: u8,
+    pub size: u8,
+    pub uuid: Option<String>,
+}
+
+impl LiveNode {
+    /// GPUs the whole-GPU scheduler may use: those not in MIG mode.
+    pub fn whole_gpus(&self) -> u32 {
+        self.gpus.iter().filter(|g| g.mig.is_none()).count() as u32
+    }
+
+    /// Whether the node's GPUs are of `model` (a prefix, as users write it) or any model
+    /// will do.
+    pub fn has_model(&self, model: Option<&str>) -> bool {
+        model.is_none_or(|m| self.model.starts_with(m))
+    }
+}

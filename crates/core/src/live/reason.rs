@@ -1,0 +1,208 @@
+//! Why a waiting job waits, decided here and only worded by the server
+//! (`server/src/state/reasons.rs`). Checks run in the order a user can act on them:
+//! dependencies, the queue's caps, whether any online node could ever hold the job,
+//! free GPUs, then the policy's order.
+
+use std::collections::BTreeMap;
+
+use super::caps;
+use super::cluster::{LiveCluster, LiveJob};
+use super::node::LiveNode;
+use super::place::ask_milli;
+use super::slice::SliceAsk;
+use crate::room::RoomWait;
+use crate::QueueId;
+
+/// Why one pending job is not running.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WaitReason {
+    /// Jobs it runs after have not succeeded yet.
+    Dependency { unmet: Vec<u64> },
+    /// It reclaimed its queue's quota on `node` and starts there first once the
+    /// preempted jobs have left.
+    Reclaimed { node: String },
+    /// A slice job whose queue's GPUs (slices by fraction, rounded up) would pass its
+    /// `max` with it.
+    SliceQueueAtCap { held_milli: u64, max: u32 },
+    /// A slice job no online node has room for now.
+    NoSliceRoom { mig: bool },
+    /// It asks for more than its queue may ever hold (a reload lowered `max`).
+    LargerThanQueue { max: u32, gpus: u32 },
+    /// Its queue's jobs hold `held` of its `max` GPUs.
+    QueueAtCap { held: u32, max: u32 },
+    /// Its user's jobs in its queue hold `held` of `max_gpus_per_user`.
+    UserAtCap { held: u64, cap: u32 },
+    /// No online node has enough GPUs (of its model) at all.
+    NoNodeCanHold { gpus: u32, model: Option<String> },
+    /// Nodes with its GPUs exist, but none has the CPUs, memory or generic resources it
+    /// asks for together with them.
+    NoNodeHasRoom,
+    /// GPUs are free, but `node` (the one that lacks least) lacks CPUs, memory or
+    /// generic resources that running jobs hold.
+    WaitingForRoom { node: String, wait: RoomWait },
+    /// Nodes that could hold it exist but none has enough free GPUs now.
+    WaitingForGpus {
+        gpus: u32,
+        model: Option<String>,
+        free_max: u32,
+        waiting: usize,
+    },
+    /// `backfill` on nodes: GPUs are free, but the blocked `head` job reserved them on
+    /// `node` (expected free at `shadow`, seconds; `None` when no walltime says): only a
+    /// job whose walltime ends by then, or one that leaves those GPUs alone, starts
+    /// first.
+    Reserved {
+        head: u64,
+        node: String,
+        shadow: Option<f64>,
+    },
+    /// GPUs are free but jobs ahead of it in the policy's order start first.
+    Behind { ahead: usize },
+    /// Nothing holds it: it starts in the next pass.
+    Next,
+}
+
+/// What every waiting job's reason needs, worked out once (a list of 100k pending jobs
+/// must stay linear).
+#[derive(Clone, Debug, Default)]
+pub struct WaitContext {
+    /// Thousandths of a GPU each queue's placed jobs hold.
+    queue_milli: BTreeMap<QueueId, u64>,
+    /// Thousandths each user's placed jobs hold per queue.
+    user_milli: BTreeMap<(QueueId, String), u64>,
+    waiting: usize,
+    /// A waiting whole-GPU job → how many come before it in the policy's order.
+    ahead: BTreeMap<u64, usize>,
+}
+
+impl LiveCluster {
+    pub fn wait_context(&self) -> WaitContext {
+        let names: BTreeMap<_, _> = self.users.iter().map(|(n, &u)| (u, n.clone())).collect();
+        let mut user_milli: BTreeMap<(QueueId, String), u64> = BTreeMap::new();
+        for ((q, u), m) in self.held_by_user() {
+            if let Some(n) = names.get(&u) {
+                *user_milli.entry((q, n.clone())).or_default() += m;
+            }
+        }
+        WaitContext {
+            queue_milli: self.queue_milli(),
+            user_milli,
+            waiting: self.waiting(),
+            ahead: self
+                .waiting_order()
+                .into_iter()
+                .enumerate()
+                .map(|(i, id)| (id, i))
+                .collect(),
+        }
+    }
+
+    /// Why `job` (pending; `unmet` are its dependencies that have not succeeded) waits.
+    pub fn wait_reason(&self, job: &LiveJob, unmet: &[u64], ctx: &WaitContext) -> WaitReason {
+        if !unmet.is_empty() {
+            return WaitReason::Dependency {
+                unmet: unmet.to_vec(),
+            };
+        }
+        if let Some(node) = self.claim_of(job.id) {
+            return WaitReason::Reclaimed {
+                node: node.to_string(),
+            };
+        }
+        let queue = job.queue;
+        let held_milli = ctx.queue_milli.get(&queue).copied().unwrap_or(0);
+        if let Some(ask) = &job.slice {
+            if let Some(&max) = self.queue_caps.get(&queue) {
+                if !caps::slice_fits(0, held_milli, ask_milli(ask), max) {
+                    return WaitReason::SliceQueueAtCap { held_milli, max };
+                }
+            }
+            return WaitReason::NoSliceRoom {
+                mig: matches!(ask, SliceAsk::Mig { .. }),
+            };
+        }
+        if let Some(&max) = self.queue_caps.get(&queue) {
+            if job.gpus > max {
+                return WaitReason::LargerThanQueue {
+                    max,
+                    gpus: job.gpus,
+                };
+            }
+            let held = held_milli.div_ceil(1000) as u32;
+            if held + job.gpus > max {
+                return WaitReason::QueueAtCap { held, max };
+            }
+        }
+        if let Some(&cap) = self.user_caps.get(&queue) {
+            let key = (queue, job.user.clone());
+            let held = ctx
+                .user_milli
+                .get(&key)
+                .copied()
+                .unwrap_or(0)
+                .div_ceil(1000);
+            if held + u64::from(job.gpus) > u64::from(cap) {
+                return WaitReason::UserAtCap { held, cap };
+            }
+        }
+        let model = job.model.as_deref();
+        let fitting: Vec<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| n.has_model(model) && n.whole_gpus() >= job.gpus)
+            .map(|n| n.name.as_str())
+            .collect();
+        if fitting.is_empty() {
+            return WaitReason::NoNodeCanHold {
+                gpus: job.gpus,
+                model: job.model.clone(),
+            };
+        }
+        let has_room = |n: &LiveNode| {
+            u64::from(n.cpus) * 1000 >= job.cpu_milli
+                && n.mem_mib >= job.mem_mib
+                && job
+                    .resources
+                    .iter()
+                    .all(|(k, c)| n.resources.get(k).is_some_and(|have| have >= c))
+        };
+        let roomy = self
+            .nodes
+            .iter()
+            .any(|n| fitting.contains(&n.name.as_str()) && has_room(n));
+        if !roomy {
+            return WaitReason::NoNodeHasRoom;
+        }
+        if let Some((node, wait)) = self.room_wait(job.id) {
+            return WaitReason::WaitingForRoom { node, wait };
+        }
+        let free_max = fitting
+            .iter()
+            .map(|n| self.whole_free(n))
+            .max()
+            .unwrap_or(0);
+        if free_max < job.gpus {
+            return WaitReason::WaitingForGpus {
+                gpus: job.gpus,
+                model: job.model.clone(),
+                free_max,
+                waiting: ctx.waiting,
+            };
+        }
+        let ahead = ctx.ahead.get(&job.id).copied().unwrap_or(0);
+        if let Some(r) = self.scheduler.node_reservation() {
+            let node = self.nodes.get(r.node.index());
+            if let (true, Some(node)) = (r.head.0 != job.id && ahead > 0, node) {
+                return WaitReason::Reserved {
+                    head: r.head.0,
+                    node: node.name.clone(),
+                    shadow: r.shadow.is_finite().then_some(r.shadow),
+                };
+            }
+        }
+        match ahead {
+            0 => WaitReason::Next,
+            ahead => WaitReason::Behind { ahead },
+        }
+    }
+}
