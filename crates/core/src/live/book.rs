@@ -62,6 +62,9 @@ pub struct NodeSlices {
     pub gpus: Vec<GpuSlices>,
     /// GPU index → the whole-GPU job holding it.
     pub whole: BTreeMap<u32, u64>,
+    /// Jobs placed here that hold no GPU (`--gpus 0`): they hold CPUs, memory or
+    /// generic resources only, and are still the node's to run.
+    pub gpuless: BTreeSet<u64>,
 }
 
 impl NodeSlices {
@@ -98,6 +101,7 @@ impl NodeSlices {
                 })
                 .collect(),
             whole: BTreeMap::new(),
+            gpuless: BTreeSet::new(),
         }
     }
 
@@ -143,6 +147,7 @@ impl NodeSlices {
     /// Every job holding anything here (whole GPUs, shares, MIG instances).
     pub fn jobs(&self) -> BTreeSet<u64> {
         let mut out: BTreeSet<u64> = self.whole.values().copied().collect();
+        out.extend(&self.gpuless);
         for g in &self.gpus {
             out.extend(g.shares.iter().map(|s| s.job));
             if let Some(m) = &g.mig {
@@ -159,6 +164,9 @@ impl NodeSlices {
         let distinct: BTreeSet<u32> = indices.iter().copied().collect();
         if distinct.len() != indices.len() || !indices.iter().all(|g| free.contains(g)) {
             return false;
+        }
+        if indices.is_empty() {
+            return self.gpuless.insert(job);
         }
         for &g in indices {
             self.whole.insert(g, job);
@@ -239,6 +247,7 @@ impl NodeSlices {
     /// lost its last share (it goes back to whole-GPU jobs).
     pub fn release(&mut self, job: u64) -> bool {
         self.whole.retain(|_, j| *j != job);
+        self.gpuless.remove(&job);
         let mut closed = false;
         for g in &mut self.gpus {
             if let Some(mig) = &mut g.mig {

@@ -530,3 +530,25 @@ fn a_claim_starts_first_on_its_node_and_holds_its_free_gpus_until_then() {
     assert_eq!(ids, [(2, "a"), (3, "b")]);
     assert_eq!(c.claims().count(), 0, "served");
 }
+
+#[test]
+fn a_job_without_gpus_is_on_its_node_until_it_leaves() {
+    let mut c = cluster(PolicyKind::Fifo);
+    assert!(c.set_nodes(vec![node("a", 1, false)]).is_empty());
+    c.add(&LiveJob {
+        cpu_milli: 2000,
+        ..whole(1, 0)
+    });
+    let starts = c.pass(1.0, &[]);
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    assert_eq!(starts[0].parts[0].node, "a");
+    assert!(starts[0].parts[0].gpus.is_empty(), "{starts:?}");
+    // The node runs it (its agent is told by `jobs_on`), and its GPU stays free.
+    assert_eq!(c.jobs_on("a"), BTreeSet::from([1]));
+    assert_eq!(c.whole_free("a"), 1);
+    // A node that re-registers keeps it; leaving frees the node.
+    assert!(c.set_nodes(vec![node("a", 2, false)]).is_empty());
+    assert_eq!(c.jobs_on("a"), BTreeSet::from([1]));
+    c.remove(1);
+    assert!(c.jobs_on("a").is_empty());
+}
