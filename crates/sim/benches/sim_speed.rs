@@ -3,7 +3,12 @@
 //!
 //! (a) trace3 (992 jobs, 8x8) under each policy validated against the Muri simulator;
 //! (b) all 82,247 jobs of philly.csv on 2,048 GPUs (256x8) under every policy;
-//! (c) one preemptive pass over 100,000 waiting jobs of 1-8 GPUs on 10,000 nodes x 8.
+//! (c) one preemptive pass over 100,000 waiting jobs of 1-8 GPUs on 10,000 nodes x 8;
+//! (d) the live server's pass (`core::live::LiveCluster`: GPU indices picked on the book,
+//!     caps, then why each job still waits) over 10,000 waiting jobs on 1,000 nodes x 8.
+//!
+//! `cargo bench -p gpusched-sim --bench sim_speed -- passes` runs (c) and (d) only,
+//! `-- one-pass` (c) only (the run to compare with callgrind across commits).
 //!
 //! Traces are read from ../shared/traces; (a) and (b) are skipped with a note if absent.
 
@@ -149,7 +154,87 @@ fn main() {
         println!("run with `cargo bench -p gpusched-sim --bench sim_speed`");
         return;
     }
-    bench_trace3();
-    bench_philly();
+    let only = |name: &str| std::env::args().any(|a| a == name);
+    if !only("passes") && !only("one-pass") {
+        bench_trace3();
+        bench_philly();
+    }
     bench_one_pass();
+    if !only("one-pass") {
+        bench_live_pass();
+    }
+}
+
+/// The server's pass: 10,000 waiting 1-8 GPU jobs of 16 users on 1,000 nodes x 8 (some
+/// start, the rest wait), then the reason of every waiting job, as `queue` asks for them.
+fn bench_live_pass() {
+    use gpusched_core::live::{LiveCluster, LiveGpu, LiveJob, LiveNode};
+    use gpusched_core::sharing::ShareStrategy;
+    let nodes: Vec<LiveNode> = (0..1000)
+        .map(|i| LiveNode {
+            name: format!("n{i:04}"),
+            model: "A100-SXM4-80GB".into(),
+            cpus: 64,
+            mem_mib: 512 * 1024,
+            mps: false,
+            gpus: (0..8)
+                .map(|index| LiveGpu {
+                    index,
+                    model: "A100-SXM4-80GB".into(),
+                    mem_mib: 81920,
+                    mig: None,
+                })
+                .collect(),
+            resources: Default::default(),
+        })
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let jobs: Vec<LiveJob> = (1..=10_000u64)
+        .map(|id| LiveJob {
+            id,
+            user: format!("u{}", id % 16),
+            queue: QueueId(0),
+            priority: 0,
+            submit: id as f64,
+            walltime: Some(rng.gen_range(60.0..86_400.0)),
+            gpus: rng.gen_range(1..=8),
+            model: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            resources: Default::default(),
+            slice: None,
+        })
+        .collect();
+    for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {
+        let (mut pass_t, mut reason_t, mut placed) = (Vec::new(), Vec::new(), 0);
+        for _ in 0..5 {
+            let mut policy = PolicyConfig::new(kind);
+            policy.backfill_nodes = true;
+            let mut c = LiveCluster::new(policy, ShareStrategy::Fgd);
+            c.set_nodes(nodes.clone());
+            for j in &jobs {
+                c.add(j);
+            }
+            let start = Instant::now();
+            placed = c.pass(1.0, &[]).len();
+            pass_t.push(start.elapsed());
+            let start = Instant::now();
+            let ctx = c.wait_context();
+            let order: std::collections::BTreeSet<u64> = c.waiting_order().into_iter().collect();
+            let waiting = jobs.iter().filter(|j| order.contains(&j.id));
+            let n = waiting.map(|j| c.wait_reason(j, &[], &ctx)).count();
+            reason_t.push(start.elapsed());
+            assert_eq!(n + placed, jobs.len());
+        }
+        pass_t.sort();
+        reason_t.sort();
+        println!(
+            "(d) one live {:<8} pass, 10,000 waiting jobs on 1,000x8: {} placed in {:.1} ms; reasons of the {} still waiting in {:.1} ms (medians of 5)",
+            kind.name(),
+            placed,
+            pass_t[2].as_secs_f64() * 1e3,
+            jobs.len() - placed,
+            reason_t[2].as_secs_f64() * 1e3,
+        );
+    }
 }

@@ -73,6 +73,9 @@ pub struct WaitContext {
     waiting: usize,
     /// A waiting whole-GPU job → how many come before it in the policy's order.
     ahead: BTreeMap<u64, usize>,
+    /// The online nodes by (GPU model, whole-GPU capacity), with the most whole GPUs
+    /// free on one of them: a job's reason looks at these few kinds, not at every node.
+    kinds: BTreeMap<(String, u32), u32>,
 }
 
 impl LiveCluster {
@@ -84,7 +87,14 @@ impl LiveCluster {
                 *user_milli.entry((q, n.clone())).or_default() += m;
             }
         }
+        let mut kinds: BTreeMap<(String, u32), u32> = BTreeMap::new();
+        for n in &self.nodes {
+            let free = self.whole_free(&n.name);
+            let most = kinds.entry((n.model.clone(), n.whole_gpus())).or_default();
+            *most = (*most).max(free);
+        }
         WaitContext {
+            kinds,
             queue_milli: self.queue_milli(),
             user_milli,
             waiting: self.waiting(),
@@ -146,11 +156,12 @@ impl LiveCluster {
             }
         }
         let model = job.model.as_deref();
-        let fitting: Vec<&str> = self
-            .nodes
+        // The kinds of node (model, capacity) that could ever hold it.
+        let fitting: Vec<u32> = ctx
+            .kinds
             .iter()
-            .filter(|n| n.has_model(model) && n.whole_gpus() >= job.gpus)
-            .map(|n| n.name.as_str())
+            .filter(|((m, cap), _)| model.is_none_or(|p| m.starts_with(p)) && *cap >= job.gpus)
+            .map(|(_, &free)| free)
             .collect();
         if fitting.is_empty() {
             return WaitReason::NoNodeCanHold {
@@ -166,21 +177,21 @@ impl LiveCluster {
                     .iter()
                     .all(|(k, c)| n.resources.get(k).is_some_and(|have| have >= c))
         };
-        let roomy = self
-            .nodes
-            .iter()
-            .any(|n| fitting.contains(&n.name.as_str()) && has_room(n));
-        if !roomy {
-            return WaitReason::NoNodeHasRoom;
+        // Only a job that asks for CPUs, memory or generic resources can lack them (and
+        // only then is every node looked at).
+        if job.cpu_milli > 0 || job.mem_mib > 0 || !job.resources.is_empty() {
+            let roomy = self
+                .nodes
+                .iter()
+                .any(|n| n.has_model(model) && n.whole_gpus() >= job.gpus && has_room(n));
+            if !roomy {
+                return WaitReason::NoNodeHasRoom;
+            }
+            if let Some((node, wait)) = self.room_wait(job.id) {
+                return WaitReason::WaitingForRoom { node, wait };
+            }
         }
-        if let Some((node, wait)) = self.room_wait(job.id) {
-            return WaitReason::WaitingForRoom { node, wait };
-        }
-        let free_max = fitting
-            .iter()
-            .map(|n| self.whole_free(n))
-            .max()
-            .unwrap_or(0);
+        let free_max = fitting.into_iter().max().unwrap_or(0);
         if free_max < job.gpus {
             return WaitReason::WaitingForGpus {
                 gpus: job.gpus,
