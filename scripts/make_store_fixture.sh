@@ -57,7 +57,9 @@ state_of() { g show "$1" --json | sed -n 's/.*"state": *"\([a-z_]*\)".*/\1/p' | 
 is_state() { [ "$(state_of "$1")" = "$2" ]; }
 attempt_is() { g show "$2" --json | grep -q "\"attempt\": *$1[,}]"; }
 node_online() { g nodes | grep -q "n1 .*online"; }
-sub() { g submit --json "$@" | sed -n 's/.*"ids": *\[\([0-9]*\).*/\1/p'; }
+# `--cwd /tmp`: a directory every machine has, so the jobs can run again wherever the
+# fixture is loaded (the CLI would send the directory this script runs in).
+sub() { g submit --json --cwd /tmp "$@" | sed -n 's/.*"ids": *\[\([0-9]*\).*/\1/p'; }
 
 start_agent() {
     "$bin" agent --server "http://127.0.0.1:$port" --name n1 --state-dir "$work/n1" \
