@@ -90,8 +90,8 @@ impl FromRequest<super::App> for RawBody {
 }
 
 /// A JSON body as `T`, or a 400 with serde's message. A number written with a zero
-/// fraction (`2.0`) is an integer to JSON Schema, so it is read as one where the
-/// plain parse wanted an integer.
+/// fraction or an exponent that leaves an integer (`2.0`, `15e2`) is an integer to JSON
+/// Schema, so it is read as one where the plain parse wanted an integer.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErr> {
     let first = match serde_json::from_slice(bytes) {
         Ok(v) => return Ok(v),
@@ -101,38 +101,142 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErr> {
     if !first.is_data() {
         return Err(bad(first));
     }
-    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(bad)?;
-    if !integral_floats_to_integers(&mut value) {
+    // Rewritten in the text, not after parsing: a float parse may round an integer
+    // above 2^53, or even below it (serde_json's fast parser read 2242751653411077.0
+    // as 2242751653411076.8).
+    let Some(text) = integral_numbers_as_integers(bytes) else {
         return Err(bad(first));
-    }
-    // The first error keeps its line and column; the retry's would have none.
-    serde_json::from_value(value).map_err(|_| bad(first))
+    };
+    // The first error keeps its line and column; the retry's would refer to new text.
+    serde_json::from_slice(&text).map_err(|_| bad(first))
 }
 
-/// Rewrites `2.0` as `2` throughout; whether anything changed.
-fn integral_floats_to_integers(v: &mut serde_json::Value) -> bool {
-    use serde_json::Value;
-    match v {
-        Value::Number(n) if n.is_f64() => {
-            let f = n.as_f64().unwrap_or(f64::NAN);
-            let whole = f.fract() == 0.0;
-            if whole && (0.0..18_446_744_073_709_551_616.0).contains(&f) {
-                *v = Value::from(f as u64);
-                true
-            } else if whole && f < 0.0 && f >= i64::MIN as f64 {
-                *v = Value::from(f as i64);
-                true
-            } else {
-                false
+/// The JSON text with every number that is an integer written as one (`2.0` -> `2`,
+/// `1.5e3` -> `1500`); `None` when there was none to rewrite. Strings are left alone.
+fn integral_numbers_as_integers(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut i, mut changed) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'"' {
+            // Copy the string through its closing quote, escapes included.
+            let start = i;
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
             }
+            i = (i + 1).min(bytes.len());
+            out.extend_from_slice(&bytes[start..i]);
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let token = &bytes[start..i];
+            match as_integer(token) {
+                Some(int) => {
+                    out.extend_from_slice(int.as_bytes());
+                    changed = true;
+                }
+                None => out.extend_from_slice(token),
+            }
+        } else {
+            out.push(b);
+            i += 1;
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |c, x| integral_floats_to_integers(x) | c),
-        Value::Object(map) => map
-            .values_mut()
-            .fold(false, |c, x| integral_floats_to_integers(x) | c),
-        _ => false,
+    }
+    changed.then_some(out)
+}
+
+/// A JSON number token with a fraction or exponent whose value is a whole number of at
+/// most 20 digits, written as an integer; `None` for anything else (already an integer,
+/// a real fraction, not a number).
+fn as_integer(token: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(token).ok()?;
+    let (neg, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(k) => (&rest[..k], rest[k + 1..].parse::<i32>().ok()?),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if (frac.is_empty() && exp == 0) || int.is_empty() || !int.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if !frac.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // The digits, and where the decimal point falls in them after the exponent.
+    let digits = format!("{int}{frac}");
+    let point = int.len() as i64 + i64::from(exp);
+    if point < 0 {
+        return digits.bytes().all(|c| c == b'0').then(|| "0".to_string());
+    }
+    let point = point as usize;
+    let (whole, rest) = if point >= digits.len() {
+        (format!("{digits}{}", "0".repeat(point - digits.len())), "")
+    } else {
+        (digits[..point].to_string(), &digits[point..])
+    };
+    if !rest.bytes().all(|c| c == b'0') {
+        return None;
+    }
+    let whole = whole.trim_start_matches('0');
+    let whole = if whole.is_empty() { "0" } else { whole };
+    if whole.len() > 20 {
+        return None;
+    }
+    Some(if neg && whole != "0" {
+        format!("-{whole}")
+    } else {
+        whole.to_string()
+    })
+}
+
+#[cfg(test)]
+mod integral_tests {
+    use super::*;
+
+    #[test]
+    fn integral_numbers_become_integers_and_nothing_else_changes() {
+        for (token, want) in [
+            ("2.0", Some("2")),
+            ("-3.00", Some("-3")),
+            ("2242751653411077.0", Some("2242751653411077")),
+            ("1.5e3", Some("1500")),
+            ("15E+2", Some("1500")),
+            ("150e-1", Some("15")),
+            ("0.0", Some("0")),
+            ("-0.0", Some("0")),
+            ("2.5", None),
+            ("1e-3", None),
+            ("7", None),
+            ("1e30", None),
+        ] {
+            assert_eq!(as_integer(token.as_bytes()).as_deref(), want, "{token}");
+        }
+        let text = br#"{"a":"2.0 \" 3.0","b":[1577.0,2.5],"c":1e3}"#;
+        let out = integral_numbers_as_integers(text).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"a":"2.0 \" 3.0","b":[1577,2.5],"c":1000}"#
+        );
+        assert!(integral_numbers_as_integers(br#"{"a":[1,2]}"#).is_none());
+    }
+
+    #[test]
+    fn a_submission_with_integral_floats_parses() {
+        let v: gpusched_wire::JobSubmit = parse_json(
+            br#"{"command":["x"],"priority":1577.0,"after":[2242751653411077.0],"walltime_s":6e1}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(v.priority, Some(1577));
+        assert_eq!(v.after, vec![2242751653411077]);
+        assert_eq!(v.walltime_s, Some(60));
     }
 }
 

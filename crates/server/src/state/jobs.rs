@@ -193,8 +193,10 @@ impl State {
         let mut seen = std::collections::HashSet::new();
         for j in &jobs {
             if let Some(t) = &j.client_token {
+                // 409, not 400: each job is well-formed (the schema cannot say "unique
+                // across the batch"); the batch as a whole conflicts with itself.
                 if !seen.insert(t.as_str()) {
-                    return Err(Fail::BadRequest(format!(
+                    return Err(Fail::Conflict(format!(
                         "`client_token` {t:?} appears twice in one batch; each job needs its own"
                     )));
                 }
