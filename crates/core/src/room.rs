@@ -20,6 +20,47 @@ pub struct NodeRoom {
     pub generic: BTreeMap<String, u64>,
 }
 
+/// CPUs, memory and generic resources, borrowed: what a node has (free, or in all) or
+/// what a job asks. One rule, [`Amount::holds`], says whether the one holds the other,
+/// for the scheduler's free room, the core's wait reasons and the server's submit checks.
+#[derive(Clone, Copy, Debug)]
+pub struct Amount<'a> {
+    pub cpu_milli: u64,
+    pub mem_mib: u64,
+    pub generic: &'a BTreeMap<String, u64>,
+}
+
+impl Amount<'_> {
+    /// Whether this much holds all of `ask` together.
+    pub fn holds(&self, ask: Amount<'_>) -> bool {
+        self.cpu_milli >= ask.cpu_milli
+            && self.mem_mib >= ask.mem_mib
+            && ask
+                .generic
+                .iter()
+                .all(|(k, v)| self.generic.get(k).copied().unwrap_or(0) >= *v)
+    }
+}
+
+impl NodeRoom {
+    pub fn amount(&self) -> Amount<'_> {
+        Amount {
+            cpu_milli: self.cpu_milli,
+            mem_mib: self.mem_mib,
+            generic: &self.generic,
+        }
+    }
+}
+
+/// What a job asks of its node besides GPUs.
+pub fn asked(spec: &JobSpec) -> Amount<'_> {
+    Amount {
+        cpu_milli: spec.cpu_milli,
+        mem_mib: spec.mem_mib,
+        generic: &spec.generic,
+    }
+}
+
 /// One thing a job lacks on a node.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Lack {
@@ -106,15 +147,9 @@ impl Room {
 
     /// Whether `node` has room for `spec` now.
     pub fn fits(&self, node: NodeId, spec: &JobSpec) -> bool {
-        let Some(f) = self.free.get(node.index()) else {
-            return false;
-        };
-        f.cpu_milli >= spec.cpu_milli
-            && f.mem_mib >= spec.mem_mib
-            && spec
-                .generic
-                .iter()
-                .all(|(k, v)| f.generic.get(k).copied().unwrap_or(0) >= *v)
+        self.free
+            .get(node.index())
+            .is_some_and(|f| f.amount().holds(asked(spec)))
     }
 
     /// Takes what `spec` asks on `node`; the caller checked [`Room::fits`].

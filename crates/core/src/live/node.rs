@@ -50,6 +50,15 @@ impl LiveNode {
         self.gpus.iter().filter(|g| g.mig.is_none()).count() as u32
     }
 
+    /// The CPUs, memory and generic resources it offers in all.
+    pub fn total_room(&self) -> crate::room::Amount<'_> {
+        crate::room::Amount {
+            cpu_milli: u64::from(self.cpus) * 1000,
+            mem_mib: self.mem_mib,
+            generic: &self.resources,
+        }
+    }
+
     /// Whether the node's GPUs are of `model` (a prefix, as users write it) or any model
     /// will do.
     pub fn has_model(&self, model: Option<&str>) -> bool {

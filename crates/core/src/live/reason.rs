@@ -10,7 +10,7 @@ use super::cluster::{LiveCluster, LiveJob};
 use super::node::LiveNode;
 use super::place::ask_milli;
 use super::slice::SliceAsk;
-use crate::room::RoomWait;
+use crate::room::{Amount, RoomWait};
 use crate::QueueId;
 
 /// Why one pending job is not running.
@@ -169,14 +169,12 @@ impl LiveCluster {
                 model: job.model.clone(),
             };
         }
-        let has_room = |n: &LiveNode| {
-            u64::from(n.cpus) * 1000 >= job.cpu_milli
-                && n.mem_mib >= job.mem_mib
-                && job
-                    .resources
-                    .iter()
-                    .all(|(k, c)| n.resources.get(k).is_some_and(|have| have >= c))
+        let ask = Amount {
+            cpu_milli: job.cpu_milli,
+            mem_mib: job.mem_mib,
+            generic: &job.resources,
         };
+        let has_room = |n: &LiveNode| n.total_room().holds(ask);
         // Only a job that asks for CPUs, memory or generic resources can lack them (and
         // only then is every node looked at).
         if job.cpu_milli > 0 || job.mem_mib > 0 || !job.resources.is_empty() {

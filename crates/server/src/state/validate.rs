@@ -2,6 +2,7 @@
 //! wrong and what is allowed.
 
 use gpusched_core::resources::{gpu_request_from_fields, GpuRequest, ResourceRequest};
+use gpusched_core::room::Amount;
 use gpusched_core::{Gpu, GpuIndex};
 use gpusched_wire::{parse_mib, GpuInfo, JobSubmit, SliceAsk};
 
@@ -330,15 +331,18 @@ fn together(
     nodes: &[KnownNode],
     matching: impl Fn(&KnownNode) -> u32,
 ) -> Result<(), String> {
-    let cpu_milli = job.cpus.map_or(0, |c| (c * 1000.0).round() as u64);
+    let ask = Amount {
+        cpu_milli: job.cpus.map_or(0, |c| (c * 1000.0).round() as u64),
+        mem_mib: job.mem_mib.unwrap_or(0),
+        generic: &job.resources,
+    };
     let fits = |n: &KnownNode| {
-        matching(n) >= gpus
-            && u64::from(n.cpus) * 1000 >= cpu_milli
-            && n.mem_mib >= job.mem_mib.unwrap_or(0)
-            && job
-                .resources
-                .iter()
-                .all(|(k, c)| n.resources.get(k).is_some_and(|have| have >= c))
+        let has = Amount {
+            cpu_milli: u64::from(n.cpus) * 1000,
+            mem_mib: n.mem_mib,
+            generic: n.resources,
+        };
+        matching(n) >= gpus && has.holds(ask)
     };
     if nodes.iter().any(fits) {
         return Ok(());
