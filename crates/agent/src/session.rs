@@ -349,6 +349,9 @@ async fn register(sh: &Shared) -> Registered {
             resources: sh.cfg.resources.clone(),
             log_url: Some(sh.log_url.clone()),
             log_token: Some(sh.log_token.clone()),
+            advertise_addr: None,
+            location: Default::default(),
+            gpu_links: Vec::new(),
             running,
             events: events.clone(),
         };

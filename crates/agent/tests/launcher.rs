@@ -32,6 +32,7 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         grace_s: 1,
         slice: None,
         resources: Default::default(),
+        dist: None,
     }
 }
 

@@ -145,6 +145,14 @@ impl StoredJob {
             last_checkpoint_ms,
             // Derived: the keys of `env`.
             env_keys: _,
+            // Issue 12 (in progress): the gang fields are not stored yet.
+            nodes: _,
+            gpus_per_node: _,
+            split: _,
+            tasks_per_node: _,
+            mixed_models: _,
+            parts: _,
+            master_port: _,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -234,6 +242,13 @@ impl StoredJob {
                 preempt_requested: self.preempt_requested,
                 last_checkpoint_ms: self.last_checkpoint_ms,
                 env_keys: self.env.keys().cloned().collect(),
+                nodes: 1,
+                gpus_per_node: self.gpus,
+                split: false,
+                tasks_per_node: None,
+                mixed_models: false,
+                parts: Vec::new(),
+                master_port: None,
             },
             env: self.env,
             client_token: self.client_token,

@@ -45,6 +45,17 @@ pub struct Register {
     /// so the join token never travels to an agent's plain-HTTP log endpoint).
     #[serde(default)]
     pub log_token: Option<String>,
+    /// The address other nodes reach this one at (`MASTER_ADDR` when a job's first
+    /// part runs here, the hostfile): `--advertise-addr`, else the local address of the
+    /// agent's connection to the server.
+    #[serde(default)]
+    pub advertise_addr: Option<String>,
+    /// Where the node sits (`--switch`, `--rack`).
+    #[serde(default)]
+    pub location: crate::gang::NodeLocation,
+    /// How its GPUs are linked, pair by pair (NVML topology; empty where unknown).
+    #[serde(default)]
+    pub gpu_links: Vec<crate::gang::GpuLink>,
     /// Attempts running right now.
     pub running: Vec<AttemptRef>,
     /// Ends the server has not acknowledged yet (applied before `running` is compared).
@@ -86,6 +97,11 @@ pub struct Desired {
     /// end `preempted` and the server requeues them.
     #[serde(default)]
     pub preempt: Vec<PreemptOrder>,
+    /// Attempts whose first part runs here: reserve a free port for `MASTER_PORT`, hold
+    /// it until the part starts, and report it ([`RunEventKind::PortReserved`]); the
+    /// parts of the gang are launched once it is known.
+    #[serde(default)]
+    pub reserve_ports: Vec<AttemptRef>,
 }
 
 /// How to preempt one attempt.
@@ -125,6 +141,11 @@ pub struct Launch {
     /// tells the job in `GPUSCHED_RESOURCE_<NAME>` variables.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub resources: BTreeMap<String, u64>,
+    /// The distributed launch environment (ranks, master address and port, hostfile,
+    /// processes per node); `None` from an older server: one process, as a job of one
+    /// node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<crate::gang::DistLaunch>,
 }
 
 impl Launch {
@@ -174,6 +195,11 @@ pub enum RunEventKind {
     /// The job saved a checkpoint at the event's `at_ms` (it touched the file
     /// `$GPUSCHED_CHECKPOINT_DIR/checkpoint`).
     Checkpoint,
+    /// The port this node reserved for the attempt's `MASTER_PORT` (see
+    /// [`Desired::reserve_ports`]).
+    PortReserved {
+        port: u16,
+    },
     Ended {
         outcome: Outcome,
     },

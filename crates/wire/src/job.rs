@@ -94,6 +94,31 @@ pub struct JobSubmit {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 128)]
     pub client_token: Option<String>,
+    /// Run on this many nodes at once (a gang), `gpus_per_node` whole GPUs on each; all
+    /// parts start together or none does. Default 1.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 1024)]
+    pub nodes: Option<u32>,
+    /// Whole GPUs on each node of a gang (with `nodes`); `gpus` is then their product.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 1024)]
+    pub gpus_per_node: Option<u32>,
+    /// Let the scheduler split `gpus` into equal parts on as few nodes as it can (16 may
+    /// run as 2 x 8 or 4 x 4); without it, `gpus` must fit one node.
+    #[serde(default)]
+    pub split: bool,
+    /// Processes the agent starts on each node, each with its own rank and GPUs (must
+    /// divide the GPUs per node); default one process per node (e.g. `torchrun`).
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 1024)]
+    pub tasks_per_node: Option<u32>,
+    /// A gang's nodes may have different GPU models (default: all the same model).
+    #[serde(default)]
+    pub mixed_models: bool,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn default_queue() -> String {
@@ -255,6 +280,25 @@ pub struct JobView {
     /// The names of the extra environment variables it was given; never their values.
     #[serde(default)]
     pub env_keys: Vec<String>,
+    /// Nodes it runs on at once (1 unless it is a gang; for `split`, 0 until placed).
+    #[serde(default = "one")]
+    pub nodes: u32,
+    /// Whole GPUs on each node (`gpus` / `nodes`; for `split`, 0 until placed).
+    #[serde(default)]
+    pub gpus_per_node: u32,
+    /// The scheduler chose (or will choose) how to split `gpus` over nodes.
+    #[serde(default)]
+    pub split: bool,
+    #[serde(default)]
+    pub tasks_per_node: Option<u32>,
+    #[serde(default)]
+    pub mixed_models: bool,
+    /// Every part of the current (or last) attempt, by `NODE_RANK`; empty while pending.
+    #[serde(default)]
+    pub parts: Vec<crate::gang::JobPart>,
+    /// `MASTER_PORT` of the current (or last) attempt, once known.
+    #[serde(default)]
+    pub master_port: Option<u16>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

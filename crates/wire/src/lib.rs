@@ -10,6 +10,7 @@ pub mod auth;
 pub mod duration;
 #[doc(hidden)]
 pub mod fuzz_entry;
+pub mod gang;
 pub mod job;
 pub mod jobfile;
 pub mod node;
@@ -24,6 +25,7 @@ pub use agent::{
 };
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use duration::parse_duration;
+pub use gang::{DistHost, DistLaunch, GpuLink, JobPart, LinkKind, NodeLocation, PartState};
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
     JobState, JobSubmit, JobView, QueueList, QueueView, Submitted,

@@ -134,6 +134,15 @@ pub struct NodeView {
     /// The node runs NVIDIA MPS: shares of its GPUs get MPS limits.
     #[serde(default)]
     pub mps: bool,
+    /// The address its agent advertised (`MASTER_ADDR`, hostfiles).
+    #[serde(default)]
+    pub addr: Option<String>,
+    /// Where it sits (switch, rack).
+    #[serde(default)]
+    pub location: crate::gang::NodeLocation,
+    /// How its GPUs are linked, pair by pair.
+    #[serde(default)]
+    pub gpu_links: Vec<crate::gang::GpuLink>,
     /// Milliseconds since the agent was last heard from.
     pub last_seen_ms_ago: u64,
     pub agent_version: String,

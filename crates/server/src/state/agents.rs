@@ -128,6 +128,7 @@ impl State {
             run: Vec::new(),
             cancel: Vec::new(),
             preempt: Vec::new(),
+            reserve_ports: Vec::new(),
         };
         for id in ids {
             let job = &self.jobs[&id];
@@ -158,6 +159,7 @@ impl State {
                     grace_s: job.grace_s,
                     slice: v.slice_at.clone(),
                     resources: v.resources.clone(),
+                    dist: None,
                 });
             }
         }
@@ -186,6 +188,8 @@ impl State {
                 continue;
             }
             match &e.event {
+                // Issue 12 (in progress): gangs are not launched yet.
+                RunEventKind::PortReserved { .. } => {}
                 RunEventKind::Started { mig_uuid, .. } => {
                     let new_uuid = mig_uuid.as_ref().filter(|uuid| {
                         v.slice_at

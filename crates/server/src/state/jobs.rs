@@ -269,6 +269,13 @@ impl State {
                 preempt_requested: false,
                 last_checkpoint_ms: None,
                 env_keys: j.env.keys().cloned().collect(),
+                nodes: 1,
+                gpus_per_node: gpus,
+                split: false,
+                tasks_per_node: None,
+                mixed_models: false,
+                parts: Vec::new(),
+                master_port: None,
             },
             env: j.env,
             client_token: j.client_token,
@@ -582,6 +589,9 @@ impl State {
                     .map(|r| r.generic.clone())
                     .unwrap_or_default(),
                 mps: n.record.register.mps,
+                addr: n.record.register.advertise_addr.clone(),
+                location: n.record.register.location.clone(),
+                gpu_links: n.record.register.gpu_links.clone(),
                 last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
                 agent_version: n.record.register.agent_version.clone(),
             })
