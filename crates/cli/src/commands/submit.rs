@@ -158,6 +158,8 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
             args.after.clone()
         },
         client_token: None,
+        // Issue 12 (in progress): flags to come.
+        ..Default::default()
     };
     // A token unique to this invocation makes a retried call safe (the server
     // deduplicates by it).
