@@ -457,6 +457,7 @@ mod tests {
             grace_s: 5,
             slice: None,
             resources: Default::default(),
+            dist: None,
         }
     }
 

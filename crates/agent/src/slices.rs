@@ -152,6 +152,7 @@ mod tests {
             grace_s: 1,
             slice: Some(slice),
             resources: Default::default(),
+            dist: None,
         }
     }
 

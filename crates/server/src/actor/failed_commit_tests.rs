@@ -67,6 +67,9 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
         resources: Default::default(),
         log_url: None,
         log_token: None,
+        advertise_addr: None,
+        location: Default::default(),
+        gpu_links: Vec::new(),
         running: vec![],
         events: vec![],
     };

@@ -118,6 +118,9 @@ fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
         log_url: None,
         log_token: None,
         resources: Default::default(),
+        advertise_addr: None,
+        location: Default::default(),
+        gpu_links: Vec::new(),
         running,
         events: vec![],
     }
