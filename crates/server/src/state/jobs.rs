@@ -282,6 +282,7 @@ impl State {
             grace_s: self.cfg.grace_s,
             attempt_nodes: Default::default(),
             agent_stops: 0,
+            first_failure: None,
         }
     }
 
