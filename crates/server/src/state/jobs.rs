@@ -148,10 +148,8 @@ impl State {
             }
             if let Some(cap) = def.max_gpus_per_user {
                 // A slice needs room for at least one GPU under the cap (rounded up).
-                let want = validate::slice_of(j)
-                    .ok()
-                    .flatten()
-                    .map_or(j.gpus.unwrap_or(1), |_| 1);
+                let slice = validate::slice_of(j).ok().flatten();
+                let want = slice.as_ref().map_or(validate::whole_gpus(j, None), |_| 1);
                 if want > cap {
                     return Err(at(format!(
                         "the job asks for {want} GPUs, but one user's jobs may hold at most \
@@ -227,7 +225,13 @@ impl State {
     fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
         // Checked by `check_submit` before; a failure here cannot happen.
         let slice = validate::slice_of(&j).ok().flatten();
-        let gpus = validate::whole_gpus(&j, slice.as_ref());
+        let shape = super::shape::shape(&j, slice.is_some()).unwrap_or(super::shape::Shape {
+            nodes: 1,
+            gpus_per_node: 0,
+            gpus: 0,
+            split: false,
+        });
+        let gpus = shape.gpus;
         let name = j.name.clone().unwrap_or_else(|| {
             let prog = &j.command[0];
             prog.rsplit('/').next().unwrap_or(prog).to_string()
@@ -269,11 +273,11 @@ impl State {
                 preempt_requested: false,
                 last_checkpoint_ms: None,
                 env_keys: j.env.keys().cloned().collect(),
-                nodes: 1,
-                gpus_per_node: gpus,
-                split: false,
-                tasks_per_node: None,
-                mixed_models: false,
+                nodes: shape.nodes,
+                gpus_per_node: shape.gpus_per_node,
+                split: shape.split,
+                tasks_per_node: j.tasks_per_node,
+                mixed_models: j.mixed_models,
                 parts: Vec::new(),
                 master_port: None,
             },

@@ -11,6 +11,7 @@ mod limits;
 mod privacy;
 mod reasons;
 mod reclaim;
+pub(crate) mod shape;
 mod tokens;
 mod tracked;
 mod transition;
