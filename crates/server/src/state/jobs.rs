@@ -713,10 +713,9 @@ fn part_for_logs<'a>(v: &'a JobView, first: &'a String, ask: &LogAsk) -> Result<
             let ranks = nodes.len() as u64 * u64::from(k);
             let node = nodes.get((r / k) as usize).copied().ok_or_else(|| {
                 Fail::NotFound(format!(
-                    "job {id} has no rank {r}; its ranks are 0..={} ({} x {})",
+                    "job {id} has no rank {r}; its ranks are 0..={} ({} x {k} per node)",
                     ranks - 1,
                     gpusched_wire::count(nodes.len() as u32, "node"),
-                    gpusched_wire::count(k, "process")
                 ))
             })?;
             Some(node)
