@@ -93,9 +93,6 @@ pub fn gang(v: &JobView) -> Option<Gang> {
 
 /// The parts of a job's current attempt in rank order, as the core restores them
 /// ([`gpusched_core::live::LiveCluster::restore_parts`]).
-// The state machine's restore after a server restart calls it once gang parts are
-// stored (the server side of issue 12).
-#[allow(dead_code)]
 pub fn parts(v: &JobView) -> Vec<NodePart> {
     let mut parts: Vec<&gpusched_wire::JobPart> = v.parts.iter().collect();
     parts.sort_by_key(|p| p.rank);

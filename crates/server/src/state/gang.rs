@@ -77,6 +77,14 @@ pub(super) fn dist(v: &JobView, rank: u32) -> DistLaunch {
     }
 }
 
+/// "the other part", "the other 3 parts".
+fn others(n: usize) -> String {
+    match n {
+        1 => "the other part".into(),
+        n => format!("the other {n} parts"),
+    }
+}
+
 /// What an outcome says, for a part's line in the job's reason.
 fn says(outcome: &Outcome) -> String {
     match outcome {
@@ -205,17 +213,17 @@ impl State {
             });
             if !job.view.cancel_requested {
                 job.view.reason = format!(
-                    "part {rank} on {node} {}; stopping the other {}",
+                    "part {rank} on {node} {}; stopping {}",
                     says(outcome),
-                    gpusched_wire::count(left as u32, "part")
+                    others(left)
                 );
             }
             // Every other live part's agent is told to cancel it.
             self.bump_job(id);
         } else if ok && job.first_failure.is_none() && !job.view.cancel_requested && left > 0 {
             job.view.reason = format!(
-                "part {rank} on {node} exited with code 0; waiting for the other {}",
-                gpusched_wire::count(left as u32, "part")
+                "part {rank} on {node} exited with code 0; waiting for {}",
+                others(left)
             );
         }
         if left == 0 {
@@ -249,14 +257,19 @@ impl State {
         self.ended(id, &f.outcome, at_ms, Some(&node));
         // Say which part decided, whatever the outcome made of the job.
         if let Some(job) = self.jobs.get_mut(&id) {
-            let when = if job.view.attempt == attempt {
-                ""
+            if job.view.cancel_requested && job.view.state == JobState::Cancelled {
+                // The user's cancel decided, not a part.
+                job.view.reason = format!("cancelled; all {n} parts stopped");
+                return;
+            }
+            let of = if job.view.attempt == attempt {
+                String::new()
             } else {
-                " of the last attempt"
+                format!(" (attempt {attempt})")
             };
             job.view.reason = format!(
-                "{} (part {}{when} on {node} first; every part stopped)",
-                job.view.reason, f.rank
+                "part {} on {node}{of}: {}; every other part was stopped",
+                f.rank, job.view.reason
             );
         }
     }

@@ -723,7 +723,8 @@ fn part_for_logs<'a>(v: &'a JobView, first: &'a String, ask: &LogAsk) -> Result<
     };
     match (by_node, by_rank) {
         (Some(n), Some(r)) if n != r => Err(Fail::NotFound(format!(
-            "rank {} of job {id} runs on {r}, not on {n}; give one of --node and --rank, or both              naming the same node",
+            "rank {} of job {id} runs on {r}, not on {n}; give one of --node and --rank, or \
+             both naming the same node",
             ask.rank.unwrap_or(0)
         ))),
         (Some(n), _) | (None, Some(n)) => Ok(n),

@@ -379,18 +379,20 @@ impl State {
         }
     }
 
-    /// A gang that was starting or running when the server stopped.
-    fn restore_gang(&mut self, job: &JobRecord, _now: f64) {
-        // The core restores one node's GPUs; a gang's parts need all of theirs taken
-        // at once, or none.
-        tracing::warn!(
-            job = job.view.id,
-            "could not restore a running gang's GPUs; requeued"
-        );
-        self.lose(
-            job.view.id,
-            "its GPUs could not be restored after a server restart",
-        );
+    /// A gang that was starting or running when the server stopped: every part's GPUs
+    /// are taken again at once, or none (then the run is lost, as for one node).
+    fn restore_gang(&mut self, job: &JobRecord, now: f64) {
+        let parts = live_map::parts(&job.view);
+        if !self.queue.restore_parts(job.view.id, &parts, now) {
+            tracing::warn!(
+                job = job.view.id,
+                "could not restore a running gang's GPUs; requeued"
+            );
+            self.lose(
+                job.view.id,
+                "its GPUs could not be restored after a server restart",
+            );
+        }
     }
 
     /// Tells the core which nodes are online now; jobs stranded by the change are lost.
