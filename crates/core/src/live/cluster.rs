@@ -102,8 +102,9 @@ pub struct LiveCluster {
     pub(super) queue_caps: BTreeMap<QueueId, u32>,
     /// GPUs one user's jobs may hold in a queue (`max_gpus_per_user`).
     pub(super) user_caps: BTreeMap<QueueId, u32>,
-    /// Jobs that reclaimed quota → the node where they go first (see `claims.rs`).
-    pub(super) claims: BTreeMap<u64, String>,
+    /// Jobs that reclaimed quota → the nodes where they go first, one per part (see
+    /// `claims.rs`).
+    pub(super) claims: BTreeMap<u64, Vec<String>>,
 }
 
 impl LiveCluster {
@@ -343,11 +344,13 @@ impl LiveCluster {
     /// queue's quota goes first there): its GPU indices, or `None` when the node lacks
     /// the free GPUs.
     pub fn start_on(&mut self, id: u64, node: &str, now: Seconds) -> Option<LivePlacement> {
-        let i = self.find(id)?;
-        let k = self.jobs[i].spec.gpus;
+        self.start_on_nodes(id, &[node.to_string()], now)
+    }
+
+    /// `k` free whole GPUs of `node` for a start, or `None` when it lacks them.
+    pub(super) fn pick_free(&self, node: &str, k: u32) -> Option<Vec<u32>> {
         let picked: Vec<u32> = self.book.get(node)?.whole_free().take(k as usize).collect();
-        self.restore(id, node, &picked, None, now)
-            .then(|| LivePlacement::one(id, node, picked, None))
+        (picked.len() == k as usize).then_some(picked)
     }
 
     /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed

@@ -441,3 +441,41 @@ fn a_gang_waits_for_whole_nodes_while_small_jobs_backfill_without_delaying_it() 
     assert_eq!(s[0].job, 4, "{s:?}");
     assert_eq!(nodes_of(&s[0]), ["a", "b"]);
 }
+
+#[test]
+fn a_gang_claim_holds_gpus_on_every_claimed_node_and_starts_there_first() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![a100("a", 2), a100("b", 2), a100("c", 2)]);
+    for (id, n) in [(1, "a"), (2, "b")] {
+        c.add(&whole(id, 2));
+        assert!(c.restore(id, n, &[0, 1], None, 0.0));
+    }
+    c.add(&whole(3, 1));
+    assert!(c.restore(3, "c", &[0], None, 0.0));
+    // The gang reclaimed a and c (their jobs are being preempted); a small job waits
+    // behind it.
+    c.add(&gang(4, 2, 2));
+    c.claim_nodes(4, &["a".to_string(), "c".to_string()]);
+    c.add(&whole(5, 1));
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&gang(4, 2, 2), &[], &ctx),
+        WaitReason::Reclaimed { node: "a".into() }
+    );
+    // c's free GPU is held for the gang: job 5 does not take it.
+    assert!(c.pass(1.0, &[]).is_empty());
+    c.remove(1);
+    // a is free, c not yet: still held on both.
+    assert!(c.pass(2.0, &[]).is_empty());
+    c.remove(3);
+    let s = c.pass(3.0, &[]);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0].job, 4);
+    assert_eq!(
+        nodes_of(&s[0]),
+        ["a", "c"],
+        "the claimed nodes, in claim order"
+    );
+    assert_eq!(c.claims().count(), 0, "served");
+    assert_eq!(held(&c).len(), 6);
+}
