@@ -570,3 +570,47 @@ fn an_agent_that_rejoins_without_its_part_fails_that_part_and_the_others_stop() 
         ",
     );
 }
+
+#[test]
+fn a_running_job_stored_before_parts_existed_gets_its_part_0_at_restart() {
+    run(
+        "schema 2 rows: part 0 filled in",
+        &[
+            Node("n1", 2),
+            Round,
+            Submit("alice", "gpus=2"),
+            Round,
+            Parts(1, 1),
+            Started("n1", 1),
+            Round,
+            Schema2Rows,
+            Restart,
+            Parts(1, 1),
+            Rejoin("n1", 2, &[1]),
+            Round,
+            Poll("n1"),
+            Exit("n1", 1, 0),
+            Round,
+        ],
+        "
+            node n1 (2 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=2: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0, 1] #1: sent to n1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0, 1] #1: running on n1
+            the stored rows have no parts (schema 2)
+            server restarts
+            job 1 running on n1 [0, 1] #1: running on n1
+            node n1 registers again running [1]: ok
+            round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
+            job 1 running on n1 [0, 1] #1: running on n1
+            n1 polls: run 1#1 [0, 1]; cancel -; preempt -
+            n1 reports 1 exited 0: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
+            job 1 succeeded on n1 [0, 1] #1: exited with code 0
+        ",
+    );
+}
