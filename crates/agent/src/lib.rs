@@ -9,5 +9,6 @@ pub mod gpu;
 pub mod jobdir;
 pub mod launcher;
 pub mod logs;
+pub mod ports;
 pub mod session;
 pub mod slices;
