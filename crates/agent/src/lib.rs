@@ -10,5 +10,6 @@ pub mod jobdir;
 pub mod launcher;
 pub mod logs;
 pub mod ports;
+mod route;
 pub mod session;
 pub mod slices;
