@@ -245,6 +245,17 @@ impl JobDir {
     /// The global ranks with their own log files here (a part started with
     /// `tasks_per_node`: each process's stdout is created when it starts), ascending.
     pub fn log_ranks(&self, a: AttemptRef) -> Vec<u32> {
+        // While the journal holds the launch (running, or its end not yet acknowledged:
+        // when `logs -f` asks most), its ranks follow from it without listing the logs.
+        if let Some(launch) = self.lock().index.get(&a).and_then(|r| r.launch.as_ref()) {
+            return match &launch.dist {
+                Some(d) => match d.tasks_per_node {
+                    Some(k) => (0..k).map(|l| d.node_rank * k + l).collect(),
+                    None => Vec::new(),
+                },
+                None => Vec::new(),
+            };
+        }
         let prefix = format!("{}.{}.rank", a.job, a.attempt);
         let mut ranks: Vec<u32> = fs::read_dir(self.root.join(LOGS))
             .into_iter()

@@ -290,9 +290,9 @@ impl Launcher {
                 }
             }
         }
-        // A part of several processes: each gets its own log files from the start, so
-        // the log endpoint knows every rank that ran here even if it printed nothing.
-        if plan.procs.len() > 1 {
+        // Processes with ranks get their own log files from the start, so the log
+        // endpoint knows every rank that ran here even if it printed nothing.
+        if plan.procs.iter().any(|p| p.rank.is_some()) {
             for p in &plan.procs {
                 if let Err(e) = self.dir.open_rank_log(a, p.rank, Stream::Stdout) {
                     tracing::warn!("{e}");

@@ -144,7 +144,8 @@ mod tests {
         assert_eq!(pick_file(&jobs, a(), None), Ok(None));
         let e = pick_file(&jobs, a(), Some(0)).unwrap_err();
         assert!(e.contains("without ranks"), "{e}");
-        // A part with ranks 6 and 7 (node rank 3 of a job with 2 tasks per node).
+        // A part with ranks 6 and 7 (node rank 3 of a job with 2 tasks per node), after
+        // its end was acknowledged: the files say which ranks ran here.
         for r in [7, 6] {
             jobs.open_rank_log(a(), Some(r), Stream::Stdout).unwrap();
         }

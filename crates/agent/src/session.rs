@@ -581,6 +581,9 @@ fn reserve_ports(sh: &Shared, d: &Desired) {
             "port released: no longer asked for"
         );
     }
+    if asked.is_empty() {
+        return;
+    }
     let addr = sh.launcher.advertise_addr();
     let pending = sh.outbox.snapshot();
     for a in asked {
@@ -708,6 +711,10 @@ fn now_ms() -> u64 {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
 
 /// 100 ms doubling to 2 s; logs the first failure of a run of them, then every 10th.
 struct Backoff {
