@@ -416,13 +416,24 @@ impl Launcher {
         } else {
             None
         };
-        let hostfile = self.dir.hostfile_path(a);
+        // A job of one node shares the hostfile of every job of its size here: a new
+        // file per job would cost an inode each (most of the agent's cost per trivial
+        // job is creating files).
+        let hostfile = match dist::hostfile_text(launch, &addr) {
+            Some(text) if dist::is_one_node(launch) => self.dir.node_hostfile_path(&text),
+            _ => self.dir.hostfile_path(a),
+        };
         let plan = dist::plan(launch, &addr, own_port, &hostfile).map_err(|message| {
             self.ports.release(a);
             Outcome::SpawnFailed { message }
         })?;
         if let Some(text) = &plan.hostfile {
-            if let Err(e) = std::fs::write(&hostfile, text) {
+            let written = if dist::is_one_node(launch) {
+                self.dir.write_shared_hostfile(&hostfile, text)
+            } else {
+                std::fs::write(&hostfile, text)
+            };
+            if let Err(e) = written {
                 self.ports.release(a);
                 return Err(Outcome::Lost {
                     message: format!(
