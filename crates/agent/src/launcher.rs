@@ -13,9 +13,11 @@
 
 mod capture;
 mod command;
+pub mod dist;
 mod forker;
 mod group;
 mod identity;
+mod part;
 mod running;
 mod spawn_error;
 mod supervise;
@@ -67,6 +69,7 @@ pub fn channel_sink(tx: UnboundedSender<RunEvent>) -> EventSink {
 }
 
 use crate::jobdir::{JobDir, JobDirError, PidRecord, Stream};
+use crate::ports::PortBook;
 use forker::Forker;
 use group::GroupVerdict;
 use running::Running;
@@ -98,6 +101,11 @@ pub struct Launcher {
     events: EventSink,
     running: Running,
     forker: Forker,
+    /// Ports held for `MASTER_PORT` until the attempt's processes start.
+    ports: PortBook,
+    /// The node's advertised address: `MASTER_ADDR` of its jobs of one node, where
+    /// their ports are bound, and their hostfile's line.
+    advertise_addr: std::sync::Mutex<String>,
 }
 
 impl Launcher {
@@ -111,7 +119,31 @@ impl Launcher {
             events,
             running: Running::default(),
             forker: Forker::start().map_err(LaunchError::Thread)?,
+            ports: PortBook::default(),
+            advertise_addr: std::sync::Mutex::new("127.0.0.1".to_string()),
         })
+    }
+
+    /// Sets the address other nodes reach this one at (default `127.0.0.1`); the
+    /// session sets it once it knows it.
+    pub fn set_advertise_addr(&self, addr: &str) {
+        *self
+            .advertise_addr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = addr.to_string();
+    }
+
+    pub fn advertise_addr(&self) -> String {
+        self.advertise_addr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The ports held for `MASTER_PORT` (the session reserves them for the server's
+    /// gangs; `start` releases each just before the attempt's processes start).
+    pub fn ports(&self) -> &PortBook {
+        &self.ports
     }
 
     /// [`Launcher::new`], but a root agent also runs jobs submitted by root.
@@ -220,65 +252,85 @@ impl Launcher {
             self.end_unstarted(a, Outcome::Lost { message });
             return Ok(());
         }
-        let cmd = match command::build(
-            launch,
-            gpus,
-            run_as.as_ref(),
-            Stdio::piped(),
-            Stdio::piped(),
-        ) {
-            Ok(mut cmd) => {
-                cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
-                    .env(
-                        "GPUSCHED_RESTART_COUNT",
-                        launch.attempt.saturating_sub(1).to_string(),
-                    )
-                    .env("GPUSCHED_PREEMPT_DEADLINE_FILE", ckpt.join(DEADLINE_FILE));
-                cmd
-            }
-            Err(message) => {
-                self.end_unstarted(a, Outcome::SpawnFailed { message });
+        let plan = match self.plan(launch) {
+            Ok(plan) => plan,
+            Err(outcome) => {
+                self.end_unstarted(a, outcome);
                 return Ok(());
             }
         };
-        let mut child = match self.forker.spawn(cmd, runtime.clone()) {
-            Ok(child) => child,
-            Err(e) => {
-                let message = explain_spawn_error(launch, &e);
-                self.end_unstarted(a, Outcome::SpawnFailed { message });
+        let mut cmds = Vec::with_capacity(plan.procs.len());
+        for proc in &plan.procs {
+            let mut env = plan.env.clone();
+            env.extend(proc.env.iter().cloned());
+            let setup = command::ProcSetup {
+                gpus: &proc.gpus,
+                env,
+            };
+            match command::build(
+                launch,
+                &setup,
+                gpus,
+                run_as.as_ref(),
+                Stdio::piped(),
+                Stdio::piped(),
+            ) {
+                Ok(mut cmd) => {
+                    cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
+                        .env(
+                            "GPUSCHED_RESTART_COUNT",
+                            launch.attempt.saturating_sub(1).to_string(),
+                        )
+                        .env("GPUSCHED_PREEMPT_DEADLINE_FILE", ckpt.join(DEADLINE_FILE));
+                    cmds.push((proc.rank, cmd));
+                }
+                Err(message) => {
+                    self.end_unstarted(a, Outcome::SpawnFailed { message });
+                    return Ok(());
+                }
+            }
+        }
+        // Processes with ranks get their own log files from the start, so the log
+        // endpoint knows every rank that ran here even if it printed nothing.
+        if plan.procs.iter().any(|p| p.rank.is_some()) {
+            for p in &plan.procs {
+                if let Err(e) = self.dir.open_rank_log(a, p.rank, Stream::Stdout) {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        // The job binds MASTER_PORT itself: let go of it just before the processes start.
+        self.ports.release(a);
+        let part::Spawned {
+            children,
+            pgid,
+            copiers,
+        } = match part::spawn(&self.forker, &self.dir, &runtime, launch, cmds) {
+            Ok(spawned) => spawned,
+            Err(outcome) => {
+                self.end_unstarted(a, outcome);
                 return Ok(());
             }
         };
-        let Some(pid) = child.id() else {
-            // Only a child already reaped has no id, which cannot happen before waiting.
-            let message = "the started process had no id".to_string();
-            self.end_unstarted(a, Outcome::Lost { message });
-            return Ok(());
-        };
-        self.record_pid(a, pid);
-        let copiers = [
-            child
-                .stdout
-                .take()
-                .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stdout))),
-            child
-                .stderr
-                .take()
-                .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stderr))),
-        ];
         let listen = self.running.insert(a);
         let mig_uuid = launch
             .slice
             .as_ref()
             .and_then(|s| s.mig.as_ref())
             .and_then(|m| m.uuid.clone());
-        self.send(event(a, RunEventKind::Started { pid, mig_uuid }));
+        self.send(event(
+            a,
+            RunEventKind::Started {
+                pid: pgid,
+                mig_uuid,
+            },
+        ));
         runtime.spawn(supervise(Supervised {
             attempt: a,
-            child,
+            children,
             // process_group(0) makes the leader's pid the group id.
-            pgid: pid,
-            copiers: copiers.into_iter().flatten().collect(),
+            pgid,
+            copiers,
             walltime_s: launch.walltime_s,
             grace: Duration::from_secs(launch.grace_s),
             cancel: listen.stop,
@@ -288,6 +340,57 @@ impl Launcher {
             events: self.events.clone(),
         }));
         Ok(())
+    }
+
+    /// The part's processes and environment; the job's port is reserved here for a job
+    /// of one node, and the hostfile written. `Err`: the outcome to end it with.
+    fn plan(&self, launch: &Launch) -> Result<dist::Plan, Outcome> {
+        let a = launch.attempt_ref();
+        let addr = self.advertise_addr();
+        let needs_port =
+            dist::wants_env(launch) && launch.dist.as_ref().and_then(|d| d.master_port).is_none();
+        let own_port = if needs_port {
+            match self.ports.reserve(a, &addr) {
+                Ok(port) => Some(port),
+                Err(e) => {
+                    return Err(Outcome::Lost {
+                        message: format!(
+                            "the agent could not reserve a free port for MASTER_PORT on {addr}: {e}"
+                        ),
+                    })
+                }
+            }
+        } else {
+            None
+        };
+        // A job of one node shares the hostfile of every job of its size here: a new
+        // file per job would cost an inode each (most of the agent's cost per trivial
+        // job is creating files).
+        let hostfile = match dist::hostfile_text(launch, &addr) {
+            Some(text) if dist::is_one_node(launch) => self.dir.node_hostfile_path(&text),
+            _ => self.dir.hostfile_path(a),
+        };
+        let plan = dist::plan(launch, &addr, own_port, &hostfile).map_err(|message| {
+            self.ports.release(a);
+            Outcome::SpawnFailed { message }
+        })?;
+        if let Some(text) = &plan.hostfile {
+            let written = if dist::is_one_node(launch) {
+                self.dir.write_shared_hostfile(&hostfile, text)
+            } else {
+                std::fs::write(&hostfile, text)
+            };
+            if let Err(e) = written {
+                self.ports.release(a);
+                return Err(Outcome::Lost {
+                    message: format!(
+                        "the agent could not write the hostfile {}: {e}",
+                        hostfile.display()
+                    ),
+                });
+            }
+        }
+        Ok(plan)
     }
 
     /// Stops an attempt: SIGTERM to its process group, the launch's grace period, then
@@ -342,20 +445,14 @@ impl Launcher {
         self.dir.log_path(a, stream)
     }
 
-    fn record_pid(&self, a: AttemptRef, pid: u32) {
-        let record = PidRecord {
-            pgid: pid,
-            leader_start_ticks: group::start_ticks(pid),
-            boot_id: group::boot_id(),
-        };
-        // The job runs on without it: only recovery after a crash needs it, and the
-        // parent-death signal still stops the leader then.
-        if let Err(e) = self.dir.write_pid(a, &record) {
-            tracing::warn!("{e}");
-        }
+    /// The log of the process with global `rank` of a part started with
+    /// `tasks_per_node`.
+    pub fn rank_log_path(&self, a: AttemptRef, rank: u32, stream: Stream) -> PathBuf {
+        self.dir.rank_log_path(a, Some(rank), stream)
     }
 
     fn end_unstarted(&self, a: AttemptRef, outcome: Outcome) {
+        self.ports.release(a);
         record_outcome(&self.dir, a, &outcome);
         self.send(event(a, RunEventKind::Ended { outcome }));
     }
@@ -372,6 +469,20 @@ fn explain_spawn_error(launch: &Launch, err: &std::io::Error) -> String {
         None => std::env::var_os("PATH"),
     };
     spawn_error::explain(err, program, &launch.cwd, path_var.as_deref())
+}
+
+/// Records who leads the attempt's process group, for recovery after a crash.
+fn record_pid(dir: &JobDir, a: AttemptRef, pid: u32) {
+    let record = PidRecord {
+        pgid: pid,
+        leader_start_ticks: group::start_ticks(pid),
+        boot_id: group::boot_id(),
+    };
+    // The job runs on without it: only recovery after a crash needs it, and the
+    // parent-death signal still stops the leader then.
+    if let Err(e) = dir.write_pid(a, &record) {
+        tracing::warn!("{e}");
+    }
 }
 
 /// SIGKILLs an earlier life's process group for `a` if it can only hold the job's
