@@ -455,6 +455,14 @@ impl Scheduler {
         }
     }
 
+    /// Where each node sits (one per node, in node order), for gang placement; by
+    /// default a node's switch in the cluster. Call after [`Scheduler::set_cluster`].
+    pub fn set_locations(&mut self, locations: std::sync::Arc<[crate::freemap::Location]>) {
+        for map in [&mut self.idle, &mut self.work, &mut self.actual] {
+            map.set_locations(locations.clone());
+        }
+    }
+
     /// Starts `job` at `placement` outside a pass (a job that reclaimed its queue's
     /// quota goes first on the node it reclaimed). False, and nothing changes, if the
     /// GPUs are not free.
