@@ -659,3 +659,41 @@ fn a_part_lost_while_the_gang_is_still_starting_stops_the_others() {
         ",
     );
 }
+
+/// `nodes` shows where a node sits as placement sees it: the server's topology file over
+/// what its agent said, and the address it advertised.
+#[test]
+fn a_node_shows_the_topology_files_location_over_its_agents() {
+    use gpusched_wire::NodeLocation;
+    let listen = "127.0.0.1:0".parse().expect("an address");
+    let mut cfg = crate::config::ServerConfig::new("/nonexistent/gpusched-test".into(), listen);
+    let file = NodeLocation {
+        switch: Some("s9".into()),
+        rack: Some("r9".into()),
+    };
+    cfg.topology.insert("n1".into(), file.clone());
+    let now = crate::clock::Now::read();
+    let queues = crate::queues::Queues::default();
+    let mut st = crate::state::State::load(
+        std::sync::Arc::new(cfg),
+        vec![],
+        vec![],
+        vec![],
+        queues,
+        now,
+    );
+    let said = NodeLocation {
+        switch: Some("s1".into()),
+        rack: None,
+    };
+    for name in ["n1", "n2"] {
+        let mut reg = super::node_register(name, 1, vec![]);
+        reg.location = said.clone();
+        st.register(reg).expect("registered");
+    }
+    let nodes = st.node_list(&super::who("root")).nodes;
+    let at = |name: &str| nodes.iter().find(|n| n.name == name).expect("listed");
+    assert_eq!(at("n1").location, file);
+    assert_eq!(at("n2").location, said);
+    assert_eq!(at("n2").addr.as_deref(), Some("10.0.0.2"));
+}
