@@ -697,3 +697,33 @@ fn a_node_shows_the_topology_files_location_over_its_agents() {
     assert_eq!(at("n2").location, said);
     assert_eq!(at("n2").addr.as_deref(), Some("10.0.0.2"));
 }
+
+#[test]
+fn a_split_job_takes_the_layout_the_scheduler_chose() {
+    run(
+        "gang: split",
+        &[
+            Node("n1", 2),
+            Node("n2", 2),
+            Round,
+            Submit("alice", "split=1 gpus=4 tasks=2"),
+            Round,
+            Parts(1, 2),
+            Port("n1", 1, 29500),
+            Round,
+            Poll("n2"),
+        ],
+        "
+            node n1 (2 GPUs) registers: ok
+            node n2 (2 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            alice submits split=1 gpus=4 tasks=2: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+            n1 reports 1 port 29500: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            n2 polls: run 1#1 [0, 1] rank 1/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2 tasks 2; cancel -; preempt -
+        ",
+    );
+}
