@@ -232,8 +232,9 @@ async fn a_schema_1_row_that_does_not_decode_fails_the_upgrade_and_changes_nothi
 }
 
 /// Times the store on 10,000 jobs (the fixture's running job copied): reading and writing
-/// them as schema 1 did (one JSON row each), the upgrade to schema 2, and reading and
-/// rewriting them as schema 2 (what a failed commit's reload and a big round cost).
+/// them as schema 1 did (one JSON row each), the upgrade to schema 3 (through 2), and
+/// reading and rewriting them as schema 3 (what a failed commit's reload and a big round
+/// cost).
 /// A measurement, not a CI test (docs/benchmarks.md has the figures):
 /// `cargo test -p gpusched-store --release -- --ignored store_on_10000_jobs --nocapture`.
 #[tokio::test]
@@ -257,7 +258,7 @@ async fn store_on_10000_jobs() {
         .fetch_all(&mut conn)
         .await
         .unwrap();
-    let old: Vec<crate::JobRecord> = rows
+    let mut old: Vec<crate::JobRecord> = rows
         .iter()
         .map(|(d,)| serde_json::from_str(d).unwrap())
         .collect();
@@ -302,13 +303,17 @@ async fn store_on_10000_jobs() {
     let t = std::time::Instant::now();
     let mut s = SqliteStore::open(&dir).await.unwrap();
     eprintln!(
-        "upgrade of {} jobs to schema 2 {:?}",
+        "upgrade of {} jobs to schema 3 (through 2) {:?}",
         old.len(),
         t.elapsed()
     );
     let t = std::time::Instant::now();
     let jobs = s.load_jobs().await.unwrap();
-    eprintln!("schema 2: load {} jobs {:?}", jobs.len(), t.elapsed());
+    eprintln!("schema 3: load {} jobs {:?}", jobs.len(), t.elapsed());
+    // Schema 1 knew one node per job: all its GPUs on it (schema 3's `gpus_per_node`).
+    for r in &mut old {
+        r.view.gpus_per_node = r.view.gpus;
+    }
     assert_eq!(jobs, old, "the upgrade keeps every job as schema 1 read it");
     let t = std::time::Instant::now();
     let mut tx = s.begin().await.unwrap();
@@ -317,7 +322,7 @@ async fn store_on_10000_jobs() {
     }
     tx.commit().await.unwrap();
     eprintln!(
-        "schema 2: write {} jobs in one transaction {:?}",
+        "schema 3: write {} jobs in one transaction {:?}",
         jobs.len(),
         t.elapsed()
     );
