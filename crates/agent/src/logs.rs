@@ -162,7 +162,7 @@ mod tests {
         let jobs = JobDir::open(tmp.path()).unwrap();
         for r in [6, 7] {
             let mut f = jobs.open_rank_log(a(), Some(r), Stream::Stdout).unwrap();
-            write!(f, "I am rank {r}\n").unwrap();
+            writeln!(f, "I am rank {r}").unwrap();
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}/logs/9/2", listener.local_addr().unwrap());
