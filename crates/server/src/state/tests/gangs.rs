@@ -727,3 +727,52 @@ fn a_split_job_takes_the_layout_the_scheduler_chose() {
         ",
     );
 }
+
+#[test]
+fn a_stopped_agent_requeues_the_gang_without_a_retry_and_its_node_leaves() {
+    run(
+        "gang: an agent stopped",
+        &[
+            Node("n1", 1),
+            Node("n2", 1),
+            Round,
+            Submit("alice", "nodes=2 gpn=1"),
+            Round,
+            Port("n1", 1, 29500),
+            Round,
+            Started("n1", 1),
+            Started("n2", 1),
+            Round,
+            // n2's agent is stopping: its part ends `stopped`, n1's is cancelled.
+            Stopped("n2", 1),
+            Round,
+            Poll("n1"),
+            Cancelled("n1", 1),
+            Round,
+            Poll("n1"),
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            node n2 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            alice submits nodes=2 gpn=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+            n1 reports 1 port 29500: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            n1 reports 1 started: ok
+            n2 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+            n2 reports 1 stopped: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was stopped: the agent was told to stop; stopping the other part
+            n1 polls: run -; cancel 1#1; preempt -
+            n1 reports 1 cancelled: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 pending #2: requeued without using a retry: attempt 1 was stopped on n2 (the agent was told to stop)
+            n1 polls: run -; cancel -; preempt -
+        ",
+    );
+}

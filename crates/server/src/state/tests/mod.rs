@@ -57,6 +57,8 @@ pub(super) enum Step {
     Cancel(&'static str, u64),
     /// The node reserved this port for the job's `MASTER_PORT` (a gang's first node).
     Port(&'static str, u64, u16),
+    /// The node's agent was told to stop and stopped the job's current attempt.
+    Stopped(&'static str, u64),
     /// The node stopped the job's current attempt because it was told to cancel it.
     Cancelled(&'static str, u64),
     /// The node stopped the job's current attempt for passing its walltime.
@@ -391,6 +393,13 @@ impl Harness {
             Step::Port(node, job, port) => {
                 let r = self.report(node, job, RunEventKind::PortReserved { port });
                 self.line(format!("{node} reports {job} port {port}: {r}"));
+            }
+            Step::Stopped(node, job) => {
+                let outcome = Outcome::Stopped {
+                    message: "the agent was told to stop".into(),
+                };
+                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                self.line(format!("{node} reports {job} stopped: {r}"));
             }
             Step::Cancelled(node, job) => {
                 let outcome = Outcome::Cancelled;
