@@ -82,12 +82,17 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 /// One duration parser for every flag and the job file (see gpusched_wire::duration).
 pub use gpusched_wire::parse_duration;
 
-/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`.
+/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`, a gang
+/// as `2x4` (nodes x GPUs each), a split not yet placed as `16/split`.
 pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
     match &j.slice {
         Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
         Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),
         Some(gpusched_wire::SliceAsk::Mig { profile }) => format!("mig {profile}"),
+        None if j.nodes > 1 && j.gpus_per_node > 0 => {
+            format!("{}x{}", j.nodes, j.gpus_per_node)
+        }
+        None if j.split && j.gpus_per_node == 0 => format!("{}/split", j.gpus),
         None => j.gpus.to_string(),
     }
 }
