@@ -96,6 +96,17 @@ pub struct FreeMap {
     total_free: u64,
     model: Vec<u16>,
     model_names: Vec<String>,
+    /// Where each node sits, for gang placement ([`crate::gang`]): shared between the
+    /// scheduler's copies, never changed by placements.
+    locations: std::sync::Arc<[Location]>,
+}
+
+/// Where a node sits in the network: its switch and, if known, its rack (small ids;
+/// equal ids mean the same switch or rack).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Location {
+    pub switch: u32,
+    pub rack: Option<u32>,
 }
 
 impl FreeMap {
@@ -143,6 +154,14 @@ impl FreeMap {
             max_per_node,
             model,
             model_names,
+            locations: cluster
+                .nodes
+                .iter()
+                .map(|n| Location {
+                    switch: n.switch.get(),
+                    rack: None,
+                })
+                .collect(),
         };
         for (i, n) in cluster.nodes.iter().enumerate() {
             let s = n.switch.index();
@@ -197,6 +216,23 @@ impl FreeMap {
     /// Nodes of `switch` as a range of global indices.
     pub fn switch_nodes(&self, switch: usize) -> std::ops::Range<usize> {
         self.switch_start[switch]..self.switch_start[switch + 1]
+    }
+
+    /// The node's GPU model as a small id (equal ids: the same model).
+    pub fn model_of(&self, node: usize) -> u16 {
+        self.model[node]
+    }
+
+    /// Where the node sits: its cluster switch unless [`FreeMap::set_locations`] said.
+    pub fn location(&self, node: usize) -> Location {
+        self.locations[node]
+    }
+
+    /// Sets where every node sits (one per node, in node order); ignored otherwise.
+    pub fn set_locations(&mut self, locations: std::sync::Arc<[Location]>) {
+        if locations.len() == self.free.len() {
+            self.locations = locations;
+        }
     }
 
     /// Whether node's GPUs are of a model accepted by `prefix`.

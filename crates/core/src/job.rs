@@ -31,6 +31,10 @@ pub struct JobSpec {
     /// Generic counted resources (`fpga = 1`) it needs on its node, held while it runs
     /// when the scheduler reserves node resources. Empty for most jobs.
     pub generic: BTreeMap<String, u64>,
+    /// `Some` for a job whose GPUs span several nodes as one all-or-nothing placement
+    /// ([`crate::gang`]); `gpus` is then the total over every node. `None`: placed by
+    /// the strategy as before (the simulator's traces never set it).
+    pub gang: Option<crate::gang::Gang>,
 }
 
 /// The states of DESIGN.md's job lifecycle.

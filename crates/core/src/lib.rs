@@ -13,6 +13,8 @@
 //! - [`job`]: what a job asks for and the lifecycle it moves through.
 //! - [`freemap`]: an index of free GPUs per node that answers placement queries in
 //!   time independent of the cluster size.
+//! - [`gang`]: a job of N nodes x G GPUs placed all-or-nothing, the node choice by
+//!   topology (one switch, else the fewest switches, then one rack, then the tightest fit).
 //! - [`placement`]: where a job goes (`consolidated`, `best-fit`, `spread`, `pool`).
 //! - [`room`]: CPUs, memory and generic resources free per node, for a scheduler that
 //!   reserves them (the live server's).
@@ -30,6 +32,7 @@
 
 pub mod cluster;
 pub mod freemap;
+pub mod gang;
 pub mod ids;
 pub mod job;
 pub mod live;

@@ -19,7 +19,8 @@ use crate::ids::NodeId;
 use crate::job::JobSpec;
 use crate::room::{self, Room};
 
-/// Whole GPUs of one job on each node it uses, ordered by node.
+/// Whole GPUs of one job on each node it uses, ordered by node (a gang's parts are in
+/// rank order instead, see [`crate::gang`]).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Placement {
     pub parts: Vec<(NodeId, u32)>,
@@ -96,6 +97,19 @@ pub fn place_job(
     room: Option<&mut Room>,
     spec: &JobSpec,
 ) -> Option<Placement> {
+    if let Some(gang) = &spec.gang {
+        // A gang ignores the strategy: its own node rule (`crate::gang`), all or nothing.
+        let parts = crate::gang::place(map, room.as_deref(), spec, gang)?;
+        for &(node, k) in &parts {
+            map.take(node, k);
+        }
+        if let (Some(r), true) = (room, room::asks(spec)) {
+            for &(node, _) in &parts {
+                r.take(node, spec);
+            }
+        }
+        return Some(Placement { parts });
+    }
     let model = spec.gpu_model.as_deref();
     let room = match room {
         Some(r) if spec.gpus == 0 || room::asks(spec) => r,

@@ -3,8 +3,10 @@
 //!
 //! A queue may borrow GPUs beyond its quota while others leave theirs idle; when an owner
 //! needs its quota back, jobs of queues that are over their own quota are preempted, on
-//! one node (a job runs on one node), choosing the node and victims that lose the least
-//! work: GPUs x seconds since each victim's last checkpoint (or start). Never a job of a
+//! one node (a gang claimant: on as many nodes as it has parts), choosing the nodes and
+//! victims that lose the least work: GPUs x seconds since each victim's last checkpoint
+//! (or start). Victims are whole jobs: a gang victim frees its GPUs on every node it
+//! runs on, and costs its whole GPUs. Never a job of a
 //! queue that is not preemptible, a job that ran less than its protection time since it
 //! last started, a job of higher priority than the claimant, nor so many that a
 //! victim's queue drops below its own quota by more than one job.
@@ -28,13 +30,22 @@ pub struct QuotaQueue {
 pub struct RunningJob {
     pub job: JobId,
     pub queue: QueueId,
-    pub node: NodeId,
+    /// GPUs it holds on each node (a gang: several).
+    pub parts: Vec<(NodeId, u32)>,
+    /// GPUs in all.
     pub gpus: u32,
     pub priority: i32,
     /// Seconds of work lost if it stopped now (since its last checkpoint, or its start).
     pub unsaved: Seconds,
     /// Started (or restarted) too recently to be preempted again.
     pub protected: bool,
+}
+
+impl RunningJob {
+    /// GPUs it holds on `node`.
+    pub fn on(&self, node: NodeId) -> u32 {
+        self.parts.iter().filter(|p| p.0 == node).map(|p| p.1).sum()
+    }
 }
 
 /// A node as reclaiming sees it.
@@ -51,7 +62,11 @@ pub struct NodeRoom {
 pub struct Claim {
     pub job: JobId,
     pub queue: QueueId,
+    /// GPUs in all.
     pub gpus: u32,
+    /// Nodes it runs on (1 unless a gang; its parts hold `gpus / nodes` each, on nodes
+    /// of one GPU model).
+    pub nodes: u32,
     pub model: Option<String>,
     pub priority: i32,
 }
@@ -59,15 +74,18 @@ pub struct Claim {
 /// Where the claim will run and whom to preempt for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reclaim {
+    /// The first of `nodes`.
     pub node: NodeId,
+    /// Every node the claim needs freed (one unless a gang).
+    pub nodes: Vec<NodeId>,
     pub victims: Vec<JobId>,
     /// GPU-seconds of work the victims lose.
     pub cost: Seconds,
 }
 
 /// The cheapest way to make room for `claim` by preempting borrowers, if there is one
-/// (None also when the claim's queue would exceed its quota). When a node already has
-/// room, that node with no victims.
+/// (None also when the claim's queue would exceed its quota). When nodes already have
+/// room, those nodes with no victims.
 pub fn plan(
     queues: &BTreeMap<QueueId, QuotaQueue>,
     running: &[RunningJob],
@@ -83,30 +101,48 @@ pub fn plan(
     if usage.get(&claim.queue).copied().unwrap_or(0) + claim.gpus > quota(claim.queue) {
         return None;
     }
+    let want = claim.nodes.max(1) as usize;
+    let per_node = claim.gpus / want as u32;
     let fits_model = |n: &NodeRoom| {
         claim
             .model
             .as_deref()
             .is_none_or(|m| n.model.starts_with(m))
     };
-    if let Some(n) = nodes.iter().find(|n| fits_model(n) && n.free >= claim.gpus) {
-        // Room already (the policy's order held the job back): nothing to take back,
-        // but the quota entitles it to go first there.
+    // Nodes of one GPU model (any, for a job of one node) with room already: the policy's
+    // order held the job back; nothing to take back, but the quota entitles it to go
+    // first there.
+    fn key(want: usize, n: &NodeRoom) -> &str {
+        if want == 1 {
+            ""
+        } else {
+            n.model.as_str()
+        }
+    }
+    let mut roomy: BTreeMap<&str, Vec<NodeId>> = BTreeMap::new();
+    for n in nodes.iter().filter(|n| fits_model(n) && n.free >= per_node) {
+        roomy.entry(key(want, n)).or_default().push(n.node);
+    }
+    if let Some(ready) = roomy.into_values().find(|v| v.len() >= want) {
         return Some(Reclaim {
-            node: n.node,
+            node: ready[0],
+            nodes: ready[..want].to_vec(),
             victims: Vec::new(),
             cost: 0.0,
         });
     }
-    let mut best: Option<Reclaim> = None;
-    for n in nodes
-        .iter()
-        .filter(|n| fits_model(n) && n.capacity >= claim.gpus)
-    {
+    let victims_on = |n: &NodeRoom, planned: &mut BTreeMap<QueueId, u32>, chosen: &[JobId]| {
+        // GPUs of victims chosen for other nodes of the claim come back here too.
+        let freed: u32 = running
+            .iter()
+            .filter(|r| chosen.contains(&r.job))
+            .map(|r| r.on(n.node))
+            .sum();
         let mut candidates: Vec<&RunningJob> = running
             .iter()
             .filter(|r| {
-                r.node == n.node
+                r.on(n.node) > 0
+                    && !chosen.contains(&r.job)
                     && r.queue != claim.queue
                     && !r.protected
                     && r.priority <= claim.priority
@@ -121,10 +157,9 @@ pub fn plan(
                 .then(a.priority.cmp(&b.priority))
                 .then(b.job.cmp(&a.job))
         });
-        let mut planned = usage.clone();
-        let (mut room, mut cost, mut victims) = (n.free, 0.0, Vec::new());
+        let (mut room, mut cost, mut victims) = (n.free + freed, 0.0, Vec::new());
         for c in candidates {
-            if room >= claim.gpus {
+            if room >= per_node {
                 break;
             }
             let held = planned.get(&c.queue).copied().unwrap_or(0);
@@ -132,11 +167,48 @@ pub fn plan(
                 continue; // that queue is back within its quota
             }
             planned.insert(c.queue, held - c.gpus);
-            room += c.gpus;
+            room += c.on(n.node);
             cost += c.unsaved * c.gpus as f64;
             victims.push(c.job);
         }
-        if room < claim.gpus {
+        (room >= per_node).then_some((cost, victims))
+    };
+    // Each node alone, cheapest first (ties: fewer victims, then node order).
+    let mut options: Vec<(Seconds, usize, usize, &NodeRoom)> = Vec::new();
+    for (order, n) in nodes
+        .iter()
+        .filter(|n| fits_model(n) && n.capacity >= per_node)
+        .enumerate()
+    {
+        let mut planned = usage.clone();
+        if let Some((cost, victims)) = victims_on(n, &mut planned, &[]) {
+            options.push((cost, victims.len(), order, n));
+        }
+    }
+    options.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    // Per GPU model (one group for a job of one node): the cheapest nodes together,
+    // victims shared, each queue's use counted once.
+    let mut groups: BTreeMap<&str, Vec<&NodeRoom>> = BTreeMap::new();
+    for o in &options {
+        groups.entry(key(want, o.3)).or_default().push(o.3);
+    }
+    let mut best: Option<Reclaim> = None;
+    for group in groups.values().filter(|g| g.len() >= want) {
+        let mut planned = usage.clone();
+        let (mut picked, mut victims, mut cost) = (Vec::new(), Vec::new(), 0.0);
+        for n in group {
+            if picked.len() == want {
+                break;
+            }
+            let mut trial = planned.clone();
+            if let Some((c, v)) = victims_on(n, &mut trial, &victims) {
+                planned = trial;
+                picked.push(n.node);
+                victims.extend(v);
+                cost += c;
+            }
+        }
+        if picked.len() < want {
             continue;
         }
         let better = best.as_ref().is_none_or(|b| {
@@ -146,7 +218,8 @@ pub fn plan(
         });
         if better {
             best = Some(Reclaim {
-                node: n.node,
+                node: picked[0],
+                nodes: picked,
                 victims,
                 cost,
             });
@@ -170,7 +243,7 @@ mod tests {
         RunningJob {
             job: JobId(job),
             queue: QueueId(queue),
-            node: NodeId(node),
+            parts: vec![(NodeId(node), gpus)],
             gpus,
             priority: 0,
             unsaved,
@@ -192,6 +265,7 @@ mod tests {
             job: JobId(99),
             queue: QueueId(1),
             gpus,
+            nodes: 1,
             model: None,
             priority: 0,
         }
@@ -243,5 +317,42 @@ mod tests {
         let mut qs = queues();
         qs.insert(QueueId(2), q(2));
         assert_eq!(plan(&qs, &within, &nodes, &claim(2)), None);
+    }
+
+    #[test]
+    fn a_gang_claimant_frees_several_nodes_and_gang_victims_go_whole() {
+        // Queue 0 (quota 2) borrows all of nodes 0-2 (4 GPUs each); queue 1 (quota 8)
+        // wants 2 nodes x 4.
+        let mut qs = queues();
+        qs.insert(QueueId(1), q(8));
+        let gang = RunningJob {
+            parts: vec![(NodeId(0), 4), (NodeId(1), 4)],
+            gpus: 8,
+            ..run(1, 0, 0, 8, 10.0)
+        };
+        let running = [gang, run(2, 0, 2, 4, 30.0)];
+        let nodes = [room(0, 0), room(1, 0), room(2, 0)];
+        let c = Claim {
+            nodes: 2,
+            ..claim(8)
+        };
+        // The gang (80 GPU-seconds) frees nodes 0 and 1 at once: cheaper than it plus
+        // job 2 (120 more).
+        let r = plan(&qs, &running, &nodes, &c).unwrap();
+        assert_eq!(r.nodes, [NodeId(0), NodeId(1)]);
+        assert_eq!(r.victims, [JobId(1)]);
+        assert_eq!(r.cost, 80.0);
+        // Two nodes with room already: no victims.
+        let r = plan(&qs, &running, &[room(0, 4), room(1, 0), room(2, 4)], &c).unwrap();
+        assert_eq!(
+            (r.nodes.clone(), r.victims.len()),
+            (vec![NodeId(0), NodeId(2)], 0)
+        );
+        // One node of another model does not count for a gang of one model.
+        let mut other = room(2, 4);
+        other.model = "H100".into();
+        let r = plan(&qs, &running, &[room(0, 4), room(1, 0), other], &c).unwrap();
+        assert_eq!(r.nodes, [NodeId(0), NodeId(1)]);
+        assert_eq!(r.victims, [JobId(1)]);
     }
 }

@@ -347,6 +347,27 @@ impl Scheduler {
 
     /// Checks that `spec` fits an idle cluster, i.e. could ever run.
     pub fn check_fits(&mut self, spec: &JobSpec) -> Result<(), NeverFits> {
+        if spec.gang.is_some() {
+            let mut probe = self.idle.clone();
+            let mut room = self.room.as_ref().map(|_| Room::new(&self.cluster));
+            if place_job(self.placement, &mut probe, room.as_mut(), spec).is_some() {
+                return Ok(());
+            }
+            // No set of nodes holds its shape (the wording of a waiting gang's reason
+            // in `live::reason` says more).
+            return Err(NeverFits {
+                job: spec.id,
+                gpus: spec.gpus,
+                model: spec
+                    .gpu_model
+                    .as_deref()
+                    .map(|m| format!(" of model {m}"))
+                    .unwrap_or_default(),
+                max: self.cluster.max_gpus_per_node(),
+                placement: "gang",
+                room: false,
+            });
+        }
         let mut room_fails = false;
         if let (Some(_), true) = (&self.room, spec.gpus == 0 || room::asks(spec)) {
             let mut probe = self.idle.clone();
@@ -498,18 +519,20 @@ impl Scheduler {
     /// Marks a running job's GPUs, and the room it asks for on its node when room is
     /// reserved, as used. Returns false, and takes nothing, when either is not free.
     pub fn occupy_job(&mut self, spec: &JobSpec, placement: &Placement) -> bool {
-        let node = placement.parts.first().map(|p| p.0);
-        if let (Some(room), Some(node)) = (&self.room, node) {
-            if room::asks(spec) && !room.fits(node, spec) {
+        let nodes = room_nodes(spec, placement);
+        if let Some(room) = &self.room {
+            if room::asks(spec) && !nodes.iter().all(|&n| room.fits(n, spec)) {
                 return false;
             }
         }
         if !self.occupy(placement) {
             return false;
         }
-        if let (Some(room), Some(node)) = (&mut self.room, node) {
+        if let Some(room) = &mut self.room {
             if room::asks(spec) {
-                room.take(node, spec);
+                for &n in &nodes {
+                    room.take(n, spec);
+                }
             }
         }
         true
@@ -526,9 +549,11 @@ impl Scheduler {
                 for &(node, k) in &p.parts {
                     self.actual.give(node, k);
                 }
-                if let (Some(room), Some(&(node, _))) = (&mut self.room, p.parts.first()) {
+                if let Some(room) = &mut self.room {
                     if room::asks(&job.spec) {
-                        room.give(node, &job.spec);
+                        for n in room_nodes(&job.spec, &p) {
+                            room.give(n, &job.spec);
+                        }
                     }
                 }
             }
@@ -1030,6 +1055,17 @@ fn find_admitted(jobs: &[SchedJob], admitted: u64) -> Option<usize> {
     jobs.binary_search_by_key(&admitted, |j| j.slot.admitted)
         .ok()
         .or_else(|| jobs.iter().position(|j| j.slot.admitted == admitted))
+}
+
+/// The nodes where a placed job holds its CPUs, memory and generic resources: every part
+/// of a gang (the ask holds per node), the one node of any other job.
+fn room_nodes(spec: &JobSpec, placement: &Placement) -> Vec<NodeId> {
+    let parts = placement.parts.iter().map(|p| p.0);
+    if spec.gang.is_some() {
+        parts.collect()
+    } else {
+        parts.take(1).collect()
+    }
 }
 
 /// Policy key first (smaller first), then the previous pass's rank.

@@ -20,6 +20,7 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         cpu_milli: 0,
         mem_mib: 0,
         generic: Default::default(),
+        gang: None,
     })
 }
 
@@ -298,6 +299,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         mem_mib: 0,
         resources: Default::default(),
         slice: None,
+        gang: None,
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);

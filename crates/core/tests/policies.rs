@@ -54,6 +54,7 @@ impl Sim {
                 cpu_milli: 0,
                 mem_mib: 0,
                 generic: Default::default(),
+                gang: None,
             })
             .collect();
         Sim {

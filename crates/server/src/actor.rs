@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::SharedTokens;
 use crate::clock::Now;
 use crate::groups::UserGroups;
-use crate::state::{Fail, LogTarget, PollResult, Rows, State, WaitResult, Who};
+use crate::state::{Fail, LogAsk, LogTarget, PollResult, Rows, State, WaitResult, Who};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
 
@@ -45,7 +45,7 @@ pub enum Cmd {
     RevokeToken(u64, Reply<TokenView>),
     Wait(u64, Who, Reply<WaitResult>),
     /// Where one attempt's output is (None: the current attempt), and the job.
-    Logs(u64, Option<u32>, Who, Reply<(LogTarget, JobView)>),
+    Logs(u64, LogAsk, Who, Reply<(LogTarget, JobView)>),
     Nodes(Who, Reply<NodeList>),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
@@ -206,9 +206,9 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.wait(id, &who);
             answer(out, r, v)
         }
-        Cmd::Logs(id, attempt, who, r) => {
+        Cmd::Logs(id, ask, who, r) => {
             let v = state
-                .log_target(id, attempt, &who)
+                .log_target(id, &ask, &who)
                 .and_then(|t| Ok((t, state.get(id, &who)?)));
             answer(out, r, v)
         }

@@ -1,9 +1,10 @@
 //! Wire types ↔ the core's live cluster types, in one place: the core owns nodes, who
 //! holds what and the pass (`gpusched_core::live`); the server speaks JSON.
 
+use gpusched_core::gang::{Gang, GangShape};
 use gpusched_core::live::{
-    LiveGpu, LiveJob, LiveNode, MigAt as CoreMigAt, MigInstance, MigLayout, SliceAsk as CoreAsk,
-    SliceAt as CoreAt,
+    LiveGpu, LiveJob, LiveNode, MigAt as CoreMigAt, MigInstance, MigLayout, NodePart,
+    SliceAsk as CoreAsk, SliceAt as CoreAt,
 };
 use gpusched_core::QueueId;
 use gpusched_store::NodeRecord;
@@ -59,7 +60,50 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         mem_mib: v.mem_mib,
         resources: v.resources.clone(),
         slice: v.slice.as_ref().map(ask),
+        gang: gang(v),
     }
+}
+
+/// A job's gang shape: `split` lets the scheduler choose the nodes (even after a run
+/// recorded its last shape), `nodes >= 2` is a fixed N x G gang, anything else runs on
+/// one node exactly as before gangs existed.
+pub fn gang(v: &JobView) -> Option<Gang> {
+    let shape = if v.split {
+        GangShape::Split {
+            tasks_per_node: v.tasks_per_node,
+        }
+    } else if v.nodes >= 2 {
+        let per_node = if v.gpus_per_node > 0 {
+            v.gpus_per_node
+        } else {
+            v.gpus / v.nodes
+        };
+        GangShape::Nodes {
+            nodes: v.nodes,
+            per_node,
+        }
+    } else {
+        return None;
+    };
+    Some(Gang {
+        shape,
+        mixed_models: v.mixed_models,
+    })
+}
+
+/// The parts of a job's current attempt in rank order, as the core restores them
+/// ([`gpusched_core::live::LiveCluster::restore_parts`]).
+pub fn parts(v: &JobView) -> Vec<NodePart> {
+    let mut parts: Vec<&gpusched_wire::JobPart> = v.parts.iter().collect();
+    parts.sort_by_key(|p| p.rank);
+    parts
+        .into_iter()
+        .map(|p| NodePart {
+            node: p.node.clone(),
+            gpus: p.gpu_indices.clone(),
+            slice: None,
+        })
+        .collect()
 }
 
 pub fn ask(a: &SliceAsk) -> CoreAsk {
@@ -124,5 +168,60 @@ mod tests {
             }),
         };
         assert_eq!(slice_to_wire(slice_to_core(&at)), at);
+    }
+
+    fn view(extra: serde_json::Value) -> JobView {
+        let mut v = serde_json::json!({
+            "id": 7, "user": "ann", "queue": "batch", "gpus": 8, "state": "pending",
+            "submit_ms": 0, "command": ["true"], "priority": 0, "reason": "",
+            "attempt": 1, "max_retries": 0, "name": "", "cwd": "/", "gpu_indices": [],
+            "cancel_requested": false
+        });
+        if let (Some(m), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            m.extend(e.clone());
+        }
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("a view: {e}"))
+    }
+
+    #[test]
+    fn gang_shapes_map_from_the_view() {
+        assert_eq!(gang(&view(serde_json::json!({}))), None, "a plain job");
+        assert_eq!(
+            gang(&view(serde_json::json!({"nodes": 2, "gpus_per_node": 4}))),
+            Some(Gang {
+                shape: GangShape::Nodes {
+                    nodes: 2,
+                    per_node: 4
+                },
+                mixed_models: false
+            })
+        );
+        // A split job keeps splitting after a run recorded its shape.
+        let v = view(
+            serde_json::json!({"split": true, "nodes": 2, "gpus_per_node": 4,
+            "tasks_per_node": 2, "mixed_models": true}),
+        );
+        assert_eq!(
+            gang(&v),
+            Some(Gang {
+                shape: GangShape::Split {
+                    tasks_per_node: Some(2)
+                },
+                mixed_models: true
+            })
+        );
+        let v = view(
+            serde_json::json!({"nodes": 2, "gpus_per_node": 4, "parts": [
+                {"rank": 1, "node": "b", "gpu_indices": [0, 1, 2, 3], "state": "running"},
+                {"rank": 0, "node": "a", "gpu_indices": [4, 5, 6, 7], "state": "running"}
+            ]}),
+        );
+        let p = parts(&v);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            (p[0].node.as_str(), p[0].gpus.as_slice()),
+            ("a", &[4, 5, 6, 7][..])
+        );
+        assert_eq!(p[1].node, "b");
     }
 }

@@ -105,6 +105,7 @@ fn bench_one_pass() {
                 cpu_milli: 0,
                 mem_mib: 0,
                 generic: Default::default(),
+                gang: None,
             });
             j.remaining = j.spec.estimate;
             j
@@ -203,6 +204,7 @@ fn bench_live_pass() {
             mem_mib: 0,
             resources: Default::default(),
             slice: None,
+            gang: None,
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

@@ -40,7 +40,7 @@ pub fn step(
         running.push(RunningJob {
             job: j.spec.id,
             queue: j.spec.queue,
-            node: p.parts[0].0,
+            parts: p.parts.clone(),
             gpus: j.spec.gpus,
             priority: j.spec.priority,
             unsaved: now - started[i],
@@ -76,6 +76,7 @@ pub fn step(
             job: spec.id,
             queue,
             gpus: spec.gpus,
+            nodes: 1,
             model: spec.gpu_model.clone(),
             priority: spec.priority,
         };

@@ -12,9 +12,12 @@ mod record;
 mod sqlite;
 mod stored_job;
 
-pub use record::{JobRecord, NodeRecord, TokenRecord};
+pub use record::{JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{fail_commits, SqliteStore, StoreTx, RELEASE, SCHEMA_VERSION};
-pub use stored_job::{StoredJob, StoredMig, StoredSlice, StoredSliceAt};
+pub use stored_job::{
+    StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart, StoredPartState, StoredSlice,
+    StoredSliceAt,
+};
 
 /// Why the store failed. A failed commit fails its whole round: the server answers its
 /// requests 503, forgets the round's changes and reloads its state from the store.

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use gpusched_wire::{JobView, Register, Role};
+use gpusched_wire::{JobView, Outcome, Register, Role};
 use serde::{Deserialize, Serialize};
 
 /// A job as the server keeps it: what the API shows, plus what only the agent needs.
@@ -21,6 +21,19 @@ pub struct JobRecord {
     /// preemptions, they take attempt numbers but not retries.
     #[serde(default)]
     pub agent_stops: u32,
+    /// The first part of a gang's current attempt that ended other than with exit code
+    /// 0: the job ends (or is requeued) with this outcome once every part has ended.
+    #[serde(default)]
+    pub first_failure: Option<PartFailure>,
+}
+
+/// How one part of a gang ended, when it was the first to fail.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PartFailure {
+    /// Its `NODE_RANK`.
+    pub rank: u32,
+    pub outcome: Outcome,
+    pub at_ms: u64,
 }
 
 /// A node as last registered.

@@ -10,10 +10,10 @@
 use std::collections::BTreeMap;
 
 use gpusched_wire::slice::{MigAt, SliceAsk, SliceAt};
-use gpusched_wire::{JobState, JobView};
+use gpusched_wire::{JobPart, JobState, JobView, Outcome, PartState};
 use serde::{Deserialize, Serialize};
 
-use crate::JobRecord;
+use crate::{JobRecord, PartFailure};
 
 /// One job row. Lists and maps go to JSON columns; everything else is a column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,6 +62,63 @@ pub struct StoredJob {
     pub agent_stops: u32,
     pub attempt_nodes: BTreeMap<u32, String>,
     pub last_checkpoint_ms: Option<u64>,
+    // A gang (schema 3): its shape, and where the parts of its current (or last) attempt
+    // are.
+    pub nodes: u32,
+    pub gpus_per_node: u32,
+    pub split: bool,
+    pub tasks_per_node: Option<u32>,
+    pub mixed_models: bool,
+    pub parts: Vec<StoredPart>,
+    pub master_port: Option<u16>,
+    pub first_failure: Option<StoredFailure>,
+}
+
+/// One part of a job's attempt (the store's own copy of `wire::JobPart`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPart {
+    pub rank: u32,
+    pub node: String,
+    pub gpu_indices: Vec<u32>,
+    #[serde(default)]
+    pub addr: Option<String>,
+    pub state: StoredPartState,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+}
+
+/// The store's own copy of `wire::PartState`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredPartState {
+    Starting,
+    Running,
+    Done,
+    Failed,
+}
+
+/// The first failing part of a gang's attempt (the store's copy of `PartFailure`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredFailure {
+    pub rank: u32,
+    pub outcome: StoredOutcome,
+    pub at_ms: u64,
+}
+
+/// The store's own copy of `wire::Outcome`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StoredOutcome {
+    Exited { code: i32 },
+    Signaled { signal: i32 },
+    TimedOut { walltime_s: u64 },
+    Cancelled,
+    SpawnFailed { message: String },
+    Lost { message: String },
+    Preempted,
+    Stopped { message: String },
 }
 
 /// What part of one GPU a job asked for (the store's own copy of `wire::SliceAsk`).
@@ -108,6 +165,7 @@ impl StoredJob {
             grace_s,
             attempt_nodes,
             agent_stops,
+            first_failure,
         } = r;
         let JobView {
             id,
@@ -145,14 +203,13 @@ impl StoredJob {
             last_checkpoint_ms,
             // Derived: the keys of `env`.
             env_keys: _,
-            // Issue 12 (in progress): the gang fields are not stored yet.
-            nodes: _,
-            gpus_per_node: _,
-            split: _,
-            tasks_per_node: _,
-            mixed_models: _,
-            parts: _,
-            master_port: _,
+            nodes,
+            gpus_per_node,
+            split,
+            tasks_per_node,
+            mixed_models,
+            parts,
+            master_port,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -197,6 +254,14 @@ impl StoredJob {
             agent_stops: *agent_stops,
             attempt_nodes: attempt_nodes.clone(),
             last_checkpoint_ms: *last_checkpoint_ms,
+            nodes: *nodes,
+            gpus_per_node: *gpus_per_node,
+            split: *split,
+            tasks_per_node: *tasks_per_node,
+            mixed_models: *mixed_models,
+            parts: parts.iter().map(StoredPart::from_wire).collect(),
+            master_port: *master_port,
+            first_failure: first_failure.as_ref().map(StoredFailure::from_record),
         }
     }
 
@@ -242,19 +307,102 @@ impl StoredJob {
                 preempt_requested: self.preempt_requested,
                 last_checkpoint_ms: self.last_checkpoint_ms,
                 env_keys: self.env.keys().cloned().collect(),
-                nodes: 1,
-                gpus_per_node: self.gpus,
-                split: false,
-                tasks_per_node: None,
-                mixed_models: false,
-                parts: Vec::new(),
-                master_port: None,
+                nodes: self.nodes,
+                gpus_per_node: self.gpus_per_node,
+                split: self.split,
+                tasks_per_node: self.tasks_per_node,
+                mixed_models: self.mixed_models,
+                parts: self.parts.into_iter().map(StoredPart::into_wire).collect(),
+                master_port: self.master_port,
             },
             env: self.env,
             client_token: self.client_token,
             grace_s: self.grace_s,
             attempt_nodes: self.attempt_nodes,
             agent_stops: self.agent_stops,
+            first_failure: self.first_failure.map(StoredFailure::into_record),
+        }
+    }
+}
+
+impl StoredPart {
+    fn from_wire(p: &JobPart) -> StoredPart {
+        StoredPart {
+            rank: p.rank,
+            node: p.node.clone(),
+            gpu_indices: p.gpu_indices.clone(),
+            addr: p.addr.clone(),
+            state: match p.state {
+                PartState::Starting => StoredPartState::Starting,
+                PartState::Running => StoredPartState::Running,
+                PartState::Done => StoredPartState::Done,
+                PartState::Failed => StoredPartState::Failed,
+            },
+            exit_code: p.exit_code,
+            signal: p.signal,
+        }
+    }
+
+    fn into_wire(self) -> JobPart {
+        JobPart {
+            rank: self.rank,
+            node: self.node,
+            gpu_indices: self.gpu_indices,
+            addr: self.addr,
+            state: match self.state {
+                StoredPartState::Starting => PartState::Starting,
+                StoredPartState::Running => PartState::Running,
+                StoredPartState::Done => PartState::Done,
+                StoredPartState::Failed => PartState::Failed,
+            },
+            exit_code: self.exit_code,
+            signal: self.signal,
+        }
+    }
+}
+
+impl StoredFailure {
+    fn from_record(f: &PartFailure) -> StoredFailure {
+        let outcome = match &f.outcome {
+            Outcome::Exited { code } => StoredOutcome::Exited { code: *code },
+            Outcome::Signaled { signal } => StoredOutcome::Signaled { signal: *signal },
+            Outcome::TimedOut { walltime_s } => StoredOutcome::TimedOut {
+                walltime_s: *walltime_s,
+            },
+            Outcome::Cancelled => StoredOutcome::Cancelled,
+            Outcome::SpawnFailed { message } => StoredOutcome::SpawnFailed {
+                message: message.clone(),
+            },
+            Outcome::Lost { message } => StoredOutcome::Lost {
+                message: message.clone(),
+            },
+            Outcome::Preempted => StoredOutcome::Preempted,
+            Outcome::Stopped { message } => StoredOutcome::Stopped {
+                message: message.clone(),
+            },
+        };
+        StoredFailure {
+            rank: f.rank,
+            outcome,
+            at_ms: f.at_ms,
+        }
+    }
+
+    fn into_record(self) -> PartFailure {
+        let outcome = match self.outcome {
+            StoredOutcome::Exited { code } => Outcome::Exited { code },
+            StoredOutcome::Signaled { signal } => Outcome::Signaled { signal },
+            StoredOutcome::TimedOut { walltime_s } => Outcome::TimedOut { walltime_s },
+            StoredOutcome::Cancelled => Outcome::Cancelled,
+            StoredOutcome::SpawnFailed { message } => Outcome::SpawnFailed { message },
+            StoredOutcome::Lost { message } => Outcome::Lost { message },
+            StoredOutcome::Preempted => Outcome::Preempted,
+            StoredOutcome::Stopped { message } => Outcome::Stopped { message },
+        };
+        PartFailure {
+            rank: self.rank,
+            outcome,
+            at_ms: self.at_ms,
         }
     }
 }
@@ -368,19 +516,45 @@ pub(crate) mod tests {
                 preempt_requested: true,
                 last_checkpoint_ms: Some(2_500),
                 env_keys: vec!["A".into(), "B".into()],
-                nodes: 1,
-                gpus_per_node: 1,
-                split: false,
-                tasks_per_node: None,
-                mixed_models: false,
-                parts: Vec::new(),
-                master_port: None,
+                nodes: 2,
+                gpus_per_node: 4,
+                split: true,
+                tasks_per_node: Some(2),
+                mixed_models: true,
+                parts: vec![
+                    JobPart {
+                        rank: 0,
+                        node: "n1".into(),
+                        gpu_indices: vec![1],
+                        addr: Some("10.0.0.1".into()),
+                        state: PartState::Running,
+                        exit_code: None,
+                        signal: None,
+                    },
+                    JobPart {
+                        rank: 1,
+                        node: "n2".into(),
+                        gpu_indices: vec![0, 3],
+                        addr: None,
+                        state: PartState::Failed,
+                        exit_code: Some(3),
+                        signal: Some(15),
+                    },
+                ],
+                master_port: Some(29500),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),
             grace_s: 30,
             attempt_nodes: [(1, "n0".into()), (2, "n2".into()), (3, "n1".into())].into(),
             agent_stops: 1,
+            first_failure: Some(PartFailure {
+                rank: 1,
+                outcome: Outcome::SpawnFailed {
+                    message: "no such file".into(),
+                },
+                at_ms: 2_700,
+            }),
         }
     }
 

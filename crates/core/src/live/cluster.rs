@@ -19,6 +19,7 @@ use super::caps;
 use super::node::LiveNode;
 use super::place::{self, SliceJob};
 use super::slice::{SliceAsk, SliceAt};
+use crate::gang::Gang;
 use crate::policy::order;
 use crate::room::{NodeRoom, RoomWait};
 use crate::schedule::PreemptMode;
@@ -50,11 +51,13 @@ pub struct LiveJob {
     pub resources: BTreeMap<String, u64>,
     /// `Some` for a job on part of a GPU.
     pub slice: Option<SliceAsk>,
+    /// `Some` for a job of several nodes (`gpus` is then its total); `None` for a job
+    /// on one node.
+    pub gang: Option<Gang>,
 }
 
 /// Where a job starts: every node it uses, with the GPU indices (or the slice) there.
-/// Live jobs use one node today; a later multi-node gang is one placement of several
-/// parts.
+/// A gang's parts are in rank order (part 0 is the master); other jobs have one part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LivePlacement {
     pub job: u64,
@@ -99,8 +102,9 @@ pub struct LiveCluster {
     pub(super) queue_caps: BTreeMap<QueueId, u32>,
     /// GPUs one user's jobs may hold in a queue (`max_gpus_per_user`).
     pub(super) user_caps: BTreeMap<QueueId, u32>,
-    /// Jobs that reclaimed quota → the node where they go first (see `claims.rs`).
-    pub(super) claims: BTreeMap<u64, String>,
+    /// Jobs that reclaimed quota → the nodes where they go first, one per part (see
+    /// `claims.rs`).
+    pub(super) claims: BTreeMap<u64, Vec<String>>,
 }
 
 impl LiveCluster {
@@ -258,6 +262,7 @@ impl LiveCluster {
             cpu_milli: v.cpu_milli,
             mem_mib: v.mem_mib,
             generic: v.resources.clone(),
+            gang: v.gang.clone(),
         });
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
@@ -286,26 +291,52 @@ impl LiveCluster {
             self.slice_jobs[i].at = Some((node.to_string(), at.clone()));
             return true;
         }
+        let part = NodePart {
+            node: node.to_string(),
+            gpus: gpus.to_vec(),
+            slice: None,
+        };
+        self.restore_parts(id, std::slice::from_ref(&part), now)
+    }
+
+    /// Marks a whole-GPU job (a gang: every part, in rank order) recovered from the store
+    /// as running on the nodes and GPU indices of `parts`. All or nothing: false, and
+    /// nothing changes, when a node is not online, named twice, or its GPUs are not
+    /// free, or the parts do not add up to the job's GPUs.
+    pub fn restore_parts(&mut self, id: u64, parts: &[NodePart], now: Seconds) -> bool {
         let Some(i) = self.find(id) else {
             return false;
         };
-        if gpus.len() != self.jobs[i].spec.gpus as usize {
+        let total: usize = parts.iter().map(|p| p.gpus.len()).sum();
+        let distinct: BTreeSet<&str> = parts.iter().map(|p| p.node.as_str()).collect();
+        if parts.is_empty()
+            || total != self.jobs[i].spec.gpus as usize
+            || distinct.len() != parts.len()
+            || (self.jobs[i].spec.gang.is_none() && parts.len() != 1)
+        {
             return false;
         }
-        let Some(placement) = self.one_node(node, self.jobs[i].spec.gpus) else {
-            return false;
-        };
-        let Some(book) = self.book.get_mut(node) else {
-            return false;
-        };
-        let mut trial = book.clone();
-        if !trial.take_whole(id, gpus) {
-            return false;
+        let mut trials = Vec::with_capacity(parts.len());
+        let mut placement = Placement::default();
+        for p in parts {
+            let (Some(n), Some(book)) = (self.node_index(&p.node), self.book.get(&p.node)) else {
+                return false;
+            };
+            let mut trial = book.clone();
+            if !trial.take_whole(id, &p.gpus) {
+                return false;
+            }
+            trials.push((p.node.clone(), trial));
+            placement
+                .parts
+                .push((NodeId(n as u32), p.gpus.len() as u32));
         }
         if !self.scheduler.start_at(&mut self.jobs[i], placement, now) {
             return false;
         }
-        *book = trial;
+        for (node, trial) in trials {
+            self.book.insert(node, trial);
+        }
         true
     }
 
@@ -313,11 +344,13 @@ impl LiveCluster {
     /// queue's quota goes first there): its GPU indices, or `None` when the node lacks
     /// the free GPUs.
     pub fn start_on(&mut self, id: u64, node: &str, now: Seconds) -> Option<LivePlacement> {
-        let i = self.find(id)?;
-        let k = self.jobs[i].spec.gpus;
+        self.start_on_nodes(id, &[node.to_string()], now)
+    }
+
+    /// `k` free whole GPUs of `node` for a start, or `None` when it lacks them.
+    pub(super) fn pick_free(&self, node: &str, k: u32) -> Option<Vec<u32>> {
         let picked: Vec<u32> = self.book.get(node)?.whole_free().take(k as usize).collect();
-        self.restore(id, node, &picked, None, now)
-            .then(|| LivePlacement::one(id, node, picked, None))
+        (picked.len() == k as usize).then_some(picked)
     }
 
     /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed
@@ -403,21 +436,9 @@ impl LiveCluster {
                 continue;
             };
             let id = self.jobs[i].spec.id.0;
-            // Live jobs run on one node: its name, and the indices it held there.
-            let name = p.parts.first().map(|&(n, _)| old[n.index()].name.clone());
-            let kept = name.and_then(|name| {
-                let gpus = old_book.get(&name)?.whole_of(id);
-                let p = self.one_node(&name, self.jobs[i].spec.gpus)?;
-                let book = self.book.get_mut(&name)?;
-                let mut trial = book.clone();
-                if !trial.take_whole(id, &gpus)
-                    || !self.scheduler.occupy_job(&self.jobs[i].spec, &p)
-                {
-                    return None;
-                }
-                *book = trial;
-                Some(p)
-            });
+            // Every part keeps its node and the indices it held there, or the whole job
+            // (every part of a gang) is orphaned.
+            let kept = self.keep_parts(id, i, &p, &old, &old_book);
             match kept {
                 Some(p) => self.jobs[i].placement = Some(p),
                 None => {
@@ -439,6 +460,39 @@ impl LiveCluster {
             }
         }
         orphans
+    }
+
+    /// A running job's placement on the rebuilt cluster: every part on the same node (by
+    /// name) with the same indices, taken on the book and the scheduler together; `None`,
+    /// and nothing taken, when any part cannot be.
+    fn keep_parts(
+        &mut self,
+        id: u64,
+        i: usize,
+        p: &Placement,
+        old: &[LiveNode],
+        old_book: &Book,
+    ) -> Option<Placement> {
+        let mut trials = Vec::with_capacity(p.parts.len());
+        let mut placement = Placement::default();
+        for &(n, k) in &p.parts {
+            let name = &old.get(n.index())?.name;
+            let gpus = old_book.get(name)?.whole_of(id);
+            let at = self.node_index(name)?;
+            let mut trial = self.book.get(name)?.clone();
+            if gpus.len() != k as usize || !trial.take_whole(id, &gpus) {
+                return None;
+            }
+            trials.push((name.clone(), trial));
+            placement.parts.push((NodeId(at as u32), k));
+        }
+        if !self.scheduler.occupy_job(&self.jobs[i].spec, &placement) {
+            return None;
+        }
+        for (name, trial) in trials {
+            self.book.insert(name, trial);
+        }
+        Some(placement)
     }
 
     /// One pass of the core at `now`: the jobs it starts, each with its node and GPU
@@ -692,9 +746,15 @@ impl LiveCluster {
             .unwrap_or_default()
     }
 
-    /// Every job holding GPUs (starting or running), by node name, then id.
+    /// Every job holding GPUs (starting or running), by node name, then id; a gang
+    /// once, at its first node.
     pub fn placed(&self) -> Vec<u64> {
-        self.book.values().flat_map(NodeSlices::jobs).collect()
+        let mut seen = BTreeSet::new();
+        self.book
+            .values()
+            .flat_map(NodeSlices::jobs)
+            .filter(|&id| seen.insert(id))
+            .collect()
     }
 }
 
@@ -713,5 +773,6 @@ fn slice_spec(j: &SliceJob) -> JobSpec {
         cpu_milli: 0,
         mem_mib: 0,
         generic: Default::default(),
+        gang: None,
     }
 }

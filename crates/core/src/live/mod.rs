@@ -31,3 +31,6 @@ pub use node::{LiveGpu, LiveNode, MigInstance, MigLayout};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};
 pub use slice::{MigAt, SliceAsk, SliceAt};
+
+#[cfg(test)]
+mod gang_tests;

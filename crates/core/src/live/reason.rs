@@ -10,6 +10,7 @@ use super::cluster::{LiveCluster, LiveJob};
 use super::node::LiveNode;
 use super::place::ask_milli;
 use super::slice::SliceAsk;
+use crate::gang::Gang;
 use crate::room::{Amount, RoomWait};
 use crate::QueueId;
 
@@ -55,6 +56,26 @@ pub enum WaitReason {
         head: u64,
         node: String,
         shadow: Option<f64>,
+    },
+    /// A gang no set of online nodes could ever hold: it needs `nodes` nodes with
+    /// `per_node` GPUs (of its model prefix, one model unless `mixed`; with its CPUs,
+    /// memory and generic resources each when `room`) and `have` such nodes are online.
+    GangNeverFits {
+        nodes: u32,
+        per_node: u32,
+        model: Option<String>,
+        mixed: bool,
+        room: bool,
+        have: u32,
+    },
+    /// A gang waiting for `nodes` nodes with `per_node` free GPUs (and room) each:
+    /// `free_nodes` have them now.
+    WaitingForNodes {
+        nodes: u32,
+        per_node: u32,
+        model: Option<String>,
+        free_nodes: u32,
+        waiting: usize,
     },
     /// GPUs are free but jobs ahead of it in the policy's order start first.
     Behind { ahead: usize },
@@ -155,6 +176,12 @@ impl LiveCluster {
                 return WaitReason::UserAtCap { held, cap };
             }
         }
+        if let Some(gang) = &job.gang {
+            if let Some(why) = self.gang_wait(job, gang, ctx) {
+                return why;
+            }
+            return self.order_wait(job, ctx);
+        }
         let model = job.model.as_deref();
         // The kinds of node (model, capacity) that could ever hold it.
         let fitting: Vec<u32> = ctx
@@ -198,6 +225,12 @@ impl LiveCluster {
                 waiting: ctx.waiting,
             };
         }
+        self.order_wait(job, ctx)
+    }
+
+    /// Why a job that could start now on the GPUs free waits: a reservation, or jobs
+    /// ahead of it.
+    fn order_wait(&self, job: &LiveJob, ctx: &WaitContext) -> WaitReason {
         let ahead = ctx.ahead.get(&job.id).copied().unwrap_or(0);
         if let Some(r) = self.scheduler.node_reservation() {
             let node = self.nodes.get(r.node.index());
@@ -213,5 +246,68 @@ impl LiveCluster {
             0 => WaitReason::Next,
             ahead => WaitReason::Behind { ahead },
         }
+    }
+
+    /// A gang's reason when no set of nodes could ever hold it, or none holds it now;
+    /// `None` when enough nodes have its GPUs (and room) free now. Looks at every node:
+    /// gangs are few.
+    fn gang_wait(&self, job: &LiveJob, gang: &Gang, ctx: &WaitContext) -> Option<WaitReason> {
+        let model = job.model.as_deref();
+        let ask = Amount {
+            cpu_milli: job.cpu_milli,
+            mem_mib: job.mem_mib,
+            generic: &job.resources,
+        };
+        let asks = job.cpu_milli > 0 || job.mem_mib > 0 || !job.resources.is_empty();
+        let shapes = gang.shapes(job.gpus);
+        let mut never: Option<(u32, u32, u32)> = None;
+        for &(n, g) in &shapes {
+            // Per GPU model (one group when models may mix): nodes that could ever hold
+            // a part, and those that could now.
+            let mut ever: BTreeMap<&str, u32> = BTreeMap::new();
+            let mut now: BTreeMap<&str, u32> = BTreeMap::new();
+            for node in &self.nodes {
+                if !node.has_model(model)
+                    || node.whole_gpus() < g
+                    || (asks && !node.total_room().holds(ask))
+                {
+                    continue;
+                }
+                let key = if gang.mixed_models { "" } else { &node.model };
+                *ever.entry(key).or_default() += 1;
+                let room_now =
+                    !asks || self.room(&node.name).is_some_and(|r| r.amount().holds(ask));
+                if self.whole_free(&node.name) >= g && room_now {
+                    *now.entry(key).or_default() += 1;
+                }
+            }
+            let have = ever.values().copied().max().unwrap_or(0);
+            if have >= n {
+                let free_nodes = now.values().copied().max().unwrap_or(0);
+                if free_nodes >= n {
+                    return None;
+                }
+                return Some(WaitReason::WaitingForNodes {
+                    nodes: n,
+                    per_node: g,
+                    model: job.model.clone(),
+                    free_nodes,
+                    waiting: ctx.waiting,
+                });
+            }
+            // The shape to name when none fits: the first whose parts a node holds.
+            if never.is_none_or(|(_, _, h)| h == 0 && have > 0) {
+                never = Some((n, g, have));
+            }
+        }
+        let (nodes, per_node, have) = never.unwrap_or((0, 0, 0));
+        Some(WaitReason::GangNeverFits {
+            nodes,
+            per_node,
+            model: job.model.clone(),
+            mixed: gang.mixed_models,
+            room: asks,
+            have,
+        })
     }
 }

@@ -48,6 +48,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         mem_mib: 0,
         resources: BTreeMap::new(),
         slice: None,
+        gang: None,
     }
 }
 

@@ -34,6 +34,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64) -> JobSpec {
         cpu_milli: 0,
         mem_mib: 0,
         generic: Default::default(),
+        gang: None,
     }
 }
 

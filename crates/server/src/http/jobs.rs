@@ -166,6 +166,13 @@ pub struct LogQuery {
     /// node they ran on. An attempt the job has not had yet is 404.
     #[param(minimum = 1)]
     pub attempt: Option<u32>,
+    /// Which part: the node it runs on (default: the first node). A node the job does
+    /// not run on is 404.
+    #[param(min_length = 1, max_length = 253)]
+    pub node: Option<String>,
+    /// Which process: its global `RANK` (it runs on node rank `rank / tasks_per_node`);
+    /// default the node's first process. A rank the job does not have is 404.
+    pub rank: Option<u32>,
 }
 
 /// Bytes of a job's stdout or stderr from `offset` (at most 1 MiB per call), fetched
@@ -191,14 +198,22 @@ pub async fn logs(
             "`stream` must be stdout or stderr, got {stream:?}"
         )));
     }
-    let (target, view) = app.ask(|r| Cmd::Logs(id, q.attempt, who, r)).await?;
-    let url = format!(
+    let ask = crate::state::LogAsk {
+        attempt: q.attempt,
+        node: q.node,
+        rank: q.rank,
+    };
+    let (target, view) = app.ask(|r| Cmd::Logs(id, ask, who, r)).await?;
+    let mut url = format!(
         "{}/logs/{}/{}/{stream}?offset={}",
         target.url.trim_end_matches('/'),
         target.job,
         target.attempt,
         q.offset.unwrap_or(0)
     );
+    if let Some(rank) = target.rank {
+        url.push_str(&format!("&rank={rank}"));
+    }
     let unreachable = |e: String| {
         ApiErr(
             StatusCode::SERVICE_UNAVAILABLE,

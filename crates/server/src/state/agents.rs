@@ -10,7 +10,9 @@ use gpusched_wire::{
 };
 use tokio::sync::watch;
 
-use super::{Fail, NodeEntry, State};
+use gpusched_wire::PartState;
+
+use super::{gang, Fail, NodeEntry, State};
 
 /// A poll is answered now, or must wait for the node's generation to move.
 pub enum PollResult {
@@ -78,7 +80,7 @@ impl State {
         self.refresh_nodes();
         self.apply_events(&name, &events);
         // Attempts the server believes run here but the agent neither runs nor reported
-        // ending were lost with an earlier agent life.
+        // ending were lost with an earlier agent life (for a gang: this node's part).
         let here = self.jobs_on(&name);
         for id in here {
             let v = &self.jobs[&id].view;
@@ -86,8 +88,15 @@ impl State {
                 job: id,
                 attempt: v.attempt,
             };
-            if v.state == JobState::Running && !running.contains(&a) {
-                self.lose(id, &format!("the agent on {name} restarted without it"));
+            let part_running = self
+                .part_on(id, &name)
+                .is_none_or(|p| p.state == PartState::Running);
+            if v.state == JobState::Running && part_running && !running.contains(&a) {
+                let lost = Outcome::Lost {
+                    message: format!("the agent on {name} restarted without it"),
+                };
+                let at = self.now.ms;
+                self.part_ended(id, &name, &lost, at);
             }
         }
         self.bump(&name);
@@ -133,11 +142,18 @@ impl State {
         for id in ids {
             let job = &self.jobs[&id];
             let v = &job.view;
-            if v.cancel_requested {
-                desired.cancel.push(AttemptRef {
-                    job: id,
-                    attempt: v.attempt,
-                });
+            let a = AttemptRef {
+                job: id,
+                attempt: v.attempt,
+            };
+            let part = v.parts.iter().find(|p| p.node == q.node);
+            // A part that ended waits for the others; its agent has nothing left to do.
+            if part.is_some_and(gang::ended) {
+                continue;
+            }
+            if v.cancel_requested || job.first_failure.is_some() {
+                // Cancelled, or another part of the gang failed: stop this one.
+                desired.cancel.push(a);
             } else if v.preempt_requested {
                 desired.preempt.push(PreemptOrder {
                     job: id,
@@ -145,7 +161,14 @@ impl State {
                     signal: self.cfg.preempt_signal,
                     grace_s: self.cfg.preempt_grace.as_secs(),
                 });
+            } else if v.parts.len() > 1 && v.master_port.is_none() {
+                // A gang starts once its first node holds a port for MASTER_PORT.
+                if part.is_some_and(|p| p.rank == 0) {
+                    desired.reserve_ports.push(a);
+                }
             } else {
+                let rank = part.map_or(0, |p| p.rank);
+                let gpus = part.map_or_else(|| v.gpu_indices.clone(), |p| p.gpu_indices.clone());
                 desired.run.push(Launch {
                     job: id,
                     attempt: v.attempt,
@@ -154,12 +177,12 @@ impl State {
                     command: v.command.clone(),
                     cwd: v.cwd.clone(),
                     env: job.env.clone(),
-                    gpus: v.gpu_indices.clone(),
+                    gpus,
                     walltime_s: v.walltime_s,
                     grace_s: job.grace_s,
                     slice: v.slice_at.clone(),
                     resources: v.resources.clone(),
-                    dist: None,
+                    dist: Some(gang::dist(v, rank)),
                 });
             }
         }
@@ -181,15 +204,20 @@ impl State {
                 continue;
             };
             let v = &job.view;
+            // The job's current attempt, with a part on this node that has not ended
+            // (a job placed before parts existed has its one node).
+            let on_node = match v.parts.iter().find(|p| p.node == node) {
+                Some(p) => !gang::ended(p),
+                None => v.parts.is_empty() && v.node.as_deref() == Some(node),
+            };
             let current = v.attempt == e.attempt
-                && v.node.as_deref() == Some(node)
+                && on_node
                 && matches!(v.state, JobState::Starting | JobState::Running);
             if !current {
                 continue;
             }
             match &e.event {
-                // Issue 12 (in progress): gangs are not launched yet.
-                RunEventKind::PortReserved { .. } => {}
+                RunEventKind::PortReserved { port } => self.port_reserved(e.job, node, *port),
                 RunEventKind::Started { mig_uuid, .. } => {
                     let new_uuid = mig_uuid.as_ref().filter(|uuid| {
                         v.slice_at
@@ -204,6 +232,11 @@ impl State {
                         }
                         self.queue.set_mig_uuid(node, e.job, uuid);
                     }
+                    if self.jobs[&e.job].view.parts.len() > 1 {
+                        self.part_started(e.job, node, e.at_ms);
+                        continue;
+                    }
+                    self.mark_part(e.job, node, PartState::Running, None);
                     let starting = self.jobs[&e.job].view.state == JobState::Starting;
                     if starting && self.set_state(e.job, &[gpusched_core::JobState::Running]) {
                         let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
@@ -223,12 +256,57 @@ impl State {
                         v.last_checkpoint_ms = Some(e.at_ms);
                     }
                 }
-                RunEventKind::Ended { outcome } => self.ended(e.job, outcome, e.at_ms),
+                RunEventKind::Ended { outcome } => self.part_ended(e.job, node, outcome, e.at_ms),
             }
         }
     }
 
-    fn ended(&mut self, id: u64, outcome: &Outcome, at_ms: u64) {
+    /// The part of job `id` on `node` ended: a gang waits for all its parts
+    /// (`gang.rs`); a job of one node ends now.
+    fn part_ended(&mut self, id: u64, node: &str, outcome: &Outcome, at_ms: u64) {
+        if self.jobs.get(&id).is_some_and(|j| j.view.parts.len() > 1) {
+            self.gang_part_ended(id, node, outcome, at_ms);
+            return;
+        }
+        let (state, code, signal) = match outcome {
+            Outcome::Exited { code: 0 } => (PartState::Done, Some(0), None),
+            Outcome::Exited { code } => (PartState::Failed, Some(*code), None),
+            Outcome::Signaled { signal } => (PartState::Failed, None, Some(*signal)),
+            _ => (PartState::Failed, None, None),
+        };
+        self.mark_part(id, node, state, Some((code, signal)));
+        self.ended(id, outcome, at_ms, Some(node));
+    }
+
+    /// Sets the state (and how it ended) of a one-node job's part, where it changes.
+    fn mark_part(
+        &mut self,
+        id: u64,
+        node: &str,
+        state: PartState,
+        end: Option<(Option<i32>, Option<i32>)>,
+    ) {
+        let Some(i) = self
+            .jobs
+            .get(&id)
+            .and_then(|j| j.view.parts.iter().position(|p| p.node == node))
+        else {
+            return;
+        };
+        if self.jobs[&id].view.parts[i].state == state && end.is_none() {
+            return;
+        }
+        let p = &mut self.jobs.get_mut(&id).expect("looked up above").view.parts[i];
+        p.state = state;
+        if let Some((code, signal)) = end {
+            p.exit_code = code;
+            p.signal = signal;
+        }
+    }
+
+    /// How a run ended decides the job: it ends, or goes back in the queue. `node` is
+    /// where the deciding part ran (the stopping agent for `Stopped`).
+    pub(super) fn ended(&mut self, id: u64, outcome: &Outcome, at_ms: u64, node: Option<&str>) {
         let job = self.jobs.get_mut(&id).expect("caller checked");
         let v = &mut job.view;
         if v.start_ms.is_none() {
@@ -247,7 +325,7 @@ impl State {
             }
             Outcome::Stopped { message } if !cancelled => {
                 let message = message.clone();
-                self.requeue_stopped(id, &message);
+                self.requeue_stopped(id, &message, node);
                 return;
             }
             Outcome::Stopped { .. } => (

@@ -39,6 +39,17 @@ pub struct LogTarget {
     pub token: Option<String>,
     pub job: u64,
     pub attempt: u32,
+    /// The process (global `RANK`) of a job with `tasks_per_node`, for the agent.
+    pub rank: Option<u32>,
+}
+
+/// Which output of a job `logs` asks for: an attempt (default the current one), and a
+/// part by node name and/or a process by global rank (default part 0's first process).
+#[derive(Clone, Debug, Default)]
+pub struct LogAsk {
+    pub attempt: Option<u32>,
+    pub node: Option<String>,
+    pub rank: Option<u32>,
 }
 
 impl State {
@@ -148,10 +159,8 @@ impl State {
             }
             if let Some(cap) = def.max_gpus_per_user {
                 // A slice needs room for at least one GPU under the cap (rounded up).
-                let want = validate::slice_of(j)
-                    .ok()
-                    .flatten()
-                    .map_or(j.gpus.unwrap_or(1), |_| 1);
+                let slice = validate::slice_of(j).ok().flatten();
+                let want = slice.as_ref().map_or(validate::whole_gpus(j, None), |_| 1);
                 if want > cap {
                     return Err(at(format!(
                         "the job asks for {want} GPUs, but one user's jobs may hold at most \
@@ -227,7 +236,13 @@ impl State {
     fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
         // Checked by `check_submit` before; a failure here cannot happen.
         let slice = validate::slice_of(&j).ok().flatten();
-        let gpus = validate::whole_gpus(&j, slice.as_ref());
+        let shape = super::shape::shape(&j, slice.is_some()).unwrap_or(super::shape::Shape {
+            nodes: 1,
+            gpus_per_node: 0,
+            gpus: 0,
+            split: false,
+        });
+        let gpus = shape.gpus;
         let name = j.name.clone().unwrap_or_else(|| {
             let prog = &j.command[0];
             prog.rsplit('/').next().unwrap_or(prog).to_string()
@@ -269,11 +284,11 @@ impl State {
                 preempt_requested: false,
                 last_checkpoint_ms: None,
                 env_keys: j.env.keys().cloned().collect(),
-                nodes: 1,
-                gpus_per_node: gpus,
-                split: false,
-                tasks_per_node: None,
-                mixed_models: false,
+                nodes: shape.nodes,
+                gpus_per_node: shape.gpus_per_node,
+                split: shape.split,
+                tasks_per_node: j.tasks_per_node,
+                mixed_models: j.mixed_models,
                 parts: Vec::new(),
                 master_port: None,
             },
@@ -282,6 +297,7 @@ impl State {
             grace_s: self.cfg.grace_s,
             attempt_nodes: Default::default(),
             agent_stops: 0,
+            first_failure: None,
         }
     }
 
@@ -389,9 +405,9 @@ impl State {
             .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
             .filter(|j| self.visible(&j.view, who))
             .filter(|j| {
-                q.node
-                    .as_ref()
-                    .is_none_or(|n| j.view.node.as_ref() == Some(n))
+                q.node.as_ref().is_none_or(|n| {
+                    j.view.node.as_ref() == Some(n) || j.view.parts.iter().any(|p| &p.node == n)
+                })
             });
         let jobs = matching.by_ref().take(limit).collect::<Vec<_>>();
         // The cursor only when an older match really exists, so the last page says so.
@@ -433,9 +449,14 @@ impl State {
                 if !job.view.cancel_requested {
                     let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
                     job.view.cancel_requested = true;
-                    let node = job.view.node.clone().unwrap_or_default();
-                    job.view.reason = format!("cancel requested; {node} is stopping it");
-                    self.bump(&node);
+                    let on = super::gang::nodes_of(&job.view);
+                    job.view.reason = if job.view.parts.len() > 1 {
+                        format!("cancel requested; {on} are stopping it")
+                    } else {
+                        format!("cancel requested; {on} is stopping it")
+                    };
+                    // Every part's node is told.
+                    self.bump_job(id);
                 }
                 "cancelling"
             }
@@ -480,10 +501,10 @@ impl State {
 
     /// Where to read the output of one attempt of a job (the current one by default);
     /// only its owner and admins may.
-    pub fn log_target(&self, id: u64, attempt: Option<u32>, who: &Who) -> Result<LogTarget, Fail> {
+    pub fn log_target(&self, id: u64, ask: &LogAsk, who: &Who) -> Result<LogTarget, Fail> {
         let job = self.owned_job(id, who, "read its output")?;
         let v = &job.view;
-        let attempt = attempt.unwrap_or(v.attempt);
+        let attempt = ask.attempt.unwrap_or(v.attempt);
         // 0 is malformed (the schema says so); a later attempt than the job has had is
         // one that does not exist (yet), like an unknown id.
         if attempt == 0 || attempt > v.attempt {
@@ -502,6 +523,15 @@ impl State {
             v.node.as_ref()
         } else {
             job.attempt_nodes.get(&attempt)
+        };
+        let node_name = match (node_name, attempt == v.attempt) {
+            (Some(first), true) => Some(part_for_logs(v, first, ask)?),
+            (Some(first), false) if ask.node.as_ref().is_some_and(|n| n != first) => {
+                return Err(Fail::NotFound(format!(
+                    "this server keeps only the first node of earlier attempts: attempt                      {attempt} of job {id} ran there on {first}; read the other nodes'                      output on those hosts, or give --node {first}"
+                )))
+            }
+            (first, _) => first,
         };
         let Some(node_name) = node_name else {
             return Err(Fail::NotFound(if attempt == v.attempt {
@@ -538,6 +568,8 @@ impl State {
             token: node.record.register.log_token.clone(),
             job: id,
             attempt,
+            // Only a job with `tasks_per_node` has several processes per node.
+            rank: ask.rank.filter(|_| v.tasks_per_node.is_some()),
         })
     }
 
@@ -646,6 +678,57 @@ impl State {
             }));
         }
         out
+    }
+}
+
+/// The node of the part whose output `ask` names (by node and/or rank) in the job's
+/// current attempt; `first` is part 0's. A node or rank the job does not have is 404,
+/// with what it has.
+fn part_for_logs<'a>(v: &'a JobView, first: &'a String, ask: &LogAsk) -> Result<&'a String, Fail> {
+    let id = v.id;
+    let nodes: Vec<&String> = if v.parts.is_empty() {
+        vec![first]
+    } else {
+        v.parts.iter().map(|p| &p.node).collect()
+    };
+    let by_node = match &ask.node {
+        None => None,
+        Some(n) => Some(nodes.iter().copied().find(|x| *x == n).ok_or_else(|| {
+            Fail::NotFound(format!(
+                "job {id} has no part on {n}; its attempt {} runs on {}",
+                v.attempt,
+                nodes
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?),
+    };
+    let by_rank = match ask.rank {
+        None => None,
+        Some(r) => {
+            // Rank R is process R % K of node rank R / K.
+            let k = v.tasks_per_node.unwrap_or(1).max(1);
+            let ranks = nodes.len() as u64 * u64::from(k);
+            let node = nodes.get((r / k) as usize).copied().ok_or_else(|| {
+                Fail::NotFound(format!(
+                    "job {id} has no rank {r}; its ranks are 0..={} ({} x {k} per node)",
+                    ranks - 1,
+                    gpusched_wire::count(nodes.len() as u32, "node"),
+                ))
+            })?;
+            Some(node)
+        }
+    };
+    match (by_node, by_rank) {
+        (Some(n), Some(r)) if n != r => Err(Fail::NotFound(format!(
+            "rank {} of job {id} runs on {r}, not on {n}; give one of --node and --rank, or \
+             both naming the same node",
+            ask.rank.unwrap_or(0)
+        ))),
+        (Some(n), _) | (None, Some(n)) => Ok(n),
+        (None, None) => Ok(first),
     }
 }
 

@@ -6,11 +6,13 @@
 mod agents;
 mod cancel;
 mod demand;
+mod gang;
 mod jobs;
 mod limits;
 mod privacy;
 mod reasons;
 mod reclaim;
+pub(crate) mod shape;
 mod tokens;
 mod tracked;
 mod transition;
@@ -33,7 +35,7 @@ use crate::queues::Queues;
 use gpusched_core::live::{LiveCluster, LivePlacement};
 
 pub use agents::PollResult;
-pub use jobs::{LogTarget, WaitResult};
+pub use jobs::{LogAsk, LogTarget, WaitResult};
 pub use privacy::redact;
 pub use tracked::Tracked;
 
@@ -319,6 +321,14 @@ impl State {
 
     fn restore_running(&mut self, job: &JobRecord, now: f64) {
         let v = &job.view;
+        if v.parts.len() > 1 {
+            self.restore_gang(job, now);
+            return;
+        }
+        if v.parts.is_empty() {
+            // Placed before schema 3: its one part is its node.
+            self.fill_part_zero(v.id);
+        }
         let node = v.node.clone().unwrap_or_default();
         let slice = v.slice_at.as_ref().map(live_map::slice_to_core);
         if !self
@@ -334,6 +344,52 @@ impl State {
             );
             self.lose(
                 v.id,
+                "its GPUs could not be restored after a server restart",
+            );
+        }
+    }
+
+    /// A running job stored before parts existed (schema 2): its part 0 is its node, so
+    /// polls and `show` treat it as every other job.
+    fn fill_part_zero(&mut self, id: u64) {
+        let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
+            return;
+        };
+        let Some(node) = v.node.clone() else {
+            return;
+        };
+        let part = gpusched_wire::JobPart {
+            rank: 0,
+            addr: self
+                .nodes
+                .get(&node)
+                .and_then(|n| n.record.register.advertise_addr.clone()),
+            node,
+            gpu_indices: v.gpu_indices.clone(),
+            state: if v.state == JobState::Running {
+                gpusched_wire::PartState::Running
+            } else {
+                gpusched_wire::PartState::Starting
+            },
+            exit_code: None,
+            signal: None,
+        };
+        if let Some(job) = self.jobs.get_mut(&id) {
+            job.view.parts = vec![part];
+        }
+    }
+
+    /// A gang that was starting or running when the server stopped: every part's GPUs
+    /// are taken again at once, or none (then the run is lost, as for one node).
+    fn restore_gang(&mut self, job: &JobRecord, now: f64) {
+        let parts = live_map::parts(&job.view);
+        if !self.queue.restore_parts(job.view.id, &parts, now) {
+            tracing::warn!(
+                job = job.view.id,
+                "could not restore a running gang's GPUs; requeued"
+            );
+            self.lose(
+                job.view.id,
                 "its GPUs could not be restored after a server restart",
             );
         }
@@ -393,41 +449,59 @@ impl State {
         self.reclaim(now_ms);
     }
 
-    /// Moves a job the core placed to `starting` on its node, with the GPU indices (or
-    /// slice) the core picked. Live jobs use one node.
+    /// Moves a job the core placed to `starting` on its nodes, with the GPU indices (or
+    /// slice) the core picked on each: one part per node, in rank order (see `gang.rs`).
     fn apply_placement(&mut self, p: LivePlacement) {
-        let Some(part) = p.parts.into_iter().next() else {
+        let Some(first) = p.parts.first().cloned() else {
             return;
         };
-        let (id, node_name) = (p.job, part.node);
+        let id = p.job;
         if !self.set_state(id, &[CoreState::Starting]) {
             // Not a pending job (a bug, logged): the core gives its GPUs back.
             self.queue.requeue(id, self.now.ms as f64 / 1000.0);
             return;
         }
+        let parts = self.parts_of(&p);
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
         job.attempt_nodes
-            .insert(job.view.attempt, node_name.to_string());
+            .insert(job.view.attempt, first.node.to_string());
+        job.first_failure = None;
         let v = &mut job.view;
-        v.reason = format!("sent to {node_name}");
-        v.node = Some(node_name.to_string());
-        v.gpu_indices = part.gpus;
-        v.slice_at = part.slice.map(live_map::slice_to_wire);
+        v.node = Some(first.node.clone());
+        v.gpu_indices = first.gpus;
+        v.slice_at = first.slice.map(live_map::slice_to_wire);
+        if v.split {
+            // The scheduler chose the layout.
+            v.nodes = parts.len() as u32;
+            v.gpus_per_node = v.gpu_indices.len() as u32;
+        }
+        v.reason = if parts.len() > 1 {
+            format!(
+                "sent to {}; waiting for {} to reserve MASTER_PORT",
+                parts
+                    .iter()
+                    .map(|p| p.node.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                first.node
+            )
+        } else {
+            format!("sent to {}", first.node)
+        };
+        v.parts = parts;
+        v.master_port = None;
         v.start_ms = None;
-        self.bump(&node_name);
+        self.bump_job(id);
     }
 
     /// A job leaves its node (it ended, was lost or cancelled): the node's desired state
     /// changes and a pass is due. Its GPUs are freed by the core (`remove`, `requeue`).
     fn release(&mut self, id: u64) {
-        let Some(job) = self.jobs.get(&id) else {
-            return;
-        };
-        if let Some(node) = job.view.node.clone() {
-            self.bump(&node);
-        }
+        // Every part's node: an agent whose part is still running learns the attempt is
+        // no longer wanted and stops it.
+        self.bump_job(id);
         self.sched_due = true;
     }
 
@@ -524,7 +598,7 @@ impl State {
         if v.state.is_terminal() {
             return;
         }
-        let node = v.node.clone().unwrap_or_default();
+        let node = gang::nodes_of(v);
         let now = self.now.ms;
         if v.cancel_requested {
             self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
@@ -572,6 +646,14 @@ impl State {
         v.gpu_indices.clear();
         v.slice_at = None;
         v.start_ms = None;
+        v.parts.clear();
+        v.master_port = None;
+        if v.split {
+            // The next placement chooses again.
+            v.nodes = 0;
+            v.gpus_per_node = 0;
+        }
+        job.first_failure = None;
         Some(job)
     }
 
@@ -583,7 +665,7 @@ impl State {
         };
         let reason = format!(
             "preempted on {} to return GPUs to another queue's quota; requeued",
-            job.view.node.as_deref().unwrap_or("its node")
+            gang::nodes_of(&job.view)
         );
         if let Some(job) = self.requeue_run(id, self.now.ms, CoreState::Preempting, reason) {
             job.view.preemptions += 1;
@@ -595,8 +677,12 @@ impl State {
     /// attempt number and no retry used. An agent stops all its jobs before it goes, so
     /// when the node holds none any more it leaves the cluster (offline until its agent
     /// registers again) instead of being given work nobody will start.
-    fn requeue_stopped(&mut self, id: u64, why: &str) {
-        let Some(node) = self.jobs.get(&id).and_then(|j| j.view.node.clone()) else {
+    /// `node` is the stopping agent's (for a gang, the part that reported it first).
+    fn requeue_stopped(&mut self, id: u64, why: &str, node: Option<&str>) {
+        let Some(node) = node
+            .map(str::to_string)
+            .or_else(|| self.jobs.get(&id).and_then(|j| j.view.node.clone()))
+        else {
             return;
         };
         let attempt = self.jobs.get(&id).map_or(0, |j| j.view.attempt);

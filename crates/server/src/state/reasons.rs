@@ -57,6 +57,21 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
             let in_secs = shadow.map(|t| (t - now_s).max(0.0).round() as u64);
             reserved(*head, node, in_secs)
         }
+        WaitReason::GangNeverFits {
+            nodes,
+            per_node,
+            model,
+            mixed,
+            room,
+            have,
+        } => gang_never_fits(*nodes, *per_node, model.as_deref(), *mixed, *room, *have),
+        WaitReason::WaitingForNodes {
+            nodes,
+            per_node,
+            model,
+            free_nodes,
+            waiting,
+        } => waiting_for_nodes(*nodes, *per_node, model.as_deref(), *free_nodes, *waiting),
         WaitReason::Behind { ahead } => behind(*ahead, policy),
         WaitReason::Next => "next to start (the scheduler runs on the next change)".to_string(),
     }
@@ -200,6 +215,65 @@ pub fn waiting_for_free(gpus: u32, model: Option<&str>, free_max: u32, waiting: 
     )
 }
 
+/// The nodes of a gang, as in "4 nodes with 8 GPUs of model A100* each".
+fn gang_nodes(nodes: u32, per_node: u32, model: Option<&str>) -> String {
+    format!(
+        "{} with {}{} each",
+        count(nodes, "node"),
+        count(per_node, "GPU"),
+        of_model(model)
+    )
+}
+
+/// A gang no set of online nodes could ever hold.
+pub fn gang_never_fits(
+    nodes: u32,
+    per_node: u32,
+    model: Option<&str>,
+    mixed: bool,
+    room: bool,
+    have: u32,
+) -> String {
+    let same = if mixed || nodes < 2 {
+        ""
+    } else {
+        ", all of one GPU model"
+    };
+    let room = if room {
+        " (with the job's CPUs, memory and resources on each)"
+    } else {
+        ""
+    };
+    format!(
+        "needs {}{same}{room}; the cluster has {}; waiting for more to come online (or \
+         ask for fewer nodes{})",
+        gang_nodes(nodes, per_node, model),
+        count(have, "such node"),
+        if mixed || nodes < 2 {
+            ""
+        } else {
+            ", or allow --mixed-models"
+        }
+    )
+}
+
+/// A gang waiting for enough nodes with its GPUs free.
+pub fn waiting_for_nodes(
+    nodes: u32,
+    per_node: u32,
+    model: Option<&str>,
+    free_nodes: u32,
+    waiting: usize,
+) -> String {
+    format!(
+        "waiting for {} free at once ({} {} them now; {} waiting)",
+        gang_nodes(nodes, per_node, model),
+        free_nodes,
+        agree(u64::from(free_nodes), "has", "have"),
+        count(waiting as u64, "job")
+    )
+}
+
 /// Resources are free but jobs ahead of it in the policy's order start first.
 pub fn behind(ahead: usize, policy: &str) -> String {
     format!(
@@ -275,6 +349,30 @@ mod tests {
             no_node_has_room(0, 500, 0, &fpga),
             "no online node has 0 GPUs with 0.5 CPUs with fpga=1 together; waiting for such a \
              node to come back"
+        );
+    }
+
+    #[test]
+    fn gang_reasons_say_how_many_nodes_and_how_many_exist() {
+        assert_eq!(
+            gang_never_fits(4, 8, Some("A100"), false, false, 2),
+            "needs 4 nodes with 8 GPUs of model A100* each, all of one GPU model; the cluster \
+             has 2 such nodes; waiting for more to come online (or ask for fewer nodes, or \
+             allow --mixed-models)"
+        );
+        assert_eq!(
+            gang_never_fits(2, 1, None, true, true, 1),
+            "needs 2 nodes with 1 GPU each (with the job's CPUs, memory and resources on \
+             each); the cluster has 1 such node; waiting for more to come online (or ask for \
+             fewer nodes)"
+        );
+        assert_eq!(
+            waiting_for_nodes(2, 4, None, 1, 3),
+            "waiting for 2 nodes with 4 GPUs each free at once (1 has them now; 3 jobs waiting)"
+        );
+        assert_eq!(
+            waiting_for_nodes(3, 1, None, 0, 1),
+            "waiting for 3 nodes with 1 GPU each free at once (0 have them now; 1 job waiting)"
         );
     }
 

@@ -1,8 +1,9 @@
 //! Giving queues their quota back: when a queue below its guaranteed GPUs has a job
 //! that cannot start because other queues borrowed the GPUs, the core's reclaim planner
-//! picks the borrowers' jobs to preempt (least work lost, on one node); they get the
-//! checkpoint signal and a grace period, end `preempted` and are requeued; the claiming
-//! job then starts first on that node.
+//! picks the borrowers' jobs to preempt (least work lost, on one node, or one node per
+//! part for a gang claimant; a gang victim goes whole); they get the checkpoint signal
+//! and a grace period, end `preempted` and are requeued; the claiming job then starts
+//! first on those nodes.
 
 use std::collections::BTreeMap;
 
@@ -63,15 +64,28 @@ impl State {
             if v.slice.is_some() {
                 continue;
             }
-            let Some(node) = v.node.as_deref().and_then(node_id) else {
-                continue;
+            // Every part of a gang; the one node of any other job.
+            let parts: Vec<(NodeId, u32)> = if v.parts.len() >= 2 {
+                v.parts
+                    .iter()
+                    .filter_map(|p| Some((node_id(&p.node)?, p.gpu_indices.len() as u32)))
+                    .collect()
+            } else {
+                v.node
+                    .as_deref()
+                    .and_then(node_id)
+                    .map(|n| vec![(n, v.gpus)])
+                    .unwrap_or_default()
             };
+            if parts.is_empty() {
+                continue;
+            }
             let since = v.start_ms.unwrap_or(now_ms);
             let saved = v.last_checkpoint_ms.unwrap_or(since).max(since);
             running.push(RunningJob {
                 job: JobId(v.id),
                 queue: qid(self, &v.queue),
-                node,
+                parts,
                 gpus: v.gpus,
                 priority: v.priority,
                 unsaved: now_ms.saturating_sub(saved) as f64 / 1000.0,
@@ -117,22 +131,37 @@ impl State {
             else {
                 continue;
             };
+            // A gang needs a node per part: a split one, as many as its fewest-node shape
+            // that some online node's part could hold.
+            let most = rooms.iter().map(|r| r.capacity).max().unwrap_or(0);
+            let parts = crate::live_map::gang(&claimant).map_or(1, |g| {
+                g.shapes(claimant.gpus)
+                    .into_iter()
+                    .find(|&(_, per_node)| per_node <= most)
+                    .map_or(1, |(n, _)| n)
+            });
             let claim = Claim {
                 job: JobId(claimant.id),
                 queue: qid(self, name),
                 gpus: claimant.gpus,
+                nodes: parts,
                 model: claimant.gpu_model.clone(),
                 priority: claimant.priority,
             };
             let Some(plan) = reclaim::plan(&queues, &running, &rooms, &claim) else {
                 continue;
             };
-            let node = online[plan.node.index()].clone();
+            let claimed: Vec<String> = plan
+                .nodes
+                .iter()
+                .map(|n| online[n.index()].clone())
+                .collect();
+            let node = claimed.join(", ");
             if plan.victims.is_empty() {
                 // Room already, but the policy's order held the job back (a borrower's
                 // big job at the head of a strict queue): its quota lets it go first.
                 tracing::info!(job = claimant.id, queue = %name, %node, "quota job goes first");
-                self.queue.claim(claimant.id, &node);
+                self.queue.claim_nodes(claimant.id, &claimed);
                 self.sched_due = true;
                 return;
             }
@@ -146,8 +175,10 @@ impl State {
                 }
             }
             tracing::info!(job = claimant.id, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");
-            self.queue.claim(claimant.id, &node);
-            self.bump(&node);
+            self.queue.claim_nodes(claimant.id, &claimed);
+            for n in &claimed {
+                self.bump(n);
+            }
             return;
         }
     }

@@ -6,11 +6,15 @@ use gpusched_core::room::Amount;
 use gpusched_core::{Gpu, GpuIndex};
 use gpusched_wire::{parse_mib, GpuInfo, JobSubmit, SliceAsk};
 
+use super::shape;
+
 /// The most GPUs one job may ask for; far above any node, it only catches typos.
 pub const MAX_GPUS: u32 = 1024;
 /// Walltime above a year is a mistake (a unit mix-up), not a plan.
 pub const MAX_WALLTIME_S: u64 = 366 * 24 * 3600;
 pub const MAX_RETRIES: u32 = 100;
+/// The most nodes one job may run on at once.
+pub const MAX_NODES: u32 = 1024;
 
 /// The GPUs of one known node, for the "could any node ever hold it" check.
 pub struct KnownNode<'a> {
@@ -66,6 +70,19 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
         return Err("`mem_mib` must be above 0 and at most 64 TiB".into());
     }
     gpusched_wire::resource::check_map(&job.resources).map_err(|e| format!("`resources`: {e}"))?;
+    if job.nodes.is_some_and(|n| n == 0 || n > MAX_NODES) {
+        return Err(format!(
+            "`nodes` must be 1..={MAX_NODES} (the nodes the job runs on at once)"
+        ));
+    }
+    if job.gpus_per_node.is_some_and(|g| g > MAX_GPUS) {
+        return Err(format!("`gpus_per_node` must be at most {MAX_GPUS}"));
+    }
+    if job.tasks_per_node.is_some_and(|k| k == 0 || k > MAX_GPUS) {
+        return Err(format!(
+            "`tasks_per_node` must be 1..={MAX_GPUS} (processes started on each node)"
+        ));
+    }
     let request = gpu_request(job)?;
     let slice = ask_of(&request);
     let gpus = whole_gpus(job, slice.as_ref());
@@ -76,9 +93,9 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
                 .into(),
         );
     }
-    if gpus > MAX_GPUS {
+    if job.gpus.is_some_and(|g| g > MAX_GPUS) || gpus > MAX_GPUS {
         return Err(format!(
-            "`gpus` = {gpus} is absurd; one job may ask for at most {MAX_GPUS}, on one node"
+            "`gpus` = {gpus} is absurd; one job may ask for at most {MAX_GPUS}"
         ));
     }
     match job.walltime_s {
@@ -109,14 +126,34 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
 /// Whether any node of the cluster as it is now could ever hold a well-formed
 /// submission (checked by [`check_submit`] first): a failure is a conflict with the
 /// cluster's state (409), since the same request succeeds once a fitting node joins.
+/// The fields of a gang must also agree with each other (`shape.rs`), a conflict too.
 pub fn check_fits(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
     let request = gpu_request(job)?;
     let slice = ask_of(&request);
-    let gpus = whole_gpus(job, slice.as_ref());
+    let shape = shape::shape(job, slice.is_some())?;
     match slice {
         Some(_) => slice_could_fit(job, request, nodes),
-        None => could_ever_fit(job, gpus, nodes),
+        None if shape.nodes != 1 => {
+            // A gang: CPUs, memory and resources are asked on each node.
+            could_ever_fit(job, 0, nodes)?;
+            shape::gang_could_fit(job, shape, nodes, |n| matching(job, n))
+        }
+        None => could_ever_fit(job, shape.gpus, nodes),
     }
+}
+
+/// The whole GPUs of `n` that a job could use (not in MIG mode, of its model).
+fn matching(job: &JobSubmit, n: &KnownNode) -> u32 {
+    n.gpus
+        .iter()
+        .filter(|g| {
+            g.mig.is_none()
+                && job
+                    .gpu_model
+                    .as_ref()
+                    .is_none_or(|m| g.model.starts_with(m.as_str()))
+        })
+        .count() as u32
 }
 
 /// The part of one GPU a submission asks for (`gpu_share`, `gpu_mem` or `mig`), if any;
@@ -148,11 +185,12 @@ fn ask_of(req: &GpuRequest) -> Option<SliceAsk> {
     }
 }
 
-/// Whole GPUs a submission asks for: `gpus`, 1 by default, 0 for a slice.
+/// Whole GPUs a submission asks for over all its nodes: `gpus` (or `nodes` x
+/// `gpus_per_node`), 1 by default, 0 for a slice.
 pub fn whole_gpus(job: &JobSubmit, slice: Option<&SliceAsk>) -> u32 {
     match slice {
         Some(_) => 0,
-        None => job.gpus.unwrap_or(1),
+        None => shape::shape(job, false).map_or(job.gpus.unwrap_or(1), |s| s.gpus),
     }
 }
 
@@ -240,18 +278,7 @@ fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(),
         );
     }
     resources_could_fit(job, nodes)?;
-    let matching = |n: &KnownNode| {
-        n.gpus
-            .iter()
-            .filter(|g| {
-                g.mig.is_none()
-                    && job
-                        .gpu_model
-                        .as_ref()
-                        .is_none_or(|m| g.model.starts_with(m.as_str()))
-            })
-            .count() as u32
-    };
+    let matching = |n: &KnownNode| matching(job, n);
     let best = nodes.iter().map(|n| (matching(n), n.name)).max();
     let (most, name) = best.expect("nodes is not empty");
     if most >= gpus {
@@ -280,7 +307,8 @@ fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(),
         .unwrap_or_default();
     Err(format!(
         "the job asks for {}{of_model} on one node, but the largest node ({name}) has {most}; \
-         ask for at most {most}",
+         ask for at most {most}, or run it on several nodes: `--nodes N --gpus-per-node G` \
+         (N x G = {gpus}) or `--split` to let the scheduler choose",
         gpusched_wire::count(gpus, "GPU")
     ))
 }
@@ -457,6 +485,61 @@ mod tests {
     }
 
     #[test]
+    fn a_gang_needs_enough_nodes_of_one_model() {
+        let (a, h, small) = (gpus(8, "A100"), gpus(8, "H100"), gpus(2, "A100"));
+        let node = |name, gpus| KnownNode {
+            name,
+            gpus,
+            cpus: 16,
+            mem_mib: 65536,
+            resources: &EMPTY_RESOURCES,
+        };
+        let nodes = [
+            node("a1", &a),
+            node("a2", &a),
+            node("h1", &h),
+            node("s1", &small),
+        ];
+        let gang = |n: u32, g: u32| JobSubmit {
+            command: vec!["/bin/true".into()],
+            nodes: Some(n),
+            gpus_per_node: Some(g),
+            ..Default::default()
+        };
+        assert!(check_submit(&gang(2, 8), &nodes).is_ok());
+        let e = check_submit(&gang(3, 8), &nodes).unwrap_err();
+        assert!(
+            e.contains("3 nodes with 8 GPUs each")
+                && e.contains("has 2 such node(s) of one GPU model"),
+            "{e}"
+        );
+        let mut mixed = gang(3, 8);
+        mixed.mixed_models = true;
+        assert!(check_submit(&mixed, &nodes).is_ok());
+        assert!(
+            check_submit(&gang(3, 2), &nodes).is_ok(),
+            "A100 nodes of 8 and 2"
+        );
+        assert!(
+            check_submit(&gang(4, 2), &nodes).is_err(),
+            "3 A100 nodes, 1 H100"
+        );
+        let mut split = job(26);
+        split.split = true;
+        assert!(check_submit(&split, &nodes).is_ok());
+        split.gpus = Some(27);
+        let e = check_submit(&split, &nodes).unwrap_err();
+        assert!(e.contains("whole cluster has 26"), "{e}");
+        // Field bounds are malformed requests (400): check_submit alone says so.
+        let e = super::check_submit(&gang(0, 8)).unwrap_err();
+        assert!(e.contains("`nodes` must be 1..=1024"), "{e}");
+        let mut k = gang(2, 8);
+        k.tasks_per_node = Some(0);
+        let e = super::check_submit(&k).unwrap_err();
+        assert!(e.contains("`tasks_per_node` must be"), "{e}");
+    }
+
+    #[test]
     fn messages_say_what_to_fix() {
         let a = gpus(8, "A100-SXM4-80GB");
         let nodes = [KnownNode {
@@ -470,6 +553,10 @@ mod tests {
         let e = check_submit(&job(9), &nodes).unwrap_err();
         assert!(
             e.contains("largest node (n1) has 8") && e.contains("at most 8"),
+            "{e}"
+        );
+        assert!(
+            e.contains("--nodes N --gpus-per-node G") && e.contains("--split"),
             "{e}"
         );
         // A job without GPUs (a CPU-only step) is fine.

@@ -76,6 +76,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 cpu_milli: 0,
                 mem_mib: 0,
                 generic: Default::default(),
+                gang: None,
             },
             work,
             model: row.opt("model_name").map(str::to_string),

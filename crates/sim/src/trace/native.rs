@@ -62,6 +62,7 @@ impl Builder {
                 cpu_milli: 0,
                 mem_mib: 0,
                 generic: Default::default(),
+                gang: None,
             },
             work: Work {
                 units: f.duration,

@@ -42,6 +42,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 cpu_milli: 0,
                 mem_mib: 0,
                 generic: Default::default(),
+                gang: None,
             },
             work: Work {
                 units: duration,

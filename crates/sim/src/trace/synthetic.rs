@@ -88,6 +88,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     cpu_milli: 0,
                     mem_mib: 0,
                     generic: Default::default(),
+                    gang: None,
                 },
                 work: Work {
                     units: secs,

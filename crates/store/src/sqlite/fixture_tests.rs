@@ -24,7 +24,8 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let mut s = SqliteStore::open(&dir).await.unwrap();
-    assert_eq!(s.schema_version().await.unwrap(), 2);
+    // 1 -> 2 -> 3 in one open.
+    assert_eq!(s.schema_version().await.unwrap(), 3);
 
     let jobs = s.load_jobs().await.unwrap();
     let ids: Vec<u64> = jobs.iter().map(|j| j.view.id).collect();
@@ -73,6 +74,19 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             assert!(v.start_ms.is_some(), "job {}", v.id);
         }
         assert_eq!(v.end_ms.is_some(), v.state.is_terminal(), "job {}", v.id);
+        // Schema 3's columns: every job from before gangs ran on one node.
+        assert_eq!(
+            (v.nodes, v.gpus_per_node, v.split, v.tasks_per_node),
+            (1, v.gpus, false, None),
+            "job {}",
+            v.id
+        );
+        assert!(
+            v.parts.is_empty() && v.master_port.is_none(),
+            "job {}",
+            v.id
+        );
+        assert_eq!(job.first_failure, None);
     }
 
     // Ended jobs: their end reasons and exit codes.
@@ -179,8 +193,11 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrade to 2 is recorded once.
-    assert_eq!(history, [(2, RELEASE.to_string())]);
+    // Schema 1 predates the history; the upgrades to 2 and 3 are recorded once each.
+    assert_eq!(
+        history,
+        [(2, RELEASE.to_string()), (3, RELEASE.to_string())]
+    );
     assert_eq!(
         migrate::run(&mut s.conn, "x").await.unwrap(),
         Vec::<i64>::new()

@@ -1,5 +1,5 @@
-//! The `jobs` table of schema 2 and a [`StoredJob`] in and out of it: one column per fact,
-//! JSON only for lists and maps.
+//! The `jobs` table (created by schema 2, widened by schema 3 with the gang columns) and a
+//! [`StoredJob`] in and out of it: one column per fact, JSON only for lists and maps.
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
@@ -7,8 +7,8 @@ use sqlx::{Row, SqliteConnection};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
-/// The table as schema 2 creates it.
-pub const CREATE: &[&str] = &[
+/// The table as schema 2 creates it (frozen: schema 3 adds [`GANG_COLUMNS`] to it).
+pub const CREATE_V2: &[&str] = &[
     "CREATE TABLE jobs (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL,
@@ -56,6 +56,33 @@ pub const CREATE: &[&str] = &[
     "CREATE INDEX jobs_state ON jobs(state)",
 ];
 
+/// Schema 3: the gang fields (issue 12). Jobs from before it ran on one node: one node,
+/// all their GPUs on it, no parts recorded (the server fills part 0 from `node`).
+pub const ADD_GANG_COLUMNS: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN nodes INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE jobs ADD COLUMN gpus_per_node INTEGER NOT NULL DEFAULT 0",
+    "UPDATE jobs SET gpus_per_node = gpus",
+    "ALTER TABLE jobs ADD COLUMN split INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE jobs ADD COLUMN tasks_per_node INTEGER",
+    "ALTER TABLE jobs ADD COLUMN mixed_models INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE jobs ADD COLUMN parts TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE jobs ADD COLUMN master_port INTEGER",
+    "ALTER TABLE jobs ADD COLUMN first_failure TEXT",
+];
+
+/// The columns schema 3 added, in the order of [`ADD_GANG_COLUMNS`].
+const GANG_COLUMNS: &[&str] = &[
+    "nodes",
+    "gpus_per_node",
+    "split",
+    "tasks_per_node",
+    "mixed_models",
+    "parts",
+    "master_port",
+    "first_failure",
+];
+
+/// The columns of schema 2.
 const COLUMNS: &[&str] = &[
     "id",
     "name",
@@ -96,24 +123,40 @@ const COLUMNS: &[&str] = &[
     "last_checkpoint_ms",
 ];
 
+/// Which columns a write fills: the upgrade from schema 1 writes schema 2's table.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub enum Layout {
+    V2,
+    Latest,
+}
+
+fn all_columns() -> Vec<&'static str> {
+    COLUMNS.iter().chain(GANG_COLUMNS).copied().collect()
+}
+
 /// `INSERT ... ON CONFLICT(id) DO UPDATE` of every column: a job's row is replaced in
 /// place, while a client token another job holds still fails (UNIQUE), as it must.
-fn upsert_sql() -> &'static str {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
-        let cols = COLUMNS.join(", ");
-        let marks = vec!["?"; COLUMNS.len()].join(", ");
-        let sets = COLUMNS[1..]
+fn upsert_sql(layout: Layout) -> &'static str {
+    static V2: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    static LATEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let build = |columns: &[&str]| {
+        let cols = columns.join(", ");
+        let marks = vec!["?"; columns.len()].join(", ");
+        let sets = columns[1..]
             .iter()
             .map(|c| format!("{c} = excluded.{c}"))
             .collect::<Vec<_>>()
             .join(", ");
         format!("INSERT INTO jobs ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {sets}")
-    })
+    };
+    match layout {
+        Layout::V2 => V2.get_or_init(|| build(COLUMNS)),
+        Layout::Latest => LATEST.get_or_init(|| build(&all_columns())),
+    }
 }
 
 fn select_sql() -> String {
-    format!("SELECT {} FROM jobs ORDER BY id", COLUMNS.join(", "))
+    format!("SELECT {} FROM jobs ORDER BY id", all_columns().join(", "))
 }
 
 /// SQLite integers are signed; every count and time the server keeps fits.
@@ -137,8 +180,18 @@ fn json<T: serde::Serialize>(id: u64, v: &T) -> Result<String, StoreError> {
 
 /// Writes (inserts or replaces) one job's row.
 pub async fn put(conn: &mut SqliteConnection, j: &StoredJob) -> Result<(), StoreError> {
+    put_as(conn, j, Layout::Latest).await
+}
+
+/// Writes one job's row into the table as `layout` has it (schema 2's for the upgrade
+/// from schema 1, which runs before schema 3 adds its columns).
+pub async fn put_as(
+    conn: &mut SqliteConnection,
+    j: &StoredJob,
+    layout: Layout,
+) -> Result<(), StoreError> {
     let id = j.id;
-    sqlx::query(upsert_sql())
+    let q = sqlx::query(upsert_sql(layout))
         .bind(int(id, "id", id)?)
         .bind(&j.name)
         .bind(&j.user)
@@ -175,9 +228,20 @@ pub async fn put(conn: &mut SqliteConnection, j: &StoredJob) -> Result<(), Store
         .bind(j.preemptions)
         .bind(j.agent_stops)
         .bind(json(id, &j.attempt_nodes)?)
-        .bind(opt_int(id, "last_checkpoint_ms", j.last_checkpoint_ms)?)
-        .execute(conn)
-        .await?;
+        .bind(opt_int(id, "last_checkpoint_ms", j.last_checkpoint_ms)?);
+    let q = match layout {
+        Layout::V2 => q,
+        Layout::Latest => q
+            .bind(j.nodes)
+            .bind(j.gpus_per_node)
+            .bind(j.split)
+            .bind(j.tasks_per_node)
+            .bind(j.mixed_models)
+            .bind(json(id, &j.parts)?)
+            .bind(j.master_port)
+            .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?),
+    };
+    q.execute(conn).await?;
     Ok(())
 }
 
@@ -262,5 +326,13 @@ fn decode(r: &SqliteRow) -> Result<StoredJob, StoreError> {
         agent_stops: r.try_get("agent_stops")?,
         attempt_nodes: json_col(r, id, "attempt_nodes")?,
         last_checkpoint_ms: r.try_get("last_checkpoint_ms")?,
+        nodes: r.try_get("nodes")?,
+        gpus_per_node: r.try_get("gpus_per_node")?,
+        split: r.try_get("split")?,
+        tasks_per_node: r.try_get("tasks_per_node")?,
+        mixed_models: r.try_get("mixed_models")?,
+        parts: json_col(r, id, "parts")?,
+        master_port: r.try_get("master_port")?,
+        first_failure: opt_json_col(r, id, "first_failure")?,
     })
 }

@@ -41,7 +41,7 @@ pub struct Migration {
 }
 
 /// The newest schema this binary knows.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// Every schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -50,7 +50,7 @@ pub fn migrations() -> Vec<Migration> {
         Step::Sql("DROP INDEX IF EXISTS jobs_state"),
         Step::Sql("ALTER TABLE jobs RENAME TO jobs_v1"),
     ];
-    v2.extend(jobs::CREATE.iter().map(|s| Step::Sql(s)));
+    v2.extend(jobs::CREATE_V2.iter().map(|s| Step::Sql(s)));
     v2.push(Step::Rust(|c| Box::pin(upgrade_v1_jobs(c))));
     v2.push(Step::Sql("DROP TABLE jobs_v1"));
     vec![
@@ -63,6 +63,14 @@ pub fn migrations() -> Vec<Migration> {
             version: 2,
             name: "jobs as the server's own model, one column per fact",
             steps: v2,
+        },
+        Migration {
+            version: 3,
+            name: "gang jobs: nodes, GPUs per node, split, tasks per node, parts, master port",
+            steps: jobs::ADD_GANG_COLUMNS
+                .iter()
+                .map(|s| Step::Sql(s))
+                .collect(),
         },
     ]
 }
@@ -82,7 +90,7 @@ async fn upgrade_v1_jobs(conn: &mut SqliteConnection) -> Result<(), StoreError> 
             what: format!("job {id} (schema 1)"),
             why,
         })?;
-        jobs::put(&mut *conn, &row).await?;
+        jobs::put_as(&mut *conn, &row, jobs::Layout::V2).await?;
     }
     Ok(())
 }

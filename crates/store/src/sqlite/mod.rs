@@ -258,6 +258,7 @@ mod tests {
             grace_s: 10,
             attempt_nodes: Default::default(),
             agent_stops: 0,
+            first_failure: None,
         }
     }
 

@@ -185,6 +185,15 @@ impl V1Job {
             agent_stops: self.agent_stops,
             attempt_nodes: self.attempt_nodes,
             last_checkpoint_ms: v.last_checkpoint_ms,
+            // Schema 1 knew one node per job.
+            nodes: 1,
+            gpus_per_node: v.gpus,
+            split: false,
+            tasks_per_node: None,
+            mixed_models: false,
+            parts: Vec::new(),
+            master_port: None,
+            first_failure: None,
         })
     }
 }

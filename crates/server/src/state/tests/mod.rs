@@ -10,6 +10,7 @@
 //! `Restart` loads a new `State` from that store only, as the real server would. Time is
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
 
+mod gangs;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,6 +55,14 @@ pub(super) enum Step {
     /// The node reports that the job's current attempt stopped for a preemption.
     Preempted(&'static str, u64),
     Cancel(&'static str, u64),
+    /// The node reserved this port for the job's `MASTER_PORT` (a gang's first node).
+    Port(&'static str, u64, u16),
+    /// The node stopped the job's current attempt because it was told to cancel it.
+    Cancelled(&'static str, u64),
+    /// The node stopped the job's current attempt for passing its walltime.
+    TimedOut(&'static str, u64),
+    /// The job's owner asks where the output of (node, rank) is read from.
+    Logs(u64, Option<&'static str>, Option<u32>),
     /// Both clocks move on by this many seconds (a new round starts at the new time).
     Wait(u64),
     /// The heartbeat tick: silent nodes expire.
@@ -115,10 +124,10 @@ fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
         cpus: 64,
         mem_mib: 512 * 1024,
         mps: false,
-        log_url: None,
+        log_url: Some(format!("http://{name}.test:7000")),
         log_token: None,
         resources: Default::default(),
-        advertise_addr: None,
+        advertise_addr: Some(format!("10.0.0.{}", name.trim_start_matches('n'))),
         location: Default::default(),
         gpu_links: Vec::new(),
         running,
@@ -142,6 +151,10 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "queue" => j.queue = Some(v.to_string()),
             "for" => j.user = Some(v.to_string()),
             "batch" => copies = v.parse().unwrap(),
+            "nodes" => j.nodes = Some(v.parse().unwrap()),
+            "gpn" => j.gpus_per_node = Some(v.parse().unwrap()),
+            "split" => j.split = v == "1",
+            "tasks" => j.tasks_per_node = Some(v.parse().unwrap()),
             _ => panic!("unknown submit key {k}"),
         }
     }
@@ -157,6 +170,35 @@ fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
     }
 }
 
+/// What a poll tells a node to run: job#attempt [GPUs], and for a part of a gang its
+/// rank, the nodes and the master's address and port.
+fn launch_line(l: &gpusched_wire::Launch) -> String {
+    let mut s = format!("{}#{} {:?}", l.job, l.attempt, l.gpus);
+    let d = l
+        .dist
+        .as_ref()
+        .expect("every Launch carries its launch environment");
+    if d.nnodes > 1 {
+        let hosts = d.hosts.iter().map(|h| format!("{}*{}", h.addr, h.slots));
+        write!(
+            s,
+            " rank {}/{} master {}:{} hosts {}",
+            d.node_rank,
+            d.nnodes,
+            d.master_addr.as_deref().unwrap_or("?"),
+            d.master_port.map_or("?".into(), |p| p.to_string()),
+            list(hosts)
+        )
+        .unwrap();
+    } else {
+        assert_eq!((d.node_rank, d.master_port, d.hosts.len()), (0, None, 0));
+    }
+    if let Some(k) = d.tasks_per_node {
+        write!(s, " tasks {k}").unwrap();
+    }
+    s
+}
+
 /// A job as a transcript line: state, where, attempt, the stored reason.
 fn job_line(j: &JobRecord) -> String {
     let v = &j.view;
@@ -168,6 +210,21 @@ fn job_line(j: &JobRecord) -> String {
         }
     }
     write!(s, " #{}", v.attempt).unwrap();
+    // A gang's parts (a job of one node has one, part 0 = its node, shown above).
+    if v.parts.len() > 1 {
+        let parts = v.parts.iter().map(|p| {
+            let end = match (p.exit_code, p.signal) {
+                (Some(c), _) => format!("({c})"),
+                (None, Some(sig)) => format!("(sig {sig})"),
+                _ => String::new(),
+            };
+            format!("{}{:?}:{:?}{end}", p.node, p.gpu_indices, p.state).to_lowercase()
+        });
+        write!(s, " parts {}", list(parts)).unwrap();
+        if let Some(port) = v.master_port {
+            write!(s, " port {port}").unwrap();
+        }
+    }
     if !v.reason.is_empty() {
         write!(s, ": {}", v.reason).unwrap();
     }
@@ -278,16 +335,22 @@ impl Harness {
                     gen: 0,
                 };
                 let r = match self.st.poll(&q, true) {
-                    Ok(PollResult::Ready(d)) => format!(
-                        "run {}; cancel {}; preempt {}",
-                        list(
-                            d.run
+                    Ok(PollResult::Ready(d)) => {
+                        let mut s = format!(
+                            "run {}; cancel {}; preempt {}",
+                            list(d.run.iter().map(launch_line)),
+                            list(d.cancel.iter().map(|a| format!("{}#{}", a.job, a.attempt))),
+                            list(d.preempt.iter().map(|p| format!("{}#{}", p.job, p.attempt))),
+                        );
+                        if !d.reserve_ports.is_empty() {
+                            let r = d
+                                .reserve_ports
                                 .iter()
-                                .map(|l| format!("{}#{} {:?}", l.job, l.attempt, l.gpus))
-                        ),
-                        list(d.cancel.iter().map(|a| format!("{}#{}", a.job, a.attempt))),
-                        list(d.preempt.iter().map(|p| format!("{}#{}", p.job, p.attempt))),
-                    ),
+                                .map(|a| format!("{}#{}", a.job, a.attempt));
+                            write!(s, "; reserve port {}", list(r)).unwrap();
+                        }
+                        s
+                    }
                     Ok(PollResult::Wait(_)) => "wait".into(),
                     Err(f) => format!("{f:?}"),
                 };
@@ -320,6 +383,33 @@ impl Harness {
                 let outcome = Outcome::Preempted;
                 let r = self.report(node, job, RunEventKind::Ended { outcome });
                 self.line(format!("{node} reports {job} preempted: {r}"));
+            }
+            Step::Port(node, job, port) => {
+                let r = self.report(node, job, RunEventKind::PortReserved { port });
+                self.line(format!("{node} reports {job} port {port}: {r}"));
+            }
+            Step::Cancelled(node, job) => {
+                let outcome = Outcome::Cancelled;
+                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                self.line(format!("{node} reports {job} cancelled: {r}"));
+            }
+            Step::TimedOut(node, job) => {
+                let outcome = Outcome::TimedOut { walltime_s: 60 };
+                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                self.line(format!("{node} reports {job} timed out: {r}"));
+            }
+            Step::Logs(job, node, rank) => {
+                let owner = self.st.jobs[&job].view.user.clone();
+                let ask = super::LogAsk {
+                    attempt: None,
+                    node: node.map(String::from),
+                    rank,
+                };
+                let r = match self.st.log_target(job, &ask, &who(&owner)) {
+                    Ok(t) => format!("{} rank {:?}", t.url, t.rank),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("logs of {job} node {node:?} rank {rank:?}: {r}"));
             }
             Step::Cancel(user, job) => {
                 let r = match self.st.cancel(job, &who(user)) {

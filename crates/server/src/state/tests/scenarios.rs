@@ -447,7 +447,7 @@ fn reads_and_stale_reports_write_nothing() {
             n1 reports 1 started: ok
             n2 reports 1 exited 0: Conflict(\"node n2 must register (again) with this server before polling or reporting\")
             bob cancels 1: Forbidden(\"job 1 belongs to alice; only its owner or an admin may cancel it (you are bob)\")
-            alice submits gpus=9: Conflict(\"the job asks for 9 GPUs on one node, but the largest node (n1) has 1; ask for at most 1\")
+            alice submits gpus=9: Conflict(\"the job asks for 9 GPUs on one node, but the largest node (n1) has 1; ask for at most 1, or run it on several nodes: `--nodes N --gpus-per-node G` (N x G = 9) or `--split` to let the scheduler choose\")
             round: wrote jobs - nodes - tokens -; woke -; ended -
         ",
     );

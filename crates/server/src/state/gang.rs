@@ -1,0 +1,296 @@
+//! The parts of a job's attempt (issue 12): where each runs, the port its first node
+//! reserves for `MASTER_PORT`, the launch environment each part's agent gets, and how a
+//! gang ends as one.
+//!
+//! Every placed job has parts, one per node in rank order (a job on one node has one, so
+//! `show` is uniform); `JobView.node` and `gpu_indices` stay part 0's. A gang (two parts
+//! or more) starts in two steps: part 0's agent is asked to reserve a port
+//! (`Desired.reserve_ports`) and only once it reports it (`PortReserved`) does every
+//! part get its `Launch`. A part that exits 0 waits for the others; the first part to end
+//! otherwise makes every other live part's agent cancel it. The GPUs of every part stay
+//! held in the core until every part has ended; then the job ends once with the first
+//! failure's outcome (or requeues as one, with one retry), exactly as a job of one node
+//! would have ended with that outcome.
+
+use gpusched_store::PartFailure;
+use gpusched_wire::{DistHost, DistLaunch, JobPart, JobState, JobView, Outcome, PartState};
+
+use super::State;
+
+/// Whether a part has ended (it waits for the others, or it failed).
+pub(super) fn ended(p: &JobPart) -> bool {
+    matches!(p.state, PartState::Done | PartState::Failed)
+}
+
+/// The nodes of a job's parts, `n1, n2`; its node for a job placed before parts existed.
+pub(super) fn nodes_of(v: &JobView) -> String {
+    if v.parts.is_empty() {
+        return v.node.clone().unwrap_or_default();
+    }
+    v.parts
+        .iter()
+        .map(|p| p.node.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The address other nodes reach a part's node at: the one its agent advertised, else
+/// its name (which resolves on most clusters).
+fn addr_of(p: &JobPart) -> String {
+    p.addr.clone().unwrap_or_else(|| p.node.clone())
+}
+
+/// The launch environment of the part with `rank`.
+pub(super) fn dist(v: &JobView, rank: u32) -> DistLaunch {
+    let part = v.parts.iter().find(|p| p.rank == rank);
+    let gpus_per_node = part.map_or(v.gpu_indices.len(), |p| p.gpu_indices.len()) as u32;
+    if v.parts.len() < 2 {
+        // One node: its agent picks the port and uses its own address.
+        return DistLaunch {
+            nnodes: 1,
+            node_rank: 0,
+            gpus_per_node,
+            tasks_per_node: v.tasks_per_node,
+            master_addr: None,
+            master_port: None,
+            hosts: Vec::new(),
+        };
+    }
+    DistLaunch {
+        nnodes: v.parts.len() as u32,
+        node_rank: rank,
+        gpus_per_node,
+        tasks_per_node: v.tasks_per_node,
+        master_addr: v.parts.first().map(addr_of),
+        master_port: v.master_port,
+        hosts: v
+            .parts
+            .iter()
+            .map(|p| DistHost {
+                addr: addr_of(p),
+                slots: v
+                    .tasks_per_node
+                    .unwrap_or(p.gpu_indices.len() as u32)
+                    .max(1),
+            })
+            .collect(),
+    }
+}
+
+/// "the other part", "the other 3 parts".
+fn others(n: usize) -> String {
+    match n {
+        1 => "the other part".into(),
+        n => format!("the other {n} parts"),
+    }
+}
+
+/// What an outcome says, for a part's line in the job's reason.
+fn says(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Exited { code } => format!("exited with code {code}"),
+        Outcome::Signaled { signal } => format!("was killed by signal {signal}"),
+        Outcome::TimedOut { walltime_s } => format!("passed the walltime of {walltime_s} s"),
+        Outcome::Cancelled => "was cancelled".into(),
+        Outcome::SpawnFailed { message } => format!("could not start: {message}"),
+        Outcome::Lost { message } => format!("was lost: {message}"),
+        Outcome::Preempted => "was preempted".into(),
+        Outcome::Stopped { message } => format!("was stopped: {message}"),
+    }
+}
+
+impl State {
+    /// The part of job `id`'s current attempt on `node`, if it has one.
+    pub(super) fn part_on(&self, id: u64, node: &str) -> Option<&JobPart> {
+        self.jobs
+            .get(&id)?
+            .view
+            .parts
+            .iter()
+            .find(|p| p.node == node)
+    }
+
+    /// Wakes the agent of every node a job has a part on (its desired state changed).
+    pub(super) fn bump_job(&mut self, id: u64) {
+        let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
+            return;
+        };
+        let mut nodes: Vec<String> = v.parts.iter().map(|p| p.node.clone()).collect();
+        nodes.extend(v.node.clone());
+        for n in nodes {
+            self.bump(&n);
+        }
+    }
+
+    /// Part 0's agent reserved `port` for `MASTER_PORT`: every part may now start.
+    pub(super) fn port_reserved(&mut self, id: u64, node: &str, port: u16) {
+        let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
+            return;
+        };
+        let first = v.parts.first().is_some_and(|p| p.node == node);
+        // Known already (a report sent twice), or not the first node's to say.
+        if !first || v.parts.len() < 2 || v.master_port.is_some() || port == 0 {
+            return;
+        }
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        let v = &mut job.view;
+        v.master_port = Some(port);
+        if !v.cancel_requested && job.first_failure.is_none() {
+            v.reason = format!("starting on {} (MASTER_PORT {port} on {node})", nodes_of(v));
+        }
+        self.bump_job(id);
+    }
+
+    /// A part started; the job runs once every part has (a part that already ended 0
+    /// counts as started).
+    pub(super) fn part_started(&mut self, id: u64, node: &str, at_ms: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let Some(i) = job.view.parts.iter().position(|p| p.node == node) else {
+            return;
+        };
+        if job.view.parts[i].state == PartState::Starting {
+            let job = self.jobs.get_mut(&id).expect("looked up above");
+            job.view.parts[i].state = PartState::Running;
+        }
+        let v = &self.jobs[&id].view;
+        let all = v.parts.iter().all(|p| p.state != PartState::Starting);
+        if !all || v.state != JobState::Starting {
+            return;
+        }
+        if self.set_state(id, &[gpusched_core::JobState::Running]) {
+            let job = self.jobs.get_mut(&id).expect("looked up above");
+            let failed = job.first_failure.is_some();
+            let v = &mut job.view;
+            v.start_ms = Some(at_ms);
+            let on = nodes_of(v);
+            v.reason = if v.cancel_requested {
+                format!("cancel requested; {on} stopping it")
+            } else if failed {
+                format!("a part failed; {on} stopping the others")
+            } else {
+                format!("running on {on}")
+            };
+        }
+    }
+
+    /// A part of a gang ended with `outcome`. The first that did not exit 0 decides how
+    /// the job ends, and the others are cancelled; the job ends once all have.
+    pub(super) fn gang_part_ended(&mut self, id: u64, node: &str, outcome: &Outcome, at_ms: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let Some(i) = job.view.parts.iter().position(|p| p.node == node) else {
+            return;
+        };
+        if ended(&job.view.parts[i]) {
+            return; // said before
+        }
+        let ok = matches!(outcome, Outcome::Exited { code: 0 });
+        let first = !ok && job.first_failure.is_none();
+        let job = self.jobs.get_mut(&id).expect("looked up above");
+        let part = &mut job.view.parts[i];
+        part.state = if ok {
+            PartState::Done
+        } else {
+            PartState::Failed
+        };
+        match outcome {
+            Outcome::Exited { code } => part.exit_code = Some(*code),
+            Outcome::Signaled { signal } => part.signal = Some(*signal),
+            _ => {}
+        }
+        let rank = part.rank;
+        let left = job.view.parts.iter().filter(|p| !ended(p)).count();
+        if first {
+            job.first_failure = Some(PartFailure {
+                rank,
+                outcome: outcome.clone(),
+                at_ms,
+            });
+            if !job.view.cancel_requested {
+                job.view.reason = format!(
+                    "part {rank} on {node} {}; stopping {}",
+                    says(outcome),
+                    others(left)
+                );
+            }
+            // Every other live part's agent is told to cancel it.
+            self.bump_job(id);
+        } else if ok && job.first_failure.is_none() && !job.view.cancel_requested && left > 0 {
+            job.view.reason = format!(
+                "part {rank} on {node} exited with code 0; waiting for {}",
+                others(left)
+            );
+        }
+        if left == 0 {
+            self.gang_over(id, at_ms);
+        }
+    }
+
+    /// Every part of a gang has ended: the job ends once, as one node with the first
+    /// failure's outcome would have (or succeeds if every part exited 0).
+    fn gang_over(&mut self, id: u64, at_ms: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let n = job.view.parts.len() as u32;
+        let Some(f) = job.first_failure.clone() else {
+            if let Some(job) = self.jobs.get_mut(&id) {
+                job.view.exit_code = Some(0);
+            }
+            let why = format!("every part ({n}) exited with code 0");
+            self.end(id, JobState::Succeeded, why, at_ms);
+            return;
+        };
+        let node = job
+            .view
+            .parts
+            .iter()
+            .find(|p| p.rank == f.rank)
+            .map(|p| p.node.clone())
+            .unwrap_or_default();
+        let attempt = job.view.attempt;
+        self.ended(id, &f.outcome, at_ms, Some(&node));
+        // Say which part decided, whatever the outcome made of the job.
+        if let Some(job) = self.jobs.get_mut(&id) {
+            if job.view.cancel_requested && job.view.state == JobState::Cancelled {
+                // The user's cancel decided, not a part.
+                job.view.reason = format!("cancelled; all {n} parts stopped");
+                return;
+            }
+            let of = if job.view.attempt == attempt {
+                String::new()
+            } else {
+                format!(" (attempt {attempt})")
+            };
+            job.view.reason = format!(
+                "part {} on {node}{of}: {}; every other part was stopped",
+                f.rank, job.view.reason
+            );
+        }
+    }
+
+    /// The parts of a placement, in rank order, with their nodes' addresses.
+    pub(super) fn parts_of(&self, p: &gpusched_core::live::LivePlacement) -> Vec<JobPart> {
+        p.parts
+            .iter()
+            .enumerate()
+            .map(|(rank, part)| JobPart {
+                rank: rank as u32,
+                node: part.node.clone(),
+                gpu_indices: part.gpus.clone(),
+                addr: self
+                    .nodes
+                    .get(&part.node)
+                    .and_then(|n| n.record.register.advertise_addr.clone()),
+                state: PartState::Starting,
+                exit_code: None,
+                signal: None,
+            })
+            .collect()
+    }
+}
