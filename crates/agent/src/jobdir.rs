@@ -5,6 +5,9 @@
 //! <root>/attempts.jsonl          {"launch": …} | {"pid": …} | {"outcome": …} | {"acked": …}
 //! <root>/logs/<job>.<attempt>.stdout
 //! <root>/logs/<job>.<attempt>.stderr
+//! <root>/logs/<job>.<attempt>.rank<R>.stdout   one pair per process with tasks_per_node
+//! <root>/logs/<job>.<attempt>.rank<R>.stderr   (R = its global RANK)
+//! <root>/hostfiles/<job>.<attempt>             GPUSCHED_HOSTFILE, until the end is acked
 //! ```
 //!
 //! Why a journal and not a directory of small files per attempt: creating inodes and
@@ -37,6 +40,7 @@ use thiserror::Error;
 
 const JOURNAL: &str = "attempts.jsonl";
 const LOGS: &str = "logs";
+const HOSTFILES: &str = "hostfiles";
 
 #[derive(Debug, Error)]
 pub enum JobDirError {
@@ -148,8 +152,10 @@ impl std::fmt::Debug for JobDir {
 impl JobDir {
     /// Opens `root` (creating it if needed), reads the journal and compacts it.
     pub fn open(root: &Path) -> Result<JobDir, JobDirError> {
-        let logs = root.join(LOGS);
-        fs::create_dir_all(&logs).map_err(io_err("create", &logs))?;
+        for sub in [LOGS, HOSTFILES] {
+            let d = root.join(sub);
+            fs::create_dir_all(&d).map_err(io_err("create", &d))?;
+        }
         let path = root.join(JOURNAL);
         let mut index = read_journal(&path)?;
         index.retain(|_, r| !r.acked && r.launch.is_some());
@@ -233,6 +239,47 @@ impl JobDir {
         [Stream::Stdout, Stream::Stderr]
             .iter()
             .any(|s| self.log_path(a, *s).exists())
+            || !self.log_ranks(a).is_empty()
+    }
+
+    /// The global ranks with their own log files here (a part started with
+    /// `tasks_per_node`: each process's stdout is created when it starts), ascending.
+    pub fn log_ranks(&self, a: AttemptRef) -> Vec<u32> {
+        // While the journal holds the launch (running, or its end not yet acknowledged:
+        // when `logs -f` asks most), its ranks follow from it without listing the logs.
+        if let Some(launch) = self.lock().index.get(&a).and_then(|r| r.launch.as_ref()) {
+            return match &launch.dist {
+                Some(d) => match d.tasks_per_node {
+                    Some(k) => (0..k).map(|l| d.node_rank * k + l).collect(),
+                    None => Vec::new(),
+                },
+                None => Vec::new(),
+            };
+        }
+        let prefix = format!("{}.{}.rank", a.job, a.attempt);
+        let mut ranks: Vec<u32> = fs::read_dir(self.root.join(LOGS))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let rest = name.strip_prefix(&prefix)?;
+                let (rank, stream) = rest.split_once('.')?;
+                (stream == "stdout" || stream == "stderr")
+                    .then(|| rank.parse().ok())
+                    .flatten()
+            })
+            .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        ranks
+    }
+
+    /// Where the attempt's hostfile goes (`GPUSCHED_HOSTFILE`).
+    pub fn hostfile_path(&self, a: AttemptRef) -> PathBuf {
+        self.root
+            .join(HOSTFILES)
+            .join(format!("{}.{}", a.job, a.attempt))
     }
 
     /// Records a launch. Fails with
@@ -321,6 +368,8 @@ impl JobDir {
             return Ok(());
         }
         self.append(&mut inner, &Entry::Acked { a }, false)?;
+        // The job is over everywhere: its hostfile has no reader left.
+        let _ = fs::remove_file(self.hostfile_path(a));
         if let Some(r) = inner.index.get_mut(&a) {
             // Only "seen" matters from now on; drop the launch (its env can be large).
             *r = Record {
@@ -336,14 +385,32 @@ impl JobDir {
     }
 
     pub fn log_path(&self, a: AttemptRef, stream: Stream) -> PathBuf {
-        self.root
-            .join(LOGS)
-            .join(format!("{}.{}.{}", a.job, a.attempt, stream.file_name()))
+        self.rank_log_path(a, None, stream)
+    }
+
+    /// The log of the process with global `rank` (a part with `tasks_per_node`), or of
+    /// the attempt's one process (`None`).
+    pub fn rank_log_path(&self, a: AttemptRef, rank: Option<u32>, stream: Stream) -> PathBuf {
+        let name = match rank {
+            None => format!("{}.{}.{}", a.job, a.attempt, stream.file_name()),
+            Some(r) => format!("{}.{}.rank{r}.{}", a.job, a.attempt, stream.file_name()),
+        };
+        self.root.join(LOGS).join(name)
     }
 
     /// Opens a log for appending, as the job's stdout or stderr.
     pub fn open_log(&self, a: AttemptRef, stream: Stream) -> Result<File, JobDirError> {
-        let path = self.log_path(a, stream);
+        self.open_rank_log(a, None, stream)
+    }
+
+    /// [`JobDir::open_log`] for one process of a part (see [`JobDir::rank_log_path`]).
+    pub fn open_rank_log(
+        &self,
+        a: AttemptRef,
+        rank: Option<u32>,
+        stream: Stream,
+    ) -> Result<File, JobDirError> {
+        let path = self.rank_log_path(a, rank, stream);
         OpenOptions::new()
             .append(true)
             .create(true)

@@ -13,6 +13,7 @@
 
 mod capture;
 mod command;
+pub mod dist;
 mod forker;
 mod group;
 mod identity;
@@ -27,6 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use gpusched_wire::{AttemptRef, GpuInfo, Launch, Outcome, RunEvent, RunEventKind};
 use nix::sys::signal::Signal;
 use thiserror::Error;
+use tokio::io::AsyncRead;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -67,6 +69,7 @@ pub fn channel_sink(tx: UnboundedSender<RunEvent>) -> EventSink {
 }
 
 use crate::jobdir::{JobDir, JobDirError, PidRecord, Stream};
+use crate::ports::PortBook;
 use forker::Forker;
 use group::GroupVerdict;
 use running::Running;
@@ -98,6 +101,11 @@ pub struct Launcher {
     events: EventSink,
     running: Running,
     forker: Forker,
+    /// Ports held for `MASTER_PORT` until the attempt's processes start.
+    ports: PortBook,
+    /// The node's advertised address: `MASTER_ADDR` of its jobs of one node, where
+    /// their ports are bound, and their hostfile's line.
+    advertise_addr: std::sync::Mutex<String>,
 }
 
 impl Launcher {
@@ -111,7 +119,31 @@ impl Launcher {
             events,
             running: Running::default(),
             forker: Forker::start().map_err(LaunchError::Thread)?,
+            ports: PortBook::default(),
+            advertise_addr: std::sync::Mutex::new("127.0.0.1".to_string()),
         })
+    }
+
+    /// Sets the address other nodes reach this one at (default `127.0.0.1`); the
+    /// session sets it once it knows it.
+    pub fn set_advertise_addr(&self, addr: &str) {
+        *self
+            .advertise_addr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = addr.to_string();
+    }
+
+    pub fn advertise_addr(&self) -> String {
+        self.advertise_addr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The ports held for `MASTER_PORT` (the session reserves them for the server's
+    /// gangs; `start` releases each just before the attempt's processes start).
+    pub fn ports(&self) -> &PortBook {
+        &self.ports
     }
 
     /// [`Launcher::new`], but a root agent also runs jobs submitted by root.
@@ -220,65 +252,138 @@ impl Launcher {
             self.end_unstarted(a, Outcome::Lost { message });
             return Ok(());
         }
-        let cmd = match command::build(
-            launch,
-            gpus,
-            run_as.as_ref(),
-            Stdio::piped(),
-            Stdio::piped(),
-        ) {
-            Ok(mut cmd) => {
-                cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
-                    .env(
-                        "GPUSCHED_RESTART_COUNT",
-                        launch.attempt.saturating_sub(1).to_string(),
-                    )
-                    .env("GPUSCHED_PREEMPT_DEADLINE_FILE", ckpt.join(DEADLINE_FILE));
-                cmd
-            }
-            Err(message) => {
-                self.end_unstarted(a, Outcome::SpawnFailed { message });
+        let plan = match self.plan(launch) {
+            Ok(plan) => plan,
+            Err(outcome) => {
+                self.end_unstarted(a, outcome);
                 return Ok(());
             }
         };
-        let mut child = match self.forker.spawn(cmd, runtime.clone()) {
-            Ok(child) => child,
-            Err(e) => {
-                let message = explain_spawn_error(launch, &e);
-                self.end_unstarted(a, Outcome::SpawnFailed { message });
-                return Ok(());
+        let mut cmds = Vec::with_capacity(plan.procs.len());
+        for (i, proc) in plan.procs.iter().enumerate() {
+            let mut env = plan.env.clone();
+            env.extend(proc.env.iter().cloned());
+            let setup = command::ProcSetup {
+                gpus: &proc.gpus,
+                env,
+            };
+            match command::build(
+                launch,
+                &setup,
+                gpus,
+                run_as.as_ref(),
+                Stdio::piped(),
+                Stdio::piped(),
+            ) {
+                Ok(mut cmd) => {
+                    cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
+                        .env(
+                            "GPUSCHED_RESTART_COUNT",
+                            launch.attempt.saturating_sub(1).to_string(),
+                        )
+                        .env("GPUSCHED_PREEMPT_DEADLINE_FILE", ckpt.join(DEADLINE_FILE));
+                    cmds.push((i, proc.rank, cmd));
+                }
+                Err(message) => {
+                    self.end_unstarted(a, Outcome::SpawnFailed { message });
+                    return Ok(());
+                }
             }
-        };
-        let Some(pid) = child.id() else {
-            // Only a child already reaped has no id, which cannot happen before waiting.
-            let message = "the started process had no id".to_string();
-            self.end_unstarted(a, Outcome::Lost { message });
-            return Ok(());
-        };
-        self.record_pid(a, pid);
-        let copiers = [
-            child
-                .stdout
-                .take()
-                .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stdout))),
-            child
-                .stderr
-                .take()
-                .map(|p| runtime.spawn(capture::copy(p, self.dir.clone(), a, Stream::Stderr))),
-        ];
+        }
+        // Processes with ranks get their own log files from the start, so the log
+        // endpoint knows every rank that ran here even if it printed nothing.
+        if plan.procs.iter().any(|p| p.rank.is_some()) {
+            for p in &plan.procs {
+                if let Err(e) = self.dir.open_rank_log(a, p.rank, Stream::Stdout) {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        // The job binds MASTER_PORT itself: let go of it just before the processes start.
+        self.ports.release(a);
+        let mut children = Vec::with_capacity(cmds.len());
+        let mut copiers = Vec::new();
+        let mut pgid = 0u32;
+        for (i, rank, mut cmd) in cmds {
+            if i > 0 {
+                // Joins the first process's group (still there: it is not reaped before
+                // its supervisor starts, so even a finished first process keeps it).
+                cmd.process_group(i32::try_from(pgid).unwrap_or(0));
+            }
+            let mut child = match self.forker.spawn(cmd, runtime.clone()) {
+                Ok(child) => child,
+                Err(e) => {
+                    let mut message = explain_spawn_error(launch, &e);
+                    if i > 0 {
+                        message = format!("process {i} of the part could not start: {message}");
+                        // The ones started already go; tokio reaps them.
+                        group::signal_group_logged(pgid, Signal::SIGKILL);
+                    }
+                    self.end_unstarted(a, Outcome::SpawnFailed { message });
+                    return Ok(());
+                }
+            };
+            let Some(pid) = child.id() else {
+                // Only a child already reaped has no id, which cannot happen before waiting.
+                let message = "the started process had no id".to_string();
+                if i > 0 {
+                    group::signal_group_logged(pgid, Signal::SIGKILL);
+                }
+                self.end_unstarted(a, Outcome::Lost { message });
+                return Ok(());
+            };
+            if i == 0 {
+                pgid = pid;
+                // Before the others start: recovery after a crash finds the group.
+                self.record_pid(a, pid);
+            }
+            for (pipe, stream) in [
+                (
+                    child
+                        .stdout
+                        .take()
+                        .map(|p| Box::new(p) as Box<dyn AsyncRead + Send + Unpin>),
+                    Stream::Stdout,
+                ),
+                (
+                    child
+                        .stderr
+                        .take()
+                        .map(|p| Box::new(p) as Box<dyn AsyncRead + Send + Unpin>),
+                    Stream::Stderr,
+                ),
+            ] {
+                if let Some(p) = pipe {
+                    copiers.push(runtime.spawn(capture::copy(
+                        p,
+                        self.dir.clone(),
+                        a,
+                        rank,
+                        stream,
+                    )));
+                }
+            }
+            children.push(child);
+        }
         let listen = self.running.insert(a);
         let mig_uuid = launch
             .slice
             .as_ref()
             .and_then(|s| s.mig.as_ref())
             .and_then(|m| m.uuid.clone());
-        self.send(event(a, RunEventKind::Started { pid, mig_uuid }));
+        self.send(event(
+            a,
+            RunEventKind::Started {
+                pid: pgid,
+                mig_uuid,
+            },
+        ));
         runtime.spawn(supervise(Supervised {
             attempt: a,
-            child,
+            children,
             // process_group(0) makes the leader's pid the group id.
-            pgid: pid,
-            copiers: copiers.into_iter().flatten().collect(),
+            pgid,
+            copiers,
             walltime_s: launch.walltime_s,
             grace: Duration::from_secs(launch.grace_s),
             cancel: listen.stop,
@@ -288,6 +393,46 @@ impl Launcher {
             events: self.events.clone(),
         }));
         Ok(())
+    }
+
+    /// The part's processes and environment; the job's port is reserved here for a job
+    /// of one node, and the hostfile written. `Err`: the outcome to end it with.
+    fn plan(&self, launch: &Launch) -> Result<dist::Plan, Outcome> {
+        let a = launch.attempt_ref();
+        let addr = self.advertise_addr();
+        let needs_port =
+            dist::wants_env(launch) && launch.dist.as_ref().and_then(|d| d.master_port).is_none();
+        let own_port = if needs_port {
+            match self.ports.reserve(a, &addr) {
+                Ok(port) => Some(port),
+                Err(e) => {
+                    return Err(Outcome::Lost {
+                        message: format!(
+                            "the agent could not reserve a free port for MASTER_PORT on {addr}: {e}"
+                        ),
+                    })
+                }
+            }
+        } else {
+            None
+        };
+        let hostfile = self.dir.hostfile_path(a);
+        let plan = dist::plan(launch, &addr, own_port, &hostfile).map_err(|message| {
+            self.ports.release(a);
+            Outcome::SpawnFailed { message }
+        })?;
+        if let Some(text) = &plan.hostfile {
+            if let Err(e) = std::fs::write(&hostfile, text) {
+                self.ports.release(a);
+                return Err(Outcome::Lost {
+                    message: format!(
+                        "the agent could not write the hostfile {}: {e}",
+                        hostfile.display()
+                    ),
+                });
+            }
+        }
+        Ok(plan)
     }
 
     /// Stops an attempt: SIGTERM to its process group, the launch's grace period, then
@@ -342,6 +487,12 @@ impl Launcher {
         self.dir.log_path(a, stream)
     }
 
+    /// The log of the process with global `rank` of a part started with
+    /// `tasks_per_node`.
+    pub fn rank_log_path(&self, a: AttemptRef, rank: u32, stream: Stream) -> PathBuf {
+        self.dir.rank_log_path(a, Some(rank), stream)
+    }
+
     fn record_pid(&self, a: AttemptRef, pid: u32) {
         let record = PidRecord {
             pgid: pid,
@@ -356,6 +507,7 @@ impl Launcher {
     }
 
     fn end_unstarted(&self, a: AttemptRef, outcome: Outcome) {
+        self.ports.release(a);
         record_outcome(&self.dir, a, &outcome);
         self.send(event(a, RunEventKind::Ended { outcome }));
     }

@@ -9,5 +9,7 @@ pub mod gpu;
 pub mod jobdir;
 pub mod launcher;
 pub mod logs;
+pub mod ports;
+mod route;
 pub mod session;
 pub mod slices;

@@ -21,6 +21,9 @@ const CHUNK: u64 = 1 << 20;
 #[derive(Deserialize)]
 struct Offset {
     offset: Option<u64>,
+    /// The global `RANK` of one process of a part started with `tasks_per_node`;
+    /// absent: the part's first process (or its only one).
+    rank: Option<u32>,
 }
 
 /// The log endpoint; only the server (holding the join token) may read.
@@ -71,7 +74,10 @@ async fn read_log(
     // A job that printed nothing has no file: that reads as empty, like the server's
     // view of any attempt that ran here.
     let a = AttemptRef { job, attempt };
-    let path = jobs.log_path(a, stream);
+    let path = match pick_file(&jobs, a, q.rank) {
+        Ok(rank) => jobs.rank_log_path(a, rank, stream),
+        Err(message) => return err(StatusCode::NOT_FOUND, message),
+    };
     let offset = q.offset.unwrap_or(0);
     match tokio::task::spawn_blocking(move || read_chunk(path, offset)).await {
         Ok(Ok(bytes)) => bytes.into_response(),
@@ -80,6 +86,32 @@ async fn read_log(
             format!("cannot read the log: {e}"),
         ),
         Err(e) => err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// Which process's files to read: `Some(rank)` for a part of several processes
+/// (`None` asked: its first), `None` for an attempt's only process. An unknown rank is
+/// an error naming the ranks that ran here.
+fn pick_file(jobs: &JobDir, a: AttemptRef, asked: Option<u32>) -> Result<Option<u32>, String> {
+    let ranks = jobs.log_ranks(a);
+    match (asked, ranks.first()) {
+        (None, first) => Ok(first.copied()),
+        (Some(r), _) if ranks.contains(&r) => Ok(Some(r)),
+        (Some(r), None) => Err(format!(
+            "job {}.{} ran one process on this node, without ranks (no --tasks-per-node); \
+             ask without rank={r}",
+            a.job, a.attempt
+        )),
+        (Some(r), Some(_)) => Err(format!(
+            "rank {r} of job {}.{} did not run on this node; the ranks here are {}",
+            a.job,
+            a.attempt,
+            ranks
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }
 
@@ -94,4 +126,32 @@ fn read_chunk(path: PathBuf, offset: u64) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     f.take(CHUNK).read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a() -> AttemptRef {
+        AttemptRef { job: 9, attempt: 2 }
+    }
+
+    #[test]
+    fn ranks_pick_their_own_files_and_an_unknown_rank_names_the_ranks_here() {
+        let tmp = tempfile::tempdir().unwrap();
+        let jobs = JobDir::open(tmp.path()).unwrap();
+        // An attempt of one process: no ranks.
+        assert_eq!(pick_file(&jobs, a(), None), Ok(None));
+        let e = pick_file(&jobs, a(), Some(0)).unwrap_err();
+        assert!(e.contains("without ranks"), "{e}");
+        // A part with ranks 6 and 7 (node rank 3 of a job with 2 tasks per node), after
+        // its end was acknowledged: the files say which ranks ran here.
+        for r in [7, 6] {
+            jobs.open_rank_log(a(), Some(r), Stream::Stdout).unwrap();
+        }
+        assert_eq!(pick_file(&jobs, a(), None), Ok(Some(6)));
+        assert_eq!(pick_file(&jobs, a(), Some(7)), Ok(Some(7)));
+        let e = pick_file(&jobs, a(), Some(2)).unwrap_err();
+        assert!(e.contains("rank 2") && e.contains("6, 7"), "{e}");
+    }
 }

@@ -48,6 +48,12 @@ pub struct AgentConfig {
     pub mps: bool,
     /// Generic counted resources this node offers (`--resource fpga=2`).
     pub resources: std::collections::BTreeMap<String, u64>,
+    /// The address other nodes reach this one at (`--advertise-addr`): `MASTER_ADDR`
+    /// of jobs whose first part runs here, and this node's hostfile line. `None`: the
+    /// local address of the agent's route to the server, found at registration.
+    pub advertise_addr: Option<String>,
+    /// Where the node sits (`--switch`, `--rack`).
+    pub location: gpusched_wire::NodeLocation,
 }
 
 /// Events not yet acknowledged by the server, oldest first, and a counter that wakes
@@ -99,6 +105,11 @@ struct Shared {
     log_token: String,
     /// When a poll last succeeded: the agent's lease on its jobs.
     last_contact: Mutex<Instant>,
+    /// The advertised address once known (the flag, or found at the first successful
+    /// look-up of the route to the server).
+    advertise: Mutex<Option<String>>,
+    /// How the node's GPUs are linked, read once at start.
+    gpu_links: Vec<gpusched_wire::GpuLink>,
 }
 
 /// Runs the agent until `shutdown` fires; then stops every job (SIGTERM to its process
@@ -184,7 +195,13 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         .connect_timeout(Duration::from_secs(3))
         .build()
         .context("cannot build the HTTP client")?;
+    let gpu_links = cfg.control.links(&cfg.gpus);
+    if let Some(addr) = &cfg.advertise_addr {
+        launcher.set_advertise_addr(addr);
+    }
     let shared = Arc::new(Shared {
+        advertise: Mutex::new(cfg.advertise_addr.clone()),
+        gpu_links,
         cfg,
         http,
         outbox,
@@ -337,6 +354,7 @@ async fn register(sh: &Shared) -> Registered {
     loop {
         // Running first, then the outbox: an attempt that ends in between delivers its
         // end before it leaves `running`, so it shows in one or the other.
+        let advertise_addr = advertised(sh).await;
         let running = sh.launcher.running();
         let events: Vec<RunEvent> = sh.outbox.snapshot();
         let body = Register {
@@ -349,9 +367,9 @@ async fn register(sh: &Shared) -> Registered {
             resources: sh.cfg.resources.clone(),
             log_url: Some(sh.log_url.clone()),
             log_token: Some(sh.log_token.clone()),
-            advertise_addr: None,
-            location: Default::default(),
-            gpu_links: Vec::new(),
+            advertise_addr,
+            location: sh.cfg.location.clone(),
+            gpu_links: sh.gpu_links.clone(),
             running,
             events: events.clone(),
         };
@@ -378,6 +396,38 @@ async fn register(sh: &Shared) -> Registered {
             Err(e) => backoff.note(&sh.cfg.server, &e),
         }
         backoff.sleep().await;
+    }
+}
+
+/// The advertised address: the flag's, else the local address of this host's route
+/// to the server, looked up once (again at the next registration if it failed).
+async fn advertised(sh: &Shared) -> Option<String> {
+    if let Some(a) = sh
+        .advertise
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+    {
+        return Some(a);
+    }
+    match crate::route::local_addr_towards(&sh.cfg.server).await {
+        Ok(ip) => {
+            let addr = ip.to_string();
+            tracing::info!(
+                "advertising {addr} to other nodes (the address of the route to the server; \
+                 --advertise-addr overrides it)"
+            );
+            sh.launcher.set_advertise_addr(&addr);
+            *sh.advertise.lock().unwrap_or_else(|p| p.into_inner()) = Some(addr.clone());
+            Some(addr)
+        }
+        Err(e) => {
+            tracing::warn!(
+                "cannot tell which address other nodes reach this one at ({e}); pass \
+                 --advertise-addr ADDR for multi-node jobs"
+            );
+            None
+        }
     }
 }
 
@@ -462,6 +512,7 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
             );
         }
     }
+    reserve_ports(sh, d);
     let running: BTreeSet<AttemptRef> = sh.launcher.running().into_iter().collect();
     for a in &cancel {
         if running.contains(a) {
@@ -508,6 +559,57 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
                 "no longer wanted by the server; stopping it"
             );
             sh.launcher.cancel(*a);
+        }
+    }
+}
+
+/// Holds a port for each gang whose first part runs here and reports it
+/// (`PortReserved`, through the outbox like every event); a repeated order reports the
+/// same port. Ports no longer asked for (the attempt started, was cancelled, or left
+/// the desired state) are let go.
+fn reserve_ports(sh: &Shared, d: &Desired) {
+    let asked: BTreeSet<AttemptRef> = d
+        .reserve_ports
+        .iter()
+        .copied()
+        .filter(|a| !sh.launcher.seen(*a))
+        .collect();
+    for a in sh.launcher.ports().retain(|a| asked.contains(&a)) {
+        tracing::debug!(
+            job = a.job,
+            attempt = a.attempt,
+            "port released: no longer asked for"
+        );
+    }
+    if asked.is_empty() {
+        return;
+    }
+    let addr = sh.launcher.advertise_addr();
+    let pending = sh.outbox.snapshot();
+    for a in asked {
+        let port = match sh.launcher.ports().reserve(a, &addr) {
+            Ok(port) => port,
+            Err(e) => {
+                // The server asks again at the next poll.
+                tracing::warn!(
+                    job = a.job,
+                    attempt = a.attempt,
+                    "cannot reserve MASTER_PORT: {e}"
+                );
+                continue;
+            }
+        };
+        let event = RunEventKind::PortReserved { port };
+        let queued = pending
+            .iter()
+            .any(|e| e.job == a.job && e.attempt == a.attempt && e.event == event);
+        if !queued {
+            sh.outbox.push(RunEvent {
+                job: a.job,
+                attempt: a.attempt,
+                at_ms: now_ms(),
+                event,
+            });
         }
     }
 }
@@ -609,6 +711,10 @@ fn now_ms() -> u64 {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
 
 /// 100 ms doubling to 2 s; logs the first failure of a run of them, then every 10th.
 struct Backoff {

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use gpusched_agent::jobdir::Stream;
 use gpusched_agent::launcher::{channel_sink, LaunchError, Launcher, LOST_ON_RESTART};
-use gpusched_wire::{AttemptRef, GpuInfo, GpuSource, Launch, Outcome, RunEvent, RunEventKind};
+use gpusched_wire::{
+    AttemptRef, DistHost, DistLaunch, GpuInfo, GpuSource, Launch, Outcome, RunEvent, RunEventKind,
+};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::timeout;
 
@@ -521,4 +523,285 @@ fn recovery_of_an_attempt_that_never_started_reports_it_lost() {
             outcome: Outcome::Lost { .. }
         }
     ));
+}
+
+// Distributed launches (issue 12): the environment of a part, its hostfile, and parts
+// of several processes (`tasks_per_node`).
+
+fn gang_dist(node_rank: u32, tasks: Option<u32>) -> DistLaunch {
+    let slots = tasks.unwrap_or(2);
+    DistLaunch {
+        nnodes: 2,
+        node_rank,
+        gpus_per_node: 2,
+        tasks_per_node: tasks,
+        master_addr: Some("10.1.0.1".into()),
+        master_port: Some(29512),
+        hosts: vec![
+            DistHost {
+                addr: "10.1.0.1".into(),
+                slots,
+            },
+            DistHost {
+                addr: "10.1.0.2".into(),
+                slots,
+            },
+        ],
+    }
+}
+
+fn four_gpus() -> Vec<GpuInfo> {
+    (0..4)
+        .map(|i| gpu(i, Some(&format!("GPU-{i}{i}{i}{i}"))))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_second_part_of_a_gang_gets_the_masters_environment_and_the_hostfile() {
+    let mut l = sh(
+        30,
+        "env; echo HOSTFILE_TEXT=$(tr '\\n' ';' < \"$GPUSCHED_HOSTFILE\")",
+    );
+    l.gpus = vec![2, 3];
+    l.dist = Some(gang_dist(1, None));
+    let env = env_of(&l, &four_gpus()).await;
+    assert_eq!(env["MASTER_ADDR"], "10.1.0.1");
+    assert_eq!(env["MASTER_PORT"], "29512");
+    assert_eq!(env["NNODES"], "2");
+    assert_eq!(env["NODE_RANK"], "1");
+    assert_eq!(env["GPUS_PER_NODE"], "2");
+    assert_eq!(env["WORLD_SIZE"], "4");
+    assert_eq!(env["CUDA_VISIBLE_DEVICES"], "GPU-2222,GPU-3333");
+    assert_eq!(env["HOSTFILE_TEXT"], "10.1.0.1 slots=2;10.1.0.2 slots=2;");
+    // One process per node without tasks_per_node: torchrun makes the ranks.
+    for k in ["RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE"] {
+        assert!(!env.contains_key(k), "{k} set: {env:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_job_of_one_node_gets_its_own_address_and_a_port_freed_before_it_starts() {
+    let (_state, launcher, mut rx) = setup();
+    launcher.set_advertise_addr("127.0.0.1");
+    let mut l = sh(
+        31,
+        "echo MASTER_ADDR=$MASTER_ADDR; echo MASTER_PORT=$MASTER_PORT; \
+         echo HOSTS=$(cat \"$GPUSCHED_HOSTFILE\"); echo WORLD_SIZE=$WORLD_SIZE; sleep 30",
+    );
+    l.gpus = vec![0, 1, 2];
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    let path = launcher.log_path(attempt(31), Stream::Stdout);
+    let deadline = Instant::now() + WAIT;
+    let text = loop {
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        if text.lines().count() >= 4 || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let env: BTreeMap<&str, &str> = text.lines().filter_map(|l| l.split_once('=')).collect();
+    assert_eq!(env["MASTER_ADDR"], "127.0.0.1", "{text}");
+    assert_eq!(env["HOSTS"], "127.0.0.1 slots=3");
+    assert_eq!(env["WORLD_SIZE"], "3");
+    let port: u16 = env["MASTER_PORT"].parse().unwrap();
+    assert_ne!(port, 0);
+    // The agent let go of it before the job started: the job can bind it.
+    assert_eq!(launcher.ports().held(attempt(31)), None);
+    std::net::TcpListener::bind(("127.0.0.1", port)).expect("MASTER_PORT is free for the job");
+    launcher.cancel(attempt(31));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+}
+
+#[tokio::test]
+async fn a_held_gang_port_is_released_when_its_first_part_starts() {
+    let (_state, launcher, mut rx) = setup();
+    let port = launcher.ports().reserve(attempt(32), "127.0.0.1").unwrap();
+    let mut l = sh(32, "echo MASTER_PORT=$MASTER_PORT; sleep 30");
+    l.gpus = vec![0, 1];
+    let mut d = gang_dist(0, None);
+    d.master_addr = Some("127.0.0.1".into());
+    d.master_port = Some(port);
+    l.dist = Some(d);
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    let line = first_line(&launcher.log_path(attempt(32), Stream::Stdout)).await;
+    assert_eq!(line, format!("MASTER_PORT={port}"));
+    assert_eq!(launcher.ports().held(attempt(32)), None);
+    std::net::TcpListener::bind(("127.0.0.1", port)).expect("released for the job");
+    launcher.cancel(attempt(32));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+}
+
+/// Reads `KEY=VALUE` lines of one rank's stdout.
+async fn rank_env(launcher: &Launcher, a: AttemptRef, rank: u32) -> BTreeMap<String, String> {
+    let text = fs::read_to_string(launcher.rank_log_path(a, rank, Stream::Stdout))
+        .unwrap_or_else(|e| panic!("rank {rank} has no stdout: {e}"));
+    text.lines()
+        .filter_map(|line| line.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn tasks_per_node_starts_k_processes_with_distinct_ranks_gpus_and_logs() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = sh(
+        33,
+        "echo RANK=$RANK; echo LOCAL_RANK=$LOCAL_RANK; echo LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE; \
+         echo WORLD_SIZE=$WORLD_SIZE; echo CVD=$CUDA_VISIBLE_DEVICES; echo err$RANK >&2",
+    );
+    l.gpus = vec![0, 1, 2, 3];
+    let mut d = gang_dist(1, Some(4));
+    d.gpus_per_node = 4;
+    l.dist = Some(d);
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    // One part, one end, after all four ended.
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 0 });
+    assert!(timeout(Duration::from_millis(300), rx.recv())
+        .await
+        .is_err());
+    assert_eq!(launcher.records().log_ranks(attempt(33)), vec![4, 5, 6, 7]);
+    for local in 0..4u32 {
+        let rank = 4 + local;
+        let env = rank_env(&launcher, attempt(33), rank).await;
+        assert_eq!(env["RANK"], rank.to_string());
+        assert_eq!(env["LOCAL_RANK"], local.to_string());
+        assert_eq!(env["LOCAL_WORLD_SIZE"], "4");
+        assert_eq!(env["WORLD_SIZE"], "8");
+        assert_eq!(env["CVD"], format!("GPU-{local}{local}{local}{local}"));
+        let err =
+            fs::read_to_string(launcher.rank_log_path(attempt(33), rank, Stream::Stderr)).unwrap();
+        assert_eq!(err, format!("err{rank}\n"));
+    }
+}
+
+#[tokio::test]
+async fn two_tasks_share_the_gpus_in_contiguous_halves() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = sh(34, "echo CVD=$CUDA_VISIBLE_DEVICES");
+    l.gpus = vec![3, 2, 1, 0];
+    let mut d = gang_dist(0, Some(2));
+    d.gpus_per_node = 4;
+    l.dist = Some(d);
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 0 });
+    let halves = [
+        rank_env(&launcher, attempt(34), 0).await["CVD"].clone(),
+        rank_env(&launcher, attempt(34), 1).await["CVD"].clone(),
+    ];
+    assert_eq!(halves, ["GPU-3333,GPU-2222", "GPU-1111,GPU-0000"]);
+}
+
+#[tokio::test]
+async fn a_failing_process_stops_its_siblings_and_is_the_parts_outcome() {
+    let (_state, launcher, mut rx) = setup();
+    // Rank 1 fails once its siblings have said they run; the others would sleep long.
+    let mut l = sh(
+        35,
+        "echo $$; if [ \"$LOCAL_RANK\" = 1 ]; then sleep 0.5; exit 7; fi; \
+         exec sleep 60",
+    );
+    l.gpus = vec![0, 1, 2];
+    l.grace_s = 30;
+    let mut d = gang_dist(0, Some(3));
+    d.gpus_per_node = 3;
+    l.dist = Some(d);
+    let began = Instant::now();
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    let mut pids = Vec::new();
+    for r in [0u32, 2] {
+        let path = launcher.rank_log_path(attempt(35), r, Stream::Stdout);
+        pids.push(first_line(&path).await.parse::<u32>().unwrap());
+    }
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 7 });
+    // sleep dies at SIGTERM: no grace spent.
+    assert!(
+        began.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        began.elapsed()
+    );
+    for pid in pids {
+        assert!(wait_dead(pid), "sibling {pid} outlived the failed part");
+    }
+    assert!(launcher.running().is_empty());
+}
+
+#[tokio::test]
+async fn cancel_stops_every_process_of_a_part() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = sh(36, "echo $$; exec sleep 60");
+    l.gpus = vec![0, 1];
+    let mut d = gang_dist(0, Some(2));
+    l.dist = Some({
+        d.master_addr = Some("127.0.0.1".into());
+        d
+    });
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    let mut pids = Vec::new();
+    for r in [0u32, 1] {
+        let path = launcher.rank_log_path(attempt(36), r, Stream::Stdout);
+        pids.push(first_line(&path).await.parse::<u32>().unwrap());
+    }
+    launcher.cancel(attempt(36));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+    for pid in pids {
+        assert!(wait_dead(pid), "{pid} survived the cancel");
+    }
+}
+
+#[tokio::test]
+async fn tasks_that_do_not_divide_the_gpus_fail_to_spawn() {
+    let mut l = launch(37, &["true"]);
+    l.gpus = vec![0, 1, 2];
+    let mut d = gang_dist(0, Some(2));
+    d.gpus_per_node = 3;
+    l.dist = Some(d);
+    let msg = spawn_failure(&l, &four_gpus()).await;
+    assert!(
+        msg.contains("3 GPUs") && msg.contains("2 processes"),
+        "{msg}"
+    );
+}
+
+/// A part of several processes whose agent died is recovered as one unit: every
+/// process is gone and the part is reported lost once.
+#[test]
+fn recovery_reports_a_part_of_several_processes_lost_once() {
+    let state = tempfile::tempdir().unwrap();
+    let first_life = tokio::runtime::Runtime::new().unwrap();
+    let (tx, mut rx) = unbounded_channel();
+    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
+    let mut l = sh(38, "sleep 60 & echo $!; sleep 60");
+    l.gpus = vec![0, 1];
+    l.dist = Some(gang_dist(0, Some(2)));
+    let background: Vec<u32> = first_life.block_on(async {
+        launcher.start(&l, &four_gpus()).unwrap();
+        expect_started(&mut rx).await;
+        let mut pids = Vec::new();
+        for r in [0u32, 1] {
+            let path = launcher.rank_log_path(attempt(38), r, Stream::Stdout);
+            pids.push(first_line(&path).await.parse::<u32>().unwrap());
+        }
+        pids
+    });
+    drop(first_life);
+    drop(launcher);
+    let (tx, _rx) = unbounded_channel();
+    let next = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx)).unwrap();
+    let events = next.recover().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(matches!(
+        &events[0].event,
+        RunEventKind::Ended {
+            outcome: Outcome::Lost { .. }
+        }
+    ));
+    for pid in background {
+        assert!(wait_dead(pid), "recovery left {pid} of the part running");
+    }
 }

@@ -14,7 +14,7 @@
 
 use gpusched_wire::{GpuInfo, GpuSource};
 
-use super::fake::FakeNvml;
+use super::fake::{FakeNvml, FakeTopology};
 use super::nvml::NvmlLibrary;
 use std::sync::Arc;
 
@@ -51,6 +51,8 @@ pub struct GpuOptions {
     /// Fake backend only: GPUs in MIG mode and their starting layout (see
     /// [`FakeNvml::with_mig_spec`]).
     pub fake_mig: Option<String>,
+    /// Fake backend only: how the fake GPUs are linked (a DGX-like or a PCIe-only box).
+    pub fake_topology: Option<FakeTopology>,
 }
 
 /// The node's GPUs and what the operator should know about how they were found.
@@ -82,6 +84,14 @@ pub fn discover_with(
         return Err(GpuError::Call {
             call: "--fake-mig",
             message: "a fake MIG layout needs --gpu-backend fake".into(),
+        });
+    }
+    if opts.fake_topology.is_some() && !matches!(opts.backend, GpuBackend::Fake { .. }) {
+        return Err(GpuError::Call {
+            call: "--fake-topology",
+            message: "a fake GPU topology needs --gpu-backend fake (real GPUs report theirs \
+                      through NVML)"
+                .into(),
         });
     }
     let mut gpus = match &opts.backend {
@@ -131,6 +141,9 @@ pub fn discover_with(
             let mut lib = FakeNvml::uniform(*count, &nvml_style_name(model), FAKE_MEM_MIB);
             if let Some(spec) = &opts.fake_mig {
                 lib = lib.with_mig_spec(spec)?;
+            }
+            if let Some(t) = opts.fake_topology {
+                lib = lib.with_topology(t);
             }
             notes.push(format!(
                 "Using {count} fake GPU(s) of model {}: nothing here is a real GPU.",

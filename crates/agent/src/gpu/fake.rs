@@ -18,6 +18,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use gpusched_wire::LinkKind;
+
 use super::{
     DeviceFacts, GpuError, GpuLibrary, MigInstanceFacts, INSUFFICIENT_RESOURCES, INVALID_ARGUMENT,
     NOT_FOUND, NOT_SUPPORTED,
@@ -41,11 +43,55 @@ pub enum FakeFailure {
     DriverNotLoaded,
 }
 
+/// How the fake GPUs are linked (`--fake-topology`), after two common machines.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FakeTopology {
+    /// A DGX/HGX-like board: every GPU on one NVSwitch fabric.
+    Dgx,
+    /// A PCIe-only box of two sockets: per socket 4 GPUs, in pairs under two PCIe
+    /// switches that share an upper switch (pairs (0,1), (2,3) PIX; (0,2) etc. PXB);
+    /// GPUs 4-7 likewise on socket 1; across sockets SYS.
+    Pcie,
+}
+
+impl FakeTopology {
+    /// NVML's answer for GPUs `a` and `b` of this machine.
+    fn link(self, a: u32, b: u32) -> LinkKind {
+        match self {
+            FakeTopology::Dgx => LinkKind::NvSwitch,
+            FakeTopology::Pcie => {
+                if a / 4 != b / 4 {
+                    LinkKind::System
+                } else if a / 2 == b / 2 {
+                    LinkKind::PcieSwitch
+                } else {
+                    LinkKind::PcieMulti
+                }
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for FakeTopology {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "dgx" => Ok(FakeTopology::Dgx),
+            "pcie" => Ok(FakeTopology::Pcie),
+            other => Err(format!(
+                "unknown fake topology {other:?}: write dgx (every GPU on NVSwitch) or pcie \
+                 (PCIe switches, two sockets)"
+            )),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct FakeNvml {
     devices: Vec<FakeDevice>,
     failure: Option<FakeFailure>,
     uuid_salt: u32,
+    topology: Option<FakeTopology>,
     /// Device index → its GPU instances (devices in MIG mode only); shared by clones.
     mig: Arc<Mutex<MigState>>,
 }
@@ -63,6 +109,7 @@ impl FakeNvml {
             devices,
             failure: None,
             uuid_salt: 0,
+            topology: None,
             mig: Arc::default(),
         }
     }
@@ -83,6 +130,7 @@ impl FakeNvml {
             devices: Vec::new(),
             failure: Some(failure),
             uuid_salt: 0,
+            topology: None,
             mig: Arc::default(),
         }
     }
@@ -91,6 +139,13 @@ impl FakeNvml {
     /// can be kept apart by giving each its own salt.
     pub fn with_uuid_salt(mut self, salt: u32) -> Self {
         self.uuid_salt = salt;
+        self
+    }
+
+    /// Links the devices as `topology` does; without it the library cannot tell how
+    /// they are linked (as NVML on a host without topology support).
+    pub fn with_topology(mut self, topology: FakeTopology) -> Self {
+        self.topology = Some(topology);
         self
     }
 
@@ -188,6 +243,12 @@ impl GpuLibrary for FakeNvml {
             pci_bus_id: fake_pci_bus_id(index),
             mig_mode_current: device.mig_mode_current,
         })
+    }
+
+    fn link(&self, a: u32, b: u32) -> Result<Option<LinkKind>, GpuError> {
+        self.fake_device(a)?;
+        self.fake_device(b)?;
+        Ok(self.topology.map(|t| t.link(a.min(b), a.max(b))))
     }
 
     fn mig_instances(&self, index: u32) -> Result<Vec<MigInstanceFacts>, GpuError> {
@@ -417,5 +478,54 @@ mod tests {
         assert_eq!(nvml.device(0), Err(GpuError::NotInitialized));
         let nvml = FakeNvml::failing(FakeFailure::DriverNotLoaded);
         assert_eq!(nvml.device_count(), Err(GpuError::DriverNotLoaded));
+    }
+
+    fn links_of(lib: &FakeNvml) -> BTreeMap<(u32, u32), LinkKind> {
+        let gpus = crate::gpu::gpus_from_library(lib, gpusched_wire::GpuSource::Fake).unwrap();
+        crate::gpu::topology::links(lib, &gpus)
+            .into_iter()
+            .map(|l| ((l.a, l.b), l.kind))
+            .collect()
+    }
+
+    #[test]
+    fn a_dgx_like_box_links_every_pair_through_nvswitch() {
+        let lib =
+            FakeNvml::uniform(8, "NVIDIA H100 80GB HBM3", 81920).with_topology(FakeTopology::Dgx);
+        let links = links_of(&lib);
+        assert_eq!(links.len(), 28, "every pair of 8: {links:?}");
+        assert!(links.values().all(|k| *k == LinkKind::NvSwitch));
+        assert!(links.keys().all(|(a, b)| a < b));
+    }
+
+    #[test]
+    fn a_pcie_only_box_has_switch_pairs_sockets_and_sys_between_them() {
+        let lib = FakeNvml::uniform(8, "NVIDIA L40S", 46068).with_topology(FakeTopology::Pcie);
+        let links = links_of(&lib);
+        assert_eq!(links.len(), 28);
+        let expect = |a, b, k| assert_eq!(links[&(a, b)], k, "GPUs {a},{b}");
+        for (a, b) in [(0, 1), (2, 3), (4, 5), (6, 7)] {
+            expect(a, b, LinkKind::PcieSwitch);
+        }
+        for (a, b) in [(0, 2), (0, 3), (1, 2), (1, 3), (4, 6), (5, 7)] {
+            expect(a, b, LinkKind::PcieMulti);
+        }
+        for (a, b) in [(0, 4), (3, 4), (1, 7), (2, 5)] {
+            expect(a, b, LinkKind::System);
+        }
+        assert_eq!("pcie".parse::<FakeTopology>(), Ok(FakeTopology::Pcie));
+        let err = "nvlink".parse::<FakeTopology>().unwrap_err();
+        assert!(err.contains("dgx") && err.contains("pcie"), "{err}");
+    }
+
+    #[test]
+    fn without_a_topology_or_with_a_bad_index_nothing_is_known() {
+        let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+        assert!(links_of(&lib).is_empty());
+        let lib = lib.with_topology(FakeTopology::Dgx);
+        assert!(matches!(
+            lib.link(0, 5),
+            Err(GpuError::InvalidIndex { index: 5, .. })
+        ));
     }
 }

@@ -12,12 +12,13 @@ mod error;
 pub mod fake;
 pub mod nvml;
 mod nvml_mig;
+pub mod topology;
 
 pub use discover::{discover, discover_with, Discovery, GpuBackend, GpuOptions};
 pub use error::GpuError;
-pub use fake::FakeNvml;
+pub use fake::{FakeNvml, FakeTopology};
 
-use gpusched_wire::{GpuInfo, GpuSource, MigInfo, MigInstanceInfo};
+use gpusched_wire::{GpuInfo, GpuLink, GpuSource, LinkKind, MigInfo, MigInstanceInfo};
 
 /// What NVML says about one device, unconverted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +86,13 @@ pub trait GpuLibrary: Send + Sync {
         ))
     }
 
+    /// How GPUs `a` and `b` are linked (see [`topology`]); `None` where the library
+    /// cannot tell (the default, and NVML without topology support).
+    fn link(&self, a: u32, b: u32) -> Result<Option<LinkKind>, GpuError> {
+        let _ = (a, b);
+        Ok(None)
+    }
+
     /// Destroys the instance starting at `start`: its compute instances, then the GPU
     /// instance (`NVML_ERROR_NOT_FOUND` if there is none there).
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
@@ -126,6 +134,15 @@ impl PartialEq for GpuControl {
 impl Eq for GpuControl {}
 
 impl GpuControl {
+    /// How the node's GPUs are linked, every pair the library knows; empty for
+    /// declared GPUs.
+    pub fn links(&self, gpus: &[GpuInfo]) -> Vec<GpuLink> {
+        match &self.0 {
+            Some(lib) => topology::links(lib.as_ref(), gpus),
+            None => Vec::new(),
+        }
+    }
+
     /// `gpus` with each MIG GPU's instance list read again (instances change as jobs
     /// come and go on a node with dynamic MIG).
     pub fn refresh(&self, gpus: &[GpuInfo]) -> Vec<GpuInfo> {

@@ -7,7 +7,9 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
 use super::nvml_mig::NvmlMig;
+use super::topology::{link_of_level, TopologyLevel};
 use super::{DeviceFacts, GpuError, GpuLibrary, MigInstanceFacts};
+use gpusched_wire::LinkKind;
 
 /// The names tried, in order. The driver installs the versioned `.so.1`; the bare `.so`
 /// that `Nvml::init()` looks for comes only with development packages, so trying it
@@ -48,6 +50,52 @@ impl NvmlLibrary {
         self.mig
             .as_ref()
             .ok_or_else(|| GpuError::mig(call, index, super::NOT_SUPPORTED))
+    }
+}
+
+impl NvmlLibrary {
+    /// The PCI bus ids at the far end of GPU `index`'s active NVLinks (empty without
+    /// NVLink).
+    fn nvlink_remotes(&self, index: u32) -> Result<Vec<String>, GpuError> {
+        let device = self
+            .nvml
+            .device_by_index(index)
+            .map_err(|e| map_error("nvmlDeviceGetHandleByIndex_v2", e))?;
+        let mut out = Vec::new();
+        for link in 0..nvml_wrapper_sys::bindings::NVML_NVLINK_MAX_LINKS {
+            let l = device.link_wrapper_for(link);
+            match l.is_active() {
+                Ok(true) => {}
+                Ok(false) => continue,
+                // No NVLink on this GPU, or no more links past this one.
+                Err(NvmlError::NotSupported | NvmlError::InvalidArg) => break,
+                Err(e) => return Err(map_error("nvmlDeviceGetNvLinkState", e)),
+            }
+            match l.remote_pci_info() {
+                Ok(info) => out.push(info.bus_id),
+                Err(NvmlError::NotSupported) => {}
+                Err(e) => return Err(map_error("nvmlDeviceGetNvLinkRemotePciInfo_v2", e)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Bus ids compare without case (NVML writes hex digits in either).
+fn same_bus(a: &str, b: &str) -> bool {
+    a.trim_end_matches('\0')
+        .eq_ignore_ascii_case(b.trim_end_matches('\0'))
+}
+
+fn level_of(level: nvml_wrapper::enum_wrappers::device::TopologyLevel) -> TopologyLevel {
+    use nvml_wrapper::enum_wrappers::device::TopologyLevel as L;
+    match level {
+        L::Internal => TopologyLevel::Internal,
+        L::Single => TopologyLevel::Single,
+        L::Multiple => TopologyLevel::Multiple,
+        L::HostBridge => TopologyLevel::HostBridge,
+        L::Node => TopologyLevel::Node,
+        L::System => TopologyLevel::System,
     }
 }
 
@@ -95,6 +143,35 @@ impl GpuLibrary for NvmlLibrary {
     fn mig_instances(&self, index: u32) -> Result<Vec<MigInstanceFacts>, GpuError> {
         self.mig_calls(index, "nvmlDeviceGetGpuInstances")?
             .instances(index)
+    }
+
+    fn link(&self, a: u32, b: u32) -> Result<Option<LinkKind>, GpuError> {
+        let bus_b = self.device(b)?.pci_bus_id;
+        let remotes_a = self.nvlink_remotes(a)?;
+        if remotes_a.iter().any(|r| same_bus(r, &bus_b)) {
+            return Ok(Some(LinkKind::NvLink));
+        }
+        if !remotes_a.is_empty() {
+            let gpus: Vec<String> = (0..self.device_count()?)
+                .map(|i| self.device(i).map(|d| d.pci_bus_id))
+                .collect::<Result<_, _>>()?;
+            let to_fabric =
+                |remotes: &[String]| remotes.iter().any(|r| !gpus.iter().any(|g| same_bus(g, r)));
+            if to_fabric(&remotes_a) && to_fabric(&self.nvlink_remotes(b)?) {
+                return Ok(Some(LinkKind::NvSwitch));
+            }
+        }
+        let handle = |i| {
+            self.nvml
+                .device_by_index(i)
+                .map_err(|e| map_error("nvmlDeviceGetHandleByIndex_v2", e))
+        };
+        let (da, db) = (handle(a)?, handle(b)?);
+        match da.topology_common_ancestor(db) {
+            Ok(level) => Ok(Some(link_of_level(level_of(level)))),
+            Err(NvmlError::NotSupported) => Ok(None),
+            Err(e) => Err(map_error("nvmlDeviceGetTopologyCommonAncestor", e)),
+        }
     }
 
     fn create_mig_instance(

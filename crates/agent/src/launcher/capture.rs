@@ -8,7 +8,15 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::jobdir::{JobDir, Stream};
 
-pub async fn copy(mut pipe: impl AsyncRead + Unpin, dir: JobDir, a: AttemptRef, stream: Stream) {
+/// `rank`: the process's global RANK in a part with `tasks_per_node` (its own files),
+/// `None` for the attempt's one process.
+pub async fn copy(
+    mut pipe: impl AsyncRead + Unpin,
+    dir: JobDir,
+    a: AttemptRef,
+    rank: Option<u32>,
+    stream: Stream,
+) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut file: Option<std::fs::File> = None;
     // Output dropped since the last write failed (a full disk): the job keeps running
@@ -34,7 +42,7 @@ pub async fn copy(mut pipe: impl AsyncRead + Unpin, dir: JobDir, a: AttemptRef, 
             continue; // keep draining so the job never blocks on a full pipe
         }
         if file.is_none() {
-            match dir.open_log(a, stream) {
+            match dir.open_rank_log(a, rank, stream) {
                 Ok(f) => file = Some(f),
                 Err(e) if is_full(&e) => {
                     note_full(a, stream, dropped, &e);

@@ -12,10 +12,19 @@ use nix::sys::signal::Signal;
 use nix::unistd::{getpid, getppid};
 use tokio::process::Command;
 
-/// The command for `launch`, or why it cannot be built (for a `SpawnFailed` outcome).
-/// `node_gpus` must hold at least the GPUs the launch names.
+/// What differs between the processes of one part (see [`super::dist`]).
+pub struct ProcSetup<'a> {
+    /// The node-local GPU indices this process sees.
+    pub gpus: &'a [u32],
+    /// gpusched's variables for it: the part's, then its own (ranks).
+    pub env: Vec<(String, String)>,
+}
+
+/// The command for one process of `launch`, or why it cannot be built (for a
+/// `SpawnFailed` outcome). `node_gpus` must hold at least the GPUs the launch names.
 pub fn build(
     launch: &Launch,
+    proc: &ProcSetup<'_>,
     node_gpus: &[GpuInfo],
     run_as: Option<&RunAs>,
     stdout: Stdio,
@@ -24,7 +33,7 @@ pub fn build(
     let Some((program, args)) = launch.command.split_first() else {
         return Err("the job has no command to run".to_string());
     };
-    let gpus = select_gpus(&launch.gpus, node_gpus)?;
+    let gpus = select_gpus(proc.gpus, node_gpus)?;
     // A MIG job sees only its instance; everything else sees its whole GPUs.
     let mig = launch.slice.as_ref().and_then(|s| s.mig.as_ref());
     let visible = match mig {
@@ -52,6 +61,8 @@ pub fn build(
         .env("GPUSCHED_JOB_ID", launch.job.to_string())
         .env("GPUSCHED_ATTEMPT", launch.attempt.to_string())
         .env("GPUSCHED_JOB_NAME", &launch.name)
+        // MASTER_ADDR, ranks, the hostfile: after the job's own, like the GPUs.
+        .envs(proc.env.iter().map(|(k, v)| (k, v)))
         // What it was given of the node's generic resources (`GPUSCHED_RESOURCE_FPGA=1`).
         .envs(
             launch
@@ -59,7 +70,8 @@ pub fn build(
                 .iter()
                 .map(|(k, v)| (gpusched_wire::resource::env_name(k), v.to_string())),
         )
-        // Its own group, so stopping the job reaches everything it started.
+        // Its own group, so stopping the job reaches everything it started (the
+        // launcher puts a part's other processes in the first one's group).
         .process_group(0);
     if let Some(who) = run_as {
         cmd.env("USER", &who.name)

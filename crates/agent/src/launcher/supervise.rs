@@ -1,5 +1,10 @@
 //! Watching one running attempt until it ends: by itself, by walltime, or by cancel;
 //! then clearing its process group and reporting the outcome.
+//!
+//! A part started with `tasks_per_node` K has K processes in one process group. It has
+//! ended when all K have; the first that fails (non-zero exit, a signal) stops the
+//! others (SIGTERM to the group, the grace, SIGKILL) and its status is the part's
+//! outcome; all K exiting 0 is `Exited { code: 0 }`.
 
 use std::future::pending;
 use std::io;
@@ -10,7 +15,7 @@ use std::time::Duration;
 use gpusched_wire::{AttemptRef, Outcome, RunEventKind};
 use nix::sys::signal::Signal;
 use tokio::process::Child;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep, timeout};
 
 use super::group::signal_group_logged;
@@ -26,7 +31,8 @@ const COPY_DRAIN: Duration = Duration::from_secs(2);
 
 pub struct Supervised {
     pub attempt: AttemptRef,
-    pub child: Child,
+    /// The part's processes, the group leader first.
+    pub children: Vec<Child>,
     pub pgid: u32,
     /// The tasks copying the job's stdout and stderr to its logs.
     pub copiers: Vec<tokio::task::JoinHandle<()>>,
@@ -38,6 +44,82 @@ pub struct Supervised {
     pub dir: JobDir,
     pub running: Running,
     pub events: super::EventSink,
+}
+
+/// The part's processes as they end, in the order they end.
+struct Procs {
+    ends: mpsc::UnboundedReceiver<io::Result<ExitStatus>>,
+    left: usize,
+    first_failure: Option<Outcome>,
+}
+
+impl Procs {
+    /// Waits on each child in its own task (each `wait` reaps its own pid only).
+    fn watch(children: Vec<Child>) -> Procs {
+        let (tx, ends) = mpsc::unbounded_channel();
+        let left = children.len();
+        for mut child in children {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(child.wait().await);
+            });
+        }
+        Procs {
+            ends,
+            left,
+            first_failure: None,
+        }
+    }
+
+    fn note(&mut self, status: io::Result<ExitStatus>) {
+        self.left = self.left.saturating_sub(1);
+        let outcome = natural_end(status);
+        if outcome != (Outcome::Exited { code: 0 }) && self.first_failure.is_none() {
+            self.first_failure = Some(outcome);
+        }
+    }
+
+    /// Waits for the next process to end; false once none is left.
+    async fn next(&mut self) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        match self.ends.recv().await {
+            Some(status) => {
+                self.note(status);
+                true
+            }
+            None => {
+                self.left = 0;
+                false
+            }
+        }
+    }
+
+    async fn wait_all(&mut self) {
+        while self.next().await {}
+    }
+
+    /// Takes note of the ends already there.
+    fn drain_ready(&mut self) {
+        while self.left > 0 {
+            match self.ends.try_recv() {
+                Ok(status) => self.note(status),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn all_ended(&self) -> bool {
+        self.left == 0
+    }
+
+    /// The outcome of the part as it ended by itself: the first failure, else exit 0.
+    fn result(&self) -> Outcome {
+        self.first_failure
+            .clone()
+            .unwrap_or(Outcome::Exited { code: 0 })
+    }
 }
 
 pub async fn supervise(mut s: Supervised) {
@@ -73,6 +155,7 @@ pub async fn supervise(mut s: Supervised) {
 }
 
 async fn run_to_end(s: &mut Supervised) -> Outcome {
+    let mut procs = Procs::watch(std::mem::take(&mut s.children));
     let walltime = s.walltime_s;
     let walltime_passed = async {
         match walltime {
@@ -88,42 +171,58 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
             Err(_) => pending().await,
         }
     };
-    let (reason, grace) = tokio::select! {
-        // An exit that is already there wins over a stop that arrives with it.
-        biased;
-        status = s.child.wait() => return natural_end(status),
-        () = walltime_passed => (Outcome::TimedOut { walltime_s: walltime.unwrap_or(0) }, s.grace),
-        why = stopped => match why {
-            Stop::Cancel => (Outcome::Cancelled, s.grace),
-            Stop::Fence(message) => (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
-            Stop::Drain(message) => (Outcome::Stopped { message }, s.grace),
-            Stop::Preempt { signal, grace, deadline_file } => {
-                if let Ok(Some(status)) = s.child.try_wait() {
-                    return natural_end(Ok(status)); // it finished first
+    tokio::pin!(walltime_passed, stopped);
+    let (reason, grace) = loop {
+        tokio::select! {
+            // An exit that is already there wins over a stop that arrives with it.
+            biased;
+            more = procs.next() => {
+                if !more {
+                    return procs.result();
                 }
-                ask_to_checkpoint(s.pgid, signal, grace, &deadline_file);
-                // Whether it saves and exits in time or not, it was preempted; a fence
-                // cuts the grace short.
-                let exited = tokio::select! {
-                    r = timeout(grace, s.child.wait()) => r.is_ok(),
-                    () = s.hurry.notified() => false,
-                };
-                if !exited {
-                    stop(&mut s.child, s.pgid, FENCE_GRACE).await;
+                if let Some(failure) = procs.first_failure.clone() {
+                    // One process failed: the part has failed; stop its siblings.
+                    if !procs.all_ended() {
+                        stop(&mut procs, s.pgid, s.grace).await;
+                    }
+                    return failure;
                 }
-                return Outcome::Preempted;
             }
-        },
+            () = &mut walltime_passed => break (Outcome::TimedOut { walltime_s: walltime.unwrap_or(0) }, s.grace),
+            why = &mut stopped => match why {
+                Stop::Cancel => break (Outcome::Cancelled, s.grace),
+                Stop::Fence(message) => break (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
+                Stop::Drain(message) => break (Outcome::Stopped { message }, s.grace),
+                Stop::Preempt { signal, grace, deadline_file } => {
+                    procs.drain_ready();
+                    if procs.all_ended() {
+                        return procs.result(); // it finished first
+                    }
+                    ask_to_checkpoint(s.pgid, signal, grace, &deadline_file);
+                    // Whether it saves and exits in time or not, it was preempted; a
+                    // fence cuts the grace short.
+                    let exited = tokio::select! {
+                        r = timeout(grace, procs.wait_all()) => r.is_ok(),
+                        () = s.hurry.notified() => false,
+                    };
+                    if !exited {
+                        stop(&mut procs, s.pgid, FENCE_GRACE).await;
+                    }
+                    return Outcome::Preempted;
+                }
+            },
+        }
     };
     // If it ended by itself meanwhile, that is the truth to report.
-    if let Ok(Some(status)) = s.child.try_wait() {
-        return natural_end(Ok(status));
+    procs.drain_ready();
+    if procs.all_ended() {
+        return procs.result();
     }
     // A fence during the grace cuts it short.
     let hurry = s.hurry.clone();
     tokio::select! {
-        () = stop(&mut s.child, s.pgid, grace) => {}
-        () = hurry.notified() => stop(&mut s.child, s.pgid, Duration::ZERO).await,
+        () = stop(&mut procs, s.pgid, grace) => {}
+        () = hurry.notified() => stop(&mut procs, s.pgid, Duration::ZERO).await,
     }
     reason
 }
@@ -168,14 +267,12 @@ fn write_beside(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL.
-async fn stop(child: &mut Child, pgid: u32, grace: Duration) {
+/// SIGTERM to the group, up to `grace` for every process to exit, then SIGKILL.
+async fn stop(procs: &mut Procs, pgid: u32, grace: Duration) {
     signal_group_logged(pgid, Signal::SIGTERM);
-    if timeout(grace, child.wait()).await.is_err() {
+    if timeout(grace, procs.wait_all()).await.is_err() {
         signal_group_logged(pgid, Signal::SIGKILL);
-        if let Err(e) = child.wait().await {
-            tracing::warn!("waiting for process group {pgid} after SIGKILL failed: {e}");
-        }
+        procs.wait_all().await;
     }
 }
 

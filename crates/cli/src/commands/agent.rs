@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args as ClapArgs, ValueEnum};
-use gpusched_agent::gpu::{discover, GpuBackend, GpuOptions};
+use gpusched_agent::gpu::{discover, FakeTopology, GpuBackend, GpuOptions};
 use gpusched_agent::session::AgentConfig;
 use tokio::sync::watch;
 
@@ -47,6 +47,15 @@ pub struct GpuArgs {
     /// `0:3g.40gb@0+3g.40gb@4,1` (GPU 0 with two instances, GPU 1 empty).
     #[arg(long, value_name = "SPEC")]
     pub fake_mig: Option<String>,
+    /// With --gpu-backend fake: how the fake GPUs are linked, `dgx` (every pair through
+    /// NVSwitch) or `pcie` (two sockets of 4 GPUs, pairs under one PCIe switch). Real
+    /// GPUs report their links through NVML.
+    #[arg(long, value_name = "MODEL", value_parser = parse_fake_topology)]
+    pub fake_topology: Option<FakeTopology>,
+}
+
+fn parse_fake_topology(s: &str) -> Result<FakeTopology, String> {
+    s.parse()
 }
 
 /// What the node offers besides GPUs.
@@ -123,6 +132,56 @@ pub struct Args {
     pub gpu: GpuArgs,
     #[command(flatten)]
     pub node: NodeArgs,
+    #[command(flatten)]
+    pub place: PlaceArgs,
+}
+
+/// Where the node is, for multi-node jobs.
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct PlaceArgs {
+    /// The address other nodes reach this one at: MASTER_ADDR of jobs whose first part
+    /// runs here, and this node's hostfile line (default: the local address of this
+    /// host's route to the server; 127.0.0.1 when the server is on loopback).
+    #[arg(long, env = "GPUSCHED_ADVERTISE_ADDR", value_name = "ADDR")]
+    pub advertise_addr: Option<String>,
+    /// The network switch this node hangs off: a gang is kept under as few switches as
+    /// possible (the server's --topology file overrides it).
+    #[arg(long, env = "GPUSCHED_SWITCH", value_name = "NAME")]
+    pub switch: Option<String>,
+    /// The rack this node is in.
+    #[arg(long, env = "GPUSCHED_RACK", value_name = "NAME")]
+    pub rack: Option<String>,
+}
+
+impl PlaceArgs {
+    /// The advertised address (checked) and the location.
+    pub fn place(&self) -> anyhow::Result<(Option<String>, gpusched_wire::NodeLocation)> {
+        let label = |flag: &str, v: &Option<String>| -> anyhow::Result<Option<String>> {
+            match v.as_deref().map(str::trim) {
+                None => Ok(None),
+                Some("") => anyhow::bail!("{flag} must not be empty (leave it out instead)"),
+                Some(s) if s.chars().any(char::is_whitespace) => {
+                    anyhow::bail!("{flag} {s:?} must be one word, without spaces")
+                }
+                Some(s) => Ok(Some(s.to_string())),
+            }
+        };
+        let addr = label("--advertise-addr", &self.advertise_addr)?;
+        if let Some(a) = &addr {
+            // An IP address or a host name; a URL or a port here is a common slip.
+            if a.contains("://") || (a.parse::<std::net::IpAddr>().is_err() && a.contains(':')) {
+                anyhow::bail!(
+                    "--advertise-addr {a:?} must be an IP address or a host name, without a \
+                     scheme or port (e.g. 10.0.0.5)"
+                );
+            }
+        }
+        let location = gpusched_wire::NodeLocation {
+            switch: label("--switch", &self.switch)?,
+            rack: label("--rack", &self.rack)?,
+        };
+        Ok((addr, location))
+    }
 }
 
 /// The host's memory in MiB (`MemTotal` of /proc/meminfo), 0 if it cannot be read.
@@ -168,6 +227,7 @@ impl GpuArgs {
             declared_mem_mib: self.gpu_mem_mib,
             mig_dynamic: self.mig_dynamic,
             fake_mig: self.fake_mig.clone(),
+            fake_topology: self.fake_topology,
         };
         let found = discover(&opts)?;
         for note in &found.notes {
@@ -201,6 +261,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
     };
     let found = args.gpu.discover()?;
     let (cpus, mem_mib, resources) = args.node.offer()?;
+    let (advertise_addr, location) = args.place.place()?;
     Ok(AgentConfig {
         server: args.server.trim_end_matches('/').to_string(),
         name,
@@ -216,6 +277,8 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         join_token: join_token(args)?,
         allow_root_jobs: args.allow_root_jobs,
         ca_cert: args.ca_cert.clone(),
+        advertise_addr,
+        location,
     })
 }
 
@@ -276,4 +339,37 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // SIGHUP (a closed terminal) must not kill the agent and its jobs.
     ignore_sighup()?;
     gpusched_agent::session::run(cfg, rx).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(
+        addr: Option<&str>,
+        switch: Option<&str>,
+    ) -> anyhow::Result<(Option<String>, gpusched_wire::NodeLocation)> {
+        PlaceArgs {
+            advertise_addr: addr.map(str::to_string),
+            switch: switch.map(str::to_string),
+            rack: Some("r1".into()),
+        }
+        .place()
+    }
+
+    #[test]
+    fn advertise_address_and_location_are_checked() {
+        let (addr, loc) = place(Some("10.0.0.5"), Some("s1")).unwrap();
+        assert_eq!(addr.as_deref(), Some("10.0.0.5"));
+        assert_eq!(loc.switch.as_deref(), Some("s1"));
+        assert_eq!(loc.rack.as_deref(), Some("r1"));
+        assert!(place(Some("fe80::1"), None).is_ok());
+        assert!(place(Some("gpu-07.lab"), None).is_ok());
+        for bad in ["http://10.0.0.5", "10.0.0.5:6450", ""] {
+            let e = place(Some(bad), None).unwrap_err().to_string();
+            assert!(e.contains("--advertise-addr"), "{e}");
+        }
+        let e = place(None, Some("a b")).unwrap_err().to_string();
+        assert!(e.contains("--switch") && e.contains("one word"), "{e}");
+    }
 }

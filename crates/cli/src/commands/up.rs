@@ -49,6 +49,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         allow_root_jobs: args.allow_root_jobs,
         // The local agent talks to its own listener: trust its certificate.
         ca_cert: cfg.tls.as_ref().map(|(cert, _)| cert.clone()),
+        // One host: the route to its own server (loopback) is its address.
+        advertise_addr: None,
+        location: Default::default(),
     };
     if nix::unistd::geteuid().is_root() && !args.allow_root_jobs {
         eprintln!(
