@@ -244,27 +244,25 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The job's total GPUs: `--gpus`, else `--nodes` x `--gpus-per-node` when both are
-/// given (the API's `gpus` is their product). A `--gpus` that disagrees with them is a
-/// typo caught here, before anything is submitted.
+/// `--gpus` as given, once checked against `--nodes` x `--gpus-per-node`: the API's
+/// `gpus` is their product, so a total that disagrees is a typo caught here, before
+/// anything is submitted. Left out, the server works it out (and says what is wrong when
+/// the gang goes with a share or MIG slice instead of whole GPUs).
 fn gang_gpus(
     gpus: Option<u32>,
     nodes: Option<u32>,
     per_node: Option<u32>,
 ) -> anyhow::Result<Option<u32>> {
-    let (Some(n), Some(g)) = (nodes, per_node) else {
-        return Ok(gpus);
-    };
-    let Some(product) = n.checked_mul(g) else {
-        bail!("--nodes {n} x --gpus-per-node {g} is more GPUs than any cluster has; ask for fewer");
-    };
-    match gpus {
-        Some(total) if total != product => bail!(
-            "--gpus {total} disagrees with --nodes {n} x --gpus-per-node {g} = {product}: \
-             give --gpus {product}, or drop --gpus (it is the total over all nodes)"
-        ),
-        _ => Ok(Some(product)),
+    if let (Some(total), Some(n), Some(g)) = (gpus, nodes, per_node) {
+        let product = u64::from(n) * u64::from(g);
+        if u64::from(total) != product {
+            bail!(
+                "--gpus {total} disagrees with --nodes {n} x --gpus-per-node {g} = {product}: \
+                 give --gpus {product}, or drop --gpus (it is the total over all nodes)"
+            );
+        }
     }
+    Ok(gpus)
 }
 
 /// `--mem` as MiB (see [`gpusched_wire::parse_mib`]).
@@ -334,7 +332,7 @@ mod tests {
         .unwrap()[0];
         assert_eq!(
             (j.nodes, j.gpus_per_node, j.gpus, j.tasks_per_node),
-            (Some(2), Some(4), Some(8), Some(2))
+            (Some(2), Some(4), None, Some(2))
         );
         assert!(j.mixed_models && !j.split);
 
@@ -353,16 +351,15 @@ mod tests {
         .unwrap();
         let file = path.to_str().unwrap();
         let j = &build(&args(&["-f", file])).unwrap()[0];
-        assert_eq!(
-            (j.nodes, j.gpus_per_node, j.gpus),
-            (Some(2), Some(2), Some(4))
-        );
+        assert_eq!((j.nodes, j.gpus_per_node, j.gpus), (Some(2), Some(2), None));
         // A flag overrides the file's field.
         let j = &build(&args(&["-f", file, "--nodes", "3"])).unwrap()[0];
-        assert_eq!((j.nodes, j.gpus), (Some(3), Some(6)));
+        assert_eq!((j.nodes, j.gpus_per_node), (Some(3), Some(2)));
         // Arrays copy the gang to every element.
         let js = build(&args(&["-f", file, "--array", "2"])).unwrap();
-        assert!(js.iter().all(|j| j.nodes == Some(2) && j.gpus == Some(4)));
+        assert!(js
+            .iter()
+            .all(|j| j.nodes == Some(2) && j.gpus_per_node == Some(2)));
     }
 
     #[test]

@@ -199,6 +199,29 @@ fn a_two_node_gang_rendezvous_at_the_master_and_agrees_on_ranks() {
     );
     assert!(stderr(&o).contains("nowhere"), "{}", lines(&o));
 
+    // `--split`: the scheduler cuts 4 GPUs into 2 x 2, as no node has 4.
+    let split = submit(
+        &url,
+        &[
+            "--gpus",
+            "4",
+            "--split",
+            "--",
+            "sh",
+            "-c",
+            "echo $NNODES x $GPUS_PER_NODE",
+        ],
+    );
+    let v = wait_job(&url, split, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(
+        (v["nodes"].as_u64(), v["gpus_per_node"].as_u64()),
+        (Some(2), Some(2)),
+        "{v}"
+    );
+    let o = cli(&url, &["logs", &split.to_string()]);
+    assert_eq!(stdout(&o).trim(), "2 x 2", "{}", lines(&o));
+
     // Where the nodes sit, as `nodes --gpus` shows it.
     let table = stdout(&cli(&url, &["nodes", "--gpus"]));
     assert!(
