@@ -439,3 +439,29 @@ fn backfill_nodes_is_an_option_of_the_simulator_and_off_by_default() {
     let nodes = run(&["--backfill-nodes"]);
     assert!(nodes.contains("\"backfill\""), "{nodes}");
 }
+
+#[test]
+fn topology_placement_is_an_option_and_names_itself() {
+    let run = |placement: &str| {
+        let o = gpusched(&[
+            "simulate",
+            "--jobs",
+            "300",
+            "--policy",
+            "fifo",
+            "--json",
+            "--cluster",
+            "2x4x8",
+            "--placement",
+            placement,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let topo = run("topology");
+    assert!(topo.contains("\"topology\""), "{topo}");
+    assert_eq!(run("topology"), topo, "deterministic");
+    let o = gpusched(&["simulate", "--jobs", "10", "--placement", "nearby"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("topology"), "{}", stderr(&o));
+}

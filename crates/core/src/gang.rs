@@ -177,9 +177,38 @@ pub fn place(
     spec: &JobSpec,
     gang: &Gang,
 ) -> Option<Vec<(NodeId, u32)>> {
-    let model = spec.gpu_model.as_deref();
-    let room = room.filter(|_| room::asks(spec));
-    for (n, g) in gang.shapes(spec.gpus) {
+    let room = room.filter(|_| room::asks(spec)).map(|r| (r, spec));
+    let shapes = gang.shapes(spec.gpus);
+    place_shapes(
+        map,
+        room,
+        spec.gpu_model.as_deref(),
+        gang.mixed_models,
+        &shapes,
+    )
+}
+
+/// `gpus` GPUs in equal whole parts on the fewest nodes that hold them now (the
+/// simulator's `topology` placement; its nodes may mix models, as its other strategies'
+/// do). Takes nothing.
+pub fn place_split(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+    let split = Gang {
+        shape: GangShape::Split {
+            tasks_per_node: None,
+        },
+        mixed_models: true,
+    };
+    place_shapes(map, None, model, true, &split.shapes(gpus))
+}
+
+fn place_shapes(
+    map: &FreeMap,
+    room: Option<(&Room, &JobSpec)>,
+    model: Option<&str>,
+    mixed_models: bool,
+    shapes: &[(u32, u32)],
+) -> Option<Vec<(NodeId, u32)>> {
+    for &(n, g) in shapes {
         if g == 0 || g > map.max_per_node() || u64::from(n) * u64::from(g) > map.total_free() {
             continue;
         }
@@ -188,15 +217,13 @@ pub fn place(
         for i in 0..map.nodes() {
             let node = NodeId(i as u32);
             let free = map.free(node);
-            if free < g || !map.model_matches(i, model) || room.is_some_and(|r| !r.fits(node, spec))
+            if free < g
+                || !map.model_matches(i, model)
+                || room.is_some_and(|(r, spec)| !r.fits(node, spec))
             {
                 continue;
             }
-            let key = if gang.mixed_models {
-                0
-            } else {
-                map.model_of(i)
-            };
+            let key = if mixed_models { 0 } else { map.model_of(i) };
             groups.entry(key).or_default().push(Candidate {
                 node,
                 left: free - g,

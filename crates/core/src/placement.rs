@@ -1,7 +1,8 @@
 //! Where a job's GPUs go.
 //!
 //! Every strategy is deterministic: ties go to the lowest-numbered node and switches are
-//! tried in order. All of them keep a job inside one switch, except `pool`.
+//! tried in order. All of them keep a job inside one switch, except `pool` and
+//! `topology`.
 //!
 //! - `consolidated`: the fewest nodes. A job that fits one node goes to the *first* node
 //!   with enough free GPUs; a larger job takes whole idle nodes in order and puts the
@@ -11,6 +12,10 @@
 //!   one left with the fewest free GPUs, which keeps large holes for large jobs.
 //! - `spread`: one GPU at a time on the node with the most free GPUs, across switches;
 //!   spreads load (and heat) at the cost of locality.
+//! - `topology`: a job that fits one node goes to the tightest node of the cluster; a
+//!   larger one is split into equal whole parts on the fewest nodes that fit now, placed
+//!   as a gang by the live cluster's rule ([`crate::gang::choose_nodes`]): one switch,
+//!   else the fewest switches (one rack first), then the tightest fit.
 //! - `pool`: ignores topology; a job fits when the cluster has enough free GPUs in total.
 //!   What the peer's Tiresias (`dlas-gpu`) simulation assumes; useful as an upper bound.
 
@@ -42,14 +47,16 @@ pub enum PlacementStrategy {
     BestFit,
     Spread,
     Pool,
+    Topology,
 }
 
 impl PlacementStrategy {
-    pub const ALL: [PlacementStrategy; 4] = [
+    pub const ALL: [PlacementStrategy; 5] = [
         PlacementStrategy::Consolidated,
         PlacementStrategy::BestFit,
         PlacementStrategy::Spread,
         PlacementStrategy::Pool,
+        PlacementStrategy::Topology,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +65,7 @@ impl PlacementStrategy {
             PlacementStrategy::BestFit => "best-fit",
             PlacementStrategy::Spread => "spread",
             PlacementStrategy::Pool => "pool",
+            PlacementStrategy::Topology => "topology",
         }
     }
 
@@ -76,6 +84,7 @@ impl PlacementStrategy {
             PlacementStrategy::BestFit => per_switch(map, gpus, model, true),
             PlacementStrategy::Spread => spread(map, gpus, model),
             PlacementStrategy::Pool => pool(map, gpus, model),
+            PlacementStrategy::Topology => topology(map, gpus, model),
         }?;
         for &(node, k) in &parts {
             map.take(node, k);
@@ -122,7 +131,9 @@ pub fn place_job(
             && room.fits(n, spec)
     });
     let node = match strategy {
-        PlacementStrategy::BestFit => candidates.min_by_key(|&n| (map.free(n), n)),
+        PlacementStrategy::BestFit | PlacementStrategy::Topology => {
+            candidates.min_by_key(|&n| (map.free(n), n))
+        }
         PlacementStrategy::Spread => {
             candidates.max_by_key(|&n| (map.free(n), std::cmp::Reverse(n)))
         }
@@ -207,6 +218,18 @@ fn multi_node(
         parts.sort();
     }
     Some(parts)
+}
+
+fn topology(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+    if gpus <= map.max_per_node() {
+        let one = (0..map.switches())
+            .filter_map(|s| single_node(map, s, gpus, model, true, &[]))
+            .min_by_key(|&n| (map.free(n), n));
+        if let Some(n) = one {
+            return Some(vec![(n, gpus)]);
+        }
+    }
+    crate::gang::place_split(map, gpus, model)
 }
 
 fn spread(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
@@ -319,6 +342,36 @@ mod tests {
         assert!(Consolidated.place(&mut m.clone(), 6, None).is_some());
         assert_eq!(Pool.place(&mut m, 12, None).unwrap().gpus(), 12);
         assert_eq!(m.total_free(), 0);
+    }
+
+    #[test]
+    fn topology_splits_large_jobs_under_the_fewest_switches() {
+        // 2 switches x 3 nodes x 8 GPUs.
+        let mut m = map("2x3x8");
+        // A job of one node goes to the tightest node anywhere.
+        m.take(NodeId(4), 5);
+        assert_eq!(nodes(&Topology.place(&mut m, 2, None).unwrap()), [(4, 2)]);
+        // Switch 0 has three idle nodes: 24 GPUs as 3 x 8 there.
+        assert_eq!(
+            nodes(&Topology.place(&mut m, 24, None).unwrap()),
+            [(0, 8), (1, 8), (2, 8)]
+        );
+        // 16 more: switch 1 has two idle nodes (3, 5): one switch.
+        assert_eq!(
+            nodes(&Topology.place(&mut m, 16, None).unwrap()),
+            [(3, 8), (5, 8)]
+        );
+        assert_eq!(m.total_free(), 1);
+        // Across switches when no switch has room: 2 x 4 on nodes of switch 0 and 1.
+        let mut m = map("2x2x8");
+        for n in 0..4 {
+            m.take(NodeId(n), if n % 2 == 0 { 8 } else { 4 });
+        }
+        assert_eq!(
+            nodes(&Topology.place(&mut m, 8, None).unwrap()),
+            [(1, 4), (3, 4)]
+        );
+        assert_eq!(Consolidated.place(&mut m, 8, None), None, "one switch only");
     }
 
     #[test]

@@ -394,7 +394,9 @@ impl Scheduler {
             return Ok(());
         }
         let max = match self.placement {
-            PlacementStrategy::Pool | PlacementStrategy::Spread => self.cluster.total_gpus(),
+            PlacementStrategy::Pool | PlacementStrategy::Spread | PlacementStrategy::Topology => {
+                self.cluster.total_gpus()
+            }
             _ => self.cluster.max_gpus_per_switch(),
         };
         Err(NeverFits {
@@ -452,6 +454,14 @@ impl Scheduler {
         self.fit_cache.clear();
         if self.room.is_some() {
             self.room = Some(Room::new(cluster));
+        }
+    }
+
+    /// Where each node sits (one per node, in node order), for gang placement; by
+    /// default a node's switch in the cluster. Call after [`Scheduler::set_cluster`].
+    pub fn set_locations(&mut self, locations: std::sync::Arc<[crate::freemap::Location]>) {
+        for map in [&mut self.idle, &mut self.work, &mut self.actual] {
+            map.set_locations(locations.clone());
         }
     }
 
@@ -710,8 +720,9 @@ impl Scheduler {
     }
 
     /// Greedy fit from an idle cluster in `order`. `fits[i]` gets each job's placement.
-    /// A job no smaller than one that already failed cannot fit either (every strategy's
-    /// fit test is monotone in the GPU count), which keeps long queues cheap.
+    /// A job no smaller than one that already failed cannot fit either (the fit test of
+    /// every strategy but `topology` is monotone in the GPU count), which keeps long
+    /// queues cheap.
     fn pack_from_idle(
         &mut self,
         jobs: &[SchedJob],
@@ -723,7 +734,10 @@ impl Scheduler {
         for &i in order {
             let spec = &jobs[i].spec;
             let model = spec.gpu_model.as_deref();
-            let placed = if model.is_none() && spec.gpus >= smallest_failure {
+            // `topology` splits into equal parts, whose fit is not monotone (5 GPUs may
+            // fail where 6 fit as 2 x 3): no shortcut there.
+            let monotone = self.placement != PlacementStrategy::Topology;
+            let placed = if monotone && model.is_none() && spec.gpus >= smallest_failure {
                 None
             } else {
                 self.placement.place(&mut self.work, spec.gpus, model)

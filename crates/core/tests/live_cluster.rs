@@ -283,6 +283,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
                     })
                     .collect(),
                 resources: Default::default(),
+                topology: Default::default(),
             })
             .to_vec()
     };

@@ -44,6 +44,8 @@ pub struct ServerConfig {
     /// Slurm's `PrivateData=jobs`: non-admin users see only their own jobs.
     pub private_jobs: bool,
     pub limits: Limits,
+    /// Where nodes sit (`--topology FILE`), over what their agents say.
+    pub topology: crate::live_map::Topology,
 }
 
 /// What protects the server from one client's mistake or flood. Each refusal names the
@@ -107,6 +109,7 @@ impl ServerConfig {
             share_demand_window: Duration::from_secs(3600),
             private_jobs: false,
             limits: Limits::default(),
+            topology: Default::default(),
         }
     }
 
@@ -139,4 +142,100 @@ pub fn check_live_policy(kind: PolicyKind) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The topology file: `[nodes.NAME]` tables with `switch` and `rack` labels.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopologyFile {
+    #[serde(default)]
+    nodes: std::collections::BTreeMap<String, NodeAt>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeAt {
+    switch: Option<String>,
+    rack: Option<String>,
+}
+
+/// Reads the topology file (`--topology`): where each named node sits, over what its
+/// agent's `--switch`/`--rack` say. A node it names that never registers is harmless.
+/// Errors name the file and line and say what to write.
+pub fn parse_topology(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<crate::live_map::Topology, String> {
+    let shown = path.display();
+    let file: TopologyFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(1, |s| {
+            text[..s.start.min(text.len())].matches('\n').count() + 1
+        });
+        format!(
+            "{shown}:{line}: {}; the topology file has one table per node, e.g. \
+             `[nodes.gpu01]` with `switch = \"s1\"` and `rack = \"r1\"`",
+            e.message().trim_end()
+        )
+    })?;
+    let mut out = crate::live_map::Topology::new();
+    for (name, at) in file.nodes {
+        let line = text
+            .lines()
+            .position(|l| {
+                l.contains(&format!("nodes.{name}")) || l.contains(&format!("nodes.\"{name}\""))
+            })
+            .map_or(1, |i| i + 1);
+        for (what, v) in [("switch", &at.switch), ("rack", &at.rack)] {
+            if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(format!(
+                    "{shown}:{line}: node `{name}` has an empty {what}; give it a name or \
+                     leave the key out"
+                ));
+            }
+        }
+        out.insert(
+            name,
+            gpusched_wire::NodeLocation {
+                switch: at.switch,
+                rack: at.rack,
+            },
+        );
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_topology_file_places_nodes_and_its_errors_say_where() {
+        let t = parse_topology(
+            Path::new("t.toml"),
+            "[nodes.a]\nswitch = \"s1\"\nrack = \"r1\"\n\n[nodes.b]\nswitch = \"s2\"\n",
+        )
+        .unwrap();
+        assert_eq!(t["a"].switch.as_deref(), Some("s1"));
+        assert_eq!(t["a"].rack.as_deref(), Some("r1"));
+        assert_eq!(
+            (t["b"].switch.as_deref(), t["b"].rack.as_deref()),
+            (Some("s2"), None)
+        );
+        let e = parse_topology(
+            Path::new("t.toml"),
+            "[nodes.a]\nswitch = \"s1\"\nrak = \"r1\"\n",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("t.toml:3: "), "{e}");
+        assert!(e.contains("rak") && e.contains("[nodes.gpu01]"), "{e}");
+        let e = parse_topology(Path::new("t.toml"), "[nodes.a]\nswitch = 3\n").unwrap_err();
+        assert!(e.starts_with("t.toml:2: "), "{e}");
+        let e = parse_topology(Path::new("t.toml"), "\n[nodes.a]\nswitch = \" \"\n").unwrap_err();
+        assert!(
+            e.starts_with("t.toml:2: ") && e.contains("empty switch"),
+            "{e}"
+        );
+        assert!(parse_topology(Path::new("t.toml"), "").unwrap().is_empty());
+    }
 }

@@ -31,7 +31,7 @@ use gpusched_store::SqliteStore;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
-pub use config::{check_live_policy, Limits, ServerConfig, SOCKET_NAME};
+pub use config::{check_live_policy, parse_topology, Limits, ServerConfig, SOCKET_NAME};
 pub use http::{Route, ROUTES};
 
 /// The TCP side, plain or TLS.

@@ -3,16 +3,18 @@
 
 use gpusched_core::gang::{Gang, GangShape};
 use gpusched_core::live::{
-    LiveGpu, LiveJob, LiveNode, MigAt as CoreMigAt, MigInstance, MigLayout, NodePart,
-    SliceAsk as CoreAsk, SliceAt as CoreAt,
+    Link, LiveGpu, LiveJob, LiveNode, MigAt as CoreMigAt, MigInstance, MigLayout, NodePart,
+    NodeTopology, SliceAsk as CoreAsk, SliceAt as CoreAt,
 };
 use gpusched_core::QueueId;
 use gpusched_store::NodeRecord;
-use gpusched_wire::{GpuInfo, JobView, MigAt, SliceAsk, SliceAt};
+use gpusched_wire::{GpuInfo, JobView, LinkKind, MigAt, NodeLocation, SliceAsk, SliceAt};
 
-/// A registered node as the core sees it.
-pub fn node(record: &NodeRecord) -> LiveNode {
+/// A registered node as the core sees it, where it sits taken from `topology` (the
+/// server's `--topology` file) before its agent's `--switch`/`--rack`.
+pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
     let r = &record.register;
+    let at = topology.get(&r.node).unwrap_or(&r.location);
     LiveNode {
         name: r.node.clone(),
         model: r.gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
@@ -21,6 +23,31 @@ pub fn node(record: &NodeRecord) -> LiveNode {
         mps: r.mps,
         gpus: r.gpus.iter().map(gpu).collect(),
         resources: r.resources.clone(),
+        topology: NodeTopology {
+            switch: at.switch.clone().or_else(|| r.location.switch.clone()),
+            rack: at.rack.clone().or_else(|| r.location.rack.clone()),
+            links: r
+                .gpu_links
+                .iter()
+                .filter(|l| l.a != l.b)
+                .map(|l| ((l.a.min(l.b), l.a.max(l.b)), link(l.kind)))
+                .collect(),
+        },
+    }
+}
+
+/// Node name → where the server's topology file puts it.
+pub type Topology = std::collections::BTreeMap<String, NodeLocation>;
+
+pub fn link(k: LinkKind) -> Link {
+    match k {
+        LinkKind::NvSwitch => Link::NvSwitch,
+        LinkKind::NvLink => Link::NvLink,
+        LinkKind::PcieSwitch => Link::PcieSwitch,
+        LinkKind::PcieMulti => Link::PcieMulti,
+        LinkKind::HostBridge => Link::HostBridge,
+        LinkKind::Numa => Link::Numa,
+        LinkKind::System => Link::System,
     }
 }
 

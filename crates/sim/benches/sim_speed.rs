@@ -187,6 +187,7 @@ fn bench_live_pass() {
                 })
                 .collect(),
             resources: Default::default(),
+            topology: Default::default(),
         })
         .collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);

@@ -55,6 +55,11 @@ pub struct ServerArgs {
     /// Queue file (TOML: quotas, limits, weights, who may use each); SIGHUP reloads it.
     #[arg(long, value_name = "FILE")]
     pub queues: Option<PathBuf>,
+    /// Where nodes sit (TOML: `[nodes.NAME]` with `switch = "s1"` and `rack = "r1"`),
+    /// over what their agents' --switch/--rack say; gangs go under as few switches as
+    /// they can. Read at start-up.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
     /// PEM certificate chain: serve HTTPS on --listen (with --tls-key).
     #[arg(long, requires = "tls_key", value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
@@ -122,6 +127,12 @@ impl ServerArgs {
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
         cfg.queues_file = self.queues.clone();
+        if let Some(path) = &self.topology {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the topology file {}", path.display()))?;
+            cfg.topology =
+                gpusched_server::parse_topology(path, &text).map_err(anyhow::Error::msg)?;
+        }
         cfg.private_jobs = self.private_jobs;
         anyhow::ensure!(
             self.submit_rate.is_finite() && self.submit_rate >= 0.0,

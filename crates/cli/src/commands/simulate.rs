@@ -41,7 +41,8 @@ pub struct Args {
     /// drf, backfill, or `all`.
     #[arg(long, default_value = "fifo,srtf,tiresias")]
     policy: String,
-    /// Placement: consolidated, best-fit, spread or pool.
+    /// Placement: consolidated, best-fit, spread, pool or topology (a job larger than a
+    /// node in equal parts under the fewest switches, the live cluster's gang rule).
     #[arg(long, default_value = "consolidated")]
     placement: String,
     /// Preemption: `repack` (jobs may move at every pass, as the Tiresias/Muri
@@ -169,7 +170,7 @@ pub fn run(args: Args) -> Result<()> {
     let kinds = parse_policies(&args.policy)?;
     let placement = PlacementStrategy::parse(&args.placement).with_context(|| {
         format!(
-            "unknown placement `{}`; use one of: consolidated, best-fit, spread, pool",
+            "unknown placement `{}`; use one of: consolidated, best-fit, spread, pool, topology",
             args.placement
         )
     })?;

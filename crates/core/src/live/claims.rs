@@ -41,7 +41,7 @@ impl LiveCluster {
             let spec = &self.jobs[i].spec;
             let per_node = spec.gpus / nodes.len() as u32;
             if self.jobs[i].running
-                || spec.gpus % nodes.len() as u32 != 0
+                || !spec.gpus.is_multiple_of(nodes.len() as u32)
                 || nodes.iter().any(|n| self.whole_capacity(n) < per_node)
             {
                 continue;

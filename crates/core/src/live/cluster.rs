@@ -19,6 +19,7 @@ use super::caps;
 use super::node::LiveNode;
 use super::place::{self, SliceJob};
 use super::slice::{SliceAsk, SliceAt};
+use crate::freemap::Location;
 use crate::gang::Gang;
 use crate::policy::order;
 use crate::room::{NodeRoom, RoomWait};
@@ -348,9 +349,11 @@ impl LiveCluster {
     }
 
     /// `k` free whole GPUs of `node` for a start, or `None` when it lacks them.
+    /// The best-linked ones ([`super::gpus::pick`]).
     pub(super) fn pick_free(&self, node: &str, k: u32) -> Option<Vec<u32>> {
-        let picked: Vec<u32> = self.book.get(node)?.whole_free().take(k as usize).collect();
-        (picked.len() == k as usize).then_some(picked)
+        let free: Vec<u32> = self.book.get(node)?.whole_free().collect();
+        let topo = &self.nodes.iter().find(|n| n.name == node)?.topology;
+        super::gpus::pick(&free, k as usize, topo)
     }
 
     /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed
@@ -421,8 +424,10 @@ impl LiveCluster {
                 })
                 .collect(),
         };
+        let locations = locations(&nodes);
         let old = std::mem::replace(&mut self.nodes, nodes);
         self.scheduler.set_cluster(&cluster);
+        self.scheduler.set_locations(locations);
         let old_book = std::mem::replace(
             &mut self.book,
             self.nodes
@@ -560,15 +565,15 @@ impl LiveCluster {
         let mut ok = true;
         for &(n, k) in &placement.parts {
             let name = self.nodes[n.index()].name.clone();
+            let picked = self.pick_free(&name, k);
             let Some(book) = self.book.get_mut(&name) else {
                 ok = false;
                 break;
             };
-            let picked: Vec<u32> = book.whole_free().take(k as usize).collect();
-            if picked.len() < k as usize || !book.take_whole(id, &picked) {
+            let Some(picked) = picked.filter(|p| book.take_whole(id, p)) else {
                 ok = false;
                 break;
-            }
+            };
             parts.push(NodePart {
                 node: name,
                 gpus: picked,
@@ -756,6 +761,34 @@ impl LiveCluster {
             .filter(|&id| seen.insert(id))
             .collect()
     }
+}
+
+/// Where each node sits, as small ids for gang placement: nodes with one switch label
+/// share an id, a node without one is a switch of its own; racks likewise (none: no
+/// rack).
+fn locations(nodes: &[LiveNode]) -> std::sync::Arc<[Location]> {
+    let mut switches: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut racks: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut next = 0u32;
+    nodes
+        .iter()
+        .map(|n| {
+            let t = &n.topology;
+            let switch = match t.switch.as_deref() {
+                Some(s) => *switches.entry(s).or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                }),
+                None => {
+                    next += 1;
+                    next - 1
+                }
+            };
+            let fresh = racks.len() as u32;
+            let rack = t.rack.as_deref().map(|r| *racks.entry(r).or_insert(fresh));
+            Location { switch, rack }
+        })
+        .collect()
 }
 
 /// The order keys of a slice job: a whole-GPU job of one GPU with its priority, submit

@@ -24,6 +24,7 @@ fn node(name: &str, n: u32, model: &str) -> LiveNode {
             })
             .collect(),
         resources: BTreeMap::new(),
+        topology: Default::default(),
     }
 }
 
@@ -478,4 +479,73 @@ fn a_gang_claim_holds_gpus_on_every_claimed_node_and_starts_there_first() {
     );
     assert_eq!(c.claims().count(), 0, "served");
     assert_eq!(held(&c).len(), 6);
+}
+
+fn at(mut n: LiveNode, switch: &str, rack: &str) -> LiveNode {
+    n.topology.switch = Some(switch.into());
+    n.topology.rack = Some(rack.into());
+    n
+}
+
+#[test]
+fn a_gang_goes_under_one_switch_then_the_fewest_switches_of_one_rack() {
+    let mut c = cluster(PolicyKind::Fifo);
+    // s1: a, d (rack r1); s2: b, c, e (rack r1); s3: f (rack r2). Both s1 and s2 hold
+    // two parts with nothing left over; s1's first node comes first.
+    c.set_nodes(vec![
+        at(a100("a", 4), "s1", "r1"),
+        at(a100("b", 4), "s2", "r1"),
+        at(a100("c", 4), "s2", "r1"),
+        at(a100("d", 4), "s1", "r1"),
+        at(a100("e", 8), "s2", "r1"),
+        at(a100("f", 4), "s3", "r2"),
+    ]);
+    c.add(&gang(1, 2, 4));
+    let s = c.pass(1.0, &[]);
+    assert_eq!(nodes_of(&s[0]), ["a", "d"]);
+    // 4 x 4: s2 has b, c, e: three; s3 (another rack) the fourth. Rank order: rack
+    // r1's switch s2 by name, then r2.
+    c.add(&gang(2, 4, 4));
+    let s = c.pass(2.0, &[]);
+    assert_eq!(s[0].job, 2);
+    assert_eq!(nodes_of(&s[0]), ["b", "c", "e", "f"]);
+    assert_eq!(held(&c).len(), 8 + 16);
+    c.remove(1);
+    c.remove(2);
+    // 3 x 4 with all free: s2 alone holds three (b, c, e: e leaves 4 free; a, d, and
+    // any s2 node would span two switches).
+    c.add(&gang(3, 3, 4));
+    let s = c.pass(3.0, &[]);
+    assert_eq!(nodes_of(&s[0]), ["b", "c", "e"]);
+}
+
+#[test]
+fn gpus_inside_a_node_are_the_best_linked_free_ones() {
+    let mut box_ = a100("p", 8);
+    // Two sockets, a PCIe switch per pair of GPUs.
+    for a in 0..8u32 {
+        for b in a + 1..8 {
+            let kind = if a / 2 == b / 2 {
+                Link::PcieSwitch
+            } else if a / 4 == b / 4 {
+                Link::HostBridge
+            } else {
+                Link::System
+            };
+            box_.topology.links.insert((a, b), kind);
+        }
+    }
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![box_]);
+    c.add(&whole(1, 1));
+    c.add(&whole(2, 2));
+    c.add(&whole(3, 4));
+    let s = c.pass(1.0, &[]);
+    let gpus: BTreeMap<u64, Vec<u32>> =
+        s.iter().map(|p| (p.job, p.parts[0].gpus.clone())).collect();
+    // Job 1 takes GPU 0; job 2 a pair under one switch (2, 3), not 1 and 2; job 3 the
+    // whole second socket.
+    assert_eq!(gpus[&1], [0]);
+    assert_eq!(gpus[&2], [2, 3]);
+    assert_eq!(gpus[&3], [4, 5, 6, 7]);
 }

@@ -6,6 +6,7 @@
 //!
 //! - [`node`]: a node as registered (GPUs with index, model, memory and MIG layout).
 //! - [`slice`]: what a job on part of a GPU asks for, and where it was put.
+//! - [`gpus`]: which free GPUs of a node a job gets: the best-linked ones.
 //! - [`book`]: who holds what on one node (the one record of occupancy).
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
@@ -17,6 +18,7 @@ pub mod book;
 pub mod caps;
 pub mod claims;
 pub mod cluster;
+pub mod gpus;
 pub mod node;
 pub mod place;
 pub mod reason;
@@ -27,7 +29,7 @@ mod tests;
 
 pub use book::{GpuSlices, NodeSlices, ShareHold};
 pub use cluster::{LiveCluster, LiveJob, LivePlacement, NodePart};
-pub use node::{LiveGpu, LiveNode, MigInstance, MigLayout};
+pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};
 pub use slice::{MigAt, SliceAsk, SliceAt};

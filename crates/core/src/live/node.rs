@@ -15,6 +15,40 @@ pub struct LiveNode {
     pub gpus: Vec<LiveGpu>,
     /// Generic counted resources its agent declared (`--resource fpga=2`).
     pub resources: std::collections::BTreeMap<String, u64>,
+    /// Where it sits and how its GPUs are linked (empty: unknown).
+    pub topology: NodeTopology,
+}
+
+/// Where a node sits in the network and how its GPUs are linked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeTopology {
+    /// Its switch (`--switch`, or the server's topology file); `None`: a switch of its
+    /// own.
+    pub switch: Option<String>,
+    pub rack: Option<String>,
+    /// The link of each GPU pair `(a, b)`, `a < b`, by index; a pair not listed is
+    /// [`Link::System`].
+    pub links: std::collections::BTreeMap<(u32, u32), Link>,
+}
+
+/// How two GPUs of a node are linked, best first (the wire's `LinkKind`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Link {
+    NvSwitch,
+    NvLink,
+    PcieSwitch,
+    PcieMulti,
+    HostBridge,
+    Numa,
+    System,
+}
+
+impl NodeTopology {
+    /// The link between GPUs `a` and `b` (either order).
+    pub fn link(&self, a: u32, b: u32) -> Link {
+        let key = if a < b { (a, b) } else { (b, a) };
+        self.links.get(&key).copied().unwrap_or(Link::System)
+    }
 }
 
 /// One GPU of a node.

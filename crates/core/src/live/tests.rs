@@ -31,6 +31,7 @@ fn node(name: &str, n: u32, mig: bool) -> LiveNode {
             })
             .collect(),
         resources: BTreeMap::new(),
+        topology: Default::default(),
     }
 }
 

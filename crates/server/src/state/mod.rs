@@ -401,7 +401,7 @@ impl State {
             .nodes
             .values()
             .filter(|n| n.online)
-            .map(|n| live_map::node(&n.record))
+            .map(|n| live_map::node(&n.record, &self.cfg.topology))
             .collect();
         for id in self.queue.set_nodes(live) {
             self.lose(id, "its node left the cluster");
