@@ -151,16 +151,19 @@ impl State {
             if part.is_some_and(gang::ended) {
                 continue;
             }
-            if v.cancel_requested || job.first_failure.is_some() {
-                // Cancelled, or another part of the gang failed: stop this one.
+            if v.cancel_requested {
                 desired.cancel.push(a);
             } else if v.preempt_requested {
+                // Before a failed part's cancel: the others keep their checkpoint grace.
                 desired.preempt.push(PreemptOrder {
                     job: id,
                     attempt: v.attempt,
                     signal: self.cfg.preempt_signal,
                     grace_s: self.cfg.preempt_grace.as_secs(),
                 });
+            } else if job.first_failure.is_some() {
+                // Another part of the gang failed: stop this one.
+                desired.cancel.push(a);
             } else if v.parts.len() > 1 && v.master_port.is_none() {
                 // A gang starts once its first node holds a port for MASTER_PORT.
                 if part.is_some_and(|p| p.rank == 0) {

@@ -211,7 +211,7 @@ impl State {
                 outcome: outcome.clone(),
                 at_ms,
             });
-            if !job.view.cancel_requested {
+            if !job.view.cancel_requested && !job.view.preempt_requested {
                 job.view.reason = format!(
                     "part {rank} on {node} {}; stopping {}",
                     says(outcome),
@@ -255,22 +255,21 @@ impl State {
             .unwrap_or_default();
         let attempt = job.view.attempt;
         self.ended(id, &f.outcome, at_ms, Some(&node));
-        // Say which part decided, whatever the outcome made of the job.
+        // An end says which part decided; a requeue's reason already says why.
         if let Some(job) = self.jobs.get_mut(&id) {
-            if job.view.cancel_requested && job.view.state == JobState::Cancelled {
-                // The user's cancel decided, not a part.
-                job.view.reason = format!("cancelled; all {n} parts stopped");
+            if job.view.attempt != attempt {
                 return;
             }
-            let of = if job.view.attempt == attempt {
-                String::new()
+            job.view.reason = if job.view.cancel_requested && job.view.state == JobState::Cancelled
+            {
+                // The user's cancel decided, not a part.
+                format!("cancelled; all {n} parts stopped")
             } else {
-                format!(" (attempt {attempt})")
+                format!(
+                    "part {} on {node}: {}; every other part was stopped",
+                    f.rank, job.view.reason
+                )
             };
-            job.view.reason = format!(
-                "part {} on {node}{of}: {}; every other part was stopped",
-                f.rank, job.view.reason
-            );
         }
     }
 

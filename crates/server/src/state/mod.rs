@@ -595,7 +595,8 @@ impl State {
             return;
         };
         let v = &job.view;
-        if v.state.is_terminal() {
+        // Ended, or already requeued (a gang on two nodes that died together).
+        if v.state.is_terminal() || v.state == JobState::Pending {
             return;
         }
         let node = gang::nodes_of(v);

@@ -174,6 +174,10 @@ impl State {
                     );
                 }
             }
+            // Every part of a gang victim is told, not only the claimed nodes.
+            for victim in &plan.victims {
+                self.bump_job(victim.0);
+            }
             tracing::info!(job = claimant.id, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");
             self.queue.claim_nodes(claimant.id, &claimed);
             for n in &claimed {

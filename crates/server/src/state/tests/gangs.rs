@@ -462,3 +462,155 @@ fn a_restarted_server_keeps_a_running_gang() {
         ",
     );
 }
+
+#[test]
+fn preemption_reaches_every_part_and_requeues_the_gang_without_a_retry() {
+    run(
+        "gang: preempted whole",
+        &[
+            Queues("[queues.a]\nquota = 2\n\n[queues.b]\n"),
+            Node("n1", 1),
+            Node("n2", 1),
+            Round,
+            Submit("bob", "queue=b nodes=2 gpn=1"),
+            Round,
+            Port("n1", 1, 29500),
+            Round,
+            Started("n1", 1),
+            Started("n2", 1),
+            Round,
+            Wait(600),
+            Submit("alice", "queue=a"),
+            Round,
+            Poll("n1"),
+            Poll("n2"),
+            Preempted("n2", 1),
+            Round,
+            Poll("n1"),
+            Preempted("n1", 1),
+            Round,
+        ],
+        "
+            queues reload: Ok(())
+            node n1 (1 GPUs) registers: ok
+            node n2 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            bob submits queue=b nodes=2 gpn=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+            n1 reports 1 port 29500: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            n1 reports 1 started: ok
+            n2 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+            600s pass
+            alice submits queue=a: ok 2
+            round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
+            job 2 pending #1
+            n1 polls: run -; cancel -; preempt 1#1
+            n2 polls: run -; cancel -; preempt 1#1
+            n2 reports 1 preempted: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
+            n1 polls: run -; cancel -; preempt 1#1
+            n1 reports 1 preempted: ok
+            round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
+            job 1 pending #2: preempted on n1, n2 to return GPUs to another queue's quota; requeued
+            job 2 starting on n1 [0] #1: sent to n1
+        ",
+    );
+}
+
+#[test]
+fn an_agent_that_rejoins_without_its_part_fails_that_part_and_the_others_stop() {
+    run(
+        "gang: rejoin without the part",
+        &[
+            Node("n1", 1),
+            Node("n2", 1),
+            Round,
+            Submit("alice", "nodes=2 gpn=1 retries=1"),
+            Round,
+            Port("n1", 1, 29500),
+            Round,
+            Started("n1", 1),
+            Started("n2", 1),
+            Round,
+            // n2's agent restarted and lost its part; n1's still runs.
+            Rejoin("n2", 1, &[]),
+            Round,
+            Poll("n1"),
+            Cancelled("n1", 1),
+            Round,
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            node n2 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            alice submits nodes=2 gpn=1 retries=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+            n1 reports 1 port 29500: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            n1 reports 1 started: ok
+            n2 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+            node n2 registers again running []: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was lost: the agent on n2 restarted without it; stopping the other part
+            n1 polls: run -; cancel 1#1; preempt -
+            n1 reports 1 cancelled: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+        ",
+    );
+}
+
+#[test]
+fn a_running_job_stored_before_parts_existed_gets_its_part_0_at_restart() {
+    run(
+        "schema 2 rows: part 0 filled in",
+        &[
+            Node("n1", 2),
+            Round,
+            Submit("alice", "gpus=2"),
+            Round,
+            Parts(1, 1),
+            Started("n1", 1),
+            Round,
+            Schema2Rows,
+            Restart,
+            Parts(1, 1),
+            Rejoin("n1", 2, &[1]),
+            Round,
+            Poll("n1"),
+            Exit("n1", 1, 0),
+            Round,
+        ],
+        "
+            node n1 (2 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=2: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0, 1] #1: sent to n1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0, 1] #1: running on n1
+            the stored rows have no parts (schema 2)
+            server restarts
+            job 1 running on n1 [0, 1] #1: running on n1
+            node n1 registers again running [1]: ok
+            round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
+            job 1 running on n1 [0, 1] #1: running on n1
+            n1 polls: run 1#1 [0, 1]; cancel -; preempt -
+            n1 reports 1 exited 0: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
+            job 1 succeeded on n1 [0, 1] #1: exited with code 0
+        ",
+    );
+}

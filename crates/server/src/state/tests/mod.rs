@@ -79,6 +79,10 @@ pub(super) enum Step {
     Revoke(u64),
     /// The server restarts: a new `State` from what the rounds committed, nothing else.
     Restart,
+    /// The store's rows lose their parts, as rows written before schema 3 have none.
+    Schema2Rows,
+    /// The job's current attempt has this many parts (checked, not logged).
+    Parts(u64, usize),
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -467,6 +471,20 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("revoke token {id}: {r}"));
+            }
+            Step::Schema2Rows => {
+                for j in self.store.jobs.values_mut() {
+                    j.view.parts.clear();
+                }
+                self.line("the stored rows have no parts (schema 2)");
+            }
+            Step::Parts(job, n) => {
+                let parts = &self.st.jobs[&job].view.parts;
+                assert_eq!(parts.len(), n, "job {job}'s parts: {parts:?}");
+                if let Some(p) = parts.first() {
+                    assert_eq!(Some(&p.node), self.st.jobs[&job].view.node.as_ref());
+                    assert_eq!(p.gpu_indices, self.st.jobs[&job].view.gpu_indices);
+                }
             }
             Step::Restart => {
                 let s = &self.store;
