@@ -7,7 +7,8 @@
 //! <root>/logs/<job>.<attempt>.stderr
 //! <root>/logs/<job>.<attempt>.rank<R>.stdout   one pair per process with tasks_per_node
 //! <root>/logs/<job>.<attempt>.rank<R>.stderr   (R = its global RANK)
-//! <root>/hostfiles/<job>.<attempt>             GPUSCHED_HOSTFILE, until the end is acked
+//! <root>/hostfiles/<job>.<attempt>             a gang's GPUSCHED_HOSTFILE, until acked
+//! <root>/hostfiles/node-<addr>_slots=<N>       the one every job of one node shares
 //! ```
 //!
 //! Why a journal and not a directory of small files per attempt: creating inodes and
@@ -273,6 +274,34 @@ impl JobDir {
         ranks.sort_unstable();
         ranks.dedup();
         ranks
+    }
+
+    /// The hostfile every job of one node with this `text` shares (named after it).
+    pub fn node_hostfile_path(&self, text: &str) -> PathBuf {
+        let name: String = text
+            .trim()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '=' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        self.root.join(HOSTFILES).join(format!("node-{name}"))
+    }
+
+    /// Writes a shared hostfile unless it is already there: a new file renamed over the
+    /// name, so a job never reads half of one.
+    pub fn write_shared_hostfile(&self, path: &Path, text: &str) -> io::Result<()> {
+        if fs::read_to_string(path).is_ok_and(|t| t == text) {
+            return Ok(());
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+        fs::write(&tmp, text)?;
+        fs::rename(&tmp, path)
     }
 
     /// Where the attempt's hostfile goes (`GPUSCHED_HOSTFILE`).
@@ -637,6 +666,25 @@ mod tests {
         drop(f);
         let dir = JobDir::open(tmp.path()).unwrap();
         assert_eq!(dir.list().unwrap(), vec![a(1, 1)]);
+    }
+
+    #[test]
+    fn jobs_of_one_node_share_a_hostfile_named_after_its_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        let two = dir.node_hostfile_path("10.0.0.5 slots=2\n");
+        let four = dir.node_hostfile_path("10.0.0.5 slots=4\n");
+        let v6 = dir.node_hostfile_path("fe80::1 slots=2\n");
+        assert_ne!(two, four);
+        assert!(two.ends_with("node-10.0.0.5_slots=2"), "{}", two.display());
+        assert!(v6.ends_with("node-fe80__1_slots=2"), "{}", v6.display());
+        dir.write_shared_hostfile(&two, "10.0.0.5 slots=2\n")
+            .unwrap();
+        dir.write_shared_hostfile(&two, "10.0.0.5 slots=2\n")
+            .unwrap();
+        assert_eq!(fs::read_to_string(&two).unwrap(), "10.0.0.5 slots=2\n");
+        // Nothing else was left in the directory.
+        assert_eq!(fs::read_dir(two.parent().unwrap()).unwrap().count(), 1);
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod dist;
 mod forker;
 mod group;
 mod identity;
+mod part;
 mod running;
 mod spawn_error;
 mod supervise;
@@ -28,7 +29,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use gpusched_wire::{AttemptRef, GpuInfo, Launch, Outcome, RunEvent, RunEventKind};
 use nix::sys::signal::Signal;
 use thiserror::Error;
-use tokio::io::AsyncRead;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -260,7 +260,7 @@ impl Launcher {
             }
         };
         let mut cmds = Vec::with_capacity(plan.procs.len());
-        for (i, proc) in plan.procs.iter().enumerate() {
+        for proc in &plan.procs {
             let mut env = plan.env.clone();
             env.extend(proc.env.iter().cloned());
             let setup = command::ProcSetup {
@@ -282,7 +282,7 @@ impl Launcher {
                             launch.attempt.saturating_sub(1).to_string(),
                         )
                         .env("GPUSCHED_PREEMPT_DEADLINE_FILE", ckpt.join(DEADLINE_FILE));
-                    cmds.push((i, proc.rank, cmd));
+                    cmds.push((proc.rank, cmd));
                 }
                 Err(message) => {
                     self.end_unstarted(a, Outcome::SpawnFailed { message });
@@ -301,70 +301,17 @@ impl Launcher {
         }
         // The job binds MASTER_PORT itself: let go of it just before the processes start.
         self.ports.release(a);
-        let mut children = Vec::with_capacity(cmds.len());
-        let mut copiers = Vec::new();
-        let mut pgid = 0u32;
-        for (i, rank, mut cmd) in cmds {
-            if i > 0 {
-                // Joins the first process's group (still there: it is not reaped before
-                // its supervisor starts, so even a finished first process keeps it).
-                cmd.process_group(i32::try_from(pgid).unwrap_or(0));
-            }
-            let mut child = match self.forker.spawn(cmd, runtime.clone()) {
-                Ok(child) => child,
-                Err(e) => {
-                    let mut message = explain_spawn_error(launch, &e);
-                    if i > 0 {
-                        message = format!("process {i} of the part could not start: {message}");
-                        // The ones started already go; tokio reaps them.
-                        group::signal_group_logged(pgid, Signal::SIGKILL);
-                    }
-                    self.end_unstarted(a, Outcome::SpawnFailed { message });
-                    return Ok(());
-                }
-            };
-            let Some(pid) = child.id() else {
-                // Only a child already reaped has no id, which cannot happen before waiting.
-                let message = "the started process had no id".to_string();
-                if i > 0 {
-                    group::signal_group_logged(pgid, Signal::SIGKILL);
-                }
-                self.end_unstarted(a, Outcome::Lost { message });
+        let part::Spawned {
+            children,
+            pgid,
+            copiers,
+        } = match part::spawn(&self.forker, &self.dir, &runtime, launch, cmds) {
+            Ok(spawned) => spawned,
+            Err(outcome) => {
+                self.end_unstarted(a, outcome);
                 return Ok(());
-            };
-            if i == 0 {
-                pgid = pid;
-                // Before the others start: recovery after a crash finds the group.
-                self.record_pid(a, pid);
             }
-            for (pipe, stream) in [
-                (
-                    child
-                        .stdout
-                        .take()
-                        .map(|p| Box::new(p) as Box<dyn AsyncRead + Send + Unpin>),
-                    Stream::Stdout,
-                ),
-                (
-                    child
-                        .stderr
-                        .take()
-                        .map(|p| Box::new(p) as Box<dyn AsyncRead + Send + Unpin>),
-                    Stream::Stderr,
-                ),
-            ] {
-                if let Some(p) = pipe {
-                    copiers.push(runtime.spawn(capture::copy(
-                        p,
-                        self.dir.clone(),
-                        a,
-                        rank,
-                        stream,
-                    )));
-                }
-            }
-            children.push(child);
-        }
+        };
         let listen = self.running.insert(a);
         let mig_uuid = launch
             .slice
@@ -416,13 +363,24 @@ impl Launcher {
         } else {
             None
         };
-        let hostfile = self.dir.hostfile_path(a);
+        // A job of one node shares the hostfile of every job of its size here: a new
+        // file per job would cost an inode each (most of the agent's cost per trivial
+        // job is creating files).
+        let hostfile = match dist::hostfile_text(launch, &addr) {
+            Some(text) if dist::is_one_node(launch) => self.dir.node_hostfile_path(&text),
+            _ => self.dir.hostfile_path(a),
+        };
         let plan = dist::plan(launch, &addr, own_port, &hostfile).map_err(|message| {
             self.ports.release(a);
             Outcome::SpawnFailed { message }
         })?;
         if let Some(text) = &plan.hostfile {
-            if let Err(e) = std::fs::write(&hostfile, text) {
+            let written = if dist::is_one_node(launch) {
+                self.dir.write_shared_hostfile(&hostfile, text)
+            } else {
+                std::fs::write(&hostfile, text)
+            };
+            if let Err(e) = written {
                 self.ports.release(a);
                 return Err(Outcome::Lost {
                     message: format!(
@@ -493,19 +451,6 @@ impl Launcher {
         self.dir.rank_log_path(a, Some(rank), stream)
     }
 
-    fn record_pid(&self, a: AttemptRef, pid: u32) {
-        let record = PidRecord {
-            pgid: pid,
-            leader_start_ticks: group::start_ticks(pid),
-            boot_id: group::boot_id(),
-        };
-        // The job runs on without it: only recovery after a crash needs it, and the
-        // parent-death signal still stops the leader then.
-        if let Err(e) = self.dir.write_pid(a, &record) {
-            tracing::warn!("{e}");
-        }
-    }
-
     fn end_unstarted(&self, a: AttemptRef, outcome: Outcome) {
         self.ports.release(a);
         record_outcome(&self.dir, a, &outcome);
@@ -524,6 +469,20 @@ fn explain_spawn_error(launch: &Launch, err: &std::io::Error) -> String {
         None => std::env::var_os("PATH"),
     };
     spawn_error::explain(err, program, &launch.cwd, path_var.as_deref())
+}
+
+/// Records who leads the attempt's process group, for recovery after a crash.
+fn record_pid(dir: &JobDir, a: AttemptRef, pid: u32) {
+    let record = PidRecord {
+        pgid: pid,
+        leader_start_ticks: group::start_ticks(pid),
+        boot_id: group::boot_id(),
+    };
+    // The job runs on without it: only recovery after a crash needs it, and the
+    // parent-death signal still stops the leader then.
+    if let Err(e) = dir.write_pid(a, &record) {
+        tracing::warn!("{e}");
+    }
 }
 
 /// SIGKILLs an earlier life's process group for `a` if it can only hold the job's

@@ -98,18 +98,7 @@ pub fn plan(
     };
     let per_node_ranks = tasks.unwrap_or(d.gpus_per_node);
     let world = d.nnodes.saturating_mul(per_node_ranks);
-    let hosts: Vec<DistHost> = if d.hosts.is_empty() {
-        vec![DistHost {
-            addr: own_addr.to_string(),
-            slots: per_node_ranks.max(1),
-        }]
-    } else {
-        d.hosts.clone()
-    };
-    let hostfile_text: String = hosts
-        .iter()
-        .map(|h| format!("{} slots={}\n", h.addr, h.slots))
-        .collect();
+    let hostfile_text = hosts_text(&d, own_addr);
     let env = vec![
         ("MASTER_ADDR".to_string(), master),
         ("MASTER_PORT".to_string(), port.to_string()),
@@ -135,6 +124,33 @@ pub fn plan(
         procs,
         hostfile: Some(hostfile_text),
     })
+}
+
+/// The hostfile of `launch` (`None`: it gets no distributed environment): the
+/// server's hosts for a gang, else this node with its slots.
+pub fn hostfile_text(launch: &Launch, own_addr: &str) -> Option<String> {
+    wants_env(launch).then(|| hosts_text(&dist_of(launch), own_addr))
+}
+
+/// Whether the hostfile is the node's own (a job of one node): the same text for every
+/// such job of the same size, so one file serves them all.
+pub fn is_one_node(launch: &Launch) -> bool {
+    launch.dist.as_ref().is_none_or(|d| d.hosts.is_empty())
+}
+
+fn hosts_text(d: &DistLaunch, own_addr: &str) -> String {
+    let hosts: Vec<DistHost> = if d.hosts.is_empty() {
+        vec![DistHost {
+            addr: own_addr.to_string(),
+            slots: d.tasks_per_node.unwrap_or(d.gpus_per_node).max(1),
+        }]
+    } else {
+        d.hosts.clone()
+    };
+    hosts
+        .iter()
+        .map(|h| format!("{} slots={}\n", h.addr, h.slots))
+        .collect()
 }
 
 /// K processes, each with a contiguous slice of the part's GPUs.
