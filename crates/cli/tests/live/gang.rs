@@ -86,14 +86,14 @@ fn a_two_node_gang_rendezvous_at_the_master_and_agrees_on_ranks() {
         "n1",
         &dir.join("a1"),
         Gpus::Fake(2),
-        &["--switch", "s1", "--rack", "r1"],
+        &["--switch", "s1", "--rack", "r1", "--fake-topology", "dgx"],
     );
     let _b = agent_with(
         &url,
         "n2",
         &dir.join("a2"),
         Gpus::Fake(2),
-        &["--switch", "s1", "--rack", "r2"],
+        &["--switch", "s1", "--rack", "r2", "--fake-topology", "pcie"],
     );
     let script = dir.join("rendezvous.py");
     std::fs::write(&script, RENDEZVOUS).unwrap();
@@ -230,6 +230,32 @@ fn a_two_node_gang_rendezvous_at_the_master_and_agrees_on_ranks() {
     );
     assert!(
         table.contains("n2  addr 127.0.0.1  switch s1  rack r2"),
+        "{table}"
+    );
+    // Each node's link matrix as its agent reported it (nvidia-smi topo -m style).
+    let after = |node: &str| -> Vec<String> {
+        let from = table
+            .find(&format!("{node}  addr"))
+            .expect("the node's line");
+        table[from..]
+            .lines()
+            .skip(1)
+            .take(3)
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    assert_eq!(
+        after("n1"),
+        ["GPU0  GPU1", "GPU0  X     NVS", "GPU1  NVS   X"],
+        "{table}"
+    );
+    assert_eq!(
+        after("n2"),
+        ["GPU0  GPU1", "GPU0  X     PIX", "GPU1  PIX   X"],
+        "{table}"
+    );
+    assert!(
+        table.contains("NVS = NVLink through an NVSwitch"),
         "{table}"
     );
 }
