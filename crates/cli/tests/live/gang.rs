@@ -566,3 +566,36 @@ fn tasks_per_node_gives_every_process_its_own_rank_and_gpus() {
     let o = cli(&url, &["logs", &id.to_string()]);
     assert_eq!(stdout(&o).trim(), "I am rank 0", "{}", lines(&o));
 }
+
+#[test]
+fn cancelling_a_gang_stops_every_part() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Fake(1));
+    let _b = agent(&url, "n2", &dir.join("a2"), Gpus::Fake(1));
+    let book = dir.join("ledger");
+    let body = ledger_body(&book, "exec sleep 300");
+    let id = submit(
+        &url,
+        &["-N", "2", "--gpus-per-node", "1", "--", "sh", "-c", &body],
+    );
+    let pids = wait_ledger(&book, &[(1, 0), (1, 1)]);
+    let table = stdout(&cli(&url, &["queue"]));
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains(" 2x1 ") && (l.contains(" n1,n2 ") || l.contains(" n2,n1 "))),
+        "the queue names both nodes: {table}"
+    );
+    let o = cli(&url, &["cancel", &id.to_string()]);
+    assert!(o.status.success(), "{}", lines(&o));
+    for pid in pids.values() {
+        wait_until(SLOW, || !pid_alive(*pid));
+    }
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(v["state"], "cancelled", "{v}");
+    assert_eq!(v["attempt"], 1, "{v}");
+    // Both nodes' GPUs are free again: a 2 x 1 gang runs at once.
+    let again = submit(&url, &["-N", "2", "--gpus-per-node", "1", "--", "true"]);
+    assert_eq!(wait_job(&url, again, SLOW)["state"], "succeeded");
+}
