@@ -568,7 +568,7 @@ fn tasks_per_node_gives_every_process_its_own_rank_and_gpus() {
 }
 
 #[test]
-fn cancelling_a_gang_stops_every_part() {
+fn cancel_and_walltime_stop_every_part_of_a_gang() {
     let (_d, dir) = scratch();
     let (_server, url) = server(&dir.join("data"), 0, &[]);
     let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Fake(1));
@@ -595,7 +595,28 @@ fn cancelling_a_gang_stops_every_part() {
     let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "cancelled", "{v}");
     assert_eq!(v["attempt"], 1, "{v}");
-    // Both nodes' GPUs are free again: a 2 x 1 gang runs at once.
-    let again = submit(&url, &["-N", "2", "--gpus-per-node", "1", "--", "true"]);
-    assert_eq!(wait_job(&url, again, SLOW)["state"], "succeeded");
+    // Both nodes' GPUs are free again, and a walltime stops every part too.
+    let book2 = dir.join("ledger2");
+    let body = ledger_body(&book2, "exec sleep 300");
+    let timed = submit(
+        &url,
+        &[
+            "-N",
+            "2",
+            "--gpus-per-node",
+            "1",
+            "-t",
+            "3",
+            "--",
+            "sh",
+            "-c",
+            &body,
+        ],
+    );
+    let pids = wait_ledger(&book2, &[(1, 0), (1, 1)]);
+    for pid in pids.values() {
+        wait_until(SLOW, || !pid_alive(*pid));
+    }
+    let v = wait_job(&url, timed, SLOW);
+    assert_eq!(v["state"], "timed_out", "{v}");
 }
