@@ -1,8 +1,8 @@
 //! Jobs on several nodes at once (gangs) with real processes: two or three agents with
 //! fake GPUs on loopback. The parts rendezvous over TCP at MASTER_ADDR:MASTER_PORT, a
 //! failing part brings the others down, a killed agent requeues the whole gang once, a
-//! gang waits for whole nodes while small jobs backfill around it, and `--tasks-per-node`
-//! gives every process its own rank and GPUs.
+//! gang waits for whole nodes while small jobs backfill around it, `--tasks-per-node`
+//! gives every process its own rank and GPUs, and cancel and walltime reach every part.
 //!
 //! Every check waits for the evidence the job itself wrote (a JSON file, a ledger line, a
 //! pid file), never for a state and then the evidence.
