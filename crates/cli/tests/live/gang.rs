@@ -620,3 +620,40 @@ fn cancel_and_walltime_stop_every_part_of_a_gang() {
     let v = wait_job(&url, timed, SLOW);
     assert_eq!(v["state"], "timed_out", "{v}");
 }
+
+#[test]
+fn a_gang_takes_one_gpu_model_unless_mixed_models() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _a = agent_with(
+        &url,
+        "h100",
+        &dir.join("a1"),
+        Gpus::Fake(1),
+        &["--gpu-model", "H100"],
+    );
+    let _b = agent_with(
+        &url,
+        "a100",
+        &dir.join("a2"),
+        Gpus::Fake(1),
+        &["--gpu-model", "A100"],
+    );
+    let gang = ["-N", "2", "--gpus-per-node", "1"];
+    let o = cli(&url, &[&["submit"][..], &gang, &["--", "true"]].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", lines(&o));
+    assert!(stderr(&o).contains("mixed_models"), "{}", lines(&o));
+    let id = submit(
+        &url,
+        &[
+            &gang[..],
+            &["--mixed-models", "--", "sh", "-c", "echo $NODE_RANK"],
+        ]
+        .concat(),
+    );
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["mixed_models"], true, "{v}");
+    let shown = stdout(&cli(&url, &["show", &id.to_string()]));
+    assert!(shown.contains("mixed GPU models allowed"), "{shown}");
+}
