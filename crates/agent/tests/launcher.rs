@@ -699,11 +699,16 @@ async fn two_tasks_share_the_gpus_in_contiguous_halves() {
 async fn a_failing_process_stops_its_siblings_and_is_the_parts_outcome() {
     let (_state, launcher, mut rx) = setup();
     // Rank 1 fails once its siblings have said they run; the others would sleep long.
+    let ready = tempfile::tempdir().unwrap();
     let mut l = sh(
         35,
-        "echo $$; if [ \"$LOCAL_RANK\" = 1 ]; then sleep 0.5; exit 7; fi; \
-         exec sleep 60",
+        "if [ \"$LOCAL_RANK\" = 1 ]; then \
+           while [ ! -e \"$READY/0\" ] || [ ! -e \"$READY/2\" ]; do sleep 0.05; done; \
+           exit 7; fi; \
+         echo $$; touch \"$READY/$LOCAL_RANK\"; exec sleep 60",
     );
+    l.env
+        .insert("READY".into(), ready.path().to_str().unwrap().into());
     l.gpus = vec![0, 1, 2];
     l.grace_s = 30;
     let mut d = gang_dist(0, Some(3));
@@ -804,4 +809,67 @@ fn recovery_reports_a_part_of_several_processes_lost_once() {
     for pid in background {
         assert!(wait_dead(pid), "recovery left {pid} of the part running");
     }
+}
+
+#[tokio::test]
+async fn preemption_signals_every_process_of_a_part() {
+    let (_state, launcher, mut rx) = setup();
+    // Each process saves on SIGUSR1 (writes its rank) and exits.
+    let mut l = sh(
+        39,
+        "trap 'echo saved $RANK; exit 0' USR1; echo ready; while true; do sleep 0.1; done",
+    );
+    l.gpus = vec![0, 1];
+    l.dist = Some(gang_dist(0, Some(2)));
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    for r in [0u32, 1] {
+        first_line(&launcher.rank_log_path(attempt(39), r, Stream::Stdout)).await;
+    }
+    launcher.preempt(attempt(39), 10, Duration::from_secs(30));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Preempted);
+    for r in [0u32, 1] {
+        let text =
+            fs::read_to_string(launcher.rank_log_path(attempt(39), r, Stream::Stdout)).unwrap();
+        assert!(text.contains(&format!("saved {r}")), "rank {r}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_fence_cuts_short_the_grace_of_a_failed_parts_siblings() {
+    let (_state, launcher, mut rx) = setup();
+    // Rank 0 notes SIGTERM and carries on; rank 1 fails once rank 0 is ready.
+    let ready = tempfile::tempdir().unwrap();
+    let mut l = sh(
+        40,
+        "if [ \"$LOCAL_RANK\" = 1 ]; then \
+           while [ ! -e \"$READY/0\" ]; do sleep 0.05; done; exit 3; fi; \
+         trap 'echo term' TERM; echo $$; touch \"$READY/0\"; \
+         while true; do sleep 0.1; done",
+    );
+    l.env
+        .insert("READY".into(), ready.path().to_str().unwrap().into());
+    l.gpus = vec![0, 1];
+    l.grace_s = 600;
+    l.dist = Some(gang_dist(0, Some(2)));
+    launcher.start(&l, &four_gpus()).unwrap();
+    expect_started(&mut rx).await;
+    let pid: u32 = first_line(&launcher.rank_log_path(attempt(40), 0, Stream::Stdout))
+        .await
+        .parse()
+        .unwrap();
+    // Rank 1 has failed and rank 0 got SIGTERM, so it is in its (long) grace: the
+    // agent fences.
+    let path = launcher.rank_log_path(attempt(40), 0, Stream::Stdout);
+    let deadline = Instant::now() + WAIT;
+    while !fs::read_to_string(&path)
+        .unwrap_or_default()
+        .contains("term")
+    {
+        assert!(Instant::now() < deadline, "rank 0 got no SIGTERM");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    launcher.fence("lost contact");
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 3 });
+    assert!(wait_dead(pid), "rank 0 outlived the fence");
 }

@@ -91,13 +91,20 @@ impl Bound {
         let tcp_stop = stop_rx.clone();
         let tcp = async move {
             match self.listener {
+                // Each connection's peer address, for agents that advertise none.
                 Tcp::Plain(l) => {
-                    axum::serve(l, self.router)
+                    let app = self
+                        .router
+                        .into_make_service_with_connect_info::<http::TcpPeer>();
+                    axum::serve(l, app)
                         .with_graceful_shutdown(wait(tcp_stop))
                         .await
                 }
                 Tcp::Tls(l) => {
-                    axum::serve(l, self.router)
+                    let app = self
+                        .router
+                        .into_make_service_with_connect_info::<http::TcpPeer>();
+                    axum::serve(l, app)
                         .with_graceful_shutdown(wait(tcp_stop))
                         .await
                 }

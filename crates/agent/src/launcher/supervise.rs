@@ -183,7 +183,7 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
                 if let Some(failure) = procs.first_failure.clone() {
                     // One process failed: the part has failed; stop its siblings.
                     if !procs.all_ended() {
-                        stop(&mut procs, s.pgid, s.grace).await;
+                        stop_siblings(&mut procs, s.pgid, s.grace, &mut stopped).await;
                     }
                     return failure;
                 }
@@ -265,6 +265,31 @@ fn write_beside(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         .open(&tmp)?;
     f.write_all(bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+/// Stops the rest of a part after one of its processes failed, with the job's grace;
+/// a fence that arrives meanwhile (the server is about to requeue the job) kills them
+/// at once. Other stop requests change nothing: the part is already stopping.
+async fn stop_siblings(
+    procs: &mut Procs,
+    pgid: u32,
+    grace: Duration,
+    stopped: &mut (impl std::future::Future<Output = Stop> + Unpin),
+) {
+    let stopping = stop(procs, pgid, grace);
+    tokio::pin!(stopping);
+    let mut heard = false;
+    loop {
+        tokio::select! {
+            () = &mut stopping => return,
+            why = &mut *stopped, if !heard => {
+                heard = true;
+                if matches!(why, Stop::Fence(_)) {
+                    signal_group_logged(pgid, Signal::SIGKILL);
+                }
+            }
+        }
+    }
 }
 
 /// SIGTERM to the group, up to `grace` for every process to exit, then SIGKILL.

@@ -1,12 +1,13 @@
 //! `/api/agent`: the node agents' side of the protocol (see gpusched_wire::agent).
 
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::Uri;
 use axum::{Extension, Json};
 use gpusched_wire::{Desired, PollQuery, Register, Registered, Report, ReportAck};
 
 use super::auth::agent;
 use super::error::{parse_json, parse_query, ApiErr, RawBody};
+use super::peer::TcpPeer;
 use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
@@ -18,11 +19,17 @@ use crate::state::PollResult;
 pub async fn register(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
+    peer: Option<Extension<ConnectInfo<TcpPeer>>>,
     RawBody(body): RawBody,
 ) -> Result<Json<Registered>, ApiErr> {
     // Who may speak the protocol is settled before the body is read.
     agent(&caller)?;
-    let reg: Register = parse_json(&body)?;
+    let mut reg: Register = parse_json(&body)?;
+    // An agent that says nothing of its address is reached where it connected from
+    // (MASTER_ADDR, hostfiles); over the Unix socket there is no address to take.
+    if reg.advertise_addr.is_none() {
+        reg.advertise_addr = peer.map(|Extension(ConnectInfo(TcpPeer(a)))| a.ip().to_string());
+    }
     Ok(Json(app.ask(|r| Cmd::Register(reg, r)).await?))
 }
 

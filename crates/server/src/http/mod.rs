@@ -8,6 +8,7 @@ mod error;
 mod jobs;
 mod limits;
 mod openapi;
+mod peer;
 mod responses;
 mod tokens;
 
@@ -24,6 +25,7 @@ use crate::actor::{Cmd, Reply};
 use crate::auth::SharedTokens;
 pub use auth::UdsPeer;
 pub use error::ApiErr;
+pub use peer::TcpPeer;
 
 /// What every handler shares: the way to the state task.
 #[derive(Clone)]

@@ -88,10 +88,13 @@ impl State {
                 job: id,
                 attempt: v.attempt,
             };
-            let part_running = self
-                .part_on(id, &name)
-                .is_none_or(|p| p.state == PartState::Running);
-            if v.state == JobState::Running && part_running && !running.contains(&a) {
+            // Started here by the agent's own report (a gang may still be starting on
+            // its other nodes).
+            let started = match self.part_on(id, &name) {
+                Some(p) => p.state == PartState::Running,
+                None => v.state == JobState::Running,
+            };
+            if started && !running.contains(&a) {
                 let lost = Outcome::Lost {
                     message: format!("the agent on {name} restarted without it"),
                 };

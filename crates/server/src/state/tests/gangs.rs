@@ -614,3 +614,48 @@ fn a_running_job_stored_before_parts_existed_gets_its_part_0_at_restart() {
         ",
     );
 }
+
+#[test]
+fn a_part_lost_while_the_gang_is_still_starting_stops_the_others() {
+    run(
+        "gang: part lost before every part started",
+        &[
+            Node("n1", 1),
+            Node("n2", 1),
+            Round,
+            Submit("alice", "nodes=2 gpn=1 retries=1"),
+            Round,
+            Port("n1", 1, 29500),
+            Round,
+            Started("n1", 1),
+            Round,
+            // n1's agent restarted without its part; n2 never started its own.
+            Rejoin("n1", 1, &[]),
+            Round,
+            Poll("n2"),
+            Cancelled("n2", 1),
+            Round,
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            node n2 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            alice submits nodes=2 gpn=1 retries=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+            n1 reports 1 port 29500: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:running n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            node n1 registers again running []: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #1 parts n1[0]:failed n2[0]:starting port 29500: part 0 on n1 was lost: the agent on n1 restarted without it; stopping the other part
+            n2 polls: run -; cancel 1#1; preempt -
+            n2 reports 1 cancelled: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+        ",
+    );
+}
