@@ -154,4 +154,34 @@ mod tests {
         let e = pick_file(&jobs, a(), Some(2)).unwrap_err();
         assert!(e.contains("rank 2") && e.contains("6, 7"), "{e}");
     }
+
+    #[tokio::test]
+    async fn the_endpoint_serves_each_ranks_output_and_404s_an_unknown_rank() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().unwrap();
+        let jobs = JobDir::open(tmp.path()).unwrap();
+        for r in [6, 7] {
+            let mut f = jobs.open_rank_log(a(), Some(r), Stream::Stdout).unwrap();
+            writeln!(f, "I am rank {r}").unwrap();
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/logs/9/2", listener.local_addr().unwrap());
+        let app = router(Arc::new(jobs), "secret");
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let http = reqwest::Client::new();
+        let get = |q: &'static str| {
+            let req = http.get(format!("{base}/stdout{q}")).bearer_auth("secret");
+            async move {
+                let r = req.send().await.unwrap();
+                (r.status().as_u16(), r.text().await.unwrap())
+            }
+        };
+        assert_eq!(get("?rank=7").await, (200, "I am rank 7\n".to_string()));
+        assert_eq!(get("").await, (200, "I am rank 6\n".to_string()));
+        assert_eq!(get("?rank=7&offset=5").await, (200, "rank 7\n".to_string()));
+        let (status, body) = get("?rank=3").await;
+        assert_eq!(status, 404, "{body}");
+        assert!(body.contains("rank 3") && body.contains("6, 7"), "{body}");
+        server.abort();
+    }
 }

@@ -352,9 +352,9 @@ fn random_secret() -> anyhow::Result<String> {
 async fn register(sh: &Shared) -> Registered {
     let mut backoff = Backoff::new();
     loop {
+        let advertise_addr = advertised(sh).await;
         // Running first, then the outbox: an attempt that ends in between delivers its
         // end before it leaves `running`, so it shows in one or the other.
-        let advertise_addr = advertised(sh).await;
         let running = sh.launcher.running();
         let events: Vec<RunEvent> = sh.outbox.snapshot();
         let body = Register {

@@ -222,6 +222,16 @@ mod tests {
                     lib.device(count),
                     Err(GpuError::InvalidIndex { .. })
                 ));
+                // The topology calls answer for every GPU and pair (a kind, or None
+                // where the driver has no topology support).
+                for index in 0..count {
+                    let remotes = lib.nvlink_remotes(index).unwrap();
+                    eprintln!("GPU {index}: NVLink peers {remotes:?}");
+                    for other in index + 1..count {
+                        let kind = lib.link(index, other).unwrap();
+                        eprintln!("GPUs {index},{other}: {kind:?}");
+                    }
+                }
             }
             Err(GpuError::LibraryNotFound) => {
                 let text = GpuError::LibraryNotFound.to_string();
@@ -231,6 +241,37 @@ mod tests {
             // A library without a working driver is a host problem, not a code one.
             Err(other) => eprintln!("NVML present but unusable here: {other}"),
         }
+    }
+
+    #[test]
+    fn topology_levels_map_to_links_best_first() {
+        use nvml_wrapper::enum_wrappers::device::TopologyLevel as L;
+        let kinds: Vec<LinkKind> = [
+            L::Internal,
+            L::Single,
+            L::Multiple,
+            L::HostBridge,
+            L::Node,
+            L::System,
+        ]
+        .into_iter()
+        .map(|l| link_of_level(level_of(l)))
+        .collect();
+        assert_eq!(
+            kinds,
+            [
+                LinkKind::PcieSwitch,
+                LinkKind::PcieSwitch,
+                LinkKind::PcieMulti,
+                LinkKind::HostBridge,
+                LinkKind::Numa,
+                LinkKind::System
+            ]
+        );
+        assert!(kinds.windows(2).all(|w| w[0] <= w[1]));
+        assert!(same_bus("00000000:07:00.0", "00000000:07:00.0\0"));
+        assert!(same_bus("0000000A:07:00.0", "0000000a:07:00.0"));
+        assert!(!same_bus("00000000:07:00.0", "00000000:08:00.0"));
     }
 
     #[test]
