@@ -361,6 +361,23 @@ fn a_part_that_exits_1_brings_the_others_down_and_the_job_fails_once() {
 
 #[test]
 fn a_killed_agent_requeues_the_whole_gang_once() {
+    killed_agent_gang(false);
+}
+
+/// The shared design holds every part's GPUs until every part has ended. Here the
+/// surviving part ignores SIGTERM, so it lives through the server's grace after the stop
+/// order: attempt 2 must not start on its node (its GPUs) before it is gone.
+#[test]
+#[ignore = "fails at server 5878265: a lost node requeues its gang at once (State::lose), \
+            freeing the surviving parts' GPUs while they still run their grace"]
+fn a_lost_gangs_surviving_part_keeps_its_gpus_until_it_has_ended() {
+    killed_agent_gang(true);
+}
+
+/// A 2 x 2 gang on n1 and n2; n3 joins; the agent of rank 1's node is SIGKILLed. The
+/// whole gang runs again once, on the surviving node and n3. `check_overlap`: attempt 1
+/// ignores SIGTERM, and the test fails if attempt 2 starts while the survivor lives.
+fn killed_agent_gang(check_overlap: bool) {
     let (_d, dir) = scratch();
     // A short heartbeat timeout: the test waits for the killed node to be declared lost.
     let (_server, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "5s"]);
@@ -369,10 +386,15 @@ fn a_killed_agent_requeues_the_whole_gang_once() {
         .map(|&n| (n, agent(&url, n, &dir.join(n), Gpus::Fake(2))))
         .collect();
     let book = dir.join("ledger");
-    // Attempt 1 runs until stopped; attempt 2 succeeds.
+    // Attempt 1 runs until stopped (with `check_overlap`, until killed: SIGTERM ignored,
+    // which exec keeps, so the surviving part outlives the stop order by the server's
+    // grace); attempt 2 succeeds.
     let body = ledger_body(
         &book,
-        "if [ \"$GPUSCHED_ATTEMPT\" = 1 ]; then exec sleep 300; fi; exit 0",
+        &format!(
+            "if [ \"$GPUSCHED_ATTEMPT\" = 1 ]; then {}exec sleep 300; fi; exit 0",
+            if check_overlap { "trap '' TERM; " } else { "" }
+        ),
     );
     let id = submit(
         &url,
@@ -402,9 +424,20 @@ fn a_killed_agent_requeues_the_whole_gang_once() {
         .expect("part 0's node")
         .to_string();
     agents.get_mut(rank1.as_str()).expect("an agent").kill();
-    // Its process dies with it; the surviving part is stopped by the server.
+    // Its process dies with it; the surviving part is stopped by the server, and until
+    // it is gone its GPUs are not given to attempt 2 (the ledger is read before the pid
+    // is looked at: a line of attempt 2 seen while the survivor still lives is an overlap).
     wait_until(SLOW, || !pid_alive(first[&(1, 1)]));
-    wait_until(SLOW, || !pid_alive(first[&(1, 0)]));
+    let survivor = first[&(1, 0)];
+    wait_until(SLOW, || {
+        let runs = ledger(&std::fs::read_to_string(&book).unwrap_or_default());
+        let alive = pid_alive(survivor);
+        assert!(
+            !(check_overlap && alive && runs.iter().any(|&(a, _, _)| a == 2)),
+            "attempt 2 started while attempt 1's part on {rank0} still ran: {runs:?}"
+        );
+        !alive
+    });
 
     wait_ledger(&book, &[(2, 0), (2, 1)]);
     let v = wait_job(&url, id, SLOW);
