@@ -306,15 +306,16 @@ fn a_part_that_exits_1_brings_the_others_down_and_the_job_fails_once() {
         .map(|n| agent(&url, n, &dir.join(n), Gpus::Fake(1)))
         .collect();
     let book = dir.join("ledger");
-    // Ranks 0 and 1 sleep; rank 2 exits 1 once both of them are running (their lines
-    // are in the ledger), so the others have something to be brought down from.
+    let gate = dir.join("gate");
+    // Ranks 0 and 1 sleep, ignoring SIGTERM (exec keeps that), so they outlive the stop
+    // order by the server's grace; rank 2 exits 1 when the test opens the gate.
     let body = ledger_body(
         &book,
         &format!(
             "if [ \"$NODE_RANK\" = 2 ]; then \
-               while [ $(grep -c '^1 [01] ' {b}) -lt 2 ]; do sleep 0.05; done; exit 1; \
-             fi; exec sleep 300",
-            b = book.display()
+               while [ ! -e {g} ]; do sleep 0.05; done; exit 1; \
+             fi; trap '' TERM; exec sleep 300",
+            g = gate.display()
         ),
     );
     let id = submit(
@@ -333,10 +334,33 @@ fn a_part_that_exits_1_brings_the_others_down_and_the_job_fails_once() {
         ],
     );
     let pids = wait_ledger(&book, &[(1, 0), (1, 1), (1, 2)]);
-    for rank in [0, 1] {
-        let pid = pids[&(1, rank)];
-        wait_until(SLOW, || !pid_alive(pid));
-    }
+    // A job of one GPU waits behind the gang; once rank 2 fails it must still wait until
+    // every part has ended: the GPUs of the parts still stopping stay theirs.
+    let small_out = dir.join("small");
+    let small = submit(
+        &url,
+        &[
+            "--gpus",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo ran > {}", small_out.display()),
+        ],
+    );
+    std::fs::write(&gate, "").unwrap();
+    let (p0, p1) = (pids[&(1, 0)], pids[&(1, 1)]);
+    wait_until(SLOW, || {
+        // The evidence first, then the pids: a run seen while a part lives is an overlap.
+        let ran = small_out.exists();
+        let alive = pid_alive(p0) || pid_alive(p1);
+        assert!(
+            !(ran && alive),
+            "job {small} started while a part of the failed gang still ran"
+        );
+        !alive
+    });
+    assert_eq!(wait_job(&url, small, SLOW)["state"], "succeeded");
     let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "failed", "{v}");
     assert_eq!(v["exit_code"], 1, "the first failure's outcome: {v}");
