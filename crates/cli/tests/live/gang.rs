@@ -516,6 +516,13 @@ fn a_gang_waits_for_whole_nodes_while_small_jobs_backfill_without_delaying_it() 
     let g = job(&url, gang);
     assert_eq!(g["state"], "pending", "n1 has one GPU free, not two: {g}");
     assert!(g["parts"].as_array().is_none_or(|p| p.is_empty()), "{g}");
+    assert!(
+        g["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("2 nodes with 2 GPUs each"),
+        "the reason says what the gang waits for: {g}"
+    );
     let l = job(&url, long);
     assert_eq!(
         l["state"], "pending",
