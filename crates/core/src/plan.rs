@@ -87,10 +87,10 @@ impl Scheduler {
                         for &(node, k) in &end.placement.parts {
                             map.give(node, k);
                         }
-                        if let (Some(r), Some(spec), Some(&(node, _))) =
-                            (&mut room, &end.held, end.placement.parts.first())
-                        {
-                            r.give(node, spec);
+                        if let (Some(r), Some(spec)) = (&mut room, &end.held) {
+                            for node in crate::schedule::room_nodes(spec, &end.placement) {
+                                r.give(node, spec);
+                            }
                         }
                     }
                     None => break 'jobs,

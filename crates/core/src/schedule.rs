@@ -1073,7 +1073,7 @@ fn find_admitted(jobs: &[SchedJob], admitted: u64) -> Option<usize> {
 
 /// The nodes where a placed job holds its CPUs, memory and generic resources: every part
 /// of a gang (the ask holds per node), the one node of any other job.
-fn room_nodes(spec: &JobSpec, placement: &Placement) -> Vec<NodeId> {
+pub(crate) fn room_nodes(spec: &JobSpec, placement: &Placement) -> Vec<NodeId> {
     let parts = placement.parts.iter().map(|p| p.0);
     if spec.gang.is_some() {
         parts.collect()

@@ -197,6 +197,40 @@ mod tests {
         assert_eq!(slice_to_wire(slice_to_core(&at)), at);
     }
 
+    #[test]
+    fn a_node_sits_where_the_topology_file_says_and_keeps_its_links() {
+        let reg: gpusched_wire::Register = serde_json::from_value(serde_json::json!({
+            "node": "g1", "agent_version": "x", "cpus": 8, "mem_mib": 1024,
+            "gpus": [], "log_url": null, "running": [], "events": [],
+            "location": {"switch": "agent-s", "rack": "agent-r"},
+            "gpu_links": [{"a": 1, "b": 0, "kind": "pcie_switch"}]
+        }))
+        .unwrap_or_else(|e| panic!("a register: {e}"));
+        let record = NodeRecord { register: reg };
+        let n = node(&record, &Topology::new());
+        assert_eq!(n.topology.switch.as_deref(), Some("agent-s"));
+        assert_eq!(n.topology.link(0, 1), Link::PcieSwitch);
+        assert_eq!(
+            n.topology.link(0, 2),
+            Link::System,
+            "unreported: across sockets"
+        );
+        let file = Topology::from([(
+            "g1".to_string(),
+            NodeLocation {
+                switch: Some("file-s".into()),
+                rack: None,
+            },
+        )]);
+        let n = node(&record, &file);
+        assert_eq!(n.topology.switch.as_deref(), Some("file-s"));
+        assert_eq!(
+            n.topology.rack.as_deref(),
+            Some("agent-r"),
+            "the agent's where the file is silent"
+        );
+    }
+
     fn view(extra: serde_json::Value) -> JobView {
         let mut v = serde_json::json!({
             "id": 7, "user": "ann", "queue": "batch", "gpus": 8, "state": "pending",

@@ -7,8 +7,13 @@
 //! (d) the live server's pass (`core::live::LiveCluster`: GPU indices picked on the book,
 //!     caps, then why each job still waits) over 10,000 waiting jobs on 1,000 nodes x 8.
 //!
-//! `cargo bench -p gpusched-sim --bench sim_speed -- passes` runs (c) and (d) only,
-//! `-- one-pass` (c) only (the run to compare with callgrind across commits).
+//! (e) gang placement: a 4x8 gang on 1,000 and 10,000 nodes x 8 with about half the GPUs
+//!     busy, unlabelled and under switches of 32 nodes (racks of 4 switches): the core's
+//!     `gang::place` alone, and the live pass that starts it.
+//!
+//! `cargo bench -p gpusched-sim --bench sim_speed -- passes` runs (c), (d) and (e) only,
+//! `-- one-pass` (c) only (the run to compare with callgrind across commits), `-- gangs`
+//! (e) only.
 //!
 //! Traces are read from ../shared/traces; (a) and (b) are skipped with a note if absent.
 
@@ -156,6 +161,10 @@ fn main() {
         return;
     }
     let only = |name: &str| std::env::args().any(|a| a == name);
+    if only("gangs") {
+        bench_gangs();
+        return;
+    }
     if !only("passes") && !only("one-pass") {
         bench_trace3();
         bench_philly();
@@ -163,6 +172,125 @@ fn main() {
     bench_one_pass();
     if !only("one-pass") {
         bench_live_pass();
+        bench_gangs();
+    }
+}
+
+/// (e): what placing one 4x8 gang costs on a large, half-busy cluster.
+fn bench_gangs() {
+    use gpusched_core::gang::{self, Gang, GangShape};
+    use gpusched_core::live::{LiveCluster, LiveGpu, LiveJob, LiveNode, NodeTopology};
+    use gpusched_core::sharing::ShareStrategy;
+    let gang_of = |id: u64| LiveJob {
+        id,
+        user: "g".into(),
+        queue: QueueId(0),
+        priority: 0,
+        submit: id as f64,
+        walltime: None,
+        gpus: 32,
+        model: None,
+        cpu_milli: 0,
+        mem_mib: 0,
+        resources: Default::default(),
+        slice: None,
+        gang: Some(Gang {
+            shape: GangShape::Nodes {
+                nodes: 4,
+                per_node: 8,
+            },
+            mixed_models: false,
+        }),
+    };
+    for n in [1_000usize, 10_000] {
+        for labelled in [false, true] {
+            let nodes: Vec<LiveNode> = (0..n)
+                .map(|i| LiveNode {
+                    name: format!("n{i:05}"),
+                    model: "A100-SXM4-80GB".into(),
+                    cpus: 64,
+                    mem_mib: 512 * 1024,
+                    mps: false,
+                    gpus: (0..8)
+                        .map(|index| LiveGpu {
+                            index,
+                            model: "A100-SXM4-80GB".into(),
+                            mem_mib: 81920,
+                            mig: None,
+                        })
+                        .collect(),
+                    resources: Default::default(),
+                    topology: NodeTopology {
+                        switch: labelled.then(|| format!("s{}", i / 32)),
+                        rack: labelled.then(|| format!("r{}", i / 128)),
+                        links: Default::default(),
+                    },
+                })
+                .collect();
+            // About half the GPUs busy: each node 0-8 busy, uniformly (seeded).
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+            let busy: Vec<u32> = (0..n).map(|_| rng.gen_range(0..=8)).collect();
+            let setup = || {
+                let mut policy = PolicyConfig::new(PolicyKind::Fifo);
+                policy.backfill_nodes = true;
+                let mut c = LiveCluster::new(policy, ShareStrategy::Fgd);
+                c.set_nodes(nodes.clone());
+                for (i, &b) in busy.iter().enumerate() {
+                    if b == 0 {
+                        continue;
+                    }
+                    let id = i as u64 + 1;
+                    c.add(&LiveJob {
+                        gpus: b,
+                        gang: None,
+                        user: "u".into(),
+                        ..gang_of(id)
+                    });
+                    let idx: Vec<u32> = (0..b).collect();
+                    assert!(c.restore(id, &nodes[i].name, &idx, None, 0.0));
+                }
+                c
+            };
+            let mut pass_t = Vec::new();
+            let mut parts = 0;
+            for _ in 0..5 {
+                let mut c = setup();
+                c.add(&gang_of(u64::MAX - 1));
+                let start = Instant::now();
+                let s = c.pass(1.0, &[]);
+                pass_t.push(start.elapsed());
+                parts = s.first().map_or(0, |p| p.parts.len());
+            }
+            pass_t.sort();
+            // The placement alone, on the scheduler's free map.
+            let c = setup();
+            let map = c.free_map();
+            let spec = JobSpec {
+                id: JobId(0),
+                gpus: 32,
+                gpu_model: None,
+                user: UserId(0),
+                queue: QueueId(0),
+                priority: 0,
+                submit: 0.0,
+                estimate: None,
+                cpu_milli: 0,
+                mem_mib: 0,
+                generic: Default::default(),
+                gang: gang_of(0).gang,
+            };
+            let g = spec.gang.clone().unwrap();
+            let runs = 200;
+            let t = median(runs, || {
+                assert!(gang::place(map, None, &spec, &g).is_some());
+            });
+            println!(
+                "(e) 4x8 gang on {n}x8, ~half busy, {}: place {:.0} µs (median of {runs}); live pass that starts it {:.2} ms ({parts} parts; median of 5)",
+                if labelled { "switches of 32 nodes" } else { "no switch labels" },
+                t.as_secs_f64() * 1e6,
+                pass_t[2].as_secs_f64() * 1e3,
+            );
+        }
     }
 }
 

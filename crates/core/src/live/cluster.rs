@@ -146,6 +146,12 @@ impl LiveCluster {
         self.book.get(node)
     }
 
+    /// Free whole GPUs per node as the scheduler counts them (nodes in the order last
+    /// set), with where each sits: what gang placement reads.
+    pub fn free_map(&self) -> &crate::freemap::FreeMap {
+        self.scheduler.free_map()
+    }
+
     /// The online nodes, as last set.
     pub fn nodes(&self) -> &[LiveNode] {
         &self.nodes

@@ -549,3 +549,30 @@ fn gpus_inside_a_node_are_the_best_linked_free_ones() {
     assert_eq!(gpus[&2], [2, 3]);
     assert_eq!(gpus[&3], [4, 5, 6, 7]);
 }
+
+#[test]
+fn a_waiting_gang_gets_an_estimated_start_when_walltimes_say() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![a100("a", 2), a100("b", 2)]);
+    c.add(&LiveJob {
+        walltime: Some(100.0),
+        cpu_milli: 8000,
+        ..whole(1, 1)
+    });
+    assert!(c.restore(1, "a", &[0], None, 0.0));
+    c.add(&LiveJob {
+        walltime: Some(50.0),
+        cpu_milli: 8000,
+        ..gang(2, 2, 2)
+    });
+    c.add(&LiveJob {
+        cpu_milli: 8000,
+        ..gang(3, 2, 1)
+    });
+    assert!(c.pass(0.0, &[]).is_empty());
+    let est = c.estimate_starts(0.0);
+    // The gang starts when job 1 ends (t=100); the next gang after it (t=150), once
+    // every part's CPUs came back.
+    assert_eq!(est.get(&2), Some(&100.0));
+    assert_eq!(est.get(&3), Some(&150.0));
+}
