@@ -168,9 +168,9 @@ impl State {
             v.start_ms = Some(at_ms);
             let on = nodes_of(v);
             v.reason = if v.cancel_requested {
-                format!("cancel requested; {on} stopping it")
+                format!("cancel requested; stopping it on {on}")
             } else if failed {
-                format!("a part failed; {on} stopping the others")
+                format!("a part failed; stopping the others on {on}")
             } else {
                 format!("running on {on}")
             };

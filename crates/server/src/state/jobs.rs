@@ -622,7 +622,13 @@ impl State {
                     .unwrap_or_default(),
                 mps: n.record.register.mps,
                 addr: n.record.register.advertise_addr.clone(),
-                location: n.record.register.location.clone(),
+                // The server's topology file over what the agent said, as placement sees it.
+                location: self
+                    .cfg
+                    .topology
+                    .get(&n.record.register.node)
+                    .unwrap_or(&n.record.register.location)
+                    .clone(),
                 gpu_links: n.record.register.gpu_links.clone(),
                 last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
                 agent_version: n.record.register.agent_version.clone(),

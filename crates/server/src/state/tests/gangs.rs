@@ -659,3 +659,71 @@ fn a_part_lost_while_the_gang_is_still_starting_stops_the_others() {
         ",
     );
 }
+
+/// `nodes` shows where a node sits as placement sees it: the server's topology file over
+/// what its agent said, and the address it advertised.
+#[test]
+fn a_node_shows_the_topology_files_location_over_its_agents() {
+    use gpusched_wire::NodeLocation;
+    let listen = "127.0.0.1:0".parse().expect("an address");
+    let mut cfg = crate::config::ServerConfig::new("/nonexistent/gpusched-test".into(), listen);
+    let file = NodeLocation {
+        switch: Some("s9".into()),
+        rack: Some("r9".into()),
+    };
+    cfg.topology.insert("n1".into(), file.clone());
+    let now = crate::clock::Now::read();
+    let queues = crate::queues::Queues::default();
+    let mut st = crate::state::State::load(
+        std::sync::Arc::new(cfg),
+        vec![],
+        vec![],
+        vec![],
+        queues,
+        now,
+    );
+    let said = NodeLocation {
+        switch: Some("s1".into()),
+        rack: None,
+    };
+    for name in ["n1", "n2"] {
+        let mut reg = super::node_register(name, 1, vec![]);
+        reg.location = said.clone();
+        st.register(reg).expect("registered");
+    }
+    let nodes = st.node_list(&super::who("root")).nodes;
+    let at = |name: &str| nodes.iter().find(|n| n.name == name).expect("listed");
+    assert_eq!(at("n1").location, file);
+    assert_eq!(at("n2").location, said);
+    assert_eq!(at("n2").addr.as_deref(), Some("10.0.0.2"));
+}
+
+#[test]
+fn a_split_job_takes_the_layout_the_scheduler_chose() {
+    run(
+        "gang: split",
+        &[
+            Node("n1", 2),
+            Node("n2", 2),
+            Round,
+            Submit("alice", "split=1 gpus=4 tasks=2"),
+            Round,
+            Parts(1, 2),
+            Port("n1", 1, 29500),
+            Round,
+            Poll("n2"),
+        ],
+        "
+            node n1 (2 GPUs) registers: ok
+            node n2 (2 GPUs) registers: ok
+            round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
+            alice submits split=1 gpus=4 tasks=2: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+            n1 reports 1 port 29500: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+            n2 polls: run 1#1 [0, 1] rank 1/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2 tasks 2; cancel -; preempt -
+        ",
+    );
+}

@@ -481,9 +481,13 @@ impl Harness {
             Step::Parts(job, n) => {
                 let parts = &self.st.jobs[&job].view.parts;
                 assert_eq!(parts.len(), n, "job {job}'s parts: {parts:?}");
+                let v = &self.st.jobs[&job].view;
                 if let Some(p) = parts.first() {
-                    assert_eq!(Some(&p.node), self.st.jobs[&job].view.node.as_ref());
-                    assert_eq!(p.gpu_indices, self.st.jobs[&job].view.gpu_indices);
+                    assert_eq!(Some(&p.node), v.node.as_ref());
+                    assert_eq!(p.gpu_indices, v.gpu_indices);
+                    // The shape is the placement's (a split job's is chosen by it).
+                    assert_eq!(v.nodes as usize, n, "job {job}'s nodes");
+                    assert_eq!(v.gpus_per_node as usize, p.gpu_indices.len());
                 }
             }
             Step::Restart => {
