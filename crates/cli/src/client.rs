@@ -283,17 +283,27 @@ impl Client {
     }
 
     /// Log bytes from `offset` of one attempt (None: the current one), the job's state
-    /// and the attempt the bytes are of.
+    /// and the attempt the bytes are of. `part` picks the node and/or the process of a
+    /// job on several nodes (default: rank 0's first process).
     pub async fn logs(
         &self,
         id: u64,
         stream: &str,
         offset: u64,
         attempt: Option<u32>,
+        part: &LogPart,
     ) -> anyhow::Result<(Vec<u8>, String, Option<u32>)> {
         let mut path = format!("/api/jobs/{id}/logs?stream={stream}&offset={offset}");
         if let Some(a) = attempt {
             path.push_str(&format!("&attempt={a}"));
+        }
+        if let Some(n) = &part.node {
+            // Node names are the agent's `--name`: encode whatever it holds.
+            path.push_str("&node=");
+            path.push_str(&url_component(n));
+        }
+        if let Some(r) = part.rank {
+            path.push_str(&format!("&rank={r}"));
         }
         let a = self.call(Method::GET, &path, None).await?;
         Ok((a.body.to_vec(), a.job_state, a.attempt))
@@ -339,6 +349,27 @@ impl Client {
 }
 
 /// A PEM certificate to trust, read with a message that names the file.
+/// Which part of a job's output `logs` reads: a node of a gang, a process (global
+/// `RANK`), or both; neither is the first process of the first node.
+#[derive(Clone, Debug, Default)]
+pub struct LogPart {
+    pub node: Option<String>,
+    pub rank: Option<u32>,
+}
+
+/// Percent-encodes everything but unreserved characters (RFC 3986), for a query value.
+fn url_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 pub fn read_cert(path: &std::path::Path) -> anyhow::Result<reqwest::Certificate> {
     let pem = std::fs::read(path)
         .with_context(|| format!("cannot read the CA certificate {}", path.display()))?;
@@ -416,6 +447,12 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(url_component("gpu-node_1.a~"), "gpu-node_1.a~");
+        assert_eq!(url_component("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+    }
 
     #[test]
     fn a_ca_certificate_refusal_says_how_to_make_a_leaf() {

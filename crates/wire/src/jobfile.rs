@@ -8,6 +8,15 @@
 //! walltime = "2h30m"                     # or 9000 (seconds, as on the command line)
 //! ```
 //!
+//! A job on several nodes at once (a gang) names them and the GPUs on each:
+//!
+//! ```toml
+//! command = "sh -c 'torchrun --nnodes $NNODES --node-rank $NODE_RANK ...'"
+//! nodes = 2
+//! gpus_per_node = 8
+//! tasks_per_node = 8      # optional: the agent starts the ranks itself (env:// DDP)
+//! ```
+//!
 //! A line is split the way a POSIX shell splits words (quotes, backslashes) and is then
 //! run without a shell: no pipes, globs or variables.
 
@@ -48,6 +57,18 @@ pub struct JobFile {
     pub array: Option<u32>,
     #[serde(default)]
     pub after: Vec<u64>,
+    /// Nodes of a gang (`--nodes`).
+    pub nodes: Option<u32>,
+    /// Whole GPUs on each node of a gang (`--gpus-per-node`).
+    pub gpus_per_node: Option<u32>,
+    /// Let the scheduler split `gpus` into equal parts over nodes (`--split`).
+    #[serde(default)]
+    pub split: bool,
+    /// Processes the agent starts on each node (`--tasks-per-node`).
+    pub tasks_per_node: Option<u32>,
+    /// A gang's nodes may have different GPU models (`--mixed-models`).
+    #[serde(default)]
+    pub mixed_models: bool,
 }
 
 impl JobFile {
@@ -138,6 +159,33 @@ mod tests {
         let e = JobFile::parse("command = \"python 'oops\"").unwrap_err();
         assert!(e.contains("close the quote"), "{e}");
         assert_eq!(JobFile::parse("").unwrap(), JobFile::default());
+    }
+
+    #[test]
+    fn gang_fields_are_read() {
+        let f = JobFile::parse(
+            "nodes = 2\ngpus_per_node = 4\ntasks_per_node = 2\nmixed_models = true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                f.nodes,
+                f.gpus_per_node,
+                f.tasks_per_node,
+                f.split,
+                f.mixed_models
+            ),
+            (Some(2), Some(4), Some(2), false, true)
+        );
+        let f = JobFile::parse("gpus = 16\nsplit = true").unwrap();
+        assert_eq!((f.gpus, f.split, f.nodes), (Some(16), true, None));
+        // Counts are whole and not negative; a flag is a boolean.
+        let e = JobFile::parse("nodes = -2").unwrap_err();
+        assert!(e.contains("nodes"), "{e}");
+        let e = JobFile::parse("split = \"yes\"").unwrap_err();
+        assert!(e.contains("split") && e.contains("bool"), "{e}");
+        let e = JobFile::parse("gpus_per_nodes = 8").unwrap_err();
+        assert!(e.contains("unknown field `gpus_per_nodes`"), "{e}");
     }
 
     #[test]

@@ -82,19 +82,67 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 /// One duration parser for every flag and the job file (see gpusched_wire::duration).
 pub use gpusched_wire::parse_duration;
 
-/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`.
+/// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`, a gang
+/// as `2x4` (nodes x GPUs each), a split not yet placed as `16/split`.
 pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
     match &j.slice {
         Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
         Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),
         Some(gpusched_wire::SliceAsk::Mig { profile }) => format!("mig {profile}"),
+        None if j.nodes > 1 && j.gpus_per_node > 0 => {
+            format!("{}x{}", j.nodes, j.gpus_per_node)
+        }
+        None if j.split && j.gpus_per_node == 0 => format!("{}/split", j.gpus),
         None => j.gpus.to_string(),
+    }
+}
+
+/// Where a job runs, for tables: its node, or a gang's nodes in rank order (`n1,n2`;
+/// past three, the first two and how many more: `n1,n2 +6`).
+pub fn nodes_of(j: &gpusched_wire::JobView) -> String {
+    if j.parts.len() < 2 {
+        return j.node.clone().unwrap_or_else(|| "-".into());
+    }
+    let names: Vec<&str> = j.parts.iter().map(|p| p.node.as_str()).collect();
+    if names.len() <= 3 {
+        names.join(",")
+    } else {
+        format!("{} +{}", names[..2].join(","), names.len() - 2)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gangs_nodes_are_listed_in_rank_order_and_cut_past_three() {
+        let view = |parts: &[&str]| -> gpusched_wire::JobView {
+            let parts: Vec<serde_json::Value> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    serde_json::json!({"rank": i, "node": n, "gpu_indices": [0],
+                                       "state": "running"})
+                })
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "id": 1, "name": "x", "user": "u", "state": "running", "reason": "",
+                "command": ["true"], "cwd": "/", "gpus": 1, "priority": 0,
+                "gpu_indices": [0], "attempt": 1, "max_retries": 3, "submit_ms": 0,
+                "cancel_requested": false, "node": parts.first().map(|p| p["node"].clone()),
+                "parts": parts
+            }))
+            .unwrap()
+        };
+        assert_eq!(nodes_of(&view(&["a"])), "a");
+        assert_eq!(nodes_of(&view(&["b", "a"])), "b,a");
+        assert_eq!(nodes_of(&view(&["a", "b", "c"])), "a,b,c");
+        assert_eq!(nodes_of(&view(&["a", "b", "c", "d", "e"])), "a,b +3");
+        let mut pending = view(&[]);
+        pending.node = None;
+        assert_eq!(nodes_of(&pending), "-");
+    }
 
     #[test]
     fn elapsed_and_time_formats() {

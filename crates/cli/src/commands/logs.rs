@@ -1,5 +1,6 @@
-//! `gpusched logs ID [-f] [--attempt N]`: a job's stdout (or stderr), fetched through the
-//! server from the agent of the node it ran on.
+//! `gpusched logs ID [-f] [--attempt N] [--node NAME] [--rank R]`: a job's stdout (or
+//! stderr), fetched through the server from the agent of the node it ran on; for a job
+//! on several nodes or with several processes per node, the part named.
 
 use std::io::Write;
 use std::time::Duration;
@@ -22,6 +23,14 @@ pub struct Args {
     /// current attempt.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub attempt: Option<u32>,
+    /// For a job on several nodes: read the part that ran on this node (`show` lists
+    /// them). Default: the first node (NODE_RANK 0).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// For a job with several processes (`--tasks-per-node`): read the process with
+    /// this global RANK (on node RANK / tasks-per-node). Default: the node's first.
+    #[arg(long, value_name = "R")]
+    pub rank: Option<u32>,
     #[command(flatten)]
     pub conn: super::conn::Conn,
 }
@@ -38,8 +47,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let mut offset = 0u64;
     let mut seen_attempt = None;
     let mut out = std::io::stdout();
+    let part = crate::client::LogPart {
+        node: args.node.clone(),
+        rank: args.rank,
+    };
     loop {
-        let (chunk, state, attempt) = match client.logs(args.id, stream, offset, args.attempt).await
+        let (chunk, state, attempt) = match client
+            .logs(args.id, stream, offset, args.attempt, &part)
+            .await
         {
             Ok(got) => got,
             Err(e) if args.follow && args.attempt.is_none() => {

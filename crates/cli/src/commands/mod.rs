@@ -13,6 +13,7 @@ pub mod show;
 pub mod simulate;
 pub mod submit;
 pub mod token;
+pub mod topo;
 pub mod up;
 pub mod usage;
 pub mod wait;

@@ -7,7 +7,8 @@ use super::fmt::table;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// One line per GPU instead of per node.
+    /// One line per GPU instead of per node, then each node's address, switch and rack
+    /// and how its GPUs are linked (as `nvidia-smi topo -m`).
     #[arg(long)]
     pub gpus: bool,
     #[arg(long)]
@@ -87,6 +88,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 &rows
             )
         );
+        print!("{}", topology(&list.nodes));
         return Ok(());
     }
     let rows: Vec<Vec<String>> = list
@@ -146,6 +148,35 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         )
     );
     Ok(())
+}
+
+/// Each node's address and location, and its GPU link matrix where the agent reported
+/// one, after the GPU table.
+fn topology(nodes: &[gpusched_wire::NodeView]) -> String {
+    let mut out = String::new();
+    for n in nodes {
+        out.push('\n');
+        out.push_str(&super::topo::where_line(n));
+        out.push('\n');
+        match super::topo::matrix(n) {
+            Some(m) => {
+                for line in m.lines() {
+                    out.push_str("  ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            None if n.gpus.len() > 1 => {
+                out.push_str("  GPU links not reported (declared GPUs, or NVML did not say)\n")
+            }
+            None => {}
+        }
+    }
+    let legend = super::topo::legend(nodes);
+    if !legend.is_empty() {
+        out.push_str(&format!("\nLegend: X = self; {legend}\n"));
+    }
+    out
 }
 
 /// Who holds a GPU: a job whole, jobs on its slices, or nobody.

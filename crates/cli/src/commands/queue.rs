@@ -144,7 +144,7 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
         j.queue.clone(),
         state,
         super::fmt::gpus_asked(j),
-        j.node.clone().unwrap_or_else(|| "-".into()),
+        super::fmt::nodes_of(j),
         time,
         j.reason.clone(),
     ]

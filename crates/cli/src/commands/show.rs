@@ -1,9 +1,10 @@
-//! `gpusched show ID`: everything about one job (`scontrol show job`).
+//! `gpusched show ID`: everything about one job (`scontrol show job`); a job on several
+//! nodes lists every part (rank, node, address, GPUs, state, exit).
 
 use clap::Args as ClapArgs;
-use gpusched_wire::JobView;
+use gpusched_wire::{JobView, PartState};
 
-use super::fmt::{elapsed, time};
+use super::fmt::{elapsed, table, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -24,21 +25,110 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     for (k, v) in describe(&j) {
         println!("{k:>12}: {v}");
     }
+    if let Some(t) = parts_table(&j) {
+        println!("{:>12}:", "parts");
+        for line in t.lines() {
+            println!("{:>14}{line}", "");
+        }
+    }
     Ok(())
+}
+
+/// The parts of a job on several nodes, one row per `NODE_RANK`; `None` for a job of one
+/// node (its `node` and `gpu indices` lines say it all).
+fn parts_table(j: &JobView) -> Option<String> {
+    if j.parts.len() < 2 && j.nodes < 2 {
+        return None;
+    }
+    if j.parts.is_empty() {
+        return Some("none yet (every part starts together once all nodes are free)\n".into());
+    }
+    let rows: Vec<Vec<String>> = j
+        .parts
+        .iter()
+        .map(|p| {
+            vec![
+                p.rank.to_string(),
+                p.node.clone(),
+                p.addr.clone().unwrap_or_else(|| "-".into()),
+                indices(&p.gpu_indices),
+                part_state(p.state).into(),
+                match (p.exit_code, p.signal) {
+                    (_, Some(sig)) => format!("signal {sig}"),
+                    (Some(code), None) => code.to_string(),
+                    (None, None) => "-".into(),
+                },
+            ]
+        })
+        .collect();
+    Some(table(
+        &["RANK", "NODE", "ADDR", "GPUS", "STATE", "EXIT"],
+        &rows,
+    ))
+}
+
+fn part_state(s: PartState) -> &'static str {
+    match s {
+        PartState::Starting => "starting",
+        PartState::Running => "running",
+        PartState::Done => "done",
+        PartState::Failed => "failed",
+    }
+}
+
+fn indices(ix: &[u32]) -> String {
+    if ix.is_empty() {
+        "-".to_string()
+    } else {
+        ix.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// How the job is laid out over nodes: `1`, `2 x 4 GPUs`, `16 GPUs, split by the
+/// scheduler (not placed yet)`, with the processes per node when the agent starts them.
+fn layout(j: &JobView) -> String {
+    let mut s = if j.split && j.gpus_per_node == 0 {
+        format!("{} GPUs, split over nodes when placed", j.gpus)
+    } else if j.nodes > 1 {
+        format!(
+            "{} x {}{}",
+            j.nodes,
+            gpusched_wire::count(j.gpus_per_node, "GPU"),
+            if j.split {
+                " (split by the scheduler)"
+            } else {
+                ""
+            }
+        )
+    } else {
+        "1".to_string()
+    };
+    if let Some(k) = j.tasks_per_node {
+        s.push_str(&format!(", {k} tasks per node"));
+    }
+    if j.mixed_models {
+        s.push_str(", mixed GPU models allowed");
+    }
+    s
+}
+
+/// `MASTER_ADDR:MASTER_PORT` of the current (or last) attempt, once the first part's
+/// agent reserved the port.
+fn master(j: &JobView) -> String {
+    let addr = j.parts.first().and_then(|p| p.addr.clone());
+    match (addr, j.master_port) {
+        (Some(a), Some(p)) => format!("{a}:{p}"),
+        (Some(a), None) if j.nodes > 1 && !j.state.is_terminal() => {
+            format!("{a} (port not reserved yet)")
+        }
+        _ => "-".into(),
+    }
 }
 
 /// The job's fields as `show` prints them, label and value, in order.
 fn describe(j: &JobView) -> Vec<(&'static str, String)> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    let gpus = if j.gpu_indices.is_empty() {
-        "-".to_string()
-    } else {
-        j.gpu_indices
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let gpus = indices(&j.gpu_indices);
     let lines = [
         ("id", j.id.to_string()),
         ("name", j.name.clone()),
@@ -67,8 +157,10 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
                 .map(|m| format!("{m}*"))
                 .unwrap_or_else(|| "any".into()),
         ),
+        ("nodes", layout(j)),
         ("node", opt(j.node.clone())),
         ("gpu indices", gpus),
+        ("master", master(j)),
         (
             "cpus",
             match j.cpu_milli {
@@ -221,5 +313,40 @@ mod tests {
         );
         let once = view(serde_json::json!({"preemptions": 1}));
         assert!(field(&once, "attempt").ends_with("preempted 1 time)"));
+    }
+
+    #[test]
+    fn a_gang_lists_every_part_and_its_master() {
+        let j = view(serde_json::json!({
+            "state": "failed", "gpus": 4, "nodes": 2, "gpus_per_node": 2,
+            "tasks_per_node": 2, "master_port": 29500, "node": "n1", "gpu_indices": [0, 1],
+            "parts": [
+                {"rank": 0, "node": "n1", "gpu_indices": [0, 1], "addr": "10.0.0.1",
+                 "state": "failed", "exit_code": 1},
+                {"rank": 1, "node": "n2", "gpu_indices": [2, 3], "addr": "10.0.0.2",
+                 "state": "failed", "signal": 15}
+            ]
+        }));
+        assert_eq!(field(&j, "nodes"), "2 x 2 GPUs, 2 tasks per node");
+        assert_eq!(field(&j, "master"), "10.0.0.1:29500");
+        assert_eq!(field(&j, "gpus"), "2x2");
+        let t = parts_table(&j).unwrap();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "RANK  NODE  ADDR      GPUS  STATE   EXIT");
+        assert_eq!(lines[1], "0     n1    10.0.0.1  0,1   failed  1");
+        assert_eq!(lines[2], "1     n2    10.0.0.2  2,3   failed  signal 15");
+
+        // Waiting: no parts yet, and it says why; a split not yet placed says so.
+        let waiting = view(serde_json::json!({"gpus": 16, "split": true, "nodes": 0}));
+        assert_eq!(
+            field(&waiting, "nodes"),
+            "16 GPUs, split over nodes when placed"
+        );
+        assert_eq!(field(&waiting, "gpus"), "16/split");
+        assert_eq!(field(&waiting, "master"), "-");
+        let pending = view(serde_json::json!({"gpus": 4, "nodes": 2, "gpus_per_node": 2}));
+        assert!(parts_table(&pending).unwrap().starts_with("none yet"));
+        // A job of one node has no parts table.
+        assert!(parts_table(&view(serde_json::json!({}))).is_none());
     }
 }

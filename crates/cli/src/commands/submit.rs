@@ -15,16 +15,38 @@ use super::fmt::parse_duration;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// A TOML job file (fields: name, command, gpus, gpu_share, gpu_mem, mig, gpu_model,
-    /// cpus, mem, resources, cwd, env, walltime, priority, max_retries, array).
+    /// cpus, mem, resources, cwd, env, walltime, priority, max_retries, array, nodes,
+    /// gpus_per_node, split, tasks_per_node, mixed_models).
     #[arg(long, short = 'f', value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Job name (default: the program's file name).
     #[arg(long, short = 'J')]
     pub name: Option<String>,
     /// Whole GPUs on one node (default 1); 0 for a CPU-only job, which sees no GPU
-    /// (CUDA_VISIBLE_DEVICES is empty) and runs on any node with room.
+    /// (CUDA_VISIBLE_DEVICES is empty) and runs on any node with room. With --split,
+    /// the total over several nodes.
     #[arg(long, short = 'G')]
     pub gpus: Option<u32>,
+    /// Run on N nodes at once (a gang, e.g. for torchrun or Horovod): every part starts
+    /// together or none does, with MASTER_ADDR, MASTER_PORT, NNODES, NODE_RANK and
+    /// WORLD_SIZE set (docs/distributed.md). Give the GPUs of each with --gpus-per-node.
+    #[arg(long, short = 'N', value_name = "N")]
+    pub nodes: Option<u32>,
+    /// Whole GPUs on each node of a gang (with --nodes); --gpus is then their product.
+    #[arg(long, value_name = "G")]
+    pub gpus_per_node: Option<u32>,
+    /// Let the scheduler split --gpus into equal parts on as few nodes as it can (16 may
+    /// run as 2 x 8 or 4 x 4); without it, --gpus must fit on one node.
+    #[arg(long)]
+    pub split: bool,
+    /// Start K processes on each node, each with RANK, LOCAL_RANK, LOCAL_WORLD_SIZE and
+    /// its own GPUs (K must divide the GPUs per node), as `srun` does for env:// DDP.
+    /// Default: one process per node (a launcher such as torchrun starts the ranks).
+    #[arg(long, value_name = "K")]
+    pub tasks_per_node: Option<u32>,
+    /// A gang's nodes may have different GPU models (default: all the same model).
+    #[arg(long)]
+    pub mixed_models: bool,
     /// A share of one GPU's compute instead of whole GPUs, e.g. 0.25.
     #[arg(long, value_name = "FRACTION")]
     pub gpu_share: Option<f64>,
@@ -124,11 +146,14 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
             .with_context(|| format!("--env {kv:?} must be KEY=VALUE"))?;
         env.insert(k.to_string(), v.to_string());
     }
+    let nodes = args.nodes.or(file.nodes);
+    let gpus_per_node = args.gpus_per_node.or(file.gpus_per_node);
+    let gpus = gang_gpus(args.gpus.or(file.gpus), nodes, gpus_per_node)?;
     let base = JobSubmit {
         name: args.name.clone().or(file.name.clone()),
         command,
         // The server defaults to 1 whole GPU and refuses `gpus` next to a slice.
-        gpus: args.gpus.or(file.gpus),
+        gpus,
         gpu_share: args.gpu_share.or(file.gpu_share),
         gpu_mem: args.gpu_mem.clone().or(file.gpu_mem.clone()),
         mig: args.mig.clone().or(file.mig.clone()),
@@ -158,8 +183,13 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
             args.after.clone()
         },
         client_token: None,
-        // Issue 12 (in progress): flags to come.
-        ..Default::default()
+        // The server checks the combinations (a gang of whole GPUs, K dividing G) and
+        // says what to change; the client only carries what was asked.
+        nodes,
+        gpus_per_node,
+        split: args.split || file.split,
+        tasks_per_node: args.tasks_per_node.or(file.tasks_per_node),
+        mixed_models: args.mixed_models || file.mixed_models,
     };
     // A token unique to this invocation makes a retried call safe (the server
     // deduplicates by it).
@@ -214,6 +244,27 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--gpus` as given, once checked against `--nodes` x `--gpus-per-node`: the API's
+/// `gpus` is their product, so a total that disagrees is a typo caught here, before
+/// anything is submitted. Left out, the server works it out (and says what is wrong when
+/// the gang goes with a share or MIG slice instead of whole GPUs).
+fn gang_gpus(
+    gpus: Option<u32>,
+    nodes: Option<u32>,
+    per_node: Option<u32>,
+) -> anyhow::Result<Option<u32>> {
+    if let (Some(total), Some(n), Some(g)) = (gpus, nodes, per_node) {
+        let product = u64::from(n) * u64::from(g);
+        if u64::from(total) != product {
+            bail!(
+                "--gpus {total} disagrees with --nodes {n} x --gpus-per-node {g} = {product}: \
+                 give --gpus {product}, or drop --gpus (it is the total over all nodes)"
+            );
+        }
+    }
+    Ok(gpus)
+}
+
 /// `--mem` as MiB (see [`gpusched_wire::parse_mib`]).
 fn parse_mem(s: &str) -> anyhow::Result<u64> {
     gpusched_wire::parse_mib(s).map_err(|e| anyhow::anyhow!("--mem {e}"))
@@ -261,6 +312,92 @@ mod tests {
         assert_eq!(jobs[0].walltime_s, Some(120));
         let jobs = build(&args(&["--file", file, "-t", "90"])).unwrap();
         assert_eq!(jobs[0].walltime_s, Some(90));
+    }
+
+    #[test]
+    fn gang_flags_reach_the_submission_and_the_file_fills_what_flags_leave() {
+        let j = &build(&args(&[
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "--tasks-per-node",
+            "2",
+            "--mixed-models",
+            "--cwd",
+            "/",
+            "--",
+            "true",
+        ]))
+        .unwrap()[0];
+        assert_eq!(
+            (j.nodes, j.gpus_per_node, j.gpus, j.tasks_per_node),
+            (Some(2), Some(4), None, Some(2))
+        );
+        assert!(j.mixed_models && !j.split);
+
+        let j = &build(&args(&["-G", "16", "--split", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!(
+            (j.gpus, j.split, j.nodes, j.gpus_per_node),
+            (Some(16), true, None, None)
+        );
+
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "command = \"true\"\ncwd = \"/\"\nnodes = 2\ngpus_per_node = 2\nsplit = false\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        let j = &build(&args(&["-f", file])).unwrap()[0];
+        assert_eq!((j.nodes, j.gpus_per_node, j.gpus), (Some(2), Some(2), None));
+        // A flag overrides the file's field.
+        let j = &build(&args(&["-f", file, "--nodes", "3"])).unwrap()[0];
+        assert_eq!((j.nodes, j.gpus_per_node), (Some(3), Some(2)));
+        // Arrays copy the gang to every element.
+        let js = build(&args(&["-f", file, "--array", "2"])).unwrap();
+        assert!(js
+            .iter()
+            .all(|j| j.nodes == Some(2) && j.gpus_per_node == Some(2)));
+    }
+
+    #[test]
+    fn a_total_that_disagrees_with_the_gang_is_refused() {
+        let e = build(&args(&[
+            "-N",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "-G",
+            "6",
+            "--cwd",
+            "/",
+            "--",
+            "true",
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--gpus 6 disagrees") && e.contains("--gpus 8"),
+            "{e}"
+        );
+        // The same total is fine; without both halves of the gang the server decides.
+        assert!(build(&args(&[
+            "-N",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "-G",
+            "8",
+            "--cwd",
+            "/",
+            "--",
+            "true"
+        ]))
+        .is_ok());
+        let j = &build(&args(&["-N", "2", "-G", "8", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!((j.nodes, j.gpus_per_node, j.gpus), (Some(2), None, Some(8)));
     }
 
     #[test]

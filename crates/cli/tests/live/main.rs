@@ -7,6 +7,7 @@ mod basics;
 mod crash_loop;
 mod faults;
 mod full_disk;
+mod gang;
 mod limits;
 mod logs;
 mod matrix;
