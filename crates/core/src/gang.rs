@@ -92,13 +92,13 @@ pub fn choose_nodes(candidates: &[Candidate], n: usize) -> Option<(Score, Vec<No
     if n == 0 || candidates.len() < n {
         return None;
     }
-    let mut by_switch: BTreeMap<u32, Vec<Candidate>> = BTreeMap::new();
-    for c in candidates {
-        by_switch.entry(c.location.switch).or_default().push(*c);
-    }
-    for v in by_switch.values_mut() {
-        v.sort_by_key(|c| (c.left, c.node));
-    }
+    // Candidates grouped by switch (slices of one sorted list: no allocation per
+    // switch, which matters on large unlabelled clusters), tightest first in each.
+    let mut sorted = candidates.to_vec();
+    sorted.sort_unstable_by_key(|c| (c.location.switch, c.left, c.node));
+    let by_switch: Vec<&[Candidate]> = sorted
+        .chunk_by(|a, b| a.location.switch == b.location.switch)
+        .collect();
     let score_of = |picked: &[Candidate]| {
         let mut switches: Vec<u32> = picked.iter().map(|c| c.location.switch).collect();
         switches.sort_unstable();
@@ -121,23 +121,27 @@ pub fn choose_nodes(candidates: &[Candidate], n: usize) -> Option<(Score, Vec<No
         }
     };
     // 1. One switch.
-    for v in by_switch.values().filter(|v| v.len() >= n) {
+    for v in by_switch.iter().filter(|v| v.len() >= n) {
         consider(&mut best, v[..n].to_vec());
     }
     // 2. The fewest switches of one rack, else of any racks.
     if best.is_none() {
-        let mut racks: BTreeMap<RackKey, Vec<&Vec<Candidate>>> = BTreeMap::new();
-        for v in by_switch.values() {
-            racks.entry(rack_key(v[0].location)).or_default().push(v);
-        }
-        for switches in racks.values() {
-            if let Some(p) = largest_first(switches, n) {
+        let mut racks: Vec<(RackKey, &[Candidate])> = by_switch
+            .iter()
+            .map(|v| (rack_key(v[0].location), *v))
+            .collect();
+        racks.sort_by_key(|r| r.0);
+        for rack in racks.chunk_by(|a, b| a.0 == b.0) {
+            if rack.iter().map(|r| r.1.len()).sum::<usize>() < n {
+                continue;
+            }
+            let switches: Vec<&[Candidate]> = rack.iter().map(|r| r.1).collect();
+            if let Some(p) = largest_first(&switches, n) {
                 consider(&mut best, p);
             }
         }
         if best.is_none() {
-            let all: Vec<&Vec<Candidate>> = by_switch.values().collect();
-            consider(&mut best, largest_first(&all, n)?);
+            consider(&mut best, largest_first(&by_switch, n)?);
         }
     }
     let (score, mut picked) = best?;
@@ -147,12 +151,12 @@ pub fn choose_nodes(candidates: &[Candidate], n: usize) -> Option<(Score, Vec<No
 
 /// `n` candidates from the fewest of `switches` (each sorted tightest first): the
 /// largest switches first, the tightest nodes of each.
-fn largest_first(switches: &[&Vec<Candidate>], n: usize) -> Option<Vec<Candidate>> {
+fn largest_first(switches: &[&[Candidate]], n: usize) -> Option<Vec<Candidate>> {
     if switches.iter().map(|v| v.len()).sum::<usize>() < n {
         return None;
     }
     // Largest first (the fewest switches); among switches of one size, the tightest.
-    let mut order: Vec<&Vec<Candidate>> = switches.to_vec();
+    let mut order: Vec<&[Candidate]> = switches.to_vec();
     order.sort_by_key(|v| {
         let left: u64 = v.iter().take(n).map(|c| u64::from(c.left)).sum();
         (std::cmp::Reverse(v.len()), left, v[0].node)

@@ -425,6 +425,14 @@ fn a_gang_waits_for_whole_nodes_while_small_jobs_backfill_without_delaying_it() 
         c.wait_reason(&whole(7, 1), &[], &ctx),
         WaitReason::Reserved { head: 4, .. }
     ));
+    let WaitReason::Reserved { node, shadow, .. } = c.wait_reason(&whole(7, 1), &[], &ctx) else {
+        unreachable!()
+    };
+    assert_eq!(
+        (node.as_str(), shadow),
+        ("b, a", Some(100.0)),
+        "both nodes, the later shadow"
+    );
     assert!(matches!(
         c.wait_reason(&gang(4, 2, 4), &[], &ctx),
         WaitReason::WaitingForNodes {

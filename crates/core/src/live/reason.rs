@@ -49,9 +49,9 @@ pub enum WaitReason {
         waiting: usize,
     },
     /// `backfill` on nodes: GPUs are free, but the blocked `head` job reserved them on
-    /// `node` (expected free at `shadow`, seconds; `None` when no walltime says): only a
-    /// job whose walltime ends by then, or one that leaves those GPUs alone, starts
-    /// first.
+    /// `node` (a gang's nodes, comma-separated; expected free at `shadow`, seconds;
+    /// `None` when no walltime says): only a job whose walltime ends by then, or one
+    /// that leaves those GPUs alone, starts first.
     Reserved {
         head: u64,
         node: String,
@@ -233,11 +233,17 @@ impl LiveCluster {
     fn order_wait(&self, job: &LiveJob, ctx: &WaitContext) -> WaitReason {
         let ahead = ctx.ahead.get(&job.id).copied().unwrap_or(0);
         if let Some(r) = self.scheduler.node_reservation() {
-            let node = self.nodes.get(r.node.index());
-            if let (true, Some(node)) = (r.head.0 != job.id && ahead > 0, node) {
+            // A gang head reserves several nodes: all of them, named.
+            let names: Vec<&str> = r
+                .nodes
+                .iter()
+                .filter_map(|(n, _)| self.nodes.get(n.index()))
+                .map(|n| n.name.as_str())
+                .collect();
+            if r.head.0 != job.id && ahead > 0 && !names.is_empty() {
                 return WaitReason::Reserved {
                     head: r.head.0,
-                    node: node.name.clone(),
+                    node: names.join(", "),
                     shadow: r.shadow.is_finite().then_some(r.shadow),
                 };
             }
