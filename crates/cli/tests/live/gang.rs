@@ -392,8 +392,6 @@ fn a_killed_agent_requeues_the_whole_gang_once() {
 /// surviving part ignores SIGTERM, so it lives through the server's grace after the stop
 /// order: attempt 2 must not start on its node (its GPUs) before it is gone.
 #[test]
-#[ignore = "fails at server 5878265: a lost node requeues its gang at once (State::lose), \
-            freeing the surviving parts' GPUs while they still run their grace"]
 fn a_lost_gangs_surviving_part_keeps_its_gpus_until_it_has_ended() {
     killed_agent_gang(true);
 }

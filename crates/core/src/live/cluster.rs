@@ -106,6 +106,11 @@ pub struct LiveCluster {
     /// Jobs that reclaimed quota → the nodes where they go first, one per part (see
     /// `claims.rs`).
     pub(super) claims: BTreeMap<u64, Vec<String>>,
+    /// Parts of gangs whose node left while other parts stayed (job, node), since the
+    /// last [`LiveCluster::take_lost_parts`]: the gang keeps the GPUs of the parts that
+    /// stayed until they have stopped, so nothing else starts on GPUs whose process may
+    /// still be in its grace.
+    lost_parts: Vec<(u64, String)>,
 }
 
 impl LiveCluster {
@@ -134,7 +139,16 @@ impl LiveCluster {
             queue_caps: BTreeMap::new(),
             user_caps: BTreeMap::new(),
             claims: BTreeMap::new(),
+            lost_parts: Vec::new(),
         }
+    }
+
+    /// The parts of running gangs that [`LiveCluster::set_nodes`] dropped because their
+    /// node left (job, node name) while the gang's other parts kept their GPUs; the list
+    /// clears. The caller ends those parts as lost and stops the rest; the job's GPUs are
+    /// freed when it ends or is requeued.
+    pub fn take_lost_parts(&mut self) -> Vec<(u64, String)> {
+        std::mem::take(&mut self.lost_parts)
     }
 
     pub fn policy(&self) -> &PolicyConfig {
@@ -403,7 +417,9 @@ impl LiveCluster {
 
     /// Replaces the set of online nodes. Running jobs keep their GPUs (the same
     /// indices); a running job whose node is gone (or lost one of its GPUs) is returned
-    /// so the caller can mark it lost.
+    /// so the caller can mark it lost. A gang that loses some of its nodes is not: it
+    /// keeps the GPUs of its other parts, and the parts it lost are listed by
+    /// [`LiveCluster::take_lost_parts`]; one that loses every node is returned.
     pub fn set_nodes(&mut self, nodes: Vec<LiveNode>) -> Vec<u64> {
         if nodes == self.nodes {
             return Vec::new();
@@ -447,8 +463,8 @@ impl LiveCluster {
                 continue;
             };
             let id = self.jobs[i].spec.id.0;
-            // Every part keeps its node and the indices it held there, or the whole job
-            // (every part of a gang) is orphaned.
+            // Every part keeps its node and the indices it held there, or the job is
+            // orphaned; a gang with some parts left keeps those (see `lost_parts`).
             let kept = self.keep_parts(id, i, &p, &old, &old_book);
             match kept {
                 Some(p) => self.jobs[i].placement = Some(p),
@@ -486,23 +502,39 @@ impl LiveCluster {
     ) -> Option<Placement> {
         let mut trials = Vec::with_capacity(p.parts.len());
         let mut placement = Placement::default();
+        let mut dropped = Vec::new();
+        let gang = p.parts.len() > 1;
         for &(n, k) in &p.parts {
             let name = &old.get(n.index())?.name;
-            let gpus = old_book.get(name)?.whole_of(id);
-            let at = self.node_index(name)?;
-            let mut trial = self.book.get(name)?.clone();
-            if gpus.len() != k as usize || !trial.take_whole(id, &gpus) {
-                return None;
+            let kept = (|| {
+                let gpus = old_book.get(name)?.whole_of(id);
+                let at = self.node_index(name)?;
+                let mut trial = self.book.get(name)?.clone();
+                if gpus.len() != k as usize || !trial.take_whole(id, &gpus) {
+                    return None;
+                }
+                Some((at, trial))
+            })();
+            match kept {
+                Some((at, trial)) => {
+                    trials.push((name.clone(), trial));
+                    placement.parts.push((NodeId(at as u32), k));
+                }
+                // A gang's part whose node left: the others keep their GPUs until they
+                // have stopped (see `lost_parts`).
+                None if gang => dropped.push(name.clone()),
+                None => return None,
             }
-            trials.push((name.clone(), trial));
-            placement.parts.push((NodeId(at as u32), k));
         }
-        if !self.scheduler.occupy_job(&self.jobs[i].spec, &placement) {
+        if placement.parts.is_empty() || !self.scheduler.occupy_job(&self.jobs[i].spec, &placement)
+        {
             return None;
         }
         for (name, trial) in trials {
             self.book.insert(name, trial);
         }
+        self.lost_parts
+            .extend(dropped.into_iter().map(|node| (id, node)));
         Some(placement)
     }
 

@@ -300,7 +300,7 @@ fn restore_parts_is_all_or_nothing() {
 }
 
 #[test]
-fn a_gang_with_any_part_on_a_gone_node_is_orphaned_whole() {
+fn a_gang_that_loses_a_node_keeps_its_other_parts_until_it_is_requeued() {
     let mut c = cluster(PolicyKind::Fifo);
     c.set_nodes(vec![a100("a", 2), a100("b", 2), a100("c", 2)]);
     c.add(&gang(1, 2, 2));
@@ -308,20 +308,47 @@ fn a_gang_with_any_part_on_a_gone_node_is_orphaned_whole() {
     let s = c.pass(1.0, &[]);
     assert_eq!(s.len(), 2);
     let g = s.iter().find(|p| p.job == 1).unwrap();
-    let gone = g.parts[1].node.clone();
+    let (stays, gone) = (g.parts[0].node.clone(), g.parts[1].node.clone());
     let kept: Vec<LiveNode> = c
         .nodes()
         .iter()
         .filter(|n| n.name != gone)
         .cloned()
         .collect();
-    let orphans = c.set_nodes(kept);
-    assert_eq!(orphans, [1], "the gang once, the other job keeps running");
-    assert_eq!(held(&c).len(), 2, "only job 2's GPUs are held");
-    assert!(c.jobs_on(&g.parts[0].node).is_empty());
-    // Requeued, it waits for two nodes: only one is free.
-    c.requeue(1, 2.0);
-    assert!(c.pass(3.0, &[]).is_empty());
+    let orphans = c.set_nodes(kept.clone());
+    assert!(
+        orphans.is_empty(),
+        "a gang with a node left is not orphaned"
+    );
+    assert_eq!(c.take_lost_parts(), [(1, gone.clone())]);
+    assert!(c.take_lost_parts().is_empty(), "said once");
+    // The part that stayed may still be stopping: its GPUs stay held, so nothing starts
+    // on them.
+    assert_eq!(c.jobs_on(&stays), BTreeSet::from([1]));
+    c.add(&whole(3, 2));
+    assert!(
+        c.pass(2.0, &[]).is_empty(),
+        "job 3 waits for the gang's GPUs"
+    );
+    // Requeued once its other part ended, the gang frees them.
+    c.requeue(1, 3.0);
+    assert!(c.jobs_on(&stays).is_empty());
+    assert_eq!(c.whole_free(&stays), 2);
+    // A gang that loses every node is orphaned whole.
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![a100("a", 2), a100("b", 2), a100("c", 2)]);
+    c.add(&gang(1, 2, 2));
+    let s = c.pass(1.0, &[]);
+    let on: Vec<String> = s[0].parts.iter().map(|p| p.node.clone()).collect();
+    let kept: Vec<LiveNode> = c
+        .nodes()
+        .iter()
+        .filter(|n| !on.contains(&n.name))
+        .cloned()
+        .collect();
+    assert_eq!(c.set_nodes(kept), [1]);
+    assert!(c.take_lost_parts().is_empty());
+    assert!(held(&c).is_empty());
     // A gang whose nodes all stay keeps its indices.
     let mut c = cluster(PolicyKind::Fifo);
     c.set_nodes(vec![a100("a", 2), a100("b", 2)]);

@@ -406,6 +406,16 @@ impl State {
         for id in self.queue.set_nodes(live) {
             self.lose(id, "its node left the cluster");
         }
+        // A gang that kept some of its nodes: the part on the node that left is lost, the
+        // others are stopped, and the gang (holding their GPUs until they have) requeues
+        // as one when the last has ended.
+        let now = self.now.ms;
+        for (id, node) in self.queue.take_lost_parts() {
+            let outcome = gpusched_wire::Outcome::Lost {
+                message: format!("its node {node} left the cluster"),
+            };
+            self.gang_part_ended(id, &node, &outcome, now);
+        }
         self.sched_due = true;
     }
 
@@ -757,7 +767,15 @@ impl State {
             }
             for id in jobs {
                 let why = format!("no heartbeat from {name} for {}s", timeout.as_secs_f64());
-                self.lose(id, &why);
+                // A gang's part on the silent node is lost; its other parts are stopped
+                // and keep their GPUs until they have (the core keeps them, see
+                // `LiveCluster::take_lost_parts`), then the gang requeues as one.
+                if self.jobs.get(&id).is_some_and(|j| j.view.parts.len() > 1) {
+                    let outcome = gpusched_wire::Outcome::Lost { message: why };
+                    self.gang_part_ended(id, name, &outcome, self.now.ms);
+                } else {
+                    self.lose(id, &why);
+                }
             }
         }
         self.refresh_nodes();

@@ -282,6 +282,10 @@ fn a_lost_node_requeues_the_gang_once_as_one_unit() {
             Wait(15),
             Tick,
             Round,
+            // n1's part is told to stop; the gang keeps n1's GPU until it has.
+            Poll("n1"),
+            Cancelled("n1", 1),
+            Round,
             Poll("n1"),
             Node("n2", 1),
             Round,
@@ -316,6 +320,10 @@ fn a_lost_node_requeues_the_gang_once_as_one_unit() {
             n1 polls: run 1#1 [0] rank 0/2 master 10.0.0.1:29500 hosts 10.0.0.1*1 10.0.0.2*1; cancel -; preempt -
             15s pass
             tick
+            round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was lost: no heartbeat from n2 for 30s; stopping the other part
+            n1 polls: run -; cancel 1#1; preempt -
+            n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
             job 1 pending #2: requeued after attempt 1 on n1, n2 was lost: no heartbeat from n2 for 30s
             n1 polls: run -; cancel -; preempt -
