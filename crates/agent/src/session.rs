@@ -636,6 +636,8 @@ async fn reporter(
             node: sh.cfg.name.clone(),
             instance: inst,
             events: events.clone(),
+            // Issue 13 (in progress): samples to come.
+            telemetry: None,
         };
         let url = format!("{}/api/agent/report", sh.cfg.server);
         match sh

@@ -227,6 +227,11 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
         }
         Cmd::Report(rep, r) => {
             let v = state.report(&rep.node, &rep.instance, &rep.events);
+            if v.is_ok() {
+                if let Some(t) = &rep.telemetry {
+                    state.telemetry(&rep.node, t);
+                }
+            }
             answer(out, r, v)
         }
         // Ticks are taken out of the round in `run`, after the other commands.

@@ -228,4 +228,8 @@ pub struct Report {
     pub node: String,
     pub instance: String,
     pub events: Vec<RunEvent>,
+    /// The node's latest GPU samples (sent with event reports, and on their own every
+    /// `--telemetry-interval` when no event goes out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::telemetry::NodeTelemetry>,
 }

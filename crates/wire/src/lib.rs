@@ -16,6 +16,7 @@ pub mod jobfile;
 pub mod node;
 pub mod resource;
 pub mod slice;
+pub mod telemetry;
 pub mod text;
 pub mod usage;
 
@@ -36,6 +37,7 @@ pub use slice::{
     milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,
     MIB_PATTERN,
 };
+pub use telemetry::{Drain, DrainRequest, GpuHealth, GpuSample, NodeTelemetry, XidEvent};
 pub use text::{agree, count, count_as};
 pub use usage::{UsageQuery, UsageReport, UsageRow};
 

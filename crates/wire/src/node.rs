@@ -143,6 +143,15 @@ pub struct NodeView {
     /// How its GPUs are linked, pair by pair.
     #[serde(default)]
     pub gpu_links: Vec<crate::gang::GpuLink>,
+    /// An operator's drain, if the node is drained (nothing new starts there).
+    #[serde(default)]
+    pub drain: Option<crate::telemetry::Drain>,
+    /// Each GPU's health (by NVML index; a GPU absent here is healthy).
+    #[serde(default)]
+    pub gpu_health: std::collections::BTreeMap<u32, crate::telemetry::GpuHealth>,
+    /// The latest GPU samples its agent reported.
+    #[serde(default)]
+    pub telemetry: Option<crate::telemetry::NodeTelemetry>,
     /// Milliseconds since the agent was last heard from.
     pub last_seen_ms_ago: u64,
     pub agent_version: String,

@@ -201,6 +201,13 @@ impl State {
         Ok(())
     }
 
+    /// Keeps a node's latest GPU samples (shown in `nodes`, exported as metrics).
+    pub fn telemetry(&mut self, node: &str, t: &gpusched_wire::NodeTelemetry) {
+        if let Some(n) = self.nodes.get_mut_unstored(node) {
+            n.telemetry = Some(t.clone());
+        }
+    }
+
     /// Applies what a node says happened. Events about an attempt that is not the job's
     /// current one on this node are stale (a retried report, a requeued job) and ignored.
     fn apply_events(&mut self, node: &str, events: &[RunEvent]) {

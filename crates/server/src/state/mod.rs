@@ -80,6 +80,9 @@ pub struct NodeEntry {
     /// Generation of the node's desired state; bumped on every change.
     pub gen: u64,
     pub watch: watch::Sender<u64>,
+    /// The latest GPU samples its agent reported (not stored: the next report brings
+    /// fresh ones).
+    pub telemetry: Option<gpusched_wire::NodeTelemetry>,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -790,6 +793,7 @@ impl NodeEntry {
             last_seen: now,
             gen: 0,
             watch: watch::channel(0).0,
+            telemetry: None,
         }
     }
 }
