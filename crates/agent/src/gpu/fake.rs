@@ -262,6 +262,7 @@ impl GpuLibrary for FakeNvml {
             memory_total_bytes: device.memory_mib * 1024 * 1024,
             pci_bus_id: fake_pci_bus_id(index),
             mig_mode_current: device.mig_mode_current,
+            minor_number: Some(index),
         })
     }
 

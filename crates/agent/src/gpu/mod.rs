@@ -41,6 +41,8 @@ pub struct DeviceFacts {
     /// Whether MIG is enabled now; `None` where the device does not support MIG or the
     /// library does not report it.
     pub mig_mode_current: Option<bool>,
+    /// The device file's minor number (`/dev/nvidiaN`); `None` where NVML does not say.
+    pub minor_number: Option<u32>,
 }
 
 /// One GPU instance of a GPU in MIG mode, with the compute instance that spans it.

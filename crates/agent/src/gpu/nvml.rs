@@ -137,6 +137,7 @@ impl GpuLibrary for NvmlLibrary {
                 Some(m) => m.mig_mode(index)?,
                 None => None,
             },
+            minor_number: device.minor_number().ok(),
         })
     }
 
