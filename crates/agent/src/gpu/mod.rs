@@ -16,6 +16,7 @@ pub mod fake;
 pub mod fake_telemetry;
 pub mod nvml;
 mod nvml_mig;
+mod nvml_sample;
 pub mod sample;
 pub mod topology;
 
