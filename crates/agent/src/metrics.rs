@@ -42,7 +42,8 @@ const SPAWN_BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 4.0, 16.0,
 ];
 
-/// Integer DCGM fields: name, help, and how to read it from a reading.
+/// Integer DCGM fields: name, help (without its final period: the encoder adds one),
+/// and how to read it from a reading.
 struct IntField {
     name: &'static str,
     help: &'static str,
@@ -60,72 +61,72 @@ fn flag(v: Option<bool>) -> Option<i64> {
 const INT_FIELDS: [IntField; 14] = [
     IntField {
         name: "DCGM_FI_DEV_GPU_UTIL",
-        help: "GPU utilization (in %).",
+        help: "GPU utilization (in %)",
         read: |r| r.util_pct.map(i64::from),
     },
     IntField {
         name: "DCGM_FI_DEV_FB_USED",
-        help: "Framebuffer memory used (in MiB).",
+        help: "Framebuffer memory used (in MiB)",
         read: |r| int(r.mem_used_mib),
     },
     IntField {
         name: "DCGM_FI_DEV_FB_FREE",
-        help: "Framebuffer memory free (in MiB).",
+        help: "Framebuffer memory free (in MiB)",
         read: |r| int(r.mem_free_mib),
     },
     IntField {
         name: "DCGM_FI_DEV_GPU_TEMP",
-        help: "GPU temperature (in C).",
+        help: "GPU temperature (in C)",
         read: |r| r.temp_c.map(i64::from),
     },
     IntField {
         name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-        help: "Total energy consumption since boot (in mJ).",
+        help: "Total energy consumption since boot (in mJ)",
         read: |r| int(r.energy_mj),
     },
     IntField {
         name: "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-        help: "Current clock throttle reasons (NVML's bitmask).",
+        help: "Current clock throttle reasons (NVML's bitmask)",
         read: |r| int(r.throttle_reasons),
     },
     IntField {
         name: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
-        help: "Total number of single-bit volatile ECC errors.",
+        help: "Total number of single-bit volatile ECC errors",
         read: |r| int(r.ecc_corrected),
     },
     IntField {
         name: "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-        help: "Total number of double-bit volatile ECC errors.",
+        help: "Total number of double-bit volatile ECC errors",
         read: |r| int(r.ecc_uncorrected),
     },
     IntField {
         name: "DCGM_FI_DEV_RETIRED_SBE",
-        help: "Total number of retired pages due to single-bit errors.",
+        help: "Total number of retired pages due to single-bit errors",
         read: |r| int(r.retired_sbe),
     },
     IntField {
         name: "DCGM_FI_DEV_RETIRED_DBE",
-        help: "Total number of retired pages due to double-bit errors.",
+        help: "Total number of retired pages due to double-bit errors",
         read: |r| int(r.retired_dbe),
     },
     IntField {
         name: "DCGM_FI_DEV_RETIRED_PENDING",
-        help: "Whether pages are pending retirement (1) or not (0).",
+        help: "Whether pages are pending retirement (1) or not (0)",
         read: |r| flag(r.retired_pending),
     },
     IntField {
         name: "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
-        help: "Number of remapped rows for correctable errors.",
+        help: "Number of remapped rows for correctable errors",
         read: |r| int(r.remapped_correctable),
     },
     IntField {
         name: "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-        help: "Number of remapped rows for uncorrectable errors.",
+        help: "Number of remapped rows for uncorrectable errors",
         read: |r| int(r.remapped_uncorrectable),
     },
     IntField {
         name: "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-        help: "Whether remapping of rows has failed.",
+        help: "Whether remapping of rows has failed",
         read: |r| flag(r.remap_failed),
     },
 ];
@@ -159,39 +160,39 @@ impl AgentMetrics {
         let power = FloatFamily::default();
         registry.register(
             "DCGM_FI_DEV_POWER_USAGE",
-            "Power draw (in W).",
+            "Power draw (in W)",
             power.clone(),
         );
         let xid = IntFamily::default();
         registry.register(
             "DCGM_FI_DEV_XID_ERRORS",
-            "Value of the last XID error encountered.",
+            "Value of the last XID error encountered",
             xid.clone(),
         );
         let spawn = Histogram::new(SPAWN_BUCKETS);
         registry.register(
             "gpusched_agent_spawn_seconds",
             "Time from a job's launch order reaching the agent to its processes running \
-             (journal written, forked), seconds.",
+             (journal written, forked), seconds",
             spawn.clone(),
         );
         let jobs_running = Gauge::default();
         registry.register(
             "gpusched_agent_jobs_running",
-            "Job attempts with live processes on this node.",
+            "Job attempts with live processes on this node",
             jobs_running.clone(),
         );
         let reports = Family::<Labels, Counter>::default();
         registry.register(
             "gpusched_agent_reports",
             "Reports the server acknowledged, by what they carried: kind=\"events\" (job \
-             events, with telemetry) or kind=\"telemetry\" (telemetry alone).",
+             events, with telemetry) or kind=\"telemetry\" (telemetry alone)",
             reports.clone(),
         );
         let samples = Counter::default();
         registry.register(
             "gpusched_agent_telemetry_passes",
-            "Telemetry passes over the node's GPUs.",
+            "Telemetry passes over the node's GPUs",
             samples.clone(),
         );
         let labels = facts
@@ -387,6 +388,8 @@ mod tests {
         m.reported(false);
         let text = m.encode(3);
         assert!(text.contains("# TYPE DCGM_FI_DEV_GPU_TEMP gauge"), "{text}");
+        // DCGM exporter's help text, verbatim (the encoder ends it with the period).
+        assert!(text.contains("# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"));
         assert!(text.contains("# TYPE gpusched_agent_spawn_seconds histogram"));
         assert!(text.trim_end().ends_with("# EOF"));
         let lines = parse(&text);
