@@ -62,11 +62,11 @@ impl Telemetry {
             urgent |= r.lost && !was_lost;
             s.latest.insert(r.index, sample);
         }
-        // Quiet: nothing acknowledged since the pass before (or ever).
+        // Quiet: nothing acknowledged since the pass before; the first pass always is
+        // (whatever went out before it carried no samples).
         let quiet = match (s.last_sent, s.prev_pass) {
-            (None, _) => true,
             (Some(sent), Some(prev)) => sent <= prev,
-            (Some(_), None) => false,
+            _ => true,
         };
         s.prev_pass = Some(now);
         if (urgent || quiet) && !s.latest.is_empty() && s.due_since.is_none() {
@@ -155,6 +155,8 @@ mod tests {
         let t0 = Instant::now();
         let at = |s: u64| t0 + Duration::from_secs(s);
         assert!(t.snapshot().is_none());
+        // A report (job events) before any pass carries no samples.
+        t.acknowledged(None, at(0));
         // The first pass: due (the server has nothing yet).
         assert!(t.record(&[reading(0, None, false)], at(0)));
         let (tel, sent) = t.snapshot().unwrap();
