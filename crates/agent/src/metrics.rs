@@ -173,7 +173,7 @@ impl AgentMetrics {
         registry.register(
             "gpusched_agent_spawn_seconds",
             "Time from a job's launch order reaching the agent to its processes running \
-             (journal written, forked), seconds",
+             (slice prepared, journal written, forked), seconds",
             spawn.clone(),
         );
         let jobs_running = Gauge::default();

@@ -5,6 +5,10 @@
 //!
 //! Nothing is lost across crashes: an attempt's end sits in the outbox until the server
 //! has acknowledged it (and on disk, `outcome.json` without `acked`, until then too).
+//!
+//! GPU telemetry rides on the reports: a sampling loop reads the GPUs every
+//! `--telemetry-interval` and wakes the reporter only when a report is due on its
+//! account (see [`crate::telemetry`]); every report carries the latest samples.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -523,6 +527,8 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
         if sh.launcher.seen(launch.attempt_ref()) {
             continue;
         }
+        // Spawn latency counts the slice's preparation (a MIG instance may be created).
+        let began = Instant::now();
         let launch = match sh.slices.prepare(launch) {
             Ok(l) => l,
             Err(message) => {
@@ -546,7 +552,6 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
             }
         };
         let launch = &launch;
-        let began = Instant::now();
         match sh.launcher.start(launch, &sh.cfg.gpus) {
             Ok(()) if sh.launcher.running().contains(&launch.attempt_ref()) => {
                 sh.metrics.spawned(began.elapsed().as_secs_f64());
