@@ -42,6 +42,10 @@ const SPAWN_BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 4.0, 16.0,
 ];
 
+/// Telemetry pass buckets, seconds: 10 µs (the fake) to 2.5 s (a GPU whose driver
+/// stalls; NVML's calls are tens of µs each on a healthy one).
+const PASS_BUCKETS: [f64; 9] = [0.00001, 0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 2.5];
+
 /// Integer DCGM fields: name, help (without its final period: the encoder adds one),
 /// and how to read it from a reading.
 struct IntField {
@@ -144,7 +148,7 @@ pub struct AgentMetrics {
     spawn: Histogram,
     jobs_running: Gauge,
     reports: Family<Labels, Counter>,
-    samples: Counter,
+    passes: Histogram,
 }
 
 impl AgentMetrics {
@@ -189,11 +193,12 @@ impl AgentMetrics {
              events, with telemetry) or kind=\"telemetry\" (telemetry alone)",
             reports.clone(),
         );
-        let samples = Counter::default();
+        let passes = Histogram::new(PASS_BUCKETS);
         registry.register(
-            "gpusched_agent_telemetry_passes",
-            "Telemetry passes over the node's GPUs",
-            samples.clone(),
+            "gpusched_agent_telemetry_pass_seconds",
+            "Time one telemetry pass over the node's GPUs took (NVML calls, or the fake's \
+             model), seconds",
+            passes.clone(),
         );
         let labels = facts
             .iter()
@@ -210,7 +215,7 @@ impl AgentMetrics {
             spawn,
             jobs_running,
             reports,
-            samples,
+            passes,
         }
     }
 
@@ -223,10 +228,10 @@ impl AgentMetrics {
         })
     }
 
-    /// Takes one pass's readings: each series set, or removed where the GPU is lost or
-    /// the reading unsupported.
-    pub fn observe(&self, readings: &[GpuReading]) {
-        self.samples.inc();
+    /// Takes one pass's readings, which took `secs`: each series set, or removed where
+    /// the GPU is lost or the reading unsupported.
+    pub fn observe(&self, readings: &[GpuReading], secs: f64) {
+        self.passes.observe(secs);
         let mut last_xid = self.last_xid.lock().unwrap_or_else(|p| p.into_inner());
         for r in readings {
             let labels = self.labels_of(r.index);
@@ -375,12 +380,12 @@ mod tests {
         let facts: Vec<_> = (0..2).map(|i| lib.device(i).unwrap()).collect();
         let m = AgentMetrics::new("gpu-07", &facts);
         let busy = BTreeSet::from([1]);
-        m.observe(&lib.sample(&[0, 1], &busy, 1_000_000));
+        m.observe(&lib.sample(&[0, 1], &busy, 1_000_000), 0.002);
         let mut second = lib.sample(&[0, 1], &busy, 1_005_000);
         second[0]
             .xids
             .push(gpusched_wire::XidEvent { code: 79, at_ms: 1 });
-        m.observe(&second);
+        m.observe(&second, 0.0004);
         m.spawned(0.004);
         m.spawned(0.3);
         m.reported(true);
@@ -468,12 +473,21 @@ mod tests {
             BTreeMap::from([("events", 1.0), ("telemetry", 2.0)])
         );
         assert_eq!(
-            find(&lines, "gpusched_agent_telemetry_passes_total", None)[0].2,
+            find(&lines, "gpusched_agent_telemetry_pass_seconds_count", None)[0].2,
             2.0
         );
+        let pass_le = |b: &str| {
+            lines
+                .iter()
+                .find(|(n, l, _)| {
+                    n == "gpusched_agent_telemetry_pass_seconds_bucket" && l["le"] == b
+                })
+                .map(|x| x.2)
+        };
+        assert_eq!((pass_le("0.001"), pass_le("0.005")), (Some(1.0), Some(2.0)));
 
         // GPU 0 falls off the bus: its readings go, its last Xid stays.
-        m.observe(&[GpuReading::lost(0, 1_010_000)]);
+        m.observe(&[GpuReading::lost(0, 1_010_000)], 0.001);
         let lines = parse(&m.encode(0));
         assert!(find(&lines, "DCGM_FI_DEV_GPU_TEMP", Some("0")).is_empty());
         assert_eq!(find(&lines, "DCGM_FI_DEV_GPU_TEMP", Some("1")).len(), 1);

@@ -739,6 +739,7 @@ async fn sample_loop(sh: Arc<Shared>, interval: Duration) {
     loop {
         tick.tick().await;
         let busy = busy_gpus(&sh);
+        let began = Instant::now();
         let pass = {
             let sh = sh.clone();
             tokio::task::spawn_blocking(move || {
@@ -752,7 +753,7 @@ async fn sample_loop(sh: Arc<Shared>, interval: Duration) {
                 continue;
             }
         };
-        sh.metrics.observe(&readings);
+        sh.metrics.observe(&readings, began.elapsed().as_secs_f64());
         if sh.telemetry.record(&readings, Instant::now()) {
             sh.outbox.wake.send_modify(|n| *n += 1);
         }

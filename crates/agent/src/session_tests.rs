@@ -391,8 +391,8 @@ async fn reports_carry_gpu_samples_alone_or_with_events_and_each_xid_arrives_onc
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = scrape(&metrics_url).await;
     let reports = state.lock().unwrap().reports.len() - reports_before;
-    let passes = metric(&after, "gpusched_agent_telemetry_passes_total", None)
-        - metric(&before, "gpusched_agent_telemetry_passes_total", None);
+    let passes = metric(&after, "gpusched_agent_telemetry_pass_seconds_count", None)
+        - metric(&before, "gpusched_agent_telemetry_pass_seconds_count", None);
     assert!(passes >= 2.0, "{passes} passes in 2 s at 200 ms");
     assert!(
         reports as f64 <= passes + 1.0,
