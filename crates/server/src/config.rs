@@ -46,6 +46,35 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Where nodes sit (`--topology FILE`), over what their agents say.
     pub topology: crate::live_map::Topology,
+    /// A GPU hotter than this (degrees C) is unhealthy (`--gpu-temp-limit`).
+    pub gpu_temp_limit_c: u32,
+    /// What happens to jobs on a GPU found unhealthy (`--unhealthy-jobs`).
+    pub unhealthy_jobs: UnhealthyJobs,
+}
+
+/// What happens to the jobs on a GPU found unhealthy.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum UnhealthyJobs {
+    /// They run on until they end; nothing new starts on the GPU.
+    #[default]
+    Finish,
+    /// They are requeued through the preemption path (checkpoint signal, grace; no
+    /// retry used).
+    Requeue,
+}
+
+impl UnhealthyJobs {
+    /// `finish` or `requeue`, as `--unhealthy-jobs` takes it.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "finish" => Ok(UnhealthyJobs::Finish),
+            "requeue" => Ok(UnhealthyJobs::Requeue),
+            _ => Err(format!(
+                "--unhealthy-jobs {s:?}: use `finish` (jobs on a failed GPU run on) or \
+                 `requeue` (they are preempted with the checkpoint contract and requeued)"
+            )),
+        }
+    }
 }
 
 /// What protects the server from one client's mistake or flood. Each refusal names the
@@ -110,6 +139,8 @@ impl ServerConfig {
             private_jobs: false,
             limits: Limits::default(),
             topology: Default::default(),
+            gpu_temp_limit_c: 90,
+            unhealthy_jobs: UnhealthyJobs::Finish,
         }
     }
 

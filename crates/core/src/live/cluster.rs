@@ -450,6 +450,11 @@ impl LiveCluster {
         let old = std::mem::replace(&mut self.nodes, nodes);
         self.scheduler.set_cluster(&cluster);
         self.scheduler.set_locations(locations);
+        let drained: Vec<NodeId> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].drained.is_some())
+            .map(|i| NodeId(i as u32))
+            .collect();
+        self.scheduler.close_nodes(&drained);
         let old_book = std::mem::replace(
             &mut self.book,
             self.nodes
@@ -546,13 +551,33 @@ impl LiveCluster {
         if self.nodes.is_empty() {
             return Vec::new();
         }
+        // GPUs out of placement (unhealthy, or on a drained node) are held in the
+        // whole-GPU scheduler for the pass, so its free counts are the book's.
+        let out = self.hold_out_of_service();
         let (mut starts, holds) = self.serve_claims(now);
         starts.extend(self.slice_pass(now, share_target));
         starts.extend(self.whole_pass(now));
-        for hold in &holds {
+        for hold in holds.iter().chain(&out) {
             self.unhold(hold);
         }
         starts
+    }
+
+    /// Holds every free GPU that is out of placement (see [`NodeSlices::out_free`]) in
+    /// the whole-GPU scheduler; lift the holds after the pass. They are few, and they
+    /// change only when a node's health or drain does, so holding them per pass costs a
+    /// walk of the nodes with anything out.
+    fn hold_out_of_service(&mut self) -> Vec<Placement> {
+        let out: Vec<(String, u32)> = self
+            .book
+            .iter()
+            .filter(|(_, b)| !b.out.is_empty())
+            .map(|(name, b)| (name.clone(), b.out_free()))
+            .filter(|&(_, k)| k > 0)
+            .collect();
+        out.into_iter()
+            .filter_map(|(name, k)| self.hold(&name, k))
+            .collect()
     }
 
     /// The whole-GPU part of a pass: the scheduler's starts, with their GPU indices.
@@ -686,10 +711,11 @@ impl LiveCluster {
         let whole_held = self.whole_by_queue();
         let mut slice_held = self.slice_milli_by_queue();
         // One snapshot per pass; a node is refreshed only when a job lands on it.
+        // Drained nodes and unhealthy GPUs are left out of the snapshot.
         let mut nodes: Vec<(String, NodeSlices)> = self
             .nodes
             .iter()
-            .filter_map(|n| Some((n.name.clone(), self.book.get(&n.name)?.clone())))
+            .filter_map(|n| Some((n.name.clone(), self.book.get(&n.name)?.placeable()?)))
             .collect();
         for i in waiting {
             let job = &self.slice_jobs[i];
@@ -707,8 +733,8 @@ impl LiveCluster {
             }
             if self.occupy_slice(&node, i, &at) {
                 *slice_held.entry(queue).or_insert(0) += u64::from(at.milli);
-                if let Some(b) = self.book.get(&node) {
-                    nodes[k].1 = b.clone();
+                if let Some(b) = self.book.get(&node).and_then(NodeSlices::placeable) {
+                    nodes[k].1 = b;
                 }
                 self.slice_jobs[i].at = Some((node.clone(), at.clone()));
                 starts.push(LivePlacement::one(id, &node, vec![at.gpu], Some(at)));

@@ -21,10 +21,12 @@ fn node(name: &str, n: u32, model: &str) -> LiveNode {
                 model: model.into(),
                 mem_mib: 81920,
                 mig: None,
+                unhealthy: None,
             })
             .collect(),
         resources: BTreeMap::new(),
         topology: Default::default(),
+        drained: None,
     }
 }
 

@@ -35,6 +35,9 @@ pub enum WaitReason {
     UserAtCap { held: u64, cap: u32 },
     /// No online node has enough GPUs (of its model) at all.
     NoNodeCanHold { gpus: u32, model: Option<String> },
+    /// Nodes that could hold it exist, but every one is out of service now: drained,
+    /// or with too many unhealthy GPUs. Each such node with why, in name order.
+    OutOfService { nodes: Vec<(String, String)> },
     /// Nodes with its GPUs exist, but none has the CPUs, memory or generic resources it
     /// asks for together with them.
     NoNodeHasRoom,
@@ -97,6 +100,9 @@ pub struct WaitContext {
     /// The online nodes by (GPU model, whole-GPU capacity), with the most whole GPUs
     /// free on one of them: a job's reason looks at these few kinds, not at every node.
     kinds: BTreeMap<(String, u32), u32>,
+    /// GPU model → the most GPUs new whole-GPU jobs may use on one node that is not
+    /// drained (healthy, not in MIG mode).
+    usable: BTreeMap<String, u32>,
 }
 
 impl LiveCluster {
@@ -109,13 +115,19 @@ impl LiveCluster {
             }
         }
         let mut kinds: BTreeMap<(String, u32), u32> = BTreeMap::new();
+        let mut usable: BTreeMap<String, u32> = BTreeMap::new();
         for n in &self.nodes {
+            if n.drained.is_none() {
+                let most = usable.entry(n.model.clone()).or_default();
+                *most = (*most).max(n.usable_whole_gpus());
+            }
             let free = self.whole_free(&n.name);
             let most = kinds.entry((n.model.clone(), n.whole_gpus())).or_default();
             *most = (*most).max(free);
         }
         WaitContext {
             kinds,
+            usable,
             queue_milli: self.queue_milli(),
             user_milli,
             waiting: self.waiting(),
@@ -195,6 +207,20 @@ impl LiveCluster {
                 gpus: job.gpus,
                 model: job.model.clone(),
             };
+        }
+        let in_service = ctx
+            .usable
+            .iter()
+            .any(|(m, &u)| model.is_none_or(|p| m.starts_with(p)) && u >= job.gpus);
+        if !in_service {
+            // Rare (nodes out of service), so every node is looked at.
+            let nodes = self
+                .nodes
+                .iter()
+                .filter(|n| n.has_model(model) && n.whole_gpus() >= job.gpus)
+                .filter_map(|n| Some((n.name.clone(), n.out_of_service()?)))
+                .collect();
+            return WaitReason::OutOfService { nodes };
         }
         let ask = Amount {
             cpu_milli: job.cpu_milli,
