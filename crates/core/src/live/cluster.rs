@@ -111,6 +111,9 @@ pub struct LiveCluster {
     /// stayed until they have stopped, so nothing else starts on GPUs whose process may
     /// still be in its grace.
     lost_parts: Vec<(u64, String)>,
+    /// Each node's GPUs' latest load (utilisation, temperature), the tie-break of
+    /// [`super::gpus::pick`]; kept apart from the nodes so a sample never rebuilds them.
+    loads: BTreeMap<String, super::gpus::Loads>,
 }
 
 impl LiveCluster {
@@ -140,6 +143,7 @@ impl LiveCluster {
             user_caps: BTreeMap::new(),
             claims: BTreeMap::new(),
             lost_parts: Vec::new(),
+            loads: BTreeMap::new(),
         }
     }
 
@@ -169,6 +173,16 @@ impl LiveCluster {
     /// The online nodes, as last set.
     pub fn nodes(&self) -> &[LiveNode] {
         &self.nodes
+    }
+
+    /// A node's GPUs' latest load, from its agent's samples: among GPU sets that are
+    /// linked alike, starts prefer the coolest, least loaded ones ([`super::gpus`]).
+    pub fn set_gpu_loads(&mut self, node: &str, loads: super::gpus::Loads) {
+        if loads.is_empty() {
+            self.loads.remove(node);
+        } else {
+            self.loads.insert(node.to_string(), loads);
+        }
     }
 
     /// Records the UUID an agent reported for a job's MIG instance.
@@ -373,7 +387,9 @@ impl LiveCluster {
     pub(super) fn pick_free(&self, node: &str, k: u32) -> Option<Vec<u32>> {
         let free: Vec<u32> = self.book.get(node)?.whole_free().collect();
         let topo = &self.nodes.iter().find(|n| n.name == node)?.topology;
-        super::gpus::pick(&free, k as usize, topo)
+        let none = super::gpus::Loads::new();
+        let loads = self.loads.get(node).unwrap_or(&none);
+        super::gpus::pick(&free, k as usize, topo, loads)
     }
 
     /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed

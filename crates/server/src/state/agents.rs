@@ -215,6 +215,20 @@ impl State {
         if let Some(n) = self.nodes.get_mut_unstored(node) {
             n.telemetry = Some(t.clone());
         }
+        // The core's tie-break between GPUs linked alike: the coolest, least loaded.
+        let loads = t
+            .gpus
+            .iter()
+            .filter(|s| !s.lost)
+            .map(|s| {
+                let load = gpusched_core::live::GpuLoad {
+                    util_pct: s.util_pct.unwrap_or(0),
+                    temp_c: s.temp_c.unwrap_or(0),
+                };
+                (s.index, load)
+            })
+            .collect();
+        self.queue.set_gpu_loads(node, loads);
         self.judge_samples(node, t);
     }
 

@@ -211,6 +211,8 @@ fn unhealthy_jobs_requeue_preempts_the_jobs_on_the_failed_gpu() {
             RequeueUnhealthy,
             Node("n1", 2),
             Round,
+            // GPU 0 is sampled at 50 C, GPU 1 not at all: the first job takes the
+            // cooler GPU 1 (the core's tie-break between GPUs linked alike).
             Sample("n1", 0, "ecc=0"),
             Submit("alice", "gpus=1"),
             Submit("alice", "gpus=1"),
@@ -221,7 +223,7 @@ fn unhealthy_jobs_requeue_preempts_the_jobs_on_the_failed_gpu() {
             Sample("n1", 0, "ecc=1"),
             Round,
             Poll("n1"),
-            Preempted("n1", 1),
+            Preempted("n1", 2),
             Round,
             Nodes,
         ],
@@ -233,20 +235,20 @@ fn unhealthy_jobs_requeue_preempts_the_jobs_on_the_failed_gpu() {
             alice submits gpus=1: ok 1
             alice submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 starting on n1 [1] #1: sent to n1
+            job 1 starting on n1 [1] #1: sent to n1
+            job 2 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             n1 reports 2 started: ok
             round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
-            job 2 running on n1 [1] #1: running on n1
+            job 1 running on n1 [1] #1: running on n1
+            job 2 running on n1 [0] #1: running on n1
             n1 reports GPU 0 ecc=1: ok
-            round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
-            job 1 running on n1 [0] #1: being requeued: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
-            n1 polls: run 2#1 [1]; cancel -; preempt 1#1
-            n1 reports 1 preempted: ok
-            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 pending #2: requeued without using a retry: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
+            round: wrote jobs 2 nodes n1 tokens -; woke n1; ended -
+            job 2 running on n1 [0] #1: being requeued: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
+            n1 polls: run 1#1 [1]; cancel -; preempt 2#1
+            n1 reports 2 preempted: ok
+            round: wrote jobs 2 nodes - tokens -; woke n1; ended -
+            job 2 pending #2: requeued without using a retry: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
             nodes: n1 drain -; unhealthy 0:1 uncorrectable ECC error
         ",
     );
