@@ -1,7 +1,8 @@
 //! The gpusched node agent's building blocks: finding the node's GPUs ([`gpu`]), keeping
 //! a durable record of every job attempt it was given ([`jobdir`]), and running those
 //! attempts as processes ([`launcher`]), with their share of a GPU or MIG instance made
-//! ready first ([`slices`]).
+//! ready first ([`slices`]); sampling its GPUs for the server ([`telemetry`]) and for
+//! Prometheus ([`metrics`]).
 
 #[doc(hidden)]
 pub mod fuzz_entry;
@@ -9,7 +10,9 @@ pub mod gpu;
 pub mod jobdir;
 pub mod launcher;
 pub mod logs;
+pub mod metrics;
 pub mod ports;
 mod route;
 pub mod session;
 pub mod slices;
+pub mod telemetry;

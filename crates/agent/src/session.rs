@@ -20,7 +20,9 @@ use reqwest::StatusCode;
 use tokio::sync::{mpsc, watch};
 
 use crate::launcher::{EventSink, Launcher};
+use crate::metrics::AgentMetrics;
 use crate::slices::SliceSetup;
+use crate::telemetry::Telemetry;
 
 #[derive(Clone, Debug)]
 pub struct AgentConfig {
@@ -54,6 +56,10 @@ pub struct AgentConfig {
     pub advertise_addr: Option<String>,
     /// Where the node sits (`--switch`, `--rack`).
     pub location: gpusched_wire::NodeLocation,
+    /// How often the GPUs are sampled (`--telemetry-interval`); zero: never.
+    pub telemetry_interval: Duration,
+    /// Where to serve Prometheus metrics (`--metrics-listen`); `None`: nowhere.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// Events not yet acknowledged by the server, oldest first, and a counter that wakes
@@ -110,6 +116,11 @@ struct Shared {
     advertise: Mutex<Option<String>>,
     /// How the node's GPUs are linked, read once at start.
     gpu_links: Vec<gpusched_wire::GpuLink>,
+    /// Samples and Xids not yet acknowledged by the server.
+    telemetry: Telemetry,
+    metrics: Arc<AgentMetrics>,
+    /// The GPUs of each attempt started in this life (the fake device's load).
+    launched_gpus: Mutex<BTreeMap<AttemptRef, Vec<u32>>>,
 }
 
 /// Runs the agent until `shutdown` fires; then stops every job (SIGTERM to its process
@@ -196,6 +207,14 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         .build()
         .context("cannot build the HTTP client")?;
     let gpu_links = cfg.control.links(&cfg.gpus);
+    let metrics = Arc::new(AgentMetrics::new(&cfg.name, &cfg.control.facts(&cfg.gpus)));
+    let metrics_listener =
+        match cfg.metrics_listen {
+            Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.with_context(|| {
+                format!("cannot listen for metrics on {addr} (--metrics-listen)")
+            })?),
+            None => None,
+        };
     if let Some(addr) = &cfg.advertise_addr {
         launcher.set_advertise_addr(addr);
     }
@@ -210,7 +229,30 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         log_url,
         log_token,
         last_contact: Mutex::new(Instant::now()),
+        telemetry: Telemetry::default(),
+        metrics,
+        launched_gpus: Mutex::default(),
     });
+    if let Some(listener) = metrics_listener {
+        let running = {
+            let sh = shared.clone();
+            move || sh.launcher.running().len()
+        };
+        let app = crate::metrics::router(shared.metrics.clone(), running);
+        tracing::info!(
+            "serving metrics on http://{}/metrics",
+            listener.local_addr()?
+        );
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!("metrics server stopped: {e}");
+            }
+        });
+    }
+    let interval = shared.cfg.telemetry_interval;
+    if !interval.is_zero() && shared.cfg.control.0.is_some() && !shared.cfg.gpus.is_empty() {
+        tokio::spawn(sample_loop(shared.clone(), interval));
+    }
 
     let (instance_tx, instance_rx) = watch::channel(String::new());
     let (rereg_tx, mut rereg_rx) = mpsc::unbounded_channel::<()>();
@@ -504,12 +546,21 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
             }
         };
         let launch = &launch;
-        if let Err(e) = sh.launcher.start(launch, &sh.cfg.gpus) {
-            tracing::error!(
+        let began = Instant::now();
+        match sh.launcher.start(launch, &sh.cfg.gpus) {
+            Ok(()) if sh.launcher.running().contains(&launch.attempt_ref()) => {
+                sh.metrics.spawned(began.elapsed().as_secs_f64());
+                sh.launched_gpus
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(launch.attempt_ref(), launch.gpus.clone());
+            }
+            Ok(()) => {}
+            Err(e) => tracing::error!(
                 job = launch.job,
                 attempt = launch.attempt,
                 "cannot start: {e}"
-            );
+            ),
         }
     }
     reserve_ports(sh, d);
@@ -625,19 +676,19 @@ async fn reporter(
     loop {
         let events: Vec<RunEvent> = sh.outbox.snapshot();
         let inst = instance.borrow().clone();
-        if events.is_empty() || inst.is_empty() {
+        if (events.is_empty() && !sh.telemetry.due()) || inst.is_empty() {
             tokio::select! {
                 r = wake.changed() => if r.is_err() { return },
                 r = instance.changed() => if r.is_err() { return },
             }
             continue;
         }
+        let (telemetry, sent) = sh.telemetry.snapshot().unzip();
         let body = Report {
             node: sh.cfg.name.clone(),
             instance: inst,
             events: events.clone(),
-            // Issue 13 (in progress): samples to come.
-            telemetry: None,
+            telemetry,
         };
         let url = format!("{}/api/agent/report", sh.cfg.server);
         match sh
@@ -651,6 +702,8 @@ async fn reporter(
             Ok(r) if r.status().is_success() => {
                 backoff.reset();
                 acknowledge(&sh, &events);
+                sh.telemetry.acknowledged(sent.as_ref(), Instant::now());
+                sh.metrics.reported(!events.is_empty());
                 continue;
             }
             Ok(r) if r.status() == StatusCode::CONFLICT => {
@@ -670,6 +723,43 @@ async fn reporter(
         }
         backoff.sleep().await;
     }
+}
+
+/// Samples the GPUs every `interval` on a blocking thread (NVML calls block), hands
+/// the readings to the metrics and the telemetry, and wakes the reporter when a report
+/// is due.
+async fn sample_loop(sh: Arc<Shared>, interval: Duration) {
+    let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let busy = busy_gpus(&sh);
+        let pass = {
+            let sh = sh.clone();
+            tokio::task::spawn_blocking(move || {
+                sh.cfg.control.sample(&sh.cfg.gpus, &busy, now_ms())
+            })
+        };
+        let readings = match pass.await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("a GPU telemetry pass failed: {e}");
+                continue;
+            }
+        };
+        sh.metrics.observe(&readings);
+        if sh.telemetry.record(&readings, Instant::now()) {
+            sh.outbox.wake.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+/// The GPUs running attempts hold now.
+fn busy_gpus(sh: &Shared) -> BTreeSet<u32> {
+    let running: BTreeSet<AttemptRef> = sh.launcher.running().into_iter().collect();
+    let mut launched = sh.launched_gpus.lock().unwrap_or_else(|p| p.into_inner());
+    launched.retain(|a, _| running.contains(a));
+    launched.values().flatten().copied().collect()
 }
 
 /// Drops acknowledged events from the outbox and marks ended attempts acked on disk.

@@ -1,5 +1,6 @@
 //! The session against a small fake server on loopback: what the agent registers with
-//! (address, place, GPU links), and the port reservation of a gang's first part.
+//! (address, place, GPU links), the port reservation of a gang's first part, and GPU
+//! telemetry riding on reports.
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -25,6 +26,11 @@ struct Fake {
     registrations: Vec<Register>,
     events: Vec<RunEvent>,
     desired: Option<Desired>,
+    /// Every report received, acknowledged or refused, in order, with whether it was
+    /// acknowledged.
+    reports: Vec<(Report, bool)>,
+    /// Refuse reports (500) while set.
+    refuse_reports: bool,
 }
 
 type Shared = Arc<Mutex<Fake>>;
@@ -56,9 +62,55 @@ async fn poll(State(s): State<Shared>, Query(q): Query<PollQuery>) -> Json<Desir
     }))
 }
 
-async fn report(State(s): State<Shared>, Json(r): Json<Report>) -> Json<ReportAck> {
-    s.lock().unwrap().events.extend(r.events);
-    Json(ReportAck { ok: true })
+async fn report(
+    State(s): State<Shared>,
+    Json(r): Json<Report>,
+) -> Result<Json<ReportAck>, axum::http::StatusCode> {
+    let mut f = s.lock().unwrap();
+    let ok = !f.refuse_reports;
+    f.reports.push((r.clone(), ok));
+    if !ok {
+        return Err(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    }
+    f.events.extend(r.events);
+    Ok(Json(ReportAck { ok: true }))
+}
+
+/// A fake server on loopback: its state, URL and task.
+async fn fake_server() -> (Shared, String, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let state: Shared = Arc::default();
+    let app = Router::new()
+        .route("/api/agent/register", post(register))
+        .route("/api/agent/poll", get(poll))
+        .route("/api/agent/report", post(report))
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = format!("http://{}", listener.local_addr().unwrap());
+    let http = tokio::spawn(async move { axum::serve(listener, app).await });
+    (state, server, http)
+}
+
+fn config(server: String, dir: &std::path::Path, lib: FakeNvml) -> AgentConfig {
+    AgentConfig {
+        server,
+        name: "n0".into(),
+        state_dir: dir.to_path_buf(),
+        gpus: gpus(),
+        cpus: 1,
+        mem_mib: 1024,
+        log_listen: "127.0.0.1:0".parse().unwrap(),
+        log_url: None,
+        join_token: "t".into(),
+        allow_root_jobs: true,
+        ca_cert: None,
+        control: GpuControl(Some(Arc::new(lib))),
+        mps: false,
+        resources: BTreeMap::new(),
+        advertise_addr: None,
+        location: NodeLocation::default(),
+        telemetry_interval: Duration::ZERO,
+        metrics_listen: None,
+    }
 }
 
 fn set_desired(s: &Shared, run: Vec<Launch>, reserve: Vec<AttemptRef>) {
@@ -128,38 +180,16 @@ fn gpus() -> Vec<GpuInfo> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gangs_first_part_reserves_its_port_holds_it_and_lets_go_at_start() {
-    let state: Shared = Arc::default();
-    let app = Router::new()
-        .route("/api/agent/register", post(register))
-        .route("/api/agent/poll", get(poll))
-        .route("/api/agent/report", post(report))
-        .with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let server = format!("http://{}", listener.local_addr().unwrap());
-    let http = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (state, server, http) = fake_server().await;
     let dir = tempfile::tempdir().unwrap();
+    let lib =
+        FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920).with_topology(FakeTopology::Pcie);
     let cfg = AgentConfig {
-        server,
-        name: "n0".into(),
-        state_dir: dir.path().to_path_buf(),
-        gpus: gpus(),
-        cpus: 1,
-        mem_mib: 1024,
-        log_listen: "127.0.0.1:0".parse().unwrap(),
-        log_url: None,
-        join_token: "t".into(),
-        allow_root_jobs: true,
-        ca_cert: None,
-        control: GpuControl(Some(Arc::new(
-            FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920).with_topology(FakeTopology::Pcie),
-        ))),
-        mps: false,
-        resources: BTreeMap::new(),
-        advertise_addr: None,
         location: NodeLocation {
             switch: Some("s1".into()),
             rack: None,
         },
+        ..config(server, dir.path(), lib)
     };
     let (stop, stop_rx) = watch::channel(false);
     let agent = tokio::spawn(run(cfg, stop_rx));
@@ -261,5 +291,219 @@ async fn a_gangs_first_part_reserves_its_port_holds_it_and_lets_go_at_start() {
         matches!(outcome, gpusched_wire::Outcome::Stopped { .. }),
         "{outcome:?}"
     );
+    http.abort();
+}
+
+/// Waits until `check` holds on the fake server's state.
+async fn wait_until(s: &Shared, what: &str, check: impl Fn(&Fake) -> bool) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if check(&s.lock().unwrap()) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "not in time: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Acknowledged reports carrying telemetry.
+fn acked_telemetry(f: &Fake) -> Vec<&gpusched_wire::NodeTelemetry> {
+    f.reports
+        .iter()
+        .filter(|(_, ok)| *ok)
+        .filter_map(|(r, _)| r.telemetry.as_ref())
+        .collect()
+}
+
+/// Xid events of GPU `gpu` in reports (`acked`: acknowledged ones, else refused ones).
+fn xids_of(f: &Fake, gpu: u32, acked: bool) -> Vec<u64> {
+    f.reports
+        .iter()
+        .filter(|(_, ok)| *ok == acked)
+        .filter_map(|(r, _)| r.telemetry.as_ref())
+        .flat_map(|t| t.gpus.iter().filter(|g| g.index == gpu))
+        .flat_map(|g| g.xids.iter().map(|x| x.code))
+        .collect()
+}
+
+/// Writes the fault file whole (a reader never sees half of it).
+fn write_faults(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+async fn scrape(url: &str) -> Vec<crate::metrics::Line> {
+    let text = reqwest::get(url).await.unwrap().text().await.unwrap();
+    crate::metrics::parse(&text)
+}
+
+fn metric(lines: &[crate::metrics::Line], name: &str, label: Option<(&str, &str)>) -> f64 {
+    lines
+        .iter()
+        .find(|(n, l, _)| {
+            n == name && label.is_none_or(|(k, v)| l.get(k).map(String::as_str) == Some(v))
+        })
+        .unwrap_or_else(|| panic!("no {name} {label:?}"))
+        .2
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_carry_gpu_samples_alone_or_with_events_and_each_xid_arrives_once() {
+    let (state, server, http) = fake_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let faults = crate::gpu::fake_telemetry::faults_path(dir.path());
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920).with_faults_file(faults.clone());
+    let metrics_addr = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let metrics_url = format!("http://{metrics_addr}/metrics");
+    let cfg = AgentConfig {
+        telemetry_interval: Duration::from_millis(200),
+        metrics_listen: Some(metrics_addr),
+        ..config(server, dir.path(), lib)
+    };
+    let (stop, stop_rx) = watch::channel(false);
+    let agent = tokio::spawn(run(cfg, stop_rx));
+
+    // With no job event to send, samples go on their own.
+    wait_until(&state, "3 telemetry reports", |f| {
+        acked_telemetry(f).len() >= 3
+    })
+    .await;
+    {
+        let f = state.lock().unwrap();
+        for t in acked_telemetry(&f) {
+            assert_eq!(t.gpus.iter().map(|g| g.index).collect::<Vec<_>>(), [0, 1]);
+            for g in &t.gpus {
+                assert!((30..=40).contains(&g.temp_c.unwrap()), "{g:?}");
+                assert!((50_000..=70_000).contains(&g.power_mw.unwrap()), "{g:?}");
+                assert!(g.energy_mj.is_some() && g.xids.is_empty() && !g.lost);
+            }
+        }
+        assert!(f.reports.iter().all(|(r, _)| r.telemetry.is_some()));
+    }
+
+    // Never a request per sample: at most one report per pass of 2 GPUs.
+    let before = scrape(&metrics_url).await;
+    let reports_before = state.lock().unwrap().reports.len();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = scrape(&metrics_url).await;
+    let reports = state.lock().unwrap().reports.len() - reports_before;
+    let passes = metric(&after, "gpusched_agent_telemetry_passes_total", None)
+        - metric(&before, "gpusched_agent_telemetry_passes_total", None);
+    assert!(passes >= 2.0, "{passes} passes in 2 s at 200 ms");
+    assert!(
+        reports as f64 <= passes + 1.0,
+        "{reports} reports for {passes} passes"
+    );
+    assert!(reports >= 1, "no telemetry report in 2 s");
+
+    // A job: its events carry samples, and its GPU reads busy.
+    let a = AttemptRef { job: 5, attempt: 1 };
+    let launch = Launch {
+        job: 5,
+        attempt: 1,
+        name: "busy".into(),
+        user: me(),
+        command: vec!["sleep".into(), "30".into()],
+        cwd: "/".into(),
+        env: BTreeMap::new(),
+        gpus: vec![0],
+        walltime_s: None,
+        grace_s: 1,
+        slice: None,
+        resources: BTreeMap::new(),
+        dist: None,
+    };
+    set_desired(&state, vec![launch], vec![]);
+    wait_event(&state, a, |e| {
+        matches!(e, RunEventKind::Started { .. }).then_some(())
+    })
+    .await;
+    {
+        let f = state.lock().unwrap();
+        let started = f
+            .reports
+            .iter()
+            .find(|(r, ok)| {
+                *ok && r
+                    .events
+                    .iter()
+                    .any(|e| matches!(e.event, RunEventKind::Started { .. }))
+            })
+            .expect("the report of the start");
+        assert!(started.0.telemetry.is_some(), "events go with samples");
+    }
+    wait_until(&state, "GPU 0 busy", |f| {
+        acked_telemetry(f)
+            .last()
+            .is_some_and(|t| t.gpus[0].util_pct >= Some(90) && t.gpus[1].util_pct == Some(0))
+    })
+    .await;
+
+    // An Xid while the server refuses reports: kept, and delivered once it accepts.
+    state.lock().unwrap().refuse_reports = true;
+    write_faults(&faults, "[gpu.1]\nxid = 79\ntemp_c = 95\n");
+    wait_until(&state, "the Xid offered twice", |f| {
+        xids_of(f, 1, false).len() >= 2
+    })
+    .await;
+    state.lock().unwrap().refuse_reports = false;
+    wait_until(&state, "the Xid acknowledged", |f| {
+        !xids_of(f, 1, true).is_empty()
+    })
+    .await;
+    let acked_then = acked_telemetry(&state.lock().unwrap()).len();
+    wait_until(&state, "3 more reports", |f| {
+        acked_telemetry(f).len() >= acked_then + 3
+    })
+    .await;
+    assert_eq!(
+        xids_of(&state.lock().unwrap(), 1, true),
+        [79],
+        "exactly once"
+    );
+
+    // The agent's metrics show it all.
+    let lines = scrape(&metrics_url).await;
+    assert_eq!(
+        metric(&lines, "DCGM_FI_DEV_GPU_TEMP", Some(("gpu", "1"))),
+        95.0
+    );
+    assert_eq!(
+        metric(&lines, "DCGM_FI_DEV_XID_ERRORS", Some(("gpu", "1"))),
+        79.0
+    );
+    assert!(metric(&lines, "DCGM_FI_DEV_GPU_UTIL", Some(("gpu", "0"))) >= 90.0);
+    assert_eq!(metric(&lines, "gpusched_agent_jobs_running", None), 1.0);
+    assert_eq!(
+        metric(&lines, "gpusched_agent_spawn_seconds_count", None),
+        1.0
+    );
+    assert!(
+        metric(
+            &lines,
+            "gpusched_agent_reports_total",
+            Some(("kind", "events"))
+        ) >= 1.0
+    );
+
+    // A GPU falls off the bus: reported lost at the next pass.
+    write_faults(&faults, "[gpu.0]\nlost = true\n");
+    wait_until(&state, "GPU 0 lost", |f| {
+        acked_telemetry(f)
+            .last()
+            .is_some_and(|t| t.gpus[0].lost && t.gpus[0].temp_c.is_none() && !t.gpus[1].lost)
+    })
+    .await;
+
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, agent)
+        .await
+        .expect("agent stops")
+        .unwrap()
+        .unwrap();
     http.abort();
 }

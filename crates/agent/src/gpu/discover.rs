@@ -53,6 +53,9 @@ pub struct GpuOptions {
     pub fake_mig: Option<String>,
     /// Fake backend only: how the fake GPUs are linked (a DGX-like or a PCIe-only box).
     pub fake_topology: Option<FakeTopology>,
+    /// Fake backend only: the fault file read at every telemetry pass (the agent's
+    /// `STATE_DIR/fake-faults.toml`); ignored by the other backends.
+    pub fake_faults: Option<std::path::PathBuf>,
 }
 
 /// The node's GPUs and what the operator should know about how they were found.
@@ -144,6 +147,9 @@ pub fn discover_with(
             }
             if let Some(t) = opts.fake_topology {
                 lib = lib.with_topology(t);
+            }
+            if let Some(path) = &opts.fake_faults {
+                lib = lib.with_faults_file(path.clone());
             }
             notes.push(format!(
                 "Using {count} fake GPU(s) of model {}: nothing here is a real GPU.",

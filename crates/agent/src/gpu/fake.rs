@@ -14,15 +14,20 @@
 //! `NVML_ERROR_INSUFFICIENT_RESOURCES`, any MIG call on a device not in MIG mode is
 //! `NVML_ERROR_NOT_SUPPORTED`, and destroying where there is no instance is
 //! `NVML_ERROR_NOT_FOUND`. Instance UUIDs have the `MIG-` + 8-4-4-4-12 form.
+//!
+//! Telemetry: plausible readings from a load model, and faults injected through a file
+//! (see [`super::fake_telemetry`]).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use gpusched_wire::LinkKind;
 
+use super::fake_telemetry::{SimDevice, SimState};
 use super::{
-    DeviceFacts, GpuError, GpuLibrary, MigInstanceFacts, INSUFFICIENT_RESOURCES, INVALID_ARGUMENT,
-    NOT_FOUND, NOT_SUPPORTED,
+    DeviceFacts, GpuError, GpuLibrary, GpuReading, MigInstanceFacts, INSUFFICIENT_RESOURCES,
+    INVALID_ARGUMENT, NOT_FOUND, NOT_SUPPORTED,
 };
 
 /// One device to fake.
@@ -94,6 +99,10 @@ pub struct FakeNvml {
     topology: Option<FakeTopology>,
     /// Device index → its GPU instances (devices in MIG mode only); shared by clones.
     mig: Arc<Mutex<MigState>>,
+    /// The simulated load, temperature and energy; shared by clones.
+    sim: Arc<Mutex<SimState>>,
+    /// The fault file read at every telemetry pass (`fake-faults.toml`).
+    faults: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -111,6 +120,8 @@ impl FakeNvml {
             uuid_salt: 0,
             topology: None,
             mig: Arc::default(),
+            sim: Arc::default(),
+            faults: None,
         }
     }
 
@@ -132,7 +143,16 @@ impl FakeNvml {
             uuid_salt: 0,
             topology: None,
             mig: Arc::default(),
+            sim: Arc::default(),
+            faults: None,
         }
+    }
+
+    /// Reads injected faults from `path` at every telemetry pass (see
+    /// [`super::fake_telemetry`] for the format).
+    pub fn with_faults_file(mut self, path: PathBuf) -> Self {
+        self.faults = Some(path);
+        self
     }
 
     /// Real UUIDs are unique across machines; several fake nodes in one test cluster
@@ -242,6 +262,7 @@ impl GpuLibrary for FakeNvml {
             memory_total_bytes: device.memory_mib * 1024 * 1024,
             pci_bus_id: fake_pci_bus_id(index),
             mig_mode_current: device.mig_mode_current,
+            minor_number: Some(index),
         })
     }
 
@@ -290,6 +311,32 @@ impl GpuLibrary for FakeNvml {
         list.push(made.clone());
         list.sort_by_key(|i| i.start);
         Ok(made)
+    }
+
+    fn sample(
+        &self,
+        indices: &[u32],
+        busy: &std::collections::BTreeSet<u32>,
+        at_ms: u64,
+    ) -> Vec<GpuReading> {
+        if self.check().is_err() {
+            return Vec::new();
+        }
+        let devices: Vec<SimDevice<'_>> = indices
+            .iter()
+            .filter_map(|&index| {
+                self.devices.get(index as usize).map(|d| SimDevice {
+                    index,
+                    name: &d.name,
+                    memory_mib: d.memory_mib,
+                })
+            })
+            .collect();
+        let mut sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(path) = &self.faults {
+            sim.load_faults(path);
+        }
+        sim.sample(self.uuid_salt, &devices, busy, at_ms)
     }
 
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {

@@ -6,17 +6,24 @@
 //! it: a GPU in MIG mode lists its GPU instances, and the agent creates and destroys
 //! instances (each with one compute instance spanning it) when its node allows dynamic
 //! MIG. The default methods answer as NVML does for a GPU without MIG.
+//!
+//! Telemetry is one call per pass over the node's GPUs ([`GpuLibrary::sample`]), made
+//! by the agent every `--telemetry-interval` on a blocking thread, never per job.
 
 mod discover;
 mod error;
 pub mod fake;
+pub mod fake_telemetry;
 pub mod nvml;
 mod nvml_mig;
+mod nvml_sample;
+pub mod sample;
 pub mod topology;
 
 pub use discover::{discover, discover_with, Discovery, GpuBackend, GpuOptions};
 pub use error::GpuError;
 pub use fake::{FakeNvml, FakeTopology};
+pub use sample::GpuReading;
 
 use gpusched_wire::{GpuInfo, GpuLink, GpuSource, LinkKind, MigInfo, MigInstanceInfo};
 
@@ -35,6 +42,8 @@ pub struct DeviceFacts {
     /// Whether MIG is enabled now; `None` where the device does not support MIG or the
     /// library does not report it.
     pub mig_mode_current: Option<bool>,
+    /// The device file's minor number (`/dev/nvidiaN`); `None` where NVML does not say.
+    pub minor_number: Option<u32>,
 }
 
 /// One GPU instance of a GPU in MIG mode, with the compute instance that spans it.
@@ -93,6 +102,21 @@ pub trait GpuLibrary: Send + Sync {
         Ok(None)
     }
 
+    /// One telemetry pass: every reading of each GPU of `indices`, and the Xid events
+    /// since the last pass. `busy` are the GPUs jobs hold now: only a simulated device
+    /// uses it (a real one measures its load). Never fails: a reading the GPU does not
+    /// support is `None`, a GPU NVML no longer sees is `lost`, any other failure is
+    /// logged and its reading is `None`. The default: a library without telemetry.
+    fn sample(
+        &self,
+        indices: &[u32],
+        busy: &std::collections::BTreeSet<u32>,
+        at_ms: u64,
+    ) -> Vec<GpuReading> {
+        let _ = (indices, busy, at_ms);
+        Vec::new()
+    }
+
     /// Destroys the instance starting at `start`: its compute instances, then the GPU
     /// instance (`NVML_ERROR_NOT_FOUND` if there is none there).
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
@@ -141,6 +165,31 @@ impl GpuControl {
             Some(lib) => topology::links(lib.as_ref(), gpus),
             None => Vec::new(),
         }
+    }
+
+    /// One telemetry pass over the node's GPUs (none for declared GPUs).
+    pub fn sample(
+        &self,
+        gpus: &[GpuInfo],
+        busy: &std::collections::BTreeSet<u32>,
+        at_ms: u64,
+    ) -> Vec<GpuReading> {
+        let Some(lib) = &self.0 else {
+            return Vec::new();
+        };
+        let indices: Vec<u32> = gpus.iter().map(|g| g.index).collect();
+        lib.sample(&indices, busy, at_ms)
+    }
+
+    /// What NVML says of each GPU (name, UUID, bus id), for labelling its metrics;
+    /// GPUs it cannot read are left out.
+    pub fn facts(&self, gpus: &[GpuInfo]) -> Vec<DeviceFacts> {
+        let Some(lib) = &self.0 else {
+            return Vec::new();
+        };
+        gpus.iter()
+            .filter_map(|g| lib.device(g.index).ok())
+            .collect()
     }
 
     /// `gpus` with each MIG GPU's instance list read again (instances change as jobs

@@ -7,8 +7,9 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
 use super::nvml_mig::NvmlMig;
+use super::nvml_sample::NvmlSampler;
 use super::topology::{link_of_level, TopologyLevel};
-use super::{DeviceFacts, GpuError, GpuLibrary, MigInstanceFacts};
+use super::{DeviceFacts, GpuError, GpuLibrary, GpuReading, MigInstanceFacts};
 use gpusched_wire::LinkKind;
 
 /// The names tried, in order. The driver installs the versioned `.so.1`; the bare `.so`
@@ -17,9 +18,12 @@ use gpusched_wire::LinkKind;
 const LIBRARY_NAMES: [&str; 2] = ["libnvidia-ml.so.1", "libnvidia-ml.so"];
 
 pub struct NvmlLibrary {
-    nvml: Nvml,
+    /// Kept for the life of the process: the Xid event sets borrow it, and the agent
+    /// loads NVML once (the driver releases it when the process exits).
+    nvml: &'static Nvml,
     /// MIG calls through the raw bindings; `None` where the driver lacks them.
     mig: Option<NvmlMig>,
+    sampler: NvmlSampler,
 }
 
 impl NvmlLibrary {
@@ -30,8 +34,10 @@ impl NvmlLibrary {
         for name in LIBRARY_NAMES {
             match Nvml::builder().lib_path(OsStr::new(name)).init() {
                 Ok(nvml) => {
+                    let nvml: &'static Nvml = Box::leak(Box::new(nvml));
                     let mig = NvmlMig::load(OsStr::new(name));
-                    return Ok(NvmlLibrary { nvml, mig });
+                    let sampler = NvmlSampler::new(nvml, OsStr::new(name));
+                    return Ok(NvmlLibrary { nvml, mig, sampler });
                 }
                 Err(NvmlError::LibloadingError(e)) => {
                     tracing::debug!("could not load {name}: {e}");
@@ -137,6 +143,7 @@ impl GpuLibrary for NvmlLibrary {
                 Some(m) => m.mig_mode(index)?,
                 None => None,
             },
+            minor_number: device.minor_number().ok(),
         })
     }
 
@@ -184,6 +191,15 @@ impl GpuLibrary for NvmlLibrary {
             .create(index, profile, start)
     }
 
+    fn sample(
+        &self,
+        indices: &[u32],
+        _busy: &std::collections::BTreeSet<u32>,
+        at_ms: u64,
+    ) -> Vec<GpuReading> {
+        self.sampler.sample(indices, at_ms)
+    }
+
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
         self.mig_calls(index, "nvmlGpuInstanceDestroy")?
             .destroy(index, start)
@@ -222,6 +238,21 @@ mod tests {
                     lib.device(count),
                     Err(GpuError::InvalidIndex { .. })
                 ));
+                // A telemetry pass reads every GPU; a live GPU has a temperature and
+                // memory, and the energy counter does not go back.
+                let all: Vec<u32> = (0..count).collect();
+                let none = std::collections::BTreeSet::new();
+                let first = lib.sample(&all, &none, 1);
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let second = lib.sample(&all, &none, 2);
+                for (a, b) in first.iter().zip(&second) {
+                    eprintln!("GPU {}: {b:?}", b.index);
+                    assert!(!b.lost, "{b:?}");
+                    assert!(b.temp_c.is_some() && b.mem_used_mib.is_some(), "{b:?}");
+                    if let (Some(x), Some(y)) = (a.energy_mj, b.energy_mj) {
+                        assert!(y >= x, "energy went back: {x} -> {y}");
+                    }
+                }
                 // The topology calls answer for every GPU and pair (a kind, or None
                 // where the driver has no topology support).
                 for index in 0..count {

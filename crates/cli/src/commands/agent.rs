@@ -1,7 +1,8 @@
 //! `gpusched agent --server URL`: the node agent of one GPU host.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args as ClapArgs, ValueEnum};
@@ -134,6 +135,40 @@ pub struct Args {
     pub node: NodeArgs,
     #[command(flatten)]
     pub place: PlaceArgs,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+/// GPU telemetry and the agent's Prometheus metrics.
+#[derive(ClapArgs, Debug, Clone)]
+pub struct TelemetryArgs {
+    /// How often to sample the GPUs (utilisation, memory, temperature, power, energy,
+    /// ECC, Xid events) for the server and the metrics, e.g. 5s or 500ms; 0 turns
+    /// sampling off. Samples ride on the agent's reports: one report per interval at
+    /// most on their own account.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_interval)]
+    pub telemetry_interval: Duration,
+    /// Serve Prometheus metrics at http://ADDR/metrics: each GPU under DCGM exporter's
+    /// names and labels, and the agent's gpusched_agent_* counters. Off by default. No
+    /// authentication (like node_exporter): bind it to a management address or
+    /// firewall it.
+    #[arg(long, env = "GPUSCHED_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+}
+
+/// `5s`, `500ms`, `1m`, or plain seconds.
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Some(ms) = t.strip_suffix("ms") {
+        return ms
+            .trim()
+            .parse::<u64>()
+            .map(Duration::from_millis)
+            .map_err(|_| format!("{s:?} is not a duration: write e.g. 5s, 500ms or 0 (off)"));
+    }
+    gpusched_wire::duration::parse_duration(t)
+        .map(Duration::from_secs)
+        .map_err(|e| format!("{e}; write e.g. 5s, 500ms or 0 (off)"))
 }
 
 /// Where the node is, for multi-node jobs.
@@ -206,8 +241,9 @@ pub fn host_name() -> String {
 }
 
 impl GpuArgs {
-    /// Discovers the GPUs, printing what the operator should know.
-    pub fn discover(&self) -> anyhow::Result<gpusched_agent::gpu::Discovery> {
+    /// Discovers the GPUs, printing what the operator should know. Fake GPUs read their
+    /// injected faults from `STATE_DIR/fake-faults.toml`.
+    pub fn discover(&self, state_dir: &Path) -> anyhow::Result<gpusched_agent::gpu::Discovery> {
         let backend = match self.gpu_backend {
             Backend::Auto => GpuBackend::Auto,
             Backend::Nvml => GpuBackend::Nvml,
@@ -228,6 +264,7 @@ impl GpuArgs {
             mig_dynamic: self.mig_dynamic,
             fake_mig: self.fake_mig.clone(),
             fake_topology: self.fake_topology,
+            fake_faults: Some(gpusched_agent::gpu::fake_telemetry::faults_path(state_dir)),
         };
         let found = discover(&opts)?;
         for note in &found.notes {
@@ -259,7 +296,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         Some(d) => d.clone(),
         None => super::server::default_data_dir()?.join(format!("agent-{name}")),
     };
-    let found = args.gpu.discover()?;
+    let found = args.gpu.discover(&state_dir)?;
     let (cpus, mem_mib, resources) = args.node.offer()?;
     let (advertise_addr, location) = args.place.place()?;
     Ok(AgentConfig {
@@ -279,6 +316,8 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         ca_cert: args.ca_cert.clone(),
         advertise_addr,
         location,
+        telemetry_interval: args.telemetry.telemetry_interval,
+        metrics_listen: args.telemetry.metrics_listen,
     })
 }
 
@@ -355,6 +394,18 @@ mod tests {
             rack: Some("r1".into()),
         }
         .place()
+    }
+
+    #[test]
+    fn telemetry_intervals_read_as_operators_write_them() {
+        assert_eq!(parse_interval("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_interval("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_interval("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_interval("0"), Ok(Duration::ZERO));
+        for bad in ["fast", "5x", "-1ms"] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(e.contains("500ms"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use clap::Args as ClapArgs;
 use tokio::sync::watch;
 
-use super::agent::{host_name, GpuArgs, NodeArgs};
+use super::agent::{host_name, GpuArgs, NodeArgs, TelemetryArgs};
 use super::server::ServerArgs;
 use gpusched_agent::session::AgentConfig;
 
@@ -16,6 +16,8 @@ pub struct Args {
     pub gpu: GpuArgs,
     #[command(flatten)]
     pub node: NodeArgs,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
     /// Node name of the local agent (default: the host name).
     #[arg(long)]
     pub name: Option<String>,
@@ -27,7 +29,8 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = args.server.config()?;
-    let found = args.gpu.discover()?;
+    let agent_dir = cfg.data_dir.join("agent");
+    let found = args.gpu.discover(&agent_dir)?;
     let gpus = found.gpus.clone();
     let bound = gpusched_server::bind(cfg.clone()).await?;
     let server = bound.url();
@@ -36,7 +39,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let agent = AgentConfig {
         server: server.clone(),
         name: name.clone(),
-        state_dir: cfg.data_dir.join("agent"),
+        state_dir: agent_dir,
         gpus: gpus.clone(),
         control: found.control,
         mps: args.gpu.mps,
@@ -52,6 +55,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         // One host: the route to its own server (loopback) is its address.
         advertise_addr: None,
         location: Default::default(),
+        telemetry_interval: args.telemetry.telemetry_interval,
+        metrics_listen: args.telemetry.metrics_listen,
     };
     if nix::unistd::geteuid().is_root() && !args.allow_root_jobs {
         eprintln!(

@@ -17,5 +17,6 @@ mod queues;
 mod resources;
 mod sharing;
 mod support;
+mod telemetry;
 mod up;
 mod upgrade;
