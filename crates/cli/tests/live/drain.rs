@@ -81,3 +81,59 @@ fn drain_holds_new_jobs_drain_now_requeues_and_resume_starts_them() {
     let v = wait_job(&url, short, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
 }
+
+/// GPU `index`'s health on `node` as the server shows it (`null` when healthy).
+fn health(url: &str, node: &str, index: u32) -> serde_json::Value {
+    let (code, body) = http(url, "GET", "/api/nodes", None);
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    v["nodes"]
+        .as_array()
+        .and_then(|ns| ns.iter().find(|n| n["name"] == node))
+        .map(|n| n["gpu_health"][index.to_string()].clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_gpu_with_a_fatal_xid_is_avoided_until_resume() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let state = dir.join("agent");
+    let _agent = agent_with(
+        &url,
+        "gpu-x",
+        &state,
+        Gpus::Fake(2),
+        &["--telemetry-interval", "300ms"],
+    );
+    // The fake device raises Xid 79 on GPU 0 at its next pass (telemetry.md).
+    let tmp = state.join("fake-faults.tmp");
+    std::fs::write(&tmp, "[gpu.0]\nxid = 79\n").unwrap();
+    std::fs::rename(&tmp, state.join("fake-faults.toml")).unwrap();
+    wait_until(SLOW, || health(&url, "gpu-x", 0)["state"] == "unhealthy");
+    assert_eq!(health(&url, "gpu-x", 0)["reason"], "Xid 79");
+    assert!(health(&url, "gpu-x", 1).is_null(), "GPU 1 stays healthy");
+
+    // Two one-GPU jobs: the first gets GPU 1, the second waits for a GPU.
+    let first = submit(&url, &["--", "sleep", "60"]);
+    wait_until(SLOW, || job(&url, first)["state"] == "running");
+    assert_eq!(job(&url, first)["gpu_indices"], serde_json::json!([1]));
+    let second = submit(&url, &["--", "echo", "on GPU 0 again"]);
+    let nodes = stdout(&cli(&url, &["nodes"]));
+    assert!(
+        nodes.contains("online, 1 GPU unhealthy") && nodes.contains("GPU 0 unhealthy since"),
+        "{nodes}"
+    );
+    let gpus = stdout(&cli(&url, &["nodes", "--gpus"]));
+    assert!(gpus.contains("unhealthy: Xid 79"), "{gpus}");
+    assert_eq!(job(&url, second)["state"], "pending");
+
+    // Resume puts GPU 0 back (the Xid is not raised again) and the second job runs.
+    let o = cli(&url, &["resume", "gpu-x"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = wait_job(&url, second, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    assert_eq!(v["gpu_indices"], serde_json::json!([0]));
+    let o = cli(&url, &["cancel", &first.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
