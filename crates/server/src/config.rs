@@ -63,20 +63,6 @@ pub enum UnhealthyJobs {
     Requeue,
 }
 
-impl UnhealthyJobs {
-    /// `finish` or `requeue`, as `--unhealthy-jobs` takes it.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s {
-            "finish" => Ok(UnhealthyJobs::Finish),
-            "requeue" => Ok(UnhealthyJobs::Requeue),
-            _ => Err(format!(
-                "--unhealthy-jobs {s:?}: use `finish` (jobs on a failed GPU run on) or \
-                 `requeue` (they are preempted with the checkpoint contract and requeued)"
-            )),
-        }
-    }
-}
-
 /// What protects the server from one client's mistake or flood. Each refusal names the
 /// limit, its value and the server flag that sets it.
 #[derive(Clone, Debug, PartialEq)]
