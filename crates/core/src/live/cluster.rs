@@ -823,6 +823,20 @@ impl LiveCluster {
         self.book.get(node).map_or(0, NodeSlices::whole_capacity)
     }
 
+    /// GPUs of a node new whole-GPU jobs may get once free: not in MIG mode, not out of
+    /// placement (none on a drained node).
+    pub fn whole_usable(&self, node: &str) -> u32 {
+        self.book.get(node).map_or(0, |b| {
+            if b.drained {
+                return 0;
+            }
+            b.gpus
+                .iter()
+                .filter(|g| g.mig.is_none() && !b.out.contains(&g.index))
+                .count() as u32
+        })
+    }
+
     /// The jobs holding anything on `node`.
     pub fn jobs_on(&self, node: &str) -> BTreeSet<u64> {
         self.book

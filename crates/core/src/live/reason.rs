@@ -293,10 +293,13 @@ impl LiveCluster {
         let asks = job.cpu_milli > 0 || job.mem_mib > 0 || !job.resources.is_empty();
         let shapes = gang.shapes(job.gpus);
         let mut never: Option<(u32, u32, u32)> = None;
+        // A shape that enough nodes could hold, were none out of service.
+        let mut out_of_service: Option<u32> = None;
         for &(n, g) in &shapes {
             // Per GPU model (one group when models may mix): nodes that could ever hold
             // a part, and those that could now.
             let mut ever: BTreeMap<&str, u32> = BTreeMap::new();
+            let mut usable: BTreeMap<&str, u32> = BTreeMap::new();
             let mut now: BTreeMap<&str, u32> = BTreeMap::new();
             for node in &self.nodes {
                 if !node.has_model(model)
@@ -307,6 +310,9 @@ impl LiveCluster {
                 }
                 let key = if gang.mixed_models { "" } else { &node.model };
                 *ever.entry(key).or_default() += 1;
+                if node.drained.is_none() && node.usable_whole_gpus() >= g {
+                    *usable.entry(key).or_default() += 1;
+                }
                 let room_now =
                     !asks || self.room(&node.name).is_some_and(|r| r.amount().holds(ask));
                 if self.whole_free(&node.name) >= g && room_now {
@@ -314,6 +320,11 @@ impl LiveCluster {
                 }
             }
             let have = ever.values().copied().max().unwrap_or(0);
+            let in_service = usable.values().copied().max().unwrap_or(0);
+            if have >= n && in_service < n {
+                out_of_service.get_or_insert(g);
+                continue;
+            }
             if have >= n {
                 let free_nodes = now.values().copied().max().unwrap_or(0);
                 if free_nodes >= n {
@@ -331,6 +342,15 @@ impl LiveCluster {
             if never.is_none_or(|(_, _, h)| h == 0 && have > 0) {
                 never = Some((n, g, have));
             }
+        }
+        if let Some(g) = out_of_service {
+            let nodes = self
+                .nodes
+                .iter()
+                .filter(|x| x.has_model(model) && x.whole_gpus() >= g)
+                .filter_map(|x| Some((x.name.clone(), x.out_of_service()?)))
+                .collect();
+            return Some(WaitReason::OutOfService { nodes });
         }
         let (nodes, per_node, have) = never.unwrap_or((0, 0, 0));
         Some(WaitReason::GangNeverFits {

@@ -593,6 +593,7 @@ fn a_drained_node_takes_nothing_new_and_keeps_what_runs() {
     });
     assert_eq!(c.pass(2.0, &[]), vec![]);
     assert_eq!(c.whole_free("a"), 0, "a drained node's GPUs are not free");
+    assert_eq!((c.whole_usable("a"), c.whole_capacity("a")), (0, 2));
     let ctx = c.wait_context();
     assert_eq!(
         c.wait_reason(&whole(2, 1), &[], &ctx),
@@ -622,6 +623,7 @@ fn an_unhealthy_gpu_is_never_placed_and_its_job_keeps_it() {
     c.add(&whole(2, 1));
     c.add(&sliced(3, SliceAsk::Share { milli: 100 }));
     assert_eq!(c.pass(2.0, &[]), vec![]);
+    assert_eq!(c.whole_usable("a"), 1);
     // A 2-GPU job could never fit on the node's one healthy GPU: out of service.
     let ctx = c.wait_context();
     assert_eq!(
