@@ -791,8 +791,22 @@ impl LiveCluster {
 
     /// Estimated starts (seconds) of waiting jobs; see [`crate::plan`].
     pub fn estimate_starts(&self, now: Seconds) -> BTreeMap<u64, Seconds> {
+        // GPUs out of placement never come free in the replay.
+        let mut out = crate::plan::OutOfService::default();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let Some(b) = self.book.get(&n.name).filter(|b| !b.out.is_empty()) else {
+                continue;
+            };
+            let node = NodeId(i as u32);
+            out.free.push((node, b.out_free()));
+            for g in &b.out {
+                if let Some(job) = b.holder(*g) {
+                    *out.held.entry((JobId(job), node)).or_insert(0) += 1;
+                }
+            }
+        }
         self.scheduler
-            .estimate_starts(&self.jobs, now)
+            .estimate_starts_without(&self.jobs, now, &out)
             .into_iter()
             .map(|(id, t)| (id.0, t))
             .collect()

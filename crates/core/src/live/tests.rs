@@ -673,3 +673,30 @@ fn a_sick_gpu_left_on_a_mixed_cluster_sends_the_job_to_another_node() {
         c.wait_reason(&whole(2, 1), &[], &ctx)
     );
 }
+
+#[test]
+fn estimates_never_count_on_gpus_out_of_placement() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 1, false), node("b", 1, false)]);
+    let timed = |id, walltime| LiveJob {
+        walltime: Some(walltime),
+        ..whole(id, 1)
+    };
+    c.add(&timed(1, 100.0));
+    c.add(&timed(2, 300.0));
+    assert_eq!(c.pass(0.0, &[]).len(), 2);
+    c.add(&timed(3, 10.0));
+    // Both nodes in service: job 3 starts when job 1 ends, at 100.
+    assert_eq!(c.estimate_starts(0.0).get(&3), Some(&100.0));
+    // Whichever node runs job 1 is drained: job 3 waits for job 2's end at 300.
+    let first = c.jobs_on("a").contains(&1);
+    let drained = |n: LiveNode, on: bool| LiveNode {
+        drained: on.then(|| "maintenance".into()),
+        ..n
+    };
+    c.set_nodes(vec![
+        drained(node("a", 1, false), first),
+        drained(node("b", 1, false), !first),
+    ]);
+    assert_eq!(c.estimate_starts(0.0).get(&3), Some(&300.0));
+}
