@@ -243,6 +243,51 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_drain_and_unhealthy_gpus_reach_the_core() {
+        let reg: gpusched_wire::Register = serde_json::from_value(serde_json::json!({
+            "node": "g1", "agent_version": "x", "cpus": 8, "mem_mib": 1024,
+            "gpus": [
+                {"index": 0, "uuid": null, "model": "A100", "mem_mib": 1, "source": "fake"},
+                {"index": 1, "uuid": null, "model": "A100", "mem_mib": 1, "source": "fake"}
+            ],
+            "log_url": null, "running": [], "events": []
+        }))
+        .unwrap_or_else(|e| panic!("a register: {e}"));
+        let mut record = NodeRecord::new(reg);
+        let n = node(&record, &Topology::new());
+        assert_eq!((n.drained.as_deref(), n.usable_whole_gpus()), (None, 2));
+        record.drain = Some(gpusched_wire::Drain {
+            reason: "psu".into(),
+            since_ms: 1,
+            by: "root".into(),
+            now: false,
+        });
+        record.gpu_health.insert(
+            1,
+            GpuHealth::Unhealthy {
+                reason: "Xid 79".into(),
+                since_ms: 2,
+            },
+        );
+        let n = node(&record, &Topology::new());
+        assert_eq!(n.drained.as_deref(), Some("psu"));
+        assert_eq!(n.gpus[0].unhealthy, None);
+        assert_eq!(n.gpus[1].unhealthy.as_deref(), Some("Xid 79"));
+        // The stored row carries both, and a row written before them still reads.
+        let row = serde_json::to_value(&record).unwrap_or_default();
+        assert_eq!(row["drain"]["reason"], "psu");
+        assert_eq!(row["gpu_health"]["1"]["state"], "unhealthy");
+        let mut old = row.clone();
+        if let Some(m) = old.as_object_mut() {
+            m.remove("drain");
+            m.remove("gpu_health");
+        }
+        let back: NodeRecord =
+            serde_json::from_value(old).unwrap_or_else(|e| panic!("an old row: {e}"));
+        assert_eq!((back.drain, back.gpu_health.len()), (None, 0));
+    }
+
     fn view(extra: serde_json::Value) -> JobView {
         let mut v = serde_json::json!({
             "id": 7, "user": "ann", "queue": "batch", "gpus": 8, "state": "pending",
