@@ -313,6 +313,22 @@ impl Client {
         self.json(Method::GET, "/api/nodes", None::<&()>).await
     }
 
+    /// Drains a node (admins): nothing new starts there.
+    pub async fn drain(
+        &self,
+        node: &str,
+        req: &gpusched_wire::DrainRequest,
+    ) -> anyhow::Result<gpusched_wire::NodeView> {
+        let path = format!("/api/nodes/{}/drain", url_component(node));
+        self.json(Method::POST, &path, Some(req)).await
+    }
+
+    /// Ends a node's drain and its GPUs' unhealthy marks (admins).
+    pub async fn resume(&self, node: &str) -> anyhow::Result<gpusched_wire::NodeView> {
+        let path = format!("/api/nodes/{}/resume", url_component(node));
+        self.json(Method::POST, &path, None::<&()>).await
+    }
+
     pub async fn usage(
         &self,
         q: &gpusched_wire::UsageQuery,

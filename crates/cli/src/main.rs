@@ -34,6 +34,11 @@ enum Command {
     Logs(commands::logs::Args),
     /// Nodes and their GPUs (`sinfo`).
     Nodes(commands::nodes::Args),
+    /// Take a node out of placement for maintenance (admins; `scontrol update
+    /// state=drain`).
+    Drain(commands::drain::DrainArgs),
+    /// Put a drained node, or one with unhealthy GPUs, back in placement (admins).
+    Resume(commands::drain::ResumeArgs),
     /// Wait for jobs to end; exit 0 only if all succeeded.
     Wait(commands::wait::Args),
     /// GPU-hours per user or queue (`sreport`).
@@ -104,6 +109,8 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Logs(a) => commands::logs::run(a).await,
             Command::Checkpoint(a) => commands::checkpoint::run(a).await,
             Command::Nodes(a) => commands::nodes::run(a).await,
+            Command::Drain(a) => commands::drain::drain(a).await,
+            Command::Resume(a) => commands::drain::resume(a).await,
             Command::Wait(a) => commands::wait::run(a).await,
             Command::Usage(a) => commands::usage::run(a).await,
             Command::Token(a) => commands::token::run(a).await,

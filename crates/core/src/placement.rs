@@ -128,6 +128,7 @@ pub fn place_job(
     let candidates = (0..map.nodes()).map(|i| NodeId(i as u32)).filter(|&n| {
         map.free(n) >= gpus
             && (gpus == 0 || map.model_matches(n.index(), model))
+            && room.open(n)
             && room.fits(n, spec)
     });
     let node = match strategy {

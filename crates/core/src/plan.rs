@@ -17,12 +17,22 @@ use crate::room;
 use crate::schedule::{SchedJob, Scheduler};
 use crate::Seconds;
 
+/// GPUs out of placement (unhealthy, or on a drained node; see `live/`), which the
+/// replay never gives to a waiting job: those free now, by node, and those each running
+/// job holds, by (job, node), which its end does not give back.
+#[derive(Clone, Debug, Default)]
+pub struct OutOfService {
+    pub free: Vec<(crate::ids::NodeId, u32)>,
+    pub held: BTreeMap<(JobId, crate::ids::NodeId), u32>,
+}
+
 /// A job ending in the replay: when, and the GPUs it gives back.
 struct End {
     at: Seconds,
     placement: Placement,
     /// The job, when it holds room on its node (room reserved and asked for).
     held: Option<JobSpec>,
+    job: JobId,
 }
 
 impl PartialEq for End {
@@ -46,7 +56,20 @@ impl Ord for End {
 impl Scheduler {
     /// The estimated start of each waiting job that has one.
     pub fn estimate_starts(&self, jobs: &[SchedJob], now: Seconds) -> BTreeMap<JobId, Seconds> {
+        self.estimate_starts_without(jobs, now, &OutOfService::default())
+    }
+
+    /// [`Scheduler::estimate_starts`] with GPUs out of placement never coming free.
+    pub fn estimate_starts_without(
+        &self,
+        jobs: &[SchedJob],
+        now: Seconds,
+        closed: &OutOfService,
+    ) -> BTreeMap<JobId, Seconds> {
         let mut map = self.free_map().clone();
+        for &(node, k) in &closed.free {
+            map.take(node, k.min(map.free(node)));
+        }
         let mut room = self.room().cloned();
         let holds =
             |spec: &JobSpec, reserved: bool| (reserved && room::asks(spec)).then(|| spec.clone());
@@ -58,6 +81,7 @@ impl Scheduler {
                     at: now + left,
                     placement: p.clone(),
                     held: holds(&j.spec, room.is_some()),
+                    job: j.spec.id,
                 });
             }
         }
@@ -77,6 +101,7 @@ impl Scheduler {
                             at: t + e,
                             placement: p,
                             held: holds(spec, room.is_some()),
+                            job: spec.id,
                         });
                     }
                     continue 'jobs;
@@ -85,7 +110,8 @@ impl Scheduler {
                     Some(end) => {
                         t = t.max(end.at);
                         for &(node, k) in &end.placement.parts {
-                            map.give(node, k);
+                            let kept = closed.held.get(&(end.job, node)).copied().unwrap_or(0);
+                            map.give(node, k.saturating_sub(kept));
                         }
                         if let (Some(r), Some(spec)) = (&mut room, &end.held) {
                             for node in crate::schedule::room_nodes(spec, &end.placement) {

@@ -84,6 +84,9 @@ pub struct RoomWait {
 #[derive(Clone, Debug, Default)]
 pub struct Room {
     free: Vec<NodeRoom>,
+    /// Nodes closed to new placements (drained): what runs there keeps its room, but a
+    /// GPU-less job, which no held GPU keeps away, is not placed there.
+    closed: std::collections::BTreeSet<NodeId>,
 }
 
 /// Whether `spec` asks for anything this module reserves.
@@ -104,7 +107,22 @@ impl Room {
                     generic: n.generic.clone(),
                 })
                 .collect(),
+            closed: Default::default(),
         }
+    }
+
+    /// Closes `node` to new placements, or opens it again.
+    pub fn set_closed(&mut self, node: NodeId, closed: bool) {
+        if closed {
+            self.closed.insert(node);
+        } else {
+            self.closed.remove(&node);
+        }
+    }
+
+    /// Whether new jobs may be placed on `node` (it is not closed).
+    pub fn open(&self, node: NodeId) -> bool {
+        !self.closed.contains(&node)
     }
 
     pub fn free(&self, node: NodeId) -> Option<&NodeRoom> {

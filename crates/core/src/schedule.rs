@@ -255,7 +255,8 @@ impl Scheduler {
         for n in (0..map.nodes()).map(|i| NodeId(i as u32)) {
             let gpus_ok =
                 map.free(n) >= spec.gpus && (spec.gpus == 0 || map.model_matches(n.index(), model));
-            if !gpus_ok {
+            // A drained node is not a node it waits for.
+            if !gpus_ok || !room.open(n) {
                 continue;
             }
             let lacks = room.lacks(n, spec);
@@ -454,6 +455,17 @@ impl Scheduler {
         self.fit_cache.clear();
         if self.room.is_some() {
             self.room = Some(Room::new(cluster));
+        }
+    }
+
+    /// Closes nodes to new placements that hold no GPU (see [`Room::set_closed`]);
+    /// GPU placements are kept off by holding the GPUs. Call after
+    /// [`Scheduler::set_cluster`]; a no-op unless room is reserved.
+    pub fn close_nodes(&mut self, nodes: &[NodeId]) {
+        if let Some(room) = &mut self.room {
+            for &n in nodes {
+                room.set_closed(n, true);
+            }
         }
     }
 

@@ -280,10 +280,12 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
                         model: "A100".into(),
                         mem_mib: 81920,
                         mig: None,
+                        unhealthy: None,
                     })
                     .collect(),
                 resources: Default::default(),
                 topology: Default::default(),
+                drained: None,
             })
             .to_vec()
     };

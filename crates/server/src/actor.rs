@@ -47,6 +47,14 @@ pub enum Cmd {
     /// Where one attempt's output is (None: the current attempt), and the job.
     Logs(u64, LogAsk, Who, Reply<(LogTarget, JobView)>),
     Nodes(Who, Reply<NodeList>),
+    /// An admin drains a node, or resumes it (`state/health.rs`).
+    Drain(
+        String,
+        gpusched_wire::DrainRequest,
+        Who,
+        Reply<gpusched_wire::NodeView>,
+    ),
+    Resume(String, Who, Reply<gpusched_wire::NodeView>),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
     Register(Register, Reply<Registered>),
@@ -214,6 +222,14 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
         }
         Cmd::Nodes(who, r) => {
             let v = Ok(state.node_list(&who));
+            answer(out, r, v)
+        }
+        Cmd::Drain(node, req, who, r) => {
+            let v = state.drain(&who, &node, &req);
+            answer(out, r, v)
+        }
+        Cmd::Resume(node, who, r) => {
+            let v = state.resume(&who, &node);
             answer(out, r, v)
         }
         Cmd::Ping(r) => answer(out, r, Ok(())),

@@ -46,6 +46,21 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Where nodes sit (`--topology FILE`), over what their agents say.
     pub topology: crate::live_map::Topology,
+    /// A GPU hotter than this (degrees C) is unhealthy (`--gpu-temp-limit`).
+    pub gpu_temp_limit_c: u32,
+    /// What happens to jobs on a GPU found unhealthy (`--unhealthy-jobs`).
+    pub unhealthy_jobs: UnhealthyJobs,
+}
+
+/// What happens to the jobs on a GPU found unhealthy.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum UnhealthyJobs {
+    /// They run on until they end; nothing new starts on the GPU.
+    #[default]
+    Finish,
+    /// They are requeued through the preemption path (checkpoint signal, grace; no
+    /// retry used).
+    Requeue,
 }
 
 /// What protects the server from one client's mistake or flood. Each refusal names the
@@ -110,6 +125,8 @@ impl ServerConfig {
             private_jobs: false,
             limits: Limits::default(),
             topology: Default::default(),
+            gpu_temp_limit_c: 90,
+            unhealthy_jobs: UnhealthyJobs::Finish,
         }
     }
 

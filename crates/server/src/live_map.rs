@@ -8,7 +8,9 @@ use gpusched_core::live::{
 };
 use gpusched_core::QueueId;
 use gpusched_store::NodeRecord;
-use gpusched_wire::{GpuInfo, JobView, LinkKind, MigAt, NodeLocation, SliceAsk, SliceAt};
+use gpusched_wire::{
+    GpuHealth, GpuInfo, JobView, LinkKind, MigAt, NodeLocation, SliceAsk, SliceAt,
+};
 
 /// A registered node as the core sees it, where it sits taken from `topology` (the
 /// server's `--topology` file) before its agent's `--switch`/`--rack`.
@@ -21,7 +23,11 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
         cpus: r.cpus,
         mem_mib: r.mem_mib,
         mps: r.mps,
-        gpus: r.gpus.iter().map(gpu).collect(),
+        gpus: r
+            .gpus
+            .iter()
+            .map(|g| gpu(g, record.gpu_health.get(&g.index)))
+            .collect(),
         resources: r.resources.clone(),
         topology: NodeTopology {
             switch: at.switch.clone().or_else(|| r.location.switch.clone()),
@@ -33,6 +39,7 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
                 .map(|l| ((l.a.min(l.b), l.a.max(l.b)), link(l.kind)))
                 .collect(),
         },
+        drained: record.drain.as_ref().map(|d| d.reason.clone()),
     }
 }
 
@@ -51,7 +58,8 @@ pub fn link(k: LinkKind) -> Link {
     }
 }
 
-fn gpu(g: &GpuInfo) -> LiveGpu {
+/// A GPU as the core sees it; `health` is the server's verdict on it (absent: healthy).
+fn gpu(g: &GpuInfo, health: Option<&GpuHealth>) -> LiveGpu {
     LiveGpu {
         index: g.index,
         model: g.model.clone(),
@@ -69,6 +77,10 @@ fn gpu(g: &GpuInfo) -> LiveGpu {
                 })
                 .collect(),
         }),
+        unhealthy: match health {
+            Some(GpuHealth::Unhealthy { reason, .. }) => Some(reason.clone()),
+            _ => None,
+        },
     }
 }
 
@@ -206,7 +218,7 @@ mod tests {
             "gpu_links": [{"a": 1, "b": 0, "kind": "pcie_switch"}]
         }))
         .unwrap_or_else(|e| panic!("a register: {e}"));
-        let record = NodeRecord { register: reg };
+        let record = NodeRecord::new(reg);
         let n = node(&record, &Topology::new());
         assert_eq!(n.topology.switch.as_deref(), Some("agent-s"));
         assert_eq!(n.topology.link(0, 1), Link::PcieSwitch);
@@ -229,6 +241,51 @@ mod tests {
             Some("agent-r"),
             "the agent's where the file is silent"
         );
+    }
+
+    #[test]
+    fn a_drain_and_unhealthy_gpus_reach_the_core() {
+        let reg: gpusched_wire::Register = serde_json::from_value(serde_json::json!({
+            "node": "g1", "agent_version": "x", "cpus": 8, "mem_mib": 1024,
+            "gpus": [
+                {"index": 0, "uuid": null, "model": "A100", "mem_mib": 1, "source": "fake"},
+                {"index": 1, "uuid": null, "model": "A100", "mem_mib": 1, "source": "fake"}
+            ],
+            "log_url": null, "running": [], "events": []
+        }))
+        .unwrap_or_else(|e| panic!("a register: {e}"));
+        let mut record = NodeRecord::new(reg);
+        let n = node(&record, &Topology::new());
+        assert_eq!((n.drained.as_deref(), n.usable_whole_gpus()), (None, 2));
+        record.drain = Some(gpusched_wire::Drain {
+            reason: "psu".into(),
+            since_ms: 1,
+            by: "root".into(),
+            now: false,
+        });
+        record.gpu_health.insert(
+            1,
+            GpuHealth::Unhealthy {
+                reason: "Xid 79".into(),
+                since_ms: 2,
+            },
+        );
+        let n = node(&record, &Topology::new());
+        assert_eq!(n.drained.as_deref(), Some("psu"));
+        assert_eq!(n.gpus[0].unhealthy, None);
+        assert_eq!(n.gpus[1].unhealthy.as_deref(), Some("Xid 79"));
+        // The stored row carries both, and a row written before them still reads.
+        let row = serde_json::to_value(&record).unwrap_or_default();
+        assert_eq!(row["drain"]["reason"], "psu");
+        assert_eq!(row["gpu_health"]["1"]["state"], "unhealthy");
+        let mut old = row.clone();
+        if let Some(m) = old.as_object_mut() {
+            m.remove("drain");
+            m.remove("gpu_health");
+        }
+        let back: NodeRecord =
+            serde_json::from_value(old).unwrap_or_else(|e| panic!("an old row: {e}"));
+        assert_eq!((back.drain, back.gpu_health.len()), (None, 0));
     }
 
     fn view(extra: serde_json::Value) -> JobView {

@@ -217,6 +217,7 @@ fn bench_gangs() {
                             model: "A100-SXM4-80GB".into(),
                             mem_mib: 81920,
                             mig: None,
+                            unhealthy: None,
                         })
                         .collect(),
                     resources: Default::default(),
@@ -225,6 +226,7 @@ fn bench_gangs() {
                         rack: labelled.then(|| format!("r{}", i / 128)),
                         links: Default::default(),
                     },
+                    drained: None,
                 })
                 .collect();
             // About half the GPUs busy: each node 0-8 busy, uniformly (seeded).
@@ -312,10 +314,12 @@ fn bench_live_pass() {
                     model: "A100-SXM4-80GB".into(),
                     mem_mib: 81920,
                     mig: None,
+                    unhealthy: None,
                 })
                 .collect(),
             resources: Default::default(),
             topology: Default::default(),
+            drained: None,
         })
         .collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);

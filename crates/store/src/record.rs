@@ -36,10 +36,30 @@ pub struct PartFailure {
     pub at_ms: u64,
 }
 
-/// A node as last registered.
+/// A node as last registered, with what an operator and the server's health checks
+/// decided about it (both outlive a restart of the server or of its agent). The fields
+/// after `register` are absent in rows written before they existed (no migration: a
+/// node row is JSON).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeRecord {
     pub register: Register,
+    /// An operator's drain: nothing new starts on the node until `resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<gpusched_wire::Drain>,
+    /// GPUs found unhealthy (by NVML index), out of placement until `resume`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub gpu_health: std::collections::BTreeMap<u32, gpusched_wire::GpuHealth>,
+}
+
+impl NodeRecord {
+    /// A node just registered: not drained, every GPU healthy.
+    pub fn new(register: Register) -> Self {
+        NodeRecord {
+            register,
+            drain: None,
+            gpu_health: Default::default(),
+        }
+    }
 }
 
 /// An API token: only its SHA-256 is kept.

@@ -2,6 +2,7 @@ pub mod agent;
 pub mod cancel;
 pub mod checkpoint;
 pub mod conn;
+pub mod drain;
 pub mod fmt;
 pub mod logs;
 pub mod nodes;

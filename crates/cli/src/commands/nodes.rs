@@ -1,9 +1,9 @@
 //! `gpusched nodes` (`sinfo` / `hq worker list`): nodes, their GPUs and who holds them.
 
 use clap::Args as ClapArgs;
-use gpusched_wire::NodeState;
+use gpusched_wire::{GpuHealth, NodeState};
 
-use super::fmt::table;
+use super::fmt::{table, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -42,7 +42,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     (None, true) => "mps",
                     (None, false) => "-",
                 };
-                rows.push(vec![
+                let mut row = vec![
                     n.name.clone(),
                     g.info.index.to_string(),
                     g.info.model.clone(),
@@ -51,7 +51,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     g.info.source.name().to_string(),
                     g.info.uuid.clone().unwrap_or_else(|| "-".into()),
                     held_by(g),
-                ]);
+                ];
+                row.extend(readings(n, g.info.index));
+                row.push(gpu_health(n, g.info.index));
+                rows.push(row);
                 // One line per share or MIG instance, under its GPU.
                 for s in &g.slices {
                     let what = match (&s.profile, s.start) {
@@ -62,6 +65,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                             s.mem_mib
                         ),
                     };
+                    let mut blank = vec![String::new(); 5];
                     rows.push(vec![
                         String::new(),
                         format!("  {}", s.kind),
@@ -78,13 +82,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                             (None, None) => "idle".into(),
                         },
                     ]);
+                    if let Some(r) = rows.last_mut() {
+                        r.append(&mut blank);
+                    }
                 }
             }
         }
         print!(
             "{}",
             table(
-                &["NODE", "GPU", "MODEL", "MEMORY", "SHARING", "SOURCE", "UUID", "HELD BY"],
+                &[
+                    "NODE", "GPU", "MODEL", "MEMORY", "SHARING", "SOURCE", "UUID", "HELD BY",
+                    "UTIL", "TEMP", "POWER", "MEM USED", "HEALTH"
+                ],
                 &rows
             )
         );
@@ -111,7 +121,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             sources.dedup();
             vec![
                 n.name.clone(),
-                state(n.state).to_string(),
+                node_state(n, state(n.state)),
                 if sliced > 0 {
                     format!("{used}/{} ({sliced} sliced)", n.gpus.len())
                 } else {
@@ -147,7 +157,95 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             &rows
         )
     );
+    print!("{}", out_of_service(&list.nodes));
     Ok(())
+}
+
+/// A node's state, with its drain and how many GPUs are unhealthy.
+fn node_state(n: &gpusched_wire::NodeView, state: &str) -> String {
+    let mut s = state.to_string();
+    if n.drain.is_some() {
+        s.push_str(", drained");
+    }
+    let sick = unhealthy(n).count();
+    if sick > 0 {
+        s.push_str(&format!(
+            ", {} unhealthy",
+            gpusched_wire::count(sick as u64, "GPU")
+        ));
+    }
+    s
+}
+
+/// The unhealthy GPUs of a node: index, why, since when.
+fn unhealthy(n: &gpusched_wire::NodeView) -> impl Iterator<Item = (u32, &str, u64)> {
+    n.gpu_health.iter().filter_map(|(&i, h)| match h {
+        GpuHealth::Unhealthy { reason, since_ms } => Some((i, reason.as_str(), *since_ms)),
+        GpuHealth::Healthy => None,
+    })
+}
+
+/// Below the node table: why each drained node and unhealthy GPU is out of placement.
+fn out_of_service(nodes: &[gpusched_wire::NodeView]) -> String {
+    let mut out = String::new();
+    for n in nodes {
+        if let Some(d) = &n.drain {
+            let how = if d.now { ", running jobs requeued" } else { "" };
+            out.push_str(&format!(
+                "{} drained by {} at {}{how}: {}\n",
+                n.name,
+                d.by,
+                time(d.since_ms),
+                d.reason
+            ));
+        }
+        for (i, reason, since) in unhealthy(n) {
+            out.push_str(&format!(
+                "{} GPU {i} unhealthy since {}: {reason}\n",
+                n.name,
+                time(since)
+            ));
+        }
+    }
+    if !out.is_empty() {
+        out.insert(0, '\n');
+        out.push_str("(`gpusched resume NODE` puts a node and its GPUs back, admins only)\n");
+    }
+    out
+}
+
+/// One GPU's health as `nodes --gpus` shows it.
+fn gpu_health(n: &gpusched_wire::NodeView, index: u32) -> String {
+    match n.gpu_health.get(&index) {
+        Some(GpuHealth::Unhealthy { reason, .. }) => format!("unhealthy: {reason}"),
+        _ if n.drain.is_some() => "ok (node drained)".into(),
+        _ => "ok".into(),
+    }
+}
+
+/// One GPU's latest readings from its agent's samples: utilisation, temperature,
+/// power, memory used (`-` where the agent sent none).
+fn readings(n: &gpusched_wire::NodeView, index: u32) -> Vec<String> {
+    let s = n
+        .telemetry
+        .as_ref()
+        .and_then(|t| t.gpus.iter().find(|s| s.index == index));
+    let Some(s) = s else {
+        return vec!["-".into(); 4];
+    };
+    if s.lost {
+        return vec!["lost".into(), "-".into(), "-".into(), "-".into()];
+    }
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    vec![
+        or_dash(s.util_pct.map(|u| format!("{u}%"))),
+        or_dash(s.temp_c.map(|t| format!("{t} C"))),
+        or_dash(
+            s.power_mw
+                .map(|p| format!("{:.0} W", f64::from(p) / 1000.0)),
+        ),
+        or_dash(s.mem_used_mib.map(|m| format!("{m} MiB"))),
+    ]
 }
 
 /// Each node's address and location, and its GPU link matrix where the agent reported

@@ -71,6 +71,14 @@ pub struct ServerArgs {
     /// "(another user)". Admins still see everything.
     #[arg(long)]
     pub private_jobs: bool,
+    /// A GPU hotter than this (degrees C) is taken out of placement until `gpusched
+    /// resume NODE`.
+    #[arg(long, value_name = "CELSIUS", default_value_t = 90)]
+    pub gpu_temp_limit: u32,
+    /// Jobs on a GPU found unhealthy: `finish` (they run on) or `requeue` (preempted
+    /// with the checkpoint signal and grace, requeued without using a retry).
+    #[arg(long, value_name = "RULE", value_enum, default_value_t = UnhealthyJobs::Finish)]
+    pub unhealthy_jobs: UnhealthyJobs,
     /// Largest request body in bytes (the default holds a batch of 100,000 jobs).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body_bytes)]
     pub max_body: usize,
@@ -160,6 +168,11 @@ impl ServerArgs {
             submit_rate: self.submit_rate,
             submit_burst: self.submit_burst,
         };
+        cfg.gpu_temp_limit_c = self.gpu_temp_limit;
+        cfg.unhealthy_jobs = match self.unhealthy_jobs {
+            UnhealthyJobs::Finish => gpusched_server::config::UnhealthyJobs::Finish,
+            UnhealthyJobs::Requeue => gpusched_server::config::UnhealthyJobs::Requeue,
+        };
         cfg.share_placement = gpusched_core::sharing::ShareStrategy::parse(&self.share_placement)
             .map_err(|e| anyhow::anyhow!("--share-placement: {e}"))?;
         cfg.share_demand_window = std::time::Duration::from_secs(
@@ -206,4 +219,13 @@ pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
         r = bound.serve(std::future::pending()) => r,
         _ = super::shutdown_signal() => Ok(()),
     }
+}
+
+/// `--unhealthy-jobs`: what happens to the jobs on a GPU found unhealthy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnhealthyJobs {
+    /// They run on until they end.
+    Finish,
+    /// They are preempted (checkpoint signal, grace) and requeued without using a retry.
+    Requeue,
 }

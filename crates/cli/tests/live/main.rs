@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod basics;
 mod crash_loop;
+mod drain;
 mod faults;
 mod full_disk;
 mod gang;

@@ -207,6 +207,24 @@ const ROWS: &[Row] = &[
         None,
     ),
     row("GET", "/api/whoami", "/api/whoami", None, PERSONS, None),
+    // An unknown node: admins get past authorization to the 404 (a real drain would
+    // hold the other rows' jobs; drain.rs drains real nodes).
+    row(
+        "POST",
+        "/api/nodes/{name}/drain",
+        "/api/nodes/matrix-none/drain",
+        Some(r#"{"reason": "matrix"}"#),
+        [401, 403, 403, 404, 404, 403, 401],
+        None,
+    ),
+    row(
+        "POST",
+        "/api/nodes/{name}/resume",
+        "/api/nodes/matrix-none/resume",
+        None,
+        [401, 403, 403, 404, 404, 403, 401],
+        None,
+    ),
 ];
 
 /// The matrix's rows, checked against the router's own list both ways.

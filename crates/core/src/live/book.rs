@@ -65,6 +65,11 @@ pub struct NodeSlices {
     /// Jobs placed here that hold no GPU (`--gpus 0`): they hold CPUs, memory or
     /// generic resources only, and are still the node's to run.
     pub gpuless: BTreeSet<u64>,
+    /// GPU indices out of placement: unhealthy ones, or every GPU of a drained node.
+    /// What a job already holds there stays its own; nothing new goes there.
+    pub out: BTreeSet<u32>,
+    /// The node is drained: nothing new is placed here, not even a GPU-less job.
+    pub drained: bool,
 }
 
 impl NodeSlices {
@@ -102,7 +107,33 @@ impl NodeSlices {
                 .collect(),
             whole: BTreeMap::new(),
             gpuless: BTreeSet::new(),
+            out: node
+                .gpus
+                .iter()
+                .filter(|g| node.drained.is_some() || g.unhealthy.is_some())
+                .map(|g| g.index)
+                .collect(),
+            drained: node.drained.is_some(),
         }
+    }
+
+    /// This node as new placements may see it: its GPUs out of placement left out, or
+    /// `None` when it is drained (slice placement looks at this copy only).
+    pub fn placeable(&self) -> Option<NodeSlices> {
+        if self.drained {
+            return None;
+        }
+        let mut view = self.clone();
+        if !self.out.is_empty() {
+            view.gpus.retain(|g| !self.out.contains(&g.index));
+        }
+        Some(view)
+    }
+
+    /// GPUs out of placement that no job holds and that whole-GPU jobs could otherwise
+    /// take: the count the whole-GPU scheduler must be kept off during a pass.
+    pub fn out_free(&self) -> u32 {
+        self.any_free().filter(|g| self.out.contains(g)).count() as u32
     }
 
     /// GPU indices whole jobs may not use: in MIG mode, or holding shares.
@@ -114,9 +145,15 @@ impl NodeSlices {
             .collect()
     }
 
-    /// GPUs whole jobs may take now, in registration order: not in MIG mode, no shares,
-    /// not held whole.
+    /// GPUs new whole jobs may take now, in registration order: not in MIG mode, no
+    /// shares, not held whole, not out of placement.
     pub fn whole_free(&self) -> impl Iterator<Item = u32> + '_ {
+        self.any_free().filter(|g| !self.out.contains(g))
+    }
+
+    /// GPUs nobody holds and not in MIG mode, out of placement or not (a running job
+    /// restored onto an unhealthy GPU keeps it).
+    fn any_free(&self) -> impl Iterator<Item = u32> + '_ {
         self.gpus
             .iter()
             .filter(|g| {
@@ -158,9 +195,10 @@ impl NodeSlices {
     }
 
     /// Gives `job` the whole GPUs `indices`; false, and nothing changes, unless every
-    /// one of them exists and is free for a whole job.
+    /// one of them exists and nobody holds it. New starts choose among
+    /// [`NodeSlices::whole_free`]; a job kept or restored may hold a GPU out of placement.
     pub fn take_whole(&mut self, job: u64, indices: &[u32]) -> bool {
-        let free: BTreeSet<u32> = self.whole_free().collect();
+        let free: BTreeSet<u32> = self.any_free().collect();
         let distinct: BTreeSet<u32> = indices.iter().copied().collect();
         if distinct.len() != indices.len() || !indices.iter().all(|g| free.contains(g)) {
             return false;

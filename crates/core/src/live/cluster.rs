@@ -111,6 +111,9 @@ pub struct LiveCluster {
     /// stayed until they have stopped, so nothing else starts on GPUs whose process may
     /// still be in its grace.
     lost_parts: Vec<(u64, String)>,
+    /// Each node's GPUs' latest load (utilisation, temperature), the tie-break of
+    /// [`super::gpus::pick`]; kept apart from the nodes so a sample never rebuilds them.
+    loads: BTreeMap<String, super::gpus::Loads>,
 }
 
 impl LiveCluster {
@@ -140,6 +143,7 @@ impl LiveCluster {
             user_caps: BTreeMap::new(),
             claims: BTreeMap::new(),
             lost_parts: Vec::new(),
+            loads: BTreeMap::new(),
         }
     }
 
@@ -169,6 +173,16 @@ impl LiveCluster {
     /// The online nodes, as last set.
     pub fn nodes(&self) -> &[LiveNode] {
         &self.nodes
+    }
+
+    /// A node's GPUs' latest load, from its agent's samples: among GPU sets that are
+    /// linked alike, starts prefer the coolest, least loaded ones ([`super::gpus`]).
+    pub fn set_gpu_loads(&mut self, node: &str, loads: super::gpus::Loads) {
+        if loads.is_empty() {
+            self.loads.remove(node);
+        } else {
+            self.loads.insert(node.to_string(), loads);
+        }
     }
 
     /// Records the UUID an agent reported for a job's MIG instance.
@@ -373,7 +387,9 @@ impl LiveCluster {
     pub(super) fn pick_free(&self, node: &str, k: u32) -> Option<Vec<u32>> {
         let free: Vec<u32> = self.book.get(node)?.whole_free().collect();
         let topo = &self.nodes.iter().find(|n| n.name == node)?.topology;
-        super::gpus::pick(&free, k as usize, topo)
+        let none = super::gpus::Loads::new();
+        let loads = self.loads.get(node).unwrap_or(&none);
+        super::gpus::pick(&free, k as usize, topo, loads)
     }
 
     /// Keeps `k` free GPUs of `node` out of the next pass (for a job that reclaimed
@@ -450,6 +466,11 @@ impl LiveCluster {
         let old = std::mem::replace(&mut self.nodes, nodes);
         self.scheduler.set_cluster(&cluster);
         self.scheduler.set_locations(locations);
+        let drained: Vec<NodeId> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].drained.is_some())
+            .map(|i| NodeId(i as u32))
+            .collect();
+        self.scheduler.close_nodes(&drained);
         let old_book = std::mem::replace(
             &mut self.book,
             self.nodes
@@ -546,13 +567,33 @@ impl LiveCluster {
         if self.nodes.is_empty() {
             return Vec::new();
         }
+        // GPUs out of placement (unhealthy, or on a drained node) are held in the
+        // whole-GPU scheduler for the pass, so its free counts are the book's.
+        let out = self.hold_out_of_service();
         let (mut starts, holds) = self.serve_claims(now);
         starts.extend(self.slice_pass(now, share_target));
         starts.extend(self.whole_pass(now));
-        for hold in &holds {
+        for hold in holds.iter().chain(&out) {
             self.unhold(hold);
         }
         starts
+    }
+
+    /// Holds every free GPU that is out of placement (see [`NodeSlices::out_free`]) in
+    /// the whole-GPU scheduler; lift the holds after the pass. They are few, and they
+    /// change only when a node's health or drain does, so holding them per pass costs a
+    /// walk of the nodes with anything out.
+    fn hold_out_of_service(&mut self) -> Vec<Placement> {
+        let out: Vec<(String, u32)> = self
+            .book
+            .iter()
+            .filter(|(_, b)| !b.out.is_empty())
+            .map(|(name, b)| (name.clone(), b.out_free()))
+            .filter(|&(_, k)| k > 0)
+            .collect();
+        out.into_iter()
+            .filter_map(|(name, k)| self.hold(&name, k))
+            .collect()
     }
 
     /// The whole-GPU part of a pass: the scheduler's starts, with their GPU indices.
@@ -686,10 +727,11 @@ impl LiveCluster {
         let whole_held = self.whole_by_queue();
         let mut slice_held = self.slice_milli_by_queue();
         // One snapshot per pass; a node is refreshed only when a job lands on it.
+        // Drained nodes and unhealthy GPUs are left out of the snapshot.
         let mut nodes: Vec<(String, NodeSlices)> = self
             .nodes
             .iter()
-            .filter_map(|n| Some((n.name.clone(), self.book.get(&n.name)?.clone())))
+            .filter_map(|n| Some((n.name.clone(), self.book.get(&n.name)?.placeable()?)))
             .collect();
         for i in waiting {
             let job = &self.slice_jobs[i];
@@ -707,8 +749,8 @@ impl LiveCluster {
             }
             if self.occupy_slice(&node, i, &at) {
                 *slice_held.entry(queue).or_insert(0) += u64::from(at.milli);
-                if let Some(b) = self.book.get(&node) {
-                    nodes[k].1 = b.clone();
+                if let Some(b) = self.book.get(&node).and_then(NodeSlices::placeable) {
+                    nodes[k].1 = b;
                 }
                 self.slice_jobs[i].at = Some((node.clone(), at.clone()));
                 starts.push(LivePlacement::one(id, &node, vec![at.gpu], Some(at)));
@@ -749,8 +791,22 @@ impl LiveCluster {
 
     /// Estimated starts (seconds) of waiting jobs; see [`crate::plan`].
     pub fn estimate_starts(&self, now: Seconds) -> BTreeMap<u64, Seconds> {
+        // GPUs out of placement never come free in the replay.
+        let mut out = crate::plan::OutOfService::default();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let Some(b) = self.book.get(&n.name).filter(|b| !b.out.is_empty()) else {
+                continue;
+            };
+            let node = NodeId(i as u32);
+            out.free.push((node, b.out_free()));
+            for g in &b.out {
+                if let Some(job) = b.holder(*g) {
+                    *out.held.entry((JobId(job), node)).or_insert(0) += 1;
+                }
+            }
+        }
         self.scheduler
-            .estimate_starts(&self.jobs, now)
+            .estimate_starts_without(&self.jobs, now, &out)
             .into_iter()
             .map(|(id, t)| (id.0, t))
             .collect()
@@ -779,6 +835,20 @@ impl LiveCluster {
     /// GPUs of a node whole-GPU jobs can ever use (not in MIG mode).
     pub fn whole_capacity(&self, node: &str) -> u32 {
         self.book.get(node).map_or(0, NodeSlices::whole_capacity)
+    }
+
+    /// GPUs of a node new whole-GPU jobs may get once free: not in MIG mode, not out of
+    /// placement (none on a drained node).
+    pub fn whole_usable(&self, node: &str) -> u32 {
+        self.book.get(node).map_or(0, |b| {
+            if b.drained {
+                return 0;
+            }
+            b.gpus
+                .iter()
+                .filter(|g| g.mig.is_none() && !b.out.contains(&g.index))
+                .count() as u32
+        })
     }
 
     /// The jobs holding anything on `node`.

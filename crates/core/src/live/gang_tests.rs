@@ -21,10 +21,12 @@ fn node(name: &str, n: u32, model: &str) -> LiveNode {
                 model: model.into(),
                 mem_mib: 81920,
                 mig: None,
+                unhealthy: None,
             })
             .collect(),
         resources: BTreeMap::new(),
         topology: Default::default(),
+        drained: None,
     }
 }
 
@@ -610,4 +612,36 @@ fn a_waiting_gang_gets_an_estimated_start_when_walltimes_say() {
     // every part's CPUs came back.
     assert_eq!(est.get(&2), Some(&100.0));
     assert_eq!(est.get(&3), Some(&150.0));
+}
+
+#[test]
+fn a_gang_that_only_a_drained_node_completes_waits_on_the_drain() {
+    let mut c = cluster(PolicyKind::Fifo);
+    let mut b = a100("b", 4);
+    b.drained = Some("maintenance".into());
+    let mut d = a100("d", 4);
+    d.gpus[3].unhealthy = Some("Xid 79".into());
+    c.set_nodes(vec![a100("a", 4), b, d]);
+    c.add(&gang(1, 2, 4));
+    assert!(
+        c.pass(1.0, &[]).is_empty(),
+        "b is drained, d has 3 usable GPUs"
+    );
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&gang(1, 2, 4), &[], &ctx),
+        WaitReason::OutOfService {
+            nodes: vec![
+                ("b".into(), "drained (maintenance)".into()),
+                ("d".into(), "GPU 3 is unhealthy (Xid 79)".into()),
+            ]
+        }
+    );
+    // A 2 x 3 gang fits on a and d's healthy GPUs (job 1 leaves first: FIFO is strict).
+    c.remove(1);
+    c.add(&gang(2, 2, 3));
+    let s = c.pass(2.0, &[]);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(nodes_of(&s[0]), ["a", "d"]);
+    assert!(!s[0].parts[1].gpus.contains(&3), "{s:?}");
 }

@@ -6,7 +6,8 @@
 //!
 //! - [`node`]: a node as registered (GPUs with index, model, memory and MIG layout).
 //! - [`slice`]: what a job on part of a GPU asks for, and where it was put.
-//! - [`gpus`]: which free GPUs of a node a job gets: the best-linked ones.
+//! - [`gpus`]: which free GPUs of a node a job gets: the best-linked ones, then the
+//!   coolest, least loaded.
 //! - [`book`]: who holds what on one node (the one record of occupancy).
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
@@ -29,6 +30,7 @@ mod tests;
 
 pub use book::{GpuSlices, NodeSlices, ShareHold};
 pub use cluster::{LiveCluster, LiveJob, LivePlacement, NodePart};
+pub use gpus::{GpuLoad, Loads};
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};

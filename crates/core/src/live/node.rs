@@ -17,6 +17,9 @@ pub struct LiveNode {
     pub resources: std::collections::BTreeMap<String, u64>,
     /// Where it sits and how its GPUs are linked (empty: unknown).
     pub topology: NodeTopology,
+    /// `Some(reason)` while an operator drains it: nothing new is placed here (whole,
+    /// share, MIG or GPU-less with room), its running jobs keep what they hold.
+    pub drained: Option<String>,
 }
 
 /// Where a node sits in the network and how its GPUs are linked.
@@ -59,6 +62,9 @@ pub struct LiveGpu {
     pub mem_mib: u64,
     /// `Some` in MIG mode: only MIG jobs may use it.
     pub mig: Option<MigLayout>,
+    /// `Some(why)` when the server found it unhealthy: never placed again (whole, share
+    /// or MIG) until it is healthy; a job on it keeps it until it ends or is requeued.
+    pub unhealthy: Option<String>,
 }
 
 /// A MIG GPU's layout as registered.
@@ -91,6 +97,39 @@ impl LiveNode {
             mem_mib: self.mem_mib,
             generic: &self.resources,
         }
+    }
+
+    /// GPUs whole-GPU jobs may be placed on now: not in MIG mode, healthy, and none
+    /// while the node is drained.
+    pub fn usable_whole_gpus(&self) -> u32 {
+        if self.drained.is_some() {
+            return 0;
+        }
+        self.gpus
+            .iter()
+            .filter(|g| g.mig.is_none() && g.unhealthy.is_none())
+            .count() as u32
+    }
+
+    /// Why placement skips this node or some of its GPUs, in words the server shows
+    /// ("drained (maintenance)", "GPU 1 is unhealthy (Xid 79)"); `None` when it skips
+    /// nothing.
+    pub fn out_of_service(&self) -> Option<String> {
+        if let Some(r) = &self.drained {
+            return Some(format!("drained ({r})"));
+        }
+        let sick: Vec<String> = self
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                Some(format!(
+                    "GPU {} is unhealthy ({})",
+                    g.index,
+                    g.unhealthy.as_ref()?
+                ))
+            })
+            .collect();
+        (!sick.is_empty()).then(|| sick.join(", "))
     }
 
     /// Whether the node's GPUs are of `model` (a prefix, as users write it) or any model

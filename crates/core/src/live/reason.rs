@@ -35,6 +35,9 @@ pub enum WaitReason {
     UserAtCap { held: u64, cap: u32 },
     /// No online node has enough GPUs (of its model) at all.
     NoNodeCanHold { gpus: u32, model: Option<String> },
+    /// Nodes that could hold it exist, but every one is out of service now: drained,
+    /// or with too many unhealthy GPUs. Each such node with why, in name order.
+    OutOfService { nodes: Vec<(String, String)> },
     /// Nodes with its GPUs exist, but none has the CPUs, memory or generic resources it
     /// asks for together with them.
     NoNodeHasRoom,
@@ -97,6 +100,9 @@ pub struct WaitContext {
     /// The online nodes by (GPU model, whole-GPU capacity), with the most whole GPUs
     /// free on one of them: a job's reason looks at these few kinds, not at every node.
     kinds: BTreeMap<(String, u32), u32>,
+    /// GPU model → the most GPUs new whole-GPU jobs may use on one node that is not
+    /// drained (healthy, not in MIG mode).
+    usable: BTreeMap<String, u32>,
 }
 
 impl LiveCluster {
@@ -109,13 +115,19 @@ impl LiveCluster {
             }
         }
         let mut kinds: BTreeMap<(String, u32), u32> = BTreeMap::new();
+        let mut usable: BTreeMap<String, u32> = BTreeMap::new();
         for n in &self.nodes {
+            if n.drained.is_none() {
+                let most = usable.entry(n.model.clone()).or_default();
+                *most = (*most).max(n.usable_whole_gpus());
+            }
             let free = self.whole_free(&n.name);
             let most = kinds.entry((n.model.clone(), n.whole_gpus())).or_default();
             *most = (*most).max(free);
         }
         WaitContext {
             kinds,
+            usable,
             queue_milli: self.queue_milli(),
             user_milli,
             waiting: self.waiting(),
@@ -196,6 +208,20 @@ impl LiveCluster {
                 model: job.model.clone(),
             };
         }
+        let in_service = ctx
+            .usable
+            .iter()
+            .any(|(m, &u)| model.is_none_or(|p| m.starts_with(p)) && u >= job.gpus);
+        if !in_service {
+            // Rare (nodes out of service), so every node is looked at.
+            let nodes = self
+                .nodes
+                .iter()
+                .filter(|n| n.has_model(model) && n.whole_gpus() >= job.gpus)
+                .filter_map(|n| Some((n.name.clone(), n.out_of_service()?)))
+                .collect();
+            return WaitReason::OutOfService { nodes };
+        }
         let ask = Amount {
             cpu_milli: job.cpu_milli,
             mem_mib: job.mem_mib,
@@ -267,10 +293,13 @@ impl LiveCluster {
         let asks = job.cpu_milli > 0 || job.mem_mib > 0 || !job.resources.is_empty();
         let shapes = gang.shapes(job.gpus);
         let mut never: Option<(u32, u32, u32)> = None;
+        // A shape that enough nodes could hold, were none out of service.
+        let mut out_of_service: Option<u32> = None;
         for &(n, g) in &shapes {
             // Per GPU model (one group when models may mix): nodes that could ever hold
             // a part, and those that could now.
             let mut ever: BTreeMap<&str, u32> = BTreeMap::new();
+            let mut usable: BTreeMap<&str, u32> = BTreeMap::new();
             let mut now: BTreeMap<&str, u32> = BTreeMap::new();
             for node in &self.nodes {
                 if !node.has_model(model)
@@ -281,6 +310,9 @@ impl LiveCluster {
                 }
                 let key = if gang.mixed_models { "" } else { &node.model };
                 *ever.entry(key).or_default() += 1;
+                if node.drained.is_none() && node.usable_whole_gpus() >= g {
+                    *usable.entry(key).or_default() += 1;
+                }
                 let room_now =
                     !asks || self.room(&node.name).is_some_and(|r| r.amount().holds(ask));
                 if self.whole_free(&node.name) >= g && room_now {
@@ -288,6 +320,11 @@ impl LiveCluster {
                 }
             }
             let have = ever.values().copied().max().unwrap_or(0);
+            let in_service = usable.values().copied().max().unwrap_or(0);
+            if have >= n && in_service < n {
+                out_of_service.get_or_insert(g);
+                continue;
+            }
             if have >= n {
                 let free_nodes = now.values().copied().max().unwrap_or(0);
                 if free_nodes >= n {
@@ -305,6 +342,15 @@ impl LiveCluster {
             if never.is_none_or(|(_, _, h)| h == 0 && have > 0) {
                 never = Some((n, g, have));
             }
+        }
+        if let Some(g) = out_of_service {
+            let nodes = self
+                .nodes
+                .iter()
+                .filter(|x| x.has_model(model) && x.whole_gpus() >= g)
+                .filter_map(|x| Some((x.name.clone(), x.out_of_service()?)))
+                .collect();
+            return Some(WaitReason::OutOfService { nodes });
         }
         let (nodes, per_node, have) = never.unwrap_or((0, 0, 0));
         Some(WaitReason::GangNeverFits {

@@ -28,10 +28,12 @@ fn node(name: &str, n: u32, mig: bool) -> LiveNode {
                         uuid: Some("MIG-x".into()),
                     }],
                 }),
+                unhealthy: None,
             })
             .collect(),
         resources: BTreeMap::new(),
         topology: Default::default(),
+        drained: None,
     }
 }
 
@@ -553,4 +555,148 @@ fn a_job_without_gpus_is_on_its_node_until_it_leaves() {
     assert_eq!(c.jobs_on("a"), BTreeSet::from([1]));
     c.remove(1);
     assert!(c.jobs_on("a").is_empty());
+}
+
+/// `node` with its drain reason and unhealthy GPUs (index, why).
+fn out_of_service(mut n: LiveNode, drained: Option<&str>, sick: &[(u32, &str)]) -> LiveNode {
+    n.drained = drained.map(str::to_string);
+    for &(i, why) in sick {
+        n.gpus[i as usize].unhealthy = Some(why.to_string());
+    }
+    n
+}
+
+#[test]
+fn a_drained_node_takes_nothing_new_and_keeps_what_runs() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 2, false), node("m", 1, true)]);
+    c.add(&whole(1, 1));
+    assert_eq!(c.pass(1.0, &[]).len(), 1);
+    // Drain both: job 1 keeps its GPU; nothing new starts, whatever its form.
+    let orphans = c.set_nodes(vec![
+        out_of_service(node("a", 2, false), Some("maintenance"), &[]),
+        out_of_service(node("m", 1, true), Some("maintenance"), &[]),
+    ]);
+    assert!(orphans.is_empty(), "{orphans:?}");
+    assert_eq!(c.jobs_on("a"), BTreeSet::from([1]));
+    c.add(&whole(2, 1));
+    c.add(&sliced(3, SliceAsk::Share { milli: 250 }));
+    c.add(&sliced(
+        4,
+        SliceAsk::Mig {
+            profile: "3g.40gb".into(),
+        },
+    ));
+    c.add(&LiveJob {
+        cpu_milli: 1000,
+        ..whole(5, 0)
+    });
+    assert_eq!(c.pass(2.0, &[]), vec![]);
+    assert_eq!(c.whole_free("a"), 0, "a drained node's GPUs are not free");
+    assert_eq!((c.whole_usable("a"), c.whole_capacity("a")), (0, 2));
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&whole(2, 1), &[], &ctx),
+        WaitReason::OutOfService {
+            nodes: vec![("a".into(), "drained (maintenance)".into()),]
+        }
+    );
+    // Job 1 ends and its GPU stays out; resuming lets everything start.
+    c.remove(1);
+    assert_eq!(c.pass(3.0, &[]), vec![]);
+    c.set_nodes(vec![node("a", 2, false), node("m", 1, true)]);
+    let started: BTreeSet<u64> = c.pass(4.0, &[]).iter().map(|p| p.job).collect();
+    assert_eq!(started, BTreeSet::from([2, 3, 4, 5]));
+}
+
+#[test]
+fn an_unhealthy_gpu_is_never_placed_and_its_job_keeps_it() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 2, false)]);
+    c.add(&whole(1, 1));
+    let first = c.pass(1.0, &[]);
+    let held = first[0].parts[0].gpus[0];
+    let other = 1 - held;
+    // The other GPU fails: job 1 keeps its GPU, nothing goes on the sick one.
+    let sick = out_of_service(node("a", 2, false), None, &[(other, "Xid 79")]);
+    assert!(c.set_nodes(vec![sick.clone()]).is_empty());
+    c.add(&whole(2, 1));
+    c.add(&sliced(3, SliceAsk::Share { milli: 100 }));
+    assert_eq!(c.pass(2.0, &[]), vec![]);
+    assert_eq!(c.whole_usable("a"), 1);
+    // A 2-GPU job could never fit on the node's one healthy GPU: out of service.
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&whole(7, 2), &[], &ctx),
+        WaitReason::OutOfService {
+            nodes: vec![("a".into(), format!("GPU {other} is unhealthy (Xid 79)"))]
+        }
+    );
+    // Job 1 ends: its healthy GPU goes to the next job (the share, slices first); the
+    // sick one still to nobody.
+    c.remove(1);
+    let next = c.pass(3.0, &[]);
+    assert_eq!(next.len(), 1, "{next:?}");
+    assert_eq!(next[0].job, 3);
+    assert_eq!(next[0].parts[0].gpus, vec![held]);
+    c.remove(3);
+    let next = c.pass(4.0, &[]);
+    assert_eq!((next[0].job, &next[0].parts[0].gpus), (2, &vec![held]));
+    // The job on the unhealthy GPU survives a restart of the cluster's view (restore).
+    let mut d = cluster(PolicyKind::Fifo);
+    d.set_nodes(vec![sick]);
+    d.add(&whole(8, 1));
+    assert!(d.restore(8, "a", &[other], None, 1.0));
+    assert_eq!(d.whole_free("a"), 1);
+}
+
+#[test]
+fn a_sick_gpu_left_on_a_mixed_cluster_sends_the_job_to_another_node() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![
+        out_of_service(node("a", 1, false), None, &[(0, "lost")]),
+        node("b", 1, false),
+    ]);
+    c.add(&whole(1, 1));
+    c.add(&whole(2, 1));
+    let starts = c.pass(1.0, &[]);
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    assert_eq!(starts[0].parts[0].node, "b");
+    // Job 2 waits for a GPU (b's), not for an out-of-service node.
+    let ctx = c.wait_context();
+    assert!(
+        matches!(
+            c.wait_reason(&whole(2, 1), &[], &ctx),
+            WaitReason::WaitingForGpus { .. }
+        ),
+        "{:?}",
+        c.wait_reason(&whole(2, 1), &[], &ctx)
+    );
+}
+
+#[test]
+fn estimates_never_count_on_gpus_out_of_placement() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 1, false), node("b", 1, false)]);
+    let timed = |id, walltime| LiveJob {
+        walltime: Some(walltime),
+        ..whole(id, 1)
+    };
+    c.add(&timed(1, 100.0));
+    c.add(&timed(2, 300.0));
+    assert_eq!(c.pass(0.0, &[]).len(), 2);
+    c.add(&timed(3, 10.0));
+    // Both nodes in service: job 3 starts when job 1 ends, at 100.
+    assert_eq!(c.estimate_starts(0.0).get(&3), Some(&100.0));
+    // Whichever node runs job 1 is drained: job 3 waits for job 2's end at 300.
+    let first = c.jobs_on("a").contains(&1);
+    let drained = |n: LiveNode, on: bool| LiveNode {
+        drained: on.then(|| "maintenance".into()),
+        ..n
+    };
+    c.set_nodes(vec![
+        drained(node("a", 1, false), first),
+        drained(node("b", 1, false), !first),
+    ]);
+    assert_eq!(c.estimate_starts(0.0).get(&3), Some(&300.0));
 }

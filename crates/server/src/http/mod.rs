@@ -7,6 +7,7 @@ mod cancel;
 mod error;
 mod jobs;
 mod limits;
+mod nodes;
 mod openapi;
 mod peer;
 mod responses;
@@ -101,6 +102,8 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/tokens"),
     r("POST", "/api/tokens/{id}/revoke"),
     r("GET", "/api/whoami"),
+    r("POST", "/api/nodes/{name}/drain"),
+    r("POST", "/api/nodes/{name}/resume"),
 ];
 
 /// The handler of one route of [`ROUTES`]; `None` for a route without one, which
@@ -128,6 +131,8 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/tokens") => get(tokens::list),
         ("POST", "/api/tokens/{id}/revoke") => post(tokens::revoke),
         ("GET", "/api/whoami") => get(tokens::whoami),
+        ("POST", "/api/nodes/{name}/drain") => post(nodes::drain),
+        ("POST", "/api/nodes/{name}/resume") => post(nodes::resume),
         _ => return None,
     })
 }

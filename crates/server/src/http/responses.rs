@@ -16,7 +16,7 @@ fn describe(code: u16) -> &'static str {
         400 => "The request is malformed (body, path or query): the message names the field and what is allowed.",
         401 => "Over TCP: no bearer token, or a revoked or mistyped one. The `WWW-Authenticate` header says `Bearer`.",
         403 => "The caller may not do this: the role (admins only), the owner (another user's job), or the kind of credential (the agents' join token only allows the agent protocol, and people may not use it).",
-        404 => "No such job, token or attempt (a job's logs of an attempt it has not had).",
+        404 => "No such job, token, node or attempt (a job's logs of an attempt it has not had).",
         409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after` does not exist or already failed, the priority is above the queue's maximum, a usage window that starts in the future, or (agents) the server restarted and the node must register again.",
         413 => "The body is over the server's `--max-body` limit (64 MiB unless the operator set another).",
         503 => "The server is shutting down, or (logs) the node that holds the job's output cannot be reached.",
@@ -85,6 +85,10 @@ error_set! {
     AdminBody = [400, 401, 403, 413, 503];
     /// An admin's change to one token by id.
     AdminToken = [400, 401, 403, 404, 503];
+    /// An admin's change to one node by name, with a body.
+    AdminNodeBody = [400, 401, 403, 404, 413, 503];
+    /// An admin's change to one node by name.
+    AdminNode = [400, 401, 403, 404, 503];
     /// The agent protocol with a body.
     AgentBody = [400, 401, 403, 409, 413, 503];
     /// The agent protocol's poll.

@@ -52,12 +52,20 @@ impl State {
         })?;
         let running: BTreeSet<AttemptRef> = reg.running.iter().copied().collect();
         let events = reg.events.clone();
-        let record = NodeRecord { register: reg };
+        // What the server decided about the node (drain, health) outlives its agent.
+        let mut record = NodeRecord::new(reg);
+        if let Some(old) = self.nodes.get(&name) {
+            record.drain = old.record.drain.clone();
+            record.gpu_health = old.record.gpu_health.clone();
+        }
         let now = self.now.instant;
         // The stored row changes (and is written) only if the registration says news.
         let gpus_changed = match self.nodes.get(&name) {
             None => {
-                self.nodes.insert(name.clone(), NodeEntry::new(record, now));
+                let mut entry = NodeEntry::new(record, now);
+                // A node first seen: any uncorrectable ECC error is news.
+                entry.ecc_base = Some(Default::default());
+                self.nodes.insert(name.clone(), entry);
                 true
             }
             Some(n) if n.record != record => {
@@ -201,11 +209,27 @@ impl State {
         Ok(())
     }
 
-    /// Keeps a node's latest GPU samples (shown in `nodes`, exported as metrics).
+    /// Keeps a node's latest GPU samples (shown in `nodes`, exported as metrics) and
+    /// judges its GPUs' health from them (`health.rs`).
     pub fn telemetry(&mut self, node: &str, t: &gpusched_wire::NodeTelemetry) {
         if let Some(n) = self.nodes.get_mut_unstored(node) {
             n.telemetry = Some(t.clone());
         }
+        // The core's tie-break between GPUs linked alike: the coolest, least loaded.
+        let loads = t
+            .gpus
+            .iter()
+            .filter(|s| !s.lost)
+            .map(|s| {
+                let load = gpusched_core::live::GpuLoad {
+                    util_pct: s.util_pct.unwrap_or(0),
+                    temp_c: s.temp_c.unwrap_or(0),
+                };
+                (s.index, load)
+            })
+            .collect();
+        self.queue.set_gpu_loads(node, loads);
+        self.judge_samples(node, t);
     }
 
     /// Applies what a node says happened. Events about an attempt that is not the job's

@@ -630,9 +630,8 @@ impl State {
                     .unwrap_or(&n.record.register.location)
                     .clone(),
                 gpu_links: n.record.register.gpu_links.clone(),
-                // Issue 13 (in progress): drains and health to come.
-                drain: None,
-                gpu_health: Default::default(),
+                drain: n.record.drain.clone(),
+                gpu_health: n.record.gpu_health.clone(),
                 telemetry: n.telemetry.clone(),
                 last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
                 agent_version: n.record.register.agent_version.clone(),

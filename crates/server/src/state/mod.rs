@@ -7,6 +7,7 @@ mod agents;
 mod cancel;
 mod demand;
 mod gang;
+mod health;
 mod jobs;
 mod limits;
 mod privacy;
@@ -83,6 +84,9 @@ pub struct NodeEntry {
     /// The latest GPU samples its agent reported (not stored: the next report brings
     /// fresh ones).
     pub telemetry: Option<gpusched_wire::NodeTelemetry>,
+    /// Each GPU's uncorrectable ECC count its health is judged against (see
+    /// `health.rs`); `None` until the first sample after a server start sets it.
+    pub ecc_base: Option<BTreeMap<u32, u64>>,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -677,10 +681,13 @@ impl State {
         let Some(job) = self.jobs.get(&id) else {
             return;
         };
-        let reason = format!(
-            "preempted on {} to return GPUs to another queue's quota; requeued",
-            gang::nodes_of(&job.view)
-        );
+        let reason = match self.preempt_cause(id) {
+            Some(cause) => format!("requeued without using a retry: {cause}"),
+            None => format!(
+                "preempted on {} to return GPUs to another queue's quota; requeued",
+                gang::nodes_of(&job.view)
+            ),
+        };
         if let Some(job) = self.requeue_run(id, self.now.ms, CoreState::Preempting, reason) {
             job.view.preemptions += 1;
             job.view.last_checkpoint_ms = None;
@@ -794,6 +801,7 @@ impl NodeEntry {
             gen: 0,
             watch: watch::channel(0).0,
             telemetry: None,
+            ecc_base: None,
         }
     }
 }

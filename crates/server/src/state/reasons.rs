@@ -45,6 +45,7 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
         WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
         WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
+        WaitReason::OutOfService { nodes } => out_of_service(nodes),
         WaitReason::NoNodeHasRoom => no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources),
         WaitReason::WaitingForRoom { node, wait } => waiting_for_room(node, wait),
         WaitReason::WaitingForGpus {
@@ -75,6 +76,24 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::Behind { ahead } => behind(*ahead, policy),
         WaitReason::Next => "next to start (the scheduler runs on the next change)".to_string(),
     }
+}
+
+/// Nodes that could hold the job are all out of service: say which and why.
+pub fn out_of_service(nodes: &[(String, String)]) -> String {
+    let each: Vec<String> = nodes
+        .iter()
+        .map(|(name, why)| {
+            if why.starts_with("drained") {
+                format!("{name} is {why}")
+            } else {
+                format!("{name}'s {why}")
+            }
+        })
+        .collect();
+    format!(
+        "no node can hold it now: {} (an admin's `gpusched resume NODE` puts a node back)",
+        each.join("; ")
+    )
 }
 
 /// ` of model A100*`, or nothing when any model will do.

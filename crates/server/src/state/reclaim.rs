@@ -100,7 +100,9 @@ impl State {
                 NodeRoom {
                     node: NodeId(i as u32),
                     free: self.queue.whole_free(name),
-                    capacity: self.queue.whole_capacity(name),
+                    // A drained node, or one whose GPUs are unhealthy, is not worth
+                    // preempting anyone on for GPUs nobody may use.
+                    capacity: self.queue.whole_usable(name),
                     model: n
                         .record
                         .register

@@ -128,6 +128,8 @@ mod tests {
                 running: vec![],
                 events: vec![],
             },
+            drain: None,
+            gpu_health: Default::default(),
         };
         let now = crate::clock::Now::read();
         let mut st = State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now);

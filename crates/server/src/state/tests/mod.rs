@@ -11,6 +11,7 @@
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
 
 mod gangs;
+mod health;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,6 +86,17 @@ pub(super) enum Step {
     Schema2Rows,
     /// The job's current attempt has this many parts (checked, not logged).
     Parts(u64, usize),
+    /// `user` drains the node (`now`: running jobs are requeued) with this reason.
+    Drain(&'static str, &'static str, &'static str, bool),
+    /// `user` resumes the node.
+    Resume(&'static str, &'static str),
+    /// The node reports one sample of one GPU with the report of no event:
+    /// `temp=C`, `ecc=N` (uncorrectable), `xid=CODE`, `lost`.
+    Sample(&'static str, u32, &'static str),
+    /// The server's `--unhealthy-jobs requeue` from now on.
+    RequeueUnhealthy,
+    /// The nodes as `gpusched nodes` shows them: drain and GPU health.
+    Nodes,
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -497,6 +509,82 @@ impl Harness {
                     // The shape is the placement's (a split job's is chosen by it).
                     assert_eq!(v.nodes as usize, n, "job {job}'s nodes");
                     assert_eq!(v.gpus_per_node as usize, p.gpu_indices.len());
+                }
+            }
+            Step::Drain(user, node, reason, now) => {
+                let req = gpusched_wire::DrainRequest {
+                    reason: Some(reason.to_string()),
+                    now,
+                };
+                let r = match self.st.drain(&who(user), node, &req) {
+                    Ok(v) => format!("ok, drained by {}", v.drain.map_or("-".into(), |d| d.by)),
+                    Err(f) => format!("{f:?}"),
+                };
+                let flag = if now { " --now" } else { "" };
+                self.line(format!("{user} drains {node}{flag} ({reason}): {r}"));
+            }
+            Step::Resume(user, node) => {
+                let r = match self.st.resume(&who(user), node) {
+                    Ok(_) => "ok".to_string(),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} resumes {node}: {r}"));
+            }
+            Step::Sample(node, gpu, spec) => {
+                let mut s = gpusched_wire::GpuSample {
+                    index: gpu,
+                    at_ms: self.now.ms,
+                    temp_c: Some(50),
+                    ecc_uncorrected: Some(0),
+                    ..Default::default()
+                };
+                for kv in spec.split_whitespace() {
+                    match kv.split_once('=') {
+                        Some(("temp", v)) => s.temp_c = Some(v.parse().unwrap()),
+                        Some(("ecc", v)) => s.ecc_uncorrected = Some(v.parse().unwrap()),
+                        Some(("xid", v)) => s.xids.push(gpusched_wire::XidEvent {
+                            code: v.parse().unwrap(),
+                            at_ms: self.now.ms,
+                        }),
+                        None if kv == "lost" => s.lost = true,
+                        _ => panic!("unknown sample key {kv}"),
+                    }
+                }
+                let t = gpusched_wire::NodeTelemetry { gpus: vec![s] };
+                let instance = self.instance.get(node).cloned().unwrap_or_default();
+                let r = match self.st.report(node, &instance, &[]) {
+                    Ok(()) => {
+                        self.st.telemetry(node, &t);
+                        "ok".to_string()
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{node} reports GPU {gpu} {spec}: {r}"));
+            }
+            Step::RequeueUnhealthy => {
+                let mut cfg = (*self.cfg).clone();
+                cfg.unhealthy_jobs = crate::config::UnhealthyJobs::Requeue;
+                self.cfg = Arc::new(cfg);
+                self.st.cfg = self.cfg.clone();
+                self.line("the server requeues jobs on unhealthy GPUs");
+            }
+            Step::Nodes => {
+                for n in self.st.node_list(&who("root")).nodes {
+                    let drain = n.drain.map_or("-".into(), |d| {
+                        format!("{} by {} now={}", d.reason, d.by, d.now)
+                    });
+                    let health = n.gpu_health.iter().map(|(g, h)| match h {
+                        gpusched_wire::GpuHealth::Healthy => format!("{g}:healthy"),
+                        gpusched_wire::GpuHealth::Unhealthy { reason, .. } => {
+                            format!("{g}:{reason}")
+                        }
+                    });
+                    let line = format!(
+                        "nodes: {} drain {drain}; unhealthy {}",
+                        n.name,
+                        list(health)
+                    );
+                    self.line(line);
                 }
             }
             Step::Restart => {
