@@ -1,5 +1,6 @@
 //! The HTTP API: user endpoints under `/api/jobs` and `/api/nodes`, the agent protocol
-//! under `/api/agent`, and the OpenAPI document at `/api/openapi.json`.
+//! under `/api/agent`, the OpenAPI document at `/api/openapi.json`, and Prometheus's
+//! `/metrics`.
 
 mod agent;
 mod auth;
@@ -7,6 +8,7 @@ mod cancel;
 mod error;
 mod jobs;
 mod limits;
+mod metrics;
 mod openapi;
 mod peer;
 mod responses;
@@ -35,6 +37,8 @@ pub struct App {
     pub poll_wait: Duration,
     pub http: reqwest::Client,
     pub limits: std::sync::Arc<crate::config::Limits>,
+    /// `--metrics-public`: `GET /metrics` needs no token.
+    pub metrics_public: bool,
     pub rates: std::sync::Arc<limits::SubmitRates>,
     /// Unix groups of submitters, looked up before their commands reach the state task.
     pub groups: crate::groups::GroupDirectory,
@@ -101,6 +105,7 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/tokens"),
     r("POST", "/api/tokens/{id}/revoke"),
     r("GET", "/api/whoami"),
+    r("GET", "/metrics"),
 ];
 
 /// The handler of one route of [`ROUTES`]; `None` for a route without one, which
@@ -128,6 +133,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/tokens") => get(tokens::list),
         ("POST", "/api/tokens/{id}/revoke") => post(tokens::revoke),
         ("GET", "/api/whoami") => get(tokens::whoami),
+        ("GET", "/metrics") => get(metrics::metrics),
         _ => return None,
     })
 }

@@ -9,6 +9,7 @@ mod demand;
 mod gang;
 mod jobs;
 mod limits;
+mod metrics;
 mod privacy;
 mod reasons;
 mod reclaim;
