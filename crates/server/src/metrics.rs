@@ -40,6 +40,12 @@ const FAST_BUCKETS: [f64; 15] = [
 ];
 
 type StateLabel = Vec<(&'static str, &'static str)>;
+type QueueLabel = Vec<(&'static str, String)>;
+type WaitHistograms = Family<QueueLabel, Histogram, fn() -> Histogram>;
+
+fn wait_histogram() -> Histogram {
+    Histogram::new(WAIT_BUCKETS)
+}
 
 /// The server's event counters and histograms. Cheap to clone (one shared record).
 #[derive(Clone)]
@@ -49,7 +55,8 @@ struct Inner {
     submitted: Counter,
     started: Counter,
     finished: Family<StateLabel, Counter>,
-    wait: Histogram,
+    /// By queue (a bounded label: queues are configured).
+    wait: WaitHistograms,
     pass: Histogram,
     commit: Histogram,
     /// What the current round recorded, counted once its commit succeeds.
@@ -64,7 +71,7 @@ struct Staged {
     submitted: u64,
     started: u64,
     finished: BTreeMap<JobState, u64>,
-    waits: Vec<f64>,
+    waits: Vec<(String, f64)>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -87,7 +94,7 @@ impl Default for Metrics {
             submitted: Counter::default(),
             started: Counter::default(),
             finished,
-            wait: Histogram::new(WAIT_BUCKETS),
+            wait: Family::new_with_constructor(wait_histogram as fn() -> Histogram),
             pass: Histogram::new(FAST_BUCKETS),
             commit: Histogram::new(FAST_BUCKETS),
             staged: Mutex::default(),
@@ -116,8 +123,8 @@ impl Metrics {
             // The wait before the first attempt; a requeued job's later starts would
             // count its earlier runs as waiting.
             if v.attempt == 1 {
-                s.waits
-                    .push(now_ms.saturating_sub(v.submit_ms) as f64 / 1000.0);
+                let waited = now_ms.saturating_sub(v.submit_ms) as f64 / 1000.0;
+                s.waits.push((v.queue.clone(), waited));
             }
         }
         if v.state.is_terminal() {
@@ -136,8 +143,11 @@ impl Metrics {
                 .get_or_create(&vec![("state", state.name())])
                 .inc_by(n);
         }
-        for w in s.waits {
-            self.0.wait.observe(w);
+        for (queue, w) in s.waits {
+            self.0
+                .wait
+                .get_or_create(&vec![("queue", queue)])
+                .observe(w);
         }
     }
 
@@ -199,7 +209,7 @@ impl Metrics {
         );
         r.register_with_unit(
             "gpusched_job_wait",
-            "Time from submission to the start of a job's first attempt",
+            "Time from submission to the start of a job's first attempt, by queue",
             Unit::Seconds,
             m.wait.clone(),
         );
@@ -277,6 +287,14 @@ impl Format {
 /// Every series, in `format`.
 pub fn render(view: &View, format: Format) -> Result<String, std::fmt::Error> {
     let mut r = Registry::default();
+    // Every configured queue's wait histogram, zeros before its first start.
+    for q in &view.queues.queues {
+        let _ = view
+            .metrics
+            .0
+            .wait
+            .get_or_create(&vec![("queue", q.name.clone())]);
+    }
     view.metrics.register(&mut r);
     let mut sheet = sheet::Sheet::default();
     cluster::levels(view, &mut sheet);

@@ -207,6 +207,8 @@ const ROWS: &[Row] = &[
         None,
     ),
     row("GET", "/api/whoami", "/api/whoami", None, PERSONS, None),
+    // Admins and metrics tokens (tests/live/prometheus.rs walks the routes with one).
+    row("GET", "/metrics", "/metrics", None, ADMINS, None),
 ];
 
 /// The matrix's rows, checked against the router's own list both ways.

@@ -303,7 +303,8 @@ fn openmetrics_when_asked_and_prometheus_text_otherwise() {
         plain.contains("gpusched_jobs_submitted_total 0\n"),
         "{plain}"
     );
-    assert!(plain.contains("gpusched_job_wait_seconds_bucket{le=\"1\"} 0\n"));
+    // Every configured queue has its wait histogram from the start.
+    assert!(plain.contains("gpusched_job_wait_seconds_bucket{queue=\"research\",le=\"1\"} 0\n"));
     assert!(plain.contains("gpusched_jobs_finished_total{state=\"cancelled\"} 0\n"));
 }
 
@@ -342,13 +343,22 @@ fn events_count_once_their_round_is_committed() {
     let after = view(&m);
     assert_eq!(value(&after, "gpusched_jobs_submitted_total"), Some(1.0));
     assert_eq!(value(&after, "gpusched_jobs_started_total"), Some(1.0));
-    assert_eq!(value(&after, "gpusched_job_wait_seconds_sum"), Some(60.0));
     assert_eq!(
-        value(&after, r#"gpusched_job_wait_seconds_bucket{le="30"}"#),
+        value(&after, r#"gpusched_job_wait_seconds_sum{queue="default"}"#),
+        Some(60.0)
+    );
+    assert_eq!(
+        value(
+            &after,
+            r#"gpusched_job_wait_seconds_bucket{queue="default",le="30"}"#
+        ),
         Some(0.0)
     );
     assert_eq!(
-        value(&after, r#"gpusched_job_wait_seconds_bucket{le="60"}"#),
+        value(
+            &after,
+            r#"gpusched_job_wait_seconds_bucket{queue="default",le="60"}"#
+        ),
         Some(1.0)
     );
 
@@ -375,7 +385,10 @@ fn events_count_once_their_round_is_committed() {
     m.settle_round();
     let out = view(&m);
     assert_eq!(value(&out, "gpusched_jobs_started_total"), Some(2.0));
-    assert_eq!(value(&out, "gpusched_job_wait_seconds_count"), Some(1.0));
+    assert_eq!(
+        value(&out, r#"gpusched_job_wait_seconds_count{queue="default"}"#),
+        Some(1.0)
+    );
     assert_eq!(
         value(&out, r#"gpusched_jobs_finished_total{state="succeeded"}"#),
         Some(1.0)

@@ -129,7 +129,7 @@ mod tests {
         );
         assert_eq!(
             line(&out, "gpusched_job_wait_seconds_count"),
-            "gpusched_job_wait_seconds_count 1"
+            r#"gpusched_job_wait_seconds_count{queue="default"} 1"#
         );
     }
 }
