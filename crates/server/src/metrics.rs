@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use gpusched_core::JobState as Core;
-use gpusched_wire::{JobState, JobView, NodeList, NodeTelemetry, QueueList};
+use gpusched_wire::{JobState, JobView, NodeList, NodeTelemetry};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
@@ -248,13 +248,23 @@ pub struct View {
     /// Every node as an admin sees it (holders included; `private` decides what of
     /// them is shown).
     pub nodes: NodeList,
-    pub queues: QueueList,
+    /// Every configured queue, in name order.
+    pub queues: Vec<QueueLevel>,
     /// Jobs by queue and state.
     pub jobs: BTreeMap<(String, JobState), u64>,
     /// The server runs with `--private-jobs`: no job ids or users in the series.
     pub private: bool,
     /// The event series, rendered with the levels.
     pub metrics: Metrics,
+}
+
+/// A queue's GPUs: held now, guaranteed, and the most it may hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueLevel {
+    pub name: String,
+    pub used: u32,
+    pub quota: u32,
+    pub max: Option<u32>,
 }
 
 /// The two text formats Prometheus reads.
@@ -288,7 +298,7 @@ impl Format {
 pub fn render(view: &View, format: Format) -> Result<String, std::fmt::Error> {
     let mut r = Registry::default();
     // Every configured queue's wait histogram, zeros before its first start.
-    for q in &view.queues.queues {
+    for q in &view.queues {
         let _ = view
             .metrics
             .0

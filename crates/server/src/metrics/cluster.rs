@@ -62,7 +62,7 @@ pub fn levels(view: &View, out: &mut Sheet) {
 fn jobs(view: &View, out: &mut Sheet) {
     // Every queue configured or holding jobs, with every state (zeros too), so a panel
     // of one state shows 0 rather than nothing.
-    let mut queues: Vec<&str> = view.queues.queues.iter().map(|q| q.name.as_str()).collect();
+    let mut queues: Vec<&str> = view.queues.iter().map(|q| q.name.as_str()).collect();
     for (q, _) in view.jobs.keys() {
         if !queues.contains(&q.as_str()) {
             queues.push(q);
@@ -78,13 +78,13 @@ fn jobs(view: &View, out: &mut Sheet) {
 }
 
 fn queues(view: &View, out: &mut Sheet) {
-    let qs = &view.queues.queues;
+    let qs = &view.queues;
     out.gauge(
         "gpusched_queue_gpus_used",
         "GPUs held by a queue's starting and running jobs (a slice counts as its fraction, rounded up over the queue)",
     );
     for q in qs {
-        out.add(l(&[("queue", &q.name)]), f64::from(q.used_gpus));
+        out.add(l(&[("queue", &q.name)]), f64::from(q.used));
     }
     out.gauge(
         "gpusched_queue_gpus_quota",

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use gpusched_core::JobState as Core;
 use gpusched_wire::{
     Drain, GpuHealth, GpuInfo, GpuSample, GpuSource, GpuView, JobState, JobView, NodeList,
-    NodeState, NodeTelemetry, NodeView, QueueList, QueueView, SliceView, XidEvent,
+    NodeState, NodeTelemetry, NodeView, SliceView, XidEvent,
 };
 
-use super::{render, Format, Metrics, View};
+use super::{render, Format, Metrics, QueueLevel, View};
 
 fn gpu(index: u32, job: Option<(u64, &str)>) -> GpuView {
     GpuView {
@@ -102,18 +102,11 @@ fn world(private: bool) -> View {
         by: "root".into(),
         now: false,
     });
-    let queue = |name: &str, quota, max, used| QueueView {
+    let queue = |name: &str, quota, max, used| QueueLevel {
         name: name.into(),
         quota,
         max,
-        weight: 1.0,
-        users: vec![],
-        groups: vec![],
-        default_priority: 0,
-        max_priority: None,
-        used_gpus: used,
-        running: 0,
-        pending: 0,
+        used,
     };
     let mut jobs = BTreeMap::new();
     jobs.insert(("default".to_string(), JobState::Running), 2);
@@ -123,12 +116,10 @@ fn world(private: bool) -> View {
         nodes: NodeList {
             nodes: vec![n1, n2, n3],
         },
-        queues: QueueList {
-            queues: vec![
-                queue("default", 0, None, 1),
-                queue("research", 4, Some(8), 2),
-            ],
-        },
+        queues: vec![
+            queue("default", 0, None, 1),
+            queue("research", 4, Some(8), 2),
+        ],
         jobs,
         private,
         metrics: Metrics::default(),

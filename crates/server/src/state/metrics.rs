@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::{State, Who};
-use crate::metrics::View;
+use gpusched_wire::JobState;
+
+use crate::metrics::{QueueLevel, View};
 
 impl State {
     /// The state's levels now: nodes as an admin sees them (the renderer hides holders
@@ -14,15 +16,33 @@ impl State {
             user: "metrics".into(),
             admin: true,
         };
-        let mut jobs = BTreeMap::new();
+        // One pass over every job ever stored, borrowing: a scrape must not cost the
+        // state task an allocation per job.
+        let mut counts: BTreeMap<(&str, JobState), u64> = BTreeMap::new();
         for j in self.jobs.values() {
-            *jobs
-                .entry((j.view.queue.clone(), j.view.state))
+            *counts
+                .entry((j.view.queue.as_str(), j.view.state))
                 .or_default() += 1;
         }
+        let jobs = counts
+            .into_iter()
+            .map(|((q, s), n)| ((q.to_string(), s), n))
+            .collect();
+        let used = self.queue_usage();
+        let queues = self
+            .queues
+            .defs
+            .iter()
+            .map(|(name, d)| QueueLevel {
+                name: name.clone(),
+                used: used.get(name.as_str()).copied().unwrap_or(0),
+                quota: d.quota,
+                max: d.max,
+            })
+            .collect();
         View {
             nodes: self.node_list(&admin),
-            queues: self.queue_list(),
+            queues,
             jobs,
             private: self.cfg.private_jobs,
             metrics: self.cfg.metrics.clone(),
@@ -40,7 +60,7 @@ mod tests {
     use std::sync::Arc;
 
     use gpusched_core::JobState as Core;
-    use gpusched_wire::{GpuInfo, GpuSource, JobState, JobSubmit, Register};
+    use gpusched_wire::{GpuInfo, GpuSource, JobSubmit, Register};
 
     use super::*;
     use crate::metrics::{render, Format};
