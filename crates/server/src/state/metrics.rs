@@ -70,31 +70,33 @@ mod tests {
             std::env::temp_dir(),
             "127.0.0.1:0".parse().expect("an address"),
         );
-        let node = gpusched_store::NodeRecord {
-            register: Register {
-                node: "n1".into(),
-                agent_version: "test".into(),
-                gpus: vec![GpuInfo {
-                    index: 0,
-                    uuid: None,
-                    model: "A100-SXM4-80GB".into(),
-                    mem_mib: 81920,
-                    source: GpuSource::Declared,
-                    mig: None,
-                }],
-                cpus: 8,
-                mem_mib: 65536,
-                mps: false,
-                log_url: None,
-                log_token: None,
-                resources: Default::default(),
-                advertise_addr: None,
-                location: Default::default(),
-                gpu_links: Vec::new(),
-                running: vec![],
-                events: vec![],
-            },
+        let register = Register {
+            node: "n1".into(),
+            agent_version: "test".into(),
+            gpus: vec![GpuInfo {
+                index: 0,
+                uuid: None,
+                model: "A100-SXM4-80GB".into(),
+                mem_mib: 81920,
+                source: GpuSource::Declared,
+                mig: None,
+            }],
+            cpus: 8,
+            mem_mib: 65536,
+            mps: false,
+            log_url: None,
+            log_token: None,
+            resources: Default::default(),
+            advertise_addr: None,
+            location: Default::default(),
+            gpu_links: Vec::new(),
+            running: vec![],
+            events: vec![],
         };
+        // Through serde: the record's other fields (drain, health) take their defaults.
+        let node: gpusched_store::NodeRecord =
+            serde_json::from_value(serde_json::json!({ "register": register }))
+                .expect("a node record");
         let queues = crate::queues::Queues::default();
         let now = crate::clock::Now::read();
         State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now)
