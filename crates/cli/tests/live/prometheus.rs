@@ -454,3 +454,50 @@ fn collect_exprs(panels: &Value, out: &mut Vec<String>) {
         collect_exprs(&p["panels"], out);
     }
 }
+
+/// What Grafana needs to import the dashboard anywhere: the data source is the
+/// `datasource` variable everywhere (no uid of one installation), panel ids are unique,
+/// every panel has a place, and every variable a query uses is defined.
+#[test]
+fn the_dashboard_imports_anywhere() {
+    let board: Value =
+        serde_json::from_str(&std::fs::read_to_string(dashboard_path()).unwrap()).unwrap();
+    let vars: Vec<&str> = board["templating"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert!(vars.contains(&"datasource"), "{vars:?}");
+    assert_eq!(
+        board["templating"]["list"][0]["type"], "datasource",
+        "the data source is chosen at import"
+    );
+    let mut ids = std::collections::BTreeSet::new();
+    let mut titles = Vec::new();
+    for p in board["panels"].as_array().unwrap() {
+        let title = p["title"].as_str().unwrap_or("").to_string();
+        assert!(
+            ids.insert(p["id"].as_u64().unwrap()),
+            "duplicate id: {title}"
+        );
+        for k in ["h", "w", "x", "y"] {
+            assert!(p["gridPos"][k].is_u64(), "{title}: gridPos.{k}");
+        }
+        if p["type"] == "row" {
+            titles.push(title);
+            continue;
+        }
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{title}");
+        for t in p["targets"].as_array().unwrap() {
+            assert_eq!(t["datasource"]["uid"], "${datasource}", "{title}");
+            let expr = t["expr"].as_str().unwrap();
+            for v in ["$node", "$queue"] {
+                if expr.contains(v) {
+                    assert!(vars.contains(&&v[1..]), "{title}: {v} is not a variable");
+                }
+            }
+        }
+    }
+    assert_eq!(titles, ["Cluster", "Queues", "Nodes", "Jobs"]);
+}
