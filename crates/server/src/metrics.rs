@@ -61,9 +61,9 @@ struct Inner {
     commit: Histogram,
     /// What the current round recorded, counted once its commit succeeds.
     staged: Mutex<Staged>,
-    /// The last Xid each GPU reported (node, index), for `DCGM_FI_DEV_XID_ERRORS`: a
-    /// sample carries only the Xids since the previous one.
-    last_xid: Mutex<BTreeMap<(String, u32), u64>>,
+    /// The last Xid each GPU reported (node, index) → (its time, its code), for
+    /// `DCGM_FI_DEV_XID_ERRORS`: a sample carries only the Xids since the previous one.
+    last_xid: Mutex<BTreeMap<(String, u32), (u64, u64)>>,
 }
 
 #[derive(Default)]
@@ -175,18 +175,23 @@ impl Metrics {
     pub fn saw_telemetry(&self, node: &str, t: &NodeTelemetry) {
         let mut last = self.0.last_xid.lock().unwrap_or_else(|p| p.into_inner());
         for g in &t.gpus {
-            if let Some(x) = g.xids.iter().max_by_key(|x| x.at_ms) {
-                last.insert((node.to_string(), g.index), x.code);
+            let Some(x) = g.xids.iter().max_by_key(|x| x.at_ms) else {
+                continue;
+            };
+            // An agent sends an Xid again until a report of it is acknowledged: a late
+            // copy must not replace a newer one.
+            let slot = last.entry((node.to_string(), g.index)).or_insert((0, 0));
+            if x.at_ms >= slot.0 {
+                *slot = (x.at_ms, x.code);
             }
         }
     }
 
     fn last_xids(&self) -> BTreeMap<(String, u32), u64> {
-        self.0
-            .last_xid
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        let last = self.0.last_xid.lock().unwrap_or_else(|p| p.into_inner());
+        last.iter()
+            .map(|(k, &(_, code))| (k.clone(), code))
+            .collect()
     }
 
     /// The event series, registered (shared, not copied) into a scrape's registry.

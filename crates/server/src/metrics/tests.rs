@@ -241,6 +241,20 @@ fn samples_appear_under_dcgm_names_with_dcgm_labels() {
             }],
         },
     );
+    // A late copy of an older Xid (resent until acknowledged) changes nothing.
+    view.metrics.saw_telemetry(
+        "n1",
+        &NodeTelemetry {
+            gpus: vec![GpuSample {
+                index: 1,
+                xids: vec![XidEvent {
+                    code: 13,
+                    at_ms: 10,
+                }],
+                ..Default::default()
+            }],
+        },
+    );
     let out = text(&view);
     let v = |name: &str, node: &str, gpu: u32| {
         let series = format!("{name}{}", dcgm_labels(node, gpu));
