@@ -57,6 +57,8 @@ pub enum Cmd {
     Resume(String, Who, Reply<gpusched_wire::NodeView>),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
+    /// The levels `/metrics` shows (rendered by the caller, off the state task).
+    Metrics(Reply<crate::metrics::View>),
     Register(Register, Reply<Registered>),
     /// `true`: answer with the desired state even if the generation did not move.
     Poll(PollQuery, bool, Reply<PollResult>),
@@ -108,7 +110,9 @@ pub async fn run(
             // Time alone can make a reclaim possible (protections expire).
             state.schedule_if_quotas();
         }
+        let pass = state.pass_due().then(Instant::now);
         state.schedule();
+        state.cfg.metrics.pass_took(pass);
         let rows = state.take_touched();
         let tokens_changed = !rows.tokens.is_empty();
         if let Err(e) = persist(&state, rows, &mut store).await {
@@ -127,6 +131,7 @@ pub async fn run(
             for a in answers.drain(..) {
                 a(Some(&fail));
             }
+            state.cfg.metrics.discard_round();
             let (reloaded, reopened) = reload(state, store).await;
             state = reloaded;
             store = reopened;
@@ -138,6 +143,7 @@ pub async fn run(
             last_round = Instant::now();
             continue;
         }
+        state.cfg.metrics.settle_round();
         if tokens_changed {
             let all: Vec<_> = state.tokens.values().cloned().collect();
             tokens
@@ -233,6 +239,7 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             answer(out, r, v)
         }
         Cmd::Ping(r) => answer(out, r, Ok(())),
+        Cmd::Metrics(r) => answer(out, r, Ok(state.metrics_view())),
         Cmd::Register(reg, r) => {
             let v = state.register(reg);
             answer(out, r, v)
@@ -245,6 +252,7 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.report(&rep.node, &rep.instance, &rep.events);
             if v.is_ok() {
                 if let Some(t) = &rep.telemetry {
+                    state.cfg.metrics.saw_telemetry(&rep.node, t);
                     state.telemetry(&rep.node, t);
                 }
             }
@@ -305,6 +313,7 @@ async fn persist(
     if rows.is_empty() {
         return Ok(());
     }
+    let _timer = state.cfg.metrics.commit_timer();
     let mut tx = store.begin().await?;
     for id in rows.jobs {
         if let Some(j) = state.jobs.get(&id) {

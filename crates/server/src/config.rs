@@ -41,8 +41,13 @@ pub struct ServerConfig {
     /// FGD's target workload for share placement: the jobs submitted within this window
     /// (and every job still waiting or running); `--share-demand-window`.
     pub share_demand_window: Duration,
-    /// Slurm's `PrivateData=jobs`: non-admin users see only their own jobs.
+    /// Slurm's `PrivateData=jobs`: non-admin users see only their own jobs (and
+    /// `/metrics` names no job or user).
     pub private_jobs: bool,
+    /// `GET /metrics` for anyone (`--metrics-public`); else admins and metrics tokens.
+    pub metrics_public: bool,
+    /// The event counters and histograms `/metrics` shows (one per server).
+    pub metrics: crate::metrics::Metrics,
     pub limits: Limits,
     /// Where nodes sit (`--topology FILE`), over what their agents say.
     pub topology: crate::live_map::Topology,
@@ -123,6 +128,8 @@ impl ServerConfig {
             share_placement: gpusched_core::sharing::ShareStrategy::Fgd,
             share_demand_window: Duration::from_secs(3600),
             private_jobs: false,
+            metrics_public: false,
+            metrics: Default::default(),
             limits: Limits::default(),
             topology: Default::default(),
             gpu_temp_limit_c: 90,

@@ -6,6 +6,7 @@
 //!   `agents.rs` the agent protocol, `validate.rs` submission checks).
 //! - `live_map.rs`: wire types onto the core's live cluster (`gpusched_core::live`).
 //! - `actor.rs`: the one task that owns state and store; group commit.
+//! - `metrics.rs`: the series of `GET /metrics` (events recorded, levels at scrape).
 //! - `http/`: axum handlers, JSON errors, the OpenAPI document.
 
 mod actor;
@@ -17,6 +18,7 @@ pub mod fuzz_entry;
 pub mod groups;
 mod http;
 mod live_map;
+pub mod metrics;
 pub mod queues;
 mod state;
 pub mod tls;
@@ -201,6 +203,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
             .build()
             .context("cannot build the HTTP client for agent logs")?,
         limits: Arc::new(cfg.limits.clone()),
+        metrics_public: cfg.metrics_public,
         rates: Default::default(),
         groups,
     };

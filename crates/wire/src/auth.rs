@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// What a caller may do. Anyone may read the queue; users submit and change their own
-/// jobs; admins change anyone's and manage tokens.
+/// jobs; admins change anyone's and manage tokens. A metrics token only reads
+/// `/metrics` (what a Prometheus server holds, so a leaked one reveals no job's output
+/// and submits nothing).
 #[derive(
     Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
 )]
@@ -12,6 +14,7 @@ use utoipa::ToSchema;
 pub enum Role {
     User,
     Admin,
+    Metrics,
 }
 
 impl Role {
@@ -19,6 +22,7 @@ impl Role {
         match self {
             Role::User => "user",
             Role::Admin => "admin",
+            Role::Metrics => "metrics",
         }
     }
 }

@@ -79,6 +79,12 @@ pub struct ServerArgs {
     /// with the checkpoint signal and grace, requeued without using a retry).
     #[arg(long, value_name = "RULE", value_enum, default_value_t = UnhealthyJobs::Finish)]
     pub unhealthy_jobs: UnhealthyJobs,
+    /// Serve GET /metrics (Prometheus) to anyone who can reach --listen, without a
+    /// token. Without it, scrapers need a token of the metrics role (`gpusched token
+    /// create prometheus --role metrics`) or an admin's. Under --private-jobs the series
+    /// name no job and no user either way.
+    #[arg(long)]
+    pub metrics_public: bool,
     /// Largest request body in bytes (the default holds a batch of 100,000 jobs).
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body_bytes)]
     pub max_body: usize,
@@ -142,6 +148,7 @@ impl ServerArgs {
                 gpusched_server::parse_topology(path, &text).map_err(anyhow::Error::msg)?;
         }
         cfg.private_jobs = self.private_jobs;
+        cfg.metrics_public = self.metrics_public;
         anyhow::ensure!(
             self.submit_rate.is_finite() && self.submit_rate >= 0.0,
             "--submit-rate must be a number of submissions per second, 0 for no limit"

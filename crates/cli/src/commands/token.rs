@@ -13,12 +13,34 @@ pub struct Args {
     pub conn: super::conn::Conn,
 }
 
+/// `--role`: the roles a token can have.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoleArg {
+    User,
+    Admin,
+    Metrics,
+}
+
+impl From<RoleArg> for Role {
+    fn from(r: RoleArg) -> Role {
+        match r {
+            RoleArg::User => Role::User,
+            RoleArg::Admin => Role::Admin,
+            RoleArg::Metrics => Role::Metrics,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Action {
     /// Issue a token for USER (printed once; the server keeps only its hash).
     Create {
         user: String,
-        /// Make it an admin token.
+        /// What the token may do: user (submit and manage its own jobs), admin
+        /// (everything), metrics (read GET /metrics and nothing else: for Prometheus).
+        #[arg(long, value_enum, default_value_t = RoleArg::User, conflicts_with = "admin")]
+        role: RoleArg,
+        /// Make it an admin token (the same as --role admin).
         #[arg(long)]
         admin: bool,
     },
@@ -31,8 +53,8 @@ pub enum Action {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
     match args.action {
-        Action::Create { user, admin } => {
-            let role = if admin { Role::Admin } else { Role::User };
+        Action::Create { user, role, admin } => {
+            let role = if admin { Role::Admin } else { role.into() };
             let t = client.token_create(&TokenCreate { user, role }).await?;
             eprintln!(
                 "token {} for {} ({}); it is shown only now. Use it with \

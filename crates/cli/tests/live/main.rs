@@ -13,6 +13,7 @@ mod limits;
 mod logs;
 mod matrix;
 mod new_user;
+mod prometheus;
 mod queues;
 mod resources;
 mod sharing;

@@ -225,6 +225,8 @@ const ROWS: &[Row] = &[
         [401, 403, 403, 404, 404, 403, 401],
         None,
     ),
+    // Admins and metrics tokens (tests/live/prometheus.rs walks the routes with one).
+    row("GET", "/metrics", "/metrics", None, ADMINS, None),
 ];
 
 /// The matrix's rows, checked against the router's own list both ways.

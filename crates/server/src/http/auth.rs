@@ -43,7 +43,7 @@ fn unauthorized(msg: String) -> Response {
 
 /// TCP: a bearer token is required (a user/admin token, or the agents' join token).
 pub async fn tcp(State(app): State<App>, mut req: Request, next: Next) -> Response {
-    if public(req.uri().path()) {
+    if public(req.uri().path()) || (app.metrics_public && super::metrics::is_metrics(&req)) {
         return next.run(req).await;
     }
     let bearer = req
@@ -53,6 +53,9 @@ pub async fn tcp(State(app): State<App>, mut req: Request, next: Next) -> Respon
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     let Some(secret) = bearer else {
+        if super::metrics::is_metrics(&req) {
+            return unauthorized(super::metrics::NO_TOKEN.into());
+        }
         return unauthorized(
             "this server needs a token over TCP: pass --token or set GPUSCHED_TOKEN (an admin \
              makes one with `gpusched token create USER`), or use the Unix socket on the \
@@ -96,9 +99,20 @@ pub async fn uds(
     }
 }
 
-/// A person (user or admin), not an agent.
+/// A person (user or admin), not an agent nor a metrics token.
 pub fn person(c: &Caller) -> Result<Who, ApiErr> {
     match c {
+        Caller::Person {
+            role: gpusched_wire::Role::Metrics,
+            user,
+            ..
+        } => Err(ApiErr(
+            StatusCode::FORBIDDEN,
+            format!(
+                "{user}'s token has the metrics role: it reads GET /metrics and nothing \
+                 else; use a user token for this"
+            ),
+        )),
         Caller::Person { user, role, .. } => Ok(Who {
             user: user.clone(),
             admin: *role == gpusched_wire::Role::Admin,

@@ -1,5 +1,6 @@
 //! The HTTP API: user endpoints under `/api/jobs` and `/api/nodes`, the agent protocol
-//! under `/api/agent`, and the OpenAPI document at `/api/openapi.json`.
+//! under `/api/agent`, the OpenAPI document at `/api/openapi.json`, and Prometheus's
+//! `/metrics`.
 
 mod agent;
 mod auth;
@@ -7,6 +8,7 @@ mod cancel;
 mod error;
 mod jobs;
 mod limits;
+mod metrics;
 mod nodes;
 mod openapi;
 mod peer;
@@ -36,6 +38,8 @@ pub struct App {
     pub poll_wait: Duration,
     pub http: reqwest::Client,
     pub limits: std::sync::Arc<crate::config::Limits>,
+    /// `--metrics-public`: `GET /metrics` needs no token.
+    pub metrics_public: bool,
     pub rates: std::sync::Arc<limits::SubmitRates>,
     /// Unix groups of submitters, looked up before their commands reach the state task.
     pub groups: crate::groups::GroupDirectory,
@@ -104,6 +108,7 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/whoami"),
     r("POST", "/api/nodes/{name}/drain"),
     r("POST", "/api/nodes/{name}/resume"),
+    r("GET", "/metrics"),
 ];
 
 /// The handler of one route of [`ROUTES`]; `None` for a route without one, which
@@ -133,6 +138,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/whoami") => get(tokens::whoami),
         ("POST", "/api/nodes/{name}/drain") => post(nodes::drain),
         ("POST", "/api/nodes/{name}/resume") => post(nodes::resume),
+        ("GET", "/metrics") => get(metrics::metrics),
         _ => return None,
     })
 }

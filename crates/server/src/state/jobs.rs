@@ -227,6 +227,7 @@ impl State {
             self.queue_or_hold(&record);
             self.count_pending(&record.view.user);
             self.jobs.insert(id, record);
+            self.cfg.metrics.submitted();
             ids.push(id);
         }
         self.sched_due = true;

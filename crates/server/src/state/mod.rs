@@ -10,6 +10,7 @@ mod gang;
 mod health;
 mod jobs;
 mod limits;
+mod metrics;
 mod privacy;
 mod reasons;
 mod reclaim;

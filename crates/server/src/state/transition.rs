@@ -58,6 +58,7 @@ impl State {
             Ok(to) => {
                 if let Some(job) = self.jobs.get_mut(&id) {
                     job.view.state = to;
+                    self.cfg.metrics.moved(&job.view, from, path, self.now.ms);
                 }
                 true
             }

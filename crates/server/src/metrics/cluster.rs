@@ -1,0 +1,189 @@
+//! The cluster's levels at scrape time: jobs by state and queue, queues against their
+//! quotas, nodes and GPUs by state, and who holds each GPU.
+
+use std::collections::BTreeMap;
+
+use gpusched_wire::{GpuHealth, GpuView, JobState, NodeState, NodeView};
+
+use super::sheet::{Labels, Sheet};
+use super::View;
+
+/// The states `gpusched_nodes` counts, every one written (zeros too).
+pub const NODE_STATES: [&str; 3] = ["online", "offline", "drained"];
+/// The states `gpusched_gpus` counts: a partition of every registered GPU.
+pub const GPU_STATES: [&str; 5] = ["free", "used", "unhealthy", "drained", "offline"];
+
+/// A node's state for `gpusched_nodes`: offline first (a drained node that died is
+/// offline), then drained.
+pub fn node_state(n: &NodeView) -> &'static str {
+    match n.state {
+        NodeState::Offline => "offline",
+        _ if n.drain.is_some() => "drained",
+        _ => "online",
+    }
+}
+
+/// Whether anything of the GPU is held: whole, or any share or MIG instance with a job.
+fn held(g: &GpuView) -> bool {
+    g.job.is_some() || g.user.is_some() || g.slices.iter().any(|s| s.job.is_some())
+}
+
+fn unhealthy(n: &NodeView, index: u32) -> bool {
+    matches!(n.gpu_health.get(&index), Some(GpuHealth::Unhealthy { .. }))
+}
+
+/// A GPU's state for `gpusched_gpus`: the node offline, else unhealthy (held or not: it
+/// takes no new work), else used, else drained (free on a drained node), else free.
+pub fn gpu_state(n: &NodeView, g: &GpuView) -> &'static str {
+    if n.state == NodeState::Offline {
+        "offline"
+    } else if unhealthy(n, g.info.index) {
+        "unhealthy"
+    } else if held(g) {
+        "used"
+    } else if n.drain.is_some() {
+        "drained"
+    } else {
+        "free"
+    }
+}
+
+fn l(pairs: &[(&'static str, &str)]) -> Labels {
+    pairs.iter().map(|&(k, v)| (k, v.to_string())).collect()
+}
+
+pub fn levels(view: &View, out: &mut Sheet) {
+    jobs(view, out);
+    queues(view, out);
+    nodes(view, out);
+    holders(view, out);
+}
+
+fn jobs(view: &View, out: &mut Sheet) {
+    // Every queue configured or holding jobs, with every state (zeros too), so a panel
+    // of one state shows 0 rather than nothing.
+    let mut queues: Vec<&str> = view.queues.iter().map(|q| q.name.as_str()).collect();
+    for (q, _) in view.jobs.keys() {
+        if !queues.contains(&q.as_str()) {
+            queues.push(q);
+        }
+    }
+    out.gauge("gpusched_jobs", "Jobs by state and queue");
+    for q in queues {
+        for s in JobState::ALL {
+            let n = view.jobs.get(&(q.to_string(), s)).copied().unwrap_or(0);
+            out.add(l(&[("state", s.name()), ("queue", q)]), n as f64);
+        }
+    }
+}
+
+fn queues(view: &View, out: &mut Sheet) {
+    let qs = &view.queues;
+    out.gauge(
+        "gpusched_queue_gpus_used",
+        "GPUs held by a queue's starting and running jobs (a slice counts as its fraction, rounded up over the queue)",
+    );
+    for q in qs {
+        out.add(l(&[("queue", &q.name)]), f64::from(q.used));
+    }
+    out.gauge(
+        "gpusched_queue_gpus_quota",
+        "GPUs guaranteed to a queue (its quota in the queue file; 0: none)",
+    );
+    for q in qs {
+        out.add(l(&[("queue", &q.name)]), f64::from(q.quota));
+    }
+    out.gauge(
+        "gpusched_queue_gpus_max",
+        "The most GPUs a queue may hold, quota plus borrowing (absent: no limit)",
+    );
+    for q in qs {
+        if let Some(max) = q.max {
+            out.add(l(&[("queue", &q.name)]), f64::from(max));
+        }
+    }
+}
+
+fn nodes(view: &View, out: &mut Sheet) {
+    let nodes = &view.nodes.nodes;
+    let mut by_state: BTreeMap<&str, u64> = NODE_STATES.iter().map(|s| (*s, 0)).collect();
+    let mut gpus: BTreeMap<&str, u64> = GPU_STATES.iter().map(|s| (*s, 0)).collect();
+    for n in nodes {
+        *by_state.entry(node_state(n)).or_default() += 1;
+        for g in &n.gpus {
+            *gpus.entry(gpu_state(n, g)).or_default() += 1;
+        }
+    }
+    out.gauge(
+        "gpusched_nodes",
+        "Registered nodes by state (offline: its agent is silent; drained: online, an operator stopped new work)",
+    );
+    for s in NODE_STATES {
+        out.add(l(&[("state", s)]), by_state[s] as f64);
+    }
+    out.gauge(
+        "gpusched_gpus",
+        "Registered GPUs by state (offline node, unhealthy, used, free on a drained node, free)",
+    );
+    for s in GPU_STATES {
+        out.add(l(&[("state", s)]), gpus[s] as f64);
+    }
+    out.gauge(
+        "gpusched_node_last_seen_seconds",
+        "Time since the node's agent was last heard from",
+    );
+    for n in nodes {
+        out.add(l(&[("node", &n.name)]), n.last_seen_ms_ago as f64 / 1000.0);
+    }
+    out.gauge(
+        "gpusched_gpu_healthy",
+        "1 if the GPU may take work, 0 if the server took it out of placement (lost, ECC, Xid, temperature)",
+    );
+    for n in nodes.iter().filter(|n| n.state != NodeState::Offline) {
+        for g in &n.gpus {
+            let v = if unhealthy(n, g.info.index) { 0.0 } else { 1.0 };
+            out.add(
+                l(&[("node", &n.name), ("gpu", &g.info.index.to_string())]),
+                v,
+            );
+        }
+    }
+}
+
+/// One info series per held GPU (per job on it, for shares and MIG instances), so the
+/// cardinality follows the GPUs, not the jobs ever run. Under `--private-jobs` the job
+/// and user labels are left out: the series says only that the GPU is held.
+fn holders(view: &View, out: &mut Sheet) {
+    out.info(
+        "gpusched_gpu_job",
+        "A job holds (all or part of) this GPU: one series per held GPU and job",
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for n in view
+        .nodes
+        .nodes
+        .iter()
+        .filter(|n| n.state != NodeState::Offline)
+    {
+        for g in &n.gpus {
+            let gpu = g.info.index.to_string();
+            let whole = g.job.map(|j| (j, g.user.clone(), "whole"));
+            let slices = g
+                .slices
+                .iter()
+                .filter_map(|s| Some((s.job?, s.user.clone(), s.kind.as_str())));
+            for (job, user, kind) in whole.into_iter().chain(slices) {
+                let mut labels: Labels = vec![("node", n.name.clone()), ("gpu", gpu.clone())];
+                if !view.private {
+                    labels.push(("job_id", job.to_string()));
+                    labels.push(("user", user.unwrap_or_default()));
+                }
+                labels.push(("kind", kind.to_string()));
+                // Under --private-jobs two shares of one GPU are the same series.
+                if seen.insert(labels.clone()) {
+                    out.add(labels, 1.0);
+                }
+            }
+        }
+    }
+}

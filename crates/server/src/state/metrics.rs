@@ -1,0 +1,157 @@
+//! What a scrape of `/metrics` reads from the state (one command to the state task, like
+//! every other read), and what the actor asks before it times a pass.
+
+use std::collections::BTreeMap;
+
+use super::{State, Who};
+use gpusched_wire::JobState;
+
+use crate::metrics::{QueueLevel, View};
+
+impl State {
+    /// The state's levels now: nodes as an admin sees them (the renderer hides holders
+    /// under `--private-jobs`), queues, and jobs counted by queue and state.
+    pub fn metrics_view(&self) -> View {
+        let admin = Who {
+            user: "metrics".into(),
+            admin: true,
+        };
+        // One pass over every job ever stored, borrowing: a scrape must not cost the
+        // state task an allocation per job.
+        let mut counts: BTreeMap<(&str, JobState), u64> = BTreeMap::new();
+        for j in self.jobs.values() {
+            *counts
+                .entry((j.view.queue.as_str(), j.view.state))
+                .or_default() += 1;
+        }
+        let jobs = counts
+            .into_iter()
+            .map(|((q, s), n)| ((q.to_string(), s), n))
+            .collect();
+        let used = self.queue_usage();
+        let queues = self
+            .queues
+            .defs
+            .iter()
+            .map(|(name, d)| QueueLevel {
+                name: name.clone(),
+                used: used.get(name.as_str()).copied().unwrap_or(0),
+                quota: d.quota,
+                max: d.max,
+            })
+            .collect();
+        View {
+            nodes: self.node_list(&admin),
+            queues,
+            jobs,
+            private: self.cfg.private_jobs,
+            metrics: self.cfg.metrics.clone(),
+        }
+    }
+
+    /// Whether the next `schedule` runs a pass (the actor times only those).
+    pub fn pass_due(&self) -> bool {
+        self.sched_due
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use gpusched_core::JobState as Core;
+    use gpusched_wire::{GpuInfo, GpuSource, JobSubmit, Register};
+
+    use super::*;
+    use crate::metrics::{render, Format};
+
+    fn state() -> State {
+        let cfg = crate::config::ServerConfig::new(
+            std::env::temp_dir(),
+            "127.0.0.1:0".parse().expect("an address"),
+        );
+        let register = Register {
+            node: "n1".into(),
+            agent_version: "test".into(),
+            gpus: vec![GpuInfo {
+                index: 0,
+                uuid: None,
+                model: "A100-SXM4-80GB".into(),
+                mem_mib: 81920,
+                source: GpuSource::Declared,
+                mig: None,
+            }],
+            cpus: 8,
+            mem_mib: 65536,
+            mps: false,
+            log_url: None,
+            log_token: None,
+            resources: Default::default(),
+            advertise_addr: None,
+            location: Default::default(),
+            gpu_links: Vec::new(),
+            running: vec![],
+            events: vec![],
+        };
+        // Through serde: the record's other fields (drain, health) take their defaults.
+        let node: gpusched_store::NodeRecord =
+            serde_json::from_value(serde_json::json!({ "register": register }))
+                .expect("a node record");
+        let queues = crate::queues::Queues::default();
+        let now = crate::clock::Now::read();
+        State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now)
+    }
+
+    fn line<'a>(out: &'a str, series: &str) -> &'a str {
+        out.lines()
+            .find(|l| l.starts_with(series))
+            .unwrap_or_else(|| panic!("no {series} in\n{out}"))
+    }
+
+    /// The state's hooks feed the counters, and the view shows what the state holds.
+    #[test]
+    fn a_job_submitted_and_started_shows_in_the_metrics() {
+        let mut st = state();
+        let who = Who {
+            user: "ann".into(),
+            admin: false,
+        };
+        let job = JobSubmit {
+            command: vec!["/bin/true".into()],
+            ..Default::default()
+        };
+        st.submit(vec![job], &who, &crate::groups::UserGroups::default())
+            .unwrap_or_else(|e| panic!("submitted: {}", e.message()));
+        assert!(st.pass_due());
+        st.schedule();
+        assert!(!st.pass_due());
+        assert_eq!(st.jobs[&1].view.state, JobState::Starting);
+        assert!(st.set_state(1, &[Core::Running]));
+        let view = st.metrics_view();
+        assert_eq!(view.jobs[&("default".to_string(), JobState::Running)], 1);
+        let out = render(&view, Format::Text).expect("rendered");
+        assert_eq!(
+            line(&out, "gpusched_gpu_job_info{"),
+            r#"gpusched_gpu_job_info{node="n1",gpu="0",job_id="1",user="ann",kind="whole"} 1"#
+        );
+        // Counted at the commit (the actor settles the round), not before.
+        assert_eq!(
+            line(&out, "gpusched_jobs_submitted_total"),
+            "gpusched_jobs_submitted_total 0"
+        );
+        st.cfg.metrics.settle_round();
+        let out = render(&st.metrics_view(), Format::Text).expect("rendered");
+        assert_eq!(
+            line(&out, "gpusched_jobs_submitted_total"),
+            "gpusched_jobs_submitted_total 1"
+        );
+        assert_eq!(
+            line(&out, "gpusched_jobs_started_total"),
+            "gpusched_jobs_started_total 1"
+        );
+        assert_eq!(
+            line(&out, "gpusched_job_wait_seconds_count"),
+            r#"gpusched_job_wait_seconds_count{queue="default"} 1"#
+        );
+    }
+}
