@@ -393,6 +393,12 @@ fn prometheus_scrapes_the_server_and_the_dashboard_queries_parse() {
     );
     let power = prom.series(r#"DCGM_FI_DEV_POWER_USAGE{node="probe",gpu="0"}"#);
     assert_eq!(value_of(&power[0]), 612.0);
+    // The real (fake-GPU) agent's samples reach Prometheus through the server too: its
+    // GPU holds the job, so it reads warm and busy.
+    let busy = prom.series(r#"DCGM_FI_DEV_GPU_UTIL{node="n1",gpu="0"} >= 90"#);
+    assert_eq!(busy.len(), 1, "{busy:?}");
+    let warm = prom.series(r#"DCGM_FI_DEV_GPU_TEMP{node="n1"} > 20"#);
+    assert_eq!(warm.len(), 1, "{warm:?}");
     let held = prom.series(&format!(r#"gpusched_gpu_job_info{{job_id="{id}"}}"#));
     let m = &held[0]["metric"];
     assert_eq!(
