@@ -72,6 +72,9 @@ pub struct StoredJob {
     pub parts: Vec<StoredPart>,
     pub master_port: Option<u16>,
     pub first_failure: Option<StoredFailure>,
+    /// Schema 4: Joules measured so far, as of the row's last write (the server keeps
+    /// the running total in memory and writes it with the row's other changes).
+    pub energy_j: Option<u64>,
 }
 
 /// One part of a job's attempt (the store's own copy of `wire::JobPart`).
@@ -210,6 +213,7 @@ impl StoredJob {
             mixed_models,
             parts,
             master_port,
+            energy_j,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -262,6 +266,7 @@ impl StoredJob {
             parts: parts.iter().map(StoredPart::from_wire).collect(),
             master_port: *master_port,
             first_failure: first_failure.as_ref().map(StoredFailure::from_record),
+            energy_j: *energy_j,
         }
     }
 
@@ -314,6 +319,7 @@ impl StoredJob {
                 mixed_models: self.mixed_models,
                 parts: self.parts.into_iter().map(StoredPart::into_wire).collect(),
                 master_port: self.master_port,
+                energy_j: self.energy_j,
             },
             env: self.env,
             client_token: self.client_token,
@@ -542,6 +548,7 @@ pub(crate) mod tests {
                     },
                 ],
                 master_port: Some(29500),
+                energy_j: Some(123_456),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

@@ -299,6 +299,10 @@ pub struct JobView {
     /// `MASTER_PORT` of the current (or last) attempt, once known.
     #[serde(default)]
     pub master_port: Option<u16>,
+    /// Energy its GPUs drew while it held them, Joules, from NVML's energy counters
+    /// (see docs/energy.md); `None` when no sample ever covered it.
+    #[serde(default)]
+    pub energy_j: Option<u64>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

@@ -33,6 +33,10 @@ pub struct UsageRow {
     pub timed_out: u64,
     /// Mean time from submission to start, over the jobs that started.
     pub mean_wait_s: f64,
+    /// Energy of those jobs, kWh: each job's whole measured energy (see
+    /// docs/energy.md), not only the window's part.
+    #[serde(default)]
+    pub energy_kwh: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

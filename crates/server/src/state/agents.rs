@@ -209,8 +209,9 @@ impl State {
         Ok(())
     }
 
-    /// Keeps a node's latest GPU samples (shown in `nodes`, exported as metrics) and
-    /// judges its GPUs' health from them (`health.rs`).
+    /// Keeps a node's latest GPU samples (shown in `nodes`, exported as metrics),
+    /// charges their energy to the jobs holding the GPUs (`energy.rs`) and judges the
+    /// GPUs' health from them (`health.rs`).
     pub fn telemetry(&mut self, node: &str, t: &gpusched_wire::NodeTelemetry) {
         if let Some(n) = self.nodes.get_mut_unstored(node) {
             n.telemetry = Some(t.clone());
@@ -229,6 +230,7 @@ impl State {
             })
             .collect();
         self.queue.set_gpu_loads(node, loads);
+        self.meter_energy(node, t);
         self.judge_samples(node, t);
     }
 

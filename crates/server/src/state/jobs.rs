@@ -292,6 +292,7 @@ impl State {
                 mixed_models: j.mixed_models,
                 parts: Vec::new(),
                 master_port: None,
+                energy_j: None,
             },
             env: j.env,
             client_token: j.client_token,

@@ -6,6 +6,7 @@
 mod agents;
 mod cancel;
 mod demand;
+mod energy;
 mod gang;
 mod health;
 mod jobs;
@@ -143,6 +144,8 @@ pub struct State {
     /// Pending jobs per user, counted once per round when a submission needs them (see
     /// `limits.rs`); dropped at the end of every round.
     pending_count: Option<HashMap<String, usize>>,
+    /// Each GPU's last energy reading and the jobs' sub-Joule remainders (`energy.rs`).
+    energy: energy::Meter,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -185,6 +188,7 @@ impl State {
             dependents: BTreeMap::new(),
             touched: Touched::default(),
             pending_count: None,
+            energy: energy::Meter::default(),
         };
         st.apply_queues(queues);
         for record in nodes {

@@ -1,4 +1,4 @@
-//! GPU-hours per user or queue over a window, from the jobs the server keeps.
+//! GPU-hours and energy per user or queue over a window, from the jobs the server keeps.
 
 use std::collections::BTreeMap;
 
@@ -50,6 +50,7 @@ impl State {
                         cancelled: 0,
                         timed_out: 0,
                         mean_wait_s: 0.0,
+                        energy_kwh: 0.0,
                     },
                     0.0,
                     0,
@@ -60,6 +61,8 @@ impl State {
             // A slice counts as its share of the GPU (a MIG instance: its compute slices).
             let gpus = super::held_milli(v) as f64 / 1000.0;
             row.gpu_hours += gpus * ran_ms as f64 / 3_600_000.0;
+            // Energy is kept per job, not per moment: a job in the window counts whole.
+            row.energy_kwh += v.energy_j.unwrap_or(0) as f64 / 3_600_000.0;
             match v.state {
                 JobState::Succeeded => row.succeeded += 1,
                 JobState::Failed => row.failed += 1,

@@ -24,8 +24,8 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let mut s = SqliteStore::open(&dir).await.unwrap();
-    // 1 -> 2 -> 3 in one open.
-    assert_eq!(s.schema_version().await.unwrap(), 3);
+    // 1 -> 2 -> 3 -> 4 in one open.
+    assert_eq!(s.schema_version().await.unwrap(), 4);
 
     let jobs = s.load_jobs().await.unwrap();
     let ids: Vec<u64> = jobs.iter().map(|j| j.view.id).collect();
@@ -87,6 +87,8 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             v.id
         );
         assert_eq!(job.first_failure, None);
+        // Schema 4's column: nothing was measured before it.
+        assert_eq!(v.energy_j, None, "job {}", v.id);
     }
 
     // Ended jobs: their end reasons and exit codes.
@@ -193,10 +195,14 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2 and 3 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2, 3 and 4 are recorded once each.
     assert_eq!(
         history,
-        [(2, RELEASE.to_string()), (3, RELEASE.to_string())]
+        [
+            (2, RELEASE.to_string()),
+            (3, RELEASE.to_string()),
+            (4, RELEASE.to_string())
+        ]
     );
     assert_eq!(
         migrate::run(&mut s.conn, "x").await.unwrap(),
@@ -303,13 +309,13 @@ async fn store_on_10000_jobs() {
     let t = std::time::Instant::now();
     let mut s = SqliteStore::open(&dir).await.unwrap();
     eprintln!(
-        "upgrade of {} jobs to schema 3 (through 2) {:?}",
+        "upgrade of {} jobs to schema 4 (through 2 and 3) {:?}",
         old.len(),
         t.elapsed()
     );
     let t = std::time::Instant::now();
     let jobs = s.load_jobs().await.unwrap();
-    eprintln!("schema 3: load {} jobs {:?}", jobs.len(), t.elapsed());
+    eprintln!("schema 4: load {} jobs {:?}", jobs.len(), t.elapsed());
     // Schema 1 knew one node per job: all its GPUs on it (schema 3's `gpus_per_node`).
     for r in &mut old {
         r.view.gpus_per_node = r.view.gpus;
@@ -322,7 +328,7 @@ async fn store_on_10000_jobs() {
     }
     tx.commit().await.unwrap();
     eprintln!(
-        "schema 3: write {} jobs in one transaction {:?}",
+        "schema 4: write {} jobs in one transaction {:?}",
         jobs.len(),
         t.elapsed()
     );

@@ -70,6 +70,12 @@ pub const ADD_GANG_COLUMNS: &[&str] = &[
     "ALTER TABLE jobs ADD COLUMN first_failure TEXT",
 ];
 
+/// Schema 4: the energy a job's GPUs drew (issue 13). `NULL`: never measured.
+pub const ADD_ENERGY_COLUMNS: &[&str] = &["ALTER TABLE jobs ADD COLUMN energy_j INTEGER"];
+
+/// The columns schema 4 added, in the order of [`ADD_ENERGY_COLUMNS`].
+const ENERGY_COLUMNS: &[&str] = &["energy_j"];
+
 /// The columns schema 3 added, in the order of [`ADD_GANG_COLUMNS`].
 const GANG_COLUMNS: &[&str] = &[
     "nodes",
@@ -131,7 +137,12 @@ pub enum Layout {
 }
 
 fn all_columns() -> Vec<&'static str> {
-    COLUMNS.iter().chain(GANG_COLUMNS).copied().collect()
+    COLUMNS
+        .iter()
+        .chain(GANG_COLUMNS)
+        .chain(ENERGY_COLUMNS)
+        .copied()
+        .collect()
 }
 
 /// `INSERT ... ON CONFLICT(id) DO UPDATE` of every column: a job's row is replaced in
@@ -239,7 +250,8 @@ pub async fn put_as(
             .bind(j.mixed_models)
             .bind(json(id, &j.parts)?)
             .bind(j.master_port)
-            .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?),
+            .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?)
+            .bind(opt_int(id, "energy_j", j.energy_j)?),
     };
     q.execute(conn).await?;
     Ok(())
@@ -334,5 +346,8 @@ fn decode(r: &SqliteRow) -> Result<StoredJob, StoreError> {
         parts: json_col(r, id, "parts")?,
         master_port: r.try_get("master_port")?,
         first_failure: opt_json_col(r, id, "first_failure")?,
+        energy_j: r
+            .try_get::<Option<i64>, _>("energy_j")?
+            .map(|j| j.max(0) as u64),
     })
 }

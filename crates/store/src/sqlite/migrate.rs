@@ -41,7 +41,7 @@ pub struct Migration {
 }
 
 /// The newest schema this binary knows.
-pub const LATEST: i64 = 3;
+pub const LATEST: i64 = 4;
 
 /// Every schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -68,6 +68,14 @@ pub fn migrations() -> Vec<Migration> {
             version: 3,
             name: "gang jobs: nodes, GPUs per node, split, tasks per node, parts, master port",
             steps: jobs::ADD_GANG_COLUMNS
+                .iter()
+                .map(|s| Step::Sql(s))
+                .collect(),
+        },
+        Migration {
+            version: 4,
+            name: "energy per job: Joules its GPUs drew",
+            steps: jobs::ADD_ENERGY_COLUMNS
                 .iter()
                 .map(|s| Step::Sql(s))
                 .collect(),

@@ -252,6 +252,7 @@ mod tests {
                 mixed_models: false,
                 parts: Vec::new(),
                 master_port: None,
+                energy_j: None,
             },
             env: Default::default(),
             client_token: token.map(String::from),

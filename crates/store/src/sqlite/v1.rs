@@ -193,6 +193,7 @@ impl V1Job {
             mixed_models: false,
             parts: Vec::new(),
             master_port: None,
+            energy_j: None,
             first_failure: None,
         })
     }
