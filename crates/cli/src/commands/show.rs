@@ -126,6 +126,14 @@ fn master(j: &JobView) -> String {
 }
 
 /// The job's fields as `show` prints them, label and value, in order.
+/// A job's measured energy: kWh for people, Joules as the API keeps it.
+fn energy(joules: Option<u64>) -> String {
+    match joules {
+        None => "- (no GPU energy sample covered it)".into(),
+        Some(j) => format!("{:.3} kWh ({j} J)", j as f64 / 3_600_000.0),
+    }
+}
+
 fn describe(j: &JobView) -> Vec<(&'static str, String)> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let gpus = indices(&j.gpu_indices);
@@ -259,6 +267,7 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ("ended", opt(j.end_ms.map(time))),
         ("exit code", opt(j.exit_code.map(|c| c.to_string()))),
         ("signal", opt(j.signal.map(|s| s.to_string()))),
+        ("energy", energy(j.energy_j)),
     ];
     lines.into()
 }
@@ -298,6 +307,9 @@ mod tests {
         assert_eq!(field(&j, "cpus"), "1.5");
         assert_eq!(field(&j, "memory"), "4096 MiB");
         assert_eq!(field(&j, "gpu model"), "A100*");
+        assert_eq!(field(&j, "energy"), "- (no GPU energy sample covered it)");
+        let measured = view(serde_json::json!({"energy_j": 5_400_000}));
+        assert_eq!(field(&measured, "energy"), "1.500 kWh (5400000 J)");
         assert_eq!(field(&j, "env"), "HF_HOME, WANDB_MODE (names only)");
         assert_eq!(field(&j, "gpus"), "2");
 

@@ -1,4 +1,4 @@
-//! `gpusched usage`: GPU-hours per user or queue (Slurm's `sreport`).
+//! `gpusched usage`: GPU-hours and energy (kWh) per user or queue (Slurm's `sreport`).
 
 use clap::Args as ClapArgs;
 use gpusched_wire::UsageQuery;
@@ -94,6 +94,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             vec![
                 r.key.clone(),
                 format!("{:.2}", r.gpu_hours),
+                format!("{:.3}", r.energy_kwh),
                 r.jobs.to_string(),
                 r.succeeded.to_string(),
                 r.failed.to_string(),
@@ -114,6 +115,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             &[
                 key,
                 "GPU-HOURS",
+                "KWH",
                 "JOBS",
                 "OK",
                 "FAILED",

@@ -297,6 +297,8 @@ mod tests {
         ended.client_token = Some("tok-2".into());
         ended.view.state = JobState::TimedOut;
         ended.view.reason = "stopped after passing its walltime of 2 h".into();
+        // Never measured: NULL, not 0.
+        ended.view.energy_j = None;
         {
             let mut s = SqliteStore::open(dir.path()).await.unwrap();
             let mut tx = s.begin().await.unwrap();

@@ -31,6 +31,7 @@ fn energy_goes_to_the_holders_of_each_gpu_and_a_reset_charges_nothing() {
             Energy(1),
             Energy(2),
             Energy(3),
+            UsageEnergy,
             Wait(5),
             // The driver was reloaded: the counter starts again, nothing charged.
             Sample("n1", 1, "energy=1000"),
@@ -82,6 +83,7 @@ fn energy_goes_to_the_holders_of_each_gpu_and_a_reset_charges_nothing() {
         energy of job 1: 300 J
         energy of job 2: 400 J
         energy of job 3: 200 J
+        usage: alice 0.000083 kWh, bob 0.000111 kWh, carol 0.000056 kWh
         5s pass
         n1 reports GPU 1 energy=1000: ok
         round: wrote jobs - nodes - tokens -; woke -; ended -

@@ -98,6 +98,8 @@ pub(super) enum Step {
     RequeueUnhealthy,
     /// The job's energy as its view says (`energy_j`).
     Energy(u64),
+    /// `usage --by user` as root sees it: each user's energy.
+    UsageEnergy,
     /// The nodes as `gpusched nodes` shows them: drain and GPU health.
     Nodes,
 }
@@ -572,6 +574,15 @@ impl Harness {
                     Some(None) => self.line(format!("energy of job {id}: none")),
                     None => self.line(format!("energy of job {id}: no such job")),
                 }
+            }
+            Step::UsageEnergy => {
+                let q = gpusched_wire::UsageQuery::default();
+                let rows = self.st.usage(&q, &who("root")).unwrap().rows;
+                let rows: Vec<String> = rows
+                    .iter()
+                    .map(|r| format!("{} {:.6} kWh", r.key, r.energy_kwh))
+                    .collect();
+                self.line(format!("usage: {}", rows.join(", ")));
             }
             Step::RequeueUnhealthy => {
                 let mut cfg = (*self.cfg).clone();
