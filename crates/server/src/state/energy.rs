@@ -90,6 +90,12 @@ impl State {
         out
     }
 
+    /// Drops an ended job's sub-Joule remainder (under 1 J, not worth keeping), so the
+    /// meter holds entries only for jobs that may still run.
+    pub(super) fn forget_energy(&mut self, job: u64) {
+        self.energy.remainder_mj.remove(&job);
+    }
+
     fn charge(&mut self, job: u64, mj: u64) {
         let Some(rec) = self.jobs.get_mut_unstored(&job) else {
             return;
