@@ -43,6 +43,9 @@ pub struct SimOptions {
     pub queue_limits: BTreeMap<QueueId, u32>,
     /// Quotas to reclaim by preemption after each pass, as the live server does.
     pub reclaim: Option<crate::reclaim::ReclaimOptions>,
+    /// Count [`SimRun::powered_idle_gpu_seconds`] (for `--power-down-idle`). Off by
+    /// default: it costs one walk over the nodes per event.
+    pub powered_idle: bool,
 }
 
 impl SimOptions {
@@ -56,6 +59,7 @@ impl SimOptions {
             tenant_bins: None,
             queue_limits: BTreeMap::new(),
             reclaim: None,
+            powered_idle: false,
         }
     }
 }
@@ -101,7 +105,8 @@ pub struct SimRun {
     pub total_gpus: u32,
     pub busy_gpu_seconds: f64,
     /// Idle GPU-seconds on nodes that ran at least one job at the time: what idle GPUs
-    /// draw when nodes running nothing are powered down (see [`crate::power`]).
+    /// draw when nodes running nothing are powered down (see [`crate::power`]). Zero
+    /// unless [`SimOptions::powered_idle`] asked for it.
     pub powered_idle_gpu_seconds: f64,
     pub passes: u64,
     /// Each tenant's GPUs over time, when [`SimOptions::tenant_bins`] asked for them.
@@ -407,7 +412,9 @@ pub fn simulate(
         }
         run.passes += 1;
         busy = total_gpus as u64 - sched.free_gpus();
-        powered_idle = idle_on_busy_nodes(sched.free_map());
+        if opts.powered_idle {
+            powered_idle = idle_on_busy_nodes(sched.free_map());
+        }
         if let Some(r) = recorder.as_mut() {
             r.observe(&jobs, &opts.policy);
         }
@@ -436,8 +443,7 @@ pub fn simulate(
     Ok(run)
 }
 
-/// Free GPUs on nodes where at least one GPU is taken. One walk over the nodes per event:
-/// small beside a pass, and it keeps the power model out of the event loop's options.
+/// Free GPUs on nodes where at least one GPU is taken.
 fn idle_on_busy_nodes(free: &gpusched_core::freemap::FreeMap) -> u64 {
     (0..free.nodes())
         .map(|i| {

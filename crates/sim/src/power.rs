@@ -163,6 +163,7 @@ mod tests {
         let cluster = Cluster::parse_shape("2x4", "V100").unwrap();
         let mut opts = crate::SimOptions::new(PolicyConfig::new(PolicyKind::Fifo));
         opts.placement = placement;
+        opts.powered_idle = true;
         crate::simulate(&w, &cluster, &opts, &mut |_, _| {}).unwrap()
     }
 

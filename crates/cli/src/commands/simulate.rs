@@ -273,6 +273,7 @@ pub fn run(args: Args) -> Result<()> {
                             min_runtime: args.min_runtime,
                         })
                 }),
+                powered_idle: args.power_down_idle,
             }
         })
         .collect();
