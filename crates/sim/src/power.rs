@@ -105,7 +105,8 @@ pub struct Energy {
 impl Energy {
     /// The energy of `run` over `makespan` seconds (the span its busy GPU-seconds were
     /// counted over). Without `power_down_idle` every idle GPU draws its idle watts;
-    /// with it only the idle GPUs of nodes running a job do.
+    /// with it only the idle GPUs of nodes running a job do, which the run counted only
+    /// if it was simulated with [`crate::SimOptions::powered_idle`] on.
     pub fn of(
         run: &SimRun,
         makespan: f64,
