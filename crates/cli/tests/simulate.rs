@@ -465,3 +465,118 @@ fn topology_placement_is_an_option_and_names_itself() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("topology"), "{}", stderr(&o));
 }
+
+/// Two jobs on two 4-GPU V100 nodes (300 W busy, 40 W idle): 2 GPUs for an hour and
+/// 1 GPU for two hours, both at t=0. The energy is worked by hand in docs/energy.md.
+fn tiny_trace(dir: &std::path::Path) -> String {
+    let p = dir.join("tiny.csv");
+    std::fs::write(&p, "submit,gpus,duration\n0,2,3600\n0,1,7200\n").unwrap();
+    p.display().to_string()
+}
+
+fn energy(doc: &serde_json::Value, field: &str) -> f64 {
+    doc["policies"][0]["energy"][field].as_f64().unwrap()
+}
+
+#[test]
+fn power_model_reports_the_hand_computed_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let out = dir.path().join("out");
+    let base = [
+        "simulate",
+        "--trace",
+        &trace,
+        "--cluster",
+        "2x4",
+        "--policy",
+        "fifo",
+        "--json",
+        "--power-model",
+    ];
+    let o = gpusched(&[&base[..], &["--out", out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["policies"][0]["energy"]["gpu_model"], "V100");
+    // 14,400 busy GPU-s x 300 W = 1.2 kWh; (57,600 - 14,400) idle GPU-s x 40 W = 0.48 kWh.
+    assert!((energy(&doc, "busy_kwh") - 1.2).abs() < 1e-9, "{doc}");
+    assert!((energy(&doc, "idle_kwh") - 0.48).abs() < 1e-9, "{doc}");
+    assert!((energy(&doc, "total_kwh") - 1.68).abs() < 1e-9, "{doc}");
+    // Each job: its GPUs x its hours x 300 W = 0.6 kWh.
+    let csv = std::fs::read_to_string(out.join("jobs-fifo.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(
+        lines.next().unwrap().ends_with(",preemptions,energy_kwh"),
+        "{csv}"
+    );
+    for l in lines {
+        let kwh: f64 = l.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((kwh - 0.6).abs() < 1e-9, "{csv}");
+    }
+
+    // Powered down, the empty node draws nothing: node 0's idle GPUs are 1 for an hour
+    // and 3 for the next, 14,400 GPU-s x 40 W = 0.16 kWh.
+    let o = gpusched(&[&base[..], &["--power-down-idle"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!((energy(&doc, "idle_kwh") - 0.16).abs() < 1e-9, "{doc}");
+    assert!((energy(&doc, "total_kwh") - 1.36).abs() < 1e-9, "{doc}");
+    // Spread placement keeps both nodes on, so powering down saves less.
+    let o = gpusched(&[&base[..], &["--power-down-idle", "--placement", "spread"]].concat());
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(energy(&doc, "total_kwh") > 1.36 + 1e-9, "{doc}");
+
+    // The table gains the energy columns.
+    let o = gpusched(&[&base[..7], &["--power-model"]].concat());
+    let table = stdout(&o);
+    assert!(table.contains("kWh") && table.contains("1.68"), "{table}");
+}
+
+#[test]
+fn without_power_model_nothing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = tiny_trace(dir.path());
+    let base = [
+        "simulate",
+        "--trace",
+        &trace,
+        "--cluster",
+        "2x4",
+        "--policy",
+        "fifo,sjf",
+    ];
+    let table = stdout(&gpusched(&base));
+    assert!(!table.contains("kWh"), "{table}");
+    let plain = gpusched(&[&base[..], &["--json"]].concat());
+    let with = gpusched(&[&base[..], &["--json", "--power-model"]].concat());
+    let plain: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    let mut with: serde_json::Value = serde_json::from_slice(&with.stdout).unwrap();
+    for p in with["policies"].as_array_mut().unwrap() {
+        assert!(p.as_object_mut().unwrap().remove("energy").is_some());
+    }
+    // The flag adds energy and moves no other number.
+    assert_eq!(plain, with);
+    let out = dir.path().join("out");
+    let o = gpusched(&[&base[..], &["--out", out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("jobs-fifo.csv")).unwrap();
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "job_id,user,queue,gpus,submit,start,end,jct,queue_delay,duration,starts,preemptions"
+    );
+
+    // --power-down-idle alone says what it needs; a model without figures says which do.
+    let o = gpusched(&[&base[..], &["--power-down-idle"]].concat());
+    assert!(
+        !o.status.success() && stderr(&o).contains("--power-model"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gpusched(&[&base[..], &["--power-model", "--gpu-model", "G2"]].concat());
+    let err = stderr(&o);
+    assert!(
+        !o.status.success() && err.contains("G2") && err.contains("V100"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -43,6 +43,9 @@ pub struct SimOptions {
     pub queue_limits: BTreeMap<QueueId, u32>,
     /// Quotas to reclaim by preemption after each pass, as the live server does.
     pub reclaim: Option<crate::reclaim::ReclaimOptions>,
+    /// Count [`SimRun::powered_idle_gpu_seconds`] (for `--power-down-idle`). Off by
+    /// default: it costs one walk over the nodes per event.
+    pub powered_idle: bool,
 }
 
 impl SimOptions {
@@ -56,6 +59,7 @@ impl SimOptions {
             tenant_bins: None,
             queue_limits: BTreeMap::new(),
             reclaim: None,
+            powered_idle: false,
         }
     }
 }
@@ -100,6 +104,10 @@ pub struct SimRun {
     pub timeline: Vec<Sample>,
     pub total_gpus: u32,
     pub busy_gpu_seconds: f64,
+    /// Idle GPU-seconds on nodes that ran at least one job at the time: what idle GPUs
+    /// draw when nodes running nothing are powered down (see [`crate::power`]). Zero
+    /// unless [`SimOptions::powered_idle`] asked for it.
+    pub powered_idle_gpu_seconds: f64,
     pub passes: u64,
     /// Each tenant's GPUs over time, when [`SimOptions::tenant_bins`] asked for them.
     pub tenants: Option<TenantUsage>,
@@ -227,6 +235,7 @@ pub fn simulate(
         timeline: Vec::new(),
         total_gpus,
         busy_gpu_seconds: 0.0,
+        powered_idle_gpu_seconds: 0.0,
         passes: 0,
         tenants: None,
     };
@@ -237,6 +246,7 @@ pub fn simulate(
     let mut wakeup: Option<f64> = None;
     let mut last_time = groups.first().map_or(0.0, |g| g.0);
     let mut busy: u64 = 0;
+    let mut powered_idle: u64 = 0;
     let mut done = vec![false; 0];
     // When each job last started (for reclaim's "least work lost" and protection).
     let mut started: Vec<f64> = Vec::new();
@@ -275,6 +285,7 @@ pub fn simulate(
             (now, do_end, do_start) = (w, false, false);
         }
         run.busy_gpu_seconds += busy as f64 * (now - last_time);
+        run.powered_idle_gpu_seconds += powered_idle as f64 * (now - last_time);
         if let Some(r) = recorder.as_mut() {
             r.advance(last_time, now);
         }
@@ -401,6 +412,9 @@ pub fn simulate(
         }
         run.passes += 1;
         busy = total_gpus as u64 - sched.free_gpus();
+        if opts.powered_idle {
+            powered_idle = idle_on_busy_nodes(sched.free_map());
+        }
         if let Some(r) = recorder.as_mut() {
             r.observe(&jobs, &opts.policy);
         }
@@ -427,6 +441,21 @@ pub fn simulate(
     progress(run.jobs.len(), total);
     run.tenants = recorder.map(Recorder::finish);
     Ok(run)
+}
+
+/// Free GPUs on nodes where at least one GPU is taken.
+fn idle_on_busy_nodes(free: &gpusched_core::freemap::FreeMap) -> u64 {
+    (0..free.nodes())
+        .map(|i| {
+            let node = gpusched_core::NodeId(i as u32);
+            let (f, cap) = (free.free(node), free.capacity(node));
+            if f < cap {
+                f as u64
+            } else {
+                0
+            }
+        })
+        .sum()
 }
 
 fn rate(job: &SchedJob, p: &Progress, penalty: f64) -> f64 {

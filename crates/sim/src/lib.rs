@@ -7,6 +7,7 @@ pub mod fuzz_entry;
 pub mod metrics;
 pub mod overhead;
 pub mod plot;
+pub mod power;
 pub mod reclaim;
 pub mod report;
 pub mod sharing;

@@ -33,6 +33,9 @@ pub struct Summary {
     pub jain_fairness: f64,
     pub preemptions: u64,
     pub passes: u64,
+    /// With a power model (`--power-model`) only, so reports without one are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::power::Energy>,
 }
 
 /// Nearest-rank percentile (`calc.py`'s rule) of an ascending list.
@@ -110,6 +113,7 @@ impl Summary {
             jain_fairness: jain(&ratios),
             preemptions: run.jobs.iter().map(|j| j.preemptions as u64).sum(),
             passes: run.passes,
+            energy: None,
         }
     }
 }

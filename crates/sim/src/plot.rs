@@ -205,6 +205,7 @@ mod tests {
                 .collect(),
             total_gpus: 8,
             busy_gpu_seconds: 0.0,
+            powered_idle_gpu_seconds: 0.0,
             passes: 0,
             tenants: None,
         }

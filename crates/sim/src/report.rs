@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::engine::SimRun;
 use crate::metrics::Summary;
+use crate::power::{self, Energy, PowerSpec};
 use crate::tenants::TenantReport;
 use crate::trace::Workload;
 
@@ -50,10 +51,11 @@ pub fn table(summaries: &[Summary]) -> String {
         "fairness",
         "preempt",
     ];
+    let energy = summaries.iter().any(|s| s.energy.is_some());
     let rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
-            vec![
+            let mut row = vec![
                 s.policy.clone(),
                 s.placement.clone(),
                 s.jobs.to_string(),
@@ -66,10 +68,23 @@ pub fn table(summaries: &[Summary]) -> String {
                 format!("{:.1}%", s.utilization * 100.0),
                 format!("{:.3}", s.jain_fairness),
                 s.preemptions.to_string(),
-            ]
+            ];
+            if energy {
+                let kwh = |f: fn(&Energy) -> f64| {
+                    s.energy
+                        .as_ref()
+                        .map_or(String::new(), |e| format!("{:.2}", f(e)))
+                };
+                row.push(kwh(|e| e.total_kwh));
+                row.push(kwh(|e| e.idle_kwh));
+            }
+            row
         })
         .collect();
-    let header: Vec<String> = header.iter().map(|s| s.to_string()).collect();
+    let mut header: Vec<String> = header.iter().map(|s| s.to_string()).collect();
+    if energy {
+        header.extend(["kWh".to_string(), "idle kWh".to_string()]);
+    }
     aligned(&header, rows, 2)
 }
 
@@ -106,12 +121,24 @@ pub(crate) fn aligned(header: &[String], rows: Vec<Vec<String>>, left: usize) ->
 
 /// One row per job, in completion order.
 pub fn write_jobs_csv(out: &mut dyn Write, run: &SimRun, w: &Workload) -> std::io::Result<()> {
-    writeln!(
+    write_jobs_csv_with(out, run, w, None)
+}
+
+/// [`write_jobs_csv`], with an `energy_kwh` column (the job's GPUs at busy watts while
+/// it held them) when a power model is given.
+pub fn write_jobs_csv_with(
+    out: &mut dyn Write,
+    run: &SimRun,
+    w: &Workload,
+    power: Option<&PowerSpec>,
+) -> std::io::Result<()> {
+    write!(
         out,
         "job_id,user,queue,gpus,submit,start,end,jct,queue_delay,duration,starts,preemptions"
     )?;
+    writeln!(out, "{}", if power.is_some() { ",energy_kwh" } else { "" })?;
     for j in &run.jobs {
-        writeln!(
+        write!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{}",
             j.id,
@@ -127,6 +154,11 @@ pub fn write_jobs_csv(out: &mut dyn Write, run: &SimRun, w: &Workload) -> std::i
             j.starts,
             j.preemptions
         )?;
+        match power {
+            // Held = not waiting: the job's counters stop at its end.
+            Some(p) => writeln!(out, ",{}", power::job_kwh(j.gpus, j.jct() - j.waited, p))?,
+            None => writeln!(out)?,
+        }
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use gpusched_core::reclaim::QuotaQueue;
 use gpusched_core::schedule::PreemptMode;
 use gpusched_core::Cluster;
 use gpusched_sim::overhead::PassOverhead;
+use gpusched_sim::power::{self, PowerSpec};
 use gpusched_sim::reclaim::ReclaimOptions;
 use gpusched_sim::tenants::{self, TenantReport};
 use gpusched_sim::trace::synthetic::{self, SyntheticSpec};
@@ -92,6 +93,16 @@ pub struct Args {
     /// preempted by a reclaim (the server's --min-runtime).
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
     min_runtime: f64,
+    /// Add energy to the report: busy GPU-seconds x the GPU model's busy watts plus idle
+    /// GPU-seconds x its idle watts over the makespan, in kWh per policy (an `energy`
+    /// object in the JSON, an energy_kwh column in the per-job CSVs). The figures per
+    /// model and their sources are in docs/energy.md.
+    #[arg(long)]
+    power_model: bool,
+    /// With --power-model: a node running no job draws nothing (it could be powered
+    /// down), so placement that packs jobs onto few nodes saves energy.
+    #[arg(long, requires = "power_model")]
+    power_down_idle: bool,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -217,6 +228,16 @@ pub fn run(args: Args) -> Result<()> {
         Some(path) => Some(queue_file(path, &workload)?),
         None => None,
     };
+    let power = match args.power_model {
+        true => Some(power::lookup(&model).with_context(|| {
+            format!(
+                "--power-model has no power figures for GPU model `{model}`; it knows {}: \
+                 simulate with --gpu-model set to one of them, or without --power-model",
+                power::known_models()
+            )
+        })?),
+        false => None,
+    };
 
     let opts: Vec<SimOptions> = kinds
         .iter()
@@ -252,6 +273,7 @@ pub fn run(args: Args) -> Result<()> {
                             min_runtime: args.min_runtime,
                         })
                 }),
+                powered_idle: args.power_down_idle,
             }
         })
         .collect();
@@ -261,7 +283,12 @@ pub fn run(args: Args) -> Result<()> {
     let summaries: Vec<Summary> = runs
         .iter()
         .zip(&opts)
-        .map(|(r, o)| Summary::of(r, o.policy.kind.name(), placement.name(), by_queue))
+        .map(|(r, o)| {
+            let mut s = Summary::of(r, o.policy.kind.name(), placement.name(), by_queue);
+            s.energy =
+                power.map(|p| power::Energy::of(r, s.makespan, p, &model, args.power_down_idle));
+            s
+        })
         .collect();
     let tenant_reports: Option<Vec<TenantReport>> = args.per_tenant.then(|| {
         runs.iter()
@@ -297,7 +324,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     if let Some(dir) = &args.out {
-        write_out(dir, &doc, &runs, &opts, &workload, by_queue)?;
+        write_out(dir, &doc, &runs, &opts, &workload, by_queue, power)?;
         if !args.json {
             println!(
                 "wrote report.json, per-job CSVs and plots to {}",
@@ -425,6 +452,7 @@ fn write_out(
     opts: &[SimOptions],
     w: &Workload,
     by_queue: bool,
+    power: Option<&PowerSpec>,
 ) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
@@ -437,7 +465,7 @@ fn write_out(
             std::fs::File::create(&path)
                 .with_context(|| format!("cannot write {}", path.display()))?,
         );
-        report::write_jobs_csv(&mut f, run, w)
+        report::write_jobs_csv_with(&mut f, run, w, power)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let named: Vec<(String, &SimRun)> = runs
