@@ -132,6 +132,14 @@ pub enum PreemptMode {
     InPlace,
 }
 
+/// " of model M" for a job that asks for a model, else nothing (for [`NeverFits`]).
+fn model_words(spec: &JobSpec) -> String {
+    spec.gpu_model
+        .as_deref()
+        .map(|m| format!(" of model {m}"))
+        .unwrap_or_default()
+}
+
 /// A job that no node set of this cluster could ever hold.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{}", self.describe())]
@@ -359,11 +367,7 @@ impl Scheduler {
             return Err(NeverFits {
                 job: spec.id,
                 gpus: spec.gpus,
-                model: spec
-                    .gpu_model
-                    .as_deref()
-                    .map(|m| format!(" of model {m}"))
-                    .unwrap_or_default(),
+                model: model_words(spec),
                 max: self.cluster.max_gpus_per_node(),
                 placement: "gang",
                 room: false,
@@ -403,11 +407,7 @@ impl Scheduler {
         Err(NeverFits {
             job: spec.id,
             gpus: spec.gpus,
-            model: spec
-                .gpu_model
-                .as_deref()
-                .map(|m| format!(" of model {m}"))
-                .unwrap_or_default(),
+            model: model_words(spec),
             max,
             placement: self.placement.name(),
             room: fits || spec.gpus == 0,

@@ -499,20 +499,16 @@ impl State {
             v.nodes = parts.len() as u32;
             v.gpus_per_node = v.gpu_indices.len() as u32;
         }
-        v.reason = if parts.len() > 1 {
+        v.parts = parts;
+        v.reason = if v.parts.len() > 1 {
             format!(
                 "sent to {}; waiting for {} to reserve MASTER_PORT",
-                parts
-                    .iter()
-                    .map(|p| p.node.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                gang::nodes_of(v),
                 first.node
             )
         } else {
             format!("sent to {}", first.node)
         };
-        v.parts = parts;
         v.master_port = None;
         v.start_ms = None;
         self.bump_job(id);
