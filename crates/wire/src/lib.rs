@@ -11,6 +11,7 @@ pub mod duration;
 #[doc(hidden)]
 pub mod fuzz_entry;
 pub mod gang;
+pub mod history;
 pub mod job;
 pub mod jobfile;
 pub mod node;
@@ -27,6 +28,9 @@ pub use agent::{
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use duration::parse_duration;
 pub use gang::{DistHost, DistLaunch, GpuLink, JobPart, LinkKind, NodeLocation, PartState};
+pub use history::{
+    AuditAction, AuditEntry, AuditList, AuditQuery, JobEvent, JobEventKind, JobEvents,
+};
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
     JobState, JobSubmit, JobView, QueueList, QueueView, Submitted,

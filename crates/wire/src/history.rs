@@ -1,0 +1,147 @@
+//! History as it crosses the wire: a job's timeline (`gpusched show --events`,
+//! `GET /api/jobs/{id}/events`) and the audit log of admin actions (`gpusched audit`,
+//! `GET /api/audit`). Both are written by the server in the transaction of the change they
+//! describe, so they never claim what the store does not hold.
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// What happened to a job.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum JobEventKind {
+    /// Accepted into its queue.
+    Submitted,
+    /// The scheduler placed it: `nodes` and `detail` say where (GPU indices, slice).
+    Placed,
+    /// Its process started (for a gang: its first part started).
+    Started,
+    /// It saved a checkpoint.
+    Checkpoint,
+    /// The scheduler took its GPUs back (quota reclaim, priority): `detail` says why.
+    Preempted,
+    /// Put back in the queue (node lost, preemption, unhealthy GPU, `drain --now`):
+    /// `detail` says why.
+    Requeued,
+    /// A cancel was asked for: `detail` names who asked.
+    CancelRequested,
+    /// It reached a terminal state: `detail` says which and why (exit code, signal,
+    /// walltime, dependency).
+    Ended,
+}
+
+impl JobEventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobEventKind::Submitted => "submitted",
+            JobEventKind::Placed => "placed",
+            JobEventKind::Started => "started",
+            JobEventKind::Checkpoint => "checkpoint",
+            JobEventKind::Preempted => "preempted",
+            JobEventKind::Requeued => "requeued",
+            JobEventKind::CancelRequested => "cancel_requested",
+            JobEventKind::Ended => "ended",
+        }
+    }
+}
+
+/// One step of a job's life.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct JobEvent {
+    /// The server's clock, Unix ms (a `checkpoint` or `started` carries the node's).
+    pub at_ms: u64,
+    pub kind: JobEventKind,
+    /// The attempt it belongs to (0 before the first start).
+    pub attempt: u32,
+    /// The nodes involved, in rank order (empty when none is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+    /// Why, or where, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// `GET /api/jobs/{id}/events`: a job's timeline, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct JobEvents {
+    pub job: u64,
+    pub events: Vec<JobEvent>,
+    /// Older events were dropped: the server keeps at most this many per job (the first
+    /// `submitted` is always kept).
+    #[serde(default)]
+    pub dropped: u64,
+}
+
+/// An admin action the audit log records.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditAction {
+    TokenCreate,
+    TokenRevoke,
+    Drain,
+    Resume,
+    QueueReload,
+    /// An admin cancelled a job of another user.
+    CancelOther,
+}
+
+impl AuditAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            AuditAction::TokenCreate => "token_create",
+            AuditAction::TokenRevoke => "token_revoke",
+            AuditAction::Drain => "drain",
+            AuditAction::Resume => "resume",
+            AuditAction::QueueReload => "queue_reload",
+            AuditAction::CancelOther => "cancel_other",
+        }
+    }
+}
+
+/// One entry of the audit log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AuditEntry {
+    /// Increasing: the order actions took effect.
+    pub id: u64,
+    /// The server's clock, Unix ms.
+    pub at_ms: u64,
+    /// Who did it: the token's user, or `uid N` / `root` over the Unix socket, or
+    /// `server` for the server itself (a queue file reloaded on SIGHUP).
+    pub actor: String,
+    pub action: AuditAction,
+    /// What it was done to: a user (tokens), a token id, a node, `queues`, a job id.
+    pub target: String,
+    /// The rest, in words (a drain's reason and mode, a token's role).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// `GET /api/audit` filters: newest first, a page at a time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// Only entries with an id below this: the previous page's `next_before`.
+    #[serde(default)]
+    pub before: Option<u64>,
+    /// Only entries at or after this Unix time (ms).
+    #[serde(default)]
+    pub since_ms: Option<u64>,
+    /// At most this many entries (default 100, at most 10000).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 10000)]
+    pub limit: Option<usize>,
+}
+
+/// One page of the audit log, newest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AuditList {
+    pub entries: Vec<AuditEntry>,
+    /// More (older) entries match: ask again with `before` set to this.
+    #[serde(default)]
+    pub next_before: Option<u64>,
+}
