@@ -55,7 +55,8 @@ impl Target {
         }
     }
 
-    fn shown(&self) -> String {
+    /// The server as messages name it.
+    pub fn shown(&self) -> String {
         match self {
             Target::Unix(p) => format!("unix:{}", p.display()),
             Target::Http { base, .. } => base.clone(),

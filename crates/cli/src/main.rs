@@ -39,6 +39,8 @@ enum Command {
     Drain(commands::drain::DrainArgs),
     /// Put a drained node, or one with unhealthy GPUs, back in placement (admins).
     Resume(commands::drain::ResumeArgs),
+    /// A live terminal view of nodes, GPUs and jobs (`top`); --once prints one frame.
+    Top(commands::top::Args),
     /// Wait for jobs to end; exit 0 only if all succeeded.
     Wait(commands::wait::Args),
     /// GPU-hours per user or queue (`sreport`).
@@ -111,6 +113,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Nodes(a) => commands::nodes::run(a).await,
             Command::Drain(a) => commands::drain::drain(a).await,
             Command::Resume(a) => commands::drain::resume(a).await,
+            Command::Top(a) => commands::top::run(a).await,
             Command::Wait(a) => commands::wait::run(a).await,
             Command::Usage(a) => commands::usage::run(a).await,
             Command::Token(a) => commands::token::run(a).await,

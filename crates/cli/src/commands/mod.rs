@@ -14,6 +14,7 @@ pub mod show;
 pub mod simulate;
 pub mod submit;
 pub mod token;
+pub mod top;
 pub mod topo;
 pub mod up;
 pub mod usage;

@@ -20,5 +20,6 @@ mod resources;
 mod sharing;
 mod support;
 mod telemetry;
+mod top;
 mod up;
 mod upgrade;
