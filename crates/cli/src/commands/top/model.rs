@@ -221,7 +221,11 @@ fn holder(g: &GpuView) -> String {
         .collect();
     let sliced = g.info.mig.is_some() || !g.slices.is_empty();
     match (held.is_empty(), sliced) {
-        (false, _) => format!("{} slices: {}", g.slices.len(), held.join(", ")),
+        (false, _) => format!(
+            "{}: {}",
+            gpusched_wire::count(g.slices.len() as u64, "slice"),
+            held.join(", ")
+        ),
         (true, true) => "sliced, idle".into(),
         (true, false) => "-".into(),
     }

@@ -6,7 +6,7 @@
 //! GPU panel (one row per GPU) and the job panel (running and pending jobs).
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Cell, Paragraph, Row, Table, Widget, Wrap};
@@ -294,6 +294,21 @@ fn constraints(w: &[usize]) -> Vec<Constraint> {
         .collect()
 }
 
+/// The widths the table will really give its columns inside the panel's borders (the
+/// layout shrinks columns when the panel is narrower than they ask), so each cell is
+/// cut, with its ellipsis, to what shows.
+fn laid_out(w: &[usize], panel: Rect) -> Vec<usize> {
+    let inner = Rect::new(0, 0, panel.width.saturating_sub(2), 1);
+    Layout::horizontal(constraints(w))
+        .spacing(COLUMN_SPACING)
+        .split(inner)
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect()
+}
+
+const COLUMN_SPACING: u16 = 2;
+
 /// A table with its header row in bold; an empty one has only its message row.
 fn table<'a>(
     body: Vec<Row<'a>>,
@@ -301,7 +316,7 @@ fn table<'a>(
     head: &[&'a str],
     empty: bool,
 ) -> Table<'a> {
-    let t = Table::new(body, widths).column_spacing(2);
+    let t = Table::new(body, widths).column_spacing(COLUMN_SPACING);
     if empty {
         t
     } else {
@@ -354,6 +369,7 @@ fn gpu_panel(snap: &Snapshot, rows: &[GpuRow], view: &View, area: Rect, buf: &mu
         })
         .collect();
     let w = widths(&HEAD, &cells, &CAPS, area.width);
+    let fits = laid_out(&w, area);
     let mut body: Vec<Row> = rows
         .iter()
         .zip(&cells)
@@ -367,11 +383,11 @@ fn gpu_panel(snap: &Snapshot, rows: &[GpuRow], view: &View, area: Rect, buf: &mu
                 GpuKind::Drained => Style::default().fg(Color::Yellow),
                 GpuKind::Offline => Style::default().fg(Color::DarkGray),
             };
-            let mut out: Vec<Cell> = (0..8).map(|i| Cell::from(fit(&c[i], w[i]))).collect();
+            let mut out: Vec<Cell> = (0..8).map(|i| Cell::from(fit(&c[i], fits[i]))).collect();
             if r.hot {
                 out[6] = out[6].clone().style(Style::default().fg(Color::Red));
             }
-            out.push(Cell::from(c[8].clone()));
+            out.push(Cell::from(fit(&c[8], fits[8])));
             Row::new(out).style(colour)
         })
         .collect();
@@ -432,14 +448,15 @@ fn job_panel(snap: &Snapshot, rows: &[JobRow], view: &View, area: Rect, buf: &mu
         })
         .collect();
     let w = widths(&HEAD, &cells, &CAPS, area.width);
+    let fits = laid_out(&w, area);
     let mut body: Vec<Row> = rows
         .iter()
         .zip(&cells)
         .skip(scroll)
         .take(shown)
         .map(|(r, c)| {
-            let mut out: Vec<Cell> = (0..8).map(|i| Cell::from(fit(&c[i], w[i]))).collect();
-            out.push(Cell::from(c[8].clone()));
+            let mut out: Vec<Cell> = (0..8).map(|i| Cell::from(fit(&c[i], fits[i]))).collect();
+            out.push(Cell::from(fit(&c[8], fits[8])));
             let style = if r.running {
                 Style::default().fg(Color::Green)
             } else {

@@ -286,18 +286,29 @@ fn long_names_are_cut_with_an_ellipsis() {
                 Some("someone-with-a-long-login"),
             )],
         )],
-        vec![job(
-            9,
-            "someone-with-a-long-login",
-            "running",
-            json!({"node": long, "gpu_indices": [0], "start_ms": NOW, "queue": "a-queue-with-a-long-name"}),
-        )],
+        vec![
+            job(
+                9,
+                "someone-with-a-long-login",
+                "running",
+                json!({"node": long, "gpu_indices": [0], "start_ms": NOW, "queue": "a-queue-with-a-long-name"}),
+            ),
+            job(
+                10,
+                "bob",
+                "pending",
+                json!({"reason": format!("waiting for 8 free GPUs on one node {}end", "x".repeat(200))}),
+            ),
+        ],
     );
     let f = draw(&s, 120, full_height(&s));
     assert!(f.contains("a-very-long-nod…"), "{f}");
     assert!(!f.contains(long), "{f}");
     assert!(f.contains("NVIDIA H100 80GB HBM3…"), "{f}");
     assert!(f.contains("someone-wit…"), "{f}");
+    // The last column is cut where the panel ends, with an ellipsis too.
+    let reason = line(&f, "waiting for 8 free GPUs");
+    assert!(reason.ends_with('…'), "{reason}");
     // Every line fits the width.
     assert!(f.lines().all(|l| l.chars().count() <= 120), "{f}");
 }
