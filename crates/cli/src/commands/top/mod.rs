@@ -104,6 +104,8 @@ pub struct Fetched {
     pub nodes: Vec<gpusched_wire::NodeView>,
     pub jobs: Vec<gpusched_wire::JobView>,
     pub queues: Vec<gpusched_wire::QueueView>,
+    /// More active jobs than one page: `jobs` are the newest.
+    pub more_jobs: bool,
 }
 
 /// The three lists at once; a server that does not answer within a bound is an error
@@ -118,9 +120,11 @@ pub async fn fetch(client: &Client, interval: Duration) -> anyhow::Result<Fetche
     let (nodes, jobs, queues) = tokio::time::timeout(bound, all)
         .await
         .with_context(|| format!("the server did not answer within {} s", bound.as_secs()))?;
+    let jobs = jobs?;
     Ok(Fetched {
         nodes: nodes?.nodes,
-        jobs: jobs?.jobs,
+        more_jobs: jobs.next_before.is_some(),
+        jobs: jobs.jobs,
         queues: queues?.queues,
     })
 }
@@ -131,6 +135,7 @@ pub fn apply(snap: &mut Snapshot, f: Fetched) {
     snap.nodes = f.nodes;
     snap.jobs = f.jobs;
     snap.queues = f.queues;
+    snap.more_jobs = f.more_jobs;
     snap.now_ms = now;
     snap.fetched_ms = Some(now);
     snap.error = None;

@@ -15,6 +15,8 @@ pub struct Snapshot {
     /// Pending, starting and running jobs.
     pub jobs: Vec<JobView>,
     pub queues: Vec<QueueView>,
+    /// The server had more active jobs than one page (`jobs` holds the newest).
+    pub more_jobs: bool,
     /// The clock the ages and waits are counted against (Unix ms).
     pub now_ms: u64,
     /// When the lists above were fetched; `None` until a fetch succeeded.
@@ -163,6 +165,13 @@ pub fn totals(snap: &Snapshot) -> Totals {
         }
     }
     t.power_mw = power;
+    if snap.more_jobs && !snap.queues.is_empty() {
+        // The job list is one page; the queues count every job (running includes
+        // starting, as here).
+        t.jobs_running = snap.queues.iter().map(|q| q.running as usize).sum();
+        t.jobs_pending = snap.queues.iter().map(|q| q.pending as usize).sum();
+        return t;
+    }
     for j in &snap.jobs {
         if running(j.state) {
             t.jobs_running += 1;

@@ -474,8 +474,13 @@ fn job_panel(snap: &Snapshot, rows: &[JobRow], view: &View, area: Rect, buf: &mu
         body.push(Row::new(vec![Cell::from(msg)]));
     }
     let running = rows.iter().filter(|r| r.running).count();
+    let more = if snap.more_jobs {
+        format!(" (the newest {}; more not shown)", rows.len())
+    } else {
+        String::new()
+    };
     let title = format!(
-        " Jobs: {running} running, {} pending{}, sort: {}{} ",
+        " Jobs: {running} running, {} pending{more}{}, sort: {}{} ",
         rows.len() - running,
         range(scroll, shown, rows.len()),
         view.sort.name(),

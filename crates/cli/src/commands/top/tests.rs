@@ -49,6 +49,7 @@ fn snap(nodes: Vec<Value>, jobs: Vec<Value>) -> Snapshot {
         fetched_ms: Some(NOW),
         error: None,
         interval_ms: 2000,
+        more_jobs: false,
     }
 }
 
@@ -416,5 +417,19 @@ fn scrolling_and_sorting_move_the_rows() {
     assert_eq!(ids(&v)[..2], ["1", "3"]);
     let f = text(&frame(&s, &v, 100, 20));
     assert!(f.contains("sort: user"), "{f}");
+    let mut capped = s.clone();
+    capped.more_jobs = true;
+    let f = text(&frame(&capped, &v, 100, 20));
+    assert!(
+        f.contains("12 pending (the newest 12; more not shown)"),
+        "{f}"
+    );
+    // The header then counts from the queues, which see every job.
+    capped.queues[0].pending = 4000;
+    let f = text(&frame(&capped, &v, 100, 20));
+    assert!(
+        line(&f, "jobs ").contains("jobs 1 running, 4000 pending"),
+        "{f}"
+    );
     assert_eq!(JobSort::User.next(), JobSort::State);
 }
