@@ -167,3 +167,82 @@ fn on_event(ev: Event, snap: &Snapshot, view: &mut View, area: Rect) -> Act {
     *at = (*at as isize).saturating_add(delta).clamp(0, max as isize) as usize;
     Act::Redraw
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::top::model::JobSort;
+
+    fn key(code: KeyCode) -> Event {
+        Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    /// A node with 20 GPUs: more rows than a 100x20 screen shows.
+    fn snap() -> Snapshot {
+        let gpus: Vec<serde_json::Value> = (0..20)
+            .map(|i| {
+                serde_json::json!({"index": i, "uuid": null, "model": "H100", "mem_mib": 81920,
+                                   "source": "fake", "job": null, "slices": []})
+            })
+            .collect();
+        let nodes = serde_json::json!([{"name": "n", "state": "online", "gpus": gpus,
+            "cpus": 8, "mem_mib": 1024, "last_seen_ms_ago": 0, "agent_version": "x"}]);
+        Snapshot {
+            nodes: serde_json::from_value(nodes).unwrap(),
+            fetched_ms: Some(0),
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn keys_quit_refresh_focus_sort_and_scroll_within_bounds() {
+        let s = snap();
+        let area = Rect::new(0, 0, 100, 20);
+        let mut v = View::default();
+        for quit in [
+            key(KeyCode::Char('q')),
+            key(KeyCode::Esc),
+            Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        ] {
+            assert!(matches!(on_event(quit, &s, &mut v, area), Act::Quit));
+        }
+        // A key's release (sent by some terminals) does nothing.
+        let mut release = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        release.kind = KeyEventKind::Release;
+        assert!(matches!(
+            on_event(Event::Key(release), &s, &mut v, area),
+            Act::Redraw
+        ));
+        assert!(matches!(
+            on_event(key(KeyCode::Char('r')), &s, &mut v, area),
+            Act::Refresh
+        ));
+
+        let (max, _) = render::max_scroll(&s, &v, area);
+        assert!(max > 0);
+        on_event(key(KeyCode::Char('k')), &s, &mut v, area);
+        assert_eq!(v.gpu_scroll, 0, "no scrolling above the top");
+        on_event(key(KeyCode::Down), &s, &mut v, area);
+        on_event(key(KeyCode::Char('j')), &s, &mut v, area);
+        assert_eq!(v.gpu_scroll, 2);
+        on_event(key(KeyCode::PageDown), &s, &mut v, area);
+        on_event(key(KeyCode::PageDown), &s, &mut v, area);
+        assert_eq!(v.gpu_scroll, max, "no scrolling past the last page");
+        on_event(key(KeyCode::Home), &s, &mut v, area);
+        assert_eq!(v.gpu_scroll, 0);
+        on_event(key(KeyCode::End), &s, &mut v, area);
+        assert_eq!(v.gpu_scroll, max);
+
+        // Tab moves the focus: the keys now scroll the (empty) job panel.
+        on_event(key(KeyCode::Tab), &s, &mut v, area);
+        assert_eq!(v.focus, Panel::Jobs);
+        on_event(key(KeyCode::Down), &s, &mut v, area);
+        assert_eq!((v.gpu_scroll, v.job_scroll), (max, 0));
+        on_event(key(KeyCode::BackTab), &s, &mut v, area);
+        assert_eq!(v.focus, Panel::Gpus);
+
+        v.job_scroll = 3;
+        on_event(key(KeyCode::Char('s')), &s, &mut v, area);
+        assert_eq!((v.sort, v.job_scroll), (JobSort::Newest, 0));
+    }
+}
