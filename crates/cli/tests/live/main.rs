@@ -22,3 +22,4 @@ mod support;
 mod telemetry;
 mod up;
 mod upgrade;
+mod web;
