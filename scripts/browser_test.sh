@@ -79,10 +79,21 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
   return 1
 }
 
+# Two queues with quotas, so the queues page has something to show.
+cat >"$SCRATCH/queues.toml" <<'TOML'
+[queues.default]
+quota = 1
+
+[queues.research]
+quota = 1
+max = 2
+weight = 2
+TOML
 # Port 0: the kernel picks a free one and `up` prints its URL first.
 cd "$SCRATCH"
 GPUSCHED_LOG=warn "$BIN" up --listen 127.0.0.1:0 --data-dir "$SCRATCH/data" --gpus 2 \
-  --gpu-backend fake --name n1 --grace 1s >"$SCRATCH/up.out" 2>"$SCRATCH/up.err" &
+  --gpu-backend fake --name n1 --grace 1s --queues "$SCRATCH/queues.toml" \
+  >"$SCRATCH/up.out" 2>"$SCRATCH/up.err" &
 UP_PID=$!
 wait_for 60 "gpusched up to print its address" grep -q '^gpusched is up: server http' "$SCRATCH/up.out" || {
   cat "$SCRATCH/up.err" >&2
@@ -101,9 +112,16 @@ TOKEN_A=$(token "$USER_A")
 TOKEN_B=$(token bob-viewer)
 TOKEN_ADMIN=$(token ops-admin --admin)
 
-JOB=$("$BIN" submit --server "$URL" --token "$TOKEN_A" -J 'web <b>test</b>' -- \
-  sh -c 'echo "hello from the browser test"; sleep 600' | sed -n 's/^Submitted job \([0-9]*\).*/\1/p')
+# The job under test (its name is markup, which must show as text), a second running
+# job in the other queue, and one waiting for both GPUs (a pending reason, an estimate).
+submit() {
+  "$BIN" submit --server "$URL" --token "$TOKEN_A" "$@" | sed -n 's/^Submitted job \([0-9]*\).*/\1/p'
+}
+JOB=$(submit -J 'web <b>test</b>' -t 30m -- sh -c 'echo "hello from the browser test"; sleep 600')
 [ -n "$JOB" ] || { echo "could not submit the test job" >&2; exit 1; }
+wait_for 30 "job $JOB to start" sh -c "'$BIN' show $JOB --server '$SOCK' | grep -q running"
+[ -n "$(submit -J train-resnet -q research -t 1h -- sleep 600)" ] || exit 1
+[ -n "$(submit -J needs-both-gpus -G 2 -t 2h -- sleep 600)" ] || exit 1
 
 export GPUSCHED_BIN="$BIN" GPUSCHED_URL="$URL" GPUSCHED_SOCK="$SOCK" JOB_ID="$JOB" \
   TOKEN_A TOKEN_B TOKEN_ADMIN USER_A SCREENSHOT_DIR="$SHOTS"

@@ -49,6 +49,14 @@ export function num(x, digits) {
   return x.toLocaleString(undefined, { maximumFractionDigits: digits ?? 2 });
 }
 
+/** Small amounts keep two significant digits (0.0012 GPU-hours is not 0). */
+export function amount(x) {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '';
+  if (x === 0) return '0';
+  if (Math.abs(x) < 0.01) return x.toPrecision(2);
+  return x.toLocaleString(undefined, { maximumFractionDigits: Math.abs(x) < 10 ? 3 : 1 });
+}
+
 export function milli(m) {
   return (m / 1000).toLocaleString(undefined, { maximumFractionDigits: 3 });
 }

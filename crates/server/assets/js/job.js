@@ -107,7 +107,7 @@ function render(j, els, ctx, refresh) {
       ...Object.entries(j.resources || {}).map(([k, v]) => ` · ${k}=${v}`)].join('')],
     ['command', h('code', { class: 'cmd' }, j.command.map(quote).join(' '))],
     ['cwd', h('code', {}, j.cwd)],
-    ['node', j.node ? `${j.node}${j.gpu_indices.length ? ` GPUs ${j.gpu_indices.join(', ')}` : ''}` : ''],
+    ['node', j.node ? `${j.node}${j.gpu_indices.length ? ` · GPU ${j.gpu_indices.join(', ')}` : ''}` : ''],
     ['submitted', clock(j.submit_ms)],
     ['started', j.start_ms ? clock(j.start_ms) : (j.est_start_ms ? `estimated ${until(j.est_start_ms)} (${clock(j.est_start_ms)})` : '')],
     ['ended', j.end_ms ? clock(j.end_ms) : ''],

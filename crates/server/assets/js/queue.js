@@ -57,8 +57,8 @@ function row(j, ctx, refresh) {
     h('td', {}, j.user),
     h('td', {}, j.queue),
     h('td', {}, badge(j.cancel_requested ? 'cancelling' : j.state)),
-    h('td', {}, ask(j)),
-    h('td', {}, where),
+    h('td', { class: 'nowrap' }, ask(j)),
+    h('td', { class: 'nowrap' }, where),
     h('td', { class: 'nowrap' }, time),
     h('td', { class: 'reason' }, why),
     h('td', {}, cancelButton(j, ctx, refresh)));

@@ -15,14 +15,17 @@ export function start(root, ctx) {
     const { queues } = await api('/api/queues');
     if (!ctx.live()) return;
     const weights = queues.reduce((s, q) => s + q.weight, 0);
+    // One queue without a file has quota 0: everything it holds is not "borrowed".
+    const quotas = queues.some((q) => q.quota > 0);
     fill(body, table(
       ['queue', 'GPUs used', 'quota', 'max', 'borrowing', 'weight', 'fair share', 'running', 'pending', 'who', 'priority'],
       queues.map((q) => {
-        const borrowing = Math.max(0, q.used_gpus - q.quota);
-        const pct = q.quota ? (100 * q.used_gpus) / q.quota : (q.used_gpus ? 100 : 0);
+        const borrowing = quotas ? Math.max(0, q.used_gpus - q.quota) : 0;
+        const cap = q.quota || q.max || 0;
+        const pct = cap ? (100 * q.used_gpus) / cap : (q.used_gpus ? 100 : 0);
         return h('tr', { dataset: { queue: q.name } },
           h('td', {}, q.name),
-          h('td', {}, meter(Math.min(pct, 100), `${q.used_gpus}`, borrowing ? 'warn' : '')),
+          h('td', {}, meter(Math.min(pct, 100), `${q.used_gpus}${cap ? ` of ${q.quota || q.max}` : ''}`, borrowing ? 'warn' : '')),
           h('td', { class: 'num' }, String(q.quota)),
           h('td', { class: 'num' }, q.max === null || q.max === undefined ? 'no limit' : String(q.max)),
           h('td', { class: `num ${borrowing ? 'warntext' : ''}` }, borrowing ? `${borrowing} GPU` : '—'),

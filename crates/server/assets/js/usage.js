@@ -3,7 +3,7 @@
 
 import { api, enc } from './api.js';
 import { fill, h, s, table } from './dom.js';
-import { dur, num } from './format.js';
+import { amount, dur } from './format.js';
 
 const WINDOWS = [['all time', null], ['last 24 hours', 86400e3], ['last 7 days', 7 * 86400e3], ['last 30 days', 30 * 86400e3]];
 
@@ -31,12 +31,12 @@ function section(title, rows, kind) {
   return [
     h('h2', {}, title),
     h('div', { class: 'charts' },
-      chart(`GPU-hours by ${kind}`, rows, (r) => r.gpu_hours, (v) => `${num(v, 2)} GPU·h`, `chart-gpu-${kind}`),
-      chart(`Energy by ${kind}`, rows, (r) => r.energy_kwh, (v) => `${num(v, 3)} kWh`, `chart-energy-${kind}`)),
+      chart(`GPU-hours by ${kind}`, rows, (r) => r.gpu_hours, (v) => `${amount(v)} GPU·h`, `chart-gpu-${kind}`),
+      chart(`Energy by ${kind}`, rows, (r) => r.energy_kwh, (v) => `${amount(v)} kWh`, `chart-energy-${kind}`)),
     table([kind, 'jobs', 'GPU-hours', 'energy (kWh)', 'succeeded', 'failed', 'cancelled', 'timed out', 'mean wait'],
       rows.map((r) => h('tr', {},
         h('td', {}, r.key), h('td', { class: 'num' }, String(r.jobs)),
-        h('td', { class: 'num' }, num(r.gpu_hours, 3)), h('td', { class: 'num' }, num(r.energy_kwh, 4)),
+        h('td', { class: 'num' }, amount(r.gpu_hours)), h('td', { class: 'num' }, amount(r.energy_kwh)),
         h('td', { class: 'num' }, String(r.succeeded)), h('td', { class: 'num' }, String(r.failed)),
         h('td', { class: 'num' }, String(r.cancelled)), h('td', { class: 'num' }, String(r.timed_out)),
         h('td', { class: 'num' }, dur(r.mean_wait_s))))),
