@@ -121,3 +121,70 @@ fn dashboard_assets_are_public_typed_and_locked_down() {
         assert_eq!(code, 401, "{path} without a token");
     }
 }
+
+/// The job page's first read: `tail` gives the last bytes of a log and where they start
+/// (`x-gpusched-log-offset`), so a long log is not read from its beginning; reading on
+/// from there is the usual `offset`. Both at once is a 400 that says which to give.
+#[test]
+fn logs_tail_gives_the_last_bytes_and_their_offset() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let id = submit(&url, &["--cwd", "/tmp", "--", "sh", "-c", "seq 1 1000"]);
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let all = (1..=1000).map(|i| format!("{i}\n")).collect::<String>();
+    let token = stdout(&cli(&url, &["token", "create", "viewer", "--admin"]))
+        .trim()
+        .to_string();
+
+    let (code, head, body) = http_full(
+        &url,
+        Some(&token),
+        "GET",
+        &format!("/api/jobs/{id}/logs?tail=9"),
+        None,
+    );
+    assert_eq!(code, 200, "{head}\n{body}");
+    assert_eq!(body, "999\n1000\n");
+    let start = all.len() - 9;
+    assert_eq!(
+        header(&head, "x-gpusched-log-offset"),
+        Some(start.to_string().as_str())
+    );
+    assert_eq!(header(&head, "x-gpusched-job-state"), Some("succeeded"));
+    // A tail longer than the log is the whole log, from 0; an offset read says its own.
+    let (_, head, body) = http_full(
+        &url,
+        Some(&token),
+        "GET",
+        &format!("/api/jobs/{id}/logs?tail=100000"),
+        None,
+    );
+    assert_eq!(
+        (body.as_str(), header(&head, "x-gpusched-log-offset")),
+        (all.as_str(), Some("0"))
+    );
+    let (_, head, body) = http_full(
+        &url,
+        Some(&token),
+        "GET",
+        &format!("/api/jobs/{id}/logs?offset={start}"),
+        None,
+    );
+    assert_eq!(body, "999\n1000\n");
+    assert_eq!(
+        header(&head, "x-gpusched-log-offset"),
+        Some(start.to_string().as_str())
+    );
+
+    let (code, body) = http_with(
+        &url,
+        Some(&token),
+        "GET",
+        &format!("/api/jobs/{id}/logs?tail=5&offset=3"),
+        None,
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(error_of(&body).contains("not both"), "{body}");
+}

@@ -1,6 +1,7 @@
 // One job: its fields, the parts of a gang, its energy, and a live tail of its output
-// (GET /api/jobs/{id}/logs from an offset, the last TAIL bytes kept; polling stops
-// once the x-gpusched-job-state header says the job ended and nothing more comes).
+// (GET /api/jobs/{id}/logs: first the last TAIL bytes, then from where they ended; the
+// last TAIL bytes are kept; polling stops once the x-gpusched-job-state header says the
+// job ended and nothing more comes).
 
 import { api, ApiError } from './api.js';
 import { badge, fill, h, table } from './dom.js';
@@ -36,11 +37,12 @@ export function start(root, ctx) {
   ctx.every(refresh);
 
   // The log follower: its own loop, reset when the stream or the attempt changes.
-  const log = { stream: 'stdout', offset: 0, attempt: null, text: '', done: false, busy: false };
+  // offset null: not started yet, ask for the tail.
+  const log = { stream: 'stdout', offset: null, attempt: null, text: '', done: false, busy: false };
   const decoder = () => new TextDecoder('utf-8');
   let dec = decoder();
   streamSel.addEventListener('change', () => {
-    Object.assign(log, { stream: streamSel.value, offset: 0, attempt: null, text: '', done: false });
+    Object.assign(log, { stream: streamSel.value, offset: null, attempt: null, text: '', done: false });
     dec = decoder();
     pre.textContent = '';
     poll();
@@ -50,18 +52,23 @@ export function start(root, ctx) {
     log.busy = true;
     try {
       for (;;) {
-        const r = await api(`/api/jobs/${id}/logs?stream=${log.stream}&offset=${log.offset}`, { raw: true });
+        const from = log.offset === null ? `tail=${TAIL}` : `offset=${log.offset}`;
+        const r = await api(`/api/jobs/${id}/logs?stream=${log.stream}&${from}`, { raw: true });
         if (!ctx.live()) return;
         const attempt = r.headers.get('x-gpusched-job-attempt');
         if (log.attempt !== null && attempt !== log.attempt) {
-          // Requeued and started again: this attempt's output starts at offset 0.
-          Object.assign(log, { offset: 0, text: '' });
+          // Requeued and started again: the new attempt's output, from its tail.
+          Object.assign(log, { offset: null, text: '' });
           dec = decoder();
           log.attempt = attempt;
           continue;
         }
         log.attempt = attempt;
         const bytes = new Uint8Array(await r.arrayBuffer());
+        if (log.offset === null) {
+          log.offset = Number(r.headers.get('x-gpusched-log-offset') || 0);
+          if (log.offset > 0) log.text = `[… ${log.offset} earlier bytes not shown]\n`;
+        }
         log.offset += bytes.length;
         if (bytes.length) {
           log.text = (log.text + dec.decode(bytes, { stream: true })).slice(-TAIL);
