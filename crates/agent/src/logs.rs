@@ -24,8 +24,8 @@ struct Offset {
     /// The global `RANK` of one process of a part started with `tasks_per_node`;
     /// absent: the part's first process (or its only one).
     rank: Option<u32>,
-    /// The last this many bytes written so far (at most a chunk) instead of `offset`;
-    /// the `x-gpusched-log-offset` header says where they start.
+    /// Only the last this many bytes written so far (at most a chunk), and none before
+    /// `offset`; the `x-gpusched-log-offset` header says where they start.
     tail: Option<u64>,
 }
 
@@ -84,9 +84,10 @@ async fn read_log(
         Ok(rank) => jobs.rank_log_path(a, rank, stream),
         Err(message) => return err(StatusCode::NOT_FOUND, message),
     };
+    let offset = q.offset.unwrap_or(0);
     let from = match q.tail {
-        Some(n) => From::End(n.min(CHUNK)),
-        None => From::Start(q.offset.unwrap_or(0)),
+        Some(n) => From::End(n.min(CHUNK), offset),
+        None => From::Start(offset),
     };
     match tokio::task::spawn_blocking(move || read_chunk(path, from)).await {
         Ok(Ok((start, bytes))) => {
@@ -129,11 +130,12 @@ fn pick_file(jobs: &JobDir, a: AttemptRef, asked: Option<u32>) -> Result<Option<
     }
 }
 
-/// Where a read starts: a byte offset, or this many bytes before the end.
+/// Where a read starts: a byte offset, or this many bytes before the end but not
+/// before an offset.
 #[derive(Clone, Copy)]
 enum From {
     Start(u64),
-    End(u64),
+    End(u64, u64),
 }
 
 /// Up to a chunk from `from`, with the offset it starts at.
@@ -144,8 +146,7 @@ fn read_chunk(path: PathBuf, from: From) -> std::io::Result<(u64, Vec<u8>)> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok((
                 match from {
-                    From::Start(o) => o,
-                    From::End(_) => 0,
+                    From::Start(o) | From::End(_, o) => o,
                 },
                 Vec::new(),
             ))
@@ -154,7 +155,7 @@ fn read_chunk(path: PathBuf, from: From) -> std::io::Result<(u64, Vec<u8>)> {
     };
     let start = match from {
         From::Start(o) => o,
-        From::End(n) => f.metadata()?.len().saturating_sub(n),
+        From::End(n, o) => f.metadata()?.len().saturating_sub(n).max(o),
     };
     f.seek(SeekFrom::Start(start))?;
     let mut buf = Vec::new();
@@ -224,6 +225,11 @@ mod tests {
         assert_eq!(r.text().await.unwrap(), "rank 7\n");
         let (_, all) = get("?rank=7&tail=1000").await;
         assert_eq!(all, "I am rank 7\n");
+        // Never before the offset given.
+        assert_eq!(
+            get("?rank=7&tail=1000&offset=10").await,
+            (200, "7\n".into())
+        );
         let (status, body) = get("?rank=3").await;
         assert_eq!(status, 404, "{body}");
         assert!(body.contains("rank 3") && body.contains("6, 7"), "{body}");

@@ -162,9 +162,9 @@ pub struct LogQuery {
     pub stream: Option<String>,
     /// Byte offset to read from (default 0).
     pub offset: Option<u64>,
-    /// Instead of `offset`: the last this many bytes written so far (at most 1 MiB; 0
-    /// for none, to follow from the end). The `x-gpusched-log-offset` header says where
-    /// they start: follow with `offset` set to it plus their length.
+    /// Only the last this many bytes written so far (at most 1 MiB; 0 for none, to
+    /// follow from the end), and none before `offset`. The `x-gpusched-log-offset`
+    /// header says where they start: read on with `offset` set to it plus their length.
     pub tail: Option<u64>,
     /// Which attempt's output (default: the current one); earlier attempts stay on the
     /// node they ran on. An attempt the job has not had yet is 404.
@@ -203,11 +203,6 @@ pub async fn logs(
             "`stream` must be stdout or stderr, got {stream:?}"
         )));
     }
-    if q.tail.is_some() && q.offset.is_some() {
-        return Err(ApiErr::bad(
-            "give `offset` (read from there) or `tail` (the last bytes), not both",
-        ));
-    }
     let ask = crate::state::LogAsk {
         attempt: q.attempt,
         node: q.node,
@@ -242,7 +237,7 @@ pub async fn logs(
     }
     let resp = req.send().await.map_err(|e| unreachable(e.to_string()))?;
     let status = resp.status();
-    // An agent older than `tail` ignores it and answers from offset 0 (asked above).
+    // An agent older than `tail` ignores it and answers from `offset`.
     let start = resp
         .headers()
         .get("x-gpusched-log-offset")
