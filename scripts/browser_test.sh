@@ -92,7 +92,7 @@ TOML
 # Port 0: the kernel picks a free one and `up` prints its URL first.
 cd "$SCRATCH"
 GPUSCHED_LOG=warn "$BIN" up --listen 127.0.0.1:0 --data-dir "$SCRATCH/data" --gpus 2 \
-  --gpu-backend fake --name n1 --grace 1s --queues "$SCRATCH/queues.toml" \
+  --gpu-backend fake --name n1 --grace 1s --queues "$SCRATCH/queues.toml" --telemetry-interval 1s \
   >"$SCRATCH/up.out" 2>"$SCRATCH/up.err" &
 UP_PID=$!
 wait_for 60 "gpusched up to print its address" grep -q '^gpusched is up: server http' "$SCRATCH/up.out" || {
@@ -123,6 +123,8 @@ wait_for 30 "job $JOB to start" sh -c "'$BIN' show $JOB --server '$SOCK' | grep 
 [ -n "$(submit -J train-resnet -q research -t 1h -- sleep 600)" ] || exit 1
 [ -n "$(submit -J needs-both-gpus -G 2 -t 2h -- sleep 600)" ] || exit 1
 
+# The fake GPUs' fault file (docs/telemetry.md): the test makes GPU 1 throw an Xid.
+export FAULT_FILE="$SCRATCH/data/agent/fake-faults.toml"
 export GPUSCHED_BIN="$BIN" GPUSCHED_URL="$URL" GPUSCHED_SOCK="$SOCK" JOB_ID="$JOB" \
   TOKEN_A TOKEN_B TOKEN_ADMIN USER_A SCREENSHOT_DIR="$SHOTS"
 rc=0

@@ -3,6 +3,7 @@
 // environment). Every wait is bounded; a failure names the step and leaves a screenshot.
 
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -151,20 +152,32 @@ try {
   await until('`gpusched nodes` to show n1 resumed', async () => !/drain/i.test(cli('nodes')), 30000);
   await until('the page to show n1 resumed', async () => (await adm.locator('button[data-resume="n1"]').count()) === 0);
 
+  say('a GPU that throws an Xid shows unhealthy with its reason; the admin resumes it');
+  writeFileSync(env('FAULT_FILE'), '[gpu.1]\nxid = 79\n');
+  await adm.goto(`${URL}/#/overview`);
+  const sick = adm.locator('section.node[data-node="n1"] tr[data-gpu="1"] .badge.bad');
+  await sick.waitFor({ timeout: 30000 });
+  const why = await adm.textContent('section.node[data-node="n1"] tr[data-gpu="1"] .reason');
+  if (!/xid/i.test(why || '')) throw new Error(`the unhealthy GPU's reason reads ${JSON.stringify(why)}`);
+  await shot(adm, '09-overview-unhealthy');
+  await adm.goto(`${URL}/#/nodes`);
+  await adm.locator('button[data-resume="n1"]').click();
+  await until('GPU 1 healthy again', async () => !/unhealthy|xid/i.test(cli('nodes', '--gpus')), 30000);
+
   say('queues and usage pages render; usage draws its chart');
   await adm.goto(`${URL}/#/queues`);
   await adm.locator('#queues tr[data-queue]').first().waitFor();
-  await shot(adm, '09-queues');
+  await shot(adm, '10-queues');
   await adm.goto(`${URL}/#/usage`);
   await until('a bar in the GPU-hours chart', async () => (await adm.locator('svg#chart-gpu-user rect.bar').count()) > 0);
-  await shot(adm, '10-usage');
+  await shot(adm, '11-usage');
 
   say('sign-out clears sessionStorage');
   await adm.click('#signout');
   await adm.locator('#token').waitFor();
   const left = await adm.evaluate(() => sessionStorage.length);
   if (left !== 0) throw new Error(`sessionStorage still holds ${left} items after sign-out`);
-  await shot(adm, '11-signed-out');
+  await shot(adm, '12-signed-out');
 
   if (problems.length) throw new Error(`the page logged errors:\n${problems.join('\n')}`);
   console.log('dashboard: every step passed');
