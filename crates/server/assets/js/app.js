@@ -25,10 +25,17 @@ let timers = [];
 let me = null; // whoami of the signed-in token
 let generation = 0; // bumps on every route change: late answers of old pages are dropped
 
+let ticks = []; // the current page's refreshers, run at once when the tab shows again
+
 function stopTimers() {
   for (const t of timers) clearInterval(t);
   timers = [];
+  ticks = [];
 }
+
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) for (const t of ticks) t();
+});
 
 function showBanner(text) {
   if (text) fill(banner, text);
@@ -98,7 +105,8 @@ async function route() {
     // banner (the server's own words) and clear on the next success.
     every(f, ms) {
       const tick = async () => {
-        if (gen !== generation) return;
+        // A hidden tab asks nothing; it catches up when shown (visibilitychange).
+        if (gen !== generation || document.hidden) return;
         try {
           await f();
           if (gen === generation) {
@@ -114,6 +122,7 @@ async function route() {
       };
       tick();
       timers.push(setInterval(tick, ms || REFRESH_MS));
+      ticks.push(tick);
     },
     banner: showBanner,
     signedIn(who) {

@@ -91,6 +91,8 @@ export function start(root, ctx) {
       // A refusal (403: not your job) or not yet (a pending job has no output): the
       // server's words, not a broken page.
       refusal.textContent = e.message;
+      // 403 is a refusal; 404 is a job that has not started yet (the page keeps asking).
+      refusal.className = e.status === 403 ? 'error' : 'note muted';
       refusal.hidden = false;
       log.done = e.status === 403; // a refusal stays one; anything else may pass
       logState.textContent = '';
