@@ -38,11 +38,12 @@ export function start(root, ctx) {
 
   // The log follower: its own loop, reset when the stream or the attempt changes.
   // offset null: not started yet, ask for the tail.
-  const log = { stream: 'stdout', offset: null, attempt: null, text: '', done: false, busy: false };
+  // gen: bumped when the stream changes, so an answer for the old one is dropped.
+  const log = { stream: 'stdout', offset: null, attempt: null, text: '', done: false, busy: false, gen: 0 };
   const decoder = () => new TextDecoder('utf-8');
   let dec = decoder();
   streamSel.addEventListener('change', () => {
-    Object.assign(log, { stream: streamSel.value, offset: null, attempt: null, text: '', done: false });
+    Object.assign(log, { stream: streamSel.value, offset: null, attempt: null, text: '', done: false, gen: log.gen + 1 });
     dec = decoder();
     pre.textContent = '';
     poll();
@@ -50,11 +51,12 @@ export function start(root, ctx) {
   const poll = async () => {
     if (log.done || log.busy || !ctx.live()) return;
     log.busy = true;
+    const gen = log.gen;
     try {
       for (;;) {
         const from = log.offset === null ? `tail=${TAIL}` : `offset=${log.offset}`;
         const r = await api(`/api/jobs/${id}/logs?stream=${log.stream}&${from}`, { raw: true });
-        if (!ctx.live()) return;
+        if (!ctx.live() || gen !== log.gen) return;
         const attempt = r.headers.get('x-gpusched-job-attempt');
         if (log.attempt !== null && attempt !== log.attempt) {
           // Requeued and started again: the new attempt's output, from its tail.
@@ -65,6 +67,7 @@ export function start(root, ctx) {
         }
         log.attempt = attempt;
         const bytes = new Uint8Array(await r.arrayBuffer());
+        if (gen !== log.gen) return;
         if (log.offset === null) {
           log.offset = Number(r.headers.get('x-gpusched-log-offset') || 0);
           if (log.offset > 0) log.text = `[… ${log.offset} earlier bytes not shown]\n`;
@@ -87,7 +90,8 @@ export function start(root, ctx) {
         if (bytes.length < CHUNK) break;
       }
     } catch (e) {
-      if (!(e instanceof ApiError) || !ctx.live()) throw e;
+      if (!ctx.live() || gen !== log.gen) return;
+      if (!(e instanceof ApiError)) throw e;
       // A refusal (403: not your job) or not yet (a pending job has no output): the
       // server's words, not a broken page.
       refusal.textContent = e.message;
