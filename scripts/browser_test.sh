@@ -117,7 +117,7 @@ TOKEN_ADMIN=$(token ops-admin --admin)
 submit() {
   "$BIN" submit --server "$URL" --token "$TOKEN_A" "$@" | sed -n 's/^Submitted job \([0-9]*\).*/\1/p'
 }
-JOB=$(submit -J 'web <b>test</b>' -t 30m -- sh -c 'echo "hello from the browser test"; sleep 600')
+JOB=$(submit -J 'web <b>test</b>' -t 30m -- sh -c 'echo "hello from the browser test"; echo "a line on stderr" >&2; sleep 600')
 [ -n "$JOB" ] || { echo "could not submit the test job" >&2; exit 1; }
 wait_for 30 "job $JOB to start" sh -c "'$BIN' show $JOB --server '$SOCK' | grep -q running"
 [ -n "$(submit -J train-resnet -q research -t 1h -- sleep 600)" ] || exit 1

@@ -111,6 +111,11 @@ try {
   await a.goto(`${URL}/#/job/${JOB}`);
   await until('the log line', async () => ((await a.textContent('#log')) || '').includes('hello from the browser test'));
   await shot(a, '04-job');
+  await a.selectOption('#log-stream', 'stderr');
+  await until('the stderr line alone', async () => {
+    const t = (await a.textContent('#log')) || '';
+    return t.includes('a line on stderr') && !t.includes('hello');
+  });
 
   say('user B is refused A\'s logs, and the page says so');
   const b = await session('B', env('TOKEN_B'));
@@ -128,6 +133,8 @@ try {
   await a.locator(`button[data-cancel="${JOB}"]`).click();
   await until('the CLI to show the job cancelled', async () => /cancelled/.test(cli('show', JOB)), 30000);
   await until('the job to leave the queue page', async () => (await a.locator(`#queue tr[data-job="${JOB}"]`).count()) === 0);
+  await a.check('#queue-recent');
+  await a.locator(`#queue tr[data-job="${JOB}"] .badge.cancelled`).waitFor();
   await shot(a, '06-queue-after-cancel');
 
   say('B sees no drain controls; the admin drains and resumes n1 from the page');

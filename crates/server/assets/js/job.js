@@ -109,7 +109,7 @@ export function start(root, ctx) {
 
 function render(j, els, ctx, refresh) {
   fill(els.head, h('h1', {}, `Job ${j.id} `, h('span', { class: 'name' }, j.name), ' ',
-    badge(j.cancel_requested ? 'cancelling' : j.state), ' ',
+    badge(j.cancel_requested && !TERMINAL.has(j.state) ? 'cancelling' : j.state), ' ',
     cancelButton(j, ctx, refresh)));
   const f = [
     ['user', j.user],
