@@ -53,12 +53,7 @@ mkdir -p "$SHOTS"
 UP_PID=""
 
 cleanup() {
-  if [ -n "$UP_PID" ]; then
-    kill -TERM "$UP_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$UP_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$UP_PID" 2>/dev/null || true
-    wait "$UP_PID" 2>/dev/null || true
-  fi
+  if [ -n "$UP_PID" ]; then stop_up; fi
   if [ -n "${BROWSER_KEEP:-}" ]; then
     echo "kept $SCRATCH"
   else
@@ -89,19 +84,31 @@ quota = 1
 max = 2
 weight = 2
 TOML
+# start_up [ARGS...]: `gpusched up` on the scratch data directory; sets UP_PID and URL.
 # Port 0: the kernel picks a free one and `up` prints its URL first.
-cd "$SCRATCH"
-GPUSCHED_LOG=warn "$BIN" up --listen 127.0.0.1:0 --data-dir "$SCRATCH/data" --gpus 2 \
-  --gpu-backend fake --name n1 --grace 1s --queues "$SCRATCH/queues.toml" --telemetry-interval 1s \
-  >"$SCRATCH/up.out" 2>"$SCRATCH/up.err" &
-UP_PID=$!
-wait_for 60 "gpusched up to print its address" grep -q '^gpusched is up: server http' "$SCRATCH/up.out" || {
-  cat "$SCRATCH/up.err" >&2
-  exit 1
+start_up() {
+  : >"$SCRATCH/up.out"
+  GPUSCHED_LOG=warn "$BIN" up --listen 127.0.0.1:0 --data-dir "$SCRATCH/data" --gpus 2 \
+    --gpu-backend fake --name n1 --grace 1s --queues "$SCRATCH/queues.toml" \
+    --telemetry-interval 1s "$@" >"$SCRATCH/up.out" 2>>"$SCRATCH/up.err" &
+  UP_PID=$!
+  wait_for 60 "gpusched up to print its address" grep -q '^gpusched is up: server http' "$SCRATCH/up.out" || {
+    cat "$SCRATCH/up.err" >&2
+    exit 1
+  }
+  URL=$(sed -n 's/^gpusched is up: server \(http[^,]*\),.*/\1/p' "$SCRATCH/up.out" | head -n1)
+  wait_for 60 "node n1 to be online" sh -c "'$BIN' nodes --server '$SOCK' | grep -q 'n1.*online'"
 }
-URL=$(sed -n 's/^gpusched is up: server \(http[^,]*\),.*/\1/p' "$SCRATCH/up.out" | head -n1)
+stop_up() {
+  kill -TERM "$UP_PID" 2>/dev/null || true
+  for _ in $(seq 1 300); do kill -0 "$UP_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$UP_PID" 2>/dev/null || true
+  wait "$UP_PID" 2>/dev/null || true
+  UP_PID=""
+}
+cd "$SCRATCH"
 SOCK="unix:$SCRATCH/data/gpusched.sock"
-wait_for 60 "node n1 to be online" sh -c "'$BIN' nodes --server '$SOCK' | grep -q 'n1.*online'"
+start_up
 
 # User A owns the job, so it must be a Unix user the agent can run it as: `nobody`
 # under root (jobs run as their submitter), else this user. B and the admin never
@@ -129,6 +136,18 @@ export GPUSCHED_BIN="$BIN" GPUSCHED_URL="$URL" GPUSCHED_SOCK="$SOCK" JOB_ID="$JO
   TOKEN_A TOKEN_B TOKEN_ADMIN USER_A SCREENSHOT_DIR="$SHOTS"
 rc=0
 timeout 120 node "$ROOT/tests/browser/dashboard.mjs" || rc=$?
+
+# The same cluster again under --private-jobs (SIGTERM requeues the running jobs, which
+# start again): user B's pages show none of A's jobs, A's still do.
+if [ "$rc" = 0 ]; then
+  echo "- again with --private-jobs"
+  stop_up
+  rm -f "$FAULT_FILE"
+  start_up --private-jobs
+  export GPUSCHED_URL="$URL"
+  wait_for 30 "A's job to run again" sh -c "'$BIN' queue --server '$SOCK' | grep -q running"
+  timeout 60 node "$ROOT/tests/browser/private.mjs" || rc=$?
+fi
 echo "screenshots: $SHOTS"
 ls "$SHOTS"
 if [ "$rc" != 0 ]; then

@@ -2,88 +2,23 @@
 // scripts/browser_test.sh, which passes the server, tokens and the job in the
 // environment). Every wait is bounded; a failure names the step and leaves a screenshot.
 
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set: run this through scripts/browser_test.sh`);
-  return v;
-};
-const require = createRequire(path.join(env('BROWSER_DEPS'), 'package.json'));
-const { chromium } = require('playwright-core');
+import { cli, env, run, until, URL, WAIT } from './lib.mjs';
 
-const URL = env('GPUSCHED_URL');
-const BIN = env('GPUSCHED_BIN');
-const SOCK = env('GPUSCHED_SOCK');
 const JOB = env('JOB_ID');
-const SHOTS = env('SCREENSHOT_DIR');
-const WAIT = 20000; // ms: generous, the machine may be busy
 
-const cli = (...args) => execFileSync(BIN, [...args, '--server', SOCK], { encoding: 'utf8', timeout: 30000 });
-
-let step = 'start';
-const pages = [];
-function say(what) {
-  step = what;
-  console.log(`- ${what}`);
-}
-async function shot(page, name) {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
-async function until(what, f, ms = WAIT) {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await f()) return;
-    if (Date.now() > end) throw new Error(`gave up after ${ms / 1000}s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  headless: true,
-  timeout: 60000,
-  // Playwright gives each launch a fresh temporary --user-data-dir itself.
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const problems = [];
-
-async function session(name, tok) {
-  const context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  pages.push([name, page]);
-  // A script error or a CSP violation is a failure, not noise.
-  page.on('pageerror', (e) => problems.push(`${name}: page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 40[134]/.test(m.text())) problems.push(`${name}: console: ${m.text()}`);
-  });
-  await page.goto(`${URL}/`);
-  await page.locator('#token').waitFor();
-  await page.fill('#token', tok);
-  await page.click('#signin-submit');
-  await page.locator('#gpu-nodes section.node').first().waitFor();
-  return page;
-}
-
-try {
+await run(async ({ say, shot, open, session }) => {
   say('a wrong token is refused with the server\'s words');
   {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    pages.push(['anonymous', page]);
-    await page.goto(`${URL}/`);
+    const page = await open('anonymous');
     await page.fill('#token', 'gst_not-a-real-token');
     await page.click('#signin-submit');
     await page.locator('#signin-error').waitFor({ state: 'visible', timeout: WAIT });
     const text = await page.textContent('#signin-error');
     if (!/not valid/.test(text)) throw new Error(`sign-in error shows ${JSON.stringify(text)}`);
     await shot(page, '01-signin-refused');
-    await context.close();
+    await page.context().close();
   }
 
   say('user A signs in; the overview shows node n1 with both GPUs');
@@ -186,15 +121,5 @@ try {
   if (left !== 0) throw new Error(`sessionStorage still holds ${left} items after sign-out`);
   await shot(adm, '12-signed-out');
 
-  if (problems.length) throw new Error(`the page logged errors:\n${problems.join('\n')}`);
   console.log('dashboard: every step passed');
-} catch (e) {
-  console.error(`FAILED at "${step}": ${e.message}`);
-  for (const [name, page] of pages) {
-    await page.screenshot({ path: path.join(SHOTS, `failed-${name}.png`), fullPage: true }).catch(() => {});
-  }
-  if (problems.length) console.error(problems.join('\n'));
-  await browser.close();
-  process.exit(1);
-}
-await browser.close();
+});

@@ -25,14 +25,17 @@ export function start(root, ctx) {
   const logState = h('span', { id: 'log-state', class: 'muted small' });
   const pre = h('pre', { id: 'log', class: 'log' });
   const refusal = h('p', { id: 'log-error', class: 'error', hidden: true });
-  root.append(head, fields, parts,
+  // The output shows once the job does: a job the API does not give has none.
+  const output = h('div', { id: 'job-output', hidden: true },
     h('h2', {}, 'Output ', streamSel, ' ', logState), refusal, pre);
+  root.append(head, fields, parts, output);
 
   let job = null;
   const refresh = async () => {
     job = await api(`/api/jobs/${id}`);
     if (!ctx.live()) return;
     render(job, { head, fields, parts }, ctx, refresh);
+    output.hidden = false;
   };
   ctx.every(refresh);
 
@@ -49,7 +52,7 @@ export function start(root, ctx) {
     poll();
   });
   const poll = async () => {
-    if (log.done || log.busy || !ctx.live()) return;
+    if (!job || log.done || log.busy || !ctx.live()) return;
     log.busy = true;
     const gen = log.gen;
     try {
