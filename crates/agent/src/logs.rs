@@ -86,8 +86,8 @@ async fn read_log(
     };
     let offset = q.offset.unwrap_or(0);
     let from = match q.tail {
-        Some(n) => From::End(n.min(CHUNK), offset),
-        None => From::Start(offset),
+        Some(n) => ReadFrom::End(n.min(CHUNK), offset),
+        None => ReadFrom::Start(offset),
     };
     match tokio::task::spawn_blocking(move || read_chunk(path, from)).await {
         Ok(Ok((start, bytes))) => {
@@ -133,20 +133,20 @@ fn pick_file(jobs: &JobDir, a: AttemptRef, asked: Option<u32>) -> Result<Option<
 /// Where a read starts: a byte offset, or this many bytes before the end but not
 /// before an offset.
 #[derive(Clone, Copy)]
-enum From {
+enum ReadFrom {
     Start(u64),
     End(u64, u64),
 }
 
 /// Up to a chunk from `from`, with the offset it starts at.
-fn read_chunk(path: PathBuf, from: From) -> std::io::Result<(u64, Vec<u8>)> {
+fn read_chunk(path: PathBuf, from: ReadFrom) -> std::io::Result<(u64, Vec<u8>)> {
     let mut f = match std::fs::File::open(&path) {
         Ok(f) => f,
         // Not created yet (the job is about to start): nothing to show.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok((
                 match from {
-                    From::Start(o) | From::End(_, o) => o,
+                    ReadFrom::Start(o) | ReadFrom::End(_, o) => o,
                 },
                 Vec::new(),
             ))
@@ -154,8 +154,8 @@ fn read_chunk(path: PathBuf, from: From) -> std::io::Result<(u64, Vec<u8>)> {
         Err(e) => return Err(e),
     };
     let start = match from {
-        From::Start(o) => o,
-        From::End(n, o) => f.metadata()?.len().saturating_sub(n).max(o),
+        ReadFrom::Start(o) => o,
+        ReadFrom::End(n, o) => f.metadata()?.len().saturating_sub(n).max(o),
     };
     f.seek(SeekFrom::Start(start))?;
     let mut buf = Vec::new();
