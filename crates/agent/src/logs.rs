@@ -24,7 +24,13 @@ struct Offset {
     /// The global `RANK` of one process of a part started with `tasks_per_node`;
     /// absent: the part's first process (or its only one).
     rank: Option<u32>,
+    /// Only the last this many bytes written so far (at most a chunk), and none before
+    /// `offset`; the `x-gpusched-log-offset` header says where they start.
+    tail: Option<u64>,
 }
+
+/// Where the bytes of an answer start in the file.
+pub const OFFSET_HEADER: &str = "x-gpusched-log-offset";
 
 /// The log endpoint; only the server (holding the join token) may read.
 pub fn router(jobs: Arc<JobDir>, join_token: &str) -> Router {
@@ -79,8 +85,17 @@ async fn read_log(
         Err(message) => return err(StatusCode::NOT_FOUND, message),
     };
     let offset = q.offset.unwrap_or(0);
-    match tokio::task::spawn_blocking(move || read_chunk(path, offset)).await {
-        Ok(Ok(bytes)) => bytes.into_response(),
+    let from = match q.tail {
+        Some(n) => ReadFrom::End(n.min(CHUNK), offset),
+        None => ReadFrom::Start(offset),
+    };
+    match tokio::task::spawn_blocking(move || read_chunk(path, from)).await {
+        Ok(Ok((start, bytes))) => {
+            let mut r = bytes.into_response();
+            r.headers_mut()
+                .insert(OFFSET_HEADER, axum::http::HeaderValue::from(start));
+            r
+        }
         Ok(Err(e)) => err(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot read the log: {e}"),
@@ -115,17 +130,37 @@ fn pick_file(jobs: &JobDir, a: AttemptRef, asked: Option<u32>) -> Result<Option<
     }
 }
 
-fn read_chunk(path: PathBuf, offset: u64) -> std::io::Result<Vec<u8>> {
+/// Where a read starts: a byte offset, or this many bytes before the end but not
+/// before an offset.
+#[derive(Clone, Copy)]
+enum ReadFrom {
+    Start(u64),
+    End(u64, u64),
+}
+
+/// Up to a chunk from `from`, with the offset it starts at.
+fn read_chunk(path: PathBuf, from: ReadFrom) -> std::io::Result<(u64, Vec<u8>)> {
     let mut f = match std::fs::File::open(&path) {
         Ok(f) => f,
         // Not created yet (the job is about to start): nothing to show.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((
+                match from {
+                    ReadFrom::Start(o) | ReadFrom::End(_, o) => o,
+                },
+                Vec::new(),
+            ))
+        }
         Err(e) => return Err(e),
     };
-    f.seek(SeekFrom::Start(offset))?;
+    let start = match from {
+        ReadFrom::Start(o) => o,
+        ReadFrom::End(n, o) => f.metadata()?.len().saturating_sub(n).max(o),
+    };
+    f.seek(SeekFrom::Start(start))?;
     let mut buf = Vec::new();
     f.take(CHUNK).read_to_end(&mut buf)?;
-    Ok(buf)
+    Ok((start, buf))
 }
 
 #[cfg(test)]
@@ -179,6 +214,22 @@ mod tests {
         assert_eq!(get("?rank=7").await, (200, "I am rank 7\n".to_string()));
         assert_eq!(get("").await, (200, "I am rank 6\n".to_string()));
         assert_eq!(get("?rank=7&offset=5").await, (200, "rank 7\n".to_string()));
+        // The tail: the last bytes, and where they start.
+        let r = http
+            .get(format!("{base}/stdout?rank=7&tail=7"))
+            .bearer_auth("secret")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.headers()[OFFSET_HEADER], "5");
+        assert_eq!(r.text().await.unwrap(), "rank 7\n");
+        let (_, all) = get("?rank=7&tail=1000").await;
+        assert_eq!(all, "I am rank 7\n");
+        // Never before the offset given.
+        assert_eq!(
+            get("?rank=7&tail=1000&offset=10").await,
+            (200, "7\n".into())
+        );
         let (status, body) = get("?rank=3").await;
         assert_eq!(status, 404, "{body}");
         assert!(body.contains("rank 3") && body.contains("6, 7"), "{body}");

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod queues;
 mod state;
 pub mod tls;
+mod web;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -88,6 +88,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
          \x20 gpusched cancel ID                            # scancel\n\
          \x20 gpusched nodes                                # sinfo\n\
          \n\
+         Dashboard: {server}/ (sign in with a token: gpusched token create USER [--admin]).\n\
+         \n\
          Ctrl-C (or SIGTERM) stops the running jobs (SIGTERM, their grace, then SIGKILL) and requeues\n\
          them without using a retry; they run at the next `up`. Ctrl-C twice quits at once.",
         cfg.data_dir.display(),

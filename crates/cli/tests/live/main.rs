@@ -23,3 +23,4 @@ mod telemetry;
 mod top;
 mod up;
 mod upgrade;
+mod web;

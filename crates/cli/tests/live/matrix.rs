@@ -227,6 +227,9 @@ const ROWS: &[Row] = &[
     ),
     // Admins and metrics tokens (tests/live/prometheus.rs walks the routes with one).
     row("GET", "/metrics", "/metrics", None, ADMINS, None),
+    // The dashboard's page and assets hold no data: anyone may load them.
+    row("GET", "/", "/", None, PUBLIC, None),
+    row("GET", "/ui/{*path}", "/ui/js/app.js", None, PUBLIC, None),
 ];
 
 /// The matrix's rows, checked against the router's own list both ways.

@@ -292,7 +292,8 @@ fn who_may_read_metrics_and_what_a_metrics_token_may_do() {
             .path
             .replace("{id}", "1")
             .replace("{name}", "n1")
-            .replace("{node}", "n1");
+            .replace("{node}", "n1")
+            .replace("{*path}", "style.css");
         let (code, body) = http_with(
             &url,
             Some(&metrics),
@@ -301,7 +302,7 @@ fn who_may_read_metrics_and_what_a_metrics_token_may_do() {
             body_for(r.method, r.path),
         );
         let want = match r.path {
-            "/api/health" | "/api/openapi.json" | "/metrics" => 200,
+            "/api/health" | "/api/openapi.json" | "/metrics" | "/" | "/ui/{*path}" => 200,
             _ => 403,
         };
         if code != want {

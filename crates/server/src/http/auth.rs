@@ -13,9 +13,10 @@ use super::App;
 use crate::auth::{local_caller, Caller};
 use crate::state::Who;
 
-/// Endpoints anyone may call: liveness and the API description.
+/// Endpoints anyone may call: liveness, the API description, and the dashboard's page
+/// and assets (they hold no data; the page asks the API with the user's token).
 pub fn public(path: &str) -> bool {
-    path == "/api/health" || path == "/api/openapi.json"
+    path == "/api/health" || path == "/api/openapi.json" || crate::web::is_dashboard(path)
 }
 
 /// The peer of a Unix-socket connection, as the kernel reports it.

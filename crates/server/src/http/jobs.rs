@@ -162,6 +162,10 @@ pub struct LogQuery {
     pub stream: Option<String>,
     /// Byte offset to read from (default 0).
     pub offset: Option<u64>,
+    /// Only the last this many bytes written so far (at most 1 MiB; 0 for none, to
+    /// follow from the end), and none before `offset`. The `x-gpusched-log-offset`
+    /// header says where they start: read on with `offset` set to it plus their length.
+    pub tail: Option<u64>,
     /// Which attempt's output (default: the current one); earlier attempts stay on the
     /// node they ran on. An attempt the job has not had yet is 404.
     #[param(minimum = 1)]
@@ -182,7 +186,8 @@ pub struct LogQuery {
 #[utoipa::path(get, path = "/api/jobs/{id}/logs", params(("id" = u64, Path), LogQuery),
     responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>,
         headers(("x-gpusched-job-state" = String, description = "the job's state"),
-            ("x-gpusched-job-attempt" = u32, description = "the attempt whose output this is"))),
+            ("x-gpusched-job-attempt" = u32, description = "the attempt whose output this is"),
+            ("x-gpusched-log-offset" = u64, description = "the offset of the first byte returned"))),
         super::responses::ReadLogs))]
 pub async fn logs(
     State(app): State<App>,
@@ -214,6 +219,9 @@ pub async fn logs(
     if let Some(rank) = target.rank {
         url.push_str(&format!("&rank={rank}"));
     }
+    if let Some(tail) = q.tail {
+        url.push_str(&format!("&tail={tail}"));
+    }
     let unreachable = |e: String| {
         ApiErr(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -229,6 +237,13 @@ pub async fn logs(
     }
     let resp = req.send().await.map_err(|e| unreachable(e.to_string()))?;
     let status = resp.status();
+    // An agent older than `tail` ignores it and answers from `offset`.
+    let start = resp
+        .headers()
+        .get("x-gpusched-log-offset")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(q.offset.unwrap_or(0));
     let body = resp.bytes().await.map_err(|e| unreachable(e.to_string()))?;
     if !status.is_success() {
         let msg = serde_json::from_slice::<ApiError>(&body)
@@ -250,6 +265,7 @@ pub async fn logs(
     // Which attempt these bytes are of: a follower whose job was requeued and started
     // again must start over at offset 0 of the new attempt.
     h.insert("x-gpusched-job-attempt", HeaderValue::from(target.attempt));
+    h.insert("x-gpusched-log-offset", HeaderValue::from(start));
     Ok(resp)
 }
 

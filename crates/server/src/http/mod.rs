@@ -1,6 +1,6 @@
 //! The HTTP API: user endpoints under `/api/jobs` and `/api/nodes`, the agent protocol
 //! under `/api/agent`, the OpenAPI document at `/api/openapi.json`, and Prometheus's
-//! `/metrics`.
+//! `/metrics`; the web dashboard's page and assets at `/` and `/ui/` (`crate::web`).
 
 mod agent;
 mod auth;
@@ -109,6 +109,8 @@ pub const ROUTES: &[Route] = &[
     r("POST", "/api/nodes/{name}/drain"),
     r("POST", "/api/nodes/{name}/resume"),
     r("GET", "/metrics"),
+    r("GET", "/"),
+    r("GET", "/ui/{*path}"),
 ];
 
 /// The handler of one route of [`ROUTES`]; `None` for a route without one, which
@@ -139,6 +141,8 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("POST", "/api/nodes/{name}/drain") => post(nodes::drain),
         ("POST", "/api/nodes/{name}/resume") => post(nodes::resume),
         ("GET", "/metrics") => get(metrics::metrics),
+        ("GET", "/") => get(crate::web::index),
+        ("GET", "/ui/{*path}") => get(crate::web::asset),
         _ => return None,
     })
 }
