@@ -61,6 +61,11 @@ export function milli(m) {
   return (m / 1000).toLocaleString(undefined, { maximumFractionDigits: 3 });
 }
 
+/** `1 GPU`, `2 GPUs`. */
+export function gpus(n) {
+  return n === 1 ? '1 GPU' : `${n} GPUs`;
+}
+
 /** What a job asks for, as `gpusched queue` writes it. */
 export function ask(j) {
   if (j.slice) {
@@ -68,9 +73,9 @@ export function ask(j) {
     if (j.slice.kind === 'memory') return `${mib(j.slice.mib)} of a GPU`;
     if (j.slice.kind === 'mig') return `MIG ${j.slice.profile}`;
   }
-  if (j.nodes > 1) return `${j.nodes} × ${j.gpus_per_node} GPU`;
+  if (j.nodes > 1) return `${j.nodes} × ${gpus(j.gpus_per_node)}`;
   if (j.gpus === 0) return 'no GPU';
-  return `${j.gpus} GPU`;
+  return gpus(j.gpus);
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);

@@ -2,7 +2,7 @@
 
 import { api } from './api.js';
 import { fill, h, meter, table } from './dom.js';
-import { num } from './format.js';
+import { gpus, num } from './format.js';
 
 export function start(root, ctx) {
   const body = h('div', { id: 'queues' });
@@ -28,7 +28,7 @@ export function start(root, ctx) {
           h('td', {}, meter(Math.min(pct, 100), `${q.used_gpus}${cap ? ` of ${q.quota || q.max}` : ''}`, borrowing ? 'warn' : '')),
           h('td', { class: 'num' }, String(q.quota)),
           h('td', { class: 'num' }, q.max === null || q.max === undefined ? 'no limit' : String(q.max)),
-          h('td', { class: `num ${borrowing ? 'warntext' : ''}` }, borrowing ? `${borrowing} GPU` : '—'),
+          h('td', { class: `num ${borrowing ? 'warntext' : ''}` }, borrowing ? gpus(borrowing) : '—'),
           h('td', { class: 'num' }, num(q.weight)),
           h('td', { class: 'num' }, weights ? `${num((100 * q.weight) / weights, 1)}%` : ''),
           h('td', { class: 'num' }, String(q.running)),
