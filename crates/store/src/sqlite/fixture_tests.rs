@@ -373,4 +373,27 @@ async fn store_on_10000_jobs() {
         jobs.len(),
         t.elapsed()
     );
+    // What a round that submits 10,000 jobs writes since schema 5: each row and its
+    // `submitted` event.
+    let event = |at_ms| gpusched_wire::history::JobEvent {
+        at_ms,
+        kind: gpusched_wire::history::JobEventKind::Submitted,
+        attempt: 0,
+        nodes: Vec::new(),
+        detail: "queue default".into(),
+    };
+    let t = std::time::Instant::now();
+    let mut tx = s.begin().await.unwrap();
+    for j in &jobs {
+        tx.put_job(j).await.unwrap();
+        tx.add_job_events(j.view.id, &[event(j.view.submit_ms)], 256)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    eprintln!(
+        "schema 5: write {} jobs and an event each in one transaction {:?}",
+        jobs.len(),
+        t.elapsed()
+    );
 }

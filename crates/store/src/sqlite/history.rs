@@ -197,8 +197,14 @@ pub async fn audit_page(
     q: &AuditQuery,
 ) -> Result<AuditList, StoreError> {
     let limit = q.limit.unwrap_or(AUDIT_PAGE).clamp(1, AUDIT_PAGE_MAX);
-    let before = q.before.map_or(Ok(i64::MAX), |b| int("before", b))?;
-    let since = q.since_ms.map_or(Ok(0), |s| int("since_ms", s))?;
+    // Bounds past SQLite's integers mean "no bound" (before) and "nothing yet" (since):
+    // a filter, not a value to store, so never an error.
+    let before = q
+        .before
+        .map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+    let since = q
+        .since_ms
+        .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX));
     // One more than asked, to know whether an older page exists.
     let rows = sqlx::query(
         "SELECT id, at_ms, actor, action, target, detail FROM audit
@@ -359,6 +365,11 @@ mod tests {
         let page = s.audit(&q(Some(2), None, Some(2))).await.unwrap();
         assert_eq!(page.entries.len(), 1);
         assert_eq!(page.next_before, None, "the last page says so");
+        // Bounds past SQLite's integers filter, never fail.
+        let page = s.audit(&q(Some(u64::MAX), Some(u64::MAX - 1), None)).await;
+        assert!(page.unwrap().entries.is_empty());
+        let page = s.audit(&q(Some(u64::MAX), None, Some(1))).await.unwrap();
+        assert_eq!(page.entries[0].target, "n5");
         let page = s.audit(&q(None, Some(40), None)).await.unwrap();
         assert_eq!(page.entries.len(), 2);
         assert_eq!(page.entries[0].action, AuditAction::Drain);
