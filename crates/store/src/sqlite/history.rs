@@ -98,31 +98,29 @@ pub async fn append(
         return Ok(());
     }
     let id = int("job_events.job", job)?;
-    let last: i64 =
-        sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM job_events WHERE job = ?")
-            .bind(id)
-            .fetch_one(&mut *conn)
-            .await?;
-    for (i, e) in events.iter().enumerate() {
+    // One statement per event: its sequence is the job's next, found through the
+    // primary key, and returned so the bound is checked without another query.
+    let mut newest = 0i64;
+    for e in events {
         let nodes = serde_json::to_string(&e.nodes).map_err(|source| StoreError::Corrupt {
             what: format!("events of job {job}"),
             source,
         })?;
-        sqlx::query(
+        newest = sqlx::query_scalar(
             "INSERT INTO job_events (job, seq, at_ms, kind, attempt, nodes, detail)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM job_events WHERE job = ?1),
+                     ?2, ?3, ?4, ?5, ?6)
+             RETURNING seq",
         )
         .bind(id)
-        .bind(last + 1 + i as i64)
         .bind(int("job_events.at_ms", e.at_ms)?)
         .bind(e.kind.name())
         .bind(i64::from(e.attempt))
         .bind(nodes)
         .bind(&e.detail)
-        .execute(&mut *conn)
+        .fetch_one(&mut *conn)
         .await?;
     }
-    let newest = last + events.len() as i64;
     // Keep sequence 1 and the newest `keep - 1`.
     let cut = newest - (i64::from(keep.max(2)) - 1);
     if cut > 1 {
