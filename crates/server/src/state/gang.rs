@@ -277,6 +277,8 @@ impl State {
                     f.rank, job.view.reason
                 )
             };
+            let (state, reason) = (job.view.state, job.view.reason.clone());
+            self.reword_end(id, format!("{}: {reason}", state.name()));
         }
     }
 

@@ -83,6 +83,15 @@ impl State {
         self.journal.events.push((id, event));
     }
 
+    /// The words of job `id`'s `ended` event of this round, rewritten (a gang's end is
+    /// worded once it is known which part decided).
+    pub(super) fn reword_end(&mut self, id: u64, detail: String) {
+        let last = self.journal.events.iter_mut().rev().find(|(j, _)| *j == id);
+        if let Some((_, e)) = last.filter(|(_, e)| e.kind == JobEventKind::Ended) {
+            e.detail = detail;
+        }
+    }
+
     /// Records a step of job `id` at the round's time.
     pub(super) fn note(&mut self, id: u64, kind: JobEventKind, detail: String) {
         self.note_at(id, kind, self.now.ms, detail);

@@ -130,7 +130,7 @@ fn a_gang_records_one_placement_on_all_its_nodes_and_one_start() {
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1,n2] n1: GPU 0,1; n2: GPU 0,1
             - 0s started #1 [n1,n2] every part started
-            - 0s ended #1 [n1,n2] failed: exited with code 1
+            - 0s ended #1 [n1,n2] failed: part 1 on n2: exited with code 1; every other part was stopped
         "#,
     );
 }
@@ -356,6 +356,48 @@ fn tokens_drains_resumes_and_queue_reloads_are_audited() {
             - 0s root drain n1: fan swap, now (now: its jobs are requeued)
             - 0s root resume n1:
             - 0s server queue_reload queues: queues now: big, default
+        "#,
+    );
+}
+
+#[test]
+fn a_drain_now_records_the_preemption_with_the_drains_reason_and_the_requeue() {
+    run(
+        "timeline: drain --now",
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1"),
+            Round,
+            Started("n1", 1),
+            Round,
+            Drain("root", "n1", "bios update", true),
+            Round,
+            Preempted("n1", 1),
+            Round,
+            Events("alice", 1),
+        ],
+        r#"
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running on n1 [0] #1: running on n1
+            root drains n1 --now (bios update): ok, drained by root
+            round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
+            job 1 running on n1 [0] #1: being requeued: n1 is drained (bios update)
+            n1 reports 1 preempted: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 pending #2: requeued without using a retry: n1 was drained (bios update)
+            alice reads events of 1:
+            - 0s submitted #0 [] queue default
+            - 0s placed #1 [n1] n1: GPU 0
+            - 0s started #1 [n1]
+            - 0s preempted #1 [n1] n1 is drained (bios update)
+            - 0s requeued #1 [n1] requeued without using a retry: n1 was drained (bios update)
         "#,
     );
 }
