@@ -386,16 +386,8 @@ async fn persist(
             tx.put_token(t).await?;
         }
     }
-    // A job's events of the round go in one call, so its bound is applied once.
-    let mut events = journal.events.into_iter().peekable();
-    while let Some((id, first)) = events.next() {
-        let mut same = vec![first];
-        while let Some((_, e)) = events.next_if(|(j, _)| *j == id) {
-            same.push(e);
-        }
-        tx.add_job_events(id, &same, crate::state::history::EVENTS_KEPT)
-            .await?;
-    }
+    tx.add_events(&journal.events, crate::state::history::EVENTS_KEPT)
+        .await?;
     for entry in &journal.audit {
         tx.add_audit(entry).await?;
     }

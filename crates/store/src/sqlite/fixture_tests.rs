@@ -382,14 +382,16 @@ async fn store_on_10000_jobs() {
         nodes: Vec::new(),
         detail: "queue default".into(),
     };
+    let events: Vec<_> = jobs
+        .iter()
+        .map(|j| (j.view.id, event(j.view.submit_ms)))
+        .collect();
     let t = std::time::Instant::now();
     let mut tx = s.begin().await.unwrap();
     for j in &jobs {
         tx.put_job(j).await.unwrap();
-        tx.add_job_events(j.view.id, &[event(j.view.submit_ms)], 256)
-            .await
-            .unwrap();
     }
+    tx.add_events(&events, 256).await.unwrap();
     tx.commit().await.unwrap();
     eprintln!(
         "schema 5: write {} jobs and an event each in one transaction {:?}",

@@ -220,7 +220,18 @@ impl StoreTx<'_> {
         events: &[gpusched_wire::history::JobEvent],
         keep: u32,
     ) -> Result<(), StoreError> {
-        history::append(&mut self.tx, job, events, keep).await
+        let pairs: Vec<_> = events.iter().map(|e| (job, e.clone())).collect();
+        history::append(&mut self.tx, &pairs, keep).await
+    }
+
+    /// Appends a round's events of many jobs (each job's in order) in two statements,
+    /// keeping at most `keep` per job.
+    pub async fn add_events(
+        &mut self,
+        events: &[(u64, gpusched_wire::history::JobEvent)],
+        keep: u32,
+    ) -> Result<(), StoreError> {
+        history::append(&mut self.tx, events, keep).await
     }
 
     /// Records an admin action (the store numbers it).
