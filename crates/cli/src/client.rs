@@ -266,6 +266,22 @@ impl Client {
             .await
     }
 
+    /// A job's timeline, oldest first (its owner or an admin).
+    pub async fn events(&self, id: u64) -> anyhow::Result<gpusched_wire::history::JobEvents> {
+        self.json(Method::GET, &format!("/api/jobs/{id}/events"), None::<&()>)
+            .await
+    }
+
+    /// One page of the audit log, newest first (admins).
+    pub async fn audit(
+        &self,
+        q: &gpusched_wire::history::AuditQuery,
+    ) -> anyhow::Result<gpusched_wire::history::AuditList> {
+        let qs = serde_urlencoded::to_string(q)?;
+        self.json(Method::GET, &format!("/api/audit?{qs}"), None::<&()>)
+            .await
+    }
+
     /// Cancels all `ids` in one request (one transaction on the server).
     pub async fn cancel_many(&self, ids: &[u64]) -> anyhow::Result<CancelManyResult> {
         let body = CancelMany { ids: ids.to_vec() };

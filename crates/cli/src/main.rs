@@ -47,6 +47,8 @@ enum Command {
     Usage(commands::usage::Args),
     /// Issue, list and revoke API tokens (admins).
     Token(commands::token::Args),
+    /// The admin actions the server recorded, newest first (admins).
+    Audit(commands::audit::Args),
     /// How the server sees you.
     Whoami(commands::token::WhoamiArgs),
     /// The control-plane server alone.
@@ -117,6 +119,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Wait(a) => commands::wait::run(a).await,
             Command::Usage(a) => commands::usage::run(a).await,
             Command::Token(a) => commands::token::run(a).await,
+            Command::Audit(a) => commands::audit::run(a).await,
             Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,
             Command::Agent(a) => commands::agent::run(a).await,

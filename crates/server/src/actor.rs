@@ -10,6 +10,7 @@
 use std::time::Instant;
 
 use gpusched_store::SqliteStore;
+use gpusched_wire::history::{AuditList, AuditQuery, JobEvents};
 use gpusched_wire::{
     CancelManyResult, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery,
     QueueList, Register, Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList,
@@ -36,13 +37,13 @@ pub enum Cmd {
     CancelMany(Vec<u64>, Who, Reply<CancelManyResult>),
     /// The job saved a checkpoint now (it told the API, not the file).
     Checkpoint(u64, Who, Reply<JobView>),
-    CreateToken(TokenCreate, Reply<TokenCreated>),
+    CreateToken(TokenCreate, Who, Reply<TokenCreated>),
     ListTokens(Reply<TokenList>),
     Usage(UsageQuery, Who, Reply<UsageReport>),
     Queues(Reply<QueueList>),
     /// A new queue configuration (SIGHUP).
     Reload(crate::queues::Queues, Reply<()>),
-    RevokeToken(u64, Reply<TokenView>),
+    RevokeToken(u64, Who, Reply<TokenView>),
     Wait(u64, Who, Reply<WaitResult>),
     /// Where one attempt's output is (None: the current attempt), and the job.
     Logs(u64, LogAsk, Who, Reply<(LogTarget, JobView)>),
@@ -55,6 +56,10 @@ pub enum Cmd {
         Reply<gpusched_wire::NodeView>,
     ),
     Resume(String, Who, Reply<gpusched_wire::NodeView>),
+    /// A job's timeline and the audit log: checked by the state, read from the store
+    /// after the round's commit (so they include it; `state/history.rs`).
+    Events(u64, Who, Reply<JobEvents>),
+    Audit(AuditQuery, Who, Reply<AuditList>),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
     /// The levels `/metrics` shows (rendered by the caller, off the state task).
@@ -74,6 +79,40 @@ const MAX_ROUND: usize = 8192;
 /// commit, the commit's failure (`Some`) after a failed one.
 type Answer = Box<dyn FnOnce(Option<&Fail>) + Send>;
 
+/// A read of the history, answered from the store once the round is committed.
+enum Read {
+    Events(u64, Reply<JobEvents>),
+    Audit(AuditQuery, Reply<AuditList>),
+}
+
+impl Read {
+    /// Answers from the store (a failed read is a 503: nothing was wrong with the ask).
+    async fn answer(self, store: &mut SqliteStore) {
+        let unavailable = |e: gpusched_store::StoreError| {
+            Fail::Unavailable(format!(
+                "the server could not read its history from the store ({e}); retry"
+            ))
+        };
+        match self {
+            Read::Events(id, r) => {
+                let v = store.job_events(id).await.map_err(unavailable);
+                let _ = r.send(v);
+            }
+            Read::Audit(q, r) => {
+                let v = store.audit(&q).await.map_err(unavailable);
+                let _ = r.send(v);
+            }
+        }
+    }
+
+    fn refuse(self, f: &Fail) {
+        match self {
+            Read::Events(_, r) => drop(r.send(Err(f.clone()))),
+            Read::Audit(_, r) => drop(r.send(Err(f.clone()))),
+        }
+    }
+}
+
 fn answer<T: Send + 'static>(out: &mut Vec<Answer>, reply: Reply<T>, value: Result<T, Fail>) {
     out.push(Box::new(move |failed: Option<&Fail>| {
         let _ = reply.send(match failed {
@@ -90,6 +129,7 @@ pub async fn run(
     tokens: SharedTokens,
 ) {
     let mut answers: Vec<Answer> = Vec::new();
+    let mut reads: Vec<Read> = Vec::new();
     let mut cmds = Vec::with_capacity(MAX_ROUND);
     let mut last_round = Instant::now();
     while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
@@ -102,7 +142,7 @@ pub async fn run(
         for cmd in cmds.drain(..) {
             match cmd {
                 Cmd::Tick => tick = true,
-                cmd => handle(&mut state, cmd, &mut answers),
+                cmd => handle(&mut state, cmd, &mut answers, &mut reads),
             }
         }
         if tick {
@@ -114,8 +154,9 @@ pub async fn run(
         state.schedule();
         state.cfg.metrics.pass_took(pass);
         let rows = state.take_touched();
+        let journal = state.take_journal();
         let tokens_changed = !rows.tokens.is_empty();
-        if let Err(e) = persist(&state, rows, &mut store).await {
+        if let Err(e) = persist(&state, rows, journal, &mut store).await {
             // Nothing of this round was acknowledged, so nothing of it may survive:
             // refuse its requests, then forget it by reloading what is durable.
             let dir = state.cfg.data_dir.clone();
@@ -130,6 +171,9 @@ pub async fn run(
             ));
             for a in answers.drain(..) {
                 a(Some(&fail));
+            }
+            for r in reads.drain(..) {
+                r.refuse(&fail);
             }
             state.cfg.metrics.discard_round();
             let (reloaded, reopened) = reload(state, store).await;
@@ -154,6 +198,9 @@ pub async fn run(
         for a in answers.drain(..) {
             a(None);
         }
+        for r in reads.drain(..) {
+            r.answer(&mut store).await;
+        }
         for (w, view) in state.take_ended_waiters() {
             let _ = w.send(view);
         }
@@ -166,7 +213,7 @@ pub async fn run(
     }
 }
 
-fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
+fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Read>) {
     match cmd {
         Cmd::Submit(jobs, who, groups, r) => {
             let v = state.submit(jobs, &who, &groups);
@@ -192,8 +239,8 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.checkpoint(id, &who);
             answer(out, r, v)
         }
-        Cmd::CreateToken(req, r) => {
-            let v = state.create_token(req);
+        Cmd::CreateToken(req, who, r) => {
+            let v = state.create_token(req, &who);
             answer(out, r, v)
         }
         Cmd::Queues(r) => {
@@ -212,8 +259,8 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = Ok(state.list_tokens());
             answer(out, r, v)
         }
-        Cmd::RevokeToken(id, r) => {
-            let v = state.revoke_token(id);
+        Cmd::RevokeToken(id, who, r) => {
+            let v = state.revoke_token(id, &who);
             answer(out, r, v)
         }
         Cmd::Wait(id, who, r) => {
@@ -238,6 +285,14 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>) {
             let v = state.resume(&who, &node);
             answer(out, r, v)
         }
+        Cmd::Events(id, who, r) => match state.may_read_events(id, &who) {
+            Ok(()) => reads.push(Read::Events(id, r)),
+            Err(f) => answer(out, r, Err(f)),
+        },
+        Cmd::Audit(q, who, r) => match state.may_read_audit(&q, &who) {
+            Ok(()) => reads.push(Read::Audit(q, r)),
+            Err(f) => answer(out, r, Err(f)),
+        },
         Cmd::Ping(r) => answer(out, r, Ok(())),
         Cmd::Metrics(r) => answer(out, r, Ok(state.metrics_view())),
         Cmd::Register(reg, r) => {
@@ -308,9 +363,10 @@ async fn load(dir: &std::path::Path) -> Result<Loaded, gpusched_store::StoreErro
 async fn persist(
     state: &State,
     rows: Rows,
+    journal: crate::state::history::Journal,
     store: &mut SqliteStore,
 ) -> Result<(), gpusched_store::StoreError> {
-    if rows.is_empty() {
+    if rows.is_empty() && journal.is_empty() {
         return Ok(());
     }
     let _timer = state.cfg.metrics.commit_timer();
@@ -329,6 +385,11 @@ async fn persist(
         if let Some(t) = state.tokens.get(&id) {
             tx.put_token(t).await?;
         }
+    }
+    tx.add_events(&journal.events, crate::state::history::EVENTS_KEPT)
+        .await?;
+    for entry in &journal.audit {
+        tx.add_audit(entry).await?;
     }
     tx.commit().await
 }

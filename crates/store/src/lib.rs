@@ -13,7 +13,9 @@ mod sqlite;
 mod stored_job;
 
 pub use record::{JobRecord, NodeRecord, PartFailure, TokenRecord};
-pub use sqlite::{fail_commits, SqliteStore, StoreTx, RELEASE, SCHEMA_VERSION};
+pub use sqlite::{
+    fail_commits, SqliteStore, StoreTx, AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
+};
 pub use stored_job::{
     StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart, StoredPartState, StoredSlice,
     StoredSliceAt,

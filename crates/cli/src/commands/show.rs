@@ -2,6 +2,7 @@
 //! nodes lists every part (rank, node, address, GPUs, state, exit).
 
 use clap::Args as ClapArgs;
+use gpusched_wire::history::JobEvents;
 use gpusched_wire::{JobView, PartState};
 
 use super::fmt::{elapsed, table, time};
@@ -9,6 +10,11 @@ use super::fmt::{elapsed, table, time};
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     pub id: u64,
+    /// Then the job's timeline: submitted, placements, start, checkpoints, preemptions,
+    /// requeues, cancel, end, with reasons (its owner or an admin).
+    #[arg(long)]
+    pub events: bool,
+    /// JSON: the job (with --events, `{"job": ..., "events": ...}`).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -18,8 +24,17 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
     let j = client.get(args.id).await?;
+    let events = if args.events {
+        Some(client.events(args.id).await?)
+    } else {
+        None
+    };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        let out = match &events {
+            Some(e) => serde_json::to_string_pretty(&serde_json::json!({"job": j, "events": e}))?,
+            None => serde_json::to_string_pretty(&j)?,
+        };
+        println!("{out}");
         return Ok(());
     }
     for (k, v) in describe(&j) {
@@ -31,7 +46,54 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             println!("{:>14}{line}", "");
         }
     }
+    if let Some(e) = &events {
+        println!("{:>12}:", "events");
+        for line in timeline(e).lines() {
+            println!("{:>14}{line}", "");
+        }
+    }
     Ok(())
+}
+
+/// A job's timeline as a table, oldest first, with what was dropped said first.
+fn timeline(e: &JobEvents) -> String {
+    let mut out = String::new();
+    if e.dropped > 0 {
+        out.push_str(&format!(
+            "({} older events dropped: the server keeps the first and the newest)\n",
+            e.dropped
+        ));
+    }
+    if e.events.is_empty() {
+        out.push_str("none recorded\n");
+        return out;
+    }
+    let rows: Vec<Vec<String>> = e
+        .events
+        .iter()
+        .map(|ev| {
+            vec![
+                time(ev.at_ms),
+                ev.kind.name().to_string(),
+                if ev.attempt == 0 {
+                    "-".into()
+                } else {
+                    ev.attempt.to_string()
+                },
+                if ev.nodes.is_empty() {
+                    "-".into()
+                } else {
+                    ev.nodes.join(",")
+                },
+                ev.detail.clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["TIME", "EVENT", "ATTEMPT", "NODES", "DETAIL"],
+        &rows,
+    ));
+    out
 }
 
 /// The parts of a job on several nodes, one row per `NODE_RANK`; `None` for a job of one

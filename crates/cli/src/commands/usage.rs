@@ -24,7 +24,7 @@ pub struct Args {
 
 /// `2026-11-01` (UTC midnight) or a duration back from now; a date after `now` is refused,
 /// since the report would cover an inverted range.
-fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
+pub(super) fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
     let parts: Vec<&str> = s.split('-').collect();
     if let [y, m, d] = parts.as_slice() {
         if let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) {

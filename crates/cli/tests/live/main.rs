@@ -10,6 +10,7 @@ mod energy;
 mod faults;
 mod full_disk;
 mod gang;
+mod history;
 mod limits;
 mod logs;
 mod matrix;

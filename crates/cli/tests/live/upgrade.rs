@@ -65,6 +65,21 @@ fn a_store_from_the_previous_release_upgrades_and_keeps_its_jobs() {
     );
     let ok = stdout(&cli(&url, &["show", "1"]));
     assert!(ok.contains("GREETING"), "`show` lists the env names:\n{ok}");
+    // Its timeline starts with what its row knew at the upgrade (schema 5), said so.
+    let (code, body) = http(&url, "GET", "/api/jobs/2/events", None);
+    assert_eq!(code, 200, "{body}");
+    let t: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let kinds: Vec<&str> = t["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["submitted", "ended"], "{t}");
+    assert!(
+        body.contains("before gpusched kept timelines") && body.contains("failed: exited"),
+        "{body}"
+    );
 
     // The pending job's reason is worked out by this server, not read from the store.
     let too_big = job(&url, 8);

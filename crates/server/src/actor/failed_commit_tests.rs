@@ -198,3 +198,73 @@ async fn commits_that_keep_failing_are_each_refused_and_service_resumes_after() 
     assert_eq!(ok.ids, vec![1]);
     assert_eq!(names(&tx).await.len(), 1);
 }
+
+/// The history of a failed round goes with it: the id its job would have had is handed
+/// out again, and must not inherit that job's events; an audited action refused by the
+/// commit is not in the audit log. Reads answer after the round's commit, so they see it.
+#[tokio::test]
+async fn a_failed_rounds_events_and_audit_entries_are_not_kept() {
+    use gpusched_wire::history::{AuditAction, JobEventKind};
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    let tx = start(&dir).await;
+    let kept = ask(&tx, |r| {
+        Cmd::Submit(vec![job("kept")], admin(), Default::default(), r)
+    })
+    .await
+    .unwrap()
+    .ids[0];
+    gpusched_store::fail_commits(&dir, 2);
+    let refused = ask(&tx, |r| {
+        Cmd::Submit(vec![job("lost")], admin(), Default::default(), r)
+    })
+    .await;
+    assert!(matches!(refused, Err(Fail::Unavailable(_))), "{refused:?}");
+    let token = gpusched_wire::TokenCreate {
+        user: "carol".into(),
+        role: gpusched_wire::Role::User,
+    };
+    let refused = ask(&tx, |r| Cmd::CreateToken(token.clone(), admin(), r)).await;
+    assert!(matches!(refused, Err(Fail::Unavailable(_))), "{refused:?}");
+
+    let next = ask(&tx, |r| {
+        Cmd::Submit(vec![job("next")], admin(), Default::default(), r)
+    })
+    .await
+    .unwrap()
+    .ids[0];
+    assert_eq!(next, kept + 1, "the lost job's id is handed out again");
+    let events = ask(&tx, |r| Cmd::Events(next, admin(), r)).await.unwrap();
+    let kinds: Vec<JobEventKind> = events.events.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [JobEventKind::Submitted], "{events:?}");
+    let kept_events = ask(&tx, |r| Cmd::Events(kept, admin(), r)).await.unwrap();
+    let kinds: Vec<JobEventKind> = kept_events.events.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [JobEventKind::Submitted, JobEventKind::Placed],
+        "{kept_events:?}"
+    );
+
+    let none = ask(&tx, |r| Cmd::Audit(Default::default(), admin(), r))
+        .await
+        .unwrap();
+    assert!(none.entries.is_empty(), "{none:?}");
+    ask(&tx, |r| Cmd::CreateToken(token, admin(), r))
+        .await
+        .unwrap();
+    let one = ask(&tx, |r| Cmd::Audit(Default::default(), admin(), r))
+        .await
+        .unwrap();
+    let got: Vec<(AuditAction, &str)> = one
+        .entries
+        .iter()
+        .map(|e| (e.action, e.target.as_str()))
+        .collect();
+    assert_eq!(got, [(AuditAction::TokenCreate, "carol")]);
+    let user = Who {
+        user: "carol".into(),
+        admin: false,
+    };
+    let refused = ask(&tx, |r| Cmd::Audit(Default::default(), user, r)).await;
+    assert!(matches!(refused, Err(Fail::Forbidden(_))), "{refused:?}");
+}

@@ -6,6 +6,7 @@ mod agent;
 mod auth;
 mod cancel;
 mod error;
+mod history;
 mod jobs;
 mod limits;
 mod metrics;
@@ -96,6 +97,7 @@ pub const ROUTES: &[Route] = &[
     r("POST", "/api/jobs/{id}/checkpoint"),
     r("GET", "/api/jobs/{id}/wait"),
     r("GET", "/api/jobs/{id}/logs"),
+    r("GET", "/api/jobs/{id}/events"),
     r("GET", "/api/nodes"),
     r("GET", "/api/usage"),
     r("GET", "/api/queues"),
@@ -108,6 +110,7 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/whoami"),
     r("POST", "/api/nodes/{name}/drain"),
     r("POST", "/api/nodes/{name}/resume"),
+    r("GET", "/api/audit"),
     r("GET", "/metrics"),
     r("GET", "/"),
     r("GET", "/ui/{*path}"),
@@ -128,6 +131,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("POST", "/api/jobs/{id}/checkpoint") => post(jobs::checkpoint),
         ("GET", "/api/jobs/{id}/wait") => get(jobs::wait),
         ("GET", "/api/jobs/{id}/logs") => get(jobs::logs),
+        ("GET", "/api/jobs/{id}/events") => get(history::events),
         ("GET", "/api/nodes") => get(jobs::nodes),
         ("GET", "/api/usage") => get(jobs::usage),
         ("GET", "/api/queues") => get(jobs::queues),
@@ -140,6 +144,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/whoami") => get(tokens::whoami),
         ("POST", "/api/nodes/{name}/drain") => post(nodes::drain),
         ("POST", "/api/nodes/{name}/resume") => post(nodes::resume),
+        ("GET", "/api/audit") => get(history::audit),
         ("GET", "/metrics") => get(metrics::metrics),
         ("GET", "/") => get(crate::web::index),
         ("GET", "/ui/{*path}") => get(crate::web::asset),

@@ -36,6 +36,8 @@ use super::limits::Shedding;
         super::tokens::whoami,
         super::nodes::drain,
         super::nodes::resume,
+        super::history::events,
+        super::history::audit,
     ),
     modifiers(&BearerAuth, &Shedding),
     security(("bearer" = []))
@@ -221,7 +223,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 22, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 24, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {

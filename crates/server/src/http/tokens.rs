@@ -19,8 +19,8 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(req): JsonBody<TokenCreate>,
 ) -> Result<(StatusCode, Json<TokenCreated>), ApiErr> {
-    admin(&caller)?;
-    let t = app.ask(|r| Cmd::CreateToken(req, r)).await?;
+    let who = admin(&caller)?;
+    let t = app.ask(|r| Cmd::CreateToken(req, who, r)).await?;
     Ok((StatusCode::CREATED, Json(t)))
 }
 
@@ -43,11 +43,11 @@ pub async fn revoke(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Json<TokenView>, ApiErr> {
-    admin(&caller)?;
+    let who = admin(&caller)?;
     let id = id
         .parse::<u64>()
         .map_err(|_| ApiErr::bad(format!("token id must be a whole number, got {id:?}")))?;
-    Ok(Json(app.ask(|r| Cmd::RevokeToken(id, r)).await?))
+    Ok(Json(app.ask(|r| Cmd::RevokeToken(id, who, r)).await?))
 }
 
 /// How the server sees the caller.

@@ -10,6 +10,7 @@ use gpusched_wire::{
 };
 use tokio::sync::watch;
 
+use gpusched_wire::history::JobEventKind;
 use gpusched_wire::PartState;
 
 use super::{gang, Fail, NodeEntry, State};
@@ -278,6 +279,7 @@ impl State {
                     self.mark_part(e.job, node, PartState::Running, None);
                     let starting = self.jobs[&e.job].view.state == JobState::Starting;
                     if starting && self.set_state(e.job, &[gpusched_core::JobState::Running]) {
+                        self.note_at(e.job, JobEventKind::Started, e.at_ms, String::new());
                         let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
                         v.start_ms = Some(e.at_ms);
                         v.reason = if v.cancel_requested {
@@ -293,6 +295,12 @@ impl State {
                     if newer && v.start_ms.is_some_and(|s| e.at_ms >= s) {
                         let v = &mut self.jobs.get_mut(&e.job).expect("looked up above").view;
                         v.last_checkpoint_ms = Some(e.at_ms);
+                        self.note_at(
+                            e.job,
+                            JobEventKind::Checkpoint,
+                            e.at_ms,
+                            format!("saved on {node}"),
+                        );
                     }
                 }
                 RunEventKind::Ended { outcome } => self.part_ended(e.job, node, outcome, e.at_ms),

@@ -162,6 +162,13 @@ impl State {
             return;
         }
         if self.set_state(id, &[gpusched_core::JobState::Running]) {
+            // The node's clock of the last part to start: when the gang as a whole ran.
+            self.note_at(
+                id,
+                gpusched_wire::history::JobEventKind::Started,
+                at_ms,
+                "every part started".into(),
+            );
             let job = self.jobs.get_mut(&id).expect("looked up above");
             let failed = job.first_failure.is_some();
             let v = &mut job.view;
@@ -270,6 +277,8 @@ impl State {
                     f.rank, job.view.reason
                 )
             };
+            let (state, reason) = (job.view.state, job.view.reason.clone());
+            self.reword_end(id, format!("{}: {reason}", state.name()));
         }
     }
 

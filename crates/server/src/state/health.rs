@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpusched_wire::{Drain, DrainRequest, GpuHealth, GpuSample, JobState, NodeTelemetry, NodeView};
 
+use gpusched_wire::history::AuditAction;
+
 use super::{Fail, State, Who};
 use crate::config::UnhealthyJobs;
 
@@ -145,6 +147,11 @@ impl State {
         job.view.preempt_requested = true;
         job.view.reason = format!("being requeued: {why}");
         self.bump_job(id);
+        self.note(
+            id,
+            gpusched_wire::history::JobEventKind::Preempted,
+            why.to_string(),
+        );
     }
 
     /// Why a job being preempted is: a drain of one of its nodes, or an unhealthy GPU
@@ -227,6 +234,17 @@ impl State {
             n.record.drain = Some(drain);
         }
         tracing::info!(node = name, by = %who.user, now = req.now, reason = %reason, "node drained");
+        let mode = if req.now {
+            "now: its jobs are requeued"
+        } else {
+            "its jobs finish"
+        };
+        self.audit(
+            &who.user,
+            AuditAction::Drain,
+            name.to_string(),
+            format!("{reason} ({mode})"),
+        );
         self.refresh_nodes();
         if req.now {
             let why = format!("{name} is drained ({reason})");
@@ -256,6 +274,12 @@ impl State {
                 n.ecc_base = None;
             }
             tracing::info!(node = name, by = %who.user, "node resumed");
+            self.audit(
+                &who.user,
+                AuditAction::Resume,
+                name.to_string(),
+                String::new(),
+            );
             self.refresh_nodes();
         }
         Ok(self.node_view(who, name))

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use gpusched_store::JobRecord;
+use gpusched_wire::history::{AuditAction, JobEventKind};
 use gpusched_wire::{
     CancelResult, GpuView, JobList, JobListQuery, JobState, JobSubmit, JobView, NodeList,
     NodeState, NodeView, SliceView, Submitted,
@@ -226,7 +227,9 @@ impl State {
             }
             self.queue_or_hold(&record);
             self.count_pending(&record.view.user);
+            let detail = submitted_detail(&record.view, who);
             self.jobs.insert(id, record);
+            self.note(id, JobEventKind::Submitted, detail);
             self.cfg.metrics.submitted();
             ids.push(id);
         }
@@ -435,6 +438,24 @@ impl State {
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
         let job = self.owned_job(id, who, "cancel it")?;
         let state = job.view.state;
+        let owner = job.view.user.clone();
+        let asked = job.view.cancel_requested;
+        if !state.is_terminal() && !asked {
+            self.note(
+                id,
+                JobEventKind::CancelRequested,
+                format!("by {}", who.user),
+            );
+            if owner != who.user {
+                // Only admins get here (`owned_job`): one of their actions on others.
+                self.audit(
+                    &who.user,
+                    AuditAction::CancelOther,
+                    format!("job {id}"),
+                    format!("of {owner}, {}", state.name()),
+                );
+            }
+        }
         let result = match state {
             s if s.is_terminal() => "already_ended",
             JobState::Pending => {
@@ -448,7 +469,7 @@ impl State {
             }
             _ => {
                 // Asking again changes nothing (and so writes nothing).
-                if !job.view.cancel_requested {
+                if !asked {
                     let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
                     job.view.cancel_requested = true;
                     let on = super::gang::nodes_of(&job.view);
@@ -482,6 +503,11 @@ impl State {
         }
         let job = self.jobs.get_mut(&id).ok_or_else(|| no_such_job(id))?;
         job.view.last_checkpoint_ms = Some(self.now.ms);
+        self.note(
+            id,
+            JobEventKind::Checkpoint,
+            format!("reported by {} through the API", who.user),
+        );
         self.get(id, who)
     }
 
@@ -740,6 +766,18 @@ fn part_for_logs<'a>(v: &'a JobView, first: &'a String, ask: &LogAsk) -> Result<
         ))),
         (Some(n), _) | (None, Some(n)) => Ok(n),
         (None, None) => Ok(first),
+    }
+}
+
+/// What a `submitted` event says: the queue, and who submitted it if not its owner.
+fn submitted_detail(v: &JobView, who: &Who) -> String {
+    if v.user == who.user {
+        format!("queue {}", v.queue)
+    } else {
+        format!(
+            "queue {}, submitted by {} for {}",
+            v.queue, who.user, v.user
+        )
     }
 }
 

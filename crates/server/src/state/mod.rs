@@ -9,6 +9,7 @@ mod demand;
 mod energy;
 mod gang;
 mod health;
+pub(crate) mod history;
 mod jobs;
 mod limits;
 mod metrics;
@@ -28,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use gpusched_core::{JobState as CoreState, PolicyConfig, QueueId};
 use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
+use gpusched_wire::history::JobEventKind;
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};
 
@@ -146,6 +148,9 @@ pub struct State {
     pending_count: Option<HashMap<String, usize>>,
     /// Each GPU's last energy reading and the jobs' sub-Joule remainders (`energy.rs`).
     energy: energy::Meter,
+    /// The job events and audit entries of this round, written with its rows
+    /// (`history.rs`).
+    journal: history::Journal,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -189,6 +194,7 @@ impl State {
             touched: Touched::default(),
             pending_count: None,
             energy: energy::Meter::default(),
+            journal: history::Journal::default(),
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -304,6 +310,14 @@ impl State {
             ));
         }
         self.apply_queues(queues);
+        // Only the server reloads (on SIGHUP): no person to name.
+        let now = format!("queues now: {}", self.queues.names());
+        self.audit(
+            "server",
+            gpusched_wire::history::AuditAction::QueueReload,
+            "queues".into(),
+            now,
+        );
         Ok(())
     }
 
@@ -511,7 +525,9 @@ impl State {
         };
         v.master_port = None;
         v.start_ms = None;
+        let at = history::placement(v);
         self.bump_job(id);
+        self.note(id, JobEventKind::Placed, at);
     }
 
     /// A job leaves its node (it ended, was lost or cancelled): the node's desired state
@@ -542,6 +558,12 @@ impl State {
         }
         self.release(id);
         self.queue.remove(id);
+        self.note_at(
+            id,
+            JobEventKind::Ended,
+            at_ms,
+            format!("{}: {reason}", state.name()),
+        );
         if let Some(job) = self.jobs.get_mut(&id) {
             job.view.reason = reason;
             job.view.end_ms = Some(at_ms);
@@ -654,6 +676,8 @@ impl State {
         if !self.set_state(id, &[via, CoreState::Pending]) {
             return None;
         }
+        // Before the run's nodes are forgotten: the event names them.
+        self.note(id, JobEventKind::Requeued, reason.clone());
         self.release(id);
         self.queue.requeue(id, now as f64 / 1000.0);
         let job = self.jobs.get_mut(&id)?;

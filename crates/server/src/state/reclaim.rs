@@ -175,6 +175,15 @@ impl State {
                         claimant.id
                     );
                 }
+                let why = format!(
+                    "quota reclaim: GPUs on {node} go back to queue `{name}` (job {})",
+                    claimant.id
+                );
+                self.note(
+                    victim.0,
+                    gpusched_wire::history::JobEventKind::Preempted,
+                    why,
+                );
             }
             // Every part of a gang victim is told, not only the claimed nodes.
             for victim in &plan.victims {

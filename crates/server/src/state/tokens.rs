@@ -3,11 +3,13 @@
 use gpusched_store::TokenRecord;
 use gpusched_wire::{TokenCreate, TokenCreated, TokenList, TokenView};
 
-use super::{Fail, State};
+use gpusched_wire::history::AuditAction;
+
+use super::{Fail, State, Who};
 use crate::auth;
 
 impl State {
-    pub fn create_token(&mut self, req: TokenCreate) -> Result<TokenCreated, Fail> {
+    pub fn create_token(&mut self, req: TokenCreate, who: &Who) -> Result<TokenCreated, Fail> {
         super::validate::check_user_name(&req.user).map_err(Fail::BadRequest)?;
         let secret = auth::new_secret("gst_")
             .map_err(|e| Fail::Unavailable(format!("cannot make a token now: {e:#}")))?;
@@ -22,6 +24,12 @@ impl State {
                 created_ms: self.now.ms,
                 revoked: false,
             },
+        );
+        self.audit(
+            &who.user,
+            AuditAction::TokenCreate,
+            req.user.clone(),
+            format!("token {id}, role {}", req.role.name()),
         );
         Ok(TokenCreated {
             id,
@@ -47,7 +55,7 @@ impl State {
         }
     }
 
-    pub fn revoke_token(&mut self, id: u64) -> Result<TokenView, Fail> {
+    pub fn revoke_token(&mut self, id: u64, who: &Who) -> Result<TokenView, Fail> {
         let revoked = self.tokens.get(&id).map(|t| t.revoked).ok_or_else(|| {
             Fail::NotFound(format!(
                 "no token with id {id}; `gpusched token list` shows them"
@@ -55,7 +63,15 @@ impl State {
         })?;
         // Revoking a revoked token changes nothing, so writes nothing.
         if !revoked {
-            self.tokens.get_mut(&id).expect("looked up above").revoked = true;
+            let t = self.tokens.get_mut(&id).expect("looked up above");
+            t.revoked = true;
+            let detail = format!("of {}, role {}", t.user, t.role.name());
+            self.audit(
+                &who.user,
+                AuditAction::TokenRevoke,
+                format!("token {id}"),
+                detail,
+            );
         }
         let t = &self.tokens[&id];
         Ok(TokenView {

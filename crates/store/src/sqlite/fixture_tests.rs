@@ -24,8 +24,8 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let mut s = SqliteStore::open(&dir).await.unwrap();
-    // 1 -> 2 -> 3 -> 4 in one open.
-    assert_eq!(s.schema_version().await.unwrap(), 4);
+    // 1 -> 2 -> 3 -> 4 -> 5 in one open.
+    assert_eq!(s.schema_version().await.unwrap(), 5);
 
     let jobs = s.load_jobs().await.unwrap();
     let ids: Vec<u64> = jobs.iter().map(|j| j.view.id).collect();
@@ -175,8 +175,48 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             .unwrap();
     assert_eq!(
         tables,
-        ["jobs", "meta", "nodes", "schema_history", "tokens"]
+        [
+            "audit",
+            "job_events",
+            "jobs",
+            "meta",
+            "nodes",
+            "schema_history",
+            "sqlite_sequence",
+            "tokens"
+        ]
     );
+
+    // Schema 5: every job's timeline starts with what its row knows, said as such.
+    for job in &jobs {
+        let v = &job.view;
+        let t = s.job_events(v.id).await.unwrap();
+        assert_eq!(t.dropped, 0);
+        let kinds: Vec<_> = t.events.iter().map(|e| e.kind.name()).collect();
+        if v.state.is_terminal() {
+            assert_eq!(kinds, ["submitted", "ended"], "job {}", v.id);
+            let end = &t.events[1];
+            assert_eq!(Some(end.at_ms), v.end_ms);
+            assert!(end.detail.starts_with(v.state.name()), "{}", end.detail);
+            assert_eq!(end.nodes, ["n1"]);
+        } else {
+            assert_eq!(kinds, ["submitted"], "job {}", v.id);
+        }
+        assert_eq!(t.events[0].at_ms, v.submit_ms);
+        assert!(t.events[0]
+            .detail
+            .contains("before gpusched kept timelines"));
+    }
+    assert_eq!(
+        s.job_events(2).await.unwrap().events[1].detail,
+        "failed: exited with code 1"
+    );
+    assert!(s
+        .audit(&Default::default())
+        .await
+        .unwrap()
+        .entries
+        .is_empty());
 }
 
 #[tokio::test]
@@ -195,13 +235,14 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2, 3 and 4 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=5 are recorded once each.
     assert_eq!(
         history,
         [
             (2, RELEASE.to_string()),
             (3, RELEASE.to_string()),
-            (4, RELEASE.to_string())
+            (4, RELEASE.to_string()),
+            (5, RELEASE.to_string())
         ]
     );
     assert_eq!(
@@ -309,13 +350,13 @@ async fn store_on_10000_jobs() {
     let t = std::time::Instant::now();
     let mut s = SqliteStore::open(&dir).await.unwrap();
     eprintln!(
-        "upgrade of {} jobs to schema 4 (through 2 and 3) {:?}",
+        "upgrade of {} jobs to schema 5 (through 2, 3 and 4) {:?}",
         old.len(),
         t.elapsed()
     );
     let t = std::time::Instant::now();
     let jobs = s.load_jobs().await.unwrap();
-    eprintln!("schema 4: load {} jobs {:?}", jobs.len(), t.elapsed());
+    eprintln!("schema 5: load {} jobs {:?}", jobs.len(), t.elapsed());
     // Schema 1 knew one node per job: all its GPUs on it (schema 3's `gpus_per_node`).
     for r in &mut old {
         r.view.gpus_per_node = r.view.gpus;
@@ -328,7 +369,32 @@ async fn store_on_10000_jobs() {
     }
     tx.commit().await.unwrap();
     eprintln!(
-        "schema 4: write {} jobs in one transaction {:?}",
+        "schema 5: write {} jobs in one transaction {:?}",
+        jobs.len(),
+        t.elapsed()
+    );
+    // What a round that submits 10,000 jobs writes since schema 5: each row and its
+    // `submitted` event.
+    let event = |at_ms| gpusched_wire::history::JobEvent {
+        at_ms,
+        kind: gpusched_wire::history::JobEventKind::Submitted,
+        attempt: 0,
+        nodes: Vec::new(),
+        detail: "queue default".into(),
+    };
+    let events: Vec<_> = jobs
+        .iter()
+        .map(|j| (j.view.id, event(j.view.submit_ms)))
+        .collect();
+    let t = std::time::Instant::now();
+    let mut tx = s.begin().await.unwrap();
+    for j in &jobs {
+        tx.put_job(j).await.unwrap();
+    }
+    tx.add_events(&events, 256).await.unwrap();
+    tx.commit().await.unwrap();
+    eprintln!(
+        "schema 5: write {} jobs and an event each in one transaction {:?}",
         jobs.len(),
         t.elapsed()
     );

@@ -20,7 +20,7 @@ use std::pin::Pin;
 
 use sqlx::{Connection, SqliteConnection};
 
-use super::{jobs, v1};
+use super::{history, jobs, v1};
 use crate::StoreError;
 
 /// A step written in Rust (a data transformation), run inside the migration's transaction.
@@ -41,7 +41,7 @@ pub struct Migration {
 }
 
 /// The newest schema this binary knows.
-pub const LATEST: i64 = 4;
+pub const LATEST: i64 = 5;
 
 /// Every schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -79,6 +79,11 @@ pub fn migrations() -> Vec<Migration> {
                 .iter()
                 .map(|s| Step::Sql(s))
                 .collect(),
+        },
+        Migration {
+            version: 5,
+            name: "history: each job's timeline (job_events) and the audit log of admin actions",
+            steps: history::CREATE_V5.iter().map(|s| Step::Sql(s)).collect(),
         },
     ]
 }

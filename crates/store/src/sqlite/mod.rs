@@ -3,8 +3,10 @@
 //!
 //! - `migrate.rs`: the schema versions, applied when the store opens.
 //! - `jobs.rs`: the `jobs` table and a [`StoredJob`] in and out of it.
+//! - `history.rs`: schema 5's `job_events` (job timelines) and `audit` tables.
 //! - `v1.rs`: schema 1, frozen, for the upgrade.
 
+mod history;
 mod jobs;
 mod migrate;
 mod v1;
@@ -24,6 +26,7 @@ use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
+pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
 /// One connection, owned by the server's state task (SQLite allows one writer anyway).
@@ -146,6 +149,22 @@ impl SqliteStore {
             .collect()
     }
 
+    /// Job `job`'s timeline as stored, oldest first (no events: an empty one).
+    pub async fn job_events(
+        &mut self,
+        job: u64,
+    ) -> Result<gpusched_wire::history::JobEvents, StoreError> {
+        history::timeline(&mut self.conn, job).await
+    }
+
+    /// One page of the audit log, newest first.
+    pub async fn audit(
+        &mut self,
+        q: &gpusched_wire::history::AuditQuery,
+    ) -> Result<gpusched_wire::history::AuditList, StoreError> {
+        history::audit_page(&mut self.conn, q).await
+    }
+
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
         Ok(StoreTx {
             tx: self.conn.begin().await?,
@@ -191,6 +210,36 @@ impl StoreTx<'_> {
         .execute(&mut *self.tx)
         .await?;
         Ok(())
+    }
+
+    /// Appends events to job `job`'s timeline, keeping at most `keep` of them (the first
+    /// and the newest).
+    pub async fn add_job_events(
+        &mut self,
+        job: u64,
+        events: &[gpusched_wire::history::JobEvent],
+        keep: u32,
+    ) -> Result<(), StoreError> {
+        let pairs: Vec<_> = events.iter().map(|e| (job, e.clone())).collect();
+        history::append(&mut self.tx, &pairs, keep).await
+    }
+
+    /// Appends a round's events of many jobs (each job's in order) in two statements,
+    /// keeping at most `keep` per job.
+    pub async fn add_events(
+        &mut self,
+        events: &[(u64, gpusched_wire::history::JobEvent)],
+        keep: u32,
+    ) -> Result<(), StoreError> {
+        history::append(&mut self.tx, events, keep).await
+    }
+
+    /// Records an admin action (the store numbers it).
+    pub async fn add_audit(
+        &mut self,
+        entry: &gpusched_wire::history::AuditEntry,
+    ) -> Result<(), StoreError> {
+        history::audit(&mut self.tx, entry).await
     }
 
     /// Makes every write of this transaction durable (fsync of the WAL).

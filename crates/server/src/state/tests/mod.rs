@@ -13,6 +13,7 @@
 mod energy;
 mod gangs;
 mod health;
+mod history;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -102,6 +103,12 @@ pub(super) enum Step {
     UsageEnergy,
     /// The nodes as `gpusched nodes` shows them: drain and GPU health.
     Nodes,
+    /// The job's timeline as the rounds committed it (`user` asks: refusals are logged).
+    Events(&'static str, u64),
+    /// The audit log as the rounds committed it, oldest first.
+    Audit,
+    /// The owner (or an admin) reports through the API that the job saved a checkpoint.
+    Checkpoint(&'static str, u64),
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -110,6 +117,9 @@ struct Store {
     jobs: BTreeMap<u64, JobRecord>,
     nodes: BTreeMap<String, NodeRecord>,
     tokens: BTreeMap<u64, TokenRecord>,
+    /// Each job's events, and the audit log, as the rounds' journals wrote them.
+    events: BTreeMap<u64, Vec<gpusched_wire::history::JobEvent>>,
+    audit: Vec<gpusched_wire::history::AuditEntry>,
 }
 
 struct Harness {
@@ -485,14 +495,14 @@ impl Harness {
                     user: user.to_string(),
                     role: Role::User,
                 };
-                let r = match self.st.create_token(req) {
+                let r = match self.st.create_token(req, &who("root")) {
                     Ok(t) => format!("ok {}", t.id),
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("token for {user}: {r}"));
             }
             Step::Revoke(id) => {
-                let r = match self.st.revoke_token(id) {
+                let r = match self.st.revoke_token(id, &who("root")) {
                     Ok(t) => format!("revoked {}", t.revoked),
                     Err(f) => format!("{f:?}"),
                 };
@@ -610,6 +620,51 @@ impl Harness {
                     self.line(line);
                 }
             }
+            Step::Events(user, id) => {
+                if let Err(f) = self.st.may_read_events(id, &who(user)) {
+                    self.line(format!("{user} reads events of {id}: {f:?}"));
+                    return;
+                }
+                self.line(format!("{user} reads events of {id}:"));
+                let events = self.store.events.get(&id).cloned().unwrap_or_default();
+                for e in events {
+                    let at = (e.at_ms - 1_700_000_000_000) / 1000;
+                    let line = format!(
+                        "- {at}s {} #{} [{}] {}",
+                        e.kind.name(),
+                        e.attempt,
+                        e.nodes.join(","),
+                        e.detail
+                    );
+                    self.line(line.trim_end());
+                }
+            }
+            Step::Audit => {
+                let q = Default::default();
+                if let Err(f) = self.st.may_read_audit(&q, &who("alice")) {
+                    self.line(format!("alice reads the audit log: {f:?}"));
+                }
+                self.line("audit log:");
+                let entries = self.store.audit.clone();
+                for e in entries {
+                    let at = (e.at_ms - 1_700_000_000_000) / 1000;
+                    let line = format!(
+                        "- {at}s {} {} {}: {}",
+                        e.actor,
+                        e.action.name(),
+                        e.target,
+                        e.detail
+                    );
+                    self.line(line.trim_end());
+                }
+            }
+            Step::Checkpoint(user, id) => {
+                let r = match self.st.checkpoint(id, &who(user)) {
+                    Ok(_) => "ok".to_string(),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} reports a checkpoint of {id}: {r}"));
+            }
             Step::Restart => {
                 let s = &self.store;
                 self.st = State::load(
@@ -676,6 +731,11 @@ impl Harness {
         for id in &rows.tokens {
             self.store.tokens.insert(*id, self.st.tokens[id].clone());
         }
+        let journal = self.st.take_journal();
+        for (id, e) in journal.events {
+            self.store.events.entry(id).or_default().push(e);
+        }
+        self.store.audit.extend(journal.audit);
         let woke = std::mem::take(&mut self.st.touched.bumped);
         let ended = std::mem::take(&mut self.st.touched.ended);
         self.line(format!(

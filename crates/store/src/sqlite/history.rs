@@ -1,0 +1,423 @@
+//! Schema 5's history tables: `job_events` (each job's timeline, keyed by job id and
+//! sequence) and `audit` (admin actions). Both are written by the server in the
+//! transaction of the change they describe, and read on request, never loaded at start.
+//!
+//! A job keeps at most `keep` events: its first (`submitted`, sequence 1) and the newest
+//! others. Sequences are never reused, so how many were dropped is the last sequence less
+//! the rows left: no counter of its own to keep in step.
+
+use gpusched_wire::history::{AuditAction, AuditEntry, AuditList, AuditQuery};
+use gpusched_wire::history::{JobEvent, JobEventKind, JobEvents};
+use sqlx::{Row, SqliteConnection};
+
+use crate::StoreError;
+
+/// Schema 5: the tables, the purge rule and the timelines of jobs stored before it.
+pub const CREATE_V5: &[&str] = &[
+    "CREATE TABLE job_events (
+        job INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        nodes TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (job, seq)
+    ) WITHOUT ROWID",
+    // A job's events go with its row, whoever deletes it.
+    "CREATE TRIGGER job_events_follow_jobs AFTER DELETE ON jobs
+     BEGIN DELETE FROM job_events WHERE job = old.id; END",
+    // AUTOINCREMENT: ids never reused, so `before` paging stays stable.
+    "CREATE TABLE audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at_ms INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        detail TEXT NOT NULL
+    )",
+    "CREATE INDEX audit_at ON audit(at_ms)",
+    // Jobs from before schema 5: what the row still knows, said as such.
+    "INSERT INTO job_events (job, seq, at_ms, kind, attempt, nodes, detail)
+     SELECT id, 1, submit_ms, 'submitted', 0, '[]',
+            'queue ' || queue || ' (recorded before gpusched kept timelines: steps until '
+            || 'the upgrade to schema 5 are not known)'
+     FROM jobs",
+    "INSERT INTO job_events (job, seq, at_ms, kind, attempt, nodes, detail)
+     SELECT id, 2, end_ms, 'ended', attempt, CASE WHEN node IS NULL THEN '[]'
+            ELSE json_array(node) END, state || ': ' || COALESCE(end_reason, '')
+     FROM jobs WHERE end_ms IS NOT NULL",
+];
+
+fn kind_of(name: &str) -> Option<JobEventKind> {
+    use JobEventKind::*;
+    [
+        Submitted,
+        Placed,
+        Started,
+        Checkpoint,
+        Preempted,
+        Requeued,
+        CancelRequested,
+        Ended,
+    ]
+    .into_iter()
+    .find(|k| k.name() == name)
+}
+
+fn action_of(name: &str) -> Option<AuditAction> {
+    use AuditAction::*;
+    [
+        TokenCreate,
+        TokenRevoke,
+        Drain,
+        Resume,
+        QueueReload,
+        CancelOther,
+    ]
+    .into_iter()
+    .find(|a| a.name() == name)
+}
+
+fn int(what: &str, v: u64) -> Result<i64, StoreError> {
+    i64::try_from(v).map_err(|_| StoreError::Row {
+        what: what.to_string(),
+        why: format!("{v} does not fit in SQLite's integer"),
+    })
+}
+
+/// Appends a round's events (by job, each job's in order) to their timelines, then drops
+/// the oldest beyond `keep` per job (the first event always stays). Two statements
+/// whatever the round's size: the jobs' last sequences in one query, every row in one
+/// insert from a JSON array (one statement per event cost ~55 us each, so a batch of
+/// 10,000 submissions took twice as long to commit).
+pub async fn append(
+    conn: &mut SqliteConnection,
+    events: &[(u64, JobEvent)],
+    keep: u32,
+) -> Result<(), StoreError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut jobs: Vec<i64> = Vec::with_capacity(events.len());
+    for (job, _) in events {
+        jobs.push(int("job_events.job", *job)?);
+    }
+    jobs.sort_unstable();
+    jobs.dedup();
+    let json = |what: &str, v: &serde_json::Value| {
+        serde_json::to_string(v).map_err(|source| StoreError::Corrupt {
+            what: what.to_string(),
+            source,
+        })
+    };
+    let ids = json("job ids of events", &serde_json::json!(jobs))?;
+    let last: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT job, MAX(seq) FROM job_events
+         WHERE job IN (SELECT value FROM json_each(?)) GROUP BY job",
+    )
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut next: std::collections::HashMap<i64, i64> = last.into_iter().collect();
+    let mut rows = Vec::with_capacity(events.len());
+    for (job, e) in events {
+        let id = *job as i64; // checked above
+        let seq = next.entry(id).or_insert(0);
+        *seq += 1;
+        rows.push(serde_json::json!([
+            id,
+            *seq,
+            int("job_events.at_ms", e.at_ms)?,
+            e.kind.name(),
+            e.attempt,
+            json("event nodes", &serde_json::json!(e.nodes))?,
+            e.detail,
+        ]));
+    }
+    let rows = json("events", &serde_json::Value::Array(rows))?;
+    sqlx::query(
+        "INSERT INTO job_events (job, seq, at_ms, kind, attempt, nodes, detail)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4,
+                value ->> 5, value ->> 6
+         FROM json_each(?)",
+    )
+    .bind(rows)
+    .execute(&mut *conn)
+    .await?;
+    // Keep sequence 1 and the newest `keep - 1` (only jobs past the bound, rare).
+    let room = i64::from(keep.max(2)) - 1;
+    for (id, newest) in next {
+        if newest - room > 1 {
+            sqlx::query("DELETE FROM job_events WHERE job = ? AND seq > 1 AND seq <= ?")
+                .bind(id)
+                .bind(newest - room)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Job `job`'s timeline, oldest first (empty for a job without one).
+pub async fn timeline(conn: &mut SqliteConnection, job: u64) -> Result<JobEvents, StoreError> {
+    let id = int("job_events.job", job)?;
+    let rows = sqlx::query(
+        "SELECT seq, at_ms, kind, attempt, nodes, detail FROM job_events
+         WHERE job = ? ORDER BY seq",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let what = || format!("events of job {job}");
+    let mut events = Vec::with_capacity(rows.len());
+    let mut last = 0i64;
+    for r in &rows {
+        let seq: i64 = r.try_get("seq")?;
+        last = seq;
+        let kind: String = r.try_get("kind")?;
+        let nodes: String = r.try_get("nodes")?;
+        events.push(JobEvent {
+            at_ms: r.try_get::<i64, _>("at_ms")?.max(0) as u64,
+            kind: kind_of(&kind).ok_or_else(|| StoreError::Row {
+                what: what(),
+                why: format!("unknown event kind `{kind}`"),
+            })?,
+            attempt: r.try_get::<i64, _>("attempt")?.clamp(0, u32::MAX.into()) as u32,
+            nodes: serde_json::from_str(&nodes).map_err(|source| StoreError::Corrupt {
+                what: what(),
+                source,
+            })?,
+            detail: r.try_get("detail")?,
+        });
+    }
+    Ok(JobEvents {
+        job,
+        dropped: (last - rows.len() as i64).max(0) as u64,
+        events,
+    })
+}
+
+/// Records one admin action; its id is the store's (the entry's own is ignored).
+pub async fn audit(conn: &mut SqliteConnection, e: &AuditEntry) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO audit (at_ms, actor, action, target, detail) VALUES (?, ?, ?, ?, ?)")
+        .bind(int("audit.at_ms", e.at_ms)?)
+        .bind(&e.actor)
+        .bind(e.action.name())
+        .bind(&e.target)
+        .bind(&e.detail)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// The default and largest page of `audit_page`.
+pub const AUDIT_PAGE: usize = 100;
+pub const AUDIT_PAGE_MAX: usize = 10_000;
+
+/// One page of the audit log, newest first. The caller checked `q.limit`'s range.
+pub async fn audit_page(
+    conn: &mut SqliteConnection,
+    q: &AuditQuery,
+) -> Result<AuditList, StoreError> {
+    let limit = q.limit.unwrap_or(AUDIT_PAGE).clamp(1, AUDIT_PAGE_MAX);
+    // Bounds past SQLite's integers mean "no bound" (before) and "nothing yet" (since):
+    // a filter, not a value to store, so never an error.
+    let before = q
+        .before
+        .map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+    let since = q
+        .since_ms
+        .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX));
+    // One more than asked, to know whether an older page exists.
+    let rows = sqlx::query(
+        "SELECT id, at_ms, actor, action, target, detail FROM audit
+         WHERE id < ? AND at_ms >= ? ORDER BY id DESC LIMIT ?",
+    )
+    .bind(before)
+    .bind(since)
+    .bind(limit as i64 + 1)
+    .fetch_all(&mut *conn)
+    .await?;
+    let more = rows.len() > limit;
+    let mut entries = Vec::with_capacity(rows.len().min(limit));
+    for r in rows.iter().take(limit) {
+        let id: i64 = r.try_get("id")?;
+        let action: String = r.try_get("action")?;
+        entries.push(AuditEntry {
+            id: id.max(0) as u64,
+            at_ms: r.try_get::<i64, _>("at_ms")?.max(0) as u64,
+            actor: r.try_get("actor")?,
+            action: action_of(&action).ok_or_else(|| StoreError::Row {
+                what: format!("audit entry {id}"),
+                why: format!("unknown action `{action}`"),
+            })?,
+            target: r.try_get("target")?,
+            detail: r.try_get("detail")?,
+        });
+    }
+    let next_before = if more {
+        entries.last().map(|e| e.id)
+    } else {
+        None
+    };
+    Ok(AuditList {
+        entries,
+        next_before,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SqliteStore;
+
+    fn ev(at_ms: u64, kind: JobEventKind, detail: &str) -> JobEvent {
+        JobEvent {
+            at_ms,
+            kind,
+            attempt: 1,
+            nodes: vec!["n1".into(), "n2".into()],
+            detail: detail.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn events_survive_a_reopen_in_order_and_a_rolled_back_round_leaves_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = vec![
+            ev(1, JobEventKind::Submitted, "queue default"),
+            ev(2, JobEventKind::Placed, "n1: GPUs 0, 1"),
+        ];
+        {
+            let mut s = SqliteStore::open(dir.path()).await.unwrap();
+            let mut tx = s.begin().await.unwrap();
+            tx.add_job_events(7, &first, 256).await.unwrap();
+            tx.commit().await.unwrap();
+            let mut tx = s.begin().await.unwrap();
+            tx.add_job_events(7, &[ev(3, JobEventKind::Started, "")], 256)
+                .await
+                .unwrap();
+            drop(tx);
+            s.close().await.unwrap();
+        }
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        let t = s.job_events(7).await.unwrap();
+        assert_eq!((t.job, t.dropped), (7, 0));
+        assert_eq!(t.events, first);
+        let none = s.job_events(8).await.unwrap();
+        assert!(none.events.is_empty() && none.dropped == 0);
+    }
+
+    #[tokio::test]
+    async fn a_job_keeps_its_first_event_and_the_newest_others_and_counts_the_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        let mut tx = s.begin().await.unwrap();
+        tx.add_job_events(1, &[ev(0, JobEventKind::Submitted, "q")], 4)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        // 10 more, in rounds of different sizes.
+        for round in [1u64..4, 4..5, 5..11] {
+            let mut tx = s.begin().await.unwrap();
+            let evs: Vec<_> = round
+                .map(|i| ev(i, JobEventKind::Checkpoint, &i.to_string()))
+                .collect();
+            tx.add_job_events(1, &evs, 4).await.unwrap();
+            tx.add_job_events(2, &evs, 4).await.unwrap();
+            tx.commit().await.unwrap();
+        }
+        let t = s.job_events(1).await.unwrap();
+        let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+        assert_eq!(at, [0, 8, 9, 10]);
+        assert_eq!(t.events[0].kind, JobEventKind::Submitted);
+        assert_eq!(t.dropped, 7);
+        // A job's events go when its row goes.
+        let mut tx = s.begin().await.unwrap();
+        let mut row = crate::stored_job::tests::full_record();
+        row.view.id = 2;
+        row.client_token = None;
+        tx.put_job(&row).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(s.job_events(2).await.unwrap().events.len(), 4);
+        sqlx::query("DELETE FROM jobs WHERE id = 2")
+            .execute(&mut s.conn)
+            .await
+            .unwrap();
+        assert!(s.job_events(2).await.unwrap().events.is_empty());
+        assert_eq!(s.job_events(1).await.unwrap().events.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_rounds_events_of_several_jobs_interleaved_keep_each_jobs_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        let round = |evs: &[(u64, u64)]| -> Vec<(u64, JobEvent)> {
+            evs.iter()
+                .map(|&(job, at)| (job, ev(at, JobEventKind::Checkpoint, "")))
+                .collect()
+        };
+        for evs in [&[(1, 1), (2, 2), (1, 3)][..], &[(2, 4), (1, 5), (1, 6)][..]] {
+            let mut tx = s.begin().await.unwrap();
+            tx.add_events(&round(evs), 3).await.unwrap();
+            tx.commit().await.unwrap();
+        }
+        let at = |t: JobEvents| t.events.iter().map(|e| e.at_ms).collect::<Vec<_>>();
+        let one = s.job_events(1).await.unwrap();
+        assert_eq!(one.dropped, 1);
+        assert_eq!(at(one), [1, 5, 6]);
+        assert_eq!(at(s.job_events(2).await.unwrap()), [2, 4]);
+    }
+
+    fn entry(at_ms: u64, action: AuditAction, target: &str) -> AuditEntry {
+        AuditEntry {
+            id: 0,
+            at_ms,
+            actor: "root".into(),
+            action,
+            target: target.into(),
+            detail: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_audit_log_pages_newest_first_and_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut s = SqliteStore::open(dir.path()).await.unwrap();
+            let mut tx = s.begin().await.unwrap();
+            for i in 1..=5 {
+                tx.add_audit(&entry(i * 10, AuditAction::Drain, &format!("n{i}")))
+                    .await
+                    .unwrap();
+            }
+            tx.commit().await.unwrap();
+            s.close().await.unwrap();
+        }
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        let q = |before, since_ms, limit| AuditQuery {
+            before,
+            since_ms,
+            limit,
+        };
+        let page = s.audit(&q(None, None, Some(2))).await.unwrap();
+        let targets: Vec<&str> = page.entries.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(targets, ["n5", "n4"]);
+        assert_eq!(page.next_before, Some(4));
+        let page = s.audit(&q(Some(4), None, Some(2))).await.unwrap();
+        assert_eq!(page.entries[0].target, "n3");
+        let page = s.audit(&q(Some(2), None, Some(2))).await.unwrap();
+        assert_eq!(page.entries.len(), 1);
+        assert_eq!(page.next_before, None, "the last page says so");
+        // Bounds past SQLite's integers filter, never fail.
+        let page = s.audit(&q(Some(u64::MAX), Some(u64::MAX - 1), None)).await;
+        assert!(page.unwrap().entries.is_empty());
+        let page = s.audit(&q(Some(u64::MAX), None, Some(1))).await.unwrap();
+        assert_eq!(page.entries[0].target, "n5");
+        let page = s.audit(&q(None, Some(40), None)).await.unwrap();
+        assert_eq!(page.entries.len(), 2);
+        assert_eq!(page.entries[0].action, AuditAction::Drain);
+        assert_eq!(page.entries[0].at_ms, 50);
+    }
+}
