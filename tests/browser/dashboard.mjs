@@ -45,6 +45,10 @@ await run(async ({ say, shot, open, session }) => {
   say('the job page shows the job and its log line');
   await a.goto(`${URL}/#/job/${JOB}`);
   await until('the log line', async () => ((await a.textContent('#log')) || '').includes('hello from the browser test'));
+  await until('the timeline: submitted, placed, started, in order', async () => {
+    const kinds = await a.locator('#job-events tbody tr td:nth-child(2)').allTextContents();
+    return kinds.join(',') === 'submitted,placed,started';
+  });
   await shot(a, '04-job');
   await a.selectOption('#log-stream', 'stderr');
   await until('the stderr line alone', async () => {
@@ -60,6 +64,8 @@ await run(async ({ say, shot, open, session }) => {
   if (!refusal || !refusal.trim()) throw new Error('B sees no refusal text');
   if (((await b.textContent('#log')) || '').includes('hello')) throw new Error('B sees A\'s log');
   if (await b.locator(`button[data-cancel="${JOB}"]`).count()) throw new Error('B is offered a cancel of A\'s job');
+  await b.locator('#job-events p.error').waitFor();
+  if (await b.locator('#job-events tbody tr').count()) throw new Error('B sees A\'s timeline');
   console.log(`  B is told: ${refusal}`);
   await shot(b, '05-job-refused');
 

@@ -1,4 +1,5 @@
-// One job: its fields, the parts of a gang, its energy, and a live tail of its output
+// One job: its fields, the parts of a gang, its energy, its timeline
+// (GET /api/jobs/{id}/events), and a live tail of its output
 // (GET /api/jobs/{id}/logs: first the last TAIL bytes, then from where they ended; the
 // last TAIL bytes are kept; polling stops once the x-gpusched-job-state header says the
 // job ended and nothing more comes).
@@ -20,6 +21,7 @@ export function start(root, ctx) {
   const head = h('div', { id: 'job-head' });
   const fields = h('div', { id: 'job-fields' });
   const parts = h('div', { id: 'job-parts' });
+  const timeline = h('div', { id: 'job-events' });
   const streamSel = h('select', { id: 'log-stream' },
     h('option', { value: 'stdout' }, 'stdout'), h('option', { value: 'stderr' }, 'stderr'));
   const logState = h('span', { id: 'log-state', class: 'muted small' });
@@ -28,7 +30,7 @@ export function start(root, ctx) {
   // The output shows once the job does: a job the API does not give has none.
   const output = h('div', { id: 'job-output', hidden: true },
     h('h2', {}, 'Output ', streamSel, ' ', logState), refusal, pre);
-  root.append(head, fields, parts, output);
+  root.append(head, fields, parts, timeline, output);
 
   let job = null;
   const refresh = async () => {
@@ -36,6 +38,7 @@ export function start(root, ctx) {
     if (!ctx.live()) return;
     render(job, { head, fields, parts }, ctx, refresh);
     output.hidden = false;
+    await events(id, timeline, ctx);
   };
   ctx.every(refresh);
 
@@ -83,6 +86,7 @@ export function start(root, ctx) {
           if (atBottom) pre.scrollTop = pre.scrollHeight;
         }
         refusal.hidden = true;
+        pre.hidden = false;
         const state = r.headers.get('x-gpusched-job-state');
         if (TERMINAL.has(state) && bytes.length < CHUNK) {
           log.done = true;
@@ -101,6 +105,7 @@ export function start(root, ctx) {
       // 403 is a refusal; 404 is a job that has not started yet (the page keeps asking).
       refusal.className = e.status === 403 ? 'error' : 'note muted';
       refusal.hidden = false;
+      pre.hidden = e.status === 403; // no empty log box under a refusal
       log.done = e.status === 403; // a refusal stays one; anything else may pass
       logState.textContent = '';
     } finally {
@@ -144,6 +149,31 @@ function render(j, els, ctx, refresh) {
         h('td', {}, p.exit_code !== null && p.exit_code !== undefined ? String(p.exit_code) : (p.signal ? `signal ${p.signal}` : ''))
       )))]
     : '');
+}
+
+/** The job's timeline, oldest first; the server's refusal (403: not your job) in its place. */
+async function events(id, el, ctx) {
+  let ev;
+  try {
+    ev = await api(`/api/jobs/${id}/events`);
+  } catch (e) {
+    if (!(e instanceof ApiError) || !ctx.live()) throw e;
+    fill(el, h('h2', {}, 'Events'), h('p', { class: e.status === 403 ? 'error' : 'note muted' }, e.message));
+    return;
+  }
+  if (!ctx.live()) return;
+  const rows = ev.events.map((e) => h('tr', {},
+    h('td', {}, clock(e.at_ms)), h('td', {}, badge(e.kind.replace('_', ' '), kindClass(e.kind))),
+    h('td', { class: 'num' }, String(e.attempt)), h('td', {}, (e.nodes || []).join(', ')),
+    h('td', { class: 'reason' }, e.detail || '')));
+  fill(el, h('h2', {}, 'Events'),
+    ev.dropped ? h('p', { class: 'note muted' }, `${ev.dropped} older events were dropped (the server keeps 256 per job)`) : '',
+    table(['time', 'event', 'attempt', 'nodes', 'detail'], rows, 'grid events'));
+}
+
+function kindClass(kind) {
+  if (kind === 'preempted' || kind === 'requeued' || kind === 'cancel_requested') return 'warn';
+  return undefined;
 }
 
 function quote(a) {
