@@ -498,4 +498,41 @@ mod tests {
         let err = run(&cmd).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ESRCH), "{err}");
     }
+
+    #[test]
+    fn takes_the_jobs_identity_and_leaves_the_agents_threads_alone() {
+        if !nix::unistd::geteuid().is_root() {
+            return; // only root can switch; the non-root agent never does
+        }
+        let Some(who) = super::super::identity::resolve("nobody", false).unwrap() else {
+            return;
+        };
+        let groups_before = nix::unistd::getgroups().unwrap();
+        // A second thread, to see that only the child changed credentials (glibc's
+        // setuid would have changed every thread of the process sharing its memory).
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            let _ = rx.recv();
+            nix::unistd::geteuid()
+        });
+        let mut cmd = sh("echo $(id -u) $(id -g) $(id -G)");
+        cmd.run_as(&who);
+        let (status, out) = run(&cmd).unwrap();
+        assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+        let ids: Vec<u32> = out.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        assert_eq!(ids[0], who.uid.as_raw(), "{out}");
+        assert_eq!(ids[1], who.gid.as_raw(), "{out}");
+        let mut want: Vec<u32> = who.groups.iter().map(|g| g.as_raw()).collect();
+        want.push(who.gid.as_raw());
+        want.sort_unstable();
+        want.dedup();
+        let mut got = ids[2..].to_vec();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got, want, "{out}");
+        tx.send(()).unwrap();
+        assert!(other.join().unwrap().is_root(), "another thread lost root");
+        assert!(nix::unistd::geteuid().is_root() && nix::unistd::getegid().as_raw() == 0);
+        assert_eq!(nix::unistd::getgroups().unwrap(), groups_before);
+    }
 }
