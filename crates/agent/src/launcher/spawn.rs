@@ -34,6 +34,9 @@ use super::identity::RunAs;
 /// arguments are prepared before, not on it).
 const CHILD_STACK: usize = 64 * 1024;
 
+/// What runs a program the kernel cannot execute itself, as execvp does.
+const SH: &std::ffi::CStr = c"/bin/sh";
+
 /// The `PATH` searched when the job's environment has none (glibc's default).
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
@@ -137,6 +140,9 @@ struct Prepared {
     /// entry.
     candidates: Vec<CString>,
     _argv: Vec<CString>,
+    /// `/bin/sh`, a placeholder for the script's path, then the arguments: a program
+    /// the kernel cannot execute (no `#!`) is run by the shell, as execvp does.
+    sh_argv_ptrs: Vec<*const libc::c_char>,
     argv_ptrs: Vec<*const libc::c_char>,
     _envp: Vec<CString>,
     envp_ptrs: Vec<*const libc::c_char>,
@@ -207,6 +213,10 @@ fn prepare(cmd: &JobCommand, stdio: &Stdio) -> io::Result<Prepared> {
     Ok(Prepared {
         candidates,
         argv_ptrs: ptrs(&argv),
+        sh_argv_ptrs: [SH.as_ptr(), std::ptr::null()]
+            .into_iter()
+            .chain(ptrs(&argv).into_iter().skip(1))
+            .collect(),
         envp_ptrs: ptrs(&envp),
         _argv: argv,
         _envp: envp,
@@ -236,14 +246,15 @@ fn prepare(cmd: &JobCommand, stdio: &Stdio) -> io::Result<Prepared> {
 /// The calling thread should block every signal (the forker does): a handler of the
 /// agent's must never run in the child, which shares the agent's memory.
 pub fn spawn(cmd: &JobCommand, stdio: &Stdio) -> io::Result<Pid> {
-    let prepared = prepare(cmd, stdio)?;
+    let mut prepared = prepare(cmd, stdio)?;
     let failure = AtomicI32::new(0);
     let mut stack = vec![0u8; CHILD_STACK];
-    let child = Box::new(|| child_main(&prepared, &failure));
+    let child = Box::new(|| child_main(&mut prepared, &failure));
     // SAFETY: CLONE_VM | CLONE_VFORK suspends this thread until the child has exec'd or
     // exited, so everything the child borrows (`prepared`, `failure`, `stack`) outlives
     // its use. The child only makes async-signal-safe system calls (see `child_main`),
-    // does not allocate, and stays well within its 64 KiB stack.
+    // does not allocate, and stays well within its 64 KiB stack; besides `failure` it
+    // writes only one slot of `prepared.sh_argv_ptrs`, which the parent reads no more.
     let pid = unsafe {
         nix::sched::clone(
             child,
@@ -264,7 +275,7 @@ pub fn spawn(cmd: &JobCommand, stdio: &Stdio) -> io::Result<Pid> {
 
 /// The child between clone and exec. Returns only on failure (its exit status, 127),
 /// with `failure` set to the errno; the parent reads it once it resumes.
-fn child_main(p: &Prepared, failure: &AtomicI32) -> isize {
+fn child_main(p: &mut Prepared, failure: &AtomicI32) -> isize {
     let fail = |errno: i32| -> isize {
         failure.store(errno.max(1), Ordering::Release);
         127
@@ -342,6 +353,11 @@ fn child_main(p: &Prepared, failure: &AtomicI32) -> isize {
         for path in &p.candidates {
             libc::execve(path.as_ptr(), p.argv_ptrs.as_ptr(), p.envp_ptrs.as_ptr());
             last = errno();
+            if last == libc::ENOEXEC {
+                p.sh_argv_ptrs[1] = path.as_ptr();
+                libc::execve(SH.as_ptr(), p.sh_argv_ptrs.as_ptr(), p.envp_ptrs.as_ptr());
+                last = errno();
+            }
             match last {
                 libc::EACCES => denied = true,
                 libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
@@ -432,6 +448,23 @@ mod tests {
         cmd.env("PATH", format!("/nonexistent:{}", dir.path().display()));
         let denied = run(&cmd).unwrap_err();
         assert_eq!(denied.raw_os_error(), Some(libc::EACCES), "{denied}");
+    }
+
+    #[test]
+    fn a_script_without_a_shebang_runs_in_sh() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plain");
+        std::fs::write(&script, "echo \"via sh: $1\"\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut cmd = JobCommand::new(&script);
+        cmd.args(["one"]);
+        let (status, out) = run(&cmd).unwrap();
+        assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+        assert_eq!(out, "via sh: one\n");
+        // Through PATH too.
+        let mut cmd = JobCommand::new("plain");
+        cmd.args(["two"]).env("PATH", dir.path());
+        assert_eq!(run(&cmd).unwrap().1, "via sh: two\n");
     }
 
     #[test]
