@@ -12,6 +12,7 @@
 //! left and reports the attempt as lost.
 
 mod capture;
+mod child;
 mod command;
 pub mod dist;
 mod forker;
@@ -19,11 +20,11 @@ mod group;
 mod identity;
 mod part;
 mod running;
+mod spawn;
 mod spawn_error;
 mod supervise;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gpusched_wire::{AttemptRef, GpuInfo, Launch, Outcome, RunEvent, RunEventKind};
@@ -267,14 +268,7 @@ impl Launcher {
                 gpus: &proc.gpus,
                 env,
             };
-            match command::build(
-                launch,
-                &setup,
-                gpus,
-                run_as.as_ref(),
-                Stdio::piped(),
-                Stdio::piped(),
-            ) {
+            match command::build(launch, &setup, gpus, run_as.as_ref()) {
                 Ok(mut cmd) => {
                     cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
                         .env(

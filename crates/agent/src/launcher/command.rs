@@ -2,15 +2,11 @@
 //! shell, working directory, logs, environment, its own process group, and death with
 //! the agent.
 
-use std::io;
-use std::process::Stdio;
-
 use gpusched_wire::{GpuInfo, Launch};
 
 use super::identity::RunAs;
-use nix::sys::signal::Signal;
-use nix::unistd::{getpid, getppid};
-use tokio::process::Command;
+use super::spawn::JobCommand;
+use nix::unistd::getpid;
 
 /// What differs between the processes of one part (see [`super::dist`]).
 pub struct ProcSetup<'a> {
@@ -27,9 +23,7 @@ pub fn build(
     proc: &ProcSetup<'_>,
     node_gpus: &[GpuInfo],
     run_as: Option<&RunAs>,
-    stdout: Stdio,
-    stderr: Stdio,
-) -> Result<Command, String> {
+) -> Result<JobCommand, String> {
     let Some((program, args)) = launch.command.split_first() else {
         return Err("the job has no command to run".to_string());
     };
@@ -43,12 +37,10 @@ pub fn build(
             .ok_or("the job's MIG instance has no UUID yet; it cannot be made visible")?,
         None => cuda_visible_devices(&gpus),
     };
-    let mut cmd = Command::new(program);
+    // stdin is /dev/null and the output goes to pipes (see the forker).
+    let mut cmd = JobCommand::new(program);
     cmd.args(args)
         .current_dir(&launch.cwd)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
         // The agent's environment is inherited, minus its secrets; the job's own
         // settings come next and gpusched's last, so a job cannot escape its GPU
         // assignment by accident.
@@ -76,50 +68,17 @@ pub fn build(
     if let Some(who) = run_as {
         cmd.env("USER", &who.name)
             .env("LOGNAME", &who.name)
-            .env("HOME", &who.home);
-        become_user(&mut cmd, who);
+            .env("HOME", &who.home)
+            // Supplementary groups, then gid, then uid, in the child before exec.
+            .run_as(who);
     }
-    // After the identity switch: changing credentials clears the parent-death signal.
-    die_with_parent(&mut cmd);
+    // Makes the kernel SIGKILL the job when the thread that started it ends, which
+    // happens when the agent dies: otherwise a killed agent's jobs would keep their
+    // GPUs busy while the server runs the same attempts elsewhere. Set after the
+    // identity switch (which clears it). Only the group leader gets this (the kernel
+    // clears it in the leader's children); recovery kills the rest.
+    cmd.die_with_parent(getpid());
     Ok(cmd)
-}
-
-/// Drops root for the submitting user: supplementary groups, then gid, then uid (the
-/// order matters: after setuid the others are no longer allowed).
-fn become_user(cmd: &mut Command, who: &RunAs) {
-    let (uid, gid, groups) = (who.uid, who.gid, who.groups.clone());
-    // SAFETY: runs in the child between fork and exec; setgroups, setgid and setuid are
-    // plain system calls, and the group list was computed before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::unistd::setgroups(&groups).map_err(io::Error::from)?;
-            nix::unistd::setgid(gid).map_err(io::Error::from)?;
-            nix::unistd::setuid(uid).map_err(io::Error::from)?;
-            Ok(())
-        });
-    }
-}
-
-/// Makes the kernel SIGKILL the job when the thread that forked it ends, which happens
-/// when the agent dies: otherwise a killed agent's jobs would keep their GPUs busy
-/// while the server runs the same attempts elsewhere. Only the group leader gets this
-/// (the kernel clears it in the leader's children); recovery kills the rest.
-fn die_with_parent(cmd: &mut Command) {
-    let agent = getpid();
-    // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe calls are allowed. prctl and getppid are plain system calls,
-    // and errors are built from raw errno values without allocating.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
-            // The agent may have died before the line above took effect; the signal
-            // would then never come, so give up now instead.
-            if getppid() != agent {
-                return Err(io::Error::from(nix::errno::Errno::ESRCH));
-            }
-            Ok(())
-        });
-    }
 }
 
 /// The node's GPUs the launch names, in the launch's order.

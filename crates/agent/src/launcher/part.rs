@@ -4,11 +4,12 @@
 
 use gpusched_wire::{Launch, Outcome};
 use nix::sys::signal::Signal;
-use tokio::process::{Child, Command};
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
+use super::child::Child;
 use super::forker::Forker;
+use super::spawn::JobCommand;
 use super::{capture, explain_spawn_error, group, record_pid};
 use crate::jobdir::{JobDir, Stream};
 
@@ -30,7 +31,7 @@ pub fn spawn(
     dir: &JobDir,
     runtime: &Handle,
     launch: &Launch,
-    cmds: Vec<(Option<u32>, Command)>,
+    cmds: Vec<(Option<u32>, JobCommand)>,
 ) -> Result<Spawned, Outcome> {
     let a = launch.attempt_ref();
     let mut children = Vec::with_capacity(cmds.len());
@@ -57,15 +58,7 @@ pub fn spawn(
                 });
             }
         };
-        let Some(pid) = child.id() else {
-            // Only a child already reaped has no id, which cannot happen before waiting.
-            if i > 0 {
-                group::signal_group_logged(pgid, Signal::SIGKILL);
-            }
-            return Err(Outcome::Lost {
-                message: "the started process had no id".to_string(),
-            });
-        };
+        let pid = child.id();
         if i == 0 {
             pgid = pid;
             // Before the others start: recovery after a crash finds the group.

@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use gpusched_wire::{AttemptRef, Outcome, RunEventKind};
 use nix::sys::signal::Signal;
-use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep, timeout};
 
+use super::child::Child;
 use super::group::signal_group_logged;
 use super::running::{Running, Stop};
 use super::{event, record_outcome};
