@@ -110,6 +110,7 @@ fn config(server: String, dir: &std::path::Path, lib: FakeNvml) -> AgentConfig {
         location: NodeLocation::default(),
         telemetry_interval: Duration::ZERO,
         metrics_listen: None,
+        retention: Default::default(),
     }
 }
 
