@@ -9,6 +9,8 @@
 //! <root>/logs/<job>.<attempt>.rank<R>.stderr   (R = its global RANK)
 //! <root>/hostfiles/<job>.<attempt>             a gang's GPUSCHED_HOSTFILE, until acked
 //! <root>/hostfiles/node-<addr>_slots=<N>       the one every job of one node shares
+//! <root>/checkpoints/<job>                     GPUSCHED_CHECKPOINT_DIR (see crate::retention)
+//! <root>/logs/.retention-removed               which jobs lost logs to retention
 //! ```
 //!
 //! Why a journal and not a directory of small files per attempt: creating inodes and

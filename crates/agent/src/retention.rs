@@ -47,8 +47,16 @@ impl Default for Policy {
     }
 }
 
-/// How often the sweeper runs.
+/// How often the sweeper runs (more often under a retention shorter than a minute).
 pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+impl Policy {
+    /// Every [`SWEEP_EVERY`], or twice per retention age when that is shorter.
+    pub fn sweep_every(&self) -> Duration {
+        let half = self.max_age.map_or(SWEEP_EVERY, |a| a / 2);
+        half.clamp(Duration::from_millis(100), SWEEP_EVERY)
+    }
+}
 
 /// The file that remembers which jobs lost logs to retention.
 const REMOVED_FILE: &str = ".retention-removed";

@@ -4,7 +4,7 @@
 //! is handled the same way: retry, re-register if the server forgot us.
 //!
 //! Nothing is lost across crashes: an attempt's end sits in the outbox until the server
-//! has acknowledged it (and on disk, `outcome.json` without `acked`, until then too).
+//! has acknowledged it (and in the journal, an outcome without `acked`, until then too).
 //!
 //! GPU telemetry rides on the reports: a sampling loop reads the GPUs every
 //! `--telemetry-interval` and wakes the reporter only when a report is due on its
@@ -811,14 +811,14 @@ fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
     }
 }
 
-/// Sweeps ended jobs' logs and expired checkpoint directories every
-/// [`crate::retention::SWEEP_EVERY`] (the first sweep soon after start).
+/// Sweeps ended jobs' logs and expired checkpoint directories on a timer (see
+/// [`crate::retention::Policy::sweep_every`]; the first sweep at start).
 async fn retention_loop(sh: Arc<Shared>) {
     let policy = sh.cfg.retention;
     if policy.max_age.is_none() && policy.max_total.is_none() {
         return;
     }
-    let mut tick = tokio::time::interval(crate::retention::SWEEP_EVERY);
+    let mut tick = tokio::time::interval(policy.sweep_every());
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;

@@ -17,6 +17,7 @@ mod new_user;
 mod prometheus;
 mod queues;
 mod resources;
+mod retention;
 mod sharing;
 mod support;
 mod telemetry;
