@@ -68,6 +68,10 @@ def main():
     ap.add_argument("--at", default="20000,100000", help="job counts to report at")
     ap.add_argument("--batch", type=int, default=10000)
     ap.add_argument("--port", type=int, default=16470)
+    ap.add_argument("--command", default="/bin/true",
+                    help="each job's command, e.g. 'echo hi' (run by sh -c unless /bin/true)")
+    ap.add_argument("--agent-arg", action="append", default=[],
+                    help="one more agent flag, e.g. --agent-arg=--log-retention=10s (repeatable)")
     args = ap.parse_args()
     marks = sorted(int(x) for x in args.at.split(","))
     tmp = tempfile.mkdtemp(prefix="gpusched-growth-")
@@ -90,10 +94,11 @@ def main():
         agent = subprocess.Popen([args.bin, "agent", "--server", base, "--name", "growth", "--state-dir",
                                   f"{tmp}/agent", "--join-token-file", f"{tmp}/data/join-token",
                                   "--allow-root-jobs", "--gpus", "8", "--gpu-model", "A100-SXM4-80GB",
-                                  "--gpu-backend", "declared"], env=env, stdout=subprocess.DEVNULL)
+                                  "--gpu-backend", "declared", *args.agent_arg], env=env, stdout=subprocess.DEVNULL)
         while not [n for n in call(f"{base}/api/nodes")["nodes"] if n["state"] == "online"]:
             time.sleep(0.05)
-        job = {"command": ["/bin/true"], "gpus": 1, "cwd": "/tmp"}
+        command = ["/bin/true"] if args.command == "/bin/true" else ["sh", "-c", args.command]
+        job = {"command": command, "gpus": 1, "cwd": "/tmp"}
         done, t0, c0 = 0, time.time(), cpu_s(agent.pid)
         print(f"agent state dir {tmp}/agent; RSS at start {status(agent.pid, 'VmRSS'):.1f} MiB", flush=True)
         for mark in marks:
@@ -108,11 +113,12 @@ def main():
             journal = os.path.getsize(f"{tmp}/agent/jobs/attempts.jsonl")
             ckpt = f"{tmp}/agent/jobs/checkpoints"
             ckpts = len(os.listdir(ckpt)) if os.path.isdir(ckpt) else 0
+            logs = len(os.listdir(f"{tmp}/agent/jobs/logs"))
             cpu = cpu_s(agent.pid) - c0
             print(json.dumps(dict(jobs=done, agent_rss_mib=round(status(agent.pid, "VmRSS"), 1),
                                   agent_hwm_mib=round(status(agent.pid, "VmHWM"), 1),
                                   state_dir_mb=round(size / 1e6, 2), state_entries=entries,
-                                  journal_bytes=journal, checkpoint_dirs=ckpts,
+                                  journal_bytes=journal, checkpoint_dirs=ckpts, log_files=logs,
                                   agent_cpu_us_per_job=round(cpu / done * 1e6),
                                   wall_s=round(time.time() - t0, 1))), flush=True)
     finally:

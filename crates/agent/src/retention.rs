@@ -8,7 +8,8 @@
 //!   last modified.
 //! - **Logs** of acknowledged attempts go after `--log-retention` (age since the end
 //!   was acknowledged) and, oldest end first, whenever together they pass
-//!   `--log-max-total`. A running (or not yet acknowledged) attempt's logs are never
+//!   `--log-max-total` (bytes written), and beyond [`MAX_ENDED_WITH_LOGS`] attempts
+//!   with logs. A running (or not yet acknowledged) attempt's logs are never
 //!   in the index, so never removed. The index is one small entry per ended attempt
 //!   that wrote output, built by one directory listing at start, then kept up to date
 //!   at each acknowledgement; a sweep on a timer pops from its old end only, so a
@@ -46,6 +47,11 @@ impl Default for Policy {
         }
     }
 }
+
+/// The most ended attempts whose logs are kept, whatever the age and total allow: the
+/// index costs about 48 bytes per attempt, so this bounds it near 5 MB (jobs that print
+/// a line each would otherwise fill it with millions of tiny files).
+pub const MAX_ENDED_WITH_LOGS: usize = 100_000;
 
 /// How often the sweeper runs (more often under a retention shorter than a minute).
 pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
@@ -275,6 +281,11 @@ pub fn ended(dir: &JobDir, a: AttemptRef, launch: Option<&Launch>, now_ms: u64) 
 /// Removes the logs that `policy` no longer keeps (oldest end first) and checkpoint
 /// directories kept for a restart past the age limit, and saves which jobs lost logs.
 pub fn sweep(dir: &JobDir, policy: &Policy, now_ms: u64) -> Swept {
+    sweep_to(dir, policy, now_ms, MAX_ENDED_WITH_LOGS)
+}
+
+/// [`sweep`], keeping at most `max_attempts` ended attempts' logs.
+fn sweep_to(dir: &JobDir, policy: &Policy, now_ms: u64, max_attempts: usize) -> Swept {
     let mut gone = Vec::new();
     {
         let mut index = dir.log_index();
@@ -282,7 +293,8 @@ pub fn sweep(dir: &JobDir, policy: &Policy, now_ms: u64) -> Swept {
         while let Some(front) = index.ended.front() {
             let too_old = max_age_ms.is_some_and(|age| now_ms.saturating_sub(front.at_ms) > age);
             let too_big = policy.max_total.is_some_and(|max| index.total > max);
-            if !(too_old || too_big) {
+            let too_many = index.ended.len() > max_attempts;
+            if !(too_old || too_big || too_many) {
                 break;
             }
             let e = index.ended.pop_front().expect("front exists");
@@ -467,6 +479,23 @@ mod tests {
         }
         assert_eq!(dir.log_index().size(), (2, 200));
         assert_eq!(sweep(&dir, &policy, 0), Swept::default());
+    }
+
+    #[test]
+    fn beyond_the_most_attempts_kept_the_oldest_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        for job in 1..=5 {
+            printed(&dir, job, 1);
+            dir.mark_acked(a(job)).unwrap();
+        }
+        let policy = Policy {
+            max_age: None,
+            max_total: None,
+        };
+        assert_eq!(sweep_to(&dir, &policy, 0, 3).attempts, 2);
+        assert!(!dir.log_path(a(2), Stream::Stdout).exists());
+        assert!(dir.log_path(a(3), Stream::Stdout).exists());
     }
 
     #[test]

@@ -814,10 +814,8 @@ fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
 /// Sweeps ended jobs' logs and expired checkpoint directories on a timer (see
 /// [`crate::retention::Policy::sweep_every`]; the first sweep at start).
 async fn retention_loop(sh: Arc<Shared>) {
+    // Even with both limits off, the count bound (`MAX_ENDED_WITH_LOGS`) applies.
     let policy = sh.cfg.retention;
-    if policy.max_age.is_none() && policy.max_total.is_none() {
-        return;
-    }
     let mut tick = tokio::time::interval(policy.sweep_every());
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
