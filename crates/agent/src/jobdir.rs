@@ -322,6 +322,11 @@ impl JobDir {
                 None => Vec::new(),
             };
         }
+        // Ended and indexed for retention: the index knows (the journal's lock is let go
+        // above; the index's is taken alone).
+        if let Some(ranks) = self.log_index().ranks_of(a) {
+            return ranks;
+        }
         let prefix = format!("{}.{}.rank", a.job, a.attempt);
         let mut ranks: Vec<u32> = fs::read_dir(self.root.join(LOGS))
             .into_iter()

@@ -221,6 +221,17 @@ impl LogIndex {
         (self.ended.len(), self.total)
     }
 
+    /// The ranks with log files of an ended attempt in the index (`Some(empty)`: one
+    /// process, no ranks); `None` if it is not indexed. A scan of the index, far
+    /// cheaper than listing a directory of as many files.
+    pub fn ranks_of(&self, a: AttemptRef) -> Option<Vec<u32>> {
+        let e = self.ended.iter().rev().find(|e| e.a == a)?;
+        Some(
+            e.ranks
+                .map_or_else(Vec::new, |(first, n)| (first..first + n).collect()),
+        )
+    }
+
     /// Whether retention removed logs of an attempt of `job`.
     pub fn was_removed(&self, job: u64) -> bool {
         let (w, b) = ((job / 64) as usize, job % 64);
@@ -530,6 +541,34 @@ mod tests {
         assert_eq!(sweep(&dir, &policy, 0).attempts, 1);
         assert!(!dir.rank_log_path(a(6), Some(5), Stream::Stdout).exists());
         assert!(dir.log_path(a(2), Stream::Stdout).exists());
+    }
+
+    #[test]
+    fn an_ended_parts_ranks_come_from_the_index_not_a_listing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        let mut l = launch(4);
+        l.dist = Some(gpusched_wire::DistLaunch {
+            nnodes: 2,
+            node_rank: 1,
+            gpus_per_node: 2,
+            tasks_per_node: Some(2),
+            master_addr: None,
+            master_port: None,
+            hosts: Vec::new(),
+        });
+        dir.create(&l).unwrap();
+        for r in [2, 3] {
+            dir.open_rank_log(a(4), Some(r), Stream::Stdout).unwrap();
+        }
+        dir.mark_acked(a(4)).unwrap();
+        assert_eq!(dir.log_index().ranks_of(a(4)), Some(vec![2, 3]));
+        // The files are not listed: with them gone (by hand), the index still answers.
+        for r in [2, 3] {
+            fs::remove_file(dir.rank_log_path(a(4), Some(r), Stream::Stdout)).unwrap();
+        }
+        assert_eq!(dir.log_ranks(a(4)), vec![2, 3]);
+        assert_eq!(dir.log_ranks(a(5)), Vec::<u32>::new());
     }
 
     #[test]
