@@ -226,12 +226,12 @@ impl JobDir {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Appends one line; returns its length.
     /// The index of ended attempts' logs (see [`crate::retention`]).
     pub(crate) fn log_index(&self) -> MutexGuard<'_, LogIndex> {
         self.log_index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Appends one line; returns its length.
     fn append(&self, inner: &mut Inner, e: &Entry, sync: bool) -> Result<u64, JobDirError> {
         let path = self.root.join(JOURNAL);
         let line = line_of(e);
@@ -459,7 +459,7 @@ impl JobDir {
 
     /// Records that the server has the attempt's end. Marking twice is harmless. The
     /// attempt leaves the index (a tombstone stays, see the module notes), its hostfile
-    /// and checkpoint directory go as [`crate::retention::checkpoint_rule`] says, and the
+    /// and checkpoint directory go as [`crate::retention::may_restart`] says, and the
     /// journal is compacted when enough of it is dead. Returns the attempt's record
     /// as it was (`None` if it was not held).
     pub fn mark_acked(&self, a: AttemptRef) -> Result<Option<AckedAttempt>, JobDirError> {
