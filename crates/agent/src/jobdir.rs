@@ -9,6 +9,8 @@
 //! <root>/logs/<job>.<attempt>.rank<R>.stderr   (R = its global RANK)
 //! <root>/hostfiles/<job>.<attempt>             a gang's GPUSCHED_HOSTFILE, until acked
 //! <root>/hostfiles/node-<addr>_slots=<N>       the one every job of one node shares
+//! <root>/checkpoints/<job>                     GPUSCHED_CHECKPOINT_DIR (see crate::retention)
+//! <root>/logs/.retention-removed               which jobs lost logs to retention
 //! ```
 //!
 //! Why a journal and not a directory of small files per attempt: creating inodes and
@@ -26,8 +28,19 @@
 //!   keeps them across an agent crash), and a lost **acked** line only makes the agent
 //!   report an end again, which the server ignores.
 //!
-//! Opening the journal compacts it: attempts the server acknowledged are dropped (their
-//! logs stay), so it holds only what recovery needs.
+//! Compaction: the journal is rewritten to hold only attempts the server has not yet
+//! acknowledged (running, or ended and not yet confirmed) when it is opened, and during
+//! the agent's life whenever the bytes of acknowledged attempts exceed those of the rest
+//! and 1 MiB. Each compaction copies fewer bytes than it drops and every byte is dropped
+//! once, so the cost is amortised O(1) per job. The new journal goes to a temporary file,
+//! is fsync'd, renamed over the old one and the directory fsync'd: a crash at any step
+//! leaves either the old journal or the new one, which recover the same attempts (a
+//! leftover temporary file is overwritten by the next compaction).
+//!
+//! Memory: an acknowledged attempt leaves the index at once. Its id is kept (a
+//! *tombstone*) only until a poll sent after the acknowledgement has been answered
+//! ([`JobDir::forget_acked_before`]): an answer computed before the server had the end
+//! may still list the attempt, and it must not run again.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -39,9 +52,16 @@ use gpusched_wire::{AttemptRef, Launch, Outcome};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::retention::LogIndex;
+
 const JOURNAL: &str = "attempts.jsonl";
 const LOGS: &str = "logs";
 const HOSTFILES: &str = "hostfiles";
+const CHECKPOINTS: &str = "checkpoints";
+
+/// The journal is compacted in the agent's life once it is at least this large and the
+/// bytes of acknowledged attempts exceed those of the rest.
+const COMPACT_MIN_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Error)]
 pub enum JobDirError {
@@ -128,13 +148,28 @@ struct Record {
     pid: Option<PidRecord>,
     outcome: Option<StoredOutcome>,
     acked: bool,
+    /// The journal bytes of this attempt's lines (to know when compaction pays).
+    bytes: u64,
 }
 
 struct Inner {
     file: File,
     /// The journal's length after the last whole line, to cut off a torn append.
     len: u64,
+    /// Attempts not yet acknowledged: everything recovery needs.
     index: BTreeMap<AttemptRef, Record>,
+    /// The journal bytes of the attempts in `index`; the rest of `len` is dead.
+    live_bytes: u64,
+    /// Acknowledged attempts, each with the acknowledgement's number, kept until a poll
+    /// sent after it was answered (see the module notes).
+    acked: BTreeMap<AttemptRef, u64>,
+    /// The number the next acknowledgement gets.
+    ack_seq: u64,
+    /// No compaction before the journal reaches this length (raised after a failed one,
+    /// so a full disk is not retried at every acknowledgement).
+    compact_at: u64,
+    /// Compactions done in this life (for tests and the benchmark's account).
+    compactions: u64,
 }
 
 /// The records of every attempt this agent holds. Clones share one journal.
@@ -142,6 +177,8 @@ struct Inner {
 pub struct JobDir {
     root: PathBuf,
     inner: Arc<Mutex<Inner>>,
+    /// Ended attempts' logs, for retention. Locked after `inner` when both are.
+    log_index: Arc<Mutex<LogIndex>>,
 }
 
 impl std::fmt::Debug for JobDir {
@@ -160,46 +197,22 @@ impl JobDir {
         let path = root.join(JOURNAL);
         let mut index = read_journal(&path)?;
         index.retain(|_, r| !r.acked && r.launch.is_some());
-        // Compact: write what is left to a new file and swap it in atomically.
-        let tmp = root.join(format!(".{JOURNAL}.tmp"));
-        {
-            let mut out = io::BufWriter::new(File::create(&tmp).map_err(io_err("create", &tmp))?);
-            for (a, r) in &index {
-                let mut lines = Vec::new();
-                if let Some(l) = &r.launch {
-                    lines.push(Entry::Launch(Box::new(l.clone())));
-                }
-                if let Some(p) = &r.pid {
-                    lines.push(Entry::Pid {
-                        a: *a,
-                        pid: p.clone(),
-                    });
-                }
-                if let Some(o) = &r.outcome {
-                    lines.push(Entry::Outcome {
-                        a: *a,
-                        stored: o.clone(),
-                    });
-                }
-                for e in lines {
-                    out.write_all(&line_of(&e)).map_err(io_err("write", &tmp))?;
-                }
-            }
-            let file = out
-                .into_inner()
-                .map_err(|e| io_err("write", &tmp)(e.into_error()))?;
-            file.sync_all().map_err(io_err("sync", &tmp))?;
-        }
-        fs::rename(&tmp, &path).map_err(io_err("replace", &path))?;
-        sync_dir(root)?;
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(io_err("open", &path))?;
-        let len = file.metadata().map_err(io_err("read", &path))?.len();
+        let (file, len) = rewrite(root, &mut index)?;
+        let live_bytes = index.values().map(|r| r.bytes).sum();
+        let logs = LogIndex::scan(&root.join(LOGS), |a| index.contains_key(&a));
         Ok(JobDir {
             root: root.to_path_buf(),
-            inner: Arc::new(Mutex::new(Inner { file, len, index })),
+            log_index: Arc::new(Mutex::new(logs)),
+            inner: Arc::new(Mutex::new(Inner {
+                file,
+                len,
+                index,
+                live_bytes,
+                acked: BTreeMap::new(),
+                ack_seq: 0,
+                compact_at: COMPACT_MIN_BYTES,
+                compactions: 0,
+            })),
         })
     }
 
@@ -213,7 +226,13 @@ impl JobDir {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn append(&self, inner: &mut Inner, e: &Entry, sync: bool) -> Result<(), JobDirError> {
+    /// The index of ended attempts' logs (see [`crate::retention`]).
+    pub(crate) fn log_index(&self) -> MutexGuard<'_, LogIndex> {
+        self.log_index.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends one line; returns its length.
+    fn append(&self, inner: &mut Inner, e: &Entry, sync: bool) -> Result<u64, JobDirError> {
         let path = self.root.join(JOURNAL);
         let line = line_of(e);
         if let Err(err) = inner.file.write_all(&line) {
@@ -226,12 +245,58 @@ impl JobDir {
         if sync {
             inner.file.sync_data().map_err(io_err("sync", &path))?;
         }
-        Ok(())
+        Ok(line.len() as u64)
     }
 
-    /// Whether this attempt was received and not yet acknowledged as ended.
+    /// Adds an appended line's bytes to the attempt's (live) record.
+    fn count(inner: &mut Inner, a: AttemptRef, bytes: u64) -> &mut Record {
+        inner.live_bytes += bytes;
+        let r = inner.index.entry(a).or_default();
+        r.bytes += bytes;
+        r
+    }
+
+    /// Whether this attempt was received (and not yet forgotten after its
+    /// acknowledgement: see [`JobDir::forget_acked_before`]).
     pub fn exists(&self, a: AttemptRef) -> bool {
+        let inner = self.lock();
+        inner.index.contains_key(&a) || inner.acked.contains_key(&a)
+    }
+
+    /// Whether the attempt is held and not yet acknowledged (running, or its end not
+    /// yet confirmed by the server).
+    pub fn holds(&self, a: AttemptRef) -> bool {
         self.lock().index.contains_key(&a)
+    }
+
+    /// Whether any attempt of `job` is held and not yet acknowledged.
+    pub fn job_is_live(&self, job: u64) -> bool {
+        job_is_live(&self.lock(), job)
+    }
+
+    /// The number the next acknowledgement will get: read it before sending a poll,
+    /// and pass it to [`JobDir::forget_acked_before`] once the answer was acted on.
+    pub fn ack_mark(&self) -> u64 {
+        self.lock().ack_seq
+    }
+
+    /// Forgets the tombstones of attempts acknowledged before `mark`: the server had
+    /// their ends before it computed an answer already acted on, so it never asks for
+    /// them again.
+    pub fn forget_acked_before(&self, mark: u64) {
+        self.lock().acked.retain(|_, seq| *seq >= mark);
+    }
+
+    /// Attempts held in memory: (not yet acknowledged, acknowledged tombstones).
+    pub fn held(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.index.len(), inner.acked.len())
+    }
+
+    /// The journal's length now, and how many compactions ran in this life.
+    pub fn journal_stats(&self) -> (u64, u64) {
+        let inner = self.lock();
+        (inner.len, inner.compactions)
     }
 
     /// Whether the attempt wrote any output here (logs are kept after it is
@@ -256,6 +321,11 @@ impl JobDir {
                 },
                 None => Vec::new(),
             };
+        }
+        // Ended and indexed for retention: the index knows (the journal's lock is let go
+        // above; the index's is taken alone).
+        if let Some(ranks) = self.log_index().ranks_of(a) {
+            return ranks;
         }
         let prefix = format!("{}.{}.rank", a.job, a.attempt);
         let mut ranks: Vec<u32> = fs::read_dir(self.root.join(LOGS))
@@ -319,14 +389,11 @@ impl JobDir {
         if inner.index.contains_key(&a) {
             return Err(JobDirError::AlreadyExists { attempt: a });
         }
-        self.append(&mut inner, &Entry::Launch(Box::new(launch.clone())), false)?;
-        inner.index.insert(
-            a,
-            Record {
-                launch: Some(launch.clone()),
-                ..Record::default()
-            },
-        );
+        if inner.acked.contains_key(&a) {
+            return Err(JobDirError::AlreadyExists { attempt: a });
+        }
+        let n = self.append(&mut inner, &Entry::Launch(Box::new(launch.clone())), false)?;
+        Self::count(&mut inner, a, n).launch = Some(launch.clone());
         Ok(())
     }
 
@@ -360,8 +427,8 @@ impl JobDir {
             a,
             pid: record.clone(),
         };
-        self.append(&mut inner, &e, false)?;
-        inner.index.entry(a).or_default().pid = Some(record.clone());
+        let n = self.append(&mut inner, &e, false)?;
+        Self::count(&mut inner, a, n).pid = Some(record.clone());
         Ok(())
     }
 
@@ -381,8 +448,8 @@ impl JobDir {
             a,
             stored: stored.clone(),
         };
-        self.append(&mut inner, &e, true)?;
-        inner.index.entry(a).or_default().outcome = Some(stored);
+        let n = self.append(&mut inner, &e, true)?;
+        Self::count(&mut inner, a, n).outcome = Some(stored);
         Ok(())
     }
 
@@ -390,27 +457,77 @@ impl JobDir {
         Ok(self.lock().index.get(&a).and_then(|r| r.outcome.clone()))
     }
 
-    /// Records that the server has the attempt's end. Marking twice is harmless.
-    pub fn mark_acked(&self, a: AttemptRef) -> Result<(), JobDirError> {
+    /// Records that the server has the attempt's end. Marking twice is harmless. The
+    /// attempt leaves the index (a tombstone stays, see the module notes), its hostfile
+    /// and checkpoint directory go as [`crate::retention::may_restart`] says, and the
+    /// journal is compacted when enough of it is dead. Returns the attempt's record
+    /// as it was (`None` if it was not held).
+    pub fn mark_acked(&self, a: AttemptRef) -> Result<Option<AckedAttempt>, JobDirError> {
         let mut inner = self.lock();
-        if inner.index.get(&a).is_none_or(|r| r.acked) {
-            return Ok(());
+        if !inner.index.contains_key(&a) {
+            return Ok(None);
         }
+        // The line is dead from the start: it only matters until the next compaction.
         self.append(&mut inner, &Entry::Acked { a }, false)?;
+        let Some(r) = inner.index.remove(&a) else {
+            return Ok(None);
+        };
+        inner.live_bytes -= r.bytes;
+        let seq = inner.ack_seq;
+        inner.ack_seq += 1;
+        inner.acked.insert(a, seq);
         // The job is over everywhere: its hostfile has no reader left.
         let _ = fs::remove_file(self.hostfile_path(a));
-        if let Some(r) = inner.index.get_mut(&a) {
-            // Only "seen" matters from now on; drop the launch (its env can be large).
-            *r = Record {
-                acked: true,
-                ..Record::default()
-            };
+        // Under the lock: a new attempt of the job cannot be created (and its
+        // checkpoint directory prepared) between this check and the removal.
+        if !job_is_live(&inner, a.job) {
+            let keep_used = crate::retention::may_restart(r.launch.as_ref(), r.outcome.as_ref());
+            crate::retention::clean_checkpoint_dir(&self.checkpoint_dir(a.job), keep_used);
         }
-        Ok(())
+        crate::retention::ended(self, a, r.launch.as_ref(), now_ms());
+        self.maybe_compact(&mut inner);
+        Ok(Some(AckedAttempt {
+            launch: r.launch,
+            outcome: r.outcome,
+        }))
     }
 
+    /// Rewrites the journal when acknowledged attempts make up most of it. A failure is
+    /// logged, not returned: appending to the old journal still works.
+    fn maybe_compact(&self, inner: &mut Inner) {
+        let dead = inner.len.saturating_sub(inner.live_bytes);
+        if inner.len < inner.compact_at || dead <= inner.live_bytes {
+            return;
+        }
+        match rewrite(&self.root, &mut inner.index) {
+            Ok((file, len)) => {
+                inner.file = file;
+                inner.len = len;
+                inner.live_bytes = inner.index.values().map(|r| r.bytes).sum();
+                inner.compact_at = COMPACT_MIN_BYTES;
+                inner.compactions += 1;
+            }
+            Err(e) => {
+                inner.compact_at = inner.len.saturating_mul(2);
+                tracing::warn!("cannot compact the agent's journal (retrying later): {e}");
+            }
+        }
+    }
+
+    /// Whether the server has the attempt's end (and it is not yet forgotten).
     pub fn is_acked(&self, a: AttemptRef) -> bool {
-        self.lock().index.get(&a).is_some_and(|r| r.acked)
+        self.lock().acked.contains_key(&a)
+    }
+
+    /// The job's checkpoint directory on this node (`GPUSCHED_CHECKPOINT_DIR`), kept
+    /// across its attempts here.
+    pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
+        self.root.join(CHECKPOINTS).join(job.to_string())
+    }
+
+    /// Where the logs are.
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join(LOGS)
     }
 
     pub fn log_path(&self, a: AttemptRef, stream: Stream) -> PathBuf {
@@ -446,6 +563,72 @@ impl JobDir {
             .open(&path)
             .map_err(io_err("open", &path))
     }
+}
+
+/// What the journal held of an attempt when its end was acknowledged.
+#[derive(Clone, Debug)]
+pub struct AckedAttempt {
+    pub launch: Option<Launch>,
+    pub outcome: Option<StoredOutcome>,
+}
+
+fn job_is_live(inner: &Inner, job: u64) -> bool {
+    let first = AttemptRef { job, attempt: 0 };
+    inner
+        .index
+        .range(first..)
+        .next()
+        .is_some_and(|(a, _)| a.job == job)
+}
+
+/// The journal lines that hold `index` (what a compaction writes), and each
+/// attempt's share of them recorded in its `bytes`.
+fn compacted(index: &mut BTreeMap<AttemptRef, Record>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (a, r) in index.iter_mut() {
+        let start = out.len();
+        if let Some(l) = &r.launch {
+            out.extend(line_of(&Entry::Launch(Box::new(l.clone()))));
+        }
+        if let Some(p) = &r.pid {
+            out.extend(line_of(&Entry::Pid {
+                a: *a,
+                pid: p.clone(),
+            }));
+        }
+        if let Some(o) = &r.outcome {
+            out.extend(line_of(&Entry::Outcome {
+                a: *a,
+                stored: o.clone(),
+            }));
+        }
+        r.bytes = (out.len() - start) as u64;
+    }
+    out
+}
+
+/// Replaces the journal with one holding only `index`: a temporary file written and
+/// fsync'd, renamed over the journal, the directory fsync'd. Returns the new journal
+/// open for appending and its length.
+fn rewrite(
+    root: &Path,
+    index: &mut BTreeMap<AttemptRef, Record>,
+) -> Result<(File, u64), JobDirError> {
+    let path = root.join(JOURNAL);
+    let tmp = root.join(format!(".{JOURNAL}.tmp"));
+    let bytes = compacted(index);
+    {
+        let mut f = File::create(&tmp).map_err(io_err("create", &tmp))?;
+        f.write_all(&bytes).map_err(io_err("write", &tmp))?;
+        f.sync_all().map_err(io_err("sync", &tmp))?;
+    }
+    fs::rename(&tmp, &path).map_err(io_err("replace", &path))?;
+    sync_dir(root)?;
+    let file = OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .map_err(io_err("open", &path))?;
+    Ok((file, bytes.len() as u64))
 }
 
 fn line_of(e: &Entry) -> Vec<u8> {
@@ -486,14 +669,18 @@ fn replay(path: &Path, bytes: &[u8]) -> Result<BTreeMap<AttemptRef, Record>, Job
                 })
             }
         };
+        let bytes = line.len() as u64 + 1;
+        let a = match &entry {
+            Entry::Launch(l) => l.attempt_ref(),
+            Entry::Pid { a, .. } | Entry::Outcome { a, .. } | Entry::Acked { a } => *a,
+        };
+        let rec = index.entry(a).or_default();
+        rec.bytes += bytes;
         match entry {
-            Entry::Launch(l) => {
-                let a = l.attempt_ref();
-                index.entry(a).or_default().launch = Some(*l);
-            }
-            Entry::Pid { a, pid } => index.entry(a).or_default().pid = Some(pid),
-            Entry::Outcome { a, stored } => index.entry(a).or_default().outcome = Some(stored),
-            Entry::Acked { a } => index.entry(a).or_default().acked = true,
+            Entry::Launch(l) => rec.launch = Some(*l),
+            Entry::Pid { pid, .. } => rec.pid = Some(pid),
+            Entry::Outcome { stored, .. } => rec.outcome = Some(stored),
+            Entry::Acked { .. } => rec.acked = true,
         }
     }
     Ok(index)
@@ -700,5 +887,252 @@ mod tests {
             fs::read(dir.log_path(a(5, 1), Stream::Stdout)).unwrap(),
             b"ab"
         );
+    }
+
+    fn big_launch(job: u64) -> Launch {
+        let mut l = launch(job, 1);
+        // About 4 KB a line, so a few hundred attempts pass the compaction threshold.
+        l.env.insert("PAYLOAD".into(), "x".repeat(4000));
+        l
+    }
+
+    fn ended(dir: &JobDir, job: u64, code: i32) {
+        dir.create(&big_launch(job)).unwrap();
+        dir.write_outcome(a(job, 1), &Outcome::Exited { code })
+            .unwrap();
+    }
+
+    #[test]
+    fn the_journal_is_compacted_in_the_agents_life_and_reopens_the_same() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pid = PidRecord {
+            pgid: 77,
+            leader_start_ticks: Some(1),
+            boot_id: None,
+        };
+        let dir = JobDir::open(tmp.path()).unwrap();
+        // Two attempts stay: one running (a pid, no outcome), one ended, not acked.
+        dir.create(&big_launch(1)).unwrap();
+        dir.write_pid(a(1, 1), &pid).unwrap();
+        ended(&dir, 2, 4);
+        for job in 10..1010 {
+            ended(&dir, job, 0);
+            dir.mark_acked(a(job, 1)).unwrap();
+        }
+        let (len, compactions) = dir.journal_stats();
+        assert!(compactions >= 2, "{compactions} compactions");
+        // Never more than the threshold plus what two live attempts and a line hold.
+        assert!(len < COMPACT_MIN_BYTES + 20_000, "journal of {len} bytes");
+        assert_eq!(
+            fs::metadata(tmp.path().join(JOURNAL)).unwrap().len(),
+            len,
+            "the index's length is the file's"
+        );
+        // The index holds the two, and the tombstones until a poll lets them go.
+        assert_eq!(dir.held(), (2, 1000));
+        dir.forget_acked_before(dir.ack_mark());
+        assert_eq!(dir.held(), (2, 0));
+        // Appends after a compaction land in the new file.
+        dir.write_outcome(a(1, 1), &Outcome::Cancelled).unwrap();
+        drop(dir);
+        let dir = JobDir::open(tmp.path()).unwrap();
+        assert_eq!(dir.list().unwrap(), vec![a(1, 1), a(2, 1)]);
+        assert_eq!(dir.read_pid(a(1, 1)).unwrap(), Some(pid));
+        assert_eq!(
+            dir.read_outcome(a(1, 1)).unwrap().unwrap().outcome,
+            Outcome::Cancelled
+        );
+        assert_eq!(
+            dir.read_outcome(a(2, 1)).unwrap().unwrap().outcome,
+            Outcome::Exited { code: 4 }
+        );
+        assert_eq!(dir.read_launch(a(2, 1)).unwrap(), big_launch(2));
+    }
+
+    #[test]
+    fn no_compaction_while_most_of_the_journal_is_live() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        for job in 1..400 {
+            ended(&dir, job, 0);
+        }
+        for job in 1..100 {
+            dir.mark_acked(a(job, 1)).unwrap();
+        }
+        // 1.6 MB, a quarter of it dead: copying the live rest would not pay.
+        assert_eq!(dir.journal_stats().1, 0);
+    }
+
+    /// What an agent opening `root` recovers, whole.
+    fn recovered(root: &Path) -> Vec<(AttemptRef, Option<PidRecord>, Option<Outcome>)> {
+        let dir = JobDir::open(root).unwrap();
+        dir.list()
+            .unwrap()
+            .into_iter()
+            .map(|x| {
+                let o = dir.read_outcome(x).unwrap().map(|s| s.outcome);
+                (x, dir.read_pid(x).unwrap(), o)
+            })
+            .collect()
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_crash_at_any_step_of_a_compaction_recovers_the_same_attempts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        {
+            let dir = JobDir::open(&src).unwrap();
+            dir.create(&launch(1, 1)).unwrap();
+            dir.write_pid(
+                a(1, 1),
+                &PidRecord {
+                    pgid: 9,
+                    leader_start_ticks: None,
+                    boot_id: None,
+                },
+            )
+            .unwrap();
+            for job in 2..8 {
+                dir.create(&launch(job, 1)).unwrap();
+                dir.write_outcome(a(job, 1), &Outcome::Exited { code: 0 })
+                    .unwrap();
+                if job % 2 == 0 {
+                    dir.mark_acked(a(job, 1)).unwrap();
+                }
+            }
+        }
+        let old = fs::read(src.join(JOURNAL)).unwrap();
+        // What the compaction writes, from the same replay an open does.
+        let mut index = replay(Path::new(JOURNAL), &old).unwrap();
+        index.retain(|_, r| !r.acked && r.launch.is_some());
+        let new = compacted(&mut index);
+        assert!(new.len() < old.len());
+        assert_eq!(recoverable(&new).unwrap(), recoverable(&old).unwrap());
+        let want = {
+            let probe = tmp.path().join("probe");
+            copy_dir(&src, &probe);
+            recovered(&probe)
+        };
+        assert_eq!(want.len(), 4, "{want:?}");
+        // Died while writing or before fsyncing the temporary file (any prefix of it),
+        // or after fsyncing it but before the rename: the old journal is still in place.
+        let cuts = (0..new.len()).step_by(37).chain([new.len()]);
+        for (i, cut) in cuts.enumerate() {
+            let root = tmp.path().join(format!("tmp{i}"));
+            copy_dir(&src, &root);
+            fs::write(root.join(format!(".{JOURNAL}.tmp")), &new[..cut]).unwrap();
+            assert_eq!(recovered(&root), want, "a temporary file of {cut} bytes");
+        }
+        // Renamed (whether or not the directory was fsync'd after: the rename is
+        // atomic, so the name holds the old file or the new one whole).
+        let root = tmp.path().join("renamed");
+        copy_dir(&src, &root);
+        fs::write(root.join(JOURNAL), &new).unwrap();
+        assert_eq!(recovered(&root), want);
+    }
+
+    #[test]
+    fn an_acknowledged_attempt_stays_seen_until_a_later_poll_was_answered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        dir.create(&launch(3, 1)).unwrap();
+        dir.write_outcome(a(3, 1), &Outcome::Exited { code: 0 })
+            .unwrap();
+        let before = dir.ack_mark(); // a poll sent before the ack
+        dir.mark_acked(a(3, 1)).unwrap();
+        assert!(dir.exists(a(3, 1)) && dir.is_acked(a(3, 1)) && !dir.holds(a(3, 1)));
+        assert!(matches!(
+            dir.create(&launch(3, 1)),
+            Err(JobDirError::AlreadyExists { .. })
+        ));
+        dir.forget_acked_before(before);
+        assert!(
+            dir.exists(a(3, 1)),
+            "the old poll's answer may still list it"
+        );
+        let after = dir.ack_mark();
+        dir.forget_acked_before(after);
+        assert!(!dir.exists(a(3, 1)));
+        assert_eq!(dir.held(), (0, 0));
+    }
+
+    fn wrote_checkpoint(dir: &JobDir, job: u64) -> PathBuf {
+        let ckpt = dir.checkpoint_dir(job);
+        fs::create_dir_all(&ckpt).unwrap();
+        fs::write(ckpt.join("model.pt"), "weights").unwrap();
+        ckpt
+    }
+
+    fn acked_with(dir: &JobDir, l: &Launch, outcome: Outcome) {
+        dir.create(l).unwrap();
+        dir.write_outcome(l.attempt_ref(), &outcome).unwrap();
+        dir.mark_acked(l.attempt_ref()).unwrap();
+    }
+
+    #[test]
+    fn checkpoint_directories_go_when_empty_or_when_the_job_cannot_restart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        // Empty (only the agent's deadline file): removed, whatever the outcome.
+        let empty = dir.checkpoint_dir(1);
+        fs::create_dir_all(&empty).unwrap();
+        fs::write(empty.join(crate::launcher::DEADLINE_FILE), "123").unwrap();
+        acked_with(&dir, &launch(1, 1), Outcome::Preempted);
+        assert!(!empty.exists());
+        // Written into, and the job is over (it exited): removed.
+        let done = wrote_checkpoint(&dir, 2);
+        acked_with(&dir, &launch(2, 1), Outcome::Exited { code: 1 });
+        assert!(!done.exists());
+        // Written into, and the server may requeue it: kept.
+        for (job, outcome) in [
+            (3, Outcome::Preempted),
+            (
+                4,
+                Outcome::Lost {
+                    message: "x".into(),
+                },
+            ),
+            (
+                5,
+                Outcome::Stopped {
+                    message: "x".into(),
+                },
+            ),
+            (6, Outcome::Cancelled),
+        ] {
+            let kept = wrote_checkpoint(&dir, job);
+            acked_with(&dir, &launch(job, 1), outcome.clone());
+            assert!(kept.join("model.pt").exists(), "{outcome:?}");
+        }
+        // A part of a gang that exited 0: another part may still requeue the job.
+        let mut part = launch(7, 1);
+        part.dist = Some(gpusched_wire::DistLaunch {
+            nnodes: 2,
+            node_rank: 1,
+            gpus_per_node: 1,
+            tasks_per_node: None,
+            master_addr: None,
+            master_port: None,
+            hosts: Vec::new(),
+        });
+        let gang = wrote_checkpoint(&dir, 7);
+        acked_with(&dir, &part, Outcome::Exited { code: 0 });
+        assert!(gang.exists());
+        // Another attempt of the job is held here: its directory is in use.
+        dir.create(&launch(8, 2)).unwrap();
+        let busy = dir.checkpoint_dir(8);
+        fs::create_dir_all(&busy).unwrap();
+        acked_with(&dir, &launch(8, 1), Outcome::Exited { code: 0 });
+        assert!(busy.exists());
     }
 }

@@ -410,7 +410,7 @@ impl Launcher {
 
     /// The job's checkpoint directory on this node, kept across its attempts here.
     pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
-        self.dir.root().join("checkpoints").join(job.to_string())
+        self.dir.checkpoint_dir(job)
     }
 
     /// Stops every running attempt quickly (a short grace, then SIGKILL), reporting each
@@ -432,7 +432,8 @@ impl Launcher {
 
     /// Records that the server has the attempt's end, so recovery no longer reports it.
     pub fn mark_acked(&self, a: AttemptRef) -> Result<(), LaunchError> {
-        Ok(self.dir.mark_acked(a)?)
+        self.dir.mark_acked(a)?;
+        Ok(())
     }
 
     pub fn log_path(&self, a: AttemptRef, stream: Stream) -> PathBuf {

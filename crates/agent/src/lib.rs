@@ -12,6 +12,7 @@ pub mod launcher;
 pub mod logs;
 pub mod metrics;
 pub mod ports;
+pub mod retention;
 mod route;
 pub mod session;
 pub mod slices;

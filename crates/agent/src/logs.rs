@@ -80,6 +80,16 @@ async fn read_log(
     // A job that printed nothing has no file: that reads as empty, like the server's
     // view of any attempt that ran here.
     let a = AttemptRef { job, attempt };
+    if removed_by_retention(&jobs, a) {
+        return err(
+            StatusCode::GONE,
+            format!(
+                "the logs of job {job} (attempt {attempt}) were deleted from this node by log \
+                 retention (the agent's --log-retention and --log-max-total); a job that needs \
+                 its output longer should write it to shared storage"
+            ),
+        );
+    }
     let path = match pick_file(&jobs, a, q.rank) {
         Ok(rank) => jobs.rank_log_path(a, rank, stream),
         Err(message) => return err(StatusCode::NOT_FOUND, message),
@@ -102,6 +112,15 @@ async fn read_log(
         ),
         Err(e) => err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
+}
+
+/// Whether the attempt ended, its logs are gone, and retention removed logs of its job
+/// (a job that printed nothing never had files: that still reads as empty).
+fn removed_by_retention(jobs: &JobDir, a: AttemptRef) -> bool {
+    // The index's lock is let go first: `holds` takes the journal's (taken before the
+    // index's elsewhere).
+    let removed = jobs.log_index().was_removed(a.job);
+    removed && !jobs.holds(a) && !jobs.has_logs(a)
 }
 
 /// Which process's files to read: `Some(rank)` for a part of several processes
@@ -233,6 +252,62 @@ mod tests {
         let (status, body) = get("?rank=3").await;
         assert_eq!(status, 404, "{body}");
         assert!(body.contains("rank 3") && body.contains("6, 7"), "{body}");
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn a_log_removed_by_retention_answers_410_saying_so() {
+        use std::io::Write;
+        let tmp = tempfile::tempdir().unwrap();
+        let jobs = JobDir::open(tmp.path()).unwrap();
+        let mut l: gpusched_wire::Launch = serde_json::from_value(serde_json::json!({
+            "job": 9, "attempt": 2, "name": "n", "user": "nobody", "command": ["true"],
+            "cwd": "/", "env": {}, "gpus": [], "walltime_s": null, "grace_s": 1
+        }))
+        .unwrap();
+        jobs.create(&l).unwrap();
+        let mut f = jobs.open_log(a(), Stream::Stdout).unwrap();
+        writeln!(f, "hello").unwrap();
+        jobs.write_outcome(a(), &gpusched_wire::Outcome::Exited { code: 0 })
+            .unwrap();
+        jobs.mark_acked(a()).unwrap();
+        // Another job printed nothing: it still reads as empty.
+        l.job = 10;
+        jobs.create(&l).unwrap();
+        jobs.mark_acked(AttemptRef {
+            job: 10,
+            attempt: 2,
+        })
+        .unwrap();
+        let policy = crate::retention::Policy {
+            max_age: None,
+            max_total: Some(1),
+        };
+        crate::retention::sweep(&jobs, &policy, 0);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/logs", listener.local_addr().unwrap());
+        let app = router(Arc::new(jobs), "secret");
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let http = reqwest::Client::new();
+        let r = http
+            .get(format!("{base}/9/2/stdout"))
+            .bearer_auth("secret")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 410);
+        let body = r.text().await.unwrap();
+        assert!(
+            body.contains("log retention") && body.contains("--log-max-total"),
+            "{body}"
+        );
+        let r = http
+            .get(format!("{base}/10/2/stdout"))
+            .bearer_auth("secret")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
         server.abort();
     }
 }

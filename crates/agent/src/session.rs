@@ -4,7 +4,7 @@
 //! is handled the same way: retry, re-register if the server forgot us.
 //!
 //! Nothing is lost across crashes: an attempt's end sits in the outbox until the server
-//! has acknowledged it (and on disk, `outcome.json` without `acked`, until then too).
+//! has acknowledged it (and in the journal, an outcome without `acked`, until then too).
 //!
 //! GPU telemetry rides on the reports: a sampling loop reads the GPUs every
 //! `--telemetry-interval` and wakes the reporter only when a report is due on its
@@ -64,6 +64,9 @@ pub struct AgentConfig {
     pub telemetry_interval: Duration,
     /// Where to serve Prometheus metrics (`--metrics-listen`); `None`: nowhere.
     pub metrics_listen: Option<SocketAddr>,
+    /// How long ended jobs' logs (and checkpoint directories kept for a restart) stay
+    /// (`--log-retention`, `--log-max-total`).
+    pub retention: crate::retention::Policy,
 }
 
 /// Events not yet acknowledged by the server, oldest first, and a counter that wakes
@@ -253,6 +256,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
             }
         });
     }
+    tokio::spawn(retention_loop(shared.clone()));
     let interval = shared.cfg.telemetry_interval;
     if !interval.is_zero() && shared.cfg.control.0.is_some() && !shared.cfg.gpus.is_empty() {
         tokio::spawn(sample_loop(shared.clone(), interval));
@@ -484,6 +488,8 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
     let mut cancelled_unseen = BTreeSet::new();
     loop {
         let url = format!("{}/api/agent/poll", sh.cfg.server);
+        // Acknowledged before this request is sent: the answer cannot list them.
+        let acked_before = sh.launcher.records().ack_mark();
         let req = sh
             .http
             .get(&url)
@@ -501,6 +507,7 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
                     *sh.last_contact.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
                     gen = d.gen;
                     reconcile(sh, &d, &mut cancelled_unseen);
+                    sh.launcher.records().forget_acked_before(acked_before);
                     continue;
                 }
                 Err(e) => tracing::warn!("unreadable poll answer: {e}"),
@@ -523,6 +530,16 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
 fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRef>) {
     let wanted: BTreeSet<AttemptRef> = d.run.iter().map(|l| l.attempt_ref()).collect();
     let cancel: BTreeSet<AttemptRef> = d.cancel.iter().copied().collect();
+    // Only what the server still lists needs remembering (the set grew with every
+    // cancelled job before); an older answer listing one again at worst repeats an end
+    // the server ignores.
+    cancelled_unseen.retain(|a| {
+        wanted.contains(a)
+            || cancel.contains(a)
+            || d.preempt
+                .iter()
+                .any(|p| p.job == a.job && p.attempt == a.attempt)
+    });
     for launch in &d.run {
         if sh.launcher.seen(launch.attempt_ref()) {
             continue;
@@ -780,12 +797,42 @@ fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
                 job: e.job,
                 attempt: e.attempt,
             };
+            sh.launched_gpus
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&a);
             if !sh.launcher.seen(a) {
                 continue; // cancelled before it arrived: no directory to mark
             }
             if let Err(err) = sh.launcher.mark_acked(a) {
                 tracing::warn!(job = e.job, "cannot mark the attempt acknowledged: {err}");
             }
+        }
+    }
+}
+
+/// Sweeps ended jobs' logs and expired checkpoint directories on a timer (see
+/// [`crate::retention::Policy::sweep_every`]; the first sweep at start).
+async fn retention_loop(sh: Arc<Shared>) {
+    // Even with both limits off, the count bound (`MAX_ENDED_WITH_LOGS`) applies.
+    let policy = sh.cfg.retention;
+    let mut tick = tokio::time::interval(policy.sweep_every());
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let dir = sh.launcher.records().clone();
+        let swept =
+            tokio::task::spawn_blocking(move || crate::retention::sweep(&dir, &policy, now_ms()))
+                .await;
+        match swept {
+            Ok(s) if s.attempts > 0 || s.checkpoint_dirs > 0 => tracing::info!(
+                attempts = s.attempts,
+                bytes = s.bytes,
+                checkpoint_dirs = s.checkpoint_dirs,
+                "log retention removed the logs of ended jobs"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("a log retention sweep failed: {e}"),
         }
     }
 }

@@ -31,6 +31,12 @@ struct Fake {
     reports: Vec<(Report, bool)>,
     /// Refuse reports (500) while set.
     refuse_reports: bool,
+    /// Answer polls this late with the desired state read when the poll came (an
+    /// answer computed before a report that overtakes it).
+    stale_ms: u64,
+    /// Drop an attempt from the desired state when its end is reported, as the server
+    /// does.
+    drop_ended: bool,
 }
 
 type Shared = Arc<Mutex<Fake>>;
@@ -52,7 +58,11 @@ async fn poll(State(s): State<Shared>, Query(q): Query<PollQuery>) -> Json<Desir
     if unchanged {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let d = s.lock().unwrap().desired.clone();
+    let (d, stale) = {
+        let f = s.lock().unwrap();
+        (f.desired.clone(), f.stale_ms)
+    };
+    tokio::time::sleep(Duration::from_millis(stale)).await;
     Json(d.unwrap_or(Desired {
         gen: 0,
         run: vec![],
@@ -71,6 +81,16 @@ async fn report(
     f.reports.push((r.clone(), ok));
     if !ok {
         return Err(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    }
+    if f.drop_ended {
+        for e in &r.events {
+            if let RunEventKind::Ended { .. } = e.event {
+                if let Some(d) = f.desired.as_mut() {
+                    d.run.retain(|l| (l.job, l.attempt) != (e.job, e.attempt));
+                    d.gen += 1;
+                }
+            }
+        }
     }
     f.events.extend(r.events);
     Ok(Json(ReportAck { ok: true }))
@@ -110,6 +130,7 @@ fn config(server: String, dir: &std::path::Path, lib: FakeNvml) -> AgentConfig {
         location: NodeLocation::default(),
         telemetry_interval: Duration::ZERO,
         metrics_listen: None,
+        retention: Default::default(),
     }
 }
 
@@ -499,6 +520,72 @@ async fn reports_carry_gpu_samples_alone_or_with_events_and_each_xid_arrives_onc
     })
     .await;
 
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, agent)
+        .await
+        .expect("agent stops")
+        .unwrap()
+        .unwrap();
+    http.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_older_than_an_acknowledged_end_does_not_start_the_attempt_again() {
+    let (state, server, http) = fake_server().await;
+    {
+        let mut f = state.lock().unwrap();
+        f.stale_ms = 300;
+        f.drop_ended = true;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+    let (stop, stop_rx) = watch::channel(false);
+    let agent = tokio::spawn(run(config(server, dir.path(), lib), stop_rx));
+    let jobs: Vec<Launch> = (1..=5)
+        .map(|job| Launch {
+            job,
+            attempt: 1,
+            name: "quick".into(),
+            user: me(),
+            command: vec!["true".into()],
+            cwd: "/".into(),
+            env: BTreeMap::new(),
+            gpus: vec![0],
+            walltime_s: None,
+            grace_s: 1,
+            slice: None,
+            resources: BTreeMap::new(),
+            dist: None,
+        })
+        .collect();
+    set_desired(&state, jobs, vec![]);
+    for job in 1..=5 {
+        let a = AttemptRef { job, attempt: 1 };
+        wait_event(&state, a, |e| {
+            matches!(e, RunEventKind::Ended { .. }).then_some(())
+        })
+        .await;
+    }
+    // Every poll answer is 300 ms stale, so answers listing the ended (and
+    // acknowledged) attempts keep arriving for a while: none may start them again.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    {
+        let f = state.lock().unwrap();
+        for job in 1..=5 {
+            let starts = f
+                .events
+                .iter()
+                .filter(|e| e.job == job && matches!(e.event, RunEventKind::Started { .. }))
+                .count();
+            assert_eq!(starts, 1, "job {job} started {starts} times");
+        }
+    }
+    // The jobs wrote nothing into their checkpoint directories: none is left.
+    let ckpts = dir.path().join("jobs").join("checkpoints");
+    let left: Vec<_> = std::fs::read_dir(&ckpts)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
     let _ = stop.send(true);
     tokio::time::timeout(WAIT, agent)
         .await

@@ -137,6 +137,52 @@ pub struct Args {
     pub place: PlaceArgs,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+}
+
+/// How long the agent keeps what ended jobs left on the node.
+#[derive(ClapArgs, Debug, Clone)]
+pub struct RetentionArgs {
+    /// Delete an ended job's logs this long after its end, e.g. 7d, 12h; 0 or off keeps
+    /// them regardless of age. Checkpoint directories kept in case a job restarts here
+    /// go after this long without a change too.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_retention)]
+    pub log_retention: Duration,
+    /// Keep at most this much of ended jobs' logs on this node, e.g. 10G, 500M; the
+    /// oldest ended jobs' logs go first (a running job's never); 0 or off: no limit.
+    #[arg(long, value_name = "SIZE", default_value = "10G", value_parser = parse_total)]
+    pub log_max_total: u64,
+}
+
+impl RetentionArgs {
+    pub fn policy(&self) -> gpusched_agent::retention::Policy {
+        gpusched_agent::retention::Policy {
+            max_age: Some(self.log_retention).filter(|d| !d.is_zero()),
+            max_total: Some(self.log_max_total).filter(|n| *n > 0),
+        }
+    }
+}
+
+/// `--log-retention`: a duration; `0` or `off` (zero) for no age limit.
+fn parse_retention(s: &str) -> Result<Duration, String> {
+    if s.trim() == "off" {
+        return Ok(Duration::ZERO);
+    }
+    gpusched_wire::duration::parse_duration(s)
+        .map(Duration::from_secs)
+        .map_err(|e| format!("{e}; write e.g. 7d, 12h, or off"))
+}
+
+/// `--log-max-total` in bytes: a size (`10G`, `500M`, plain MiB); `0` or `off` (zero)
+/// for no limit.
+fn parse_total(s: &str) -> Result<u64, String> {
+    match s.trim() {
+        "off" | "0" => Ok(0),
+        t => gpusched_wire::parse_mib(t)
+            .map(|mib| mib.saturating_mul(1 << 20))
+            .map_err(|e| format!("{e}; or off for no limit")),
+    }
 }
 
 /// GPU telemetry and the agent's Prometheus metrics.
@@ -318,6 +364,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         location,
         telemetry_interval: args.telemetry.telemetry_interval,
         metrics_listen: args.telemetry.metrics_listen,
+        retention: args.retention.policy(),
     })
 }
 
@@ -406,6 +453,26 @@ mod tests {
             let e = parse_interval(bad).unwrap_err();
             assert!(e.contains("500ms"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn retention_flags_read_as_operators_write_them() {
+        let policy = |age: &str, total: &str| {
+            RetentionArgs {
+                log_retention: parse_retention(age).unwrap(),
+                log_max_total: parse_total(total).unwrap(),
+            }
+            .policy()
+        };
+        let p = policy("7d", "10G");
+        assert_eq!(p.max_age, Some(Duration::from_secs(7 * 86_400)));
+        assert_eq!(p.max_total, Some(10 << 30));
+        assert_eq!(p, gpusched_agent::retention::Policy::default());
+        let p = policy("off", "0");
+        assert_eq!((p.max_age, p.max_total), (None, None));
+        assert_eq!(policy("0", "500M").max_total, Some(500 << 20));
+        assert!(parse_retention("soon").unwrap_err().contains("7d"));
+        assert!(parse_total("lots").unwrap_err().contains("16G"));
     }
 
     #[test]

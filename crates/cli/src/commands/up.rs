@@ -4,7 +4,7 @@
 use clap::Args as ClapArgs;
 use tokio::sync::watch;
 
-use super::agent::{host_name, GpuArgs, NodeArgs, TelemetryArgs};
+use super::agent::{host_name, GpuArgs, NodeArgs, RetentionArgs, TelemetryArgs};
 use super::server::ServerArgs;
 use gpusched_agent::session::AgentConfig;
 
@@ -18,6 +18,8 @@ pub struct Args {
     pub node: NodeArgs,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
     /// Node name of the local agent (default: the host name).
     #[arg(long)]
     pub name: Option<String>,
@@ -57,6 +59,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         location: Default::default(),
         telemetry_interval: args.telemetry.telemetry_interval,
         metrics_listen: args.telemetry.metrics_listen,
+        retention: args.retention.policy(),
     };
     if nix::unistd::geteuid().is_root() && !args.allow_root_jobs {
         eprintln!(

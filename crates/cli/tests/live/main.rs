@@ -18,6 +18,7 @@ mod new_user;
 mod prometheus;
 mod queues;
 mod resources;
+mod retention;
 mod sharing;
 mod support;
 mod telemetry;
