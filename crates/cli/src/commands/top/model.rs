@@ -276,9 +276,11 @@ pub fn gpu_rows(snap: &Snapshot) -> Vec<GpuRow> {
                 util: live
                     .and_then(|s| s.util_pct)
                     .map_or_else(dash, |u| format!("{u}%")),
-                mem: match live.and_then(|s| s.mem_used_mib) {
-                    Some(used) => format!("{}/{} GiB", gib(used), gib(g.info.mem_mib)),
-                    None => format!("-/{} GiB", gib(g.info.mem_mib)),
+                // A declared GPU without a memory size has nothing to show.
+                mem: match (live.and_then(|s| s.mem_used_mib), g.info.mem_mib) {
+                    (None, 0) => dash(),
+                    (Some(used), _) => format!("{}/{} GiB", gib(used), gib(g.info.mem_mib)),
+                    (None, total) => format!("-/{} GiB", gib(total)),
                 },
                 temp: temp.map_or_else(dash, |t| format!("{t} C")),
                 power: live
