@@ -29,14 +29,15 @@ impl Target {
     /// `--server` / `$GPUSCHED_SERVER` if given; else the local server's socket if there
     /// is one in the default data directory; else `http://127.0.0.1:6450`. Over TCP the
     /// token is `--token` / `$GPUSCHED_TOKEN`, else the file `~/.config/gpusched/token`.
+    /// The token file is read only for TCP: the socket needs none.
     pub fn resolve(server: Option<String>, token: Option<String>) -> Target {
-        let token = token.or_else(token_file);
+        let token = move || token.or_else(token_file);
         match server {
             Some(s) => match s.strip_prefix("unix:") {
                 Some(path) => Target::Unix(PathBuf::from(path)),
                 None => Target::Http {
                     base: s.trim_end_matches('/').to_string(),
-                    token,
+                    token: token(),
                 },
             },
             None => {
@@ -48,7 +49,7 @@ impl Target {
                     Some(p) => Target::Unix(p),
                     None => Target::Http {
                         base: format!("http://127.0.0.1:{}", gpusched_wire::DEFAULT_PORT),
-                        token,
+                        token: token(),
                     },
                 }
             }
@@ -74,7 +75,9 @@ fn token_file() -> Option<String> {
 
 pub struct Client {
     target: Target,
-    http: reqwest::Client,
+    /// The HTTP client for a TCP target; none for the Unix socket, which is spoken to
+    /// with hyper directly, so a socket call never pays for building one.
+    http: Option<reqwest::Client>,
 }
 
 /// An answer: status, the job-state header (logs), `Retry-After` and the body.
@@ -120,16 +123,22 @@ fn retry_after(h: Option<&hyper::header::HeaderValue>) -> Option<u64> {
 
 impl Client {
     pub fn new(target: Target, ca_cert: Option<&std::path::Path>) -> anyhow::Result<Self> {
-        let https = matches!(&target, Target::Http { base, .. } if base.starts_with("https://"));
-        // Loading the system's CA store costs milliseconds per invocation; only HTTPS
-        // needs it.
-        let mut b = reqwest::Client::builder()
-            .timeout(Duration::from_secs(330))
-            .tls_built_in_root_certs(https);
-        if let Some(path) = ca_cert {
-            b = b.add_root_certificate(read_cert(path)?);
-        }
-        let http = b.build().context("cannot build the HTTP client")?;
+        // A named CA file that cannot be used is an error whatever the target, as before.
+        let extra_root = ca_cert.map(read_cert).transpose()?;
+        let http = match &target {
+            Target::Unix(_) => None,
+            Target::Http { base, .. } => {
+                // Loading the system's CA store costs milliseconds per invocation; only
+                // HTTPS needs it.
+                let mut b = reqwest::Client::builder()
+                    .timeout(Duration::from_secs(330))
+                    .tls_built_in_root_certs(base.starts_with("https://"));
+                if let Some(cert) = extra_root {
+                    b = b.add_root_certificate(cert);
+                }
+                Some(b.build().context("cannot build the HTTP client")?)
+            }
+        };
         Ok(Client { target, http })
     }
 
@@ -174,8 +183,11 @@ impl Client {
         let sent = match &self.target {
             Target::Unix(sock) => unix_call(sock, method, path, body).await,
             Target::Http { base, token } => {
-                let mut req = self
+                let http = self
                     .http
+                    .as_ref()
+                    .expect("Client::new builds an HTTP client for every TCP target");
+                let mut req = http
                     .request(method, format!("{base}{path}"))
                     .header("content-type", "application/json");
                 if let Some(t) = token {
@@ -485,6 +497,30 @@ mod tests {
     fn query_values_are_percent_encoded() {
         assert_eq!(url_component("gpu-node_1.a~"), "gpu-node_1.a~");
         assert_eq!(url_component("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+    }
+
+    #[test]
+    fn only_a_tcp_target_builds_an_http_client() {
+        let unix = Client::new(Target::Unix(PathBuf::from("/nonexistent.sock")), None).unwrap();
+        assert!(unix.http.is_none());
+        let tcp = Target::Http {
+            base: "http://127.0.0.1:1".into(),
+            token: None,
+        };
+        assert!(Client::new(tcp, None).unwrap().http.is_some());
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_an_error_even_on_the_socket() {
+        let target = Target::Unix(PathBuf::from("/nonexistent.sock"));
+        let e = Client::new(target, Some(std::path::Path::new("/nonexistent/ca.pem")))
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("cannot read the CA certificate /nonexistent/ca.pem"),
+            "{e:#}"
+        );
     }
 
     #[test]

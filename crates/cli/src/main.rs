@@ -99,9 +99,16 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init();
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    // A client command makes one or a few requests in turn: a current-thread runtime
+    // does that without starting a worker thread per core, which is most of what the
+    // runtime costs a short-lived process. The daemons serve many at once.
+    let rt = if daemon {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    }
+    .enable_all()
+    .build()?;
     rt.block_on(async move {
         match cmd {
             Command::Up(a) => commands::up::run(a).await,
