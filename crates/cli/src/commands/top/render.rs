@@ -255,6 +255,15 @@ fn fit(s: &str, max: usize) -> String {
     out
 }
 
+/// A row's cells, each cut to the width its column was laid out with.
+fn fitted(cells: &[String], fits: &[usize]) -> Vec<Cell<'static>> {
+    cells
+        .iter()
+        .zip(fits)
+        .map(|(c, &w)| Cell::from(fit(c, w)))
+        .collect()
+}
+
 /// Column widths: each column's widest cell (header included), all of it when every
 /// column fits the panel, else capped; the last column takes what is left.
 fn widths(header: &[&str], rows: &[Vec<String>], caps: &[usize], room: u16) -> Vec<usize> {
@@ -383,11 +392,10 @@ fn gpu_panel(snap: &Snapshot, rows: &[GpuRow], view: &View, area: Rect, buf: &mu
                 GpuKind::Drained => Style::default().fg(Color::Yellow),
                 GpuKind::Offline => Style::default().fg(Color::DarkGray),
             };
-            let mut out: Vec<Cell> = (0..8).map(|i| Cell::from(fit(&c[i], fits[i]))).collect();
+            let mut out = fitted(c, &fits);
             if r.hot {
                 out[6] = out[6].clone().style(Style::default().fg(Color::Red));
             }
-            out.push(Cell::from(fit(&c[8], fits[8])));
             Row::new(out).style(colour)
         })
         .collect();
@@ -455,8 +463,7 @@ fn job_panel(snap: &Snapshot, rows: &[JobRow], view: &View, area: Rect, buf: &mu
         .skip(scroll)
         .take(shown)
         .map(|(r, c)| {
-            let mut out: Vec<Cell> = (0..8).map(|i| Cell::from(fit(&c[i], fits[i]))).collect();
-            out.push(Cell::from(fit(&c[8], fits[8])));
+            let out = fitted(c, &fits);
             let style = if r.running {
                 Style::default().fg(Color::Green)
             } else {
