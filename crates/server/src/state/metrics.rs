@@ -57,50 +57,11 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use gpusched_core::JobState as Core;
-    use gpusched_wire::{GpuInfo, GpuSource, JobSubmit, Register};
+    use gpusched_wire::JobSubmit;
 
     use super::*;
     use crate::metrics::{render, Format};
-
-    fn state() -> State {
-        let cfg = crate::config::ServerConfig::new(
-            std::env::temp_dir(),
-            "127.0.0.1:0".parse().expect("an address"),
-        );
-        let register = Register {
-            node: "n1".into(),
-            agent_version: "test".into(),
-            gpus: vec![GpuInfo {
-                index: 0,
-                uuid: None,
-                model: "A100-SXM4-80GB".into(),
-                mem_mib: 81920,
-                source: GpuSource::Declared,
-                mig: None,
-            }],
-            cpus: 8,
-            mem_mib: 65536,
-            mps: false,
-            log_url: None,
-            log_token: None,
-            resources: Default::default(),
-            advertise_addr: None,
-            location: Default::default(),
-            gpu_links: Vec::new(),
-            running: vec![],
-            events: vec![],
-        };
-        // Through serde: the record's other fields (drain, health) take their defaults.
-        let node: gpusched_store::NodeRecord =
-            serde_json::from_value(serde_json::json!({ "register": register }))
-                .expect("a node record");
-        let queues = crate::queues::Queues::default();
-        let now = crate::clock::Now::read();
-        State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now)
-    }
 
     fn line<'a>(out: &'a str, series: &str) -> &'a str {
         out.lines()
@@ -111,7 +72,7 @@ mod tests {
     /// The state's hooks feed the counters, and the view shows what the state holds.
     #[test]
     fn a_job_submitted_and_started_shows_in_the_metrics() {
-        let mut st = state();
+        let mut st = crate::state::tests::one_gpu_state();
         let who = Who {
             user: "ann".into(),
             admin: false,

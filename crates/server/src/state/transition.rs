@@ -104,40 +104,7 @@ mod tests {
 
     /// A state with one pending job (id 1).
     fn one_pending() -> State {
-        use std::sync::Arc;
-        let listen = "127.0.0.1:0".parse().expect("an address");
-        let cfg = crate::config::ServerConfig::new(std::env::temp_dir(), listen);
-        let queues = crate::queues::Queues::default();
-        // One node with one GPU, so the job is admitted.
-        let node = gpusched_store::NodeRecord {
-            register: gpusched_wire::Register {
-                node: "n1".into(),
-                agent_version: "test".into(),
-                gpus: vec![gpusched_wire::GpuInfo {
-                    index: 0,
-                    uuid: None,
-                    model: "A100-SXM4-80GB".into(),
-                    mem_mib: 81920,
-                    source: gpusched_wire::GpuSource::Declared,
-                    mig: None,
-                }],
-                cpus: 8,
-                mem_mib: 65536,
-                mps: false,
-                log_url: None,
-                log_token: None,
-                resources: Default::default(),
-                advertise_addr: None,
-                location: Default::default(),
-                gpu_links: Vec::new(),
-                running: vec![],
-                events: vec![],
-            },
-            drain: None,
-            gpu_health: Default::default(),
-        };
-        let now = crate::clock::Now::read();
-        let mut st = State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now);
+        let mut st = super::super::tests::one_gpu_state();
         let who = super::super::Who {
             user: "ann".into(),
             admin: false,

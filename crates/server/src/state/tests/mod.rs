@@ -140,6 +140,27 @@ fn who(user: &str) -> Who {
     }
 }
 
+/// A state with one node, `n1` with one A100 (8 CPUs, 64 GiB), and no job: the fixture of
+/// the unit tests beside the state's own files (`metrics.rs`, `transition.rs`).
+pub(super) fn one_gpu_state() -> State {
+    let listen = "127.0.0.1:0".parse().expect("an address");
+    let cfg = crate::config::ServerConfig::new(std::env::temp_dir(), listen);
+    let node = NodeRecord {
+        register: Register {
+            cpus: 8,
+            mem_mib: 65536,
+            log_url: None,
+            advertise_addr: None,
+            ..node_register("n1", 1, vec![])
+        },
+        drain: None,
+        gpu_health: Default::default(),
+    };
+    let queues = crate::queues::Queues::default();
+    let now = crate::clock::Now::read();
+    State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now)
+}
+
 fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
     Register {
         node: name.to_string(),
