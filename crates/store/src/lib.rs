@@ -17,8 +17,8 @@ pub use sqlite::{
     fail_commits, SqliteStore, StoreTx, AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
 };
 pub use stored_job::{
-    StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart, StoredPartState, StoredSlice,
-    StoredSliceAt,
+    StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
+    StoredPartState, StoredSlice, StoredSliceAt,
 };
 
 /// Why the store failed. A failed commit fails its whole round: the server answers its

@@ -75,6 +75,51 @@ pub struct StoredJob {
     /// Schema 4: Joules measured so far, as of the row's last write (the server keeps
     /// the running total in memory and writes it with the row's other changes).
     pub energy_j: Option<u64>,
+    // Schema 6: dependency kinds, holds, arrays.
+    pub after_any: Vec<u64>,
+    pub after_notok: Vec<u64>,
+    pub held: bool,
+    /// This job is an array of tasks with these indices.
+    pub array: Option<StoredArray>,
+    /// This job is a task of an array.
+    pub array_task: Option<StoredArrayTask>,
+}
+
+/// An array's indices (the store's own copy of `wire::ArraySpec`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredArray {
+    pub first: u32,
+    pub last: u32,
+    pub step: u32,
+    #[serde(default)]
+    pub max_running: Option<u32>,
+}
+
+impl StoredArray {
+    fn from_wire(a: &gpusched_wire::ArraySpec) -> Self {
+        StoredArray {
+            first: a.first,
+            last: a.last,
+            step: a.step,
+            max_running: a.max_running,
+        }
+    }
+
+    fn into_wire(self) -> gpusched_wire::ArraySpec {
+        gpusched_wire::ArraySpec {
+            first: self.first,
+            last: self.last,
+            step: self.step,
+            max_running: self.max_running,
+        }
+    }
+}
+
+/// Which task of which array a job is (the store's copy of `wire::ArrayTask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredArrayTask {
+    pub array_id: u64,
+    pub index: u32,
 }
 
 /// One part of a job's attempt (the store's own copy of `wire::JobPart`).
@@ -214,6 +259,13 @@ impl StoredJob {
             parts,
             master_port,
             energy_j,
+            after_any,
+            after_notok,
+            held,
+            array,
+            // Derived: counted by the server from its tasks.
+            array_counts: _,
+            array_task,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -267,6 +319,14 @@ impl StoredJob {
             master_port: *master_port,
             first_failure: first_failure.as_ref().map(StoredFailure::from_record),
             energy_j: *energy_j,
+            after_any: after_any.clone(),
+            after_notok: after_notok.clone(),
+            held: *held,
+            array: array.as_ref().map(StoredArray::from_wire),
+            array_task: array_task.map(|t| StoredArrayTask {
+                array_id: t.array_id,
+                index: t.index,
+            }),
         }
     }
 
@@ -320,6 +380,15 @@ impl StoredJob {
                 parts: self.parts.into_iter().map(StoredPart::into_wire).collect(),
                 master_port: self.master_port,
                 energy_j: self.energy_j,
+                after_any: self.after_any,
+                after_notok: self.after_notok,
+                held: self.held,
+                array: self.array.map(StoredArray::into_wire),
+                array_counts: None,
+                array_task: self.array_task.map(|t| gpusched_wire::ArrayTask {
+                    array_id: t.array_id,
+                    index: t.index,
+                }),
             },
             env: self.env,
             client_token: self.client_token,
@@ -549,6 +618,20 @@ pub(crate) mod tests {
                 ],
                 master_port: Some(29500),
                 energy_j: Some(123_456),
+                after_any: vec![5],
+                after_notok: vec![6, 7],
+                held: true,
+                array: Some(gpusched_wire::ArraySpec {
+                    first: 0,
+                    last: 98,
+                    step: 2,
+                    max_running: Some(4),
+                }),
+                array_counts: None,
+                array_task: Some(gpusched_wire::ArrayTask {
+                    array_id: 2,
+                    index: 9,
+                }),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

@@ -89,6 +89,20 @@ pub struct JobSubmit {
     /// fails, is cancelled or times out, this job fails too.
     #[serde(default)]
     pub after: Vec<u64>,
+    /// Start only after these jobs have ended, however they ended (Slurm's `afterany`).
+    #[serde(default)]
+    pub after_any: Vec<u64>,
+    /// Start only after these jobs have ended without succeeding (Slurm's `afternotok`:
+    /// failed, cancelled or timed out); if one of them succeeds, this job is cancelled.
+    #[serde(default)]
+    pub after_notok: Vec<u64>,
+    /// Submit held: the job waits, whatever its turn, until `release` (Slurm's `-H`).
+    #[serde(default)]
+    pub hold: bool,
+    /// Make this one submission an array of tasks of the same shape, each with its index
+    /// in `GPUSCHED_ARRAY_INDEX`; tasks become jobs of their own as they start.
+    #[serde(default)]
+    pub array: Option<crate::array::ArraySpec>,
     /// A client-chosen key that makes a retried submission idempotent: a second
     /// submission with the same key returns the first job instead of a new one.
     #[serde(default)]
@@ -264,6 +278,24 @@ pub struct JobView {
     /// Jobs that must succeed before this one starts.
     #[serde(default)]
     pub after: Vec<u64>,
+    /// Jobs that must end (however they end) before this one starts.
+    #[serde(default)]
+    pub after_any: Vec<u64>,
+    /// Jobs that must end without succeeding before this one starts.
+    #[serde(default)]
+    pub after_notok: Vec<u64>,
+    /// Held: it waits until released, whatever its turn.
+    #[serde(default)]
+    pub held: bool,
+    /// This job is an array: the indices of its tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<crate::array::ArraySpec>,
+    /// For an array: how many of its tasks are in each state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_counts: Option<crate::array::ArrayCounts>,
+    /// This job is one task of an array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_task: Option<crate::array::ArrayTask>,
     /// For a pending job: when it should start (Unix ms) if running jobs end at their
     /// walltimes; absent when that depends on a job without a walltime.
     #[serde(default)]
@@ -342,6 +374,20 @@ pub struct JobList {
     /// More (older) jobs match: ask again with `before` set to this. Null on the last page.
     #[serde(default)]
     pub next_before: Option<u64>,
+}
+
+/// `PATCH /api/jobs/{id}`: change a pending job (Slurm's `scontrol update`); fields left
+/// out keep their values. A job that has started is refused (409).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobUpdate {
+    #[serde(default)]
+    pub priority: Option<i32>,
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 31622400)]
+    pub walltime_s: Option<u64>,
+    #[serde(default)]
+    pub queue: Option<String>,
 }
 
 /// What a cancel did.

@@ -6,6 +6,7 @@
 //! misspelt option is an error instead of a silently ignored wish.
 
 pub mod agent;
+pub mod array;
 pub mod auth;
 pub mod duration;
 #[doc(hidden)]
@@ -20,11 +21,13 @@ pub mod slice;
 pub mod telemetry;
 pub mod text;
 pub mod usage;
+pub mod workflow;
 
 pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered, Report,
     ReportAck, RunEvent, RunEventKind,
 };
+pub use array::{ArrayCounts, ArrayError, ArraySpec, ArrayTask, JobRef};
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use duration::parse_duration;
 pub use gang::{DistHost, DistLaunch, GpuLink, JobPart, LinkKind, NodeLocation, PartState};
@@ -33,7 +36,7 @@ pub use history::{
 };
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
-    JobState, JobSubmit, JobView, QueueList, QueueView, Submitted,
+    JobState, JobSubmit, JobUpdate, JobView, QueueList, QueueView, Submitted,
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
@@ -44,6 +47,7 @@ pub use slice::{
 pub use telemetry::{Drain, DrainRequest, GpuHealth, GpuSample, NodeTelemetry, XidEvent};
 pub use text::{agree, count, count_as};
 pub use usage::{UsageQuery, UsageReport, UsageRow};
+pub use workflow::{WorkflowStep, WorkflowSubmit, WorkflowSubmitted};
 
 /// The body of every error response: what went wrong and what to do about it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]

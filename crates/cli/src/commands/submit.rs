@@ -182,6 +182,10 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         } else {
             args.after.clone()
         },
+        after_any: vec![],
+        after_notok: vec![],
+        hold: false,
+        array: None,
         client_token: None,
         // The server checks the combinations (a gang of whole GPUs, K dividing G) and
         // says what to change; the client only carries what was asked.

@@ -76,6 +76,29 @@ pub const ADD_ENERGY_COLUMNS: &[&str] = &["ALTER TABLE jobs ADD COLUMN energy_j 
 /// The columns schema 4 added, in the order of [`ADD_ENERGY_COLUMNS`].
 const ENERGY_COLUMNS: &[&str] = &["energy_j"];
 
+/// Schema 6 (issue 14): dependency kinds, holds, and arrays. An array is one row (its
+/// range in `array_spec`); its tasks get rows of their own only as they start, naming
+/// their array and index.
+pub const ADD_WORKFLOW_COLUMNS: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN after_any TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE jobs ADD COLUMN after_notok TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE jobs ADD COLUMN array_spec TEXT",
+    "ALTER TABLE jobs ADD COLUMN array_id INTEGER",
+    "ALTER TABLE jobs ADD COLUMN array_index INTEGER",
+    "CREATE INDEX jobs_array ON jobs(array_id, array_index) WHERE array_id IS NOT NULL",
+];
+
+/// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
+const WORKFLOW_COLUMNS: &[&str] = &[
+    "after_any",
+    "after_notok",
+    "held",
+    "array_spec",
+    "array_id",
+    "array_index",
+];
+
 /// The columns schema 3 added, in the order of [`ADD_GANG_COLUMNS`].
 const GANG_COLUMNS: &[&str] = &[
     "nodes",
@@ -141,6 +164,7 @@ fn all_columns() -> Vec<&'static str> {
         .iter()
         .chain(GANG_COLUMNS)
         .chain(ENERGY_COLUMNS)
+        .chain(WORKFLOW_COLUMNS)
         .copied()
         .collect()
 }
@@ -251,7 +275,13 @@ pub async fn put_as(
             .bind(json(id, &j.parts)?)
             .bind(j.master_port)
             .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?)
-            .bind(opt_int(id, "energy_j", j.energy_j)?),
+            .bind(opt_int(id, "energy_j", j.energy_j)?)
+            .bind(json(id, &j.after_any)?)
+            .bind(json(id, &j.after_notok)?)
+            .bind(j.held)
+            .bind(j.array.as_ref().map(|a| json(id, a)).transpose()?)
+            .bind(opt_int(id, "array_id", j.array_task.map(|t| t.array_id))?)
+            .bind(j.array_task.map(|t| t.index)),
     };
     q.execute(conn).await?;
     Ok(())
@@ -349,5 +379,19 @@ fn decode(r: &SqliteRow) -> Result<StoredJob, StoreError> {
         energy_j: r
             .try_get::<Option<i64>, _>("energy_j")?
             .map(|j| j.max(0) as u64),
+        after_any: json_col(r, id, "after_any")?,
+        after_notok: json_col(r, id, "after_notok")?,
+        held: r.try_get("held")?,
+        array: opt_json_col(r, id, "array_spec")?,
+        array_task: match (
+            r.try_get::<Option<i64>, _>("array_id")?,
+            r.try_get::<Option<u32>, _>("array_index")?,
+        ) {
+            (Some(a), Some(index)) => Some(crate::StoredArrayTask {
+                array_id: a.max(0) as u64,
+                index,
+            }),
+            _ => None,
+        },
     })
 }

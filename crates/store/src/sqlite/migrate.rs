@@ -41,7 +41,7 @@ pub struct Migration {
 }
 
 /// The newest schema this binary knows.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 6;
 
 /// Every schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -84,6 +84,14 @@ pub fn migrations() -> Vec<Migration> {
             version: 5,
             name: "history: each job's timeline (job_events) and the audit log of admin actions",
             steps: history::CREATE_V5.iter().map(|s| Step::Sql(s)).collect(),
+        },
+        Migration {
+            version: 6,
+            name: "dependency kinds (after_any, after_notok), holds, and arrays (one row each; task rows name their array)",
+            steps: jobs::ADD_WORKFLOW_COLUMNS
+                .iter()
+                .map(|s| Step::Sql(s))
+                .collect(),
         },
     ]
 }

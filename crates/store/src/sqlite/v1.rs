@@ -195,6 +195,11 @@ impl V1Job {
             master_port: None,
             energy_j: None,
             first_failure: None,
+            after_any: vec![],
+            after_notok: vec![],
+            held: false,
+            array: None,
+            array_task: None,
         })
     }
 }
