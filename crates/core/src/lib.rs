@@ -39,6 +39,7 @@ pub mod live;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod predict;
 pub mod reclaim;
 pub mod resources;
 pub mod room;

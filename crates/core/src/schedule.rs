@@ -100,6 +100,21 @@ impl SchedJob {
             .map_or(f64::INFINITY, |e| (e - self.attained).max(0.0))
     }
 
+    /// Where a running job has outlived its estimate (a prediction, or a user's guess
+    /// that is not its walltime), the estimate doubles what it has run so far: it is
+    /// never stopped for being wrong, and sjf, srtf and backfill then see it as having as
+    /// long again to go (the doubling rule of Tiresias' and Lucid's evaluations). True if
+    /// it grew.
+    pub fn grow_estimate(&mut self) -> bool {
+        match self.spec.estimate {
+            Some(e) if self.attained >= e => {
+                self.spec.estimate = Some(2.0 * self.attained.max(1.0));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The best knowledge of the remaining time.
     pub fn remaining_or_estimate(&self) -> Seconds {
         self.remaining.unwrap_or_else(|| self.estimated_remaining())

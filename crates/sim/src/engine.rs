@@ -22,6 +22,7 @@ use gpusched_core::{
     UserId,
 };
 
+use crate::estimates::{Estimates, Estimator, PredictionReport};
 use crate::overhead::PassOverhead;
 use crate::tenants::usage::Recorder;
 use crate::tenants::TenantUsage;
@@ -46,6 +47,8 @@ pub struct SimOptions {
     /// Count [`SimRun::powered_idle_gpu_seconds`] (for `--power-down-idle`). Off by
     /// default: it costs one walk over the nodes per event.
     pub powered_idle: bool,
+    /// What policies are told of run times ([`Estimates`]); the default is the trace's.
+    pub estimates: Estimates,
 }
 
 impl SimOptions {
@@ -60,6 +63,7 @@ impl SimOptions {
             queue_limits: BTreeMap::new(),
             reclaim: None,
             powered_idle: false,
+            estimates: Estimates::Trace,
         }
     }
 }
@@ -111,6 +115,10 @@ pub struct SimRun {
     pub passes: u64,
     /// Each tenant's GPUs over time, when [`SimOptions::tenant_bins`] asked for them.
     pub tenants: Option<TenantUsage>,
+    /// What the policies were told of run times ([`Estimates::name`]).
+    pub estimates: String,
+    /// The predictor's accuracy, under `--estimates predicted`.
+    pub prediction: Option<PredictionReport>,
 }
 
 /// Why a simulation could not run.
@@ -238,7 +246,12 @@ pub fn simulate(
         powered_idle_gpu_seconds: 0.0,
         passes: 0,
         tenants: None,
+        estimates: opts.estimates.name(workload),
+        prediction: None,
     };
+    let mut estimator = Estimator::new(&opts.estimates);
+    // Whether the scheduler may see each job's true remaining time (srtf's key).
+    let truth = opts.estimates.knows_truth();
     let mut jobs: Vec<SchedJob> = Vec::new();
     let mut state: Vec<Progress> = Vec::new();
     let mut next_group = 0;
@@ -302,6 +315,7 @@ pub fn simulate(
                 job.account(now);
                 sched.finish(job);
                 let t = &workload.jobs[state[i].trace];
+                estimator.ended(state[i].trace, t.work.duration());
                 run.jobs.push(JobOutcome {
                     id: job.spec.id,
                     user: job.spec.user,
@@ -340,9 +354,13 @@ pub fn simulate(
         if do_start {
             for &ti in &groups[next_group].1 {
                 let t = &workload.jobs[ti];
-                let mut job = SchedJob::new(t.spec.clone());
+                let mut spec = t.spec.clone();
+                spec.estimate = estimator.admit(workload, ti);
+                let mut job = SchedJob::new(spec);
                 sched.admit(&mut job).expect("checked before the run");
-                job.remaining = Some(t.work.units * t.work.unit_time);
+                if truth {
+                    job.remaining = Some(t.work.units * t.work.unit_time);
+                }
                 jobs.push(job);
                 if lazy {
                     done.push(false);
@@ -377,7 +395,11 @@ pub fn simulate(
                 } else {
                     progressed / p.unit_time * rate
                 };
-                job.remaining = Some(p.units * p.unit_time);
+                if truth {
+                    job.remaining = Some(p.units * p.unit_time);
+                } else {
+                    job.grow_estimate();
+                }
             }
         };
         if lazy {
@@ -440,6 +462,7 @@ pub fn simulate(
     }
     progress(run.jobs.len(), total);
     run.tenants = recorder.map(Recorder::finish);
+    run.prediction = estimator.report();
     Ok(run)
 }
 

@@ -2,6 +2,7 @@
 //! scheduling core, metrics, reports and plots.
 
 pub mod engine;
+pub mod estimates;
 #[doc(hidden)]
 pub mod fuzz_entry;
 pub mod metrics;
@@ -15,4 +16,5 @@ pub mod tenants;
 pub mod trace;
 
 pub use engine::{simulate, JobOutcome, SimError, SimOptions, SimRun};
+pub use estimates::{Estimates, PredictionReport};
 pub use metrics::Summary;

@@ -36,6 +36,11 @@ pub struct Summary {
     /// With a power model (`--power-model`) only, so reports without one are unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::power::Energy>,
+    /// What the policy was told of run times (`oracle`: the truth).
+    pub estimates: String,
+    /// Under `--estimates predicted`: how good the predictions were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<crate::PredictionReport>,
 }
 
 /// Nearest-rank percentile (`calc.py`'s rule) of an ascending list.
@@ -114,6 +119,8 @@ impl Summary {
             preemptions: run.jobs.iter().map(|j| j.preemptions as u64).sum(),
             passes: run.passes,
             energy: None,
+            estimates: run.estimates.clone(),
+            prediction: run.prediction.clone(),
         }
     }
 }

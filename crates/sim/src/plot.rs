@@ -208,6 +208,8 @@ mod tests {
             powered_idle_gpu_seconds: 0.0,
             passes: 0,
             tenants: None,
+            estimates: "oracle".into(),
+            prediction: None,
         }
     }
 

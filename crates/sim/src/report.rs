@@ -35,6 +35,27 @@ pub(crate) fn secs(s: f64) -> String {
     }
 }
 
+/// What the policies were told of run times, and how good predictions were: printed
+/// under the table, since sjf, srtf and backfill with perfect estimates flatter them.
+pub fn estimates(summaries: &[Summary]) -> String {
+    let Some(first) = summaries.first() else {
+        return String::new();
+    };
+    let mut out = format!("run-time estimates: {}\n", first.estimates);
+    if let Some(p) = summaries.iter().find_map(|s| s.prediction.as_ref()) {
+        out.push_str(&format!(
+            "predictor: {} jobs predicted ({} admitted before any job had ended), median error {:.0}%, p90 {:.0}%, {:.0}% underestimated, {} keys\n",
+            p.predicted,
+            p.unpredicted,
+            p.median_rel_error * 100.0,
+            p.p90_rel_error * 100.0,
+            p.underestimated * 100.0,
+            p.keys
+        ));
+    }
+    out
+}
+
 /// The side-by-side table, policies as rows.
 pub fn table(summaries: &[Summary]) -> String {
     let header = [

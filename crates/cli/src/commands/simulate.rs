@@ -16,7 +16,7 @@ use gpusched_sim::reclaim::ReclaimOptions;
 use gpusched_sim::tenants::{self, TenantReport};
 use gpusched_sim::trace::synthetic::{self, SyntheticSpec};
 use gpusched_sim::trace::{self, Format, Workload};
-use gpusched_sim::{plot, report, simulate, SimOptions, SimRun, Summary};
+use gpusched_sim::{plot, report, simulate, Estimates, SimOptions, SimRun, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(clap::Args)]
@@ -103,6 +103,14 @@ pub struct Args {
     /// down), so placement that packs jobs onto few nodes saves energy.
     #[arg(long, requires = "power_model")]
     power_down_idle: bool,
+    /// What sjf, srtf, srsf and backfill are told of run times: `trace` (the trace's
+    /// estimate column, else the true run time: what every reproduction uses), `oracle`
+    /// (the true run time), `none`, `walltime` (the trace's walltime column),
+    /// `noisy:SIGMA[:SEED]` (the truth times a log-normal error exp(N(0, SIGMA))), or
+    /// `predicted` (the run-time predictor, learning from jobs as they end; see
+    /// docs/prediction.md). The report names what was used.
+    #[arg(long, default_value = "trace", value_name = "MODE")]
+    estimates: String,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -210,6 +218,7 @@ pub fn run(args: Args) -> Result<()> {
             args.share_bin
         );
     }
+    let estimates = Estimates::parse(&args.estimates).map_err(anyhow::Error::msg)?;
     let format = args.format.as_deref().map(Format::parse).transpose()?;
     let traced = match &args.trace {
         Some(path) => Some(trace::read(path, format)?),
@@ -274,6 +283,7 @@ pub fn run(args: Args) -> Result<()> {
                         })
                 }),
                 powered_idle: args.power_down_idle,
+                estimates: estimates.clone(),
             }
         })
         .collect();
@@ -318,6 +328,7 @@ pub fn run(args: Args) -> Result<()> {
             doc.cluster
         );
         print!("{}", report::table(&summaries));
+        print!("{}", report::estimates(&summaries));
         if let Some(t) = &tenant_reports {
             println!();
             print!("{}", tenants::table::table(t));

@@ -44,6 +44,23 @@ pub struct TraceJob {
     pub model: Option<String>,
     /// 1-based line of the trace file the job came from (0 for generated jobs).
     pub line: u64,
+    /// What else is known of the job at submission (for `--estimates`).
+    pub known: Known,
+}
+
+/// What a trace says of a job at submission beyond its spec: the run-time predictor's
+/// features and where `spec.estimate` came from. Never anything derived from the run
+/// time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Known {
+    /// The job's name (Muri's model name stands in for it).
+    pub name: Option<String>,
+    /// A finer detail (Muri's batch size).
+    pub detail: Option<String>,
+    /// The user's walltime, where the trace has one.
+    pub walltime: Option<f64>,
+    /// `spec.estimate` is the trace's own estimate column, not the true run time.
+    pub estimate_given: bool,
 }
 
 /// The jobs of a trace, ordered by submit time (ties keep file order), with the names
@@ -55,6 +72,9 @@ pub struct Workload {
     pub queues: Vec<String>,
     /// Where it came from, for reports.
     pub source: String,
+    /// Seconds from the Monday 00:00 UTC before the trace's time 0 to time 0, where the
+    /// trace has dates (Philly): the predictor's time of day and week.
+    pub week_offset: Option<f64>,
 }
 
 /// A trace that cannot be read.

@@ -11,7 +11,7 @@
 
 use gpusched_core::{Cluster, JobId, JobSpec, QueueId, UserId};
 
-use super::{CsvRows, Names, TraceError, TraceJob, Work, Workload};
+use super::{CsvRows, Known, Names, TraceError, TraceJob, Work, Workload};
 
 /// The per-iteration slowdown of a job running alone, measured by the Muri authors.
 pub const ITERATION_OVERHEAD: f64 = 1.015;
@@ -81,6 +81,12 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
             work,
             model: row.opt("model_name").map(str::to_string),
             line: row.line,
+            known: Known {
+                name: row.opt("model_name").map(str::to_string),
+                detail: row.opt("batch_size").map(str::to_string),
+                walltime: None,
+                estimate_given: false,
+            },
         });
         Ok(())
     })?;
@@ -89,6 +95,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
         users: users.names,
         queues: vec!["default".into()],
         source: String::new(),
+        week_offset: None,
     })
 }
 

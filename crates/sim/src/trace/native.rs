@@ -11,6 +11,9 @@
 //! | `queue` | no | queue name (default `default`) |
 //! | `priority` | no | integer, larger first under `priority` (default 0) |
 //! | `gpu_model` | no | accepted GPU model prefix, e.g. `A100` |
+//! | `name` | no | the job's name (a feature of `--estimates predicted`) |
+//! | `command` | no | its command line (a feature of `--estimates predicted`) |
+//! | `walltime` | no | the user's run-time limit, seconds (`--estimates walltime`; caps predictions) |
 //!
 //! JSON lines carry the same fields as keys, one job object per line; unknown keys are
 //! refused so that a typo does not silently drop a constraint.
@@ -18,7 +21,7 @@
 use gpusched_core::{JobId, JobSpec, QueueId, UserId};
 use serde::Deserialize;
 
-use super::{CsvRows, Names, TraceError, TraceJob, Work, Workload};
+use super::{CsvRows, Known, Names, TraceError, TraceJob, Work, Workload};
 
 struct Builder {
     users: Names,
@@ -36,6 +39,9 @@ struct Fields<'a> {
     queue: Option<&'a str>,
     priority: i32,
     gpu_model: Option<&'a str>,
+    name: Option<&'a str>,
+    command: Option<&'a str>,
+    walltime: Option<f64>,
 }
 
 impl Builder {
@@ -70,6 +76,12 @@ impl Builder {
             },
             model: None,
             line,
+            known: Known {
+                name: f.name.map(str::to_string),
+                detail: f.command.map(str::to_string),
+                walltime: f.walltime,
+                estimate_given: f.estimate.is_some(),
+            },
         });
     }
 
@@ -79,6 +91,7 @@ impl Builder {
             users: self.users.names,
             queues: self.queues.names,
             source: String::new(),
+            week_offset: None,
         }
     }
 }
@@ -102,6 +115,10 @@ pub fn parse_csv(file: &str, text: &str) -> Result<Workload, TraceError> {
             None => None,
             Some(_) => Some(row.non_negative("estimate")?),
         };
+        let walltime = match row.opt("walltime") {
+            None => None,
+            Some(_) => Some(row.non_negative("walltime")?),
+        };
         let priority = match row.opt("priority") {
             None => 0,
             Some(raw) => raw
@@ -118,6 +135,9 @@ pub fn parse_csv(file: &str, text: &str) -> Result<Workload, TraceError> {
             queue: row.opt("queue"),
             priority,
             gpu_model: row.opt("gpu_model"),
+            name: row.opt("name"),
+            command: row.opt("command"),
+            walltime,
         };
         b.push(fields, row.line);
         Ok(())
@@ -138,6 +158,9 @@ struct JsonJob {
     #[serde(default)]
     priority: i32,
     gpu_model: Option<String>,
+    name: Option<String>,
+    command: Option<String>,
+    walltime: Option<f64>,
 }
 
 pub fn parse_jsonl(file: &str, text: &str) -> Result<Workload, TraceError> {
@@ -179,6 +202,12 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Workload, TraceError> {
                 format!("{e} must be a finite number of at least 0"),
             ));
         }
+        if let Some(w) = j.walltime.filter(|w| !(w.is_finite() && *w >= 0.0)) {
+            return Err(err(
+                "walltime",
+                format!("{w} must be a finite number of at least 0"),
+            ));
+        }
         let fields = Fields {
             id: j.id,
             submit: j.submit,
@@ -189,6 +218,9 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<Workload, TraceError> {
             queue: j.queue.as_deref(),
             priority: j.priority,
             gpu_model: j.gpu_model.as_deref(),
+            name: j.name.as_deref(),
+            command: j.command.as_deref(),
+            walltime: j.walltime,
         };
         b.push(fields, line);
     }

@@ -50,6 +50,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
             },
             model: None,
             line: row.line,
+            known: Default::default(),
         });
         Ok(())
     })?;
@@ -57,10 +58,13 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
     for (job, stamp) in jobs.iter_mut().zip(stamps) {
         job.spec.submit = (stamp - origin) as f64;
     }
+    // 1970-01-01 was a Thursday: day 3 of a week that starts on Monday.
+    let week_offset = (origin + 3 * 86_400).rem_euclid(7 * 86_400) as f64;
     Ok(Workload {
         jobs,
         users: vcs.names.clone(),
         queues: vcs.names,
         source: String::new(),
+        week_offset: Some(week_offset),
     })
 }

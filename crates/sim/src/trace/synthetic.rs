@@ -96,6 +96,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                 },
                 model: None,
                 line: 0,
+                known: Default::default(),
             }
         })
         .collect();
@@ -110,6 +111,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
             "synthetic(jobs={}, seed={}, load={})",
             spec.jobs, spec.seed, spec.load
         ),
+        week_offset: None,
     }
 }
 
