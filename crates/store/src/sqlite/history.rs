@@ -60,6 +60,9 @@ fn kind_of(name: &str) -> Option<JobEventKind> {
         Requeued,
         CancelRequested,
         Ended,
+        Held,
+        Released,
+        Updated,
     ]
     .into_iter()
     .find(|k| k.name() == name)
@@ -74,6 +77,9 @@ fn action_of(name: &str) -> Option<AuditAction> {
         Resume,
         QueueReload,
         CancelOther,
+        HoldOther,
+        ReleaseOther,
+        UpdateOther,
     ]
     .into_iter()
     .find(|a| a.name() == name)
