@@ -288,3 +288,54 @@ fn a_workflow_is_taken_whole_in_dependency_order_or_refused_whole() {
         ",
     );
 }
+
+#[test]
+fn dependants_of_each_kind_wait_across_a_restart() {
+    run(
+        "deps_restart",
+        &[
+            Node("n1", 3),
+            Round,
+            Submit("alice", "gpus=1"),
+            Submit("alice", "gpus=1 notok=1"),
+            Submit("alice", "gpus=1 any=1"),
+            Submit("alice", "gpus=1 after=1 hold=1"),
+            Round,
+            Restart,
+            Rejoin("n1", 3, &[1]),
+            Round,
+            Reason(2, "dependency: waiting for job 1 to end without succeeding"),
+            Reason(4, "held by alice; release with `gpusched release 4`; then dependency: waiting for job 1 to succeed"),
+            Started("n1", 1),
+            Exit("n1", 1, 1),
+            Round,
+        ],
+        "
+            node n1 (3 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1: ok 1
+            alice submits gpus=1 notok=1: ok 2
+            alice submits gpus=1 any=1: ok 3
+            alice submits gpus=1 after=1 hold=1: ok 4
+            round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
+              job 3 pending #1
+              job 4 pending #1: held by alice
+            server restarts
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
+              job 3 pending #1
+              job 4 pending #1: held by alice
+            node n1 registers again running [1]: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            n1 reports 1 started: ok
+            n1 reports 1 exited 1: ok
+            round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended 1 4
+              job 1 failed on n1 [0] #1: exited with code 1
+              job 2 starting on n1 [0] #1: sent to n1
+              job 3 starting on n1 [1] #1: sent to n1
+              job 4 failed #1: dependency job 1 ended failed; it can never start
+        ",
+    );
+}
