@@ -40,9 +40,9 @@ const CALLERS: [Caller; 7] = [
 ];
 
 /// One route: the call made (placeholders `{job}`: the owner's running job,
-/// `{pending}`: the owner's pending job, `{spare}`: another, `{token}`: a spare token's id), and the
-/// status per caller in the order of [`CALLERS`]; `private_other`: the other user's
-/// status under `--private-jobs` where it differs.
+/// `{pending}`: the owner's pending job, `{spare}`: another, `{token}`: a spare token's
+/// id), and the status per caller in the order of [`CALLERS`]; `private_other`: the
+/// other user's status under `--private-jobs` where it differs.
 struct Row {
     method: &'static str,
     path: &'static str,

@@ -72,8 +72,8 @@ pub async fn update(
 
 /// Submit a workflow: every step (a job or an array) in one transaction, all or none,
 /// its edges (`after`, `after_any`, `after_notok` by step key) turned into dependencies
-/// on the new ids. 400 for unknown or repeated keys and for a cycle (named); each step's
-/// job is checked as a submit checks it, and a refusal names the step.
+/// on the new ids. 409 for repeated keys, an edge naming no step, and a cycle (named);
+/// each step's job is checked as a submit checks it, and a refusal names the step.
 #[utoipa::path(post, path = "/api/workflows", request_body = WorkflowSubmit,
     responses((status = 201, body = WorkflowSubmitted), super::responses::Submit))]
 pub async fn submit_workflow(

@@ -114,7 +114,7 @@ impl State {
     /// Puts a pending job in the core's queue when its dependencies are met and it is
     /// not held; otherwise keeps it out, noted under each dependency that has not ended
     /// (so that end looks at it). True if it was queued.
-    pub(super) fn queue_or_hold(&mut self, job: &JobRecord) -> bool {
+    pub(super) fn queue_if_ready(&mut self, job: &JobRecord) -> bool {
         let standing = self.standing(&job.view);
         if let Standing::Waiting(deps) = &standing {
             for &(_, d) in deps {

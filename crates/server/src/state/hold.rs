@@ -58,7 +58,7 @@ impl State {
         job.view.held = false;
         job.view.reason = String::new();
         let record = job.clone();
-        self.queue_or_hold(&record);
+        self.queue_if_ready(&record);
         self.sched_due = true;
         self.note(
             id,
@@ -82,11 +82,6 @@ impl State {
         groups: &UserGroups,
     ) -> Result<JobView, Fail> {
         let v = self.pending_job(id, who, "update it")?.view.clone();
-        if up.priority.is_none() && up.walltime_s.is_none() && up.queue.is_none() {
-            return Err(Fail::BadRequest(
-                "nothing to update: give `priority`, `walltime_s` or `queue`".into(),
-            ));
-        }
         validate::check_walltime(up.walltime_s).map_err(Fail::BadRequest)?;
         let queue = up.queue.clone().unwrap_or_else(|| v.queue.clone());
         if up.queue.is_some() {
@@ -140,7 +135,7 @@ impl State {
         // The core's copy has the old values: it is put in again with the new ones (a
         // held or dependent job is not in it and gets them when it joins).
         self.queue.remove(id);
-        self.queue_or_hold(&record);
+        self.queue_if_ready(&record);
         self.sched_due = true;
         let detail = format!("by {}: {}", who.user, changes.join(", "));
         self.note(id, JobEventKind::Updated, detail);

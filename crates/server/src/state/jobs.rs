@@ -211,7 +211,7 @@ impl State {
             if let Some(t) = &record.client_token {
                 self.retry_keys.insert(t.clone(), id);
             }
-            self.queue_or_hold(&record);
+            self.queue_if_ready(&record);
             self.count_pending(&record.view.user);
             let detail = submitted_detail(&record.view, who);
             self.jobs.insert(id, record);

@@ -219,7 +219,7 @@ impl State {
             // written; the row as loaded is not).
             st.jobs.insert_stored(id, job.clone());
             if !state.is_terminal()
-                && st.queue_or_hold(&job)
+                && st.queue_if_ready(&job)
                 && matches!(state, JobState::Starting | JobState::Running)
             {
                 st.restore_running(&job, now);

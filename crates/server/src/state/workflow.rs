@@ -20,7 +20,7 @@ impl State {
         who: &Who,
         groups: &UserGroups,
     ) -> Result<WorkflowSubmitted, Fail> {
-        let order = order(&wf.steps).map_err(Fail::BadRequest)?;
+        let order = order(&wf.steps)?;
         let mut steps: Vec<Option<WorkflowStep>> = wf.steps.into_iter().map(Some).collect();
         let mut sorted: Vec<WorkflowStep> = Vec::with_capacity(steps.len());
         for i in order {
@@ -55,10 +55,14 @@ impl State {
 }
 
 /// The steps' indices in an order where every step comes after those it names (the
-/// file's order among steps free to go), or why there is none.
-fn order(steps: &[WorkflowStep]) -> Result<Vec<usize>, String> {
+/// file's order among steps free to go), or why there is none: 400 for what the schema
+/// states (at least one step, the key's pattern), 409 for what it cannot (keys unique,
+/// edges naming steps, no cycle), as a batch repeating a `client_token` is.
+fn order(steps: &[WorkflowStep]) -> Result<Vec<usize>, Fail> {
     if steps.is_empty() {
-        return Err("`steps` is empty: a workflow needs at least one step".into());
+        return Err(Fail::BadRequest(
+            "`steps` is empty: a workflow needs at least one step".into(),
+        ));
     }
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, s) in steps.iter().enumerate() {
@@ -68,23 +72,23 @@ fn order(steps: &[WorkflowStep]) -> Result<Vec<usize>, String> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
         if !ok {
-            return Err(format!(
+            return Err(Fail::BadRequest(format!(
                 "step key {:?} is not 1-64 letters, digits, `_`, `-` or `.`",
                 s.key
-            ));
+            )));
         }
         if index.insert(&s.key, i).is_some() {
-            return Err(format!(
+            return Err(Fail::Conflict(format!(
                 "step key `{}` appears twice; each step needs its own",
                 s.key
-            ));
+            )));
         }
         if s.job.client_token.is_some() {
-            return Err(format!(
+            return Err(Fail::Conflict(format!(
                 "step `{}`: `client_token` is not taken in a workflow step (the workflow is \
                  one request); leave it out",
                 s.key
-            ));
+            )));
         }
     }
     // Each step's predecessors by index, every key checked.
@@ -98,11 +102,11 @@ fn order(steps: &[WorkflowStep]) -> Result<Vec<usize>, String> {
         for (field, keys) in lists {
             for k in keys {
                 let Some(&j) = index.get(k.as_str()) else {
-                    return Err(format!(
+                    return Err(Fail::Conflict(format!(
                         "step `{}`: `{field}` names no step `{k}`; the steps are: {}",
                         s.key,
                         index.keys().copied().collect::<Vec<_>>().join(", ")
-                    ));
+                    )));
                 };
                 preds[i].insert(j);
             }
@@ -130,10 +134,10 @@ fn order(steps: &[WorkflowStep]) -> Result<Vec<usize>, String> {
     if out.len() < steps.len() {
         let cycle = find_cycle(&preds, &left);
         let names: Vec<&str> = cycle.iter().map(|&i| steps[i].key.as_str()).collect();
-        return Err(format!(
+        return Err(Fail::Conflict(format!(
             "steps form a cycle: {}; a step may only wait for steps that do not wait for it",
             names.join(" -> ")
-        ));
+        )));
     }
     Ok(out)
 }
@@ -218,14 +222,14 @@ mod tests {
     #[test]
     fn a_cycle_is_named_in_run_order() {
         let s = [step("a", &["b"]), step("b", &["a"]), step("c", &[])];
-        let e = order(&s).unwrap_err();
+        let e = order(&s).unwrap_err().message().to_string();
         assert!(e.starts_with("steps form a cycle: "), "{e}");
         assert!(
             e.contains("a -> b -> a") || e.contains("b -> a -> b"),
             "{e}"
         );
         let s = [step("x", &["x"])];
-        assert!(order(&s).unwrap_err().contains("x -> x"));
+        assert!(order(&s).unwrap_err().message().contains("x -> x"));
         let s = [
             step("a", &["c"]),
             step("b", &["a"]),
@@ -233,7 +237,10 @@ mod tests {
             step("d", &["a"]),
         ];
         assert!(
-            order(&s).unwrap_err().contains("a -> b -> c -> a"),
+            order(&s)
+                .unwrap_err()
+                .message()
+                .contains("a -> b -> c -> a"),
             "{:?}",
             order(&s)
         );
@@ -241,11 +248,18 @@ mod tests {
 
     #[test]
     fn unknown_and_repeated_keys_are_refused() {
-        let e = order(&[step("a", &["z"])]).unwrap_err();
+        let e = order(&[step("a", &["z"])])
+            .unwrap_err()
+            .message()
+            .to_string();
         assert_eq!(e, "step `a`: `after` names no step `z`; the steps are: a");
         let e = order(&[step("a", &[]), step("a", &[])]).unwrap_err();
+        assert!(matches!(e, Fail::Conflict(_)), "{e:?}");
+        let e = e.message().to_string();
         assert!(e.contains("appears twice"), "{e}");
         let e = order(&[step("a b", &[])]).unwrap_err();
+        assert!(matches!(e, Fail::BadRequest(_)), "{e:?}");
+        let e = e.message().to_string();
         assert!(e.contains("not 1-64"), "{e}");
     }
 }

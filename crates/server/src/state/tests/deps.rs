@@ -264,11 +264,11 @@ fn a_workflow_is_taken_whole_in_dependency_order_or_refused_whole() {
             node n1 (2 GPUs) registers: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits workflow eval after=train; train after=prep gpus=2; prep; clean any=eval: ok clean=4 eval=3 prep=1 train=2
-            alice submits workflow a after=b; b after=c; c after=a; d: BadRequest(\"steps form a cycle: a -> c -> b -> a; a step may only wait for steps that do not wait for it\")
-            alice submits workflow a after=zz: BadRequest(\"step `a`: `after` names no step `zz`; the steps are: a\")
-            alice submits workflow a; a: BadRequest(\"step key `a` appears twice; each step needs its own\")
+            alice submits workflow a after=b; b after=c; c after=a; d: Conflict(\"steps form a cycle: a -> c -> b -> a; a step may only wait for steps that do not wait for it\")
+            alice submits workflow a after=zz: Conflict(\"step `a`: `after` names no step `zz`; the steps are: a\")
+            alice submits workflow a; a: Conflict(\"step key `a` appears twice; each step needs its own\")
             alice submits workflow ok; big gpus=3 after=ok: Conflict(\"step `big`: the job asks for 3 GPUs on one node, but the largest node (n1) has 2; ask for at most 2, or run it on several nodes: `--nodes N --gpus-per-node G` (N x G = 3) or `--split` to let the scheduler choose\")
-            alice submits workflow x notok=y; y after=1: BadRequest(\"step `y`: `after` names no step `1`; the steps are: x, y\")
+            alice submits workflow x notok=y; y after=1: Conflict(\"step `y`: `after` names no step `1`; the steps are: x, y\")
             round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
               job 1 starting on n1 [0] #1: sent to n1
               job 2 pending #1
