@@ -306,6 +306,28 @@ impl Client {
         self.json(Method::POST, &path, None::<&()>).await
     }
 
+    pub async fn hold(&self, id: u64) -> anyhow::Result<JobView> {
+        let path = format!("/api/jobs/{id}/hold");
+        self.json(Method::POST, &path, None::<&()>).await
+    }
+
+    pub async fn release(&self, id: u64) -> anyhow::Result<JobView> {
+        let path = format!("/api/jobs/{id}/release");
+        self.json(Method::POST, &path, None::<&()>).await
+    }
+
+    pub async fn update(&self, id: u64, up: &gpusched_wire::JobUpdate) -> anyhow::Result<JobView> {
+        let path = format!("/api/jobs/{id}");
+        self.json(Method::PATCH, &path, Some(up)).await
+    }
+
+    pub async fn submit_workflow(
+        &self,
+        wf: &gpusched_wire::workflow::WorkflowSubmit,
+    ) -> anyhow::Result<gpusched_wire::workflow::WorkflowSubmitted> {
+        self.json(Method::POST, "/api/workflows", Some(wf)).await
+    }
+
     pub async fn wait(&self, id: u64, timeout_s: u64) -> anyhow::Result<JobView> {
         let path = format!("/api/jobs/{id}/wait?timeout_s={timeout_s}");
         self.json(Method::GET, &path, None::<&()>).await

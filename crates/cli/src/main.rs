@@ -30,6 +30,14 @@ enum Command {
     Cancel(commands::cancel::Args),
     /// Report that a running job saved a checkpoint now.
     Checkpoint(commands::checkpoint::Args),
+    /// Keep a pending job from starting until released (`scontrol hold`).
+    Hold(commands::deps::HoldArgs),
+    /// Let a held job wait for its turn again (`scontrol release`).
+    Release(commands::deps::HoldArgs),
+    /// Change a pending job's priority, walltime or queue (`scontrol update`).
+    Update(commands::deps::UpdateArgs),
+    /// Submit a workflow: a TOML file of steps and the steps each waits for.
+    Workflow(commands::workflow::Args),
     /// Print a job's output; -f follows it.
     Logs(commands::logs::Args),
     /// Nodes and their GPUs (`sinfo`).
@@ -119,6 +127,10 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,
             Command::Checkpoint(a) => commands::checkpoint::run(a).await,
+            Command::Hold(a) => commands::deps::hold(a).await,
+            Command::Release(a) => commands::deps::release(a).await,
+            Command::Update(a) => commands::deps::update(a).await,
+            Command::Workflow(a) => commands::workflow::run(a).await,
             Command::Nodes(a) => commands::nodes::run(a).await,
             Command::Drain(a) => commands::drain::drain(a).await,
             Command::Resume(a) => commands::drain::resume(a).await,

@@ -37,6 +37,24 @@ pub enum Cmd {
     CancelMany(Vec<u64>, Who, Reply<CancelManyResult>),
     /// The job saved a checkpoint now (it told the API, not the file).
     Checkpoint(u64, Who, Reply<JobView>),
+    /// Hold, release or update a pending job (`state/hold.rs`); an update with the
+    /// owner's Unix groups (a new queue's access rule).
+    Hold(u64, Who, Reply<JobView>),
+    Release(u64, Who, Reply<JobView>),
+    Update(
+        u64,
+        gpusched_wire::JobUpdate,
+        Who,
+        UserGroups,
+        Reply<JobView>,
+    ),
+    /// A workflow's steps in one round (`state/workflow.rs`).
+    Workflow(
+        gpusched_wire::workflow::WorkflowSubmit,
+        Who,
+        UserGroups,
+        Reply<gpusched_wire::workflow::WorkflowSubmitted>,
+    ),
     CreateToken(TokenCreate, Who, Reply<TokenCreated>),
     ListTokens(Reply<TokenList>),
     Usage(UsageQuery, Who, Reply<UsageReport>),
@@ -237,6 +255,22 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Re
         }
         Cmd::Checkpoint(id, who, r) => {
             let v = state.checkpoint(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::Hold(id, who, r) => {
+            let v = state.hold(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::Release(id, who, r) => {
+            let v = state.release_hold(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::Update(id, up, who, groups, r) => {
+            let v = state.update(id, &up, &who, &groups);
+            answer(out, r, v)
+        }
+        Cmd::Workflow(wf, who, groups, r) => {
+            let v = state.submit_workflow(wf, &who, &groups);
             answer(out, r, v)
         }
         Cmd::CreateToken(req, who, r) => {

@@ -30,6 +30,12 @@ pub enum JobEventKind {
     /// It reached a terminal state: `detail` says which and why (exit code, signal,
     /// walltime, dependency).
     Ended,
+    /// Held while pending (`hold`, or `submit --hold`): `detail` names who held it.
+    Held,
+    /// Released from a hold: `detail` names who released it.
+    Released,
+    /// Its priority, walltime or queue changed while pending: `detail` says what, and who.
+    Updated,
 }
 
 impl JobEventKind {
@@ -43,6 +49,9 @@ impl JobEventKind {
             JobEventKind::Requeued => "requeued",
             JobEventKind::CancelRequested => "cancel_requested",
             JobEventKind::Ended => "ended",
+            JobEventKind::Held => "held",
+            JobEventKind::Released => "released",
+            JobEventKind::Updated => "updated",
         }
     }
 }
@@ -87,6 +96,10 @@ pub enum AuditAction {
     QueueReload,
     /// An admin cancelled a job of another user.
     CancelOther,
+    /// An admin held, released or updated a job of another user.
+    HoldOther,
+    ReleaseOther,
+    UpdateOther,
 }
 
 impl AuditAction {
@@ -98,6 +111,9 @@ impl AuditAction {
             AuditAction::Resume => "resume",
             AuditAction::QueueReload => "queue_reload",
             AuditAction::CancelOther => "cancel_other",
+            AuditAction::HoldOther => "hold_other",
+            AuditAction::ReleaseOther => "release_other",
+            AuditAction::UpdateOther => "update_other",
         }
     }
 }

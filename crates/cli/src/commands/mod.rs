@@ -3,6 +3,7 @@ pub mod audit;
 pub mod cancel;
 pub mod checkpoint;
 pub mod conn;
+pub mod deps;
 pub mod drain;
 pub mod fmt;
 pub mod logs;
@@ -20,6 +21,7 @@ pub mod topo;
 pub mod up;
 pub mod usage;
 pub mod wait;
+pub mod workflow;
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
 pub async fn shutdown_signal() {

@@ -134,6 +134,8 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
         "cancelling".to_string()
     } else if j.preempt_requested && !j.state.is_terminal() {
         "preempting".to_string()
+    } else if j.held && j.state == JobState::Pending {
+        "held".to_string()
     } else {
         j.state.name().to_string()
     };

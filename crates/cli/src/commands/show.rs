@@ -301,18 +301,8 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ),
         ("checkpoint", opt(j.last_checkpoint_ms.map(time))),
         ("priority", j.priority.to_string()),
-        (
-            "after",
-            if j.after.is_empty() {
-                "-".into()
-            } else {
-                j.after
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            },
-        ),
+        ("after", super::deps::dependencies(j)),
+        ("held", if j.held { "yes".into() } else { "no".into() }),
         ("walltime", opt(j.walltime_s.map(|w| elapsed(w * 1000)))),
         ("submitted", time(j.submit_ms)),
         (

@@ -92,8 +92,13 @@ pub struct Args {
     #[arg(long)]
     pub max_retries: Option<u32>,
     /// Start only after job ID succeeded (repeatable; Slurm's --dependency=afterok:ID).
-    #[arg(long, value_name = "ID")]
-    pub after: Vec<u64>,
+    /// `any:ID`: after it ended however (afterany); `notok:ID`: only if it ended without
+    /// succeeding (afternotok; if it succeeds this job is cancelled); `ok:ID` = `ID`.
+    #[arg(long, value_name = "[KIND:]ID")]
+    pub after: Vec<String>,
+    /// Submit held: the job waits until `gpusched release ID` (Slurm's --hold).
+    #[arg(long)]
+    pub hold: bool,
     /// Submit N copies in one batch; each gets GPUSCHED_ARRAY_INDEX=0..N-1.
     #[arg(long, value_name = "N")]
     pub array: Option<u32>,
@@ -120,6 +125,12 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         }
         None => JobFile::default(),
     };
+    build_with(args, file)
+}
+
+/// The jobs of a parsed job file with these arguments over it (a workflow step is a job
+/// file without flags).
+pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> {
     let command = if !args.command.is_empty() {
         args.command.clone()
     } else {
@@ -149,6 +160,7 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
     let nodes = args.nodes.or(file.nodes);
     let gpus_per_node = args.gpus_per_node.or(file.gpus_per_node);
     let gpus = gang_gpus(args.gpus.or(file.gpus), nodes, gpus_per_node)?;
+    let deps = super::deps::parse_after(&args.after)?;
     let base = JobSubmit {
         name: args.name.clone().or(file.name.clone()),
         command,
@@ -180,11 +192,11 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
         after: if args.after.is_empty() {
             file.after.clone()
         } else {
-            args.after.clone()
+            deps.after
         },
-        after_any: vec![],
-        after_notok: vec![],
-        hold: false,
+        after_any: deps.after_any,
+        after_notok: deps.after_notok,
+        hold: args.hold,
         array: None,
         client_token: None,
         // The server checks the combinations (a gang of whole GPUs, K dividing G) and

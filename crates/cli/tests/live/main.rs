@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod basics;
 mod crash_loop;
+mod deps;
 mod drain;
 mod energy;
 mod faults;

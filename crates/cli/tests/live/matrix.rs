@@ -40,9 +40,9 @@ const CALLERS: [Caller; 7] = [
 ];
 
 /// One route: the call made (placeholders `{job}`: the owner's running job,
-/// `{pending}`: the owner's pending job, `{token}`: a spare token's id), and the
-/// status per caller in the order of [`CALLERS`]; `private_other`: the other user's
-/// status under `--private-jobs` where it differs.
+/// `{pending}`: the owner's pending job, `{spare}`: another, `{token}`: a spare token's
+/// id), and the status per caller in the order of [`CALLERS`]; `private_other`: the
+/// other user's status under `--private-jobs` where it differs.
 struct Row {
     method: &'static str,
     path: &'static str,
@@ -82,6 +82,10 @@ const AGENTS: [u16; 7] = [401, 403, 403, 403, 403, 200, 401];
 const AGENTS_STALE: [u16; 7] = [401, 403, 403, 403, 403, 409, 401];
 const SUBMIT: [u16; 7] = [401, 201, 201, 201, 201, 403, 401];
 const JOB: &str = r#"{"command": ["true"], "cwd": "/tmp"}"#;
+const WORKFLOW: &str = r#"{"steps": [{"key": "a", "job": {"command": ["true"], "cwd": "/tmp"}}]}"#;
+/// Hold and release of the spare pending job: its owner and admins pass the check of
+/// who may (the owner holds it first, so an admin's second hold is 409: already held).
+const HOLDERS: [u16; 7] = [401, 200, 403, 409, 409, 403, 401];
 const REGISTER: &str = r#"{"node": "matrix-probe", "agent_version": "0", "gpus": [],
     "cpus": 1, "mem_mib": 1, "log_url": null, "running": [], "events": []}"#;
 
@@ -169,6 +173,38 @@ const ROWS: &[Row] = &[
         None,
         OWNER,
         Some(404),
+    ),
+    row(
+        "POST",
+        "/api/jobs/{id}/hold",
+        "/api/jobs/{spare}/hold",
+        None,
+        HOLDERS,
+        Some(404),
+    ),
+    row(
+        "POST",
+        "/api/jobs/{id}/release",
+        "/api/jobs/{spare}/release",
+        None,
+        HOLDERS,
+        Some(404),
+    ),
+    row(
+        "PATCH",
+        "/api/jobs/{id}",
+        "/api/jobs/{spare}",
+        Some(r#"{"priority": 0}"#),
+        OWNER,
+        Some(404),
+    ),
+    row(
+        "POST",
+        "/api/workflows",
+        "/api/workflows",
+        Some(WORKFLOW),
+        SUBMIT,
+        None,
     ),
     row("GET", "/api/nodes", "/api/nodes", None, PERSONS, None),
     row("GET", "/api/usage", "/api/usage", None, PERSONS, None),
@@ -279,7 +315,7 @@ fn rows_for_every_route() -> Vec<&'static Row> {
     rows
 }
 
-/// A cluster with an owner's running job (which printed a secret), a pending job of
+/// A cluster with an owner's running job (which printed a secret), two pending jobs of
 /// theirs, and tokens for every caller.
 struct World {
     _server: Proc,
@@ -295,6 +331,8 @@ struct World {
     spare_token_id: u64,
     running: u64,
     pending: u64,
+    /// Another pending job of the owner's, for hold, release and update (`{spare}`).
+    spare: u64,
 }
 
 const SECRET: &str = "owner-secret-4711";
@@ -362,6 +400,9 @@ fn world(private: bool) -> World {
     let pending = submit_as(&format!(
         r#"{{"command": ["true"], "cwd": "/tmp", "after": [{running}]}}"#
     ));
+    let spare = submit_as(&format!(
+        r#"{{"command": ["true"], "cwd": "/tmp", "after": [{running}]}}"#
+    ));
     // The evidence itself: the job's output holds the secret (so it runs and its log
     // exists), read by its owner.
     wait_until(Duration::from_secs(30), || {
@@ -388,6 +429,7 @@ fn world(private: bool) -> World {
         spare_token_id,
         running,
         pending,
+        spare,
     }
 }
 
@@ -412,6 +454,7 @@ impl World {
                 .call
                 .replace("{job}", &self.running.to_string())
                 .replace("{pending}", &self.pending.to_string())
+                .replace("{spare}", &self.spare.to_string())
                 .replace("{token}", &self.spare_token_id.to_string());
             for (i, &who) in CALLERS.iter().enumerate() {
                 let want = match (who, private, r.private_other) {

@@ -61,7 +61,11 @@ fn busy(code: StatusCode, msg: String, retry_after_s: u64) -> Response {
 }
 
 fn is_submit(req: &Request) -> bool {
-    req.method() == Method::POST && matches!(req.uri().path(), "/api/jobs" | "/api/jobs/batch")
+    req.method() == Method::POST
+        && matches!(
+            req.uri().path(),
+            "/api/jobs" | "/api/jobs/batch" | "/api/workflows"
+        )
 }
 
 /// Runs after authentication (the caller is known).
@@ -137,8 +141,16 @@ impl utoipa::Modify for Shedding {
             if path.starts_with("/api/agent/") || super::auth::public(path) {
                 continue;
             }
-            let submit = matches!(path.as_str(), "/api/jobs" | "/api/jobs/batch");
-            for (post, op) in [(false, &mut item.get), (true, &mut item.post)] {
+            let submit = matches!(
+                path.as_str(),
+                "/api/jobs" | "/api/jobs/batch" | "/api/workflows"
+            );
+            let ops = [
+                (false, &mut item.get),
+                (true, &mut item.post),
+                (false, &mut item.patch),
+            ];
+            for (post, op) in ops {
                 let Some(op) = op.as_mut() else { continue };
                 // Replaces the plain 503 of `responses.rs`: the same answer, now also for
                 // overload, with the header that says when to come back.

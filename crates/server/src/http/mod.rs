@@ -5,6 +5,7 @@
 mod agent;
 mod auth;
 mod cancel;
+mod deps;
 mod error;
 mod history;
 mod jobs;
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{get, post, MethodRouter};
+use axum::routing::{get, patch, post, MethodRouter};
 use axum::{Json, Router};
 use gpusched_wire::ApiError;
 use tokio::sync::{mpsc, oneshot};
@@ -98,6 +99,10 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/jobs/{id}/wait"),
     r("GET", "/api/jobs/{id}/logs"),
     r("GET", "/api/jobs/{id}/events"),
+    r("POST", "/api/jobs/{id}/hold"),
+    r("POST", "/api/jobs/{id}/release"),
+    r("PATCH", "/api/jobs/{id}"),
+    r("POST", "/api/workflows"),
     r("GET", "/api/nodes"),
     r("GET", "/api/usage"),
     r("GET", "/api/queues"),
@@ -132,6 +137,10 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/jobs/{id}/wait") => get(jobs::wait),
         ("GET", "/api/jobs/{id}/logs") => get(jobs::logs),
         ("GET", "/api/jobs/{id}/events") => get(history::events),
+        ("POST", "/api/jobs/{id}/hold") => post(deps::hold),
+        ("POST", "/api/jobs/{id}/release") => post(deps::release),
+        ("PATCH", "/api/jobs/{id}") => patch(deps::update),
+        ("POST", "/api/workflows") => post(deps::submit_workflow),
         ("GET", "/api/nodes") => get(jobs::nodes),
         ("GET", "/api/usage") => get(jobs::usage),
         ("GET", "/api/queues") => get(jobs::queues),

@@ -22,6 +22,10 @@ use super::limits::Shedding;
         super::jobs::cancel,
         super::cancel::cancel_many,
         super::jobs::checkpoint,
+        super::deps::hold,
+        super::deps::release,
+        super::deps::update,
+        super::deps::submit_workflow,
         super::jobs::wait,
         super::jobs::logs,
         super::jobs::nodes,
@@ -223,7 +227,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 24, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 28, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {

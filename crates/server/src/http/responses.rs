@@ -17,7 +17,7 @@ fn describe(code: u16) -> &'static str {
         401 => "Over TCP: no bearer token, or a revoked or mistyped one. The `WWW-Authenticate` header says `Bearer`.",
         403 => "The caller may not do this: the role (admins only), the owner (another user's job), or the kind of credential (the agents' join token only allows the agent protocol, and people may not use it).",
         404 => "No such job, token, node or attempt (a job's logs of an attempt it has not had).",
-        409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after` does not exist or already failed, the priority is above the queue's maximum, a usage window that starts in the future, or (agents) the server restarted and the node must register again.",
+        409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after`, `after_any` or `after_notok` does not exist or already ended so that the job could never start, the job is not pending (hold, release, update) or already held (hold) or not held (release), the priority is above the queue's maximum, a usage window that starts in the future, or (agents) the server restarted and the node must register again.",
         413 => "The body is over the server's `--max-body` limit (64 MiB unless the operator set another).",
         503 => "The server is shutting down, or (logs) the node that holds the job's output cannot be reached.",
         _ => "An error.",
@@ -81,6 +81,8 @@ error_set! {
     ChangeJob = [400, 401, 403, 404, 503];
     /// A change to one job by id that also depends on the job's state.
     ChangeJobState = [400, 401, 403, 404, 409, 503];
+    /// A change to one job by id with a body, that depends on the job's state.
+    UpdateJob = [400, 401, 403, 404, 409, 413, 503];
     /// An admin's change with a body.
     AdminBody = [400, 401, 403, 413, 503];
     /// An admin's change to one token by id.

@@ -58,10 +58,23 @@ impl State {
     /// of the users the jobs are for, looked up before the command reached the state.
     pub fn submit(
         &mut self,
-        mut jobs: Vec<JobSubmit>,
+        jobs: Vec<JobSubmit>,
         who: &Who,
         groups: &UserGroups,
     ) -> Result<Submitted, Fail> {
+        let jobs = self.check_batch(jobs, who, groups)?;
+        Ok(self.accept(jobs, who))
+    }
+
+    /// Every check of a submission, changing nothing but the jobs themselves (their
+    /// user, queue and priority filled in, retry keys made per user): what
+    /// [`State::accept`] then takes as it is. Errors name the job's place in a batch.
+    pub(super) fn check_batch(
+        &mut self,
+        mut jobs: Vec<JobSubmit>,
+        who: &Who,
+        groups: &UserGroups,
+    ) -> Result<Vec<JobSubmit>, Fail> {
         if jobs.is_empty() {
             return Err(Fail::BadRequest(
                 "`jobs` is empty: submit at least one job".into(),
@@ -141,35 +154,13 @@ impl State {
                 },
             };
             let def = &self.queues.defs[&queue];
-            // A job above its queue's `max` could never start: refuse it now rather than
-            // let it wait forever. A slice counts as one GPU (its fraction, rounded up).
-            if let Some(max) = def.max {
-                let slice = validate::slice_of(j).ok().flatten();
-                let need = validate::whole_gpus(j, slice.as_ref()).max(1);
-                if need > max {
-                    return Err(at(reasons::larger_than_queue(&queue, max, need)));
-                }
-            }
             let priority = j.priority.unwrap_or(def.default_priority);
-            if let Some(max) = def.max_priority {
-                if priority > max {
-                    return Err(at(format!(
-                        "priority {priority} is above queue `{queue}`'s max_priority {max}"
-                    )));
-                }
-            }
-            if let Some(cap) = def.max_gpus_per_user {
-                // A slice needs room for at least one GPU under the cap (rounded up).
-                let slice = validate::slice_of(j).ok().flatten();
-                let want = slice.as_ref().map_or(validate::whole_gpus(j, None), |_| 1);
-                if want > cap {
-                    return Err(at(format!(
-                        "the job asks for {want} GPUs, but one user's jobs may hold at most \
-                         {cap} in queue `{queue}` (max_gpus_per_user in the queue file), so \
-                         it could never start"
-                    )));
-                }
-            }
+            // A slice counts as one GPU (its fraction, rounded up).
+            let slice = validate::slice_of(j).ok().flatten();
+            let need = validate::whole_gpus(j, slice.as_ref());
+            let want = slice.as_ref().map_or(need, |_| 1);
+            self.queue_fit(&queue, Some(priority), need.max(1), want)
+                .map_err(at)?;
             j.priority = Some(priority);
             j.queue = Some(queue);
             // Retry keys are per user, so one user's key never finds another's job.
@@ -178,27 +169,13 @@ impl State {
             }
         }
         for (i, j) in jobs.iter().enumerate() {
-            for dep in &j.after {
-                let at = |e: String| {
-                    Fail::Conflict(if many_jobs {
-                        format!("job #{i} of the batch: {e}")
-                    } else {
-                        e
-                    })
-                };
-                // A job hidden by --private-jobs is as unknown here as anywhere.
-                let dep_job = self.jobs.get(dep).filter(|d| self.visible(&d.view, who));
-                match dep_job.map(|d| d.view.state) {
-                    None => return Err(at(format!("`after`: there is no job {dep}"))),
-                    Some(st) if st.is_terminal() && st != JobState::Succeeded => {
-                        return Err(at(format!(
-                            "`after`: job {dep} already ended {}, so this job could never start",
-                            st.name()
-                        )))
-                    }
-                    _ => {}
-                }
-            }
+            self.check_deps(j, who).map_err(|e| {
+                Fail::Conflict(if many_jobs {
+                    format!("job #{i} of the batch: {e}")
+                } else {
+                    e
+                })
+            })?;
         }
         let mut seen = std::collections::HashSet::new();
         for j in &jobs {
@@ -212,6 +189,12 @@ impl State {
                 }
             }
         }
+        Ok(jobs)
+    }
+
+    /// Takes checked jobs in (see [`State::check_batch`]), in order: each gets the next
+    /// id (or, for a retry of an accepted submission, its job's id).
+    pub(super) fn accept(&mut self, jobs: Vec<JobSubmit>, who: &Who) -> Submitted {
         let now = self.now.ms;
         let mut ids = Vec::with_capacity(jobs.len());
         for j in jobs {
@@ -221,20 +204,26 @@ impl State {
             }
             let id = self.next_id;
             self.next_id += 1;
-            let record = self.record_of(id, j, now);
+            let mut record = self.record_of(id, j, now);
+            if record.view.held {
+                record.view.reason = super::hold::held_by(&who.user);
+            }
             if let Some(t) = &record.client_token {
                 self.retry_keys.insert(t.clone(), id);
             }
-            self.queue_or_hold(&record);
+            self.queue_if_ready(&record);
             self.count_pending(&record.view.user);
             let detail = submitted_detail(&record.view, who);
             self.jobs.insert(id, record);
             self.note(id, JobEventKind::Submitted, detail);
+            if self.jobs[&id].view.held {
+                self.note(id, JobEventKind::Held, format!("by {} at submit", who.user));
+            }
             self.cfg.metrics.submitted();
             ids.push(id);
         }
         self.sched_due = true;
-        Ok(Submitted { ids })
+        Submitted { ids }
     }
 
     fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
@@ -343,7 +332,8 @@ impl State {
         if let (JobState::Pending, Some(ctx)) = (v.state, ctx) {
             v.est_start_ms = ctx.plan.get(&v.id).copied();
             let why = self.pending_reason(&v, ctx);
-            v.reason = if v.reason.is_empty() {
+            // A held job's stored note is who held it, already in `why`.
+            v.reason = if v.reason.is_empty() || v.held {
                 why
             } else {
                 format!("{why} ({})", v.reason)
@@ -359,10 +349,14 @@ impl State {
             .get(&v.queue)
             .copied()
             .unwrap_or(QueueId(u32::MAX));
+        if let Some(why) = self.held_reason(v) {
+            return why;
+        }
+        if let Some(why) = self.dependency_reason(v) {
+            return why;
+        }
         let job = crate::live_map::job(v, queue);
-        let why = self
-            .queue
-            .wait_reason(&job, &self.unmet(&v.after), &ctx.wait);
+        let why = self.queue.wait_reason(&job, &[], &ctx.wait);
         reasons::wait(&why, v, self.cfg.policy.name(), self.now.secs())
     }
 

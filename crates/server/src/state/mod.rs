@@ -6,14 +6,17 @@
 mod agents;
 mod cancel;
 mod demand;
+mod deps;
 mod energy;
 mod gang;
 mod health;
 pub(crate) mod history;
+mod hold;
 mod jobs;
 mod limits;
 mod metrics;
 mod privacy;
+mod queue_fit;
 mod reasons;
 mod reclaim;
 pub(crate) mod shape;
@@ -22,6 +25,7 @@ mod tracked;
 mod transition;
 mod usage;
 pub(crate) mod validate;
+mod workflow;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -137,8 +141,8 @@ pub struct State {
     pub queues: Queues,
     /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
     queue_ids: BTreeMap<String, QueueId>,
-    /// A job id → the pending jobs waiting for it to succeed (so an end looks only at
-    /// its own dependents, not at every job).
+    /// A job id → the pending jobs waiting for it to end (so an end looks only at its
+    /// own dependents, not at every job; `deps.rs`).
     dependents: BTreeMap<u64, Vec<u64>>,
     pub touched: Touched,
     /// The time of this round (`begin_round`); the state never reads a clock.
@@ -215,7 +219,7 @@ impl State {
             // written; the row as loaded is not).
             st.jobs.insert_stored(id, job.clone());
             if !state.is_terminal()
-                && st.queue_or_hold(&job)
+                && st.queue_if_ready(&job)
                 && matches!(state, JobState::Starting | JobState::Running)
             {
                 st.restore_running(&job, now);
@@ -570,62 +574,7 @@ impl State {
             job.view.preempt_requested = false;
             self.touched.ended.insert(id);
         }
-        self.settle_dependents(id, state, at_ms);
-    }
-
-    /// The dependencies of a job that have not succeeded yet.
-    pub(super) fn unmet(&self, after: &[u64]) -> Vec<u64> {
-        after
-            .iter()
-            .copied()
-            .filter(|d| {
-                self.jobs
-                    .get(d)
-                    .is_none_or(|j| j.view.state != JobState::Succeeded)
-            })
-            .collect()
-    }
-
-    /// Puts a job in the core's queue, or, while a dependency has not succeeded, holds
-    /// it out and notes it under each such dependency. True if it was queued.
-    pub(super) fn queue_or_hold(&mut self, job: &JobRecord) -> bool {
-        let unmet = self.unmet(&job.view.after);
-        if unmet.is_empty() {
-            self.enqueue(job);
-            return true;
-        }
-        for d in unmet {
-            self.dependents.entry(d).or_default().push(job.view.id);
-        }
-        false
-    }
-
-    /// A job ended: pending jobs that waited for it join the queue once all their
-    /// dependencies succeeded, or fail if this one did not.
-    fn settle_dependents(&mut self, id: u64, state: JobState, at_ms: u64) {
-        let Some(waiting) = self.dependents.remove(&id) else {
-            return;
-        };
-        for dep in waiting {
-            if self
-                .jobs
-                .get(&dep)
-                .is_none_or(|j| j.view.state != JobState::Pending)
-            {
-                continue; // cancelled (or failed by another dependency) meanwhile
-            }
-            if state != JobState::Succeeded {
-                let why = format!(
-                    "dependency job {id} ended {}; it can never start",
-                    state.name()
-                );
-                self.end(dep, JobState::Failed, why, at_ms);
-            } else if self.unmet(&self.jobs[&dep].view.after).is_empty() {
-                let record = self.jobs[&dep].clone();
-                self.enqueue(&record);
-                self.sched_due = true;
-            }
-        }
+        self.settle_dependents(id, at_ms);
     }
 
     /// A run was lost (its node died or forgot it): requeue with the next attempt

@@ -12,6 +12,17 @@ use super::shape;
 pub const MAX_GPUS: u32 = 1024;
 /// Walltime above a year is a mistake (a unit mix-up), not a plan.
 pub const MAX_WALLTIME_S: u64 = 366 * 24 * 3600;
+
+/// A walltime as submit and `update` accept it: above 0, at most a year.
+pub fn check_walltime(walltime_s: Option<u64>) -> Result<(), String> {
+    match walltime_s {
+        Some(0) => Err("`walltime_s` must be above 0 (seconds); leave it out for no limit".into()),
+        Some(w) if w > MAX_WALLTIME_S => Err(format!(
+            "`walltime_s` = {w} is over a year; give the limit in seconds (at most {MAX_WALLTIME_S})"
+        )),
+        _ => Ok(()),
+    }
+}
 pub const MAX_RETRIES: u32 = 100;
 /// The most nodes one job may run on at once.
 pub const MAX_NODES: u32 = 1024;
@@ -98,15 +109,7 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
             "`gpus` = {gpus} is absurd; one job may ask for at most {MAX_GPUS}"
         ));
     }
-    match job.walltime_s {
-        Some(0) => return Err("`walltime_s` must be above 0 (seconds); leave it out for no limit".into()),
-        Some(w) if w > MAX_WALLTIME_S => {
-            return Err(format!(
-                "`walltime_s` = {w} is over a year; give the limit in seconds (at most {MAX_WALLTIME_S})"
-            ))
-        }
-        _ => {}
-    }
+    check_walltime(job.walltime_s)?;
     if job.max_retries.is_some_and(|r| r > MAX_RETRIES) {
         return Err(format!("`max_retries` must be at most {MAX_RETRIES}"));
     }

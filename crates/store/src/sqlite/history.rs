@@ -60,6 +60,9 @@ fn kind_of(name: &str) -> Option<JobEventKind> {
         Requeued,
         CancelRequested,
         Ended,
+        Held,
+        Released,
+        Updated,
     ]
     .into_iter()
     .find(|k| k.name() == name)
@@ -74,6 +77,9 @@ fn action_of(name: &str) -> Option<AuditAction> {
         Resume,
         QueueReload,
         CancelOther,
+        HoldOther,
+        ReleaseOther,
+        UpdateOther,
     ]
     .into_iter()
     .find(|a| a.name() == name)
@@ -307,6 +313,43 @@ mod tests {
         assert_eq!(t.events, first);
         let none = s.job_events(8).await.unwrap();
         assert!(none.events.is_empty() && none.dropped == 0);
+    }
+
+    #[tokio::test]
+    async fn holds_releases_and_updates_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        let evs = [
+            ev(1, JobEventKind::Held, "by alice"),
+            ev(2, JobEventKind::Updated, "by root: priority 0 -> 5"),
+            ev(3, JobEventKind::Released, "by root (held by alice)"),
+        ];
+        let mut tx = s.begin().await.unwrap();
+        tx.add_job_events(3, &evs, 256).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(s.job_events(3).await.unwrap().events, evs);
+        let actions = [
+            AuditAction::HoldOther,
+            AuditAction::ReleaseOther,
+            AuditAction::UpdateOther,
+        ];
+        for (i, action) in actions.into_iter().enumerate() {
+            let e = AuditEntry {
+                id: 0,
+                at_ms: i as u64,
+                actor: "root".into(),
+                action,
+                target: "job 3".into(),
+                detail: "of alice".into(),
+            };
+            audit(&mut s.conn, &e).await.unwrap();
+        }
+        let got = audit_page(&mut s.conn, &AuditQuery::default())
+            .await
+            .unwrap();
+        let mut read: Vec<AuditAction> = got.entries.iter().map(|e| e.action).collect();
+        read.sort();
+        assert_eq!(read, actions);
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@
 //! `Restart` loads a new `State` from that store only, as the real server would. Time is
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
 
+mod deps;
 mod energy;
 mod gangs;
 mod health;
@@ -109,6 +110,13 @@ pub(super) enum Step {
     Audit,
     /// The owner (or an admin) reports through the API that the job saved a checkpoint.
     Checkpoint(&'static str, u64),
+    /// `user` holds, releases or updates (`priority=N walltime=S queue=Q`) a job.
+    Hold(&'static str, u64),
+    Release(&'static str, u64),
+    Update(&'static str, u64, &'static str),
+    /// `user` submits a workflow: `;`-separated steps `KEY [after=K,..] [any=K,..]
+    /// [notok=K,..] [SUBMIT SPEC]`.
+    Workflow(&'static str, &'static str),
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -202,6 +210,11 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "share" => j.gpu_share = Some(v.parse().unwrap()),
             "retries" => j.max_retries = Some(v.parse().unwrap()),
             "after" => j.after = v.split(',').map(|d| d.parse().unwrap()).collect(),
+            "any" => j.after_any = v.split(',').map(|d| d.parse().unwrap()).collect(),
+            "notok" => j.after_notok = v.split(',').map(|d| d.parse().unwrap()).collect(),
+            "hold" => j.hold = v == "1",
+            "priority" => j.priority = Some(v.parse().unwrap()),
+            "walltime" => j.walltime_s = Some(v.parse().unwrap()),
             "queue" => j.queue = Some(v.to_string()),
             "for" => j.user = Some(v.to_string()),
             "batch" => copies = v.parse().unwrap(),
@@ -213,6 +226,57 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
         }
     }
     (j, copies)
+}
+
+fn job_update(spec: &str) -> gpusched_wire::JobUpdate {
+    let mut up = gpusched_wire::JobUpdate::default();
+    for kv in spec.split_whitespace() {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        match k {
+            "priority" => up.priority = Some(v.parse().unwrap()),
+            "walltime" => up.walltime_s = Some(v.parse().unwrap()),
+            "queue" => up.queue = Some(v.to_string()),
+            _ => panic!("unknown update key {k}"),
+        }
+    }
+    up
+}
+
+fn workflow(spec: &str) -> gpusched_wire::workflow::WorkflowSubmit {
+    let steps = spec
+        .split(';')
+        .map(|step| {
+            let mut words = step.split_whitespace();
+            let key = words.next().expect("a step key").to_string();
+            let keys = |v: &str| v.split(',').map(String::from).collect::<Vec<_>>();
+            let (mut after, mut after_any, mut after_notok) = (vec![], vec![], vec![]);
+            let mut rest = Vec::new();
+            for kv in words {
+                match kv.split_once('=') {
+                    Some(("after", v)) => after = keys(v),
+                    Some(("any", v)) => after_any = keys(v),
+                    Some(("notok", v)) => after_notok = keys(v),
+                    _ => rest.push(kv),
+                }
+            }
+            let (job, _) = job_submit(&rest.join(" "));
+            gpusched_wire::workflow::WorkflowStep {
+                key,
+                job,
+                after,
+                after_any,
+                after_notok,
+            }
+        })
+        .collect();
+    gpusched_wire::workflow::WorkflowSubmit { steps }
+}
+
+fn outcome(r: Result<String, super::Fail>) -> String {
+    match r {
+        Ok(s) => format!("ok {s}"),
+        Err(f) => format!("{f:?}"),
+    }
 }
 
 fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
@@ -471,6 +535,35 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("logs of {job} node {node:?} rank {rank:?}: {r}"));
+            }
+            Step::Hold(user, job) => {
+                let r = self.st.hold(job, &who(user)).map(|v| v.reason);
+                self.line(format!("{user} holds {job}: {}", outcome(r)));
+            }
+            Step::Release(user, job) => {
+                let r = self.st.release_hold(job, &who(user)).map(|v| v.reason);
+                self.line(format!("{user} releases {job}: {}", outcome(r)));
+            }
+            Step::Update(user, job, spec) => {
+                let up = job_update(spec);
+                let r = self
+                    .st
+                    .update(job, &up, &who(user), &UserGroups::default())
+                    .map(|v| {
+                        format!(
+                            "priority {} walltime {:?} queue {}",
+                            v.priority, v.walltime_s, v.queue
+                        )
+                    });
+                self.line(format!("{user} updates {job} {spec}: {}", outcome(r)));
+            }
+            Step::Workflow(user, spec) => {
+                let wf = workflow(spec);
+                let r = self
+                    .st
+                    .submit_workflow(wf, &who(user), &UserGroups::default())
+                    .map(|s| list(s.ids.iter().map(|(k, id)| format!("{k}={id}"))));
+                self.line(format!("{user} submits workflow {spec}: {}", outcome(r)));
             }
             Step::Cancel(user, job) => {
                 let r = match self.st.cancel(job, &who(user)) {
