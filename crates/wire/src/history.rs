@@ -87,6 +87,8 @@ pub enum AuditAction {
     QueueReload,
     /// An admin cancelled a job of another user.
     CancelOther,
+    /// An admin deleted ended jobs from the history (`gpusched admin purge`).
+    Purge,
 }
 
 impl AuditAction {
@@ -98,6 +100,7 @@ impl AuditAction {
             AuditAction::Resume => "resume",
             AuditAction::QueueReload => "queue_reload",
             AuditAction::CancelOther => "cancel_other",
+            AuditAction::Purge => "purge",
         }
     }
 }
@@ -144,4 +147,21 @@ pub struct AuditList {
     /// More (older) entries match: ask again with `before` set to this.
     #[serde(default)]
     pub next_before: Option<u64>,
+}
+
+/// `POST /api/admin/purge`: delete the jobs that ended before a time from the history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeRequest {
+    /// Jobs that ended before this time (Unix ms) are deleted with their timelines;
+    /// live jobs never are.
+    pub before_ms: u64,
+}
+
+/// What a purge deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PurgeResult {
+    /// Ended jobs deleted.
+    pub deleted: u64,
+    pub before_ms: u64,
 }

@@ -74,6 +74,7 @@ fn action_of(name: &str) -> Option<AuditAction> {
         Resume,
         QueueReload,
         CancelOther,
+        Purge,
     ]
     .into_iter()
     .find(|a| a.name() == name)
