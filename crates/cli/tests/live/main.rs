@@ -6,6 +6,7 @@ mod bad_input;
 mod basics;
 mod crash_loop;
 mod drain;
+mod ended;
 mod energy;
 mod faults;
 mod full_disk;

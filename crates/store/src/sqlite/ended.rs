@@ -67,11 +67,16 @@ pub async fn load_live(conn: &mut SqliteConnection) -> Result<Vec<StoredJob>, St
     rows.iter().map(jobs::decode).collect()
 }
 
-/// The highest job id ever stored (0 for none), so ids are never reused.
+/// The highest job id ever stored (0 for none), so ids are never reused: the table's,
+/// or the one a purge noted before it deleted rows (`purge`), whichever is higher.
 pub async fn max_id(conn: &mut SqliteConnection) -> Result<u64, StoreError> {
-    let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM jobs")
-        .fetch_one(conn)
-        .await?;
+    let id: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(COALESCE((SELECT MAX(id) FROM jobs), 0),
+                    COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                              WHERE key = 'max_job_id'), 0))",
+    )
+    .fetch_one(conn)
+    .await?;
     Ok(id.map_or(0, |i| i.max(0) as u64))
 }
 
@@ -212,6 +217,15 @@ pub async fn counts(
 /// Deletes the ended jobs that ended before `before_ms` (their timelines go with them,
 /// by schema 5's trigger); never a live job. Returns how many.
 pub async fn purge(conn: &mut SqliteConnection, before_ms: u64) -> Result<u64, StoreError> {
+    // The newest job may be among those deleted: its id stays issued.
+    let max = max_id(&mut *conn).await?;
+    sqlx::query(
+        "INSERT INTO meta (key, value) VALUES ('max_job_id', ?)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(max.to_string())
+    .execute(&mut *conn)
+    .await?;
     let sql = format!("DELETE FROM jobs WHERE state IN {TERMINAL} AND end_ms < ?");
     let done = sqlx::query(&sql)
         .bind(i64_of(before_ms))
@@ -410,6 +424,7 @@ mod tests {
         tx.commit().await.unwrap();
         assert_eq!(ids(&s.load_live_jobs().await.unwrap()), [3, 5]);
         assert_eq!(s.ended_counts().await.unwrap(), []);
-        assert_eq!(s.max_job_id().await.unwrap(), 5);
+        // Job 6 is gone, but its id stays issued.
+        assert_eq!(s.max_job_id().await.unwrap(), 6);
     }
 }
