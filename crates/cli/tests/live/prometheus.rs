@@ -255,6 +255,7 @@ fn body_for(method: &str, path: &str) -> Option<&'static str> {
         }
         ("POST", "/api/agent/report") => r#"{"node": "x", "instance": "x", "events": []}"#,
         ("POST", "/api/tokens") => r#"{"user": "x"}"#,
+        ("POST", "/api/admin/purge") => r#"{"before_ms": 1}"#,
         _ => "{}",
     })
 }
