@@ -163,3 +163,48 @@ impl State {
         self.ended.tokens.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use gpusched_core::JobState as Core;
+    use gpusched_wire::{JobState, JobSubmit};
+
+    use super::super::Who;
+
+    /// A job that ends leaves memory only when the actor says its round committed, and
+    /// the metrics still count it; its row, recalled, answers `show` again.
+    #[test]
+    fn an_ended_job_leaves_memory_after_the_commit_and_is_still_counted() {
+        let mut st = crate::state::tests::one_gpu_state();
+        let ann = Who {
+            user: "ann".into(),
+            admin: false,
+        };
+        let job = JobSubmit {
+            command: vec!["/bin/true".into()],
+            client_token: Some("k".into()),
+            ..Default::default()
+        };
+        st.submit(vec![job], &ann, &crate::groups::UserGroups::default())
+            .unwrap_or_else(|e| panic!("submitted: {}", e.message()));
+        st.schedule();
+        assert!(st.set_state(1, &[Core::Running]));
+        st.end(1, JobState::Succeeded, "exited with code 0".into(), 5);
+        // Not committed yet: still in memory, written by this round.
+        assert!(st.jobs.contains_key(&1));
+        assert!(st.take_touched().jobs.contains(&1));
+        let row = st.jobs[&1].clone();
+        st.forget_ended();
+        assert!(st.jobs.is_empty());
+        assert!(st.retry_keys.is_empty());
+        let counts = st.metrics_view().jobs;
+        assert_eq!(counts[&("default".to_string(), JobState::Succeeded)], 1);
+        // The next round: an unknown id until the actor reads the row.
+        assert!(st.wants_row(1) && !st.wants_row(2));
+        assert!(st.get(1, &ann).is_err());
+        st.recall(row);
+        assert_eq!(st.get(1, &ann).map(|v| v.state), Ok(JobState::Succeeded));
+        st.begin_round(st.now);
+        assert!(st.get(1, &ann).is_err(), "recalled rows last one round");
+    }
+}
