@@ -156,10 +156,11 @@ run_one() {
   echo "== schemathesis ($role token, $url)"
   local rc=0
   # st keeps a cache in its working directory: the scratch one, not the clone.
-  (cd "$dir" && "$ST" run "${common[@]}" --max-time "$MAX_TIME" --exclude-path-regex '/(revoke|drain)$') || rc=$?
+  (cd "$dir" && "$ST" run "${common[@]}" --max-time "$MAX_TIME" --exclude-path-regex '/(revoke|drain|purge)$') || rc=$?
   # A drained node starts nothing, so a `wait` on a job fuzzed afterwards would hang:
-  # drain and resume are tested alone, then the node is resumed for what follows.
-  (cd "$dir" && "$ST" run "${common[@]}" --max-time 10 --include-path-regex '/(drain|resume)$') || rc=$?
+  # drain and resume are tested alone, then the node is resumed for what follows. A purge
+  # deletes ended jobs that the stateful links may still want to read: alone too.
+  (cd "$dir" && "$ST" run "${common[@]}" --max-time 10 --include-path-regex '/(drain|resume|purge)$') || rc=$?
   "$BIN" resume n1 --server "$sock" >/dev/null || rc=1
   (cd "$dir" && "$ST" run "${common[@]}" --max-time 10 --include-path-regex '/revoke$') || rc=$?
   # Stateful: sequences that follow the document's links (a submission's job id to get,
@@ -168,7 +169,7 @@ run_one() {
     "$url/api/openapi.json" --checks all --phases stateful --max-time "$STATEFUL_TIME"
     --generation-database none --request-timeout 30 --workers 1
     --header "Authorization: Bearer $token" --no-color "${seed_args[@]}"
-    --exclude-path-regex '/(revoke|drain)$' ${CONTRACT_ST_ARGS:-}
+    --exclude-path-regex '/(revoke|drain|purge)$' ${CONTRACT_ST_ARGS:-}
   )
   (cd "$dir" && "$ST" run "${stateful[@]}") 2>&1 | tee "$dir/stateful.log" || rc=1
   local scenarios

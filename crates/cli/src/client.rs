@@ -294,6 +294,16 @@ impl Client {
             .await
     }
 
+    /// Deletes the jobs that ended before `before_ms` from the history (admins).
+    pub async fn purge(
+        &self,
+        before_ms: u64,
+    ) -> anyhow::Result<gpusched_wire::history::PurgeResult> {
+        let body = gpusched_wire::history::PurgeRequest { before_ms };
+        self.json(Method::POST, "/api/admin/purge", Some(&body))
+            .await
+    }
+
     /// Cancels all `ids` in one request (one transaction on the server).
     pub async fn cancel_many(&self, ids: &[u64]) -> anyhow::Result<CancelManyResult> {
         let body = CancelMany { ids: ids.to_vec() };

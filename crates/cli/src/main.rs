@@ -57,6 +57,8 @@ enum Command {
     Token(commands::token::Args),
     /// The admin actions the server recorded, newest first (admins).
     Audit(commands::audit::Args),
+    /// Administration of the job history (admins): `admin purge --before DATE`.
+    Admin(commands::admin::Args),
     /// How the server sees you.
     Whoami(commands::token::WhoamiArgs),
     /// The control-plane server alone.
@@ -139,6 +141,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Usage(a) => commands::usage::run(a).await,
             Command::Token(a) => commands::token::run(a).await,
             Command::Audit(a) => commands::audit::run(a).await,
+            Command::Admin(a) => commands::admin::run(a).await,
             Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,
             Command::Agent(a) => commands::agent::run(a).await,

@@ -10,7 +10,9 @@
 use std::time::Instant;
 
 use gpusched_store::SqliteStore;
-use gpusched_wire::history::{AuditList, AuditQuery, JobEvents};
+use gpusched_wire::history::{
+    AuditAction, AuditEntry, AuditList, AuditQuery, JobEvents, PurgeRequest, PurgeResult,
+};
 use gpusched_wire::{
     CancelManyResult, CancelResult, JobList, JobListQuery, JobSubmit, JobView, NodeList, PollQuery,
     QueueList, Register, Registered, Report, Submitted, TokenCreate, TokenCreated, TokenList,
@@ -78,6 +80,9 @@ pub enum Cmd {
     /// after the round's commit (so they include it; `state/history.rs`).
     Events(u64, Who, Reply<JobEvents>),
     Audit(AuditQuery, Who, Reply<AuditList>),
+    /// An admin deletes ended jobs from the store (after the round's commit, in a
+    /// transaction of its own with its audit entry).
+    Purge(PurgeRequest, Who, Reply<PurgeResult>),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
     /// The levels `/metrics` shows (rendered by the caller, off the state task).
@@ -101,16 +106,20 @@ type Answer = Box<dyn FnOnce(Option<&Fail>) + Send>;
 enum Read {
     Events(u64, Reply<JobEvents>),
     Audit(AuditQuery, Reply<AuditList>),
+    /// A purge: the time, who asked, when (the round's time).
+    Purge(PurgeRequest, Who, u64, Reply<PurgeResult>),
+}
+
+/// A failed read of the store is a 503: nothing was wrong with the ask.
+fn unavailable(e: gpusched_store::StoreError) -> Fail {
+    Fail::Unavailable(format!(
+        "the server could not read its history from the store ({e}); retry"
+    ))
 }
 
 impl Read {
     /// Answers from the store (a failed read is a 503: nothing was wrong with the ask).
-    async fn answer(self, store: &mut SqliteStore) {
-        let unavailable = |e: gpusched_store::StoreError| {
-            Fail::Unavailable(format!(
-                "the server could not read its history from the store ({e}); retry"
-            ))
-        };
+    async fn answer(self, store: &mut SqliteStore, state: &mut State) {
         match self {
             Read::Events(id, r) => {
                 let v = store.job_events(id).await.map_err(unavailable);
@@ -120,6 +129,17 @@ impl Read {
                 let v = store.audit(&q).await.map_err(unavailable);
                 let _ = r.send(v);
             }
+            Read::Purge(q, who, at_ms, r) => {
+                let v = purge(store, &q, &who, at_ms).await;
+                // The levels of ended jobs follow (none is in memory any more).
+                if v.is_ok() {
+                    match store.ended_counts().await {
+                        Ok(c) => state.set_ended_counts(c),
+                        Err(e) => tracing::warn!("recounting ended jobs after a purge: {e}"),
+                    }
+                }
+                let _ = r.send(v);
+            }
         }
     }
 
@@ -127,6 +147,7 @@ impl Read {
         match self {
             Read::Events(_, r) => drop(r.send(Err(f.clone()))),
             Read::Audit(_, r) => drop(r.send(Err(f.clone()))),
+            Read::Purge(_, _, _, r) => drop(r.send(Err(f.clone()))),
         }
     }
 }
@@ -160,7 +181,7 @@ pub async fn run(
         for cmd in cmds.drain(..) {
             match cmd {
                 Cmd::Tick => tick = true,
-                cmd => handle(&mut state, cmd, &mut answers, &mut reads),
+                cmd => handle(&mut state, &mut store, cmd, &mut answers, &mut reads).await,
             }
         }
         if tick {
@@ -216,11 +237,13 @@ pub async fn run(
         for a in answers.drain(..) {
             a(None);
         }
-        for r in reads.drain(..) {
-            r.answer(&mut store).await;
-        }
         for (w, view) in state.take_ended_waiters() {
             let _ = w.send(view);
+        }
+        // The jobs that ended are in the store now: they leave memory.
+        state.forget_ended();
+        for r in reads.drain(..) {
+            r.answer(&mut store, &mut state).await;
         }
         for name in std::mem::take(&mut state.touched.bumped) {
             if let Some(n) = state.nodes.get(&name) {
@@ -231,14 +254,85 @@ pub async fn run(
     }
 }
 
-fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Read>) {
+/// Reads the rows of ended jobs `ids` from the store for this round's commands (a live
+/// job is in memory; a job that ended is in the store, committed, since it left memory).
+async fn recall(state: &mut State, store: &mut SqliteStore, ids: Vec<u64>) -> Result<(), Fail> {
+    for id in ids {
+        if state.wants_row(id) {
+            if let Some(job) = store.job(id).await.map_err(unavailable)? {
+                state.recall(job);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a submission needs of ended jobs: the `after` dependencies and the client
+/// tokens (`user/token`) not found among the live jobs.
+async fn recall_for_submit(
+    state: &mut State,
+    store: &mut SqliteStore,
+    jobs: &[JobSubmit],
+    who: &Who,
+) -> Result<(), Fail> {
+    let deps: Vec<u64> = jobs
+        .iter()
+        .flat_map(|j| j.after.iter().chain(&j.after_any).chain(&j.after_notok))
+        .copied()
+        .collect();
+    recall(state, store, deps).await?;
+    for j in jobs {
+        let Some(t) = &j.client_token else { continue };
+        let user = j.user.as_deref().unwrap_or(&who.user);
+        let key = format!("{user}/{t}");
+        if state.wants_token(&key) {
+            if let Some(id) = store.job_by_token(&key).await.map_err(unavailable)? {
+                state.recall_token(key, id);
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn handle(
+    state: &mut State,
+    store: &mut SqliteStore,
+    cmd: Cmd,
+    out: &mut Vec<Answer>,
+    reads: &mut Vec<Read>,
+) {
+    // Commands about one job may be about an ended one: its row comes from the store.
+    let one = match &cmd {
+        Cmd::Get(id, ..)
+        | Cmd::Cancel(id, ..)
+        | Cmd::Checkpoint(id, ..)
+        | Cmd::Wait(id, ..)
+        | Cmd::Logs(id, ..)
+        | Cmd::Events(id, ..)
+        | Cmd::Hold(id, ..)
+        | Cmd::Release(id, ..)
+        | Cmd::Update(id, ..) => vec![*id],
+        Cmd::CancelMany(ids, ..) => ids.clone(),
+        _ => Vec::new(),
+    };
+    if let Err(f) = recall(state, store, one).await {
+        return refuse(cmd, f, out);
+    }
     match cmd {
         Cmd::Submit(jobs, who, groups, r) => {
-            let v = state.submit(jobs, &who, &groups);
+            let v = match recall_for_submit(state, store, &jobs, &who).await {
+                Ok(()) => state.submit(jobs, &who, &groups),
+                Err(f) => Err(f),
+            };
             answer(out, r, v)
         }
         Cmd::List(q, who, r) => {
-            let v = state.list(&q, &who);
+            let v = match state.ended_query(&q, &who) {
+                Ok(Some(eq)) => store.ended_jobs(&eq).await.map_err(unavailable),
+                Ok(None) => Ok(Vec::new()),
+                Err(f) => Err(f),
+            };
+            let v = v.and_then(|stored| state.list(&q, &who, stored));
             answer(out, r, v)
         }
         Cmd::Get(id, who, r) => {
@@ -270,7 +364,11 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Re
             answer(out, r, v)
         }
         Cmd::Workflow(wf, who, groups, r) => {
-            let v = state.submit_workflow(wf, &who, &groups);
+            let jobs: Vec<JobSubmit> = wf.steps.iter().map(|s| s.job.clone()).collect();
+            let v = match recall_for_submit(state, store, &jobs, &who).await {
+                Ok(()) => state.submit_workflow(wf, &who, &groups),
+                Err(f) => Err(f),
+            };
             answer(out, r, v)
         }
         Cmd::CreateToken(req, who, r) => {
@@ -286,7 +384,15 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Re
             answer(out, r, v)
         }
         Cmd::Usage(q, who, r) => {
-            let v = state.usage(&q, &who);
+            let v = match state.usage_ask(&q, &who) {
+                Ok(Some(a)) => store
+                    .ended_usage(a.since_ms, a.by_queue, a.user.as_deref())
+                    .await
+                    .map_err(unavailable),
+                Ok(None) => Ok(Vec::new()),
+                Err(f) => Err(f),
+            };
+            let v = v.and_then(|stored| state.usage(&q, &who, stored));
             answer(out, r, v)
         }
         Cmd::ListTokens(r) => {
@@ -327,6 +433,10 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Re
             Ok(()) => reads.push(Read::Audit(q, r)),
             Err(f) => answer(out, r, Err(f)),
         },
+        Cmd::Purge(q, who, r) => match state.may_purge(&q, &who) {
+            Ok(at_ms) => reads.push(Read::Purge(q, who, at_ms, r)),
+            Err(f) => answer(out, r, Err(f)),
+        },
         Cmd::Ping(r) => answer(out, r, Ok(())),
         Cmd::Metrics(r) => answer(out, r, Ok(state.metrics_view())),
         Cmd::Register(reg, r) => {
@@ -352,6 +462,57 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Re
     }
 }
 
+/// Answers a command whose store read failed, without running it.
+fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
+    match cmd {
+        Cmd::Get(_, _, r) => answer(out, r, Err(f)),
+        Cmd::Cancel(_, _, r) => answer(out, r, Err(f)),
+        Cmd::Checkpoint(_, _, r) => answer(out, r, Err(f)),
+        Cmd::Wait(_, _, r) => answer(out, r, Err(f)),
+        Cmd::Logs(_, _, _, r) => answer(out, r, Err(f)),
+        Cmd::Events(_, _, r) => answer(out, r, Err(f)),
+        Cmd::CancelMany(_, _, r) => answer(out, r, Err(f)),
+        // Only the commands above read the store before they run.
+        _ => tracing::error!("a store read failed for a command that reads none: {f:?}"),
+    }
+}
+
+/// Deletes the jobs that ended before the time, with the audit entry saying how many,
+/// in one transaction of its own.
+async fn purge(
+    store: &mut SqliteStore,
+    q: &PurgeRequest,
+    who: &Who,
+    at_ms: u64,
+) -> Result<PurgeResult, Fail> {
+    let failed = |e: gpusched_store::StoreError| {
+        Fail::Unavailable(format!(
+            "the server could not purge the history ({e}); nothing was deleted; retry"
+        ))
+    };
+    let mut tx = store.begin().await.map_err(failed)?;
+    let deleted = tx.purge_ended(q.before_ms).await.map_err(failed)?;
+    let entry = AuditEntry {
+        id: 0,
+        at_ms,
+        actor: who.user.clone(),
+        action: AuditAction::Purge,
+        target: "jobs".into(),
+        detail: format!(
+            "{} that ended before {} ms",
+            gpusched_wire::count(deleted as u32, "job"),
+            q.before_ms
+        ),
+    };
+    tx.add_audit(&entry).await.map_err(failed)?;
+    tx.commit().await.map_err(failed)?;
+    tracing::info!(deleted, before_ms = q.before_ms, by = %who.user, "history purged");
+    Ok(PurgeResult {
+        deleted,
+        before_ms: q.before_ms,
+    })
+}
+
 /// Reopens the store (a fresh connection: whatever the failed commit left open is rolled
 /// back) and rebuilds the state from it, retrying until the store can be read. The node
 /// watches of the old state close, so agents' polls return and fetch the reloaded
@@ -364,8 +525,17 @@ async fn reload(old: State, store: SqliteStore) -> (State, SqliteStore) {
     let mut pause = std::time::Duration::from_millis(100);
     loop {
         match load(&dir).await {
-            Ok((store, jobs, nodes, tokens)) => {
-                let state = old.reloaded(jobs, nodes, tokens);
+            Ok(Loaded {
+                store,
+                jobs,
+                nodes,
+                tokens,
+                max_id,
+                ended,
+            }) => {
+                let mut state = old.reloaded(jobs, nodes, tokens);
+                state.ids_after(max_id);
+                state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return (state, store);
             }
@@ -378,19 +548,32 @@ async fn reload(old: State, store: SqliteStore) -> (State, SqliteStore) {
     }
 }
 
-type Loaded = (
-    SqliteStore,
-    Vec<gpusched_store::JobRecord>,
-    Vec<gpusched_store::NodeRecord>,
-    Vec<gpusched_store::TokenRecord>,
-);
+/// What the state is rebuilt from: the live jobs only (ended ones stay in the store),
+/// the highest id ever issued and the ended jobs' counts per (queue, state).
+pub struct Loaded {
+    pub store: SqliteStore,
+    pub jobs: Vec<gpusched_store::JobRecord>,
+    pub nodes: Vec<gpusched_store::NodeRecord>,
+    pub tokens: Vec<gpusched_store::TokenRecord>,
+    pub max_id: u64,
+    pub ended: Vec<(String, gpusched_wire::JobState, u64)>,
+}
 
-async fn load(dir: &std::path::Path) -> Result<Loaded, gpusched_store::StoreError> {
+pub async fn load(dir: &std::path::Path) -> Result<Loaded, gpusched_store::StoreError> {
     let mut store = SqliteStore::open(dir).await?;
-    let jobs = store.load_jobs().await?;
+    let jobs = store.load_live_jobs().await?;
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;
-    Ok((store, jobs, nodes, tokens))
+    let max_id = store.max_job_id().await?;
+    let ended = store.ended_counts().await?;
+    Ok(Loaded {
+        store,
+        jobs,
+        nodes,
+        tokens,
+        max_id,
+        ended,
+    })
 }
 
 /// Writes the rows the round changed (the tracked maps marked them) in one transaction.

@@ -30,7 +30,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use gpusched_store::SqliteStore;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
@@ -129,10 +128,15 @@ impl Bound {
 pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     check_live_policy(cfg.policy).map_err(anyhow::Error::msg)?;
     let cfg = Arc::new(cfg);
-    let mut store = SqliteStore::open(&cfg.data_dir).await?;
-    let jobs = store.load_jobs().await?;
-    let nodes = store.load_nodes().await?;
-    let tokens = store.load_tokens().await?;
+    // Live jobs only: ended ones stay in the store and are read on request.
+    let actor::Loaded {
+        store,
+        jobs,
+        nodes,
+        tokens,
+        max_id,
+        ended,
+    } = actor::load(&cfg.data_dir).await?;
     let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
     let mut table = auth::TokenTable::new(auth::hash(&join_token));
     table.replace(&tokens);
@@ -142,7 +146,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         Some(path) => read_queues(path)?,
         None => queues::Queues::default(),
     };
-    let state = state::State::load(
+    let mut state = state::State::load(
         cfg.clone(),
         jobs,
         nodes,
@@ -150,6 +154,8 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         queue_conf,
         clock::Now::read(),
     );
+    state.ids_after(max_id);
+    state.set_ended_counts(ended);
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",

@@ -100,6 +100,8 @@ pub enum AuditAction {
     HoldOther,
     ReleaseOther,
     UpdateOther,
+    /// An admin deleted ended jobs from the history (`gpusched admin purge`).
+    Purge,
 }
 
 impl AuditAction {
@@ -114,6 +116,7 @@ impl AuditAction {
             AuditAction::HoldOther => "hold_other",
             AuditAction::ReleaseOther => "release_other",
             AuditAction::UpdateOther => "update_other",
+            AuditAction::Purge => "purge",
         }
     }
 }
@@ -160,4 +163,21 @@ pub struct AuditList {
     /// More (older) entries match: ask again with `before` set to this.
     #[serde(default)]
     pub next_before: Option<u64>,
+}
+
+/// `POST /api/admin/purge`: delete the jobs that ended before a time from the history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeRequest {
+    /// Jobs that ended before this time (Unix ms) are deleted with their timelines;
+    /// live jobs never are.
+    pub before_ms: u64,
+}
+
+/// What a purge deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PurgeResult {
+    /// Ended jobs deleted.
+    pub deleted: u64,
+    pub before_ms: u64,
 }

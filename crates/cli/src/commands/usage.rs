@@ -48,7 +48,7 @@ pub(super) fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
+pub(super) fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }

@@ -7,6 +7,7 @@ mod basics;
 mod crash_loop;
 mod deps;
 mod drain;
+mod ended;
 mod energy;
 mod faults;
 mod full_disk;

@@ -277,6 +277,15 @@ const ROWS: &[Row] = &[
         ADMINS,
         None,
     ),
+    // A time before any job ended: admins get through and nothing is deleted.
+    row(
+        "POST",
+        "/api/admin/purge",
+        "/api/admin/purge",
+        Some(r#"{"before_ms": 1}"#),
+        ADMINS,
+        None,
+    ),
     // Admins and metrics tokens (tests/live/prometheus.rs walks the routes with one).
     row("GET", "/metrics", "/metrics", None, ADMINS, None),
     // The dashboard's page and assets hold no data: anyone may load them.

@@ -256,6 +256,7 @@ fn body_for(method: &str, path: &str) -> Option<&'static str> {
         ("POST", "/api/agent/report") => r#"{"node": "x", "instance": "x", "events": []}"#,
         ("POST", "/api/tokens") => r#"{"user": "x"}"#,
         ("POST", "/api/workflows") => r#"{"steps": [{"key": "a", "job": {"command": ["true"]}}]}"#,
+        ("POST", "/api/admin/purge") => r#"{"before_ms": 1}"#,
         _ => "{}",
     })
 }

@@ -1,12 +1,13 @@
 //! `/api/jobs/{id}/events` (a job's timeline: its owner or an admin) and `/api/audit`
 //! (the admin actions: admins only). Both are read from the store (`state/history.rs`).
+//! `/api/admin/purge` (admins) deletes ended jobs from it.
 
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
-use gpusched_wire::history::{AuditList, AuditQuery, JobEvents};
+use gpusched_wire::history::{AuditList, AuditQuery, JobEvents, PurgeRequest, PurgeResult};
 
-use super::auth::person;
-use super::error::{job_id, ApiErr, QueryArgs};
+use super::auth::{admin, person};
+use super::error::{job_id, ApiErr, JsonBody, QueryArgs};
 use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
@@ -38,4 +39,18 @@ pub async fn audit(
 ) -> Result<Json<AuditList>, ApiErr> {
     let who = person(&caller)?;
     Ok(Json(app.ask(|r| Cmd::Audit(q, who, r)).await?))
+}
+
+/// Delete the jobs that ended before `before_ms` from the history, with their timelines
+/// (admins only; recorded in the audit log). Live jobs are never deleted. A time in the
+/// future is refused (409).
+#[utoipa::path(post, path = "/api/admin/purge", request_body = PurgeRequest,
+    responses((status = 200, body = PurgeResult), super::responses::AdminBodyState))]
+pub async fn purge(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(req): JsonBody<PurgeRequest>,
+) -> Result<Json<PurgeResult>, ApiErr> {
+    let who = admin(&caller)?;
+    Ok(Json(app.ask(|r| Cmd::Purge(req, who, r)).await?))
 }

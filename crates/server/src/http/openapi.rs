@@ -42,6 +42,7 @@ use super::limits::Shedding;
         super::nodes::resume,
         super::history::events,
         super::history::audit,
+        super::history::purge,
     ),
     modifiers(&BearerAuth, &Shedding),
     security(("bearer" = []))
@@ -227,7 +228,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 28, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 29, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {

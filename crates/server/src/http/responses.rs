@@ -85,6 +85,9 @@ error_set! {
     UpdateJob = [400, 401, 403, 404, 409, 413, 503];
     /// An admin's change with a body.
     AdminBody = [400, 401, 403, 413, 503];
+    /// An admin's change with a body that also depends on the server's state (a purge
+    /// time in the future is 409).
+    AdminBodyState = [400, 401, 403, 409, 413, 503];
     /// An admin's change to one token by id.
     AdminToken = [400, 401, 403, 404, 503];
     /// An admin's change to one node by name, with a body.

@@ -11,7 +11,8 @@ use super::State;
 impl State {
     /// FGD's target workload at `now_s` for the shares that wait: the jobs of the last
     /// `--share-demand-window` and those still waiting or running, whole-GPU jobs
-    /// included. Walks every job the state holds (building only those that count);
+    /// included. Walks every job the state holds and the window's ended ones (building
+    /// only those that count);
     /// called only in passes where a share waits.
     pub(super) fn share_target(&self, now_s: f64) -> Vec<SharePod> {
         let window = self.cfg.share_demand_window.as_secs_f64();
@@ -38,6 +39,20 @@ impl State {
                     ask: live_pod(v.gpus, milli)?,
                 })
             })
+            .chain(
+                // Jobs that ended and left memory, submitted within the window.
+                self.ended
+                    .recent
+                    .iter()
+                    .filter(|(submitted, _, _)| counts(*submitted, false, now_s, window))
+                    .filter_map(|&(submitted, gpus, milli)| {
+                        Some(Demand {
+                            submitted,
+                            active: false,
+                            ask: live_pod(gpus, milli)?,
+                        })
+                    }),
+            )
             .collect();
         target_pods(&demand, now_s, window)
     }

@@ -80,10 +80,17 @@ impl State {
     /// starting or running (or is not known). The one place that answers "how did job X
     /// end", so where ended jobs are kept can change here alone.
     pub(super) fn final_state(&self, id: u64) -> Option<JobState> {
-        self.jobs
-            .get(&id)
+        self.row(id)
             .map(|j| j.view.state)
             .filter(|s| s.is_terminal())
+    }
+
+    /// Whether dependency `id` is gone from memory and not read back for this round:
+    /// it ended, and was committed, in a way that did not end its dependants (an end
+    /// that dooms a dependant ends it in the same round, and a submission naming such
+    /// a job is refused), so every kind of edge to it is met.
+    fn gone(&self, id: u64) -> bool {
+        self.row(id).is_none()
     }
 
     /// Where job `v` stands with its dependencies: doomed by the first that decided
@@ -91,6 +98,9 @@ impl State {
     pub(super) fn standing(&self, v: &JobView) -> Standing {
         let mut waiting = Vec::new();
         for (kind, dep) in edges(v) {
+            if self.gone(dep) {
+                continue;
+            }
             let ended = self.final_state(dep);
             match kind.met_by(ended) {
                 Some(true) => {}
@@ -177,10 +187,9 @@ impl State {
         for (kind, ids) in lists {
             for &dep in ids {
                 // A job hidden by --private-jobs is as unknown here as anywhere.
-                let known = self
-                    .jobs
-                    .get(&dep)
-                    .is_some_and(|d| self.visible(&d.view, who));
+                // An ended job is read back from the store for the round (the actor's
+                // `recall_for_submit`), so `row` knows it too.
+                let known = self.row(dep).is_some_and(|d| self.visible(&d.view, who));
                 if !known {
                     return Err(format!("`{}`: there is no job {dep}", kind.field()));
                 }

@@ -33,6 +33,13 @@ struct ReasonContext {
     wait: WaitContext,
 }
 
+/// A list's query, checked (`State::list_ask`).
+struct ListAsk {
+    states: Option<Vec<JobState>>,
+    limit: usize,
+    range: Option<(u64, u64)>,
+}
+
 /// Where to fetch a job's logs from.
 pub struct LogTarget {
     pub url: String,
@@ -198,7 +205,7 @@ impl State {
         let now = self.now.ms;
         let mut ids = Vec::with_capacity(jobs.len());
         for j in jobs {
-            if let Some(&id) = j.client_token.as_ref().and_then(|t| self.retry_keys.get(t)) {
+            if let Some(id) = j.client_token.as_ref().and_then(|t| self.retry_of(t)) {
                 ids.push(id); // a retry of an accepted submission
                 continue;
             }
@@ -367,7 +374,9 @@ impl State {
         Ok(v)
     }
 
-    pub fn list(&self, q: &JobListQuery, who: &Who) -> Result<JobList, Fail> {
+    /// What a list asks for, checked: the states (None: all), the page size, and the
+    /// ids `[from, to)` (None: no id can match).
+    fn list_ask(q: &JobListQuery) -> Result<ListAsk, Fail> {
         let states: Option<Vec<JobState>> = match q.state.as_deref() {
             None | Some("") | Some("all") => None,
             Some("active") => Some(vec![
@@ -395,36 +404,121 @@ impl State {
         // Newest first, ids in [after + 1, before).
         let from = q.after.map_or(Some(0), |a| a.checked_add(1));
         let to = q.before.unwrap_or(u64::MAX);
-        let Some(from) = from.filter(|&f| f < to) else {
+        let range = from.filter(|&f| f < to).map(|f| (f, to));
+        Ok(ListAsk {
+            states,
+            limit,
+            range,
+        })
+    }
+
+    /// The page of ended jobs the store must give for list `q` by `who` (None: the list
+    /// can hold no ended job). One more than the page, to know whether another follows.
+    pub fn ended_query(
+        &self,
+        q: &JobListQuery,
+        who: &Who,
+    ) -> Result<Option<gpusched_store::EndedQuery>, Fail> {
+        let ask = Self::list_ask(q)?;
+        let Some((from, to)) = ask.range else {
+            return Ok(None);
+        };
+        let states: Vec<JobState> = match &ask.states {
+            None => Vec::new(),
+            Some(s) => {
+                let ended: Vec<JobState> = s.iter().copied().filter(|s| s.is_terminal()).collect();
+                if ended.is_empty() {
+                    return Ok(None);
+                }
+                ended
+            }
+        };
+        // Under --private-jobs a user sees only their own jobs: the store filters them.
+        let user = match (&q.user, self.cfg.private_jobs && !who.admin) {
+            (Some(u), true) if u != &who.user => return Ok(None),
+            (_, true) => Some(who.user.clone()),
+            (u, false) => u.clone(),
+        };
+        Ok(Some(gpusched_store::EndedQuery {
+            from,
+            to,
+            limit: ask.limit.saturating_add(1),
+            states,
+            user,
+            node: q.node.clone(),
+        }))
+    }
+
+    /// A page of jobs, newest first: the live ones (and those that ended this round)
+    /// from memory, merged with `stored`, the store's page of ended jobs for the same
+    /// query (`ended_query`).
+    pub fn list(
+        &self,
+        q: &JobListQuery,
+        who: &Who,
+        stored: Vec<JobRecord>,
+    ) -> Result<JobList, Fail> {
+        let ask = Self::list_ask(q)?;
+        let Some((from, to)) = ask.range else {
             return Ok(JobList {
                 jobs: Vec::new(),
                 next_before: None,
             });
         };
-        let mut matching = self
+        let (states, limit) = (ask.states, ask.limit);
+        let matches = |j: &&JobRecord| {
+            states.as_ref().is_none_or(|s| s.contains(&j.view.state))
+                && q.user.as_ref().is_none_or(|u| &j.view.user == u)
+                && self.visible(&j.view, who)
+                && q.node.as_ref().is_none_or(|n| {
+                    j.view.node.as_ref() == Some(n) || j.view.parts.iter().any(|p| &p.node == n)
+                })
+        };
+        let live: Vec<&JobRecord> = self
             .jobs
             .range(from..to)
             .rev()
             .map(|(_, j)| j)
-            .filter(|j| states.as_ref().is_none_or(|s| s.contains(&j.view.state)))
-            .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
-            .filter(|j| self.visible(&j.view, who))
-            .filter(|j| {
-                q.node.as_ref().is_none_or(|n| {
-                    j.view.node.as_ref() == Some(n) || j.view.parts.iter().any(|p| &p.node == n)
-                })
-            });
-        let jobs = matching.by_ref().take(limit).collect::<Vec<_>>();
+            .filter(matches)
+            .take(limit.saturating_add(1))
+            .collect();
+        // Both sides newest first: merge them (memory wins a tie; it cannot happen,
+        // ended jobs leave memory before the next round reads the store).
+        let stored: Vec<&JobRecord> = stored
+            .iter()
+            .filter(|j| j.view.id >= from && j.view.id < to)
+            .filter(matches)
+            .collect();
+        let mut merged: Vec<&JobRecord> = Vec::with_capacity(limit.min(live.len() + stored.len()));
+        let (mut a, mut b) = (live.into_iter().peekable(), stored.into_iter().peekable());
+        while merged.len() <= limit {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.view.id == y.view.id => {
+                    b.next();
+                    a.next()
+                }
+                (Some(x), Some(y)) if x.view.id > y.view.id => a.next(),
+                (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, None) => None,
+            };
+            match next {
+                Some(j) => merged.push(j),
+                None => break,
+            }
+        }
         // The cursor only when an older match really exists, so the last page says so.
-        let next_before = match jobs.last() {
-            Some(last) if jobs.len() == limit && matching.next().is_some() => Some(last.view.id),
-            _ => None,
+        let next_before = if merged.len() > limit {
+            merged.truncate(limit);
+            merged.last().map(|j| j.view.id)
+        } else {
+            None
         };
-        let ctx = jobs
+        let ctx = merged
             .iter()
             .any(|j| j.view.state == JobState::Pending)
             .then(|| self.reason_context());
-        let jobs = jobs
+        let jobs = merged
             .into_iter()
             .map(|j| {
                 let mut v = self.view_with(j, ctx.as_ref());
@@ -487,7 +581,8 @@ impl State {
         Ok(CancelResult {
             id,
             result: result.into(),
-            state: self.jobs[&id].view.state,
+            // An ended job's row was read from the store: its state is the one above.
+            state: self.jobs.get(&id).map_or(state, |j| j.view.state),
         })
     }
 

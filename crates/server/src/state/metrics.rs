@@ -16,13 +16,17 @@ impl State {
             user: "metrics".into(),
             admin: true,
         };
-        // One pass over every job ever stored, borrowing: a scrape must not cost the
-        // state task an allocation per job.
+        // One pass over the jobs in memory (the live ones), borrowing: a scrape must not
+        // cost the state task an allocation per job. Ended jobs are counted by queue and
+        // state as they leave memory (`ended.rs`).
         let mut counts: BTreeMap<(&str, JobState), u64> = BTreeMap::new();
         for j in self.jobs.values() {
             *counts
                 .entry((j.view.queue.as_str(), j.view.state))
                 .or_default() += 1;
+        }
+        for ((q, s), n) in &self.ended.counts {
+            *counts.entry((q.as_str(), *s)).or_default() += n;
         }
         let jobs = counts
             .into_iter()

@@ -7,6 +7,7 @@ mod agents;
 mod cancel;
 mod demand;
 mod deps;
+mod ended;
 mod energy;
 mod gang;
 mod health;
@@ -23,7 +24,7 @@ pub(crate) mod shape;
 mod tokens;
 mod tracked;
 mod transition;
-mod usage;
+pub(crate) mod usage;
 pub(crate) mod validate;
 mod workflow;
 
@@ -155,6 +156,8 @@ pub struct State {
     /// The job events and audit entries of this round, written with its rows
     /// (`history.rs`).
     journal: history::Journal,
+    /// What is kept of ended jobs, which live in the store (`ended.rs`).
+    ended: ended::Ended,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -199,6 +202,7 @@ impl State {
             pending_count: None,
             energy: energy::Meter::default(),
             journal: history::Journal::default(),
+            ended: ended::Ended::default(),
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -211,6 +215,15 @@ impl State {
         for job in jobs {
             let v = &job.view;
             st.next_id = st.next_id.max(v.id + 1);
+            if v.state.is_terminal() {
+                // Ended jobs stay in the store (the server loads only live ones; one
+                // given here is only counted).
+                *st.ended
+                    .counts
+                    .entry((v.queue.clone(), v.state))
+                    .or_default() += 1;
+                continue;
+            }
             if let Some(t) = &job.client_token {
                 st.retry_keys.insert(t.clone(), v.id);
             }
@@ -264,6 +277,13 @@ impl State {
     /// time (the actor reads the clock once per round; tests choose it).
     pub fn begin_round(&mut self, now: Now) {
         self.now = now;
+        self.clear_recalled();
+    }
+
+    /// Ids start after `max_id`, the highest the store ever held (ended jobs are not
+    /// loaded, so the loaded ones do not say).
+    pub fn ids_after(&mut self, max_id: u64) {
+        self.next_id = self.next_id.max(max_id.saturating_add(1));
     }
 
     fn enqueue(&mut self, job: &JobRecord) {

@@ -45,8 +45,8 @@ impl State {
     /// The job `id` if `who` may know of it; otherwise the very answer an unknown id
     /// gets, so a private job's existence does not leak.
     pub(super) fn job_for(&self, id: u64, who: &Who) -> Result<&JobRecord, Fail> {
-        self.jobs
-            .get(&id)
+        // Live jobs from memory, ended ones as the actor read them from the store.
+        self.row(id)
             .filter(|j| self.visible(&j.view, who))
             .ok_or_else(|| super::jobs::no_such_job(id))
     }

@@ -151,6 +151,20 @@ impl<K: Ord + Clone, V> Tracked<K, V> {
         self.map.insert(key, value)
     }
 
+    /// Drops a row the store already holds as it is (its round committed): not marked,
+    /// so nothing is written or deleted. The job history leaves memory this way.
+    pub fn remove_written<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        debug_assert!(
+            !self.touched.contains(key),
+            "a row dropped before its change was written"
+        );
+        self.map.remove(key)
+    }
+
     /// A row whose never-stored fields change: not marked.
     pub fn get_mut_unstored<Q>(&mut self, key: &Q) -> Option<&mut V>
     where

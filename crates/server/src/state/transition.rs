@@ -63,6 +63,8 @@ impl State {
                 if to.is_terminal() {
                     // It holds no GPU any more: nothing more will be charged to it.
                     self.forget_energy(id);
+                    // Its row stays in the store only, once this round has committed.
+                    self.leaving(id);
                 }
                 true
             }

@@ -1,14 +1,47 @@
-//! GPU-hours and energy per user or queue over a window, from the jobs the server keeps.
+//! GPU-hours and energy per user or queue over a window: the live jobs (and those that
+//! ended this round) from memory, the jobs that ended before from the store's aggregate
+//! (`gpusched_store::UsageSum`, asked for with `usage_ask`).
 
 use std::collections::BTreeMap;
 
+use gpusched_store::UsageSum;
 use gpusched_wire::{JobState, UsageQuery, UsageReport, UsageRow};
 
 use super::{Fail, State, Who};
 
+/// What the store sums for a usage report: the window's start, per queue (else user),
+/// of one user only; `None` when the report can count no one's ended jobs.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct UsageAsk {
+    pub since_ms: u64,
+    pub by_queue: bool,
+    pub user: Option<String>,
+}
+
 impl State {
-    /// Under `--private-jobs` a non-admin's report counts only their own jobs.
-    pub fn usage(&self, q: &UsageQuery, who: &Who) -> Result<UsageReport, Fail> {
+    /// The store's part of usage report `q` by `who` (checked as `usage` checks it).
+    pub fn usage_ask(&self, q: &UsageQuery, who: &Who) -> Result<Option<UsageAsk>, Fail> {
+        self.usage(q, who, Vec::new())?;
+        let user = match (&q.user, self.cfg.private_jobs && !who.admin) {
+            (Some(u), true) if u != &who.user => return Ok(None),
+            (_, true) => Some(who.user.clone()),
+            (u, false) => u.clone(),
+        };
+        Ok(Some(UsageAsk {
+            since_ms: q.since_ms.unwrap_or(0),
+            by_queue: q.by.as_deref() == Some("queue"),
+            user,
+        }))
+    }
+
+    /// Under `--private-jobs` a non-admin's report counts only their own jobs. `stored`:
+    /// the store's sums of the jobs that ended before this round (`usage_ask`).
+    pub fn usage(
+        &self,
+        q: &UsageQuery,
+        who: &Who,
+        stored: Vec<UsageSum>,
+    ) -> Result<UsageReport, Fail> {
         let by = q.by.clone().unwrap_or_else(|| "user".into());
         if by != "user" && by != "queue" {
             return Err(Fail::BadRequest(format!(
@@ -24,6 +57,19 @@ impl State {
             )));
         }
         let mut rows: BTreeMap<String, (UsageRow, f64, u64)> = BTreeMap::new();
+        for sum in stored {
+            let key = sum.key.clone();
+            let (row, wait_sum, started) = rows.entry(key.clone()).or_insert_with(|| empty(key));
+            row.jobs += sum.jobs;
+            row.gpu_hours += sum.gpu_hours;
+            row.energy_kwh += sum.energy_j as f64 / 3_600_000.0;
+            row.succeeded += sum.succeeded;
+            row.failed += sum.failed;
+            row.cancelled += sum.cancelled;
+            row.timed_out += sum.timed_out;
+            *wait_sum += sum.wait_s;
+            *started += sum.jobs;
+        }
         for job in self.jobs.values() {
             let v = &job.view;
             if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
@@ -39,23 +85,7 @@ impl State {
             } else {
                 v.queue.clone()
             };
-            let (row, wait_sum, started) = rows.entry(key.clone()).or_insert_with(|| {
-                (
-                    UsageRow {
-                        key,
-                        jobs: 0,
-                        gpu_hours: 0.0,
-                        succeeded: 0,
-                        failed: 0,
-                        cancelled: 0,
-                        timed_out: 0,
-                        mean_wait_s: 0.0,
-                        energy_kwh: 0.0,
-                    },
-                    0.0,
-                    0,
-                )
-            });
+            let (row, wait_sum, started) = rows.entry(key.clone()).or_insert_with(|| empty(key));
             let ran_ms = end.saturating_sub(start.max(since));
             row.jobs += 1;
             // A slice counts as its share of the GPU (a MIG instance: its compute slices).
@@ -87,4 +117,63 @@ impl State {
             rows,
         })
     }
+}
+
+/// A row before anything is counted, with its wait sum and started count.
+fn empty(key: String) -> (UsageRow, f64, u64) {
+    (
+        UsageRow {
+            key,
+            jobs: 0,
+            gpu_hours: 0.0,
+            succeeded: 0,
+            failed: 0,
+            cancelled: 0,
+            timed_out: 0,
+            mean_wait_s: 0.0,
+            energy_kwh: 0.0,
+        },
+        0.0,
+        0,
+    )
+}
+
+/// What the store's aggregate (`gpusched_store::UsageSum`, in SQL) gives for `jobs`,
+/// computed here the way the live sum is: the state tests stand in for the store with
+/// it, and a store test would compare the two.
+#[cfg(test)]
+pub(crate) fn ended_sums<'a>(
+    jobs: impl Iterator<Item = &'a gpusched_store::JobRecord>,
+    since: u64,
+    by_queue: bool,
+) -> Vec<UsageSum> {
+    let mut out: BTreeMap<String, UsageSum> = BTreeMap::new();
+    for j in jobs {
+        let v = &j.view;
+        let (Some(start), Some(end)) = (v.start_ms, v.end_ms) else {
+            continue;
+        };
+        if !v.state.is_terminal() || end < since {
+            continue;
+        }
+        let key = if by_queue { &v.queue } else { &v.user };
+        let s = out.entry(key.clone()).or_insert_with(|| UsageSum {
+            key: key.clone(),
+            ..Default::default()
+        });
+        s.jobs += 1;
+        s.gpu_hours += super::held_milli(v) as f64 / 1000.0
+            * end.saturating_sub(start.max(since)) as f64
+            / 3_600_000.0;
+        s.energy_j += v.energy_j.unwrap_or(0);
+        s.wait_s += start.saturating_sub(v.submit_ms) as f64 / 1000.0;
+        match v.state {
+            JobState::Succeeded => s.succeeded += 1,
+            JobState::Failed => s.failed += 1,
+            JobState::Cancelled => s.cancelled += 1,
+            JobState::TimedOut => s.timed_out += 1,
+            _ => {}
+        }
+    }
+    out.into_values().collect()
 }

@@ -24,8 +24,8 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let mut s = SqliteStore::open(&dir).await.unwrap();
-    // 1 -> 2 -> 3 -> 4 -> 5 -> 6 in one open.
-    assert_eq!(s.schema_version().await.unwrap(), 6);
+    // 1 -> 2 -> 3 -> 4 -> 5 -> 6 -> 7 in one open.
+    assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
 
     let jobs = s.load_jobs().await.unwrap();
     let ids: Vec<u64> = jobs.iter().map(|j| j.view.id).collect();
@@ -235,7 +235,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=6 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=7 are recorded once each.
     assert_eq!(
         history,
         [
@@ -243,7 +243,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (3, RELEASE.to_string()),
             (4, RELEASE.to_string()),
             (5, RELEASE.to_string()),
-            (6, RELEASE.to_string())
+            (6, RELEASE.to_string()),
+            (7, RELEASE.to_string())
         ]
     );
     assert_eq!(

@@ -80,6 +80,7 @@ fn action_of(name: &str) -> Option<AuditAction> {
         HoldOther,
         ReleaseOther,
         UpdateOther,
+        Purge,
     ]
     .into_iter()
     .find(|a| a.name() == name)

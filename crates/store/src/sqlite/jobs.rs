@@ -159,7 +159,7 @@ pub enum Layout {
     Latest,
 }
 
-fn all_columns() -> Vec<&'static str> {
+pub(super) fn all_columns() -> Vec<&'static str> {
     COLUMNS
         .iter()
         .chain(GANG_COLUMNS)
@@ -322,7 +322,7 @@ fn opt_json_col<T: serde::de::DeserializeOwned>(
     .transpose()
 }
 
-fn decode(r: &SqliteRow) -> Result<StoredJob, StoreError> {
+pub(super) fn decode(r: &SqliteRow) -> Result<StoredJob, StoreError> {
     let id: u64 = r.try_get("id")?;
     let what = || format!("job {id}");
     let state: String = r.try_get("state")?;

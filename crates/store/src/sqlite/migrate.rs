@@ -20,7 +20,7 @@ use std::pin::Pin;
 
 use sqlx::{Connection, SqliteConnection};
 
-use super::{history, jobs, v1};
+use super::{ended, history, jobs, v1};
 use crate::StoreError;
 
 /// A step written in Rust (a data transformation), run inside the migration's transaction.
@@ -41,7 +41,7 @@ pub struct Migration {
 }
 
 /// The newest schema this binary knows.
-pub const LATEST: i64 = 6;
+pub const LATEST: i64 = 7;
 
 /// Every schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -89,6 +89,14 @@ pub fn migrations() -> Vec<Migration> {
             version: 6,
             name: "dependency kinds (after_any, after_notok), holds, and arrays (one row each; task rows name their array)",
             steps: jobs::ADD_WORKFLOW_COLUMNS
+                .iter()
+                .map(|s| Step::Sql(s))
+                .collect(),
+        },
+        Migration {
+            version: 7,
+            name: "history at scale: indexes for reading ended jobs from the store",
+            steps: ended::ADD_HISTORY_INDEXES
                 .iter()
                 .map(|s| Step::Sql(s))
                 .collect(),

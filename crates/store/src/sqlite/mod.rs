@@ -6,6 +6,7 @@
 //! - `history.rs`: schema 5's `job_events` (job timelines) and `audit` tables.
 //! - `v1.rs`: schema 1, frozen, for the upgrade.
 
+mod ended;
 mod history;
 mod jobs;
 mod migrate;
@@ -26,6 +27,7 @@ use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
+pub use ended::{EndedQuery, UsageSum};
 pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
@@ -105,6 +107,53 @@ impl SqliteStore {
     pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
         let rows = jobs::load(&mut self.conn).await?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
+    }
+
+    /// The jobs that are not over, by id: the server's working set (ended jobs stay
+    /// here and are read on request, `ended.rs`).
+    pub async fn load_live_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
+        let rows = ended::load_live(&mut self.conn).await?;
+        Ok(rows.into_iter().map(StoredJob::into_record).collect())
+    }
+
+    /// The highest job id ever stored (0: none).
+    pub async fn max_job_id(&mut self) -> Result<u64, StoreError> {
+        ended::max_id(&mut self.conn).await
+    }
+
+    /// One job, whatever its state.
+    pub async fn job(&mut self, id: u64) -> Result<Option<JobRecord>, StoreError> {
+        Ok(ended::get(&mut self.conn, id)
+            .await?
+            .map(StoredJob::into_record))
+    }
+
+    /// The id of the job accepted with this client token (`user/token`, as stored).
+    pub async fn job_by_token(&mut self, token: &str) -> Result<Option<u64>, StoreError> {
+        ended::id_by_token(&mut self.conn, token).await
+    }
+
+    /// A page of ended jobs, newest first.
+    pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<JobRecord>, StoreError> {
+        let rows = ended::page(&mut self.conn, q).await?;
+        Ok(rows.into_iter().map(StoredJob::into_record).collect())
+    }
+
+    /// The ended jobs' usage in the window from `since_ms`, per user or queue.
+    pub async fn ended_usage(
+        &mut self,
+        since_ms: u64,
+        by_queue: bool,
+        user: Option<&str>,
+    ) -> Result<Vec<UsageSum>, StoreError> {
+        ended::usage(&mut self.conn, since_ms, by_queue, user).await
+    }
+
+    /// Ended jobs per (queue, state).
+    pub async fn ended_counts(
+        &mut self,
+    ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
+        ended::counts(&mut self.conn).await
     }
 
     /// Every job's row as stored (for tests and tools that check what is kept).
@@ -240,6 +289,11 @@ impl StoreTx<'_> {
         entry: &gpusched_wire::history::AuditEntry,
     ) -> Result<(), StoreError> {
         history::audit(&mut self.tx, entry).await
+    }
+
+    /// Deletes the jobs that ended before `before_ms` (never a live one); how many.
+    pub async fn purge_ended(&mut self, before_ms: u64) -> Result<u64, StoreError> {
+        ended::purge(&mut self.tx, before_ms).await
     }
 
     /// Makes every write of this transaction durable (fsync of the WAL).
@@ -420,7 +474,9 @@ mod tests {
                 .fetch_all(&mut s.conn)
                 .await
                 .unwrap();
-        assert_eq!(history, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+        let versions: Vec<i64> = migrate::migrations().iter().map(|m| m.version).collect();
+        assert_eq!(history, versions);
+        assert_eq!(versions.last(), Some(&SCHEMA_VERSION));
         assert_eq!(
             migrate::run(&mut s.conn, "x").await.unwrap(),
             Vec::<i64>::new()

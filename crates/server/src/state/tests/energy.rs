@@ -100,9 +100,9 @@ fn energy_goes_to_the_holders_of_each_gpu_and_a_reset_charges_nothing() {
         round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
           job 1 succeeded on n1 [1] #1: exited with code 0
         server restarts
-          job 1 succeeded on n1 [1] #1: exited with code 0
           job 2 running on n1 gpu 0 share 500 #1: running on n1
           job 3 running on n1 gpu 0 share 250 #1: running on n1
+          ended, in the store only: 1
         round: wrote jobs - nodes - tokens -; woke -; ended -
         energy of job 1: 400 J
         energy of job 2: none

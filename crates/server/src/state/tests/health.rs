@@ -58,8 +58,8 @@ fn a_drained_node_runs_its_jobs_out_starts_nothing_and_resumes() {
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
             job 1 succeeded on n1 [0] #1: exited with code 0
             server restarts
-            job 1 succeeded on n1 [0] #1: exited with code 0
             job 2 pending #1
+            ended, in the store only: 1
             round: wrote jobs - nodes - tokens -; woke -; ended -
             nodes: n1 drain maintenance by root now=false; unhealthy -
             alice resumes n1: Forbidden(\"only an admin may resume a node (alice is not one); ask an admin, or use an admin token\")
@@ -189,9 +189,9 @@ fn hot_xid_and_lost_gpus_leave_placement_and_their_jobs_finish() {
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
             job 1 succeeded on n1 [0] #1: exited with code 0
             server restarts
-            job 1 succeeded on n1 [0] #1: exited with code 0
             job 2 starting on n2 [0] #1: sent to n2
             job 3 pending #1
+            ended, in the store only: 1
             round: wrote jobs - nodes - tokens -; woke -; ended -
             nodes: n1 drain -; unhealthy 0:Xid 79 1:95 C, above the 90 C limit
             nodes: n2 drain -; unhealthy 0:NVML lost the GPU (fallen off the bus)

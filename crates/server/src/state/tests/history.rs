@@ -70,7 +70,7 @@ fn a_job_that_runs_to_its_end_records_each_step_in_order() {
             - 17s ended #1 [n1] succeeded: exited with code 0
             alice reads events of 9: NotFound("no job with id 9; `gpusched queue --all` lists the known jobs")
             server restarts
-            job 1 succeeded on n1 [0, 1] #1: exited with code 0
+            ended, in the store only: 1
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1] n1: GPU 0,1

@@ -11,6 +11,7 @@
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
 
 mod deps;
+mod ended;
 mod energy;
 mod gangs;
 mod health;
@@ -117,6 +118,11 @@ pub(super) enum Step {
     /// `user` submits a workflow: `;`-separated steps `KEY [after=K,..] [any=K,..]
     /// [notok=K,..] [SUBMIT SPEC]`.
     Workflow(&'static str, &'static str),
+    /// `user` shows one job (`gpusched show`).
+    Show(&'static str, u64),
+    /// `user` lists jobs: `state=S limit=N before=ID after=ID user=U node=N`, the store
+    /// answering for the ended ones as the actor's store read would.
+    List(&'static str, &'static str),
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -222,6 +228,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "gpn" => j.gpus_per_node = Some(v.parse().unwrap()),
             "split" => j.split = v == "1",
             "tasks" => j.tasks_per_node = Some(v.parse().unwrap()),
+            "token" => j.client_token = Some(v.to_string()),
             _ => panic!("unknown submit key {k}"),
         }
     }
@@ -379,7 +386,46 @@ impl Harness {
     }
 
     fn current_attempt(&self, job: u64) -> u32 {
-        self.st.jobs.get(&job).map_or(0, |j| j.view.attempt)
+        self.job(job).map_or(0, |j| j.view.attempt)
+    }
+
+    /// A job as the server would find it: in memory if live, else in the store.
+    fn job(&self, id: u64) -> Option<&JobRecord> {
+        self.st.jobs.get(&id).or_else(|| self.store.jobs.get(&id))
+    }
+
+    /// The store's page of ended jobs (`gpusched_store::EndedQuery`, in SQL there): the
+    /// ended rows of jobs no longer in memory, newest first.
+    fn stored_page(&self, q: &gpusched_store::EndedQuery) -> Vec<JobRecord> {
+        self.store
+            .jobs
+            .range(q.from..q.to)
+            .rev()
+            .map(|(_, j)| j)
+            .filter(|j| j.view.state.is_terminal() && !self.st.jobs.contains_key(&j.view.id))
+            .filter(|j| q.states.is_empty() || q.states.contains(&j.view.state))
+            .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
+            .filter(|j| {
+                q.node.as_ref().is_none_or(|n| {
+                    j.view.node.as_ref() == Some(n) || j.view.parts.iter().any(|p| &p.node == n)
+                })
+            })
+            .take(q.limit)
+            .cloned()
+            .collect()
+    }
+
+    /// What the actor does before a command: the rows of ended jobs come from the store
+    /// (here every one, so any command may name any job).
+    fn recall_ended(&mut self) {
+        for j in self.store.jobs.values() {
+            if j.view.state.is_terminal() && self.st.wants_row(j.view.id) {
+                self.st.recall(j.clone());
+            }
+            if let Some(t) = j.client_token.as_ref().filter(|t| self.st.wants_token(t)) {
+                self.st.recall_token(t.clone(), j.view.id);
+            }
+        }
     }
 
     fn report(&mut self, node: &str, job: u64, event: RunEventKind) -> String {
@@ -414,6 +460,7 @@ impl Harness {
     }
 
     fn step(&mut self, step: Step) {
+        self.recall_ended();
         match step {
             Step::Node(name, gpus) => {
                 let r = self.register(name, gpus, &[]);
@@ -524,7 +571,7 @@ impl Harness {
                 self.line(format!("{node} reports {job} timed out: {r}"));
             }
             Step::Logs(job, node, rank) => {
-                let owner = self.st.jobs[&job].view.user.clone();
+                let owner = self.job(job).expect("the job exists").view.user.clone();
                 let ask = super::LogAsk {
                     attempt: None,
                     node: node.map(String::from),
@@ -692,7 +739,7 @@ impl Harness {
                 self.line(format!("{node} reports GPU {gpu} {spec}: {r}"));
             }
             Step::Energy(id) => {
-                let e = self.st.jobs.get(&id).map(|j| j.view.energy_j);
+                let e = self.job(id).map(|j| j.view.energy_j);
                 match e {
                     Some(Some(j)) => self.line(format!("energy of job {id}: {j} J")),
                     Some(None) => self.line(format!("energy of job {id}: none")),
@@ -701,7 +748,12 @@ impl Harness {
             }
             Step::UsageEnergy => {
                 let q = gpusched_wire::UsageQuery::default();
-                let rows = self.st.usage(&q, &who("root")).unwrap().rows;
+                // The store's part: the jobs that ended and left memory.
+                let ended = self.store.jobs.values().filter(|j| {
+                    j.view.state.is_terminal() && !self.st.jobs.contains_key(&j.view.id)
+                });
+                let stored = crate::state::usage::ended_sums(ended, 0, false);
+                let rows = self.st.usage(&q, &who("root"), stored).unwrap().rows;
                 let rows: Vec<String> = rows
                     .iter()
                     .map(|r| format!("{} {:.6} kWh", r.key, r.energy_kwh))
@@ -779,6 +831,47 @@ impl Harness {
                 };
                 self.line(format!("{user} reports a checkpoint of {id}: {r}"));
             }
+            Step::Show(user, id) => {
+                let r = match self.st.get(id, &who(user)) {
+                    Ok(v) => format!("{} {}: {}", v.id, v.state.name(), v.reason),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} shows {id}: {r}"));
+            }
+            Step::List(user, spec) => {
+                let mut q = gpusched_wire::JobListQuery::default();
+                for kv in spec.split_whitespace() {
+                    let (k, v) = kv.split_once('=').expect("key=value");
+                    match k {
+                        "state" => q.state = Some(v.to_string()),
+                        "limit" => q.limit = Some(v.parse().unwrap()),
+                        "before" => q.before = Some(v.parse().unwrap()),
+                        "after" => q.after = Some(v.parse().unwrap()),
+                        "user" => q.user = Some(v.to_string()),
+                        "node" => q.node = Some(v.to_string()),
+                        _ => panic!("unknown list key {k}"),
+                    }
+                }
+                let stored = match self.st.ended_query(&q, &who(user)) {
+                    Ok(Some(eq)) => self.stored_page(&eq),
+                    Ok(None) => Vec::new(),
+                    Err(f) => {
+                        self.line(format!("{user} lists {spec}: {f:?}"));
+                        return;
+                    }
+                };
+                let r = match self.st.list(&q, &who(user), stored) {
+                    Ok(l) => {
+                        let jobs = l
+                            .jobs
+                            .iter()
+                            .map(|v| format!("{}:{}", v.id, v.state.name()));
+                        format!("{}; next_before {:?}", list(jobs), l.next_before)
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} lists {spec}: {r}"));
+            }
             Step::Restart => {
                 let s = &self.store;
                 self.st = State::load(
@@ -790,9 +883,16 @@ impl Harness {
                     self.now,
                 );
                 self.line("server restarts");
+                // Only live jobs are loaded: ended ones stay in the store.
                 let jobs: Vec<String> = self.st.jobs.values().map(job_line).collect();
                 for j in jobs {
                     self.line(format!("  {j}"));
+                }
+                let ended = (self.store.jobs.values())
+                    .filter(|j| j.view.state.is_terminal())
+                    .count();
+                if ended > 0 {
+                    self.line(format!("ended, in the store only: {ended}"));
                 }
             }
         }
@@ -864,6 +964,14 @@ impl Harness {
             let line = job_line(&self.st.jobs[id]);
             self.line(format!("  {line}"));
         }
+        // As the actor does after the commit: ended jobs leave memory.
+        self.st.forget_ended();
+        let kept: BTreeSet<u64> = self.st.jobs.keys().copied().collect();
+        assert!(
+            kept.iter()
+                .all(|id| !self.st.jobs[id].view.state.is_terminal()),
+            "an ended job stayed in memory: {kept:?}"
+        );
     }
 }
 
