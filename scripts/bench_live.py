@@ -16,10 +16,16 @@ Agent and server CPU per job of (a) is utime+stime of each process (/proc/PID/st
 over the batch, divided by the jobs; a section with a count of 0 is skipped.
 The store is the default SQLite (WAL, synchronous=FULL: fsync on every commit).
 
+With `--hq PATH` (an `hq` binary of HyperQueue, built elsewhere) the same workload also
+runs on one HyperQueue server and worker declaring 8 GPUs (scripts/bench_hq.py), in the
+same run, one system after the other (`--hq-first` swaps the order), and a table gives
+every figure for both. The spawn floor is measured before the first and after the last.
+
 Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--cli-jobs 1000]
        [--latency-jobs 200] [--spawn-floor 3000] [--exe PATH (default: the release build)]
+       [--hq PATH [--hq-first]]
 """
-import argparse, json, os, pwd, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, pwd, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -114,8 +120,11 @@ def spawn_floor(n):
     return n / (time.time() - t0)
 
 
+def interrupted(*_):
+    raise KeyboardInterrupt
+
+
 def main():
-    global TOKEN
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=10000)
     ap.add_argument("--cli-jobs", type=int, default=1000)
@@ -123,12 +132,45 @@ def main():
     ap.add_argument("--spawn-floor", type=int, default=3000, help="spawns of /bin/true in the floor loop")
     ap.add_argument("--no-refill", action="store_true", help="skip (c)")
     ap.add_argument("--exe", help="the gpusched binary to measure (default: the release build)")
+    ap.add_argument("--hq", metavar="PATH", help="also run the same workload on HyperQueue (this `hq` binary) "
+                    "in the same run, and print both side by side")
+    ap.add_argument("--hq-first", action="store_true", help="with --hq: run HyperQueue before gpusched")
     args = ap.parse_args()
     exe = binary(args.exe)
-    res = {}
+    if args.hq and not os.access(args.hq, os.X_OK):
+        sys.exit(f"--hq {args.hq}: not an executable file; give the path of a built `hq` binary")
+    # A SIGTERM ends the run like a Ctrl-C does: through the `finally`s that stop every process.
+    signal.signal(signal.SIGTERM, interrupted)
+    floor0 = floor1 = None
     if args.spawn_floor:
         floor0 = spawn_floor(args.spawn_floor)
         print(f"(e) floor before: sequential posix_spawn+waitpid of /bin/true: {floor0:.0f}/s", flush=True)
+    order = ["gpusched"] + (["hq"] if args.hq else [])
+    if args.hq_first:
+        order.reverse()
+    runs = {}
+    for system in order:
+        runs[system] = run_gpusched(args, exe) if system == "gpusched" else run_hq(args)
+    if args.spawn_floor:
+        floor1 = spawn_floor(args.spawn_floor)
+        for res in runs.values():
+            res["spawn_floor_per_s"] = dict(before=floor0, after=floor1)
+            if "batch" in res:
+                res["batch"]["vs_floor"] = res["batch"]["jobs_per_s"] / max(floor0, floor1)
+        if "batch" in runs["gpusched"]:
+            rate = runs["gpusched"]["batch"]["jobs_per_s"]
+            print(f"(e) floor after: {floor1:.0f}/s; the batch ran at {rate / max(floor0, floor1):.2f}x the "
+                  f"better floor", flush=True)
+    if args.hq:
+        print(side_by_side(args, runs["gpusched"], runs["hq"], order), flush=True)
+        print(json.dumps(runs))
+    else:
+        print(json.dumps(runs["gpusched"]))
+
+
+def run_gpusched(args, exe):
+    global TOKEN
+    res = {}
     tmp = tempfile.mkdtemp(prefix="gpusched-bench-")
     port = 16450
     base = f"http://127.0.0.1:{port}"
@@ -190,14 +232,7 @@ def main():
                 p.kill()
                 p.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    if args.spawn_floor:
-        floor1 = spawn_floor(args.spawn_floor)
-        rate = res["batch"]["jobs_per_s"]
-        res["spawn_floor_per_s"] = dict(before=floor0, after=floor1)
-        res["batch"]["vs_floor"] = rate / max(floor0, floor1)
-        print(f"(e) floor after: {floor1:.0f}/s; the batch ran at {rate / max(floor0, floor1):.2f}x the "
-              f"better floor", flush=True)
-    print(json.dumps(res))
+    return res
 
 
 def cli_loop(args, exe, env, base, res):
@@ -256,6 +291,128 @@ def refill(args, base, job, res):
     res["refill"] = dict(makespan_s=span / 1000, wall_s=wall, utilisation=util)
     print(f"(c) 80 x sleep 1 on 8 GPUs: makespan {span / 1000:.2f} s (ideal 10 s), GPUs busy {100 * util:.1f}%",
           flush=True)
+
+
+def run_hq(args):
+    """The same workload on HyperQueue (scripts/bench_hq.py drives it): the batch is one
+    `hq submit --array`, the loop single `hq submit` calls, latency and refill from the
+    times HyperQueue's server records."""
+    sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+    from bench_hq import HyperQueue, parse_time
+    res = {}
+    tmp = tempfile.mkdtemp(prefix="hq-bench-")
+    hq = HyperQueue(args.hq, tmp, tmp)
+    res["version"] = hq.version()
+    print(f"HyperQueue ({res['version']}):", flush=True)
+    try:
+        hq.start()
+        server, worker = hq.pids()
+        if args.jobs:
+            cpu0 = (cpu_s(server), cpu_s(worker))
+            t0 = time.time()
+            job = hq.submit("--array", f"0-{args.jobs - 1}")
+            t_sub = time.time() - t0
+            hq.wait(job)
+            t = time.time() - t0
+            ok = hq.succeeded(job)
+            if ok != args.jobs:
+                sys.exit(f"HyperQueue: only {ok} of {args.jobs} tasks finished")
+            srv_us = (cpu_s(server) - cpu0[0]) / args.jobs * 1e6
+            wrk_us = (cpu_s(worker) - cpu0[1]) / args.jobs * 1e6
+            res["batch"] = dict(jobs=args.jobs, submit_s=t_sub, total_s=t, jobs_per_s=args.jobs / t, succeeded=ok,
+                                server_cpu_us_per_job=srv_us, agent_cpu_us_per_job=wrk_us)
+            print(f"(a) array of {args.jobs}: submit call {t_sub:.2f} s, all finished after {t:.2f} s -> "
+                  f"{args.jobs / t:.0f} jobs/s end to end ({ok} finished); CPU per job: server {srv_us:.0f} us, "
+                  f"worker {wrk_us:.0f} us", flush=True)
+        if args.cli_jobs:
+            t0 = time.time()
+            jobs = []
+            for _ in range(args.cli_jobs):
+                out = subprocess.run([hq.hq, "--output-mode", "json", "submit", "--resource", "gpus/nvidia=1",
+                                      "--stdout", "none", "--stderr", "none", "--cwd", hq.cwd, "--", "/bin/true"],
+                                     env=hq.env, capture_output=True, text=True, check=True, cwd=hq.cwd).stdout
+                jobs.append(json.loads(out)["id"])
+            t_sub = time.time() - t0
+            hq.run("job", "wait", f"{jobs[0]}-{jobs[-1]}")
+            t = time.time() - t0
+            ok = sum(1 for j in hq.json("job", "list", "--all") if j["task_stats"]["finished"] == 1
+                     and jobs[0] <= j["id"] <= jobs[-1])
+            if ok != args.cli_jobs:
+                sys.exit(f"HyperQueue: only {ok} of {args.cli_jobs} CLI-submitted jobs finished")
+            res["cli_loop"] = dict(jobs=args.cli_jobs, submit_s=t_sub, total_s=t, jobs_per_s=args.cli_jobs / t,
+                                   succeeded=ok)
+            print(f"(a) loop of {args.cli_jobs} CLI submits: {args.cli_jobs / t_sub:.0f} submits/s, all finished "
+                  f"after {t:.2f} s -> {args.cli_jobs / t:.0f} jobs/s end to end ({ok} finished)", flush=True)
+        if args.latency_jobs:
+            starts, ends = [], []
+            for _ in range(args.latency_jobs):
+                job = hq.submit()
+                hq.wait(job)
+                info = hq.info(job)
+                sub = parse_time(info["started_at"])  # the job's submission time
+                task = info["tasks"][0]
+                starts.append((parse_time(task["started_at"]) - sub) * 1000)
+                ends.append((parse_time(task["finished_at"]) - sub) * 1000)
+            res["latency_ms"] = dict(start_p50=statistics.median(starts), start_p99=pct(starts, 0.99),
+                                     finish_p50=statistics.median(ends), finish_p99=pct(ends, 0.99))
+            print(f"(b) {args.latency_jobs} jobs: submit->start median {statistics.median(starts):.1f} ms, "
+                  f"p99 {pct(starts, 0.99):.1f} ms; submit->finish median {statistics.median(ends):.1f} ms, "
+                  f"p99 {pct(ends, 0.99):.1f} ms", flush=True)
+        if not args.no_refill:
+            t0 = time.time()
+            job = hq.submit("--array", "0-79", cmd=("sleep", "1"))
+            hq.wait(job)
+            wall = time.time() - t0
+            info = hq.info(job)
+            tasks = info["tasks"]
+            span = max(parse_time(x["finished_at"]) for x in tasks) - parse_time(info["started_at"])
+            busy = sum(parse_time(x["finished_at"]) - parse_time(x["started_at"]) for x in tasks)
+            res["refill"] = dict(makespan_s=span, wall_s=wall, utilisation=busy / (8 * span))
+            print(f"(c) 80 x sleep 1 on 8 GPUs: makespan {span:.2f} s (ideal 10 s), GPUs busy "
+                  f"{100 * busy / (8 * span):.1f}%", flush=True)
+        res["rss_mib"] = dict(server=vm_hwm_mib(server), agent=vm_hwm_mib(worker))
+        print(f"(d) peak RSS: server {res['rss_mib']['server']:.1f} MiB, worker {res['rss_mib']['agent']:.1f} MiB",
+              flush=True)
+    finally:
+        hq.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+
+def side_by_side(args, g, h, order):
+    """A Markdown table, gpusched and HyperQueue in one column each."""
+    rows = []
+
+    def row(name, key, fmt):
+        cells = []
+        for res in (g, h):
+            try:
+                cells.append(fmt(res[key]))
+            except (KeyError, TypeError, ZeroDivisionError):
+                cells.append("-")
+        rows.append(f"| {name} | {cells[0]} | {cells[1]} |")
+
+    n, m, k = args.jobs, args.cli_jobs, args.latency_jobs
+    row(f"{n:,} x `/bin/true`, 1 GPU each, one submission: jobs/s end to end", "batch",
+        lambda b: f"{b['jobs_per_s']:.0f}")
+    row("... the submission call itself", "batch", lambda b: f"{b['submit_s']:.2f} s")
+    row("... as a multiple of the better spawn floor", "batch", lambda b: f"{b['vs_floor']:.2f}x")
+    row("... server CPU per job (utime+stime)", "batch", lambda b: f"{b['server_cpu_us_per_job']:.0f} us")
+    row("... agent / worker CPU per job", "batch", lambda b: f"{b['agent_cpu_us_per_job']:.0f} us")
+    row(f"{m:,} single CLI submits in a loop: submits/s", "cli_loop", lambda c: f"{c['jobs'] / c['submit_s']:.0f}")
+    row("... all finished: jobs/s end to end", "cli_loop", lambda c: f"{c['jobs_per_s']:.0f}")
+    row(f"submit -> start over {k} single jobs, idle cluster: median / p99", "latency_ms",
+        lambda l: f"{l['start_p50']:.1f} / {l['start_p99']:.1f} ms")
+    row("submit -> finish: median / p99", "latency_ms", lambda l: f"{l['finish_p50']:.1f} / {l['finish_p99']:.1f} ms")
+    row("refill, 80 x `sleep 1` on 8 GPUs: makespan (ideal 10 s), GPUs busy", "refill",
+        lambda f: f"{f['makespan_s']:.2f} s, {100 * f['utilisation']:.1f}%")
+    row("peak RSS (VmHWM): server", "rss_mib", lambda x: f"{x['server']:.1f} MiB")
+    row("peak RSS (VmHWM): agent / worker", "rss_mib", lambda x: f"{x['agent']:.1f} MiB")
+    fl = g.get("spawn_floor_per_s")
+    head = [f"| run order: {' then '.join(order)} | gpusched | HyperQueue ({h.get('version', '?')}) |", "|---|---|---|"]
+    tail = [f"spawn floor (sequential posix_spawn + waitpid of /bin/true): {fl['before']:.0f}/s before, "
+            f"{fl['after']:.0f}/s after"] if fl else []
+    return "\n".join(head + rows + [""] + tail)
 
 
 if __name__ == "__main__":
