@@ -33,6 +33,10 @@ pub enum Cmd {
     List(JobListQuery, Who, Reply<JobList>),
     Get(u64, Who, Reply<JobView>),
     Cancel(u64, Who, Reply<CancelResult>),
+    /// An array's started tasks; one task by index; cancel one task (`state/array_ops.rs`).
+    Tasks(u64, JobListQuery, Who, Reply<JobList>),
+    Task(u64, u32, Who, Reply<JobView>),
+    CancelTask(u64, u32, Who, Reply<CancelResult>),
     /// Several jobs cancelled in one round (one commit, one scheduling pass after all).
     CancelMany(Vec<u64>, Who, Reply<CancelManyResult>),
     /// The job saved a checkpoint now (it told the API, not the file).
@@ -229,6 +233,18 @@ fn handle(state: &mut State, cmd: Cmd, out: &mut Vec<Answer>, reads: &mut Vec<Re
         }
         Cmd::Cancel(id, who, r) => {
             let v = state.cancel(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::Tasks(id, q, who, r) => {
+            let v = state.list_tasks(id, &q, &who);
+            answer(out, r, v)
+        }
+        Cmd::Task(id, index, who, r) => {
+            let v = state.task_view(id, index, &who);
+            answer(out, r, v)
+        }
+        Cmd::CancelTask(id, index, who, r) => {
+            let v = state.cancel_task(id, index, &who);
             answer(out, r, v)
         }
         Cmd::CancelMany(ids, who, r) => {

@@ -12,7 +12,7 @@ mod record;
 mod sqlite;
 mod stored_job;
 
-pub use record::{JobRecord, NodeRecord, PartFailure, TokenRecord};
+pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
     fail_commits, SqliteStore, StoreTx, AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
 };

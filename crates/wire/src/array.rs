@@ -134,7 +134,9 @@ impl ArraySpec {
 
     /// Whether `index` is one of the array's tasks.
     pub fn contains(&self, index: u32) -> bool {
-        index >= self.first && index <= self.last && (index - self.first) % self.step.max(1) == 0
+        index >= self.first
+            && index <= self.last
+            && (index - self.first).is_multiple_of(self.step.max(1))
     }
 
     /// Back in the syntax `parse` reads (`0-9999%8`).

@@ -48,6 +48,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         after: None,
         before: args.before,
         limit: Some(args.limit),
+        tasks: None,
     };
     let list = client.list(&q).await?;
     if args.json {

@@ -3,6 +3,7 @@
 //! `/metrics`; the web dashboard's page and assets at `/` and `/ui/` (`crate::web`).
 
 mod agent;
+mod arrays;
 mod auth;
 mod cancel;
 mod error;
@@ -98,6 +99,9 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/jobs/{id}/wait"),
     r("GET", "/api/jobs/{id}/logs"),
     r("GET", "/api/jobs/{id}/events"),
+    r("GET", "/api/jobs/{id}/tasks"),
+    r("GET", "/api/jobs/{id}/tasks/{index}"),
+    r("POST", "/api/jobs/{id}/tasks/{index}/cancel"),
     r("GET", "/api/nodes"),
     r("GET", "/api/usage"),
     r("GET", "/api/queues"),
@@ -132,6 +136,9 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/jobs/{id}/wait") => get(jobs::wait),
         ("GET", "/api/jobs/{id}/logs") => get(jobs::logs),
         ("GET", "/api/jobs/{id}/events") => get(history::events),
+        ("GET", "/api/jobs/{id}/tasks") => get(arrays::list),
+        ("GET", "/api/jobs/{id}/tasks/{index}") => get(arrays::get),
+        ("POST", "/api/jobs/{id}/tasks/{index}/cancel") => post(arrays::cancel),
         ("GET", "/api/nodes") => get(jobs::nodes),
         ("GET", "/api/usage") => get(jobs::usage),
         ("GET", "/api/queues") => get(jobs::queues),

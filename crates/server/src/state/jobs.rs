@@ -88,7 +88,9 @@ impl State {
             }
         };
         for (i, j) in jobs.iter().enumerate() {
-            validate::check_submit(j).map_err(|e| Fail::BadRequest(at(i, e)))?;
+            validate::check_submit(j)
+                .and_then(|_| super::array_ops::check_submit(j))
+                .map_err(|e| Fail::BadRequest(at(i, e)))?;
         }
         // Well-formed, but no node as the cluster is now could hold it: a conflict with
         // the cluster's state, not a malformed request.
@@ -251,6 +253,7 @@ impl State {
             let prog = &j.command[0];
             prog.rsplit('/').next().unwrap_or(prog).to_string()
         });
+        let array_progress = j.array.map(|_| Default::default());
         JobRecord {
             view: JobView {
                 id,
@@ -309,6 +312,7 @@ impl State {
             attempt_nodes: Default::default(),
             agent_stops: 0,
             first_failure: None,
+            array_progress,
         }
     }
 
@@ -340,6 +344,19 @@ impl State {
 
     fn view_with(&self, job: &JobRecord, ctx: Option<&ReasonContext>) -> JobView {
         let mut v = job.view.clone();
+        if v.array.is_some() {
+            v.array_counts = Some(self.array_counts(job));
+            if v.state == JobState::Pending && self.unmet(&v.after).is_empty() {
+                // Not in the core's queue itself: its tasks are (or will be).
+                v.reason = if v.held {
+                    "held".into()
+                } else {
+                    "its first tasks wait in the queue; `gpusched queue --tasks ID` shows why"
+                        .replace("ID", &v.id.to_string())
+                };
+                return v;
+            }
+        }
         if let (JobState::Pending, Some(ctx)) = (v.state, ctx) {
             v.est_start_ms = ctx.plan.get(&v.id).copied();
             let why = self.pending_reason(&v, ctx);
@@ -373,7 +390,21 @@ impl State {
         Ok(v)
     }
 
+    /// The jobs `q` asks for; an array is one item (its tasks only with `tasks=true`, or
+    /// when asking by node, where tasks are what runs).
     pub fn list(&self, q: &JobListQuery, who: &Who) -> Result<JobList, Fail> {
+        let tasks = q.tasks.unwrap_or(false) || q.node.is_some();
+        self.list_where(q, who, &|j: &JobRecord| {
+            tasks || j.view.array_task.is_none()
+        })
+    }
+
+    pub(super) fn list_where(
+        &self,
+        q: &JobListQuery,
+        who: &Who,
+        keep: &dyn Fn(&JobRecord) -> bool,
+    ) -> Result<JobList, Fail> {
         let states: Option<Vec<JobState>> = match q.state.as_deref() {
             None | Some("") | Some("all") => None,
             Some("active") => Some(vec![
@@ -412,6 +443,7 @@ impl State {
             .range(from..to)
             .rev()
             .map(|(_, j)| j)
+            .filter(|j| keep(j))
             .filter(|j| states.as_ref().is_none_or(|s| s.contains(&j.view.state)))
             .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
             .filter(|j| self.visible(&j.view, who))
@@ -442,6 +474,9 @@ impl State {
     }
 
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
+        if self.jobs.get(&id).is_some_and(|j| j.view.array.is_some()) {
+            return self.cancel_array(id, who);
+        }
         let job = self.owned_job(id, who, "cancel it")?;
         let state = job.view.state;
         let owner = job.view.user.clone();

@@ -4,6 +4,8 @@
 //! them in one transaction and only then answers anyone.
 
 mod agents;
+mod array;
+mod array_ops;
 mod cancel;
 mod demand;
 mod energy;
@@ -151,6 +153,9 @@ pub struct State {
     /// The job events and audit entries of this round, written with its rows
     /// (`history.rs`).
     journal: history::Journal,
+    /// The arrays that have not ended: which may materialise tasks, and their live tasks
+    /// (`array.rs`).
+    arrays: BTreeMap<u64, array::ArrayRun>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -195,6 +200,7 @@ impl State {
             pending_count: None,
             energy: energy::Meter::default(),
             journal: history::Journal::default(),
+            arrays: BTreeMap::new(),
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -214,8 +220,11 @@ impl State {
             // In the map first: restoring may have to mark the run lost (a change, so
             // written; the row as loaded is not).
             st.jobs.insert_stored(id, job.clone());
+            st.array_loaded(&job);
+            // An array holds no GPUs itself: its running tasks are restored as jobs.
             if !state.is_terminal()
                 && st.queue_or_hold(&job)
+                && job.view.array.is_none()
                 && matches!(state, JobState::Starting | JobState::Running)
             {
                 st.restore_running(&job, now);
@@ -263,6 +272,11 @@ impl State {
     }
 
     fn enqueue(&mut self, job: &JobRecord) {
+        if job.view.array.is_some() {
+            // An array never enters the core's queue: its tasks do (`array.rs`).
+            self.array_ready(job.view.id);
+            return;
+        }
         let q = self.queue_id(&job.view.queue);
         self.queue.add(&live_map::job(&job.view, q));
     }
@@ -478,6 +492,7 @@ impl State {
         };
         // Jobs that reclaimed quota come first on the node they reclaimed (the core's
         // claims): they start as soon as it has room.
+        self.materialise_arrays();
         let starts = self.queue.pass(now_ms as f64 / 1000.0, &share_target);
         for start in starts {
             self.apply_placement(start);
@@ -497,6 +512,7 @@ impl State {
             self.queue.requeue(id, self.now.ms as f64 / 1000.0);
             return;
         }
+        self.array_task_placed(id);
         let parts = self.parts_of(&p);
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
@@ -570,6 +586,7 @@ impl State {
             job.view.preempt_requested = false;
             self.touched.ended.insert(id);
         }
+        self.array_member_ended(id, state, at_ms);
         self.settle_dependents(id, state, at_ms);
     }
 

@@ -315,6 +315,7 @@ mod tests {
             attempt_nodes: Default::default(),
             agent_stops: 0,
             first_failure: None,
+            array_progress: None,
         }
     }
 
