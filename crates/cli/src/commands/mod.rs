@@ -1,4 +1,5 @@
 pub mod agent;
+pub mod array_text;
 pub mod audit;
 pub mod cancel;
 pub mod checkpoint;

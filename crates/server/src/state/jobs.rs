@@ -557,7 +557,7 @@ impl State {
     pub fn wait(&mut self, id: u64, who: &Who) -> Result<WaitResult, Fail> {
         let job = self.job_for(id, who)?;
         if job.view.state.is_terminal() {
-            let mut v = job.view.clone();
+            let mut v = self.view(job);
             privacy::redact(&mut v, who);
             return Ok(WaitResult::Done(Box::new(v)));
         }

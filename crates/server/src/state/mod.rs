@@ -776,8 +776,10 @@ impl State {
         let mut out = Vec::new();
         for id in ended {
             if let (Some(ws), Some(job)) = (self.waiters.remove(&id), self.jobs.get(&id)) {
+                // The view as `get` shows it (an array's counts included).
+                let v = self.view(job);
                 for w in ws {
-                    out.push((w, job.view.clone()));
+                    out.push((w, v.clone()));
                 }
             }
         }
