@@ -16,8 +16,11 @@ Agent and server CPU per job of (a) is utime+stime of each process (/proc/PID/st
 over the batch, divided by the jobs; a section with a count of 0 is skipped.
 The store is the default SQLite (WAL, synchronous=FULL: fsync on every commit).
 
+With --array, (a) submits the N jobs as ONE array of N tasks (issue 14) instead of a batch:
+one request, one stored job; its tasks become jobs as they start.
+
 Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--cli-jobs 1000]
-       [--latency-jobs 200] [--spawn-floor 3000] [--exe PATH (default: the release build)]
+       [--latency-jobs 200] [--spawn-floor 3000] [--array] [--exe PATH (default: the release build)]
 """
 import argparse, json, os, pwd, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -123,6 +126,7 @@ def main():
     ap.add_argument("--spawn-floor", type=int, default=3000, help="spawns of /bin/true in the floor loop")
     ap.add_argument("--no-refill", action="store_true", help="skip (c)")
     ap.add_argument("--exe", help="the gpusched binary to measure (default: the release build)")
+    ap.add_argument("--array", action="store_true", help="(a) as one array of --jobs tasks, not a batch")
     args = ap.parse_args()
     exe = binary(args.exe)
     res = {}
@@ -157,6 +161,12 @@ def main():
             time.sleep(0.05)
         job = {"command": ["/bin/true"], "gpus": 1, "cwd": "/tmp"}
 
+        if args.array:
+            array_run(args, base, job, server, agent, res)
+            res["rss_mib"] = dict(server=vm_hwm_mib(server.pid), agent=vm_hwm_mib(agent.pid))
+            print(f"(d) peak RSS: server {res['rss_mib']['server']:.1f} MiB, agent "
+                  f"{res['rss_mib']['agent']:.1f} MiB", flush=True)
+            return print(json.dumps(res))
         # (a) one batch call
         cpu0 = (cpu_s(server.pid), cpu_s(agent.pid))
         t0 = time.time()
@@ -198,6 +208,30 @@ def main():
         print(f"(e) floor after: {floor1:.0f}/s; the batch ran at {rate / max(floor0, floor1):.2f}x the "
               f"better floor", flush=True)
     print(json.dumps(res))
+
+
+def array_run(args, base, job, server, agent, res):
+    """(a) as one array: one request for --jobs tasks; the array's own counts say when
+    every task ended and how."""
+    cpu0 = (cpu_s(server.pid), cpu_s(agent.pid))
+    t0 = time.time()
+    aid = post(f"{base}/api/jobs", dict(job, array={"first": 0, "last": args.jobs - 1}))["ids"][0]
+    t_sub = time.time() - t0
+    while True:
+        v = get(f"{base}/api/jobs/{aid}/wait?timeout_s=30")
+        if v["state"] in ("succeeded", "failed", "cancelled", "timed_out"):
+            break
+    t = time.time() - t0
+    ok = v["array_counts"]["succeeded"]
+    if ok != args.jobs:
+        sys.exit(f"array {aid}: {ok} of {args.jobs} tasks succeeded: {v['array_counts']} ({v['reason']})")
+    srv_us = (cpu_s(server.pid) - cpu0[0]) / args.jobs * 1e6
+    agt_us = (cpu_s(agent.pid) - cpu0[1]) / args.jobs * 1e6
+    res["array"] = dict(tasks=args.jobs, submit_s=t_sub, total_s=t, tasks_per_s=args.jobs / t, succeeded=ok,
+                        server_cpu_us_per_task=srv_us, agent_cpu_us_per_task=agt_us)
+    print(f"(a) array of {args.jobs}: submit call {t_sub:.3f} s, all finished after {t:.2f} s "
+          f"-> {args.jobs / t:.0f} tasks/s end to end ({ok} succeeded); CPU per task: server "
+          f"{srv_us:.0f} us, agent {agt_us:.0f} us", flush=True)
 
 
 def cli_loop(args, exe, env, base, res):
