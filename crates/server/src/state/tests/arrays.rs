@@ -494,3 +494,31 @@ fn a_ten_thousand_task_array_is_one_record_and_a_handful_of_tasks() {
         "the array, its ended and its starting tasks"
     );
 }
+
+/// An array is one submission toward the pending cap, however many tasks it has.
+#[test]
+fn an_array_counts_once_toward_the_pending_cap() {
+    let mut h = Harness::new();
+    let mut cfg = (*h.cfg).clone();
+    cfg.limits.max_pending_per_user = 2;
+    h.cfg = std::sync::Arc::new(cfg);
+    h.st.cfg = h.cfg.clone();
+    h.step(Node("n1", 1));
+    h.step(Round);
+    h.step(Submit("alice", "array=0-9999"));
+    h.step(Round);
+    h.step(Submit("alice", "array=50"));
+    h.step(Round);
+    h.step(Submit("alice", "gpus=1"));
+    assert!(
+        h.log.contains("alice submits array=50: ok 3"),
+        "the second array fits under a cap of 2:\n{}",
+        h.log
+    );
+    assert!(
+        h.log
+            .contains("alice submits gpus=1: Forbidden(\"alice has 2 pending jobs"),
+        "{}",
+        h.log
+    );
+}
