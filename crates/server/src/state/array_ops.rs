@@ -146,11 +146,12 @@ impl State {
             v.state = JobState::Cancelled;
             v.reason = "cancelled before it started".into();
         } else if ordinal < p.next {
-            // Started and ended, and its record left memory: the array's counts keep it.
-            v.state = JobState::Succeeded;
-            v.reason = format!(
-                "ended; `gpusched show {id}` counts the ended tasks of the array by outcome"
-            );
+            // Started and ended, and its record is no longer in memory: its state is not
+            // known here (the array's counts keep it), so say so rather than guess.
+            return Err(Fail::NotFound(format!(
+                "task {index} of array {id} ended and its record is no longer in the \
+                 server's memory; `gpusched show {id}` counts the ended tasks by outcome"
+            )));
         } else {
             let before = ordinal
                 - p.next
