@@ -28,6 +28,25 @@ impl Client {
         self.json(Method::POST, &path, None::<&()>).await
     }
 
+    /// [`Client::resolve`], waiting (`logs -f`) for a task that has not started yet to
+    /// start; None if it ended without starting (cancelled).
+    pub async fn resolve_started(&self, r: gpusched_wire::JobRef) -> anyhow::Result<Option<u64>> {
+        let Some(index) = r.task else {
+            return Ok(Some(r.id));
+        };
+        loop {
+            let v = self.task(r.id, index).await?;
+            if v.id != 0 {
+                return Ok(Some(v.id));
+            }
+            if v.state.is_terminal() {
+                eprintln!("task {r} ended without starting ({})", v.reason);
+                return Ok(None);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    }
+
     /// The job id behind `r`: the id itself, or a started task's own id.
     pub async fn resolve(&self, r: gpusched_wire::JobRef) -> anyhow::Result<u64> {
         let Some(index) = r.task else {

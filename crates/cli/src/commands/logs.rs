@@ -43,7 +43,14 @@ const POLL: Duration = Duration::from_millis(250);
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
     // A task (12.7) is read as the job it became when it started.
-    let id = client.resolve(args.id).await?;
+    let id = if args.follow {
+        match client.resolve_started(args.id).await? {
+            Some(id) => id,
+            None => return Ok(()),
+        }
+    } else {
+        client.resolve(args.id).await?
+    };
     let stream = if args.stderr { "stderr" } else { "stdout" };
     if args.follow && args.attempt.is_none() && !wait_for_start(&client, id).await? {
         return Ok(());
