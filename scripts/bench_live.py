@@ -21,8 +21,11 @@ runs on one HyperQueue server and worker declaring 8 GPUs (scripts/bench_hq.py),
 same run, one system after the other (`--hq-first` swaps the order), and a table gives
 every figure for both. The spawn floor is measured before the first and after the last.
 
+With --array, (a) submits the N jobs as ONE array of N tasks (issue 14) instead of a batch:
+one request, one stored job; its tasks become jobs as they start.
+
 Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--cli-jobs 1000]
-       [--latency-jobs 200] [--spawn-floor 3000] [--exe PATH (default: the release build)]
+       [--latency-jobs 200] [--spawn-floor 3000] [--array] [--exe PATH (default: the release build)]
        [--hq PATH [--hq-first]]
 """
 import argparse, json, os, pwd, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
@@ -135,6 +138,7 @@ def main():
     ap.add_argument("--hq", metavar="PATH", help="also run the same workload on HyperQueue (this `hq` binary) "
                     "in the same run, and print both side by side")
     ap.add_argument("--hq-first", action="store_true", help="with --hq: run HyperQueue before gpusched")
+    ap.add_argument("--array", action="store_true", help="(a) as one array of --jobs tasks, not a batch")
     args = ap.parse_args()
     exe = binary(args.exe)
     if args.hq and not os.access(args.hq, os.X_OK):
@@ -199,6 +203,12 @@ def run_gpusched(args, exe):
             time.sleep(0.05)
         job = {"command": ["/bin/true"], "gpus": 1, "cwd": "/tmp"}
 
+        if args.array:
+            array_run(args, base, job, server, agent, res)
+            res["rss_mib"] = dict(server=vm_hwm_mib(server.pid), agent=vm_hwm_mib(agent.pid))
+            print(f"(d) peak RSS: server {res['rss_mib']['server']:.1f} MiB, agent "
+                  f"{res['rss_mib']['agent']:.1f} MiB", flush=True)
+            return res
         # (a) one batch call
         cpu0 = (cpu_s(server.pid), cpu_s(agent.pid))
         t0 = time.time()
@@ -233,6 +243,30 @@ def run_gpusched(args, exe):
                 p.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     return res
+
+
+def array_run(args, base, job, server, agent, res):
+    """(a) as one array: one request for --jobs tasks; the array's own counts say when
+    every task ended and how."""
+    cpu0 = (cpu_s(server.pid), cpu_s(agent.pid))
+    t0 = time.time()
+    aid = post(f"{base}/api/jobs", dict(job, array={"first": 0, "last": args.jobs - 1}))["ids"][0]
+    t_sub = time.time() - t0
+    while True:
+        v = get(f"{base}/api/jobs/{aid}/wait?timeout_s=30")
+        if v["state"] in ("succeeded", "failed", "cancelled", "timed_out"):
+            break
+    t = time.time() - t0
+    ok = v["array_counts"]["succeeded"]
+    if ok != args.jobs:
+        sys.exit(f"array {aid}: {ok} of {args.jobs} tasks succeeded: {v['array_counts']} ({v['reason']})")
+    srv_us = (cpu_s(server.pid) - cpu0[0]) / args.jobs * 1e6
+    agt_us = (cpu_s(agent.pid) - cpu0[1]) / args.jobs * 1e6
+    res["array"] = dict(tasks=args.jobs, submit_s=t_sub, total_s=t, tasks_per_s=args.jobs / t, succeeded=ok,
+                        server_cpu_us_per_task=srv_us, agent_cpu_us_per_task=agt_us)
+    print(f"(a) array of {args.jobs}: submit call {t_sub:.3f} s, all finished after {t:.2f} s "
+          f"-> {args.jobs / t:.0f} tasks/s end to end ({ok} succeeded); CPU per task: server "
+          f"{srv_us:.0f} us, agent {agt_us:.0f} us", flush=True)
 
 
 def cli_loop(args, exe, env, base, res):

@@ -2,6 +2,9 @@
 //! by uid) or over TCP with a bearer token. Errors say which server was tried and how to
 //! reach one; a refusal from the server is shown with the server's own message.
 
+mod arrays;
+pub use arrays::job_ref;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -35,6 +35,10 @@ pub enum Cmd {
     List(JobListQuery, Who, Reply<JobList>),
     Get(u64, Who, Reply<JobView>),
     Cancel(u64, Who, Reply<CancelResult>),
+    /// An array's started tasks; one task by index; cancel one task (`state/array_ops.rs`).
+    Tasks(u64, JobListQuery, Who, Reply<JobList>),
+    Task(u64, u32, Who, Reply<JobView>),
+    CancelTask(u64, u32, Who, Reply<CancelResult>),
     /// Several jobs cancelled in one round (one commit, one scheduling pass after all).
     CancelMany(Vec<u64>, Who, Reply<CancelManyResult>),
     /// The job saved a checkpoint now (it told the API, not the file).
@@ -311,12 +315,25 @@ async fn handle(
         | Cmd::Events(id, ..)
         | Cmd::Hold(id, ..)
         | Cmd::Release(id, ..)
-        | Cmd::Update(id, ..) => vec![*id],
+        | Cmd::Update(id, ..)
+        | Cmd::Tasks(id, ..)
+        | Cmd::Task(id, ..)
+        | Cmd::CancelTask(id, ..) => vec![*id],
         Cmd::CancelMany(ids, ..) => ids.clone(),
         _ => Vec::new(),
     };
     if let Err(f) = recall(state, store, one).await {
         return refuse(cmd, f, out);
+    }
+    // One task of an array that ended and left memory: its row, by array and index.
+    if let Cmd::Task(id, index, ..) | Cmd::CancelTask(id, index, ..) = &cmd {
+        if state.task_id(*id, *index).is_none() {
+            match store.task(*id, *index).await {
+                Ok(Some(job)) => state.recall(job),
+                Ok(None) => {}
+                Err(e) => return refuse(cmd, unavailable(e), out),
+            }
+        }
     }
     match cmd {
         Cmd::Submit(jobs, who, groups, r) => {
@@ -341,6 +358,23 @@ async fn handle(
         }
         Cmd::Cancel(id, who, r) => {
             let v = state.cancel(id, &who);
+            answer(out, r, v)
+        }
+        Cmd::Tasks(id, q, who, r) => {
+            let v = match state.task_query(id, &q, &who) {
+                Ok(Some(eq)) => store.ended_jobs(&eq).await.map_err(unavailable),
+                Ok(None) => Ok(Vec::new()),
+                Err(f) => Err(f),
+            };
+            let v = v.and_then(|stored| state.list_tasks(id, &q, &who, stored));
+            answer(out, r, v)
+        }
+        Cmd::Task(id, index, who, r) => {
+            let v = state.task_view(id, index, &who);
+            answer(out, r, v)
+        }
+        Cmd::CancelTask(id, index, who, r) => {
+            let v = state.cancel_task(id, index, &who);
             answer(out, r, v)
         }
         Cmd::CancelMany(ids, who, r) => {

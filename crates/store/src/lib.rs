@@ -12,10 +12,10 @@ mod record;
 mod sqlite;
 mod stored_job;
 
-pub use record::{JobRecord, NodeRecord, PartFailure, TokenRecord};
+pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
-    fail_commits, EndedQuery, SqliteStore, StoreTx, UsageSum, AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE,
-    SCHEMA_VERSION,
+    fail_commits, EndedQuery, SqliteStore, StoreTx, TaskRows, UsageSum, AUDIT_PAGE, AUDIT_PAGE_MAX,
+    RELEASE, SCHEMA_VERSION,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,

@@ -25,6 +25,29 @@ pub struct JobRecord {
     /// 0: the job ends (or is requeued) with this outcome once every part has ended.
     #[serde(default)]
     pub first_failure: Option<PartFailure>,
+    /// An array's progress (schema 6): what a restart needs to go on materialising its
+    /// tasks without reading their rows. `None` for every job that is not an array.
+    #[serde(default)]
+    pub array_progress: Option<ArrayProgress>,
+}
+
+/// How far an array got: the ordinal (0-based position in its index range) of the next
+/// task to materialise, the tasks that ended by outcome, and the indices cancelled before
+/// they ever started. Small and of fixed size but for `skipped` (one entry per index a
+/// person cancelled one by one), whatever the array's length.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayProgress {
+    /// Ordinals below this have been materialised (or skipped).
+    pub next: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    /// Tasks that ended cancelled, plus the unstarted remainder of an array cancelled
+    /// (or failed by a dependency) as a whole.
+    pub cancelled: u64,
+    pub timed_out: u64,
+    /// Indices cancelled one by one before they were materialised (never started).
+    #[serde(default)]
+    pub skipped: Vec<u32>,
 }
 
 /// How one part of a gang ended, when it was the first to fail.

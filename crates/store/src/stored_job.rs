@@ -83,6 +83,8 @@ pub struct StoredJob {
     pub array: Option<StoredArray>,
     /// This job is a task of an array.
     pub array_task: Option<StoredArrayTask>,
+    /// An array's progress (JSON in `array_progress`).
+    pub array_progress: Option<crate::ArrayProgress>,
 }
 
 /// An array's indices (the store's own copy of `wire::ArraySpec`).
@@ -214,6 +216,7 @@ impl StoredJob {
             attempt_nodes,
             agent_stops,
             first_failure,
+            array_progress,
         } = r;
         let JobView {
             id,
@@ -327,6 +330,7 @@ impl StoredJob {
                 array_id: t.array_id,
                 index: t.index,
             }),
+            array_progress: array_progress.clone(),
         }
     }
 
@@ -396,6 +400,7 @@ impl StoredJob {
             attempt_nodes: self.attempt_nodes,
             agent_stops: self.agent_stops,
             first_failure: self.first_failure.map(StoredFailure::into_record),
+            array_progress: self.array_progress,
         }
     }
 }
@@ -644,6 +649,14 @@ pub(crate) mod tests {
                     message: "no such file".into(),
                 },
                 at_ms: 2_700,
+            }),
+            array_progress: Some(crate::ArrayProgress {
+                next: 12,
+                succeeded: 7,
+                failed: 2,
+                cancelled: 1,
+                timed_out: 1,
+                skipped: vec![30, 44],
             }),
         }
     }

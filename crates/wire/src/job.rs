@@ -365,6 +365,10 @@ pub struct JobListQuery {
     #[serde(default)]
     #[param(minimum = 1, maximum = 100000)]
     pub limit: Option<usize>,
+    /// Also list the started tasks of arrays (by default an array is one item, with its
+    /// counts; asking by `node` always lists the tasks that run there).
+    #[serde(default)]
+    pub tasks: Option<bool>,
 }
 
 /// One page of jobs, newest first.

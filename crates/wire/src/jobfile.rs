@@ -54,7 +54,9 @@ pub struct JobFile {
     #[serde(default)]
     pub resources: BTreeMap<String, u64>,
     pub max_retries: Option<u32>,
-    pub array: Option<u32>,
+    /// An array: `array = 100` (tasks 0..99) or `array = "0-9999%8"` (as `--array`).
+    #[serde(default, deserialize_with = "array")]
+    pub array: Option<crate::array::ArraySpec>,
     #[serde(default)]
     pub after: Vec<u64>,
     /// Nodes of a gang (`--nodes`).
@@ -94,6 +96,27 @@ fn walltime<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
             parse_duration(v).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+/// `array = 100` or `array = "0-9999%8"`.
+fn array<'de, D: Deserializer<'de>>(d: D) -> Result<Option<crate::array::ArraySpec>, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = crate::array::ArraySpec;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number of tasks (100) or a range (\"0-9999\", \"0-99:2\", \"0-9999%8\")")
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            self.visit_str(&v.to_string())
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            self.visit_str(&v.to_string())
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            crate::array::ArraySpec::parse(v).map_err(|e| E::custom(e.to_string()))
         }
     }
     d.deserialize_any(V).map(Some)

@@ -4,8 +4,9 @@ use clap::Args as ClapArgs;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    #[arg(required = true, value_name = "ID")]
-    pub ids: Vec<u64>,
+    /// Job ids; an array's id cancels all of it, ID.N one task of it.
+    #[arg(required = true, value_name = "ID", value_parser = crate::client::job_ref)]
+    pub ids: Vec<gpusched_wire::JobRef>,
     #[command(flatten)]
     pub conn: super::conn::Conn,
 }
@@ -14,8 +15,37 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
     // One request for all ids: cancelled one by one, the GPUs freed by the first would
     // start a pending job of the same list before its own cancel arrived.
-    let answer = client.cancel_many(&args.ids).await?;
+    let whole: Vec<u64> = args
+        .ids
+        .iter()
+        .filter(|r| r.task.is_none())
+        .map(|r| r.id)
+        .collect();
     let mut failed = 0;
+    for r in args.ids.iter().filter(|r| r.task.is_some()) {
+        let index = r.task.unwrap_or(0);
+        match client.cancel_task(r.id, index).await {
+            Ok(c) if c.result == "already_ended" => println!("task {r}: already ended"),
+            Ok(c) if c.result == "cancelling" => {
+                println!(
+                    "task {r}: cancelling (job {}; its node is stopping it)",
+                    c.id
+                )
+            }
+            Ok(_) => println!("task {r}: cancelled"),
+            Err(e) => {
+                eprintln!("task {r}: {e:#}");
+                failed += 1;
+            }
+        }
+    }
+    if whole.is_empty() {
+        if failed > 0 {
+            anyhow::bail!("{failed} of {} not cancelled", args.ids.len());
+        }
+        return Ok(());
+    }
+    let answer = client.cancel_many(&whole).await?;
     for r in &answer.results {
         let id = r.id;
         match (r.result.as_str(), r.state) {

@@ -10,7 +10,9 @@ use gpusched_wire::JobState;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    pub id: u64,
+    /// A job id, or one task of an array (12.7).
+    #[arg(value_parser = crate::client::job_ref, value_name = "ID")]
+    pub id: gpusched_wire::JobRef,
     /// Keep printing new output until the job ends; a job still waiting to start is
     /// waited for first.
     #[arg(long, short = 'f')]
@@ -40,8 +42,17 @@ const POLL: Duration = Duration::from_millis(250);
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
+    // A task (12.7) is read as the job it became when it started.
+    let id = if args.follow {
+        match client.resolve_started(args.id).await? {
+            Some(id) => id,
+            None => return Ok(()),
+        }
+    } else {
+        client.resolve(args.id).await?
+    };
     let stream = if args.stderr { "stderr" } else { "stdout" };
-    if args.follow && args.attempt.is_none() && !wait_for_start(&client, args.id).await? {
+    if args.follow && args.attempt.is_none() && !wait_for_start(&client, id).await? {
         return Ok(());
     }
     let mut offset = 0u64;
@@ -52,30 +63,28 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         rank: args.rank,
     };
     loop {
-        let (chunk, state, attempt) = match client
-            .logs(args.id, stream, offset, args.attempt, &part)
-            .await
-        {
-            Ok(got) => got,
-            Err(e) if args.follow && args.attempt.is_none() => {
-                match follow_on(&client, args.id, e).await? {
-                    Next::Retry => {}
-                    Next::NewAttempt => {
-                        offset = 0;
-                        seen_attempt = None;
+        let (chunk, state, attempt) =
+            match client.logs(id, stream, offset, args.attempt, &part).await {
+                Ok(got) => got,
+                Err(e) if args.follow && args.attempt.is_none() => {
+                    match follow_on(&client, id, e).await? {
+                        Next::Retry => {}
+                        Next::NewAttempt => {
+                            offset = 0;
+                            seen_attempt = None;
+                        }
+                        Next::Stop => return Ok(()),
                     }
-                    Next::Stop => return Ok(()),
+                    continue;
                 }
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+                Err(e) => return Err(e),
+            };
         // Requeued and started again between two reads: these bytes came from the
         // old offset of the new attempt; start that attempt over from its beginning.
         if args.follow && seen_attempt.is_some() && attempt != seen_attempt {
             eprintln!(
                 "job {} started again (attempt {}); following it from its start",
-                args.id,
+                id,
                 attempt.map_or("?".into(), |a| a.to_string())
             );
             seen_attempt = attempt;

@@ -1,5 +1,6 @@
 pub mod admin;
 pub mod agent;
+pub mod array_text;
 pub mod audit;
 pub mod cancel;
 pub mod checkpoint;

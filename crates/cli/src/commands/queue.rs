@@ -27,6 +27,10 @@ pub struct Args {
     /// if running jobs end at their walltimes.
     #[arg(long)]
     pub start: bool,
+    /// Also list the started tasks of arrays (an array is one line otherwise, with its
+    /// counts); `--tasks ID` lists only array ID's started tasks.
+    #[arg(long, value_name = "ARRAY", num_args = 0..=1)]
+    pub tasks: Option<Option<u64>>,
     /// JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -48,8 +52,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         after: None,
         before: args.before,
         limit: Some(args.limit),
+        tasks: args.tasks.map(|_| true),
     };
-    let list = client.list(&q).await?;
+    let list = match args.tasks {
+        Some(Some(array)) => client.tasks(array, &q).await?,
+        _ => client.list(&q).await?,
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
@@ -118,6 +126,11 @@ fn next_page(args: &Args, before: u64) -> String {
     if args.start {
         cmd.push_str(" --start");
     }
+    match args.tasks {
+        Some(Some(a)) => cmd.push_str(&format!(" --tasks {a}")),
+        Some(None) => cmd.push_str(" --tasks"),
+        None => {}
+    }
     cmd.push_str(&format!(" --before {before}"));
     cmd
 }
@@ -141,13 +154,17 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
     };
     vec![
         j.id.to_string(),
-        j.name.clone(),
+        super::array_text::name(j),
         j.user.clone(),
         j.queue.clone(),
         state,
         super::fmt::gpus_asked(j),
         super::fmt::nodes_of(j),
         time,
-        j.reason.clone(),
+        // An array's line says how its tasks stand.
+        match &j.array_counts {
+            Some(c) => super::array_text::counts(c),
+            None => j.reason.clone(),
+        },
     ]
 }

@@ -9,7 +9,9 @@ use super::fmt::{elapsed, table, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    pub id: u64,
+    /// A job id, an array's id (its spec and counts), or one task of an array (12.7).
+    #[arg(value_parser = crate::client::job_ref, value_name = "ID")]
+    pub id: gpusched_wire::JobRef,
     /// Then the job's timeline: submitted, placements, start, checkpoints, preemptions,
     /// requeues, cancel, end, with reasons (its owner or an admin).
     #[arg(long)]
@@ -23,9 +25,13 @@ pub struct Args {
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args.conn.client()?;
-    let j = client.get(args.id).await?;
-    let events = if args.events {
-        Some(client.events(args.id).await?)
+    let j = match args.id.task {
+        Some(index) => client.task(args.id.id, index).await?,
+        None => client.get(args.id.id).await?,
+    };
+    // A task not started yet has no id and no timeline of its own.
+    let events = if args.events && j.id != 0 {
+        Some(client.events(j.id).await?)
     } else {
         None
     };
@@ -38,6 +44,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     for (k, v) in describe(&j) {
+        println!("{k:>12}: {v}");
+    }
+    for (k, v) in super::array_text::show_lines(&j) {
         println!("{k:>12}: {v}");
     }
     if let Some(t) = parts_table(&j) {

@@ -99,9 +99,12 @@ pub struct Args {
     /// Submit held: the job waits until `gpusched release ID` (Slurm's --hold).
     #[arg(long)]
     pub hold: bool,
-    /// Submit N copies in one batch; each gets GPUSCHED_ARRAY_INDEX=0..N-1.
-    #[arg(long, value_name = "N")]
-    pub array: Option<u32>,
+    /// An array of tasks in one submission: N (tasks 0..N-1), A-B, or A-B:STEP, each
+    /// optionally with %K (at most K running at once), e.g. 0-9999%8. Each task gets
+    /// GPUSCHED_ARRAY_INDEX and GPUSCHED_ARRAY_ID; `queue` shows the array as one line,
+    /// `show ID.7`, `logs ID.7` and `cancel ID.7` reach one task (docs/arrays.md).
+    #[arg(long, value_name = "SPEC")]
+    pub array: Option<String>,
     /// Print the ids as JSON.
     #[arg(long)]
     pub json: bool,
@@ -115,7 +118,7 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-/// The jobs these arguments describe (the array expanded).
+/// The jobs these arguments describe (one: an array is one submission).
 pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
     let file = match &args.file {
         Some(p) => {
@@ -197,7 +200,12 @@ pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> 
         after_any: deps.after_any,
         after_notok: deps.after_notok,
         hold: args.hold,
-        array: None,
+        array: match &args.array {
+            Some(a) => Some(
+                gpusched_wire::ArraySpec::parse(a).map_err(|e| anyhow::anyhow!("--array: {e}"))?,
+            ),
+            None => file.array,
+        },
         client_token: None,
         // The server checks the combinations (a gang of whole GPUs, K dividing G) and
         // says what to change; the client only carries what was asked.
@@ -214,33 +222,26 @@ pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> 
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let token = format!("{nanos:x}-{:x}", std::process::id());
-    let array = args.array.or(file.array);
-    if array == Some(0) {
-        bail!("--array must be at least 1");
-    }
-    Ok(match array {
-        None => vec![JobSubmit {
-            client_token: Some(token),
-            ..base
-        }],
-        Some(n) => (0..n)
-            .map(|i| {
-                let mut j = base.clone();
-                j.env.insert("GPUSCHED_ARRAY_INDEX".into(), i.to_string());
-                j.client_token = Some(format!("{token}-{i}"));
-                j
-            })
-            .collect(),
-    })
+    Ok(vec![JobSubmit {
+        client_token: Some(token),
+        ..base
+    }])
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let jobs = build(&args)?;
+    let jobs_array = jobs.first().and_then(|j| j.array);
     let client = args.conn.client()?;
     let submitted = client.submit(jobs).await?;
     let ids = &submitted.ids;
     if args.json {
         println!("{}", serde_json::to_string(&submitted)?);
+    } else if let (Some(a), [id]) = (&jobs_array, ids.as_slice()) {
+        println!(
+            "Submitted array {id}: {} ({}); `gpusched show {id}` counts them",
+            gpusched_wire::count(a.len(), "task"),
+            a.text()
+        );
     } else if ids.len() == 1 {
         println!("Submitted job {}", ids[0]);
     } else {
@@ -371,11 +372,24 @@ mod tests {
         // A flag overrides the file's field.
         let j = &build(&args(&["-f", file, "--nodes", "3"])).unwrap()[0];
         assert_eq!((j.nodes, j.gpus_per_node), (Some(3), Some(2)));
-        // Arrays copy the gang to every element.
-        let js = build(&args(&["-f", file, "--array", "2"])).unwrap();
-        assert!(js
-            .iter()
-            .all(|j| j.nodes == Some(2) && j.gpus_per_node == Some(2)));
+        // An array is one submission, of the gang's shape.
+        let js = build(&args(&["-f", file, "--array", "0-9%2"])).unwrap();
+        assert_eq!(js.len(), 1);
+        let a = js[0].array.expect("an array");
+        assert_eq!((a.len(), a.max_running), (10, Some(2)));
+        assert_eq!((js[0].nodes, js[0].gpus_per_node), (Some(2), Some(2)));
+        let e = build(&args(&["-f", file, "--array", "5-2"])).unwrap_err();
+        assert!(e.to_string().contains("--array"), "{e}");
+        std::fs::write(
+            &path,
+            "command = \"true\"\ncwd = \"/\"\narray = \"0-9999%8\"\n",
+        )
+        .unwrap();
+        let a = build(&args(&["-f", file])).unwrap()[0].array.unwrap();
+        assert_eq!((a.len(), a.max_running), (10_000, Some(8)));
+        std::fs::write(&path, "command = \"true\"\ncwd = \"/\"\narray = 20\n").unwrap();
+        let a = build(&args(&["-f", file])).unwrap()[0].array.unwrap();
+        assert_eq!((a.first, a.last), (0, 19));
     }
 
     #[test]

@@ -188,31 +188,28 @@ fn a_batch_and_a_job_file_submit_many_jobs() {
     assert!(o.status.success(), "{} {}", stdout(&o), stderr(&o));
     let first: serde_json::Value =
         serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    // The file's `array = 20` is one submission: one id, the array's.
     let ids: Vec<u64> = first["ids"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_u64().unwrap())
         .collect();
-    assert_eq!(ids.len(), 20);
-    let mut seen: Vec<String> = ids
-        .iter()
-        .map(|id| {
-            stdout(&cli(&url, &["logs", &id.to_string()]))
-                .trim()
-                .to_string()
-        })
-        .collect();
-    seen.sort_by_key(|s| s.parse::<u32>().unwrap());
-    assert_eq!(seen, (0..20).map(|i| i.to_string()).collect::<Vec<_>>());
-    assert_eq!(job(&url, ids[0])["walltime_s"], 300);
+    assert_eq!(ids.len(), 1);
+    let array = ids[0];
+    // Each task, reached as ARRAY.INDEX, printed its own index.
+    for i in 0..20 {
+        let r = format!("{array}.{i}");
+        let printed = stdout(&cli(&url, &["logs", &r])).trim().to_string();
+        assert_eq!(printed, i.to_string(), "task {r}");
+    }
+    let task = job(&url, array + 1);
+    assert_eq!(task["walltime_s"], 300);
     assert_eq!(
-        (
-            job(&url, ids[0])["cpu_milli"].as_u64(),
-            job(&url, ids[0])["mem_mib"].as_u64()
-        ),
+        (task["cpu_milli"].as_u64(), task["mem_mib"].as_u64()),
         (Some(1000), Some(1024))
     );
+    assert_eq!(job(&url, array)["array_counts"]["succeeded"], 20);
 
     // A typo in the job file is named, with its line.
     std::fs::write(&file, "command = [\"true\"]\ngpu = 1\n").unwrap();

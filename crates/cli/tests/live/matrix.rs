@@ -40,9 +40,10 @@ const CALLERS: [Caller; 7] = [
 ];
 
 /// One route: the call made (placeholders `{job}`: the owner's running job,
-/// `{pending}`: the owner's pending job, `{spare}`: another, `{token}`: a spare token's
-/// id), and the status per caller in the order of [`CALLERS`]; `private_other`: the
-/// other user's status under `--private-jobs` where it differs.
+/// `{pending}`: the owner's pending job, `{spare}`: another, `{array}`: the owner's
+/// pending array of tasks 0-3, `{token}`: a spare token's id), and the status per caller
+/// in the order of [`CALLERS`]; `private_other`: the other user's status under
+/// `--private-jobs` where it differs.
 struct Row {
     method: &'static str,
     path: &'static str,
@@ -206,6 +207,32 @@ const ROWS: &[Row] = &[
         SUBMIT,
         None,
     ),
+    row(
+        "GET",
+        "/api/jobs/{id}/tasks",
+        "/api/jobs/{array}/tasks",
+        None,
+        PERSONS,
+        Some(404),
+    ),
+    row(
+        "GET",
+        "/api/jobs/{id}/tasks/{index}",
+        "/api/jobs/{array}/tasks/1",
+        None,
+        PERSONS,
+        Some(404),
+    ),
+    // Task 3 never starts (the array waits for the running job): cancelled, then
+    // already ended, 200 for its owner and admins alike.
+    row(
+        "POST",
+        "/api/jobs/{id}/tasks/{index}/cancel",
+        "/api/jobs/{array}/tasks/3/cancel",
+        None,
+        OWNER,
+        Some(404),
+    ),
     row("GET", "/api/nodes", "/api/nodes", None, PERSONS, None),
     row("GET", "/api/usage", "/api/usage", None, PERSONS, None),
     row("GET", "/api/queues", "/api/queues", None, PERSONS, None),
@@ -342,6 +369,7 @@ struct World {
     pending: u64,
     /// Another pending job of the owner's, for hold, release and update (`{spare}`).
     spare: u64,
+    array: u64,
 }
 
 const SECRET: &str = "owner-secret-4711";
@@ -412,6 +440,10 @@ fn world(private: bool) -> World {
     let spare = submit_as(&format!(
         r#"{{"command": ["true"], "cwd": "/tmp", "after": [{running}]}}"#
     ));
+    let array = submit_as(&format!(
+        r#"{{"command": ["true"], "cwd": "/tmp", "array": {{"first": 0, "last": 3}},
+            "after": [{running}]}}"#
+    ));
     // The evidence itself: the job's output holds the secret (so it runs and its log
     // exists), read by its owner.
     wait_until(Duration::from_secs(30), || {
@@ -439,6 +471,7 @@ fn world(private: bool) -> World {
         running,
         pending,
         spare,
+        array,
     }
 }
 
@@ -464,6 +497,7 @@ impl World {
                 .replace("{job}", &self.running.to_string())
                 .replace("{pending}", &self.pending.to_string())
                 .replace("{spare}", &self.spare.to_string())
+                .replace("{array}", &self.array.to_string())
                 .replace("{token}", &self.spare_token_id.to_string());
             for (i, &who) in CALLERS.iter().enumerate() {
                 let want = match (who, private, r.private_other) {

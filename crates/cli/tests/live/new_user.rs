@@ -178,20 +178,12 @@ fn more_than_a_page_of_jobs_pages_newest_first_and_show_prints_resources() {
             "120",
         ],
     );
-    let o = cli(
-        &url,
-        &[
-            "submit",
-            "--json",
-            "--array",
-            "1100",
-            "--after",
-            &head.to_string(),
-            "--",
-            "true",
-        ],
-    );
-    let ids: Vec<u64> = json(&o)["ids"]
+    // 1,100 jobs in one batch (an `--array` is one job now, see arrays.rs).
+    let one = format!(r#"{{"command": ["true"], "cwd": "/tmp", "after": [{head}]}}"#);
+    let batch = format!(r#"{{"jobs": [{}]}}"#, vec![one; 1100].join(","));
+    let (code, body) = http_unix(&url, "POST", "/api/jobs/batch", Some(&batch));
+    assert_eq!(code, 201, "{body}");
+    let ids: Vec<u64> = serde_json::from_str::<Value>(&body).unwrap()["ids"]
         .as_array()
         .unwrap()
         .iter()

@@ -65,9 +65,11 @@ function row(j, ctx, refresh) {
   else time = `waited ${dur((Date.now() - j.submit_ms) / 1000)}`;
   let why = j.reason;
   if (j.state === 'pending' && j.est_start_ms) why = `${j.reason} · starts ${until(j.est_start_ms)}`;
+  // An array is one row: its range after the name, its tasks' counts as the reason.
+  if (j.array_counts) why = arrayCounts(j.array_counts);
   return h('tr', { dataset: { job: j.id } },
     h('td', { class: 'num' }, h('a', { href: `#/job/${j.id}` }, String(j.id))),
-    h('td', { class: 'name' }, j.name),
+    h('td', { class: 'name' }, j.array ? `${j.name}[${arrayText(j.array)}]` : j.name),
     h('td', {}, j.user),
     h('td', {}, j.queue),
     h('td', {}, badge(j.cancel_requested && !TERMINAL.has(j.state) ? 'cancelling' : j.state)),
@@ -76,4 +78,17 @@ function row(j, ctx, refresh) {
     h('td', { class: 'nowrap' }, time),
     h('td', { class: 'reason' }, why),
     h('td', {}, cancelButton(j, ctx, refresh)));
+}
+
+// `0-9999:2%8`, as `submit --array` reads it.
+function arrayText(a) {
+  return `${a.first}-${a.last}${a.step !== 1 ? `:${a.step}` : ''}${a.max_running ? `%${a.max_running}` : ''}`;
+}
+
+// `8 running, 9990 pending, 2 succeeded`: the states that have tasks.
+function arrayCounts(c) {
+  const parts = [['running', c.running], ['starting', c.starting], ['pending', c.pending],
+    ['succeeded', c.succeeded], ['failed', c.failed], ['timed out', c.timed_out],
+    ['cancelled', c.cancelled]];
+  return parts.filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`).join(', ') || 'no tasks';
 }

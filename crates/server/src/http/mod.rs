@@ -3,6 +3,7 @@
 //! `/metrics`; the web dashboard's page and assets at `/` and `/ui/` (`crate::web`).
 
 mod agent;
+mod arrays;
 mod auth;
 mod cancel;
 mod deps;
@@ -103,6 +104,9 @@ pub const ROUTES: &[Route] = &[
     r("POST", "/api/jobs/{id}/release"),
     r("PATCH", "/api/jobs/{id}"),
     r("POST", "/api/workflows"),
+    r("GET", "/api/jobs/{id}/tasks"),
+    r("GET", "/api/jobs/{id}/tasks/{index}"),
+    r("POST", "/api/jobs/{id}/tasks/{index}/cancel"),
     r("GET", "/api/nodes"),
     r("GET", "/api/usage"),
     r("GET", "/api/queues"),
@@ -142,6 +146,9 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("POST", "/api/jobs/{id}/release") => post(deps::release),
         ("PATCH", "/api/jobs/{id}") => patch(deps::update),
         ("POST", "/api/workflows") => post(deps::submit_workflow),
+        ("GET", "/api/jobs/{id}/tasks") => get(arrays::list),
+        ("GET", "/api/jobs/{id}/tasks/{index}") => get(arrays::get),
+        ("POST", "/api/jobs/{id}/tasks/{index}/cancel") => post(arrays::cancel),
         ("GET", "/api/nodes") => get(jobs::nodes),
         ("GET", "/api/usage") => get(jobs::usage),
         ("GET", "/api/queues") => get(jobs::queues),

@@ -26,6 +26,9 @@ use super::limits::Shedding;
         super::deps::release,
         super::deps::update,
         super::deps::submit_workflow,
+        super::arrays::list,
+        super::arrays::get,
+        super::arrays::cancel,
         super::jobs::wait,
         super::jobs::logs,
         super::jobs::nodes,
@@ -228,7 +231,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 29, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 32, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {

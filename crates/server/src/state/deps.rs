@@ -205,6 +205,11 @@ impl State {
         Ok(())
     }
 
+    /// Whether every dependency of `v` is met.
+    pub(super) fn deps_ready(&self, v: &JobView) -> bool {
+        self.standing(v) == Standing::Ready
+    }
+
     /// What a pending job waits for among its dependencies, in words; `None` when it
     /// waits for none.
     pub(super) fn dependency_reason(&self, v: &JobView) -> Option<String> {

@@ -120,6 +120,15 @@ impl State {
             .copied()
     }
 
+    /// The id of a row read from the store for this round that `is` picks.
+    pub(super) fn recalled_where(&self, is: &dyn Fn(&JobRecord) -> bool) -> Option<u64> {
+        self.ended
+            .recalled
+            .values()
+            .find(|j| is(j))
+            .map(|j| j.view.id)
+    }
+
     /// Job `id` in memory or read from the store for this round.
     pub(super) fn row(&self, id: u64) -> Option<&JobRecord> {
         self.jobs.get(&id).or_else(|| self.ended.recalled.get(&id))

@@ -108,7 +108,9 @@ impl State {
             }
         };
         for (i, j) in jobs.iter().enumerate() {
-            validate::check_submit(j).map_err(|e| Fail::BadRequest(at(i, e)))?;
+            validate::check_submit(j)
+                .and_then(|_| super::array_ops::check_submit(j))
+                .map_err(|e| Fail::BadRequest(at(i, e)))?;
         }
         // Well-formed, but no node as the cluster is now could hold it: a conflict with
         // the cluster's state, not a malformed request.
@@ -247,6 +249,7 @@ impl State {
             let prog = &j.command[0];
             prog.rsplit('/').next().unwrap_or(prog).to_string()
         });
+        let array_progress = j.array.map(|_| Default::default());
         JobRecord {
             view: JobView {
                 id,
@@ -305,6 +308,7 @@ impl State {
             attempt_nodes: Default::default(),
             agent_stops: 0,
             first_failure: None,
+            array_progress,
         }
     }
 
@@ -336,6 +340,19 @@ impl State {
 
     fn view_with(&self, job: &JobRecord, ctx: Option<&ReasonContext>) -> JobView {
         let mut v = job.view.clone();
+        if v.array.is_some() {
+            v.array_counts = Some(self.array_counts(job));
+            if v.state == JobState::Pending && self.deps_ready(&v) {
+                // Not in the core's queue itself: its tasks are (or will be).
+                v.reason = if v.held {
+                    "held".into()
+                } else {
+                    "its first tasks wait in the queue; `gpusched queue --tasks ID` shows why"
+                        .replace("ID", &v.id.to_string())
+                };
+                return v;
+            }
+        }
         if let (JobState::Pending, Some(ctx)) = (v.state, ctx) {
             v.est_start_ms = ctx.plan.get(&v.id).copied();
             let why = self.pending_reason(&v, ctx);
@@ -446,7 +463,18 @@ impl State {
             states,
             user,
             node: q.node.clone(),
+            tasks: if Self::lists_tasks(q) {
+                gpusched_store::TaskRows::All
+            } else {
+                gpusched_store::TaskRows::None
+            },
         }))
+    }
+
+    /// Whether a list shows arrays' tasks: an array is one item, its tasks only with
+    /// `tasks=true`, or when asking by node, where tasks are what runs.
+    fn lists_tasks(q: &JobListQuery) -> bool {
+        q.tasks.unwrap_or(false) || q.node.is_some()
     }
 
     /// A page of jobs, newest first: the live ones (and those that ended this round)
@@ -458,6 +486,20 @@ impl State {
         who: &Who,
         stored: Vec<JobRecord>,
     ) -> Result<JobList, Fail> {
+        let tasks = Self::lists_tasks(q);
+        self.list_where(q, who, stored, &|j: &JobRecord| {
+            tasks || j.view.array_task.is_none()
+        })
+    }
+
+    /// [`Self::list`] of the jobs `keep` keeps (`stored` was read with the same rule).
+    pub(super) fn list_where(
+        &self,
+        q: &JobListQuery,
+        who: &Who,
+        stored: Vec<JobRecord>,
+        keep: &dyn Fn(&JobRecord) -> bool,
+    ) -> Result<JobList, Fail> {
         let ask = Self::list_ask(q)?;
         let Some((from, to)) = ask.range else {
             return Ok(JobList {
@@ -467,7 +509,8 @@ impl State {
         };
         let (states, limit) = (ask.states, ask.limit);
         let matches = |j: &&JobRecord| {
-            states.as_ref().is_none_or(|s| s.contains(&j.view.state))
+            keep(j)
+                && states.as_ref().is_none_or(|s| s.contains(&j.view.state))
                 && q.user.as_ref().is_none_or(|u| &j.view.user == u)
                 && self.visible(&j.view, who)
                 && q.node.as_ref().is_none_or(|n| {
@@ -530,6 +573,9 @@ impl State {
     }
 
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
+        if self.jobs.get(&id).is_some_and(|j| j.view.array.is_some()) {
+            return self.cancel_array(id, who);
+        }
         let job = self.owned_job(id, who, "cancel it")?;
         let state = job.view.state;
         let owner = job.view.user.clone();
@@ -611,7 +657,7 @@ impl State {
     pub fn wait(&mut self, id: u64, who: &Who) -> Result<WaitResult, Fail> {
         let job = self.job_for(id, who)?;
         if job.view.state.is_terminal() {
-            let mut v = job.view.clone();
+            let mut v = self.view(job);
             privacy::redact(&mut v, who);
             return Ok(WaitResult::Done(Box::new(v)));
         }

@@ -63,7 +63,10 @@ impl State {
         let counts = self.pending_count.get_or_insert_with(|| {
             let mut m = HashMap::new();
             for j in self.jobs.values() {
-                if j.view.state == JobState::Pending {
+                // An array is one submission while it has tasks left; its tasks are not
+                // counted again.
+                let array = j.view.array.is_some() && !j.view.state.is_terminal();
+                if (j.view.state == JobState::Pending && j.view.array_task.is_none()) || array {
                     *m.entry(j.view.user.clone()).or_default() += 1;
                 }
             }

@@ -4,6 +4,8 @@
 //! them in one transaction and only then answers anyone.
 
 mod agents;
+mod array;
+mod array_ops;
 mod cancel;
 mod demand;
 mod deps;
@@ -158,6 +160,9 @@ pub struct State {
     journal: history::Journal,
     /// What is kept of ended jobs, which live in the store (`ended.rs`).
     ended: ended::Ended,
+    /// The arrays that have not ended: which may materialise tasks, and their live tasks
+    /// (`array.rs`).
+    arrays: BTreeMap<u64, array::ArrayRun>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -203,6 +208,7 @@ impl State {
             energy: energy::Meter::default(),
             journal: history::Journal::default(),
             ended: ended::Ended::default(),
+            arrays: BTreeMap::new(),
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -231,8 +237,11 @@ impl State {
             // In the map first: restoring may have to mark the run lost (a change, so
             // written; the row as loaded is not).
             st.jobs.insert_stored(id, job.clone());
+            st.array_loaded(&job);
+            // An array holds no GPUs itself: its running tasks are restored as jobs.
             if !state.is_terminal()
                 && st.queue_if_ready(&job)
+                && job.view.array.is_none()
                 && matches!(state, JobState::Starting | JobState::Running)
             {
                 st.restore_running(&job, now);
@@ -287,6 +296,11 @@ impl State {
     }
 
     fn enqueue(&mut self, job: &JobRecord) {
+        if job.view.array.is_some() {
+            // An array never enters the core's queue: its tasks do (`array.rs`).
+            self.array_ready(job.view.id);
+            return;
+        }
         let q = self.queue_id(&job.view.queue);
         self.queue.add(&live_map::job(&job.view, q));
     }
@@ -502,6 +516,7 @@ impl State {
         };
         // Jobs that reclaimed quota come first on the node they reclaimed (the core's
         // claims): they start as soon as it has room.
+        self.materialise_arrays();
         let starts = self.queue.pass(now_ms as f64 / 1000.0, &share_target);
         for start in starts {
             self.apply_placement(start);
@@ -521,6 +536,7 @@ impl State {
             self.queue.requeue(id, self.now.ms as f64 / 1000.0);
             return;
         }
+        self.array_task_placed(id);
         let parts = self.parts_of(&p);
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
@@ -594,6 +610,7 @@ impl State {
             job.view.preempt_requested = false;
             self.touched.ended.insert(id);
         }
+        self.array_member_ended(id, state, at_ms);
         self.settle_dependents(id, at_ms);
     }
 
@@ -728,8 +745,10 @@ impl State {
         let mut out = Vec::new();
         for id in ended {
             if let (Some(ws), Some(job)) = (self.waiters.remove(&id), self.jobs.get(&id)) {
+                // The view as `get` shows it (an array's counts included).
+                let v = self.view(job);
                 for w in ws {
-                    out.push((w, job.view.clone()));
+                    out.push((w, v.clone()));
                 }
             }
         }

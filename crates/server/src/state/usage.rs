@@ -75,6 +75,10 @@ impl State {
             if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
                 continue;
             }
+            // An array holds nothing itself: its tasks are charged.
+            if v.array.is_some() {
+                continue;
+            }
             let Some(start) = v.start_ms else { continue };
             let end = v.end_ms.unwrap_or(now);
             if end < since {

@@ -32,6 +32,19 @@ pub struct EndedQuery {
     pub states: Vec<gpusched_wire::JobState>,
     pub user: Option<String>,
     pub node: Option<String>,
+    /// Which rows of arrays' tasks: all, none, or one array's only.
+    pub tasks: TaskRows,
+}
+
+/// Which ended task rows a page holds: a list of jobs shows an array as one item (its
+/// tasks only when asked, or by node, where tasks are what ran); an array's task list
+/// holds its own tasks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskRows {
+    #[default]
+    All,
+    None,
+    Of(u64),
 }
 
 /// One user's (or queue's) ended jobs in a usage window, summed by the database.
@@ -89,6 +102,20 @@ pub async fn get(conn: &mut SqliteConnection, id: u64) -> Result<Option<StoredJo
     row.as_ref().map(jobs::decode).transpose()
 }
 
+/// Task `index` of array `array_id`, once it started (the `jobs_array` index).
+pub async fn task(
+    conn: &mut SqliteConnection,
+    array_id: u64,
+    index: u32,
+) -> Result<Option<StoredJob>, StoreError> {
+    let row = sqlx::query(&select("array_id = ? AND array_index = ?"))
+        .bind(i64_of(array_id))
+        .bind(index)
+        .fetch_optional(conn)
+        .await?;
+    row.as_ref().map(jobs::decode).transpose()
+}
+
 /// The job a client token (as stored: `user/token`) was accepted as.
 pub async fn id_by_token(
     conn: &mut SqliteConnection,
@@ -128,6 +155,11 @@ pub async fn page(
              WHERE json_extract(json_each.value, '$.node') = ?))",
         );
     }
+    match q.tasks {
+        TaskRows::All => {}
+        TaskRows::None => filter.push_str(" AND array_id IS NULL"),
+        TaskRows::Of(_) => filter.push_str(" AND array_id = ?"),
+    }
     filter.push_str(" ORDER BY id DESC LIMIT ?");
     let sql = select(&filter);
     let mut query = sqlx::query(&sql).bind(i64_of(q.from)).bind(i64_of(q.to));
@@ -139,6 +171,9 @@ pub async fn page(
     }
     if let Some(n) = &q.node {
         query = query.bind(n).bind(n);
+    }
+    if let TaskRows::Of(a) = q.tasks {
+        query = query.bind(i64_of(a));
     }
     let rows = query
         .bind(i64::try_from(q.limit).unwrap_or(i64::MAX))

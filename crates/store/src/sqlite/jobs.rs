@@ -86,6 +86,7 @@ pub const ADD_WORKFLOW_COLUMNS: &[&str] = &[
     "ALTER TABLE jobs ADD COLUMN array_spec TEXT",
     "ALTER TABLE jobs ADD COLUMN array_id INTEGER",
     "ALTER TABLE jobs ADD COLUMN array_index INTEGER",
+    "ALTER TABLE jobs ADD COLUMN array_progress TEXT",
     "CREATE INDEX jobs_array ON jobs(array_id, array_index) WHERE array_id IS NOT NULL",
 ];
 
@@ -97,6 +98,7 @@ const WORKFLOW_COLUMNS: &[&str] = &[
     "array_spec",
     "array_id",
     "array_index",
+    "array_progress",
 ];
 
 /// The columns schema 3 added, in the order of [`ADD_GANG_COLUMNS`].
@@ -281,7 +283,8 @@ pub async fn put_as(
             .bind(j.held)
             .bind(j.array.as_ref().map(|a| json(id, a)).transpose()?)
             .bind(opt_int(id, "array_id", j.array_task.map(|t| t.array_id))?)
-            .bind(j.array_task.map(|t| t.index)),
+            .bind(j.array_task.map(|t| t.index))
+            .bind(j.array_progress.as_ref().map(|p| json(id, p)).transpose()?),
     };
     q.execute(conn).await?;
     Ok(())
@@ -393,5 +396,6 @@ pub(super) fn decode(r: &SqliteRow) -> Result<StoredJob, StoreError> {
             }),
             _ => None,
         },
+        array_progress: opt_json_col(r, id, "array_progress")?,
     })
 }

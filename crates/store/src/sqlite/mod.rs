@@ -27,7 +27,7 @@ use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
-pub use ended::{EndedQuery, UsageSum};
+pub use ended::{EndedQuery, TaskRows, UsageSum};
 pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
@@ -124,6 +124,17 @@ impl SqliteStore {
     /// One job, whatever its state.
     pub async fn job(&mut self, id: u64) -> Result<Option<JobRecord>, StoreError> {
         Ok(ended::get(&mut self.conn, id)
+            .await?
+            .map(StoredJob::into_record))
+    }
+
+    /// Task `index` of array `array_id` as stored, once it started.
+    pub async fn task(
+        &mut self,
+        array_id: u64,
+        index: u32,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        Ok(ended::task(&mut self.conn, array_id, index)
             .await?
             .map(StoredJob::into_record))
     }
@@ -369,6 +380,7 @@ mod tests {
             attempt_nodes: Default::default(),
             agent_stops: 0,
             first_failure: None,
+            array_progress: None,
         }
     }
 

@@ -200,6 +200,7 @@ impl V1Job {
             held: false,
             array: None,
             array_task: None,
+            array_progress: None,
         })
     }
 }

@@ -10,6 +10,7 @@
 //! `Restart` loads a new `State` from that store only, as the real server would. Time is
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
 
+mod arrays;
 mod deps;
 mod ended;
 mod energy;
@@ -123,6 +124,12 @@ pub(super) enum Step {
     /// `user` lists jobs: `state=S limit=N before=ID after=ID user=U node=N`, the store
     /// answering for the ended ones as the actor's store read would.
     List(&'static str, &'static str),
+    /// `user` cancels one task (by index) of an array.
+    CancelTask(&'static str, u64, u32),
+    /// An array's state and counts as its view says.
+    Counts(u64),
+    /// One task of an array as `GET /api/jobs/{id}/tasks/{index}` shows it.
+    Task(u64, u32),
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -229,6 +236,11 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "split" => j.split = v == "1",
             "tasks" => j.tasks_per_node = Some(v.parse().unwrap()),
             "token" => j.client_token = Some(v.to_string()),
+            "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
+            "env" => {
+                let (k, v) = v.split_once(':').expect("env=K:V");
+                j.env.insert(k.into(), v.into());
+            }
             _ => panic!("unknown submit key {k}"),
         }
     }
@@ -335,6 +347,12 @@ fn job_line(j: &JobRecord) -> String {
         }
     }
     write!(s, " #{}", v.attempt).unwrap();
+    if let Some(t) = v.array_task {
+        write!(s, " task {}.{}", t.array_id, t.index).unwrap();
+    }
+    if let (Some(a), Some(p)) = (v.array, &j.array_progress) {
+        write!(s, " array {} next {}", a.text(), p.next).unwrap();
+    }
     // A gang's parts (a job of one node has one, part 0 = its node, shown above).
     if v.parts.len() > 1 {
         let parts = v.parts.iter().map(|p| {
@@ -871,6 +889,42 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} lists {spec}: {r}"));
+            }
+            Step::CancelTask(user, id, index) => {
+                let r = match self.st.cancel_task(id, index, &who(user)) {
+                    Ok(c) => format!("{} ({}) job {}", c.result, c.state.name(), c.id),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} cancels {id}.{index}: {r}"));
+            }
+            Step::Counts(id) => {
+                let v = match self.st.get(id, &who("root")) {
+                    Ok(v) => v,
+                    Err(f) => return self.line(format!("job {id}: {f:?}")),
+                };
+                let Some(c) = v.array_counts else {
+                    self.line(format!("job {id} is not an array"));
+                    return;
+                };
+                self.line(format!(
+                    "array {id} {}: pending {} starting {} running {} succeeded {} failed {} \
+                     cancelled {} timed_out {}",
+                    v.state.name(),
+                    c.pending,
+                    c.starting,
+                    c.running,
+                    c.succeeded,
+                    c.failed,
+                    c.cancelled,
+                    c.timed_out
+                ));
+            }
+            Step::Task(id, index) => {
+                let r = match self.st.task_view(id, index, &who("root")) {
+                    Ok(v) => format!("job {} {} {}: {}", v.id, v.name, v.state.name(), v.reason),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("task {id}.{index}: {r}"));
             }
             Step::Restart => {
                 let s = &self.store;

@@ -1,0 +1,202 @@
+//! Job arrays end to end (issue 14): one submission, tasks materialised as they can
+//! start, `%K` checked from the tasks' own start and end times, every index run exactly
+//! once with its `GPUSCHED_ARRAY_INDEX`, `after` on an array, cancelling one task and the
+//! whole array, and `queue` showing an array as one line.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+const LIMIT: Duration = Duration::from_secs(180);
+
+/// Each task's own record: `INDEX ARRAY_ID START_NS END_NS`, appended to a file of its
+/// index (so a task run twice would leave two lines).
+fn ledger_task(dir: &Path) -> String {
+    format!(
+        "a=$(date +%s%N); sleep 0.05; b=$(date +%s%N); \
+         echo \"$GPUSCHED_ARRAY_INDEX $GPUSCHED_ARRAY_ID $a $b\" >> {}/$GPUSCHED_ARRAY_INDEX",
+        dir.display()
+    )
+}
+
+#[test]
+fn a_200_task_array_runs_each_index_once_at_most_3_at_once() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _a1 = agent(&url, "n1", &dir.join("a1"), Gpus::Declared(2));
+    let _a2 = agent(&url, "n2", &dir.join("a2"), Gpus::Declared(2));
+    let ledger = dir.join("ledger");
+    std::fs::create_dir_all(&ledger).unwrap();
+    let o = cli(
+        &url,
+        &[
+            "submit",
+            "-J",
+            "arr",
+            "--array",
+            "0-199%3",
+            "-t",
+            "5m",
+            "--",
+            "sh",
+            "-c",
+            &ledger_task(&ledger),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains("Submitted array") && said.contains("200 tasks"),
+        "{said}"
+    );
+    let array: u64 = said
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.trim_end_matches(':').parse().ok())
+        .unwrap_or_else(|| panic!("an array id in {said:?}"));
+    // Depends on the whole array: starts only once every task succeeded.
+    let marker = dir.join("after-ran");
+    let after = submit(
+        &url,
+        &[
+            "--after",
+            &array.to_string(),
+            "--",
+            "sh",
+            "-c",
+            &format!("ls {} | wc -l > {}", ledger.display(), marker.display()),
+        ],
+    );
+    // While it runs, `queue` shows the array as one line with its counts.
+    wait_until(LIMIT, || {
+        job(&url, array)["array_counts"]["succeeded"].as_u64() > Some(0)
+    });
+    let q = stdout(&cli(&url, &["queue"]));
+    let lines: Vec<&str> = q.lines().filter(|l| l.contains("arr[")).collect();
+    assert_eq!(lines.len(), 1, "one line for the array:\n{q}");
+    assert!(lines[0].contains("arr[0-199%3]"), "{q}");
+    assert!(lines[0].contains("pending"), "{q}");
+
+    let done = wait_job(&url, array, LIMIT);
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert_eq!(done["array_counts"]["succeeded"], 200, "{done}");
+    let ran = wait_job(&url, after, LIMIT);
+    assert_eq!(ran["state"], "succeeded", "{ran}");
+    let seen = wait_for_text(&marker, LIMIT, |t| t.ends_with('\n'));
+    assert_eq!(
+        seen.trim(),
+        "200",
+        "the dependent started after all 200 tasks"
+    );
+
+    // Every index exactly once, with its own index and the array's id.
+    let mut spans = Vec::new();
+    for i in 0..200u32 {
+        let text = std::fs::read_to_string(ledger.join(i.to_string()))
+            .unwrap_or_else(|e| panic!("task {i} left no record: {e}"));
+        let lines = full_lines(&text);
+        assert_eq!(lines.len(), 1, "task {i} ran {} times", lines.len());
+        let f: Vec<u128> = lines[0]
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!((f[0], f[1]), (u128::from(i), u128::from(array)), "{text}");
+        spans.push((f[2], f[3]));
+    }
+    // Never more than 3 at once, from the tasks' own clocks.
+    let mut edges: Vec<(u128, i32)> = spans.iter().flat_map(|&(a, b)| [(a, 1), (b, -1)]).collect();
+    edges.sort_by_key(|&(t, d)| (t, d));
+    let (mut now, mut most) = (0, 0);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    assert!(most <= 3, "{most} tasks ran at once under %3");
+    assert!(most >= 2, "4 GPUs and %3, yet at most {most} ran at once");
+
+    // Finished, `queue --all` still shows one line; `--tasks ID` lists the tasks.
+    let q = stdout(&cli(&url, &["queue", "--all"]));
+    assert_eq!(q.lines().filter(|l| l.contains("arr[")).count(), 1, "{q}");
+    let tasks = stdout(&cli(
+        &url,
+        &["queue", "--tasks", &array.to_string(), "--all", "--json"],
+    ));
+    let tasks: Value = serde_json::from_str(&tasks).unwrap();
+    assert_eq!(tasks["jobs"].as_array().unwrap().len(), 200);
+    let shown = stdout(&cli(&url, &["show", &format!("{array}.7")]));
+    assert!(
+        shown.contains(&format!("array {array}, index 7")),
+        "{shown}"
+    );
+}
+
+#[test]
+fn one_task_or_the_whole_array_is_cancelled() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Declared(2));
+    let pids = dir.join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let array = submit(
+        &url,
+        &[
+            "--array",
+            "50",
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "echo $$ > {}/$GPUSCHED_ARRAY_INDEX; exec sleep 300",
+                pids.display()
+            ),
+        ],
+    );
+    // The evidence: both first tasks' processes exist.
+    wait_until(LIMIT, || pids.join("0").exists() && pids.join("1").exists());
+    let o = cli(
+        &url,
+        &["cancel", &format!("{array}.1"), &format!("{array}.40")],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains(&format!("task {array}.40: cancelled")),
+        "{said}"
+    );
+    // Task 1's slot goes to task 2; task 0 keeps running.
+    wait_until(LIMIT, || pids.join("2").exists());
+    let t1 = json_of(&cli(&url, &["show", "--json", &format!("{array}.1")]));
+    assert_eq!(t1["state"], "cancelled", "{t1}");
+    let t40 = json_of(&cli(&url, &["show", "--json", &format!("{array}.40")]));
+    assert_eq!(
+        (t40["state"].as_str(), t40["id"].as_u64()),
+        (Some("cancelled"), Some(0))
+    );
+    let o = cli(&url, &["logs", &format!("{array}.45")]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("has not started yet"), "{}", stderr(&o));
+
+    let o = cli(&url, &["cancel", &array.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let done = wait_job(&url, array, LIMIT);
+    assert_eq!(done["state"], "cancelled", "{done}");
+    let c = &done["array_counts"];
+    assert_eq!(
+        (c["cancelled"].as_u64(), c["succeeded"].as_u64()),
+        (Some(50), Some(0)),
+        "{done}"
+    );
+    // Never started: only tasks 0, 1 and 2 ran.
+    let ran = std::fs::read_dir(&pids).unwrap().count();
+    assert_eq!(ran, 3, "tasks that started");
+    let shown = stdout(&cli(&url, &["show", &array.to_string()]));
+    assert!(shown.contains("50 cancelled"), "{shown}");
+}
+
+fn json_of(o: &std::process::Output) -> Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_str(&stdout(o)).unwrap()
+}

@@ -1,0 +1,387 @@
+//! Job arrays: one submission, one record, one id (see ARCHITECTURE.md, "Arrays").
+//!
+//! An array is stored as ONE job whose `view.array` holds its index range and whose
+//! `array_progress` says how far it got. It never enters the core's queue itself. Its
+//! tasks become jobs of their own only when they could start (HyperQueue's trick): before
+//! each pass, every array that may run offers the core at most as many materialised
+//! pending tasks as its task shape could start on the free GPUs now (at least one,
+//! bounded by the `%K` headroom), in index order. They join the queue at the array's
+//! submit time and priority, so the policy sees them in the array's place; those the pass
+//! did not start stay pending and count against the next offer. So the tasks that exist
+//! but have not started are bounded by the cluster's size, never by the array's length.
+//!
+//! The array's own state is derived from its tasks and moves through `set_state` /
+//! `end` like any job's, so `after`, `wait`, metrics and job events need nothing else:
+//! pending until a task is placed; running while any task is starting or running or
+//! some are left; at the end succeeded if every task succeeded, cancelled if the array
+//! was cancelled as a whole (or every task was cancelled), else failed.
+
+use std::collections::BTreeMap;
+
+use gpusched_core::JobState as CoreState;
+use gpusched_store::{ArrayProgress, JobRecord};
+use gpusched_wire::history::JobEventKind;
+use gpusched_wire::{ArrayCounts, ArraySpec, ArrayTask, JobState};
+
+use super::State;
+
+/// The environment variables the server sets in every task.
+pub const INDEX_VAR: &str = "GPUSCHED_ARRAY_INDEX";
+pub const ID_VAR: &str = "GPUSCHED_ARRAY_ID";
+
+/// Tasks offered per online node when the shape holds no whole GPU (a share, a MIG
+/// slice or CPU only), where free capacity is not one number: still bounded by the
+/// cluster's size.
+const PER_NODE_WITHOUT_GPUS: u64 = 8;
+
+/// What the server keeps in memory for an array that has not ended (rebuilt at start
+/// from the array's row and its live tasks' rows).
+#[derive(Debug, Default)]
+pub(super) struct ArrayRun {
+    /// Its dependencies are met (it went through `enqueue`): tasks may be materialised.
+    pub ready: bool,
+    /// Materialised tasks that have not ended, by index → job id.
+    pub live: BTreeMap<u32, u64>,
+}
+
+/// The ordinal (position in the range) of an index of `spec`.
+fn ordinal(spec: &ArraySpec, index: u32) -> u64 {
+    u64::from(index - spec.first) / u64::from(spec.step.max(1))
+}
+
+/// How many indices are neither materialised nor skipped yet.
+pub(super) fn unmaterialised(spec: &ArraySpec, p: &ArrayProgress) -> u64 {
+    let left = spec.len().saturating_sub(p.next);
+    let skipped_ahead = p
+        .skipped
+        .iter()
+        .filter(|&&i| ordinal(spec, i) >= p.next)
+        .count() as u64;
+    left.saturating_sub(skipped_ahead)
+}
+
+impl State {
+    /// An array's record is ready to run (its dependencies are met): called from
+    /// `enqueue` instead of adding it to the core's queue.
+    pub(super) fn array_ready(&mut self, id: u64) {
+        self.arrays.entry(id).or_default().ready = true;
+        self.sched_due = true;
+    }
+
+    /// A job loaded from the store: a live task joins its array's in-memory run.
+    pub(super) fn array_loaded(&mut self, job: &JobRecord) {
+        if job.view.state.is_terminal() {
+            return;
+        }
+        if let Some(t) = job.view.array_task {
+            self.arrays
+                .entry(t.array_id)
+                .or_default()
+                .live
+                .insert(t.index, job.view.id);
+        }
+    }
+
+    /// Materialises the tasks each ready array offers this pass (see the module's doc).
+    pub(super) fn materialise_arrays(&mut self) {
+        if self.arrays.is_empty() {
+            return;
+        }
+        let ids: Vec<u64> = self
+            .arrays
+            .iter()
+            .filter(|(_, r)| r.ready)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            let Some(job) = self.jobs.get(&id) else {
+                continue;
+            };
+            let v = &job.view;
+            let (Some(spec), Some(progress)) = (v.array, job.array_progress.as_ref()) else {
+                continue;
+            };
+            if v.state.is_terminal() || v.held || v.cancel_requested {
+                continue;
+            }
+            let left = unmaterialised(&spec, progress);
+            if left == 0 {
+                continue;
+            }
+            let (mut waiting, mut holding) = (0u64, 0u64);
+            for task in self.arrays[&id].live.values() {
+                match self.jobs.get(task).map(|j| j.view.state) {
+                    Some(JobState::Pending) => waiting += 1,
+                    Some(_) => holding += 1,
+                    None => {}
+                }
+            }
+            let mut offer = self.free_slots(v).max(1);
+            if let Some(k) = spec.max_running {
+                offer = offer.min(u64::from(k).saturating_sub(holding));
+            }
+            let add = offer.saturating_sub(waiting).min(left);
+            for _ in 0..add {
+                if !self.materialise_one(id) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// How many tasks of `v`'s shape the online nodes could start now.
+    fn free_slots(&self, v: &gpusched_wire::JobView) -> u64 {
+        let online: Vec<&str> = self
+            .nodes
+            .values()
+            .filter(|n| n.online)
+            .map(|n| n.record.register.node.as_str())
+            .collect();
+        let whole = v.slice.is_none() && v.gpus > 0;
+        if !whole {
+            return online.len() as u64 * PER_NODE_WITHOUT_GPUS;
+        }
+        let nodes = u64::from(v.nodes.max(1));
+        // A split gang's layout is chosen at placement: count it as one node's worth.
+        let per_node = if v.split || v.gpus_per_node == 0 {
+            v.gpus
+        } else {
+            v.gpus_per_node
+        };
+        let parts: u64 = online
+            .iter()
+            .map(|n| u64::from(self.queue.whole_free(n) / per_node.max(1)))
+            .sum();
+        parts / nodes
+    }
+
+    /// Makes the array's next unstarted index a pending job of its own, in the core's
+    /// queue. False when there is none left.
+    fn materialise_one(&mut self, array_id: u64) -> bool {
+        let Some(array) = self.jobs.get(&array_id) else {
+            return false;
+        };
+        let Some(spec) = array.view.array else {
+            return false;
+        };
+        let mut progress = array.array_progress.clone().unwrap_or_default();
+        let index = loop {
+            let Some(index) = spec.index(progress.next) else {
+                return false;
+            };
+            progress.next += 1;
+            if progress.skipped.binary_search(&index).is_err() {
+                break index;
+            }
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        let task = task_record(array, id, index);
+        if let Some(a) = self.jobs.get_mut(&array_id) {
+            a.array_progress = Some(progress);
+        }
+        self.arrays
+            .entry(array_id)
+            .or_default()
+            .live
+            .insert(index, id);
+        self.enqueue(&task);
+        self.jobs.insert(id, task);
+        self.note(
+            id,
+            JobEventKind::Submitted,
+            format!("task {index} of array {array_id}"),
+        );
+        true
+    }
+
+    /// A task was placed: its array is running from now on.
+    pub(super) fn array_task_placed(&mut self, id: u64) {
+        let Some(t) = self.jobs.get(&id).and_then(|j| j.view.array_task) else {
+            return;
+        };
+        let pending = self
+            .jobs
+            .get(&t.array_id)
+            .is_some_and(|a| a.view.state == JobState::Pending);
+        if pending && self.set_state(t.array_id, &[CoreState::Starting, CoreState::Running]) {
+            let now = self.now.ms;
+            if let Some(a) = self.jobs.get_mut(&t.array_id) {
+                a.view.start_ms = Some(now);
+                a.view.reason = "its tasks are running".into();
+            }
+        }
+    }
+
+    /// Job `id` ended as `state`: if it is a task, its array counts it (and may end); if
+    /// it is an array (a dependency failed, or it was cancelled), its unstarted indices
+    /// will never start.
+    pub(super) fn array_member_ended(&mut self, id: u64, state: JobState, at_ms: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        if job.view.array.is_some() {
+            self.arrays.remove(&id);
+            if let Some(a) = self.jobs.get_mut(&id) {
+                let spec = a.view.array.unwrap_or(ArraySpec {
+                    first: 0,
+                    last: 0,
+                    step: 1,
+                    max_running: None,
+                });
+                let p = a.array_progress.get_or_insert_with(Default::default);
+                p.cancelled += unmaterialised(&spec, p);
+                p.next = spec.len();
+            }
+            return;
+        }
+        let Some(t) = job.view.array_task else {
+            return;
+        };
+        if let Some(run) = self.arrays.get_mut(&t.array_id) {
+            run.live.remove(&t.index);
+        }
+        let Some(a) = self.jobs.get_mut(&t.array_id) else {
+            return;
+        };
+        let p = a.array_progress.get_or_insert_with(Default::default);
+        match state {
+            JobState::Succeeded => p.succeeded += 1,
+            JobState::Failed => p.failed += 1,
+            JobState::Cancelled => p.cancelled += 1,
+            JobState::TimedOut => p.timed_out += 1,
+            _ => {}
+        }
+        self.array_settle(t.array_id, at_ms);
+    }
+
+    /// Ends an array whose every task has ended (and none is left to start).
+    pub(super) fn array_settle(&mut self, id: u64, at_ms: u64) {
+        let Some(a) = self.jobs.get(&id) else {
+            return;
+        };
+        let (Some(spec), Some(p)) = (a.view.array, a.array_progress.as_ref()) else {
+            return;
+        };
+        if a.view.state.is_terminal()
+            || unmaterialised(&spec, p) > 0
+            || self.arrays.get(&id).is_some_and(|r| !r.live.is_empty())
+        {
+            return;
+        }
+        let c = self.array_counts(a);
+        let total = spec.len();
+        let (state, reason) = if a.view.cancel_requested {
+            (
+                JobState::Cancelled,
+                format!(
+                    "cancelled: {} of {total} tasks succeeded before",
+                    c.succeeded
+                ),
+            )
+        } else if c.succeeded == total {
+            (JobState::Succeeded, format!("all {total} tasks succeeded"))
+        } else if c.cancelled == total || a.view.state == JobState::Pending {
+            (
+                JobState::Cancelled,
+                format!("every one of its {total} tasks was cancelled"),
+            )
+        } else {
+            (
+                JobState::Failed,
+                format!(
+                    "{} of {total} tasks did not succeed ({} failed, {} timed out, {} \
+                     cancelled); `gpusched queue --tasks {id}` lists them",
+                    total - c.succeeded,
+                    c.failed,
+                    c.timed_out,
+                    c.cancelled
+                ),
+            )
+        };
+        self.end(id, state, reason, at_ms);
+    }
+
+    /// How many of an array's tasks are in each state: the ended ones from its
+    /// progress, the live ones from their records, the rest pending.
+    pub(super) fn array_counts(&self, array: &JobRecord) -> ArrayCounts {
+        let (Some(spec), Some(p)) = (array.view.array, array.array_progress.as_ref()) else {
+            return ArrayCounts::default();
+        };
+        let mut c = ArrayCounts {
+            pending: unmaterialised(&spec, p),
+            succeeded: p.succeeded,
+            failed: p.failed,
+            cancelled: p.cancelled + p.skipped.len() as u64,
+            timed_out: p.timed_out,
+            ..Default::default()
+        };
+        if let Some(run) = self.arrays.get(&array.view.id) {
+            for task in run.live.values() {
+                match self.jobs.get(task).map(|j| j.view.state) {
+                    Some(JobState::Pending) => c.pending += 1,
+                    Some(JobState::Starting) => c.starting += 1,
+                    Some(JobState::Running) => c.running += 1,
+                    _ => {}
+                }
+            }
+        }
+        c
+    }
+
+    /// The job id of a materialised task of an array, if it has one in memory.
+    pub fn task_id(&self, array_id: u64, index: u32) -> Option<u64> {
+        if let Some(&id) = self.arrays.get(&array_id).and_then(|r| r.live.get(&index)) {
+            return Some(id);
+        }
+        // Ended tasks: their ids are above the array's (taken later from the counter);
+        // one that left memory was read back from the store for this round, if asked.
+        let is = |j: &JobRecord| j.view.array_task == Some(ArrayTask { array_id, index });
+        self.jobs
+            .range(array_id + 1..)
+            .find(|(_, j)| is(j))
+            .map(|(id, _)| *id)
+            .or_else(|| self.recalled_where(&is))
+    }
+}
+
+/// A task of `array` as a job of its own: the array's shape, queue, priority,
+/// walltime and environment, plus its index; it waits on nothing (the array started
+/// materialising only once its dependencies were met).
+pub(super) fn task_record(array: &JobRecord, id: u64, index: u32) -> JobRecord {
+    let a = &array.view;
+    let mut env = array.env.clone();
+    env.insert(INDEX_VAR.into(), index.to_string());
+    env.insert(ID_VAR.into(), a.id.to_string());
+    let mut view = a.clone();
+    view.id = id;
+    view.name = format!("{}[{index}]", a.name);
+    view.state = JobState::Pending;
+    view.reason = String::new();
+    view.start_ms = None;
+    view.end_ms = None;
+    view.cancel_requested = false;
+    view.after = Vec::new();
+    view.after_any = Vec::new();
+    view.after_notok = Vec::new();
+    view.held = false;
+    view.array = None;
+    view.array_counts = None;
+    view.array_task = Some(ArrayTask {
+        array_id: a.id,
+        index,
+    });
+    view.env_keys = env.keys().cloned().collect();
+    view.est_start_ms = None;
+    view.energy_j = None;
+    JobRecord {
+        view,
+        env,
+        client_token: None,
+        grace_s: array.grace_s,
+        attempt_nodes: Default::default(),
+        agent_stops: 0,
+        first_failure: None,
+        array_progress: None,
+    }
+}
