@@ -271,6 +271,18 @@ async fn recall(state: &mut State, store: &mut SqliteStore, ids: Vec<u64>) -> Re
     Ok(())
 }
 
+/// The store's page of ended jobs for a list (`query`: the state's `ended_query` or
+/// `task_query`; `None` when no ended job can be on the page).
+async fn ended_page(
+    store: &mut SqliteStore,
+    query: Result<Option<gpusched_store::EndedQuery>, Fail>,
+) -> Result<Vec<gpusched_store::JobRecord>, Fail> {
+    match query? {
+        Some(eq) => store.ended_jobs(&eq).await.map_err(unavailable),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// What a submission needs of ended jobs: the `after` dependencies and the client
 /// tokens (`user/token`) not found among the live jobs.
 async fn recall_for_submit(
@@ -344,11 +356,7 @@ async fn handle(
             answer(out, r, v)
         }
         Cmd::List(q, who, r) => {
-            let v = match state.ended_query(&q, &who) {
-                Ok(Some(eq)) => store.ended_jobs(&eq).await.map_err(unavailable),
-                Ok(None) => Ok(Vec::new()),
-                Err(f) => Err(f),
-            };
+            let v = ended_page(store, state.ended_query(&q, &who)).await;
             let v = v.and_then(|stored| state.list(&q, &who, stored));
             answer(out, r, v)
         }
@@ -361,11 +369,7 @@ async fn handle(
             answer(out, r, v)
         }
         Cmd::Tasks(id, q, who, r) => {
-            let v = match state.task_query(id, &q, &who) {
-                Ok(Some(eq)) => store.ended_jobs(&eq).await.map_err(unavailable),
-                Ok(None) => Ok(Vec::new()),
-                Err(f) => Err(f),
-            };
+            let v = ended_page(store, state.task_query(id, &q, &who)).await;
             let v = v.and_then(|stored| state.list_tasks(id, &q, &who, stored));
             answer(out, r, v)
         }

@@ -338,7 +338,7 @@ impl State {
         // one that left memory was read back from the store for this round, if asked.
         let is = |j: &JobRecord| j.view.array_task == Some(ArrayTask { array_id, index });
         self.jobs
-            .range(array_id + 1..)
+            .range(array_id.saturating_add(1)..)
             .find(|(_, j)| is(j))
             .map(|(id, _)| *id)
             .or_else(|| self.recalled_where(&is))

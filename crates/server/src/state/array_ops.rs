@@ -3,24 +3,35 @@
 //! running).
 
 use gpusched_store::JobRecord;
-use gpusched_wire::history::{AuditAction, JobEventKind};
-use gpusched_wire::{CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView};
+use gpusched_wire::history::JobEventKind;
+use gpusched_wire::{
+    ArrayError, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView,
+};
 
 use super::array::{self, unmaterialised};
 use super::{privacy, Fail, State, Who};
 
-/// The checks an array submission passes beyond those of every job.
-pub(super) fn check_submit(j: &JobSubmit) -> Result<(), String> {
+/// The checks an array submission passes beyond those of every job (`at` places a
+/// message in its batch). A zero step or limit breaks the schema's minimum (400); what
+/// the schema cannot state (first above last, too many tasks, the task variables in
+/// `env`) is a 409, as the contract has it for other such refusals.
+pub(super) fn check_submit(j: &JobSubmit, at: &dyn Fn(String) -> String) -> Result<(), Fail> {
     let Some(spec) = &j.array else {
         return Ok(());
     };
-    spec.check("`array`").map_err(|e| e.to_string())?;
+    if let Err(e) = spec.check(&spec.text()) {
+        let msg = at(format!("`array`: {e}"));
+        return Err(match e {
+            ArrayError::ZeroStep(_) | ArrayError::ZeroLimit(_) => Fail::BadRequest(msg),
+            _ => Fail::Conflict(msg),
+        });
+    }
     for var in [array::INDEX_VAR, array::ID_VAR] {
         if j.env.contains_key(var) {
-            return Err(format!(
+            return Err(Fail::Conflict(at(format!(
                 "`env` sets {var}, which the server sets in each task of an array; \
                  leave it out"
-            ));
+            ))));
         }
     }
     Ok(())
@@ -42,19 +53,7 @@ impl State {
         }
         let owner = job.view.user.clone();
         if !job.view.cancel_requested {
-            self.note(
-                id,
-                JobEventKind::CancelRequested,
-                format!("by {}", who.user),
-            );
-            if owner != who.user {
-                self.audit(
-                    &who.user,
-                    AuditAction::CancelOther,
-                    format!("job {id}"),
-                    format!("of {owner}, an array, {}", state.name()),
-                );
-            }
+            self.record_cancel_request(id, &owner, who, format!("an array, {}", state.name()));
         }
         if let Some(a) = self.jobs.get_mut(&id) {
             a.view.cancel_requested = true;

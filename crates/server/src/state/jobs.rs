@@ -108,9 +108,8 @@ impl State {
             }
         };
         for (i, j) in jobs.iter().enumerate() {
-            validate::check_submit(j)
-                .and_then(|_| super::array_ops::check_submit(j))
-                .map_err(|e| Fail::BadRequest(at(i, e)))?;
+            validate::check_submit(j).map_err(|e| Fail::BadRequest(at(i, e)))?;
+            super::array_ops::check_submit(j, &|e| at(i, e))?;
         }
         // Well-formed, but no node as the cluster is now could hold it: a conflict with
         // the cluster's state, not a malformed request.
@@ -572,6 +571,25 @@ impl State {
         Ok(JobList { jobs, next_before })
     }
 
+    /// A cancel asked for job `id` of `owner` by `who`: an event in its timeline, and an
+    /// audit entry when an admin cancels another user's job (only admins get that far:
+    /// `owned_job`). `what` describes the job for the audit log.
+    pub(super) fn record_cancel_request(&mut self, id: u64, owner: &str, who: &Who, what: String) {
+        self.note(
+            id,
+            JobEventKind::CancelRequested,
+            format!("by {}", who.user),
+        );
+        if owner != who.user {
+            self.audit(
+                &who.user,
+                AuditAction::CancelOther,
+                format!("job {id}"),
+                format!("of {owner}, {what}"),
+            );
+        }
+    }
+
     pub fn cancel(&mut self, id: u64, who: &Who) -> Result<CancelResult, Fail> {
         if self.jobs.get(&id).is_some_and(|j| j.view.array.is_some()) {
             return self.cancel_array(id, who);
@@ -581,20 +599,7 @@ impl State {
         let owner = job.view.user.clone();
         let asked = job.view.cancel_requested;
         if !state.is_terminal() && !asked {
-            self.note(
-                id,
-                JobEventKind::CancelRequested,
-                format!("by {}", who.user),
-            );
-            if owner != who.user {
-                // Only admins get here (`owned_job`): one of their actions on others.
-                self.audit(
-                    &who.user,
-                    AuditAction::CancelOther,
-                    format!("job {id}"),
-                    format!("of {owner}, {}", state.name()),
-                );
-            }
+            self.record_cancel_request(id, &owner, who, state.name().to_string());
         }
         let result = match state {
             s if s.is_terminal() => "already_ended",

@@ -436,8 +436,8 @@ fn an_array_refuses_the_variables_the_server_sets() {
         r#"
             node n1 (1 GPUs) registers: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
-            alice submits array=3 env=GPUSCHED_ARRAY_INDEX:7: BadRequest("`env` sets GPUSCHED_ARRAY_INDEX, which the server sets in each task of an array; leave it out")
-            alice submits array=3 env=GPUSCHED_ARRAY_ID:7: BadRequest("`env` sets GPUSCHED_ARRAY_ID, which the server sets in each task of an array; leave it out")
+            alice submits array=3 env=GPUSCHED_ARRAY_INDEX:7: Conflict("`env` sets GPUSCHED_ARRAY_INDEX, which the server sets in each task of an array; leave it out")
+            alice submits array=3 env=GPUSCHED_ARRAY_ID:7: Conflict("`env` sets GPUSCHED_ARRAY_ID, which the server sets in each task of an array; leave it out")
             alice submits array=3 gpus=2: Conflict("the job asks for 2 GPUs on one node, but the largest node (n1) has 1; ask for at most 1, or run it on several nodes: `--nodes N --gpus-per-node G` (N x G = 2) or `--split` to let the scheduler choose")
         "#,
     );
@@ -518,4 +518,13 @@ fn an_array_counts_once_toward_the_pending_cap() {
         "{}",
         h.log
     );
+}
+
+/// Ids from a request path reach the task lookup before anything checks them: the
+/// largest id is no array and no panic (the contract test's fuzzing found the overflow).
+#[test]
+fn a_task_of_the_largest_id_is_none() {
+    let h = Harness::new();
+    assert_eq!(h.st.task_id(u64::MAX, 0), None);
+    assert_eq!(h.st.task_id(u64::MAX, u32::MAX), None);
 }
