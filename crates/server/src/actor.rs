@@ -626,11 +626,12 @@ async fn persist(
     }
     let _timer = state.cfg.metrics.commit_timer();
     let mut tx = store.begin().await?;
-    for id in rows.jobs {
-        if let Some(j) = state.jobs.get(&id) {
-            tx.put_job(j).await?;
-        }
-    }
+    let jobs: Vec<&gpusched_store::JobRecord> = rows
+        .jobs
+        .iter()
+        .filter_map(|id| state.jobs.get(id))
+        .collect();
+    tx.put_jobs(&jobs).await?;
     for name in rows.nodes {
         if let Some(n) = state.nodes.get(&name) {
             tx.put_node(&n.record).await?;

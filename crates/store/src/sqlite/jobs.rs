@@ -192,6 +192,22 @@ fn upsert_sql(layout: Layout) -> &'static str {
     }
 }
 
+/// The upsert of [`upsert_sql`] for `rows` rows of every column at once.
+fn upsert_rows_sql(rows: usize) -> String {
+    let columns = all_columns();
+    let row = format!("({})", vec!["?"; columns.len()].join(", "));
+    let sets = columns[1..]
+        .iter()
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "INSERT INTO jobs ({}) VALUES {} ON CONFLICT(id) DO UPDATE SET {sets}",
+        columns.join(", "),
+        vec![row; rows].join(", ")
+    )
+}
+
 fn select_sql() -> String {
     format!("SELECT {} FROM jobs ORDER BY id", all_columns().join(", "))
 }
@@ -215,9 +231,32 @@ fn json<T: serde::Serialize>(id: u64, v: &T) -> Result<String, StoreError> {
     })
 }
 
+/// A statement being bound.
+type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>;
+
+/// Rows per multi-row upsert. SQLite binds at most 32,766 values per statement and a row
+/// binds about 60; a round rarely writes more than this many jobs.
+const ROWS_PER_STATEMENT: usize = 64;
+
 /// Writes (inserts or replaces) one job's row.
 pub async fn put(conn: &mut SqliteConnection, j: &StoredJob) -> Result<(), StoreError> {
     put_as(conn, j, Layout::Latest).await
+}
+
+/// Writes many jobs' rows with one statement per [`ROWS_PER_STATEMENT`] rows. Why: the
+/// driver runs the connection on its own thread, so every statement is a round trip
+/// between threads (a channel and a wake-up each way), which cost more than SQLite's
+/// own work per job (docs/benchmarks.md (s), the perf profile).
+pub async fn put_many(conn: &mut SqliteConnection, jobs: &[StoredJob]) -> Result<(), StoreError> {
+    for chunk in jobs.chunks(ROWS_PER_STATEMENT) {
+        let sql = upsert_rows_sql(chunk.len());
+        let mut q = sqlx::query(&sql);
+        for j in chunk {
+            q = bind_latest(bind_v2(q, j)?, j)?;
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Writes one job's row into the table as `layout` has it (schema 2's for the upgrade
@@ -227,9 +266,19 @@ pub async fn put_as(
     j: &StoredJob,
     layout: Layout,
 ) -> Result<(), StoreError> {
+    let q = bind_v2(sqlx::query(upsert_sql(layout)), j)?;
+    let q = match layout {
+        Layout::V2 => q,
+        Layout::Latest => bind_latest(q, j)?,
+    };
+    q.execute(conn).await?;
+    Ok(())
+}
+
+/// Binds schema 2's columns of `j`, in [`COLUMNS`]' order.
+fn bind_v2<'q>(q: Query<'q>, j: &'q StoredJob) -> Result<Query<'q>, StoreError> {
     let id = j.id;
-    let q = sqlx::query(upsert_sql(layout))
-        .bind(int(id, "id", id)?)
+    Ok(q.bind(int(id, "id", id)?)
         .bind(&j.name)
         .bind(&j.user)
         .bind(&j.queue)
@@ -265,29 +314,29 @@ pub async fn put_as(
         .bind(j.preemptions)
         .bind(j.agent_stops)
         .bind(json(id, &j.attempt_nodes)?)
-        .bind(opt_int(id, "last_checkpoint_ms", j.last_checkpoint_ms)?);
-    let q = match layout {
-        Layout::V2 => q,
-        Layout::Latest => q
-            .bind(j.nodes)
-            .bind(j.gpus_per_node)
-            .bind(j.split)
-            .bind(j.tasks_per_node)
-            .bind(j.mixed_models)
-            .bind(json(id, &j.parts)?)
-            .bind(j.master_port)
-            .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?)
-            .bind(opt_int(id, "energy_j", j.energy_j)?)
-            .bind(json(id, &j.after_any)?)
-            .bind(json(id, &j.after_notok)?)
-            .bind(j.held)
-            .bind(j.array.as_ref().map(|a| json(id, a)).transpose()?)
-            .bind(opt_int(id, "array_id", j.array_task.map(|t| t.array_id))?)
-            .bind(j.array_task.map(|t| t.index))
-            .bind(j.array_progress.as_ref().map(|p| json(id, p)).transpose()?),
-    };
-    q.execute(conn).await?;
-    Ok(())
+        .bind(opt_int(id, "last_checkpoint_ms", j.last_checkpoint_ms)?))
+}
+
+/// Binds the columns schemas 3 and later added, in [`all_columns`]' order after
+/// schema 2's.
+fn bind_latest<'q>(q: Query<'q>, j: &'q StoredJob) -> Result<Query<'q>, StoreError> {
+    let id = j.id;
+    Ok(q.bind(j.nodes)
+        .bind(j.gpus_per_node)
+        .bind(j.split)
+        .bind(j.tasks_per_node)
+        .bind(j.mixed_models)
+        .bind(json(id, &j.parts)?)
+        .bind(j.master_port)
+        .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?)
+        .bind(opt_int(id, "energy_j", j.energy_j)?)
+        .bind(json(id, &j.after_any)?)
+        .bind(json(id, &j.after_notok)?)
+        .bind(j.held)
+        .bind(j.array.as_ref().map(|a| json(id, a)).transpose()?)
+        .bind(opt_int(id, "array_id", j.array_task.map(|t| t.array_id))?)
+        .bind(j.array_task.map(|t| t.index))
+        .bind(j.array_progress.as_ref().map(|p| json(id, p)).transpose()?))
 }
 
 /// Every job, by id; a row that does not decode is named.

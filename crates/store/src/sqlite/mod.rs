@@ -239,6 +239,13 @@ impl StoreTx<'_> {
         jobs::put(&mut self.tx, &StoredJob::from_record(job)).await
     }
 
+    /// Inserts or replaces the rows of several jobs, with as few statements as SQLite
+    /// allows (each statement is a round trip to the connection's thread).
+    pub async fn put_jobs(&mut self, jobs: &[&JobRecord]) -> Result<(), StoreError> {
+        let rows: Vec<StoredJob> = jobs.iter().map(|j| StoredJob::from_record(j)).collect();
+        jobs::put_many(&mut self.tx, &rows).await
+    }
+
     pub async fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
         let data = serde_json::to_string(node).map_err(|source| StoreError::Corrupt {
             what: format!("node {}", node.register.node),
@@ -430,6 +437,33 @@ mod tests {
         }
         let mut s = SqliteStore::open(dir.path()).await.unwrap();
         assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
+    }
+
+    /// Many rows in one call: across the statement's row limit, replacing rows in
+    /// place, every field kept, and a duplicate client token still refused.
+    #[tokio::test]
+    async fn many_rows_are_written_in_few_statements_as_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        let mut many: Vec<JobRecord> = (1..=150).map(|i| job(i, None)).collect();
+        many[7] = crate::stored_job::tests::full_record();
+        many[7].view.id = 8;
+        let refs: Vec<&JobRecord> = many.iter().collect();
+        let mut tx = s.begin().await.unwrap();
+        tx.put_jobs(&refs).await.unwrap();
+        tx.commit().await.unwrap();
+        for j in many.iter_mut().step_by(3) {
+            j.view.state = JobState::Running;
+        }
+        let refs: Vec<&JobRecord> = many.iter().collect();
+        let mut tx = s.begin().await.unwrap();
+        tx.put_jobs(&refs).await.unwrap();
+        tx.put_jobs(&[]).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(s.load_jobs().await.unwrap(), many);
+        let (a, b) = (job(200, Some("k")), job(201, Some("k")));
+        let mut tx = s.begin().await.unwrap();
+        assert!(tx.put_jobs(&[&a, &b]).await.is_err());
     }
 
     #[tokio::test]
