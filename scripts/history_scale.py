@@ -21,42 +21,12 @@ ended jobs in its store and 10,000 pending.
 Usage: cargo build --release -p gpusched && nice -n 19 python3 scripts/history_scale.py
        [--jobs 10000] [--history 1000000] [--pending 10000] [--repeat 5] [--exe PATH]
 """
-import argparse, json, os, pwd, shutil, sqlite3, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, pwd, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOKEN = None
-
-
-def binary(exe=None):
-    if exe:
-        return os.path.abspath(exe)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    path = os.path.join(target, "release", "gpusched")
-    if not os.path.exists(path):
-        sys.exit(f"{path} not found; run `cargo build --release -p gpusched` first (or set CARGO_TARGET_DIR)")
-    return path
-
-
-def auth():
-    return {"Authorization": f"Bearer {TOKEN}"} if TOKEN else {}
-
-
-def get(url):
-    with urllib.request.urlopen(urllib.request.Request(url, headers=auth()), timeout=600) as r:
-        return json.loads(r.read())
-
-
-def post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", **auth()})
-    with urllib.request.urlopen(req, timeout=600) as r:
-        return json.loads(r.read())
-
-
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_live as B  # noqa: E402  (the HTTP helpers, /proc readers and the binary lookup)
+from bench_live import binary, cpu_s, get, post  # noqa: E402
 
 
 def mem_mib(pid):
@@ -81,14 +51,6 @@ def wait_health(base, limit=600):
             time.sleep(0.01)
 
 
-def wait_idle(base, limit=1800):
-    t0 = time.time()
-    while get(f"{base}/api/jobs?state=active&limit=1")["jobs"]:
-        if time.time() - t0 > limit:
-            sys.exit("jobs did not finish in time")
-        time.sleep(0.05)
-
-
 class Cluster:
     def __init__(self, exe, tmp, port):
         self.exe, self.tmp, self.port = exe, tmp, port
@@ -97,19 +59,18 @@ class Cluster:
         self.server = self.agent = None
 
     def start_server(self):
-        global TOKEN
         t0 = time.time()
         self.server = subprocess.Popen([self.exe, "server", "--listen", f"127.0.0.1:{self.port}",
                                         "--data-dir", f"{self.tmp}/data"], env=self.env,
                                        stdout=subprocess.DEVNULL)
         wait_health(self.base)
         up = time.time() - t0
-        if TOKEN is None:
+        if B.TOKEN is None:
             user = pwd.getpwuid(os.getuid()).pw_name
             sock = dict(self.env, GPUSCHED_SERVER=f"unix:{self.tmp}/data/gpusched.sock")
-            TOKEN = subprocess.run([self.exe, "token", "create", user, "--admin"], check=True,
-                                   capture_output=True, text=True, env=sock).stdout.strip()
-        self.env["GPUSCHED_TOKEN"] = TOKEN
+            B.TOKEN = subprocess.run([self.exe, "token", "create", user, "--admin"], check=True,
+                                     capture_output=True, text=True, env=sock).stdout.strip()
+        self.env["GPUSCHED_TOKEN"] = B.TOKEN
         return up
 
     def start_agent(self):
@@ -138,7 +99,7 @@ class Cluster:
         c0 = cpu_s(self.server.pid)
         t0 = time.time()
         post(f"{self.base}/api/jobs/batch", {"jobs": [dict(job) for _ in range(n)]})
-        wait_idle(self.base)
+        B.wait_idle(self.base, limit=1800)
         wall = time.time() - t0
         return dict(jobs=n, wall_s=wall, server_cpu_us_per_job=(cpu_s(self.server.pid) - c0) / n * 1e6)
 
