@@ -69,6 +69,9 @@ fn take_fault(path: &Path) -> bool {
 
 const DB_FILE: &str = "gpusched.db";
 
+/// The `meta` keys the store writes itself.
+const RESERVED_META: [&str; 3] = ["schema_version", "written_by", "max_job_id"];
+
 impl SqliteStore {
     /// Opens (creating if needed) `dir/gpusched.db`.
     pub async fn open(dir: &Path) -> Result<Self, StoreError> {
@@ -225,6 +228,14 @@ impl SqliteStore {
         history::audit_page(&mut self.conn, q).await
     }
 
+    /// A value the server keeps in `meta` under `key` (see [`StoreTx::put_meta`]).
+    pub async fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&mut self.conn)
+            .await?)
+    }
+
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
         Ok(StoreTx {
             tx: self.conn.begin().await?,
@@ -307,6 +318,27 @@ impl StoreTx<'_> {
         entry: &gpusched_wire::history::AuditEntry,
     ) -> Result<(), StoreError> {
         history::audit(&mut self.tx, entry).await
+    }
+
+    /// Keeps `value` under `key` in `meta`, for state the server derives and must not
+    /// lose with a restart or a purge (e.g. the run-time predictor's). Keys the store
+    /// uses itself (`schema_version`, `written_by`, `max_job_id`) are refused.
+    pub async fn put_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        if RESERVED_META.contains(&key) {
+            return Err(StoreError::Row {
+                what: format!("meta {key}"),
+                why: "the store's own key; choose another".into(),
+            });
+        }
+        sqlx::query(
+            "INSERT INTO meta (key, value) VALUES (?, ?)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
     }
 
     /// Deletes the jobs that ended before `before_ms` (never a live one); how many.
@@ -414,6 +446,23 @@ mod tests {
         assert_eq!(jobs.iter().map(|j| j.view.id).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(jobs[1].view.state, JobState::Running);
         assert_eq!(jobs[0].client_token.as_deref(), Some("k1"));
+    }
+
+    #[tokio::test]
+    async fn meta_values_survive_a_reopen_and_the_stores_own_keys_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut s = SqliteStore::open(dir.path()).await.unwrap();
+            assert_eq!(s.meta("predictor").await.unwrap(), None);
+            let mut tx = s.begin().await.unwrap();
+            tx.put_meta("predictor", "v1").await.unwrap();
+            tx.put_meta("predictor", "v2").await.unwrap();
+            assert!(tx.put_meta("schema_version", "99").await.is_err());
+            tx.commit().await.unwrap();
+        }
+        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+        assert_eq!(s.meta("predictor").await.unwrap().as_deref(), Some("v2"));
+        assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
     }
 
     #[tokio::test]
