@@ -17,7 +17,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Server + local agent + embedded store in one process: a scheduler on this box.
-    Up(commands::up::Args),
+    Up(Box<commands::up::Args>),
     /// Submit a job (`sbatch`): gpusched submit --gpus 1 -- python train.py
     Submit(commands::submit::Args),
     /// List queued and running jobs (`squeue`).
@@ -121,7 +121,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
     .build()?;
     rt.block_on(async move {
         match cmd {
-            Command::Up(a) => commands::up::run(a).await,
+            Command::Up(a) => commands::up::run(*a).await,
             Command::Submit(a) => commands::submit::run(a).await,
             Command::Queue(a) => commands::queue::run(a).await,
             Command::Queues(a) => commands::queues::run(a).await,

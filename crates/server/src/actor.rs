@@ -202,15 +202,15 @@ pub async fn run(
         if let Err(e) = persist(&state, rows, journal, &mut store).await {
             // Nothing of this round was acknowledged, so nothing of it may survive:
             // refuse its requests, then forget it by reloading what is durable.
-            let dir = state.cfg.data_dir.clone();
+            let url = state.cfg.store_url();
             tracing::error!(
                 "saving a round failed ({e}); its requests are refused and the state is \
                  reloaded from the store"
             );
             let fail = Fail::Unavailable(format!(
                 "the server could not save this change ({e}), so it was not made; if the \
-                 disk holding {} is full, free space there; then retry",
-                dir.display()
+                 store {url} is full or unreachable, free space there or bring it back; \
+                 then retry"
             ));
             for a in answers.drain(..) {
                 a(Some(&fail));
@@ -559,10 +559,10 @@ async fn reload(old: State, store: SqliteStore) -> (State, SqliteStore) {
     if let Err(e) = store.close().await {
         tracing::warn!("closing the store after a failed commit: {e}");
     }
-    let dir = old.cfg.data_dir.clone();
+    let url = old.cfg.store_url();
     let mut pause = std::time::Duration::from_millis(100);
     loop {
-        match load(&dir).await {
+        match load(&url).await {
             Ok(Loaded {
                 store,
                 jobs,
@@ -597,8 +597,13 @@ pub struct Loaded {
     pub ended: Vec<(String, gpusched_wire::JobState, u64)>,
 }
 
-pub async fn load(dir: &std::path::Path) -> Result<Loaded, gpusched_store::StoreError> {
-    let mut store = SqliteStore::open(dir).await?;
+pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
+    let mut store = match url {
+        gpusched_store::StoreUrl::Sqlite(file) => SqliteStore::open_file(file).await?,
+        gpusched_store::StoreUrl::Postgres(_) => {
+            return Err(gpusched_store::StoreError::Unsupported(url.to_string()))
+        }
+    };
     let jobs = store.load_live_jobs().await?;
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;

@@ -11,8 +11,11 @@ pub const SOCKET_NAME: &str = "gpusched.sock";
 
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
-    /// Where the database lives.
+    /// The server's own files: the Unix socket, the join token and, unless `store`
+    /// says otherwise, the database.
     pub data_dir: PathBuf,
+    /// `--store URL`; None: `sqlite:DATA_DIR/gpusched.db`.
+    pub store: Option<gpusched_store::StoreUrl>,
     pub listen: SocketAddr,
     /// Silence after which a node is declared lost and its jobs requeued.
     pub heartbeat_timeout: Duration,
@@ -113,6 +116,7 @@ impl ServerConfig {
     pub fn new(data_dir: PathBuf, listen: SocketAddr) -> Self {
         ServerConfig {
             data_dir,
+            store: None,
             listen,
             heartbeat_timeout: Duration::from_secs(30),
             policy: PolicyKind::Fifo,
@@ -135,6 +139,13 @@ impl ServerConfig {
             gpu_temp_limit_c: 90,
             unhealthy_jobs: UnhealthyJobs::Finish,
         }
+    }
+
+    /// Where the store lives.
+    pub fn store_url(&self) -> gpusched_store::StoreUrl {
+        self.store.clone().unwrap_or_else(|| {
+            gpusched_store::StoreUrl::Sqlite(gpusched_store::default_file(&self.data_dir))
+        })
     }
 
     pub fn socket_path(&self) -> PathBuf {

@@ -34,6 +34,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
 pub use config::{check_live_policy, parse_topology, Limits, ServerConfig, SOCKET_NAME};
+pub use gpusched_store::StoreUrl;
 pub use http::{Route, ROUTES};
 
 /// The TCP side, plain or TLS.
@@ -136,12 +137,12 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         tokens,
         max_id,
         ended,
-    } = actor::load(&cfg.data_dir).await?;
+    } = actor::load(&cfg.store_url()).await?;
     let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
     let mut table = auth::TokenTable::new(auth::hash(&join_token));
     table.replace(&tokens);
     let shared_tokens: auth::SharedTokens = Arc::new(std::sync::RwLock::new(table));
-    tracing::info!(jobs = jobs.len(), nodes = nodes.len(), dir = %cfg.data_dir.display(), "store opened");
+    tracing::info!(jobs = jobs.len(), nodes = nodes.len(), store = %cfg.store_url(), "store opened");
     let queue_conf = match &cfg.queues_file {
         Some(path) => read_queues(path)?,
         None => queues::Queues::default(),

@@ -11,16 +11,18 @@
 mod record;
 mod sqlite;
 mod stored_job;
+mod url;
 
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
-    fail_commits, EndedQuery, SqliteStore, StoreTx, TaskRows, UsageSum, AUDIT_PAGE, AUDIT_PAGE_MAX,
-    RELEASE, SCHEMA_VERSION,
+    default_file, fail_commits, EndedQuery, SqliteStore, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,
+    AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
     StoredPartState, StoredSlice, StoredSliceAt,
 };
+pub use url::{BadStoreUrl, StoreUrl};
 
 /// Why the store failed. A failed commit fails its whole round: the server answers its
 /// requests 503, forgets the round's changes and reloads its state from the store.
@@ -42,6 +44,11 @@ pub enum StoreError {
     },
     #[error("unreadable row in the database ({what}): {why}")]
     Row { what: String, why: String },
+    #[error(
+        "this gpusched cannot use the store {0} yet: PostgreSQL support is not built in; \
+         use --store sqlite:PATH"
+    )]
+    Unsupported(String),
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]

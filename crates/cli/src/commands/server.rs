@@ -12,9 +12,18 @@ use super::fmt::parse_duration;
 
 #[derive(ClapArgs, Debug, Clone)]
 pub struct ServerArgs {
-    /// Where the database lives (default: ~/.local/share/gpusched).
+    /// The server's files: its socket, the agents' join token and, by default, the
+    /// database (default: ~/.local/share/gpusched).
     #[arg(long, env = "GPUSCHED_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Where the state is stored: sqlite:PATH (default: sqlite:DATA_DIR/gpusched.db).
+    #[arg(
+        long,
+        env = "GPUSCHED_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
     /// Address to listen on.
     #[arg(long, default_value_t = SocketAddr::from(([127, 0, 0, 1], gpusched_wire::DEFAULT_PORT)))]
     pub listen: SocketAddr,
@@ -127,6 +136,11 @@ impl ServerArgs {
             None => default_data_dir()?,
         };
         let mut cfg = ServerConfig::new(data_dir, self.listen);
+        cfg.store = self
+            .store
+            .as_deref()
+            .map(gpusched_server::StoreUrl::parse)
+            .transpose()?;
         cfg.policy = PolicyKind::parse(&self.policy).with_context(|| {
             format!(
                 "unknown policy `{}`; use fifo, priority, sjf, drf or backfill",

@@ -47,6 +47,11 @@ pub struct StoreTx<'c> {
 /// Commits still to fail, per database file (see [`fail_commits`]).
 static COMMIT_FAULTS: Mutex<BTreeMap<PathBuf, u32>> = Mutex::new(BTreeMap::new());
 
+/// The database file of a data directory's default store (`sqlite:DATA_DIR/gpusched.db`).
+pub fn default_file(dir: &Path) -> PathBuf {
+    dir.join(DB_FILE)
+}
+
 /// Makes the next `n` commits to the database in `dir` fail (rolled back, with
 /// [`StoreError::InjectedFault`]), as a full disk would, so tests can check what the
 /// server does when a commit fails without filling a disk. Survives reopening the store.
@@ -73,13 +78,22 @@ const DB_FILE: &str = "gpusched.db";
 const RESERVED_META: [&str; 3] = ["schema_version", "written_by", "max_job_id"];
 
 impl SqliteStore {
-    /// Opens (creating if needed) `dir/gpusched.db`.
+    /// Opens (creating if needed) `dir/gpusched.db`, the default store of a data
+    /// directory.
     pub async fn open(dir: &Path) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
-            path: dir.display().to_string(),
-            source,
-        })?;
-        let path = dir.join(DB_FILE);
+        Self::open_file(&dir.join(DB_FILE)).await
+    }
+
+    /// Opens (creating it and its directory if needed) the database file `path`.
+    pub async fn open_file(path: &Path) -> Result<Self, StoreError> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        let path = path.to_path_buf();
         let shown = path.display().to_string();
         let opts = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
             .map_err(|source| StoreError::Open {
