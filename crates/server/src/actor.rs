@@ -634,7 +634,7 @@ async fn persist(
     let jobs: Vec<&gpusched_store::JobRecord> = rows
         .jobs
         .iter()
-        .filter_map(|id| state.jobs.get(id))
+        .filter_map(|id| state.jobs.get(id).map(|j| &**j))
         .collect();
     tx.put_jobs(&jobs).await?;
     for name in rows.nodes {

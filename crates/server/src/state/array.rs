@@ -186,7 +186,7 @@ impl State {
             .live
             .insert(index, id);
         self.enqueue(&task);
-        self.jobs.insert(id, task);
+        self.jobs.insert(id, Box::new(task));
         self.note(
             id,
             JobEventKind::Submitted,

@@ -131,7 +131,10 @@ impl State {
 
     /// Job `id` in memory or read from the store for this round.
     pub(super) fn row(&self, id: u64) -> Option<&JobRecord> {
-        self.jobs.get(&id).or_else(|| self.ended.recalled.get(&id))
+        self.jobs
+            .get(&id)
+            .map(|j| &**j)
+            .or_else(|| self.ended.recalled.get(&id))
     }
 
     /// Sets the ended jobs per (queue, state) from the store (at start and after a
@@ -211,7 +214,7 @@ mod tests {
         // The next round: an unknown id until the actor reads the row.
         assert!(st.wants_row(1) && !st.wants_row(2));
         assert!(st.get(1, &ann).is_err());
-        st.recall(row);
+        st.recall(*row);
         assert_eq!(st.get(1, &ann).map(|v| v.state), Ok(JobState::Succeeded));
         st.begin_round(st.now);
         assert!(st.get(1, &ann).is_err(), "recalled rows last one round");

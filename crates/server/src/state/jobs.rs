@@ -222,7 +222,7 @@ impl State {
             self.queue_if_ready(&record);
             self.count_pending(&record.view.user);
             let detail = submitted_detail(&record.view, who);
-            self.jobs.insert(id, record);
+            self.jobs.insert(id, Box::new(record));
             self.note(id, JobEventKind::Submitted, detail);
             if self.jobs[&id].view.held {
                 self.note(id, JobEventKind::Held, format!("by {} at submit", who.user));
@@ -520,7 +520,7 @@ impl State {
             .jobs
             .range(from..to)
             .rev()
-            .map(|(_, j)| j)
+            .map(|(_, j)| &**j)
             .filter(matches)
             .take(limit.saturating_add(1))
             .collect();

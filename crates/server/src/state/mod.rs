@@ -130,7 +130,7 @@ pub struct State {
     pub instance: String,
     /// Every change through these three maps is written at the end of the round, and
     /// nothing else is (see `tracked.rs`).
-    pub jobs: Tracked<u64, JobRecord>,
+    pub jobs: Tracked<u64, Box<JobRecord>>,
     next_id: u64,
     /// Client retry keys (`user/token`) of accepted jobs.
     retry_keys: HashMap<String, u64>,
@@ -236,7 +236,7 @@ impl State {
             let (id, state) = (v.id, v.state);
             // In the map first: restoring may have to mark the run lost (a change, so
             // written; the row as loaded is not).
-            st.jobs.insert_stored(id, job.clone());
+            st.jobs.insert_stored(id, Box::new(job.clone()));
             st.array_loaded(&job);
             // An array holds no GPUs itself: its running tasks are restored as jobs.
             if !state.is_terminal()
@@ -375,7 +375,7 @@ impl State {
         self.queue
             .placed()
             .into_iter()
-            .filter_map(move |id| self.jobs.get(&id))
+            .filter_map(move |id| self.jobs.get(&id).map(|j| &**j))
     }
 
     /// The jobs starting or running on `node`.

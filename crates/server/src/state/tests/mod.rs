@@ -409,7 +409,11 @@ impl Harness {
 
     /// A job as the server would find it: in memory if live, else in the store.
     fn job(&self, id: u64) -> Option<&JobRecord> {
-        self.st.jobs.get(&id).or_else(|| self.store.jobs.get(&id))
+        self.st
+            .jobs
+            .get(&id)
+            .map(|j| &**j)
+            .or_else(|| self.store.jobs.get(&id))
     }
 
     /// The store's page of ended jobs (`gpusched_store::EndedQuery`, in SQL there): the
@@ -938,7 +942,7 @@ impl Harness {
                 );
                 self.line("server restarts");
                 // Only live jobs are loaded: ended ones stay in the store.
-                let jobs: Vec<String> = self.st.jobs.values().map(job_line).collect();
+                let jobs: Vec<String> = self.st.jobs.values().map(|j| job_line(j)).collect();
                 for j in jobs {
                     self.line(format!("  {j}"));
                 }
@@ -967,7 +971,7 @@ impl Harness {
                 self.store.jobs.get(*id).is_none_or(|s| {
                     let mut s = s.clone();
                     s.view.energy_j = j.view.energy_j;
-                    s != **j
+                    s != ***j
                 })
             })
             .map(|(id, _)| *id)
@@ -990,7 +994,7 @@ impl Harness {
         assert_eq!(rows.nodes, changed_nodes, "node rows marked vs changed");
         assert_eq!(rows.tokens, changed_tokens, "token rows marked vs changed");
         for id in &rows.jobs {
-            self.store.jobs.insert(*id, self.st.jobs[id].clone());
+            self.store.jobs.insert(*id, (*self.st.jobs[id]).clone());
         }
         for name in &rows.nodes {
             let record = self.st.nodes[name].record.clone();
