@@ -43,9 +43,9 @@ impl State {
                 // Jobs that ended and left memory, submitted within the window.
                 self.ended
                     .recent
-                    .iter()
+                    .jobs(window)
                     .filter(|(submitted, _, _)| counts(*submitted, false, now_s, window))
-                    .filter_map(|&(submitted, gpus, milli)| {
+                    .filter_map(|(submitted, gpus, milli)| {
                         Some(Demand {
                             submitted,
                             active: false,

@@ -5,7 +5,7 @@
 //! - `ended_counts`: ended jobs per (queue, state), for the metrics' levels (one entry
 //!   per queue and terminal state, counted from the store at start);
 //! - `recent`: what share placement's demand window needs of jobs that ended within it
-//!   (three numbers a job, only those submitted within `--share-demand-window`);
+//!   (counts per time slot and ask, `recent.rs`: bounded whatever the job rate);
 //! - `recalled`: rows of ended jobs the actor read from the store for this round's
 //!   commands (show, wait, cancel, logs, events, `after`, client tokens), dropped when
 //!   the next round begins.
@@ -13,7 +13,7 @@
 //! Reads of ended jobs are answered from those rows; lists and usage merge the live jobs
 //! in memory with the store's page or aggregate (`jobs.rs`, `usage.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use gpusched_store::JobRecord;
 use gpusched_wire::JobState;
@@ -31,8 +31,8 @@ pub struct Ended {
     pub(super) recalled: BTreeMap<u64, JobRecord>,
     /// Client retry keys (`user/token`) the store knows, for this round's submissions.
     pub(super) tokens: HashMap<String, u64>,
-    /// Ended jobs submitted within the share demand window: (submitted s, GPUs, milli).
-    pub(super) recent: VecDeque<(f64, u32, Option<u32>)>,
+    /// Ended jobs submitted within the share demand window.
+    pub(super) recent: super::recent::RecentDemand,
 }
 
 impl State {
@@ -68,19 +68,11 @@ impl State {
                     Some(_) => v.slice_at.as_ref().map(|at| at.milli),
                     None => None,
                 };
-                self.ended.recent.push_back((submitted, v.gpus, milli));
+                self.ended.recent.add(window, submitted, v.gpus, milli);
             }
             self.dependents.remove(&id);
         }
-        // Mostly in submission order: the old front goes, the rest is filtered on use.
-        while self
-            .ended
-            .recent
-            .front()
-            .is_some_and(|(s, _, _)| *s < now_s - window)
-        {
-            self.ended.recent.pop_front();
-        }
+        self.ended.recent.expire(window, now_s);
     }
 
     /// Notes that job `id` reached a terminal state this round.

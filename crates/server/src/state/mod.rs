@@ -21,6 +21,7 @@ mod metrics;
 mod privacy;
 mod queue_fit;
 mod reasons;
+mod recent;
 mod reclaim;
 pub(crate) mod shape;
 mod tokens;
