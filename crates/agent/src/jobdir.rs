@@ -170,6 +170,13 @@ struct Inner {
     compact_at: u64,
     /// Compactions done in this life (for tests and the benchmark's account).
     compactions: u64,
+    /// How far the current journal file is known to be on disk (`len` when every
+    /// append was synced). A compaction replaces the file with one synced whole.
+    synced: u64,
+    /// The journal file's generation: a compaction starts a new one.
+    generation: u64,
+    /// `fdatasync` calls made (for tests and the benchmark's account).
+    syncs: u64,
 }
 
 /// The records of every attempt this agent holds. Clones share one journal.
@@ -179,6 +186,9 @@ pub struct JobDir {
     inner: Arc<Mutex<Inner>>,
     /// Ended attempts' logs, for retention. Locked after `inner` when both are.
     log_index: Arc<Mutex<LogIndex>>,
+    /// Held by the one thread syncing the journal (never while waiting for `inner`'s
+    /// holder to sync: `inner` is not held across a sync). See [`JobDir::sync_through`].
+    sync: Arc<Mutex<()>>,
 }
 
 impl std::fmt::Debug for JobDir {
@@ -212,7 +222,11 @@ impl JobDir {
                 ack_seq: 0,
                 compact_at: COMPACT_MIN_BYTES,
                 compactions: 0,
+                synced: len,
+                generation: 0,
+                syncs: 0,
             })),
+            sync: Arc::new(Mutex::new(())),
         })
     }
 
@@ -232,19 +246,15 @@ impl JobDir {
     }
 
     /// Appends one line; returns its length.
-    fn append(&self, inner: &mut Inner, e: &Entry, sync: bool) -> Result<u64, JobDirError> {
-        let path = self.root.join(JOURNAL);
+    fn append(&self, inner: &mut Inner, e: &Entry) -> Result<u64, JobDirError> {
         let line = line_of(e);
         if let Err(err) = inner.file.write_all(&line) {
             // A short write (a full disk) must not leave half a line for the next append
             // to follow: that would make the journal unreadable at the next start.
             let _ = inner.file.set_len(inner.len);
-            return Err(io_err("append to", &path)(err));
+            return Err(io_err("append to", &self.root.join(JOURNAL))(err));
         }
         inner.len += line.len() as u64;
-        if sync {
-            inner.file.sync_data().map_err(io_err("sync", &path))?;
-        }
         Ok(line.len() as u64)
     }
 
@@ -392,7 +402,7 @@ impl JobDir {
         if inner.acked.contains_key(&a) {
             return Err(JobDirError::AlreadyExists { attempt: a });
         }
-        let n = self.append(&mut inner, &Entry::Launch(Box::new(launch.clone())), false)?;
+        let n = self.append(&mut inner, &Entry::Launch(Box::new(launch.clone())))?;
         Self::count(&mut inner, a, n).launch = Some(launch.clone());
         Ok(())
     }
@@ -427,7 +437,7 @@ impl JobDir {
             a,
             pid: record.clone(),
         };
-        let n = self.append(&mut inner, &e, false)?;
+        let n = self.append(&mut inner, &e)?;
         Self::count(&mut inner, a, n).pid = Some(record.clone());
         Ok(())
     }
@@ -437,19 +447,51 @@ impl JobDir {
         Ok(self.lock().index.get(&a).and_then(|r| r.pid.clone()))
     }
 
-    /// Records how the attempt ended, durably (fsync) before it returns.
+    /// Records how the attempt ended, durably (fsync) before it returns. Outcomes
+    /// written at the same time share one `fdatasync` (group commit, `sync_through`):
+    /// jobs that end together no longer queue behind each other's syncs.
     pub fn write_outcome(&self, a: AttemptRef, outcome: &Outcome) -> Result<(), JobDirError> {
         let stored = StoredOutcome {
             outcome: outcome.clone(),
             at_ms: now_ms(),
         };
-        let mut inner = self.lock();
-        let e = Entry::Outcome {
-            a,
-            stored: stored.clone(),
+        let (generation, end) = {
+            let mut inner = self.lock();
+            let e = Entry::Outcome {
+                a,
+                stored: stored.clone(),
+            };
+            let n = self.append(&mut inner, &e)?;
+            Self::count(&mut inner, a, n).outcome = Some(stored);
+            (inner.generation, inner.len)
         };
-        let n = self.append(&mut inner, &e, true)?;
-        Self::count(&mut inner, a, n).outcome = Some(stored);
+        self.sync_through(generation, end)
+    }
+
+    /// Returns once the journal is on disk up to `end` of file generation
+    /// `generation`. One thread syncs at a time, everything appended so far; those that
+    /// waited for it find their bytes covered and return without a sync of their own. A
+    /// compaction in between wrote and synced a new file holding every live record.
+    fn sync_through(&self, generation: u64, end: u64) -> Result<(), JobDirError> {
+        let _one = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+        let (file, upto) = {
+            let inner = self.lock();
+            if inner.generation != generation || inner.synced >= end {
+                return Ok(());
+            }
+            let path = self.root.join(JOURNAL);
+            (
+                inner.file.try_clone().map_err(io_err("sync", &path))?,
+                inner.len,
+            )
+        };
+        file.sync_data()
+            .map_err(io_err("sync", &self.root.join(JOURNAL)))?;
+        let mut inner = self.lock();
+        inner.syncs += 1;
+        if inner.generation == generation {
+            inner.synced = inner.synced.max(upto);
+        }
         Ok(())
     }
 
@@ -468,7 +510,7 @@ impl JobDir {
             return Ok(None);
         }
         // The line is dead from the start: it only matters until the next compaction.
-        self.append(&mut inner, &Entry::Acked { a }, false)?;
+        self.append(&mut inner, &Entry::Acked { a })?;
         let Some(r) = inner.index.remove(&a) else {
             return Ok(None);
         };
@@ -503,6 +545,8 @@ impl JobDir {
             Ok((file, len)) => {
                 inner.file = file;
                 inner.len = len;
+                inner.synced = len;
+                inner.generation += 1;
                 inner.live_bytes = inner.index.values().map(|r| r.bytes).sum();
                 inner.compact_at = COMPACT_MIN_BYTES;
                 inner.compactions += 1;
@@ -762,6 +806,56 @@ mod tests {
             dir.create(&launch(7, 1)),
             Err(JobDirError::AlreadyExists { .. })
         ));
+    }
+
+    #[test]
+    fn outcomes_written_together_share_one_sync_and_all_survive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        for job in 1..=3 {
+            dir.create(&launch(job, 1)).unwrap();
+        }
+        // Two outcomes appended, as two ending jobs do before either syncs.
+        let mut ends = Vec::new();
+        for job in 1..=2 {
+            let mut inner = dir.lock();
+            let e = Entry::Outcome {
+                a: a(job, 1),
+                stored: StoredOutcome {
+                    outcome: Outcome::Exited { code: 0 },
+                    at_ms: 1,
+                },
+            };
+            let n = dir.append(&mut inner, &e).unwrap();
+            JobDir::count(&mut inner, a(job, 1), n).outcome = None;
+            ends.push((inner.generation, inner.len));
+        }
+        let syncs = || dir.lock().syncs;
+        dir.sync_through(ends[0].0, ends[0].1).unwrap();
+        assert_eq!(syncs(), 1);
+        // The second job's bytes were covered by the first sync: no sync of its own.
+        dir.sync_through(ends[1].0, ends[1].1).unwrap();
+        assert_eq!(syncs(), 1);
+        // A later outcome syncs again, and every outcome is read back after a reopen.
+        dir.write_outcome(a(3, 1), &Outcome::Exited { code: 7 })
+            .unwrap();
+        assert_eq!(syncs(), 2);
+        std::thread::scope(|t| {
+            for job in 4..=11 {
+                let dir = &dir;
+                t.spawn(move || {
+                    dir.create(&launch(job, 1)).unwrap();
+                    dir.write_outcome(a(job, 1), &Outcome::Exited { code: 0 })
+                        .unwrap();
+                });
+            }
+        });
+        assert!(syncs() <= 2 + 8);
+        drop(dir);
+        let dir = JobDir::open(tmp.path()).unwrap();
+        for job in 1..=11 {
+            assert!(dir.read_outcome(a(job, 1)).unwrap().is_some(), "job {job}");
+        }
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl Launcher {
         // Output goes through pipes that the agent copies to the log files, created on
         // the first byte: a job that prints nothing costs no files (creating two inodes
         // per job was most of the agent's cost per trivial job).
-        let run_as = match identity::resolve(&launch.user, self.allow_root) {
+        let run_as = match identity::resolve_cached(&launch.user, self.allow_root) {
             Ok(r) => r,
             Err(message) => {
                 self.end_unstarted(a, Outcome::SpawnFailed { message });

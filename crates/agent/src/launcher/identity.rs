@@ -3,7 +3,10 @@
 //! jobs unless told otherwise; an agent running as a normal user runs only that user's
 //! jobs, since it cannot become anyone else.
 
+use std::collections::HashMap;
 use std::ffi::CString;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use nix::unistd::{Gid, Uid, User};
 
@@ -17,6 +20,44 @@ pub struct RunAs {
     /// allocates, which the child must not do).
     pub groups: Vec<Gid>,
     pub home: String,
+}
+
+/// How long a looked-up account is reused. The lookup (the passwd entry and every group
+/// of the user, through NSS: files, LDAP or SSSD) cost ~4% of the agent's CPU per trivial
+/// job, once per job; nscd keeps passwd entries for 10 minutes by default. A change of
+/// a user's groups reaches jobs started more than this long after it.
+const ACCOUNT_TTL: Duration = Duration::from_secs(10);
+
+/// Accounts looked up recently, by user (refusals are never kept: an account created
+/// a moment ago must work at once).
+static ACCOUNTS: Mutex<Option<Accounts>> = Mutex::new(None);
+
+/// User -> when it was looked up, and what was found (`None`: no switch).
+type Accounts = HashMap<String, (Instant, Option<RunAs>)>;
+
+/// [`resolve`], reusing a lookup of the last [`ACCOUNT_TTL`].
+pub fn resolve_cached(user: &str, allow_root: bool) -> Result<Option<RunAs>, String> {
+    let now = Instant::now();
+    {
+        let mut cache = ACCOUNTS.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = cache.get_or_insert_with(HashMap::new);
+        cache.retain(|_, (at, _)| now.duration_since(*at) < ACCOUNT_TTL);
+        if let Some((_, found)) = cache.get(user) {
+            // A cached root account still obeys this call's `allow_root`.
+            if found
+                .as_ref()
+                .is_none_or(|r| !r.uid.is_root() || allow_root)
+            {
+                return Ok(found.clone());
+            }
+        }
+    }
+    let found = resolve(user, allow_root)?;
+    let mut cache = ACCOUNTS.lock().unwrap_or_else(|p| p.into_inner());
+    cache
+        .get_or_insert_with(HashMap::new)
+        .insert(user.to_string(), (now, found.clone()));
+    Ok(found)
 }
 
 /// The identity for a job of `user`, or why it must not run. `None`: no switch.
@@ -85,5 +126,28 @@ mod tests {
         assert!(root.uid.is_root());
         let nobody = resolve("nobody", false).unwrap().unwrap();
         assert!(!nobody.uid.is_root());
+    }
+
+    #[test]
+    fn the_cache_answers_as_a_lookup_does_and_never_keeps_a_refusal() {
+        if !nix::unistd::geteuid().is_root() {
+            assert!(resolve_cached("whoever-xyz", false).is_err());
+            return;
+        }
+        assert!(resolve_cached("no-such-user-gpusched", false).is_err());
+        assert!(resolve_cached("no-such-user-gpusched", false).is_err());
+        let root = resolve_cached("root", true).unwrap().unwrap();
+        assert!(root.uid.is_root());
+        // Root was looked up with root jobs allowed; this call does not allow them.
+        let e = resolve_cached("root", false).unwrap_err();
+        assert!(e.contains("--allow-root-jobs"), "{e}");
+        assert_eq!(
+            resolve_cached("nobody", false).unwrap(),
+            resolve("nobody", false).unwrap()
+        );
+        assert_eq!(
+            resolve_cached("nobody", false).unwrap(),
+            resolve("nobody", false).unwrap()
+        );
     }
 }
