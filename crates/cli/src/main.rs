@@ -3,6 +3,7 @@
 
 mod client;
 mod commands;
+mod malloc;
 
 use clap::{Parser, Subcommand};
 
@@ -101,6 +102,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
         }
     }
     if daemon {
+        malloc::bound_retained_memory();
         let filter = tracing_subscriber::EnvFilter::try_from_env("GPUSCHED_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
         tracing_subscriber::fmt()
