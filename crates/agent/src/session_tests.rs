@@ -69,6 +69,7 @@ async fn poll(State(s): State<Shared>, Query(q): Query<PollQuery>) -> Json<Desir
         cancel: vec![],
         preempt: vec![],
         reserve_ports: vec![],
+        epoch: 0,
     }))
 }
 
@@ -143,6 +144,7 @@ fn set_desired(s: &Shared, run: Vec<Launch>, reserve: Vec<AttemptRef>) {
         cancel: vec![],
         preempt: vec![],
         reserve_ports: reserve,
+        epoch: 0,
     });
 }
 

@@ -102,6 +102,11 @@ pub struct Desired {
     /// parts of the gang are launched once it is known.
     #[serde(default)]
     pub reserve_ports: Vec<AttemptRef>,
+    /// The leader's epoch when it said this (0: a server from before leader election).
+    /// An agent refuses desired state of an epoch older than the highest it has seen: a
+    /// deposed leader must not steer it.
+    #[serde(default)]
+    pub epoch: u64,
 }
 
 /// How to preempt one attempt.
