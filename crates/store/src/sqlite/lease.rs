@@ -96,14 +96,16 @@ pub async fn acquire(
     lease_ms: u64,
     reclaim_own: bool,
 ) -> Result<Option<u64>, StoreError> {
-    let epoch: Option<i64> = sqlx::query_scalar(&acquire_sql())
+    // Every row fetched: a statement left unfinished after its first row would keep
+    // SQLite's write transaction (and lock) open until the connection's next statement.
+    let epochs: Vec<i64> = sqlx::query_scalar(&acquire_sql())
         .bind(holder)
         .bind(url)
         .bind(lease_ms as i64)
         .bind(i64::from(reclaim_own))
-        .fetch_optional(&mut *conn)
+        .fetch_all(&mut *conn)
         .await?;
-    Ok(epoch.map(|e| e as u64))
+    Ok(epochs.first().map(|&e| e as u64))
 }
 
 /// Extends the lease of `epoch` by `lease_ms` from now; false: the epoch is no longer
@@ -142,8 +144,8 @@ pub async fn read(conn: &mut SqliteConnection) -> Result<Option<LeaseView>, Stor
     let sql = format!(
         "SELECT epoch, holder, url, expires_ms, {now} AS now_ms FROM leader_lease WHERE id = 1"
     );
-    let row = sqlx::query(&sql).fetch_optional(&mut *conn).await?;
-    Ok(row.map(|r| LeaseView {
+    let rows = sqlx::query(&sql).fetch_all(&mut *conn).await?;
+    Ok(rows.first().map(|r| LeaseView {
         epoch: r.get::<i64, _>(0) as u64,
         holder: r.get(1),
         url: r.get(2),
