@@ -352,4 +352,47 @@ mod tests {
             Err(crate::StoreError::Fenced { .. })
         ));
     }
+
+    /// The fence's cost per write transaction (one UPDATE of one row, inside the
+    /// transaction that is fsync'd anyway): `cargo test -p gpusched-store --release
+    /// fence_cost -- --ignored --nocapture`; figures in docs/benchmarks.md (v).
+    #[tokio::test]
+    #[ignore]
+    async fn fence_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut a, _b) = two(dir.path()).await;
+        let e = a
+            .acquire_lease("a", "http://a", 600_000, false)
+            .await
+            .unwrap()
+            .unwrap();
+        // Alternated transaction by transaction, medians: the fsync of each commit
+        // varies far more than the statement costs, and drifts with the machine's load.
+        let rounds = 4000;
+        let (mut plain, mut fenced) = (Vec::new(), Vec::new());
+        for i in 0..rounds {
+            let fence = i % 2 == 1;
+            a.set_fence(fence.then_some(e));
+            let t = std::time::Instant::now();
+            let mut tx = a.begin().await.unwrap();
+            tx.put_meta("k", &i.to_string()).await.unwrap();
+            tx.commit().await.unwrap();
+            let us = t.elapsed().as_secs_f64() * 1e6;
+            if fence {
+                fenced.push(us);
+            } else {
+                plain.push(us);
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (p, f) = (median(&mut plain), median(&mut fenced));
+        println!(
+            "fence: {:+.1} us per write transaction (median {p:.1} us unfenced, {f:.1} us fenced, {} each)",
+            f - p,
+            rounds / 2
+        );
+    }
 }
