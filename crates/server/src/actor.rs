@@ -633,6 +633,8 @@ async fn purge(
 /// desired state.
 /// None: the server stopped leading meanwhile (the election loop takes over).
 async fn reload(old: State, store: SqliteStore, term: &Term) -> Option<(State, SqliteStore)> {
+    // The new connection is fenced as the old one was.
+    let fence = store.fence();
     if let Err(e) = store.close().await {
         tracing::warn!("closing the store after a failed commit: {e}");
     }
@@ -651,7 +653,7 @@ async fn reload(old: State, store: SqliteStore, term: &Term) -> Option<(State, S
                 max_id,
                 ended,
             }) => {
-                store.set_fence(Some(term.epoch));
+                store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.set_ended_counts(ended);

@@ -187,6 +187,36 @@ fn killing_the_leader_under_submission_loses_duplicates_and_reruns_nothing() {
     wait_until(SLOW, || nodes_online(&first.url, &token) == 2);
 
     let ledger = dir.join("ledger");
+    // A job that runs across the takeover (until the gate opens): the takeover grace
+    // must let it run on, never requeue it.
+    let gate = dir.join("gate");
+    let long_cmd = format!(
+        "echo \"$GPUSCHED_JOB_ID $GPUSCHED_ATTEMPT\" >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+        ledger.display(),
+        gate.display()
+    );
+    let o = cli_as(
+        &list,
+        Some(&token),
+        &[
+            "submit",
+            "--json",
+            "--name",
+            "across",
+            "--max-retries",
+            "2",
+            "--",
+            "sh",
+            "-c",
+            &long_cmd,
+        ],
+    );
+    assert!(o.status.success(), "submit: {}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("submit --json");
+    let across = v["ids"][0].as_u64().expect("an id");
+    wait_for_text(&ledger, SLOW, |t| {
+        ledger_counts(t).contains_key(&(across, 1))
+    });
     let accepted: Arc<Mutex<Vec<u64>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let submitter = {
@@ -230,7 +260,9 @@ fn killing_the_leader_under_submission_loses_duplicates_and_reruns_nothing() {
     wait_until(SLOW, || count(&accepted) >= before + 6);
     stop.store(true, Ordering::SeqCst);
     submitter.join().expect("the submitter");
-    let accepted = accepted.lock().unwrap().clone();
+    let mut accepted = accepted.lock().unwrap().clone();
+    std::fs::write(&gate, "").expect("open the gate");
+    accepted.push(across);
 
     let live = [s1.url.as_str(), s2.url.as_str()];
     for &id in &accepted {

@@ -177,6 +177,11 @@ impl super::SqliteStore {
         self.fence = epoch;
     }
 
+    /// The epoch write transactions are fenced by, if any.
+    pub fn fence(&self) -> Option<u64> {
+        self.fence
+    }
+
     /// See [`acquire`].
     pub async fn acquire_lease(
         &mut self,
