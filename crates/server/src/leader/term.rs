@@ -388,3 +388,7 @@ fn rejoin(r: Result<mpsc::Receiver<Cmd>, tokio::task::JoinError>) -> mpsc::Recei
         }
     }
 }
+
+#[cfg(test)]
+#[path = "term_tests.rs"]
+mod tests;
