@@ -343,14 +343,40 @@ fn a_stopped_leader_commits_nothing_after_a_takeover_and_redirects_its_clients()
         "submit via the follower: {}",
         stderr(&o)
     );
+    // Quiet before the stop: the job is over and its end committed.
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("submit --json");
+    let first = v["ids"][0].as_u64().expect("an id");
+    let v = wait_end(&[&s0.url], &token, first, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
 
-    // Stop the leader past its lease; the follower takes over.
+    // Stop the leader past its lease; the follower takes over. On a shared SQLite file
+    // a stop that lands inside a write transaction (a renewal's fsync) keeps the write
+    // lock, and nobody can take over until it resumes (docs/failover.md): then resume
+    // it and stop it again.
     let pid = s0.proc.child.id();
-    signal(pid, "-STOP");
-    let stopped = Instant::now();
-    let (_, epoch) = wait_leader(&[&s1.url], SLOW);
-    assert_eq!(epoch, 2);
-    eprintln!("takeover {:?} after SIGSTOP (lease 2 s)", stopped.elapsed());
+    let mut epoch = None;
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(300));
+        signal(pid, "-STOP");
+        let stopped = Instant::now();
+        let deadline = stopped + Duration::from_secs(10);
+        while Instant::now() < deadline && epoch.is_none() {
+            let h = health(&s1.url);
+            if h["role"] == "leader" {
+                epoch = h["epoch"].as_u64();
+                eprintln!("takeover {:?} after SIGSTOP (lease 2 s)", stopped.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if epoch.is_some() {
+            break;
+        }
+        eprintln!("the stop landed inside a write transaction; resuming and stopping again");
+        signal(pid, "-CONT");
+        wait_leader(&[&s0.url, &s1.url], SLOW);
+    }
+    let epoch = epoch.expect("a takeover while the leader was stopped");
+    assert!(epoch >= 2, "a takeover bumps the epoch (got {epoch})");
     // A request reaches the stopped leader (the kernel queues it), then it wakes up.
     let (url0, tok) = (s0.url.clone(), token.clone());
     let late = std::thread::spawn(move || {
@@ -378,6 +404,6 @@ fn a_stopped_leader_commits_nothing_after_a_takeover_and_redirects_its_clients()
     assert!(!body.contains("from-the-deposed-leader"), "{body}");
     assert!(body.contains("via-follower"), "{body}");
     // And it is still the epoch of the takeover: the old leader took nothing back.
-    assert_eq!(health(&s1.url)["epoch"], 2);
+    assert_eq!(health(&s1.url)["epoch"], epoch);
     drop(s0);
 }
