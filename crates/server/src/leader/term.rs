@@ -321,9 +321,12 @@ impl Elector {
         loop {
             while rx.try_recv().is_ok() {}
             let sent = Instant::now();
+            // Its own lease (it stepped down in time, e.g. after a stall, and nobody
+            // took over) may be taken back at once under a new epoch: its state task
+            // has stopped, so nothing of the old epoch is still being written.
             match self
                 .store
-                .acquire_lease(&self.holder, &url, self.lease_ms(), false)
+                .acquire_lease(&self.holder, &url, self.lease_ms(), true)
                 .await
             {
                 Ok(Some(epoch)) => match self.begin_term(epoch, sent, rx).await {
