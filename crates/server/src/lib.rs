@@ -192,6 +192,14 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         .unwrap_or(own_url)
         .trim_end_matches('/')
         .to_string();
+    if cfg.advertise_url.is_none() && cfg.listen.ip().is_unspecified() {
+        tracing::warn!(
+            url = %advertise,
+            "--listen is a wildcard address and no --advertise-url was given: other servers \
+             would redirect clients to this URL while this one leads, which no other machine \
+             can reach; pass --advertise-url with this server's name"
+        );
+    }
     let leadership = leader::Leadership::new(advertise);
     let mut elector = elector.with_leadership(leadership.clone());
     let phase = elector.start(rx).await?;
