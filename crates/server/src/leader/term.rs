@@ -255,7 +255,7 @@ impl Elector {
                     self.lead.follow(None);
                     return Some(rejoin(r));
                 }
-                _ = stop.changed() => {
+                _ = stopped(stop) => {
                     let epoch = term.epoch;
                     let _ = self.step_down(term).await;
                     match self.store.release_lease(epoch).await {
@@ -347,7 +347,7 @@ impl Elector {
             }
             tokio::select! {
                 _ = tokio::time::sleep(retry) => {}
-                _ = stop.changed() => return None,
+                _ = stopped(stop) => return None,
             }
         }
     }
@@ -376,6 +376,14 @@ impl Elector {
             }
             self.lead.follow(known);
         }
+    }
+}
+
+/// Resolves once asked to stop; never when the handle was dropped without asking (a
+/// server whose `Resign` was not taken leads until the process ends).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
