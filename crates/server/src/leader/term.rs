@@ -118,7 +118,6 @@ impl Elector {
     /// own from a previous life), else follow. A state that cannot be loaded is an error
     /// of the start, as with a lone server.
     pub async fn start(&mut self, rx: mpsc::Receiver<Cmd>) -> anyhow::Result<Phase> {
-        let sent = Instant::now();
         let url = self.lead.advertise().to_string();
         let won = self
             .store
@@ -126,7 +125,7 @@ impl Elector {
             .await
             .context("cannot take part in the leader election")?;
         match won {
-            Some(epoch) => match self.begin_term(epoch, sent, rx).await {
+            Some(epoch) => match self.begin_term(epoch, rx).await {
                 Ok(term) => Ok(Phase::Leading(term)),
                 Err((e, _)) => {
                     let _ = self.store.release_lease(epoch).await;
@@ -166,12 +165,11 @@ impl Elector {
         }
     }
 
-    /// Loads the state and starts the state task under `epoch` (won at `sent`). On an
-    /// error the channel comes back with it.
+    /// Loads the state and starts the state task under `epoch`. On an error the channel
+    /// comes back with it.
     async fn begin_term(
         &mut self,
         epoch: u64,
-        sent: Instant,
         mut rx: mpsc::Receiver<Cmd>,
     ) -> Result<Term, (anyhow::Error, mpsc::Receiver<Cmd>)> {
         // Commands that reached the channel while it did not lead are stale (503).
@@ -214,7 +212,21 @@ impl Elector {
         );
         state.ids_after(max_id);
         state.set_ended_counts(ended);
-        let valid_until = sent + self.cfg.lease - margin(self.cfg.lease);
+        // Loading may have taken a good part of the lease: renew before acting, so the
+        // term starts with a whole lease (or not at all, if another server took over).
+        let renewed = Instant::now();
+        match self.store.renew_lease(epoch, self.lease_ms()).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let e = anyhow::anyhow!(
+                    "another server took the lease while this one loaded the state (the \
+                     load took longer than --lease)"
+                );
+                return Err((e, rx));
+            }
+            Err(e) => return Err((e.into(), rx)),
+        }
+        let valid_until = renewed + self.cfg.lease - margin(self.cfg.lease);
         self.lead.lead(epoch, valid_until);
         let term = actor::Term {
             lead: self.lead.clone(),
@@ -320,7 +332,6 @@ impl Elector {
         let url = self.lead.advertise().to_string();
         loop {
             while rx.try_recv().is_ok() {}
-            let sent = Instant::now();
             // Its own lease (it stepped down in time, e.g. after a stall, and nobody
             // took over) may be taken back at once under a new epoch: its state task
             // has stopped, so nothing of the old epoch is still being written.
@@ -329,7 +340,7 @@ impl Elector {
                 .acquire_lease(&self.holder, &url, self.lease_ms(), true)
                 .await
             {
-                Ok(Some(epoch)) => match self.begin_term(epoch, sent, rx).await {
+                Ok(Some(epoch)) => match self.begin_term(epoch, rx).await {
                     Ok(term) => return Some(term),
                     Err((e, back)) => {
                         tracing::error!("won the lease but cannot lead ({e:#}); giving it up");
