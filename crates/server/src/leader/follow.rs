@@ -60,3 +60,78 @@ fn no_leader() -> Response {
         .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
     resp
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use axum::routing::get;
+    use axum::Router;
+
+    use super::*;
+    use crate::leader::Known;
+
+    async fn serve(lead: Leadership) -> String {
+        let app = Router::new()
+            .route("/api/health", get(|| async { "health" }))
+            .route(
+                "/api/jobs",
+                get(|| async { "jobs" }).post(|| async { "posted" }),
+            )
+            .layer(axum::middleware::from_fn_with_state(lead, follow_leader));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_follower_redirects_to_the_leader_or_says_when_to_retry() {
+        let lead = Leadership::new("http://me:1".into());
+        let url = serve(lead.clone()).await;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        // No leader known: 503 with Retry-After; health is answered here.
+        let r = http.get(format!("{url}/api/jobs")).send().await.unwrap();
+        assert_eq!(r.status(), 503);
+        assert_eq!(r.headers()["retry-after"], "1");
+        assert!(r
+            .text()
+            .await
+            .unwrap()
+            .contains("no server leads right now"));
+        let r = http.get(format!("{url}/api/health")).send().await.unwrap();
+        assert_eq!(r.text().await.unwrap(), "health");
+        // A known leader: 307 to the same path and query there, for any method.
+        lead.follow(Some(Known {
+            url: "http://leader:2".into(),
+            epoch: 3,
+        }));
+        let r = http
+            .post(format!("{url}/api/jobs?x=1"))
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 307);
+        assert_eq!(r.headers()["location"], "http://leader:2/api/jobs?x=1");
+        assert!(r
+            .text()
+            .await
+            .unwrap()
+            .contains("(epoch 3) is at http://leader:2"));
+        // Never to itself (a lease row still naming this server): 503.
+        lead.follow(Some(Known {
+            url: "http://me:1".into(),
+            epoch: 4,
+        }));
+        let r = http.get(format!("{url}/api/jobs")).send().await.unwrap();
+        assert_eq!(r.status(), 503);
+        // Leading: every route is served here.
+        lead.lead(5, Instant::now() + Duration::from_secs(60));
+        let r = http.post(format!("{url}/api/jobs")).send().await.unwrap();
+        assert_eq!(r.text().await.unwrap(), "posted");
+    }
+}
