@@ -13,10 +13,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use gpusched_wire::servers::ServerList;
 use gpusched_wire::{
     AttemptRef, Desired, GpuInfo, Outcome, Register, Registered, Report, RunEvent, RunEventKind,
 };
@@ -30,7 +32,8 @@ use crate::telemetry::Telemetry;
 
 #[derive(Clone, Debug)]
 pub struct AgentConfig {
-    /// `http://host:port` of the server.
+    /// `http://host:port` of the server, or several comma-separated: the agent follows
+    /// the leader among them.
     pub server: String,
     pub name: String,
     pub state_dir: PathBuf,
@@ -110,6 +113,10 @@ impl Outbox {
 struct Shared {
     cfg: AgentConfig,
     http: reqwest::Client,
+    /// The servers of `cfg.server`, the one that answered last first.
+    servers: ServerList,
+    /// The highest leader epoch seen in a desired state: older ones are refused.
+    max_epoch: AtomicU64,
     outbox: Outbox,
     launcher: Launcher,
     slices: Arc<SliceSetup>,
@@ -208,7 +215,11 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
             .with_context(|| format!("{} is not a PEM certificate", path.display()))?;
         builder = builder.add_root_certificate(cert);
     }
+    let servers = ServerList::parse(&cfg.server).map_err(|e| anyhow::anyhow!("--server: {e}"))?;
+    // Redirects are followed by `send`, not reqwest, which would drop the join token
+    // when the host changes (a follower always points at another).
     let http = builder
+        .redirect(reqwest::redirect::Policy::none())
         .default_headers(headers)
         .connect_timeout(Duration::from_secs(3))
         .build()
@@ -230,6 +241,8 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         gpu_links,
         cfg,
         http,
+        servers,
+        max_epoch: AtomicU64::new(0),
         outbox,
         launcher,
         slices,
@@ -423,12 +436,15 @@ async fn register(sh: &Shared) -> Registered {
             running,
             events: events.clone(),
         };
-        let url = format!("{}/api/agent/register", sh.cfg.server);
-        match sh.http.post(&url).json(&body).send().await {
+        match send(sh, "/api/agent/register", |url| {
+            sh.http.post(url).json(&body)
+        })
+        .await
+        {
             Ok(r) if r.status().is_success() => match r.json::<Registered>().await {
                 Ok(reg) => {
                     acknowledge(sh, &events);
-                    tracing::info!(node = %sh.cfg.name, server = %sh.cfg.server, gpus = sh.cfg.gpus.len(), "registered");
+                    tracing::info!(node = %sh.cfg.name, server = %sh.servers.current(), gpus = sh.cfg.gpus.len(), "registered");
                     return reg;
                 }
                 Err(e) => tracing::warn!("unreadable registration answer: {e}"),
@@ -443,10 +459,57 @@ async fn register(sh: &Shared) -> Registered {
                     );
                 }
             }
-            Err(e) => backoff.note(&sh.cfg.server, &e),
+            Err(e) => backoff.note(&sh.servers.shown(), &e),
         }
         backoff.sleep().await;
     }
+}
+
+/// Sends a request (built by `build` for a URL) to the current server, following a
+/// follower's 307 to the leader with the request rebuilt there (body and join token
+/// kept). A server that cannot be reached, or answers 503, is left for the next one
+/// of the list at the next try; one that answers is remembered.
+async fn send(
+    sh: &Shared,
+    path: &str,
+    build: impl Fn(String) -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, reqwest::Error> {
+    let mut base = sh.servers.current();
+    let mut hops = 0;
+    loop {
+        let r = match build(format!("{base}{path}")).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                sh.servers.skip();
+                return Err(e);
+            }
+        };
+        if r.status() == StatusCode::TEMPORARY_REDIRECT && hops < 4 {
+            let to = r
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(gpusched_wire::servers::origin_of);
+            if let Some(origin) = to {
+                hops += 1;
+                base = origin;
+                continue;
+            }
+        }
+        if r.status() == StatusCode::SERVICE_UNAVAILABLE {
+            sh.servers.skip();
+        } else {
+            sh.servers.answered(&base);
+        }
+        return Ok(r);
+    }
+}
+
+/// Whether a desired state of `epoch` may steer this agent: not if it is older than an
+/// epoch already seen (a deposed leader's). Records the highest seen.
+fn accept_epoch(seen: &AtomicU64, epoch: u64) -> bool {
+    let before = seen.fetch_max(epoch, Ordering::SeqCst);
+    epoch >= before
 }
 
 /// The advertised address: the flag's, else the local address of this host's route
@@ -460,7 +523,7 @@ async fn advertised(sh: &Shared) -> Option<String> {
     {
         return Some(a);
     }
-    match crate::route::local_addr_towards(&sh.cfg.server).await {
+    match crate::route::local_addr_towards(&sh.servers.current()).await {
         Ok(ip) => {
             let addr = ip.to_string();
             tracing::info!(
@@ -487,21 +550,32 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
     let mut backoff = Backoff::new();
     let mut cancelled_unseen = BTreeSet::new();
     loop {
-        let url = format!("{}/api/agent/poll", sh.cfg.server);
         // Acknowledged before this request is sent: the answer cannot list them.
         let acked_before = sh.launcher.records().ack_mark();
-        let req = sh
-            .http
-            .get(&url)
-            .query(&[
-                ("node", sh.cfg.name.as_str()),
-                ("instance", instance),
-                ("gen", &gen.to_string()),
-            ])
-            .timeout(poll_wait + Duration::from_secs(10));
-        match req.send().await {
+        let gen_s = gen.to_string();
+        let req = |url: String| {
+            sh.http
+                .get(url)
+                .query(&[
+                    ("node", sh.cfg.name.as_str()),
+                    ("instance", instance),
+                    ("gen", &gen_s),
+                ])
+                .timeout(poll_wait + Duration::from_secs(10))
+        };
+        match send(sh, "/api/agent/poll", req).await {
             Ok(r) if r.status() == StatusCode::CONFLICT => return,
             Ok(r) if r.status().is_success() => match r.json::<Desired>().await {
+                Ok(d) if !accept_epoch(&sh.max_epoch, d.epoch) => {
+                    tracing::warn!(
+                        epoch = d.epoch,
+                        seen = sh.max_epoch.load(Ordering::SeqCst),
+                        server = %sh.servers.current(),
+                        "refused a desired state from an older leader epoch than one already \
+                         seen (a deposed leader); asking another server"
+                    );
+                    sh.servers.skip();
+                }
                 Ok(d) => {
                     backoff.reset();
                     *sh.last_contact.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
@@ -519,7 +593,7 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
                     r.text().await.unwrap_or_default()
                 );
             }
-            Err(e) => backoff.note(&sh.cfg.server, &e),
+            Err(e) => backoff.note(&sh.servers.shown(), &e),
         }
         backoff.sleep().await;
     }
@@ -712,15 +786,13 @@ async fn reporter(
             events: events.clone(),
             telemetry,
         };
-        let url = format!("{}/api/agent/report", sh.cfg.server);
-        match sh
-            .http
-            .post(&url)
-            .json(&body)
-            .timeout(Duration::from_secs(30))
-            .send()
-            .await
-        {
+        let req = |url: String| {
+            sh.http
+                .post(url)
+                .json(&body)
+                .timeout(Duration::from_secs(30))
+        };
+        match send(&sh, "/api/agent/report", req).await {
             Ok(r) if r.status().is_success() => {
                 backoff.reset();
                 acknowledge(&sh, &events);
@@ -741,7 +813,7 @@ async fn reporter(
                     r.text().await.unwrap_or_default()
                 );
             }
-            Err(e) => backoff.note(&sh.cfg.server, &e),
+            Err(e) => backoff.note(&sh.servers.shown(), &e),
         }
         backoff.sleep().await;
     }
@@ -886,5 +958,26 @@ impl Backoff {
     async fn sleep(&mut self) {
         tokio::time::sleep(self.delay).await;
         self.delay = (self.delay * 2).min(Duration::from_secs(2));
+    }
+}
+
+#[cfg(test)]
+mod epoch_tests {
+    use super::*;
+
+    #[test]
+    fn desired_state_of_an_older_epoch_is_refused() {
+        let seen = AtomicU64::new(0);
+        // A server from before leader election says epoch 0: accepted while nothing
+        // newer was seen.
+        assert!(accept_epoch(&seen, 0));
+        assert!(accept_epoch(&seen, 3));
+        assert!(accept_epoch(&seen, 3));
+        // The deposed leader of epoch 2 (woken up after a takeover) is refused, and
+        // refusing it does not lower what was seen.
+        assert!(!accept_epoch(&seen, 2));
+        assert!(!accept_epoch(&seen, 0));
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+        assert!(accept_epoch(&seen, 4));
     }
 }

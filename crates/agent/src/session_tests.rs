@@ -37,6 +37,12 @@ struct Fake {
     /// Drop an attempt from the desired state when its end is reported, as the server
     /// does.
     drop_ended: bool,
+    /// The leader epoch its desired states carry.
+    epoch: u64,
+    /// Answer polls and reports 503 (a server stepping down) while set.
+    unavailable: bool,
+    /// Polls answered.
+    polls: u32,
 }
 
 type Shared = Arc<Mutex<Fake>>;
@@ -52,24 +58,34 @@ async fn register(State(s): State<Shared>, Json(r): Json<Register>) -> Json<Regi
     })
 }
 
-async fn poll(State(s): State<Shared>, Query(q): Query<PollQuery>) -> Json<Desired> {
+async fn poll(
+    State(s): State<Shared>,
+    Query(q): Query<PollQuery>,
+) -> Result<Json<Desired>, axum::http::StatusCode> {
+    if s.lock().unwrap().unavailable {
+        return Err(axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    }
     // Holds the poll briefly when nothing changed, as the server does (shorter).
     let unchanged = s.lock().unwrap().desired.as_ref().map(|d| d.gen) == Some(q.gen);
     if unchanged {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (d, stale) = {
-        let f = s.lock().unwrap();
-        (f.desired.clone(), f.stale_ms)
+    let (d, stale, epoch) = {
+        let mut f = s.lock().unwrap();
+        f.polls += 1;
+        (f.desired.clone(), f.stale_ms, f.epoch)
     };
     tokio::time::sleep(Duration::from_millis(stale)).await;
-    Json(d.unwrap_or(Desired {
+    let mut d = d.unwrap_or(Desired {
         gen: 0,
         run: vec![],
         cancel: vec![],
         preempt: vec![],
         reserve_ports: vec![],
-    }))
+        epoch: 0,
+    });
+    d.epoch = epoch;
+    Ok(Json(d))
 }
 
 async fn report(
@@ -77,6 +93,9 @@ async fn report(
     Json(r): Json<Report>,
 ) -> Result<Json<ReportAck>, axum::http::StatusCode> {
     let mut f = s.lock().unwrap();
+    if f.unavailable {
+        return Err(axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    }
     let ok = !f.refuse_reports;
     f.reports.push((r.clone(), ok));
     if !ok {
@@ -143,6 +162,7 @@ fn set_desired(s: &Shared, run: Vec<Launch>, reserve: Vec<AttemptRef>) {
         cancel: vec![],
         preempt: vec![],
         reserve_ports: reserve,
+        epoch: 0,
     });
 }
 
@@ -593,4 +613,75 @@ async fn an_answer_older_than_an_acknowledged_end_does_not_start_the_attempt_aga
         .unwrap()
         .unwrap();
     http.abort();
+}
+
+fn launch(job: u64) -> Launch {
+    Launch {
+        job,
+        attempt: 1,
+        name: "epoch".into(),
+        user: me(),
+        command: vec!["true".into()],
+        cwd: "/".into(),
+        env: BTreeMap::new(),
+        gpus: vec![0],
+        walltime_s: None,
+        grace_s: 1,
+        slice: None,
+        resources: BTreeMap::new(),
+        dist: None,
+    }
+}
+
+/// Two servers: the leader of epoch 5, and a deposed one of epoch 3 that still answers.
+/// While the leader is unavailable the agent reaches the deposed one, whose desired
+/// state (a job to start) it refuses; back on the leader, it does what it says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn desired_state_of_an_older_epoch_is_refused_and_another_server_asked() {
+    let (new, new_url, new_http) = fake_server().await;
+    let (old, old_url, old_http) = fake_server().await;
+    new.lock().unwrap().epoch = 5;
+    old.lock().unwrap().epoch = 3;
+    set_desired(&old, vec![launch(7)], vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+    let (stop, stop_rx) = watch::channel(false);
+    let list = format!("{new_url},{old_url}");
+    let agent = tokio::spawn(run(config(list, dir.path(), lib), stop_rx));
+    wait_until(&new, "polls of the leader", |f| f.polls >= 2).await;
+    new.lock().unwrap().unavailable = true;
+    wait_until(&old, "polls of the deposed server", |f| f.polls >= 3).await;
+    // The leader is back, with a job of its own.
+    {
+        let mut f = new.lock().unwrap();
+        f.unavailable = false;
+    }
+    set_desired(&new, vec![launch(8)], vec![]);
+    // Its end may be reported to either (the deposed fake acknowledges reports).
+    let ended = |f: &Fake| {
+        f.events
+            .iter()
+            .any(|e| e.job == 8 && matches!(e.event, RunEventKind::Ended { .. }))
+    };
+    let deadline = Instant::now() + WAIT;
+    while !ended(&new.lock().unwrap()) && !ended(&old.lock().unwrap()) {
+        assert!(Instant::now() < deadline, "job 8 of the leader did not run");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for (who, s) in [("leader", &new), ("deposed server", &old)] {
+        let f = s.lock().unwrap();
+        assert!(
+            !f.events.iter().any(|e| e.job == 7),
+            "job 7 of the deposed server (epoch 3) ran; events at the {who}: {:?}",
+            f.events
+        );
+    }
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, agent)
+        .await
+        .expect("agent stops")
+        .unwrap()
+        .unwrap();
+    new_http.abort();
+    old_http.abort();
 }

@@ -24,7 +24,8 @@ use serde::Serialize;
 pub enum Target {
     /// `unix:/path/to/gpusched.sock`
     Unix(PathBuf),
-    /// `http://host:port`, with a bearer token.
+    /// `http://host:port`, or several comma-separated (see [`Client`]), with a bearer
+    /// token.
     Http { base: String, token: Option<String> },
 }
 
@@ -76,12 +77,21 @@ fn token_file() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// Over TCP, a target may name several servers: a request goes to the one that
+/// answered last; a follower's 307 is followed (method, body and token kept), and a
+/// server that cannot be reached, or answers 503, makes the client try the next.
 pub struct Client {
     target: Target,
     /// The HTTP client for a TCP target; none for the Unix socket, which is spoken to
     /// with hyper directly, so a socket call never pays for building one.
     http: Option<reqwest::Client>,
+    /// The TCP target's servers (None on the socket).
+    servers: Option<gpusched_wire::servers::ServerList>,
 }
+
+/// Redirects followed for one request (a follower points at the leader: one hop; more
+/// only while a leadership moves).
+const MAX_HOPS: u32 = 4;
 
 /// An answer: status, the job-state header (logs), `Retry-After` and the body.
 struct Answer {
@@ -133,8 +143,11 @@ impl Client {
             Target::Http { base, .. } => {
                 // Loading the system's CA store costs milliseconds per invocation; only
                 // HTTPS needs it.
+                // Redirects are followed here, not by reqwest, which drops the token
+                // when the host changes (and a follower always points elsewhere).
                 let mut b = reqwest::Client::builder()
                     .timeout(Duration::from_secs(330))
+                    .redirect(reqwest::redirect::Policy::none())
                     .tls_built_in_root_certs(base.starts_with("https://"));
                 if let Some(cert) = extra_root {
                     b = b.add_root_certificate(cert);
@@ -142,7 +155,17 @@ impl Client {
                 Some(b.build().context("cannot build the HTTP client")?)
             }
         };
-        Ok(Client { target, http })
+        let servers = match &target {
+            Target::Unix(_) => None,
+            Target::Http { base, .. } => {
+                Some(gpusched_wire::servers::ServerList::parse(base).map_err(anyhow::Error::msg)?)
+            }
+        };
+        Ok(Client {
+            target,
+            http,
+            servers,
+        })
     }
 
     /// One request; when the server says it is busy (503 or 429 with `Retry-After`:
@@ -185,38 +208,7 @@ impl Client {
     ) -> anyhow::Result<Answer> {
         let sent = match &self.target {
             Target::Unix(sock) => unix_call(sock, method, path, body).await,
-            Target::Http { base, token } => {
-                let http = self
-                    .http
-                    .as_ref()
-                    .expect("Client::new builds an HTTP client for every TCP target");
-                let mut req = http
-                    .request(method, format!("{base}{path}"))
-                    .header("content-type", "application/json");
-                if let Some(t) = token {
-                    req = req.bearer_auth(t);
-                }
-                if let Some(b) = body {
-                    req = req.body(b);
-                }
-                match req.send().await {
-                    Ok(r) => {
-                        let status = r.status();
-                        let job_state = header(r.headers());
-                        let attempt = attempt_of(r.headers().get("x-gpusched-job-attempt"));
-                        let retry_after = retry_after(r.headers().get("retry-after"));
-                        let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
-                        Ok(Answer {
-                            status,
-                            job_state,
-                            attempt,
-                            retry_after,
-                            body,
-                        })
-                    }
-                    Err(e) => Err(anyhow!(root_cause(&e))),
-                }
-            }
+            Target::Http { token, .. } => self.tcp_call(method, path, body, token).await,
         };
         sent.map_err(|e| {
             if let Some(advice) = certificate_advice(&self.target.shown(), &e.to_string()) {
@@ -228,6 +220,92 @@ impl Client {
                 self.target.shown()
             )
         })
+    }
+
+    /// A request over TCP to the servers of the target: the last good one first; a 307
+    /// is followed to its `Location`; an unreachable server or a 503 moves on to the
+    /// next (the last 503 is the answer if every server gives one).
+    async fn tcp_call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        token: &Option<String>,
+    ) -> anyhow::Result<Answer> {
+        let http = self
+            .http
+            .as_ref()
+            .expect("Client::new builds an HTTP client for every TCP target");
+        let servers = self
+            .servers
+            .as_ref()
+            .expect("Client::new parses the servers of every TCP target");
+        let mut last_err = None;
+        let mut busy = None;
+        for base in servers.order() {
+            let mut url = format!("{base}{path}");
+            let mut at = base;
+            for _ in 0..MAX_HOPS {
+                let mut req = http
+                    .request(method.clone(), &url)
+                    .header("content-type", "application/json");
+                if let Some(t) = token {
+                    req = req.bearer_auth(t);
+                }
+                if let Some(b) = &body {
+                    req = req.body(b.clone());
+                }
+                let r = match req.send().await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        last_err = Some(anyhow!(root_cause(&e)));
+                        break;
+                    }
+                };
+                let status = r.status();
+                if status == StatusCode::TEMPORARY_REDIRECT {
+                    let to = r
+                        .headers()
+                        .get("location")
+                        .and_then(|v| v.to_str().ok())
+                        .map(String::from);
+                    match to.as_deref().and_then(gpusched_wire::servers::origin_of) {
+                        Some(origin) => {
+                            url = to.unwrap_or_default();
+                            at = origin;
+                            continue;
+                        }
+                        None => break,
+                    }
+                }
+                let job_state = header(r.headers());
+                let attempt = attempt_of(r.headers().get("x-gpusched-job-attempt"));
+                let retry_after = retry_after(r.headers().get("retry-after"));
+                let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
+                let answer = Answer {
+                    status,
+                    job_state,
+                    attempt,
+                    retry_after,
+                    body,
+                };
+                if status == StatusCode::SERVICE_UNAVAILABLE && servers.all().len() > 1 {
+                    // A follower that knows no leader, or a leader stepping down.
+                    busy = Some(answer);
+                    break;
+                }
+                servers.answered(&at);
+                return Ok(answer);
+            }
+        }
+        match (busy, last_err) {
+            (Some(answer), _) => Ok(answer),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(anyhow!(
+                "the servers at {} kept redirecting (more than {MAX_HOPS} hops)",
+                servers.shown()
+            )),
+        }
     }
 
     /// The answer if it is a success, else its error message.

@@ -97,6 +97,22 @@ pub enum Cmd {
     Report(Report, Reply<()>),
     /// Periodic: expire silent nodes.
     Tick,
+    /// The election loop saw the lease lost: stop leading (`crate::leader`).
+    StepDown,
+}
+
+/// The leadership a state task serves: it commits only while `lead` says it may under
+/// `epoch` (and the store's fence agrees), and stops as soon as it may not.
+pub struct Term {
+    pub lead: crate::leader::Leadership,
+    pub epoch: u64,
+}
+
+/// Why a round is refused when its server stopped leading.
+fn deposed(epoch: u64) -> Fail {
+    Fail::Unavailable(format!(
+        "this server stopped leading (epoch {epoch}) before the change was saved, so it was          not made; retry: the new leader answers (clients given several --server URLs find it)"
+    ))
 }
 
 /// Commands taken per round at most, so one round's latency stays bounded.
@@ -167,17 +183,25 @@ fn answer<T: Send + 'static>(out: &mut Vec<Answer>, reply: Reply<T>, value: Resu
     }));
 }
 
+/// Serves rounds until the server stops leading; the command channel back.
 pub async fn run(
     mut state: State,
     mut store: SqliteStore,
     mut rx: mpsc::Receiver<Cmd>,
     tokens: SharedTokens,
-) {
+    term: Term,
+) -> mpsc::Receiver<Cmd> {
     let mut answers: Vec<Answer> = Vec::new();
     let mut reads: Vec<Read> = Vec::new();
     let mut cmds = Vec::new();
     let mut last_round = Instant::now();
     while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
+        // A server that no longer leads acts on nothing: the commands are dropped
+        // (their callers get 503) and the election loop takes the channel back.
+        if !term.lead.may_commit(term.epoch) || cmds.iter().any(|c| matches!(c, Cmd::StepDown)) {
+            cmds.clear();
+            break;
+        }
         // The one reading of the clock for this round: the state never reads it itself.
         let now = Now::read();
         state.begin_round(now);
@@ -187,7 +211,17 @@ pub async fn run(
         for cmd in cmds.drain(..) {
             match cmd {
                 Cmd::Tick => tick = true,
-                cmd => handle(&mut state, &mut store, cmd, &mut answers, &mut reads).await,
+                cmd => {
+                    handle(
+                        &mut state,
+                        &mut store,
+                        cmd,
+                        &mut answers,
+                        &mut reads,
+                        term.epoch,
+                    )
+                    .await
+                }
             }
         }
         if tick {
@@ -201,7 +235,33 @@ pub async fn run(
         let rows = state.take_touched();
         let journal = state.take_journal();
         let tokens_changed = !rows.tokens.is_empty();
-        if let Err(e) = persist(&state, rows, journal, &mut store).await {
+        let saved = if term.lead.may_commit(term.epoch) {
+            persist(&state, rows, journal, &mut store).await
+        } else {
+            Err(gpusched_store::StoreError::Fenced {
+                mine: term.epoch,
+                current: None,
+            })
+        };
+        if let Err(gpusched_store::StoreError::Fenced { current, .. }) = &saved {
+            // Another server leads (or may by now): nothing of this round is made, and
+            // this one stops acting instead of reloading.
+            tracing::warn!(
+                epoch = term.epoch,
+                current = ?current,
+                "stepping down: this server no longer holds the leader lease"
+            );
+            let fail = deposed(term.epoch);
+            for a in answers.drain(..) {
+                a(Some(&fail));
+            }
+            for r in reads.drain(..) {
+                r.refuse(&fail);
+            }
+            state.cfg.metrics.discard_round();
+            break;
+        }
+        if let Err(e) = saved {
             // Nothing of this round was acknowledged, so nothing of it may survive:
             // refuse its requests, then forget it by reloading what is durable.
             let url = state.cfg.store_url();
@@ -221,7 +281,9 @@ pub async fn run(
                 r.refuse(&fail);
             }
             state.cfg.metrics.discard_round();
-            let (reloaded, reopened) = reload(state, store).await;
+            let Some((reloaded, reopened)) = reload(state, store, &term).await else {
+                return rx;
+            };
             state = reloaded;
             store = reopened;
             let all: Vec<_> = state.tokens.values().cloned().collect();
@@ -263,6 +325,11 @@ pub async fn run(
         answers.shrink_to(KEEP_ROUND);
         reads.shrink_to(KEEP_ROUND);
     }
+    // Stepping down: the waiters go with the state (their clients get 503 and retry),
+    // and the agents' long polls end as the node watches close.
+    drop(state);
+    let _ = store.close().await;
+    rx
 }
 
 /// Reads the rows of ended jobs `ids` from the store for this round's commands (a live
@@ -323,6 +390,7 @@ async fn handle(
     cmd: Cmd,
     out: &mut Vec<Answer>,
     reads: &mut Vec<Read>,
+    epoch: u64,
 ) {
     // Commands about one job may be about an ended one: its row comes from the store.
     let one = match &cmd {
@@ -489,7 +557,14 @@ async fn handle(
             answer(out, r, v)
         }
         Cmd::Poll(q, force, r) => {
-            let v = state.poll(&q, force);
+            // The agent refuses desired state of an epoch older than one it has seen.
+            let v = state.poll(&q, force).map(|p| match p {
+                PollResult::Ready(mut d) => {
+                    d.epoch = epoch;
+                    PollResult::Ready(d)
+                }
+                wait => wait,
+            });
             answer(out, r, v)
         }
         Cmd::Report(rep, r) => {
@@ -502,8 +577,9 @@ async fn handle(
             }
             answer(out, r, v)
         }
-        // Ticks are taken out of the round in `run`, after the other commands.
-        Cmd::Tick => {}
+        // Ticks are taken out of the round in `run`, after the other commands; a step
+        // down ends the round before any command runs.
+        Cmd::Tick | Cmd::StepDown => {}
     }
 }
 
@@ -562,27 +638,34 @@ async fn purge(
 /// back) and rebuilds the state from it, retrying until the store can be read. The node
 /// watches of the old state close, so agents' polls return and fetch the reloaded
 /// desired state.
-async fn reload(old: State, store: SqliteStore) -> (State, SqliteStore) {
+/// None: the server stopped leading meanwhile (the election loop takes over).
+async fn reload(old: State, store: SqliteStore, term: &Term) -> Option<(State, SqliteStore)> {
+    // The new connection is fenced as the old one was.
+    let fence = store.fence();
     if let Err(e) = store.close().await {
         tracing::warn!("closing the store after a failed commit: {e}");
     }
     let url = old.cfg.store_url();
     let mut pause = std::time::Duration::from_millis(100);
     loop {
+        if !term.lead.may_commit(term.epoch) {
+            return None;
+        }
         match load(&url).await {
             Ok(Loaded {
-                store,
+                mut store,
                 jobs,
                 nodes,
                 tokens,
                 max_id,
                 ended,
             }) => {
+                store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
-                return (state, store);
+                return Some((state, store));
             }
             Err(e) => {
                 tracing::error!("cannot reload the state from the store ({e}); retrying");

@@ -9,6 +9,11 @@ use gpusched_core::PolicyKind;
 /// The Unix socket's file name inside the data directory.
 pub const SOCKET_NAME: &str = "gpusched.sock";
 
+/// The leader lease by default: short enough that a follower leads within about five
+/// seconds of a leader's crash (the lease, plus a retry), long enough that a busy
+/// machine's stall of a second does not depose a healthy leader.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(4);
+
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// The server's own files: the Unix socket, the join token and, unless `store`
@@ -58,6 +63,15 @@ pub struct ServerConfig {
     pub gpu_temp_limit_c: u32,
     /// What happens to jobs on a GPU found unhealthy (`--unhealthy-jobs`).
     pub unhealthy_jobs: UnhealthyJobs,
+    /// How clients and agents reach this server (`--advertise-url`); what followers
+    /// redirect to while it leads. None: `http(s)://LISTEN`.
+    pub advertise_url: Option<String>,
+    /// The leader lease (`--lease`): renewed every third of it; a leader that could not
+    /// renew steps down before it runs out; a follower takes over once it has.
+    pub lease: Duration,
+    /// The agents' join token file (`--join-token-file`), the same for every server of
+    /// a cluster. None: `DATA_DIR/join-token`.
+    pub join_token_file: Option<PathBuf>,
 }
 
 /// What happens to the jobs on a GPU found unhealthy.
@@ -138,6 +152,9 @@ impl ServerConfig {
             topology: Default::default(),
             gpu_temp_limit_c: 90,
             unhealthy_jobs: UnhealthyJobs::Finish,
+            advertise_url: None,
+            lease: DEFAULT_LEASE,
+            join_token_file: None,
         }
     }
 
@@ -156,7 +173,9 @@ impl ServerConfig {
 
     /// Where the agents' join token is kept (mode 0600).
     pub fn join_token_path(&self) -> PathBuf {
-        self.data_dir.join("join-token")
+        self.join_token_file
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("join-token"))
     }
 
     /// How long the server holds an agent's poll: a third of the heartbeat timeout, so

@@ -17,6 +17,7 @@ pub mod config;
 pub mod fuzz_entry;
 pub mod groups;
 mod http;
+pub mod leader;
 mod live_map;
 pub mod metrics;
 pub mod queues;
@@ -52,6 +53,8 @@ pub struct Bound {
     unix_router: axum::Router,
     socket: PathBuf,
     join_token: String,
+    resign: Option<leader::Resign>,
+    leadership: leader::Leadership,
 }
 
 impl Bound {
@@ -76,6 +79,17 @@ impl Bound {
     /// The secret agents join with.
     pub fn join_token(&self) -> &str {
         &self.join_token
+    }
+
+    /// Who leads, as this server sees it.
+    pub fn leadership(&self) -> leader::Leadership {
+        self.leadership.clone()
+    }
+
+    /// The handle that, once serving is over, stops leading and releases the lease
+    /// (a clean shutdown: a follower takes over at once). Taken once.
+    pub fn take_resign(&mut self) -> Option<leader::Resign> {
+        self.resign.take()
     }
 
     /// Serves both listeners until `shutdown` completes.
@@ -125,38 +139,31 @@ impl Bound {
     }
 }
 
-/// Opens the store, restores the state, starts the state task and binds the listener.
+/// Opens the store, binds the listeners and takes part in the leader election: a
+/// server that wins the lease (a lone one does, at once) restores the state and starts
+/// the state task before this returns; one that does not follows (`leader/`).
 pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     check_live_policy(cfg.policy).map_err(anyhow::Error::msg)?;
-    let cfg = Arc::new(cfg);
-    // Live jobs only: ended ones stay in the store and are read on request.
-    let actor::Loaded {
-        store,
-        jobs,
-        nodes,
-        tokens,
-        max_id,
-        ended,
-    } = actor::load(&cfg.store_url()).await?;
-    let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
-    let mut table = auth::TokenTable::new(auth::hash(&join_token));
-    table.replace(&tokens);
-    let shared_tokens: auth::SharedTokens = Arc::new(std::sync::RwLock::new(table));
-    tracing::info!(jobs = jobs.len(), nodes = nodes.len(), store = %cfg.store_url(), "store opened");
-    let queue_conf = match &cfg.queues_file {
-        Some(path) => read_queues(path)?,
-        None => queues::Queues::default(),
-    };
-    let mut state = state::State::load(
-        cfg.clone(),
-        jobs,
-        nodes,
-        tokens,
-        queue_conf,
-        clock::Now::read(),
+    anyhow::ensure!(
+        cfg.lease >= std::time::Duration::from_secs(1),
+        "--lease must be at least 1 s"
     );
-    state.ids_after(max_id);
-    state.set_ended_counts(ended);
+    let cfg = Arc::new(cfg);
+    std::fs::create_dir_all(&cfg.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            cfg.data_dir.display()
+        )
+    })?;
+    let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
+    // The stored tokens join the table when a term loads the state.
+    let table = auth::TokenTable::new(auth::hash(&join_token));
+    let shared_tokens: auth::SharedTokens = Arc::new(std::sync::RwLock::new(table));
+    let (tx, rx) = mpsc::channel(16384);
+    // The store first: a database it cannot use stops the start before any port opens.
+    let pending_lead = leader::Leadership::new(String::new());
+    let elector =
+        leader::Elector::open(cfg.clone(), pending_lead, tx.clone(), shared_tokens.clone()).await?;
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",
@@ -172,18 +179,38 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         )?),
     };
     let socket = cfg.socket_path();
+    // Also proves that no server of this data directory lives (its lease, if any, is
+    // then taken back at once).
     let unix = bind_socket(&socket).await?;
-    let (tx, rx) = mpsc::channel(16384);
-    let actor = tokio::spawn(actor::run(state, store, rx, shared_tokens.clone()));
-    tokio::spawn(async move {
-        // A server whose state task died would answer 503 forever without exiting;
-        // stop instead, so a supervisor restarts it (the store has every answer given).
-        if let Err(e) = actor.await {
-            tracing::error!("the state task failed: {e}; stopping the server");
-            eprintln!("error: the server's state task failed: {e}");
-            std::process::exit(70);
-        }
-    });
+    let own_url = match &listener {
+        Tcp::Plain(_) => format!("http://{addr}"),
+        Tcp::Tls(_) => format!("https://{addr}"),
+    };
+    let advertise = cfg
+        .advertise_url
+        .clone()
+        .unwrap_or(own_url)
+        .trim_end_matches('/')
+        .to_string();
+    if cfg.advertise_url.is_none() && cfg.listen.ip().is_unspecified() {
+        tracing::warn!(
+            url = %advertise,
+            "--listen is a wildcard address and no --advertise-url was given: other servers \
+             would redirect clients to this URL while this one leads, which no other machine \
+             can reach; pass --advertise-url with this server's name"
+        );
+    }
+    let leadership = leader::Leadership::new(advertise);
+    let mut elector = elector.with_leadership(leadership.clone());
+    let phase = elector.start(rx).await?;
+    match leadership.role() {
+        leader::Role::Leader { epoch } => tracing::info!(epoch, "this server leads"),
+        leader::Role::Follower { leader } => tracing::info!(
+            leader = ?leader.map(|k| k.url),
+            "this server follows; it leads when the leader's lease runs out"
+        ),
+    }
+    let resign = elector.spawn(phase);
     let tick = cfg.heartbeat_timeout / 4;
     let ticker = tx.clone();
     tokio::spawn(async move {
@@ -214,6 +241,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         metrics_public: cfg.metrics_public,
         rates: Default::default(),
         groups,
+        leadership: leadership.clone(),
     };
     Ok(Bound {
         listener,
@@ -223,6 +251,8 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         unix_router: http::uds_router(app),
         socket,
         join_token,
+        resign: Some(resign),
+        leadership,
     })
 }
 
@@ -250,7 +280,7 @@ async fn bind_socket(path: &Path) -> anyhow::Result<UnixListener> {
     Ok(unix)
 }
 
-fn read_queues(path: &Path) -> anyhow::Result<queues::Queues> {
+pub(crate) fn read_queues(path: &Path) -> anyhow::Result<queues::Queues> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the queue file {}", path.display()))?;
     queues::Queues::parse(&text, &path.display().to_string()).map_err(anyhow::Error::msg)
@@ -301,7 +331,9 @@ fn spawn_reload_on_sighup(
                     tracing::info!(file = %path.display(), "queue file reloaded")
                 }
                 Ok(Err(e)) => tracing::error!("queue file not reloaded: {e:?}"),
-                Err(_) => break,
+                // No state task took it: this server follows; it reads the file when it
+                // starts leading.
+                Err(_) => tracing::info!("queue file not reloaded: this server does not lead"),
             }
         }
     });

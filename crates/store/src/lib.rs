@@ -15,8 +15,9 @@ mod url;
 
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
-    default_file, fail_commits, EndedQuery, SqliteStore, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,
-    AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
+    default_file, fail_commits, now_ms_sql, Dialect, EndedQuery, LeaseView, SqliteStore, StoreTx,
+    TaskRows, UsageSum, AUDIT_PAGE, AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION,
+    SQLITE_NOW_MS,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
@@ -49,6 +50,13 @@ pub enum StoreError {
          use --store sqlite:PATH"
     )]
     Unsupported(String),
+    /// Another server leads now: this one's epoch is no longer the current one, so it
+    /// must not write (it steps down).
+    #[error(
+        "this server no longer leads (its epoch {mine} was superseded{}); it steps down",
+        current.map_or(String::new(), |c| format!(" by epoch {c}"))
+    )]
+    Fenced { mine: u64, current: Option<u64> },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]

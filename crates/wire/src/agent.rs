@@ -102,6 +102,11 @@ pub struct Desired {
     /// parts of the gang are launched once it is known.
     #[serde(default)]
     pub reserve_ports: Vec<AttemptRef>,
+    /// The leader's epoch when it said this (0: a server from before leader election).
+    /// An agent refuses desired state of an epoch older than the highest it has seen: a
+    /// deposed leader must not steer it.
+    #[serde(default)]
+    pub epoch: u64,
 }
 
 /// How to preempt one attempt.
@@ -232,4 +237,29 @@ pub struct Report {
     /// `--telemetry-interval` when no event goes out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<crate::telemetry::NodeTelemetry>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Agents and servers one version apart: a desired state without an epoch (an older
+    /// server's) reads as epoch 0, and an older agent's reading ignores the new field.
+    #[test]
+    fn the_epoch_is_optional_both_ways() {
+        let old = r#"{"gen":3,"run":[],"cancel":[]}"#;
+        let d: Desired = serde_json::from_str(old).unwrap();
+        assert_eq!((d.gen, d.epoch), (3, 0));
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct OlderDesired {
+            gen: u64,
+            run: Vec<Launch>,
+            cancel: Vec<AttemptRef>,
+        }
+        let new = serde_json::to_string(&Desired { epoch: 7, ..d }).unwrap();
+        assert!(new.contains("\"epoch\":7"), "{new}");
+        let o: OlderDesired = serde_json::from_str(&new).unwrap();
+        assert_eq!(o.gen, 3);
+    }
 }

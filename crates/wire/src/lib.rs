@@ -17,6 +17,7 @@ pub mod job;
 pub mod jobfile;
 pub mod node;
 pub mod resource;
+pub mod servers;
 pub mod slice;
 pub mod telemetry;
 pub mod text;

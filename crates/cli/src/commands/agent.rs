@@ -100,7 +100,8 @@ impl NodeArgs {
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// The server, e.g. http://head:6450.
+    /// The server, e.g. http://head:6450, or several comma-separated (the agent follows
+    /// the leader among them).
     #[arg(long, env = "GPUSCHED_SERVER")]
     pub server: String,
     /// Node name (default: the host name).

@@ -6,8 +6,9 @@ use crate::client::{Client, Target};
 
 #[derive(ClapArgs, Debug, Clone)]
 pub struct Conn {
-    /// The server: `http://host:6450`, or `unix:/path/gpusched.sock`. Default: the local
-    /// server's socket if there is one, else http://127.0.0.1:6450.
+    /// The server: `http://host:6450`, several of them comma-separated (the leader is
+    /// found and followed), or `unix:/path/gpusched.sock`. Default: the local server's
+    /// socket if there is one, else http://127.0.0.1:6450.
     #[arg(long, env = "GPUSCHED_SERVER", hide_env_values = true)]
     pub server: Option<String>,
     /// Bearer token for TCP (default: ~/.config/gpusched/token). Not needed on the

@@ -27,6 +27,19 @@ pub struct ServerArgs {
     /// Address to listen on.
     #[arg(long, default_value_t = SocketAddr::from(([127, 0, 0, 1], gpusched_wire::DEFAULT_PORT)))]
     pub listen: SocketAddr,
+    /// How clients and agents reach this server (e.g. https://sched2.example:8420);
+    /// followers send requests here while this server leads. Default: http(s)://LISTEN.
+    #[arg(long, value_name = "URL")]
+    pub advertise_url: Option<String>,
+    /// The leader lease: renewed every third of it; a leader that cannot renew steps
+    /// down before it runs out, and another server leads once it has (see
+    /// docs/failover.md).
+    #[arg(long, default_value = "4s", value_name = "DURATION")]
+    pub lease: String,
+    /// The agents' join token (default DATA_DIR/join-token, made on first start). Give
+    /// every server of a cluster the same file, so agents join whichever leads.
+    #[arg(long, value_name = "FILE")]
+    pub join_token_file: Option<PathBuf>,
     /// Queue order: fifo, priority, sjf, drf or backfill.
     #[arg(long, default_value = "fifo")]
     pub policy: String,
@@ -162,6 +175,23 @@ impl ServerArgs {
                 gpusched_server::parse_topology(path, &text).map_err(anyhow::Error::msg)?;
         }
         cfg.private_jobs = self.private_jobs;
+        if let Some(url) = &self.advertise_url {
+            anyhow::ensure!(
+                (url.starts_with("http://") || url.starts_with("https://"))
+                    && url.len() > "https://".len(),
+                "--advertise-url {url:?}: give the URL clients reach this server at, e.g. \
+                 http://sched1.example:{}",
+                gpusched_wire::DEFAULT_PORT
+            );
+            cfg.advertise_url = Some(url.trim_end_matches('/').to_string());
+        }
+        let lease = parse_duration(&self.lease).map_err(|e| anyhow::anyhow!("--lease: {e}"))?;
+        anyhow::ensure!(
+            (2..=600).contains(&lease),
+            "--lease must be between 2s and 10m (it is renewed every third of it)"
+        );
+        cfg.lease = std::time::Duration::from_secs(lease);
+        cfg.join_token_file = self.join_token_file.clone();
         cfg.metrics_public = self.metrics_public;
         anyhow::ensure!(
             self.submit_rate.is_finite() && self.submit_rate >= 0.0,
@@ -229,17 +259,30 @@ impl ServerArgs {
 
 pub async fn run(args: ServerArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
-    let bound = gpusched_server::bind(cfg.clone()).await?;
+    let mut bound = gpusched_server::bind(cfg.clone()).await?;
+    let role = match bound.leadership().role() {
+        gpusched_server::leader::Role::Leader { epoch } => format!("leading, epoch {epoch}"),
+        gpusched_server::leader::Role::Follower { leader: Some(k) } => {
+            format!("following {} (epoch {})", k.url, k.epoch)
+        }
+        gpusched_server::leader::Role::Follower { leader: None } => "following".to_string(),
+    };
     eprintln!(
-        "gpusched server listening on {} (data in {}, policy {})",
+        "gpusched server listening on {} (data in {}, policy {}; {role})",
         bound.url(),
         cfg.data_dir.display(),
         cfg.policy.name()
     );
-    tokio::select! {
+    let resign = bound.take_resign();
+    let r = tokio::select! {
         r = bound.serve(std::future::pending()) => r,
         _ = super::shutdown_signal() => Ok(()),
+    };
+    // A clean stop hands the lease over at once instead of after it runs out.
+    if let Some(resign) = resign {
+        resign.resign().await;
     }
+    r
 }
 
 /// `--unhealthy-jobs`: what happens to the jobs on a GPU found unhealthy.

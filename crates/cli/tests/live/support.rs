@@ -113,7 +113,7 @@ pub fn server(data: &Path, port: u16, extra: &[&str]) -> (Proc, String) {
 }
 
 /// Reads lines until one holding `marker` followed by a URL; keeps draining after.
-fn read_url(stream: impl Read + Send + 'static, marker: &str) -> String {
+pub fn read_url(stream: impl Read + Send + 'static, marker: &str) -> String {
     let (tx, rx) = mpsc::channel();
     let marker = marker.to_string();
     std::thread::spawn(move || {

@@ -48,7 +48,11 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
         "join",
     ))));
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(run(state, store, rx, table));
+    let term = super::Term {
+        lead: crate::leader::Leadership::leading_for_tests(1),
+        epoch: 1,
+    };
+    tokio::spawn(run(state, store, rx, table, term));
     // A node, so jobs are admitted; one GPU, so the first job holds it.
     let reg = Register {
         node: "n1".into(),

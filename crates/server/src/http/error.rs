@@ -23,7 +23,9 @@ impl ApiErr {
     pub fn gone() -> Self {
         ApiErr(
             StatusCode::SERVICE_UNAVAILABLE,
-            "the server is shutting down; try again when it is back".into(),
+            "the server is shutting down or stopped leading; try again (a client given \
+             several --server URLs finds the leader)"
+                .into(),
         )
     }
 }

@@ -46,6 +46,8 @@ pub struct App {
     pub rates: std::sync::Arc<limits::SubmitRates>,
     /// Unix groups of submitters, looked up before their commands reach the state task.
     pub groups: crate::groups::GroupDirectory,
+    /// Who leads: a follower answers only `/api/health` itself.
+    pub leadership: crate::leader::Leadership,
 }
 
 impl App {
@@ -60,10 +62,18 @@ impl App {
     }
 }
 
+// Outermost in both routers: a server that does not lead sends every request but
+// `/api/health` to the leader before anything else looks at it (the leader
+// authenticates).
+
 /// The API as served over TCP: bearer tokens.
 pub fn tcp_router(app: App) -> Router {
     routes(&app)
         .layer(axum::middleware::from_fn_with_state(app.clone(), auth::tcp))
+        .layer(axum::middleware::from_fn_with_state(
+            app.leadership.clone(),
+            crate::leader::follow_leader,
+        ))
         .with_state(app)
 }
 
@@ -71,6 +81,10 @@ pub fn tcp_router(app: App) -> Router {
 pub fn uds_router(app: App) -> Router {
     routes(&app)
         .layer(axum::middleware::from_fn(auth::uds))
+        .layer(axum::middleware::from_fn_with_state(
+            app.leadership.clone(),
+            crate::leader::follow_leader,
+        ))
         .with_state(app)
 }
 
@@ -203,22 +217,49 @@ async fn not_found(uri: axum::http::Uri) -> ApiErr {
 
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct Health {
+    /// `ok` on the leader (its state task answered), `follower` on a server that does
+    /// not lead.
     pub status: &'static str,
     pub version: &'static str,
+    /// `leader` or `follower`.
+    pub role: &'static str,
+    /// The leader's epoch (this server's own when it leads); none while no leader is
+    /// known.
+    pub epoch: Option<u64>,
+    /// The leader's advertised URL (this server's own when it leads).
+    pub leader_url: Option<String>,
 }
 
-/// Liveness: answers when the server's state task does.
+/// Liveness, and who leads: the leader answers when its state task does; a follower
+/// answers itself (it is the one route a follower does not redirect).
 #[utoipa::path(get, path = "/api/health", security(()),
-    responses((status = 200, body = Health), (status = 503, body = ApiError,
-        description = "the server is shutting down")))]
+    responses((status = 200, body = Health,
+        description = "the leader (`status` ok) or a follower (`status` follower, with the leader's URL and epoch when known)"),
+        (status = 503, body = ApiError,
+        description = "the server is shutting down or stepping down")))]
 pub async fn health(
     axum::extract::State(app): axum::extract::State<App>,
 ) -> Result<Json<Health>, ApiErr> {
-    app.ask(Cmd::Ping).await?;
-    Ok(Json(Health {
-        status: "ok",
-        version: env!("CARGO_PKG_VERSION"),
-    }))
+    let version = env!("CARGO_PKG_VERSION");
+    match app.leadership.role() {
+        crate::leader::Role::Leader { epoch } => {
+            app.ask(Cmd::Ping).await?;
+            Ok(Json(Health {
+                status: "ok",
+                version,
+                role: "leader",
+                epoch: Some(epoch),
+                leader_url: Some(app.leadership.advertise().to_string()),
+            }))
+        }
+        crate::leader::Role::Follower { leader } => Ok(Json(Health {
+            status: "follower",
+            version,
+            role: "follower",
+            epoch: leader.as_ref().map(|k| k.epoch),
+            leader_url: leader.map(|k| k.url),
+        })),
+    }
 }
 
 #[cfg(test)]

@@ -132,6 +132,39 @@ fn refine(doc: &mut serde_json::Value) {
     resource_map(&mut submit["properties"]["resources"]);
     resource_map(&mut doc["components"]["schemas"]["Register"]["properties"]["resources"]);
     link_submissions(doc);
+    follower_redirects(doc);
+}
+
+/// Every operation but `/api/health` may be answered by a follower (a server that does
+/// not lead, `crate::leader`) with 307 to the same path on the leader, and with 503 and
+/// `Retry-After` while no leader is known.
+fn follower_redirects(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        if path == "/api/health" {
+            continue;
+        }
+        let Some(ops) = item.as_object_mut() else {
+            continue;
+        };
+        for op in ops.values_mut() {
+            let responses = &mut op["responses"];
+            responses["307"] = json!({
+                "description": "This server does not lead: repeat the request (same method and body) at `Location`, the same path on the leader's advertised URL.",
+                "headers": { "location": { "description": "The same path on the leader", "schema": { "type": "string" } } },
+                "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ApiError" } } }
+            });
+            if responses.get("503").is_none() {
+                responses["503"] = json!({
+                    "description": "No server leads right now (an election is under way); retry after `Retry-After` seconds or ask another server.",
+                    "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ApiError" } } }
+                });
+            }
+        }
+    }
 }
 
 /// A map of generic resources (a job's ask, a node's declaration): the names and counts
@@ -238,7 +271,7 @@ mod tests {
                 assert_eq!(op["security"], serde_json::json!([{}]), "{method} {path}");
                 continue;
             }
-            for code in ["401", "403", "503"] {
+            for code in ["307", "401", "403", "503"] {
                 assert!(responses.contains_key(code), "{method} {path} lacks {code}");
             }
             let takes_input = op.get("requestBody").is_some()

@@ -150,6 +150,8 @@ impl State {
             cancel: Vec::new(),
             preempt: Vec::new(),
             reserve_ports: Vec::new(),
+            // The state task stamps its term's epoch.
+            epoch: 0,
         };
         for id in ids {
             let job = &self.jobs[&id];

@@ -179,6 +179,7 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             "audit",
             "job_events",
             "jobs",
+            "leader_lease",
             "meta",
             "nodes",
             "schema_history",
@@ -235,7 +236,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=7 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=8 are recorded once each.
     assert_eq!(
         history,
         [
@@ -244,7 +245,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (4, RELEASE.to_string()),
             (5, RELEASE.to_string()),
             (6, RELEASE.to_string()),
-            (7, RELEASE.to_string())
+            (7, RELEASE.to_string()),
+            (8, RELEASE.to_string())
         ]
     );
     assert_eq!(

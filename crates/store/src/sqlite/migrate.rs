@@ -20,7 +20,7 @@ use std::pin::Pin;
 
 use sqlx::{Connection, SqliteConnection};
 
-use super::{ended, history, jobs, v1};
+use super::{ended, history, jobs, lease, v1};
 use crate::StoreError;
 
 /// A step written in Rust (a data transformation), run inside the migration's transaction.
@@ -41,7 +41,7 @@ pub struct Migration {
 }
 
 /// The newest schema this binary knows.
-pub const LATEST: i64 = 7;
+pub const LATEST: i64 = 8;
 
 /// Every schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -100,6 +100,11 @@ pub fn migrations() -> Vec<Migration> {
                 .iter()
                 .map(|s| Step::Sql(s))
                 .collect(),
+        },
+        Migration {
+            version: 8,
+            name: "leader lease: the epoch, holder and URL of the leading server",
+            steps: lease::CREATE_V8.iter().map(|s| Step::Sql(s)).collect(),
         },
     ]
 }

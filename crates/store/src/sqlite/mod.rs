@@ -9,6 +9,7 @@
 mod ended;
 mod history;
 mod jobs;
+mod lease;
 mod migrate;
 mod v1;
 
@@ -29,6 +30,7 @@ use crate::StoreError;
 
 pub use ended::{EndedQuery, TaskRows, UsageSum};
 pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
+pub use lease::{now_ms_sql, Dialect, LeaseView, POSTGRES_NOW_MS, SQLITE_NOW_MS};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
 /// One connection, owned by the server's state task (SQLite allows one writer anyway).
@@ -36,6 +38,8 @@ pub struct SqliteStore {
     conn: SqliteConnection,
     /// The database file, to find the commit faults asked for it.
     path: PathBuf,
+    /// The leader's epoch every write transaction is fenced by (`lease.rs`).
+    fence: Option<u64>,
 }
 
 /// A write transaction; dropped without [`StoreTx::commit`] it rolls back.
@@ -111,7 +115,11 @@ impl SqliteStore {
                 source,
             })?;
         migrate::run(&mut conn, &shown).await?;
-        Ok(SqliteStore { conn, path })
+        Ok(SqliteStore {
+            conn,
+            path,
+            fence: None,
+        })
     }
 
     /// Closes the connection; a transaction left open by a failed commit is rolled back.
@@ -250,9 +258,15 @@ impl SqliteStore {
             .await?)
     }
 
+    /// A write transaction; with a fence set, it begins by proving the epoch is still
+    /// the current one ([`StoreError::Fenced`] if not).
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
+        let mut tx = self.conn.begin().await?;
+        if let Some(epoch) = self.fence {
+            lease::fence(&mut tx, epoch).await?;
+        }
         Ok(StoreTx {
-            tx: self.conn.begin().await?,
+            tx,
             path: &self.path,
         })
     }
