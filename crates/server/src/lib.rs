@@ -33,7 +33,7 @@ use anyhow::Context;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
-pub use config::{check_live_policy, parse_topology, Limits, ServerConfig, SOCKET_NAME};
+pub use config::{parse_las_limits, parse_topology, Limits, ServerConfig, SOCKET_NAME};
 pub use gpusched_store::StoreUrl;
 pub use http::{Route, ROUTES};
 
@@ -127,7 +127,6 @@ impl Bound {
 
 /// Opens the store, restores the state, starts the state task and binds the listener.
 pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
-    check_live_policy(cfg.policy).map_err(anyhow::Error::msg)?;
     let cfg = Arc::new(cfg);
     // Live jobs only: ended ones stay in the store and are read on request.
     let actor::Loaded {
@@ -137,6 +136,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         tokens,
         max_id,
         ended,
+        learnt,
     } = actor::load(&cfg.store_url()).await?;
     let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
     let mut table = auth::TokenTable::new(auth::hash(&join_token));
@@ -157,6 +157,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     );
     state.ids_after(max_id);
     state.set_ended_counts(ended);
+    state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",

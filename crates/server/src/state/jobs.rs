@@ -361,6 +361,9 @@ impl State {
             } else {
                 format!("{why} ({})", v.reason)
             };
+            if let Some(estimate) = self.estimate_words(v.id) {
+                v.reason = format!("{}; {estimate}", v.reason);
+            }
         }
         v
     }
