@@ -1,0 +1,133 @@
+//! Preemptive policies and priority preemption on the live cluster, with real jobs that
+//! keep the checkpoint contract: on the signal they write a marker into
+//! `GPUSCHED_CHECKPOINT_DIR` and exit; when they run again they find it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// A job that runs until told to checkpoint: it says which run it is and whether it
+/// found its marker, and on SIGUSR1 writes the marker and exits 0.
+const CHECKPOINTING: &str =
+    "trap 'touch \"$GPUSCHED_CHECKPOINT_DIR/marker\"; echo got-usr1; exit 0' USR1; \
+     if [ -f \"$GPUSCHED_CHECKPOINT_DIR/marker\" ]; then m=yes; else m=no; fi; \
+     echo start restart=$GPUSCHED_RESTART_COUNT marker=$m; \
+     while true; do sleep 0.2; done";
+
+fn run_log(agent: &Path, id: u64, attempt: u32) -> String {
+    std::fs::read_to_string(agent.join(format!("jobs/logs/{id}.{attempt}.stdout")))
+        .unwrap_or_default()
+}
+
+fn attempt_started(v: &Value) -> u64 {
+    v["start_ms"].as_u64().expect("a running job has a start")
+}
+
+#[test]
+fn tiresias_preempts_a_long_job_for_a_new_short_one_and_resumes_it_with_its_service() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--policy",
+            "tiresias",
+            // Queue 0 ends at 2 GPU-seconds of service.
+            "--las-limits",
+            "2s",
+            "--min-runtime",
+            "1s",
+            "--preempt-grace",
+            "20s",
+        ],
+    );
+    let agent_dir = dir.join("agent");
+    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(1));
+    let long = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || job(&url, long)["state"] == "running");
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 1).contains("start restart=0 marker=no")
+    });
+    // The long job has attained more than the first queue's 2 s: the new job (queue 0)
+    // goes first, and the long one gets the checkpoint signal.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let short = submit(&url, &["--", "sleep", "1"]);
+    let s = wait_job(&url, short, SLOW);
+    assert_eq!(s["state"], "succeeded", "{s}");
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 2).contains("start restart=1 marker=yes")
+    });
+    let l = job(&url, long);
+    assert_eq!(
+        (l["attempt"].as_u64(), l["preemptions"].as_u64()),
+        (Some(2), Some(1)),
+        "{l}"
+    );
+    assert!(run_log(&agent_dir, long, 1).contains("got-usr1"));
+    assert!(
+        attempt_started(&s) < attempt_started(&l),
+        "the short job ran in between: {s} {l}"
+    );
+    // Its service was kept: it is still in queue 1, so a new job (queue 0) preempts it
+    // again once it has run its minimum, rather than waiting behind it.
+    let again = submit(&url, &["--", "true"]);
+    let a = wait_job(&url, again, SLOW);
+    assert_eq!(a["state"], "succeeded", "{a}");
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 3).contains("start restart=2 marker=yes")
+    });
+    cli(&url, &["cancel", &long.to_string()]);
+}
+
+#[test]
+fn srtf_preempts_the_longer_remaining_estimate_and_min_runtime_blocks_a_loop() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--policy",
+            "srtf",
+            "--min-runtime",
+            "6s",
+            "--preempt-grace",
+            "20s",
+        ],
+    );
+    let agent_dir = dir.join("agent");
+    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(1));
+    let long = submit(&url, &["--walltime", "1h", "--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || job(&url, long)["state"] == "running");
+    let first_start = attempt_started(&job(&url, long));
+    let short = submit(&url, &["--walltime", "5m", "--", "sleep", "1"]);
+    let s = wait_job(&url, short, SLOW);
+    assert_eq!(s["state"], "succeeded", "{s}");
+    let waited = attempt_started(&s) - first_start;
+    assert!(
+        waited >= 6_000,
+        "preempted {waited} ms after it started: {s}"
+    );
+    wait_until(SLOW, || {
+        job(&url, long)["state"] == "running" && job(&url, long)["attempt"] == 2
+    });
+    let l = job(&url, long);
+    assert_eq!(l["preemptions"], 1, "{l}");
+    assert!(run_log(&agent_dir, long, 1).contains("got-usr1"), "{l}");
+    // The long job was protected for its first 6 s, and is again after it restarts: a
+    // shorter job arriving now waits out the minimum instead of bouncing it at once.
+    let restarted = attempt_started(&l);
+    let next = submit(&url, &["--walltime", "5m", "--", "true"]);
+    let n = wait_job(&url, next, SLOW);
+    assert_eq!(n["state"], "succeeded", "{n}");
+    let ran_for = attempt_started(&n) - restarted;
+    assert!(
+        ran_for >= 6_000,
+        "preempted {ran_for} ms after it restarted: {n}"
+    );
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 3).contains("restart=2 marker=yes")
+    });
+    cli(&url, &["cancel", &long.to_string()]);
+}
