@@ -25,6 +25,7 @@ mod queue_fit;
 mod reasons;
 mod reclaim;
 pub(crate) mod shape;
+mod tiers;
 mod tokens;
 mod tracked;
 mod transition;
@@ -534,6 +535,7 @@ impl State {
         }
         self.preempt_victims();
         self.reclaim(now_ms);
+        self.preempt_lower_tiers(now_ms);
     }
 
     /// Moves a job the core placed to `starting` on its nodes, with the GPU indices (or

@@ -14,10 +14,13 @@ use gpusched_wire::JobState;
 use super::State;
 
 impl State {
-    /// Under a preemptive policy a pass is due on every tick: time alone changes its
-    /// order (tiresias demotes by attained service) and ends protections.
+    /// Under a preemptive policy, or with a queue that preempts lower priority tiers
+    /// (`tiers.rs`), a pass is due on every tick: time alone changes the order (tiresias
+    /// demotes by attained service) and ends protections.
     pub fn schedule_if_preemptive(&mut self) {
-        if self.cfg.policy.preemptive() {
+        if self.cfg.policy.preemptive()
+            || self.queues.defs.values().any(|q| q.preempt_lower_priority)
+        {
             self.sched_due = true;
         }
     }

@@ -280,3 +280,68 @@ fn the_predictor_is_written_at_most_once_a_second() {
         "the second end, a second later"
     );
 }
+
+#[test]
+fn a_higher_tier_preempts_a_lower_one_of_its_queue_only_and_starts_first_there() {
+    run_with(
+        "priority tiers: same queue only, after min-runtime",
+        |cfg| {
+            cfg.min_runtime = Duration::from_secs(10);
+            cfg.heartbeat_timeout = Duration::from_secs(3600);
+        },
+        &[
+            Queues(
+                "[queues.a]\npreempt_lower_priority = true\npriority_tiers = [100]\n\n[queues.b]\n",
+            ),
+            Node("n1", 2),
+            Round,
+            Submit("alice", "gpus=1 queue=a"),
+            Submit("bob", "gpus=1 queue=b"),
+            Round,
+            Started("n1", 1),
+            Started("n1", 2),
+            Round,
+            Submit("carol", "gpus=1 queue=a priority=100"),
+            Submit("dave", "gpus=1 queue=b priority=500"),
+            Round,
+            // Job 1 is protected for its first 10 s.
+            Wait(11),
+            Tick,
+            Round,
+            Poll("n1"),
+            Preempted("n1", 1),
+            Round,
+            Show("alice", 1),
+        ],
+        "
+            queues reload: Ok(())
+            node n1 (2 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 queue=a: ok 1
+            bob submits gpus=1 queue=b: ok 2
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 starting on n1 [1] #1: sent to n1
+            n1 reports 1 started: ok
+            n1 reports 2 started: ok
+            round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
+              job 1 running on n1 [0] #1: running on n1
+              job 2 running on n1 [1] #1: running on n1
+            carol submits gpus=1 queue=a priority=100: ok 3
+            dave submits gpus=1 queue=b priority=500: ok 4
+            round: wrote jobs 3 4 nodes - tokens -; woke -; ended -
+              job 3 pending #1
+              job 4 pending #1
+            11s pass
+            tick
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+              job 1 running on n1 [0] #1: being requeued: priority preemption in queue `a`: job 3 of priority tier 1 needs its GPUs on n1
+            n1 polls: run 2#1 [1]; cancel -; preempt 1#1
+            n1 reports 1 preempted: ok
+            round: wrote jobs 1 3 nodes - tokens -; woke n1; ended -
+              job 1 pending #2: requeued without using a retry: priority preemption in queue `a`: job 3 of priority tier 1 needs its GPUs on n1
+              job 3 starting on n1 [0] #1: sent to n1
+            alice shows 1: 1 pending: waiting for 1 free GPU on one node (at most 0 free on a node now; 2 jobs waiting) (requeued without using a retry: priority preemption in queue `a`: job 3 of priority tier 1 needs its GPUs on n1)
+        ",
+    );
+}
