@@ -131,3 +131,70 @@ fn srtf_preempts_the_longer_remaining_estimate_and_min_runtime_blocks_a_loop() {
     });
     cli(&url, &["cancel", &long.to_string()]);
 }
+
+/// Queue `a` preempts lower priority tiers, queue `b` does not: a high-tier job of `a`
+/// takes a low-tier `a` job's GPU (which checkpoints and resumes later), never a `b` job's;
+/// a high-priority `b` job just waits.
+#[test]
+fn a_high_tier_job_preempts_a_low_tier_one_of_its_own_queue_only() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(
+        &file,
+        "[queues.a]\npreempt_lower_priority = true\npriority_tiers = [100]\n\n[queues.b]\n",
+    )
+    .unwrap();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--queues",
+            file.to_str().unwrap(),
+            "--min-runtime",
+            "1s",
+            "--preempt-grace",
+            "20s",
+        ],
+    );
+    let agent_dir = dir.join("agent");
+    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(2));
+    let low_a = submit(&url, &["-q", "a", "--", "sh", "-c", CHECKPOINTING]);
+    let low_b = submit(&url, &["-q", "b", "--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || {
+        job(&url, low_a)["state"] == "running" && job(&url, low_b)["state"] == "running"
+    });
+    let high_b = submit(&url, &["-q", "b", "--priority", "500", "--", "true"]);
+    let high_a = submit(&url, &["-q", "a", "--priority", "100", "--", "sleep", "1"]);
+    let h = wait_job(&url, high_a, SLOW);
+    assert_eq!(h["state"], "succeeded", "{h}");
+    let la = job(&url, low_a);
+    assert_eq!(la["preemptions"], 1, "{la}");
+    assert!(run_log(&agent_dir, low_a, 1).contains("got-usr1"));
+    // The preempted job resumes from its checkpoint on the GPU the short job left
+    // (fifo: it was submitted first). The `b` job of high priority still waits: it
+    // preempts nobody, and the low `b` job was never touched.
+    wait_until(SLOW, || {
+        run_log(&agent_dir, low_a, 2).contains("start restart=1 marker=yes")
+    });
+    let hb = job(&url, high_b);
+    assert_eq!(
+        (hb["state"].as_str(), hb["attempt"].as_u64()),
+        (Some("pending"), Some(1)),
+        "{hb}"
+    );
+    let lb = job(&url, low_b);
+    assert_eq!(
+        (lb["attempt"].as_u64(), lb["preemptions"].as_u64()),
+        (Some(1), Some(0)),
+        "{lb}"
+    );
+    cli(
+        &url,
+        &[
+            "cancel",
+            &low_a.to_string(),
+            &low_b.to_string(),
+            &high_b.to_string(),
+        ],
+    );
+}
