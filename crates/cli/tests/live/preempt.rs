@@ -198,3 +198,37 @@ fn a_high_tier_job_preempts_a_low_tier_one_of_its_own_queue_only() {
         ],
     );
 }
+
+/// The run-time predictor learns from a job that ends, gives a job without a walltime a
+/// predicted estimate, and keeps what it learnt over a server restart (the store's meta).
+#[test]
+fn the_predictor_learns_from_an_ended_job_and_survives_a_restart() {
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let (mut server1, url) = server(&data, 0, &["--policy", "sjf"]);
+    let mut agent1 = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    let first = submit(&url, &["-J", "train", "--", "sleep", "2"]);
+    // `wait` answers once the round that ended the job is committed, the predictor with it.
+    let f = wait_job(&url, first, SLOW);
+    assert_eq!(f["state"], "succeeded", "{f}");
+    agent1.kill();
+    server1.kill();
+
+    // No agent now: the next job waits, and says what its run time is predicted to be.
+    let (_server2, url) = server(&data, 0, &["--policy", "sjf"]);
+    let next = submit(&url, &["-J", "train", "--", "sleep", "2"]);
+    // About 2 s (a histogram bucket's middle; more on a busy machine).
+    wait_until(SLOW, || {
+        let r = job(&url, next)["reason"].as_str().unwrap_or("").to_string();
+        r.contains("; run time predicted ") && r.contains("s from every past job")
+    });
+    // A job with a walltime keeps it: no prediction.
+    let timed = submit(&url, &["-J", "train", "--walltime", "1m", "--", "true"]);
+    wait_until(SLOW, || job(&url, timed)["state"] == "pending");
+    let r = job(&url, timed)["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(!r.contains("predicted"), "{r}");
+    cli(&url, &["cancel", &next.to_string(), &timed.to_string()]);
+}
