@@ -42,12 +42,23 @@ impl Scheduler {
             }
         }
         let mut wanted = vec![false; jobs.len()];
+        // As in `pack_from_idle`: a plain job no smaller than one that failed cannot fit
+        // either, which keeps a long queue cheap.
+        let monotone = self.placement != crate::PlacementStrategy::Topology;
+        let mut smallest_failure = u32::MAX;
         for &i in order {
             let j = &jobs[i];
+            let plain = monotone && j.spec.gpu_model.is_none() && j.spec.gang.is_none();
             wanted[i] = if j.running && protected(j) {
                 true
+            } else if plain && j.spec.gpus >= smallest_failure {
+                false
             } else {
-                place_job(self.placement, &mut self.work, None, &j.spec).is_some()
+                let placed = place_job(self.placement, &mut self.work, None, &j.spec).is_some();
+                if !placed && plain {
+                    smallest_failure = smallest_failure.min(j.spec.gpus);
+                }
+                placed
             };
         }
         // Starts first, in order, on what is free now; a wanted job that does not fit

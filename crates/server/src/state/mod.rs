@@ -683,6 +683,8 @@ impl State {
         self.release(id);
         self.queue.requeue(id, now as f64 / 1000.0);
         self.remember_attained(id);
+        // A policy's reason for a preemption is moot once the run ended another way.
+        self.policy_preempted.remove(&id);
         let job = self.jobs.get_mut(&id)?;
         let v = &mut job.view;
         v.reason = reason;
