@@ -229,5 +229,13 @@ fn the_predictor_learns_from_an_ended_job_and_survives_a_restart() {
         .unwrap_or("")
         .to_string();
     assert!(!r.contains("predicted"), "{r}");
+    // `show` of the running job still says where its estimate came from.
+    let _agent2 = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    wait_until(SLOW, || {
+        let v = job(&url, next);
+        v["state"] == "running" && v["reason"].as_str().unwrap_or("").contains("predicted")
+    });
+    let shown = stdout(&cli(&url, &["show", &next.to_string()]));
+    assert!(shown.contains("run time predicted"), "{shown}");
     cli(&url, &["cancel", &next.to_string(), &timed.to_string()]);
 }
