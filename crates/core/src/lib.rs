@@ -46,6 +46,7 @@ pub mod room;
 pub mod schedule;
 pub mod sharing;
 pub mod slices;
+pub mod tiers;
 
 pub use cluster::{Cluster, ClusterError, Gpu, Node};
 pub use ids::{GpuIndex, JobId, NodeId, QueueId, SwitchId, UserId};

@@ -145,7 +145,13 @@ pub struct PassOutcome {
 pub enum PreemptMode {
     Repack,
     InPlace,
+    /// The live cluster's: victims are asked to stop and keep their GPUs until the
+    /// caller requeues them (`schedule/deferred.rs`).
+    Deferred,
 }
+
+mod deferred;
+pub use deferred::restore_service;
 
 /// " of model M" for a job that asks for a model, else nothing (for [`NeverFits`]).
 fn model_words(spec: &JobSpec) -> String {
@@ -211,6 +217,8 @@ pub struct Scheduler {
     room: Option<Room>,
     /// `backfill` with `backfill_nodes`: the head job's reservation in this pass.
     node_reservation: Option<backfill_nodes::NodeReservation>,
+    /// Running jobs a deferred pass must not preempt (`deferred.rs`).
+    protected: std::collections::BTreeSet<JobId>,
 }
 
 impl Scheduler {
@@ -240,6 +248,7 @@ impl Scheduler {
             next_admitted: 0,
             room: None,
             node_reservation: None,
+            protected: Default::default(),
         }
     }
 
@@ -248,10 +257,11 @@ impl Scheduler {
     /// jobs ask for 0 GPUs (placed on any node with room). Jobs that ask for none of it
     /// are placed exactly as without reservation. Off by default: the simulator's
     /// traces carry CPUs for `drf`'s dominant share only, and its results must not move.
-    /// Only the non-preemptive passes reserve; returns false (and changes nothing) for a
-    /// preemptive policy. Call before the first job starts.
+    /// Only the non-preemptive passes and the deferred (live) preemptive one reserve;
+    /// returns false (and changes nothing) for another preemptive policy. Call before
+    /// the first job starts.
     pub fn reserve_node_resources(&mut self) -> bool {
-        if self.policy.kind.preemptive() {
+        if self.policy.kind.preemptive() && self.mode != PreemptMode::Deferred {
             return false;
         }
         self.room = Some(Room::new(&self.cluster));
@@ -618,7 +628,10 @@ impl Scheduler {
             tiresias::update_queues(&self.policy, jobs, &mut self.next_seq);
         }
         let mut out = PassOutcome::default();
-        if kind.preemptive() && self.start_all_waiting(jobs, now, &mut out) {
+        if kind.preemptive()
+            && self.mode != PreemptMode::Deferred
+            && self.start_all_waiting(jobs, now, &mut out)
+        {
             return out;
         }
         if !kind.preemptive() && self.actual.total_free() == 0 && !self.zero_gpu_waiting(jobs) {
@@ -636,6 +649,7 @@ impl Scheduler {
             _ if kind.preemptive() => match self.mode {
                 PreemptMode::Repack => self.repack(jobs, &order, now, &mut out),
                 PreemptMode::InPlace => self.in_place(jobs, &order, now, &mut out),
+                PreemptMode::Deferred => self.deferred(jobs, &order, now, &mut out),
             },
             PolicyKind::Backfill => self.backfill(jobs, &order, now, &mut out),
             PolicyKind::Drf => self.drf(jobs, &order, now, &mut out),

@@ -228,15 +228,17 @@ pub async fn run(
             state.expire_nodes(now.instant.saturating_duration_since(last_round));
             // Time alone can make a reclaim possible (protections expire).
             state.schedule_if_quotas();
+            state.schedule_if_preemptive();
         }
         let pass = state.pass_due().then(Instant::now);
         state.schedule();
         state.cfg.metrics.pass_took(pass);
         let rows = state.take_touched();
         let journal = state.take_journal();
+        let learnt = state.take_learnt_writes();
         let tokens_changed = !rows.tokens.is_empty();
         let saved = if term.lead.may_commit(term.epoch) {
-            persist(&state, rows, journal, &mut store).await
+            persist(&state, rows, journal, learnt, &mut store).await
         } else {
             Err(gpusched_store::StoreError::Fenced {
                 mine: term.epoch,
@@ -659,10 +661,12 @@ async fn reload(old: State, store: SqliteStore, term: &Term) -> Option<(State, S
                 tokens,
                 max_id,
                 ended,
+                learnt,
             }) => {
                 store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
+                state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return Some((state, store));
@@ -685,6 +689,8 @@ pub struct Loaded {
     pub tokens: Vec<gpusched_store::TokenRecord>,
     pub max_id: u64,
     pub ended: Vec<(String, gpusched_wire::JobState, u64)>,
+    /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
+    pub learnt: (Option<String>, Option<String>),
 }
 
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
@@ -699,7 +705,12 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
     let ended = store.ended_counts().await?;
+    let learnt = (
+        store.meta(crate::state::learn::PREDICTOR_KEY).await?,
+        store.meta(crate::state::learn::ATTAINED_KEY).await?,
+    );
     Ok(Loaded {
+        learnt,
         store,
         jobs,
         nodes,
@@ -714,9 +725,10 @@ async fn persist(
     state: &State,
     rows: Rows,
     journal: crate::state::history::Journal,
+    learnt: Vec<(&'static str, String)>,
     store: &mut SqliteStore,
 ) -> Result<(), gpusched_store::StoreError> {
-    if rows.is_empty() && journal.is_empty() {
+    if rows.is_empty() && journal.is_empty() && learnt.is_empty() {
         return Ok(());
     }
     let _timer = state.cfg.metrics.commit_timer();
@@ -741,6 +753,9 @@ async fn persist(
         .await?;
     for entry in &journal.audit {
         tx.add_audit(entry).await?;
+    }
+    for (key, value) in &learnt {
+        tx.put_meta(key, value).await?;
     }
     tx.commit().await
 }

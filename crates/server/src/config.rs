@@ -24,8 +24,12 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     /// Silence after which a node is declared lost and its jobs requeued.
     pub heartbeat_timeout: Duration,
-    /// Queue order on the live cluster (non-preemptive policies only, for now).
+    /// Queue order on the live cluster; `srtf`, `srsf` and `tiresias` preempt through
+    /// the checkpoint contract (`state/preempt.rs`).
     pub policy: PolicyKind,
+    /// `tiresias`: the attained GPU-seconds at which a job drops to the next queue
+    /// (`--las-limits`; default 3250, 7200: Tiresias' own).
+    pub las_limits: Vec<f64>,
     /// Requeues of a job whose node was lost, unless the job says otherwise.
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
@@ -134,6 +138,7 @@ impl ServerConfig {
             listen,
             heartbeat_timeout: Duration::from_secs(30),
             policy: PolicyKind::Fifo,
+            las_limits: vec![3250.0, 7200.0],
             default_max_retries: 3,
             grace_s: 10,
             unix_socket: None,
@@ -185,17 +190,23 @@ impl ServerConfig {
     }
 }
 
-/// The policies the live server can run today. Preemptive ones need the checkpoint
-/// contract (SIGUSR1, grace, requeue with service kept) that lands with multi-tenancy.
-pub fn check_live_policy(kind: PolicyKind) -> Result<(), String> {
-    if kind.preemptive() {
-        return Err(format!(
-            "policy `{}` preempts running jobs, which the live cluster does not do yet; \
-             use one of fifo, priority, sjf, drf, backfill",
-            kind.name()
-        ));
+/// `--las-limits`: ascending attained GPU-service limits (`30m,2h`, or seconds), one
+/// per queue but the last. Errors say what to write.
+pub fn parse_las_limits(text: &str) -> Result<Vec<f64>, String> {
+    let mut out: Vec<f64> = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let secs = gpusched_wire::parse_duration(part).map_err(|e| {
+            format!("--las-limits {text:?}: {part:?} is not a duration ({e}); write e.g. 30m,2h")
+        })?;
+        if secs == 0 || out.last().is_some_and(|&l| secs as f64 <= l) {
+            return Err(format!(
+                "--las-limits {text:?}: limits must be above zero and ascending (each queue's \
+                 limit above the one before); write e.g. 30m,2h"
+            ));
+        }
+        out.push(secs as f64);
     }
-    Ok(())
+    Ok(out)
 }
 
 /// The topology file: `[nodes.NAME]` tables with `switch` and `rack` labels.

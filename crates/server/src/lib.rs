@@ -34,7 +34,7 @@ use anyhow::Context;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 
-pub use config::{check_live_policy, parse_topology, Limits, ServerConfig, SOCKET_NAME};
+pub use config::{parse_las_limits, parse_topology, Limits, ServerConfig, SOCKET_NAME};
 pub use gpusched_store::StoreUrl;
 pub use http::{Route, ROUTES};
 
@@ -143,7 +143,6 @@ impl Bound {
 /// server that wins the lease (a lone one does, at once) restores the state and starts
 /// the state task before this returns; one that does not follows (`leader/`).
 pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
-    check_live_policy(cfg.policy).map_err(anyhow::Error::msg)?;
     anyhow::ensure!(
         cfg.lease >= std::time::Duration::from_secs(1),
         "--lease must be at least 1 s"

@@ -12,6 +12,8 @@
 //! default_priority = 0
 //! max_priority = 10
 //! preemptible = true    # its borrowing jobs may be preempted (default true)
+//! preempt_lower_priority = true  # a waiting job may preempt lower tiers of this queue
+//! priority_tiers = [100, 1000]   # tiers of base priority: <100, 100-999, 1000 and up
 //! ```
 //!
 //! Without a file there is one queue, `default`, open to everyone and unlimited.
@@ -45,6 +47,14 @@ pub struct QueueDef {
     /// Whether its jobs may be preempted to give other queues their quota back.
     #[serde(default = "yes")]
     pub preemptible: bool,
+    /// Whether a waiting job of a higher priority tier may preempt running jobs of lower
+    /// tiers of this queue (`state/tiers.rs`; default false).
+    #[serde(default)]
+    pub preempt_lower_priority: bool,
+    /// Ascending bounds of base priority (without aging) that start each tier above
+    /// the lowest.
+    #[serde(default)]
+    pub priority_tiers: Vec<i32>,
 }
 
 fn yes() -> bool {
@@ -81,6 +91,8 @@ impl Default for Queues {
             default_priority: 0,
             max_priority: None,
             preemptible: true,
+            preempt_lower_priority: false,
+            priority_tiers: Vec::new(),
         };
         Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),
@@ -125,6 +137,19 @@ impl Queues {
             }
             if !(q.weight.is_finite() && q.weight > 0.0) {
                 return bad(format!("weight = {} must be above 0", q.weight));
+            }
+            if q.priority_tiers.windows(2).any(|w| w[0] >= w[1]) {
+                return bad(format!(
+                    "priority_tiers = {:?} must be ascending, e.g. [100, 1000]",
+                    q.priority_tiers
+                ));
+            }
+            if q.preempt_lower_priority && q.priority_tiers.is_empty() {
+                return bad(
+                    "preempt_lower_priority = true needs priority_tiers, the base priorities \
+                     where higher tiers start, e.g. priority_tiers = [100, 1000]"
+                        .into(),
+                );
             }
             if let Some(mp) = q.max_priority {
                 if q.default_priority > mp {
@@ -204,6 +229,10 @@ mod tests {
         assert!(e.starts_with("q.toml line 3") && e.contains("maxx"), "{e}");
         let e = Queues::parse("[queues.a]\nquota = 8\nmax = 4\n", "q.toml").unwrap_err();
         assert!(e.contains("max = 4 is below quota = 8"), "{e}");
+        let e = Queues::parse("[queues.a]\npreempt_lower_priority = true\n", "q.toml").unwrap_err();
+        assert!(e.contains("needs priority_tiers"), "{e}");
+        let e = Queues::parse("[queues.a]\npriority_tiers = [5, 5]\n", "q.toml").unwrap_err();
+        assert!(e.contains("must be ascending"), "{e}");
         let e = Queues::parse("[queues.a]\nweight = 0\n", "q.toml").unwrap_err();
         assert!(e.contains("weight"), "{e}");
         let e = Queues::parse(

@@ -40,9 +40,15 @@ pub struct ServerArgs {
     /// every server of a cluster the same file, so agents join whichever leads.
     #[arg(long, value_name = "FILE")]
     pub join_token_file: Option<PathBuf>,
-    /// Queue order: fifo, priority, sjf, drf or backfill.
+    /// Queue order: fifo, priority, sjf, drf, backfill, or a preemptive one: srtf
+    /// (shortest remaining time), srsf (remaining time x GPUs) or tiresias (least
+    /// attained service); preemption sends --preempt-signal and requeues the job.
     #[arg(long, default_value = "fifo")]
     pub policy: String,
+    /// With --policy tiresias: the attained GPU-service (GPUs x run time) at which a job
+    /// drops to the next queue, one per queue but the last (e.g. 1h,4h).
+    #[arg(long, value_name = "DURATIONS", default_value = "3250s,7200s")]
+    pub las_limits: String,
     /// A node silent this long is declared lost and its jobs requeued.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     pub heartbeat_timeout: String,
@@ -156,11 +162,13 @@ impl ServerArgs {
             .transpose()?;
         cfg.policy = PolicyKind::parse(&self.policy).with_context(|| {
             format!(
-                "unknown policy `{}`; use fifo, priority, sjf, drf or backfill",
+                "unknown policy `{}`; use fifo, priority, sjf, drf, backfill, srtf, srsf or \
+                 tiresias",
                 self.policy
             )
         })?;
-        gpusched_server::check_live_policy(cfg.policy).map_err(anyhow::Error::msg)?;
+        cfg.las_limits =
+            gpusched_server::parse_las_limits(&self.las_limits).map_err(anyhow::Error::msg)?;
         let hb = parse_duration(&self.heartbeat_timeout).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(hb >= 1, "--heartbeat-timeout must be at least 1 second");
         cfg.heartbeat_timeout = std::time::Duration::from_secs(hb);

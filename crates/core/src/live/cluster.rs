@@ -114,6 +114,10 @@ pub struct LiveCluster {
     /// Each node's GPUs' latest load (utilisation, temperature), the tie-break of
     /// [`super::gpus::pick`]; kept apart from the nodes so a sample never rebuilds them.
     loads: BTreeMap<String, super::gpus::Loads>,
+    /// Victims of the passes since [`LiveCluster::take_preemptions`] (`preempt.rs`).
+    pub(super) preempts: Vec<u64>,
+    /// Jobs whose estimate is a prediction, not a walltime (`preempt.rs`).
+    pub(super) predicted: BTreeSet<u64>,
 }
 
 impl LiveCluster {
@@ -126,10 +130,11 @@ impl LiveCluster {
             &empty,
             policy,
             PlacementStrategy::BestFit,
-            PreemptMode::InPlace,
+            PreemptMode::Deferred,
         );
         // Running jobs hold the CPUs, memory and generic resources they ask for on their
-        // node (the simulator leaves this off). Live policies are non-preemptive.
+        // node (the simulator leaves this off). Preemptive policies ask their victims
+        // to stop and keep them placed until they have (`schedule/deferred.rs`).
         scheduler.reserve_node_resources();
         LiveCluster {
             scheduler,
@@ -144,6 +149,8 @@ impl LiveCluster {
             claims: BTreeMap::new(),
             lost_parts: Vec::new(),
             loads: BTreeMap::new(),
+            preempts: Vec::new(),
+            predicted: BTreeSet::new(),
         }
     }
 
@@ -414,6 +421,7 @@ impl LiveCluster {
             self.release_whole(i);
             let mut job = self.jobs.remove(i);
             self.scheduler.finish(&mut job);
+            self.predicted.remove(&id);
         }
     }
 
@@ -609,6 +617,7 @@ impl LiveCluster {
         for job in self.jobs.iter_mut().filter(|j| j.running) {
             job.account(now);
         }
+        self.grow_predictions();
         // Jobs of users at their per-queue cap sit this pass out (see `caps`).
         let out = if self.user_caps.is_empty() {
             self.scheduler.pass(&mut self.jobs, now)
@@ -624,12 +633,18 @@ impl LiveCluster {
             out
         };
         for d in out.decisions {
-            // Only non-preemptive policies run live for now (checked at start-up).
-            let Decision::Start { job, placement, .. } = d else {
-                continue;
-            };
-            if let Some(p) = self.pick_indices(job.0, &placement) {
-                starts.push(p);
+            match d {
+                Decision::Start { job, placement, .. } => {
+                    if let Some(p) = self.pick_indices(job.0, &placement) {
+                        starts.push(p);
+                    }
+                }
+                // Still placed: the caller asks it to stop and requeues it once it has.
+                Decision::Preempt { job, .. } => {
+                    if !self.preempts.contains(&job.0) {
+                        self.preempts.push(job.0);
+                    }
+                }
             }
         }
         starts

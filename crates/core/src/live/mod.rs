@@ -14,6 +14,8 @@
 //! - [`caps`]: queue caps with slices rounded up, and per-user caps.
 //! - [`claims`]: jobs that reclaimed quota start first on their node.
 //! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
+//! - [`preempt`]: preemptive policies' victims, protection, attained service, and
+//!   predicted estimates.
 
 pub mod book;
 pub mod caps;
@@ -22,6 +24,7 @@ pub mod cluster;
 pub mod gpus;
 pub mod node;
 pub mod place;
+pub mod preempt;
 pub mod reason;
 pub mod slice;
 

@@ -82,6 +82,23 @@ impl LogHist {
         }
         Some(middle(BUCKETS - 1))
     }
+
+    /// The non-empty buckets as (bucket, count), lowest first (for a snapshot).
+    pub fn buckets(&self) -> Vec<(u16, u32)> {
+        let nonzero = self.counts.iter().enumerate().filter(|(_, &c)| c > 0);
+        nonzero.map(|(b, &c)| (b as u16, c)).collect()
+    }
+
+    /// A histogram from [`LogHist::buckets`]; `None` when a bucket is out of range or
+    /// the total reaches the halving point (a snapshot this code did not write).
+    pub fn from_buckets(buckets: &[(u16, u32)]) -> Option<Self> {
+        let mut h = LogHist::default();
+        for &(b, c) in buckets {
+            *h.counts.get_mut(b as usize)? += c;
+            h.total = h.total.checked_add(c)?;
+        }
+        (h.total < HALVE_AT).then_some(h)
+    }
 }
 
 #[cfg(test)]

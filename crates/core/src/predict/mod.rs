@@ -12,10 +12,12 @@
 //! from the future.
 
 mod hist;
+mod snapshot;
 
 use std::collections::BTreeMap;
 
 pub use hist::LogHist;
+pub use snapshot::{Snapshot, SnapshotGroup};
 
 use crate::Seconds;
 

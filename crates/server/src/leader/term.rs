@@ -192,6 +192,7 @@ impl Elector {
             tokens,
             max_id,
             ended,
+            learnt,
         } = loaded;
         store.set_fence(Some(epoch));
         self.tokens
@@ -212,6 +213,7 @@ impl Elector {
         );
         state.ids_after(max_id);
         state.set_ended_counts(ended);
+        state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
         // Loading may have taken a good part of the lease: renew before acting, so the
         // term starts with a whole lease (or not at all, if another server took over).
         let renewed = Instant::now();

@@ -362,6 +362,16 @@ impl State {
                 format!("{why} ({})", v.reason)
             };
         }
+        // Where the estimate sjf/srtf and the start estimates use came from, when it is
+        // a prediction (a walltime shows as such; no estimate, nothing).
+        if matches!(
+            v.state,
+            JobState::Pending | JobState::Starting | JobState::Running
+        ) {
+            if let Some(estimate) = self.estimate_words(v.id) {
+                v.reason = format!("{}; {estimate}", v.reason);
+            }
+        }
         v
     }
 

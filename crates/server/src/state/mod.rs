@@ -16,14 +16,17 @@ mod health;
 pub(crate) mod history;
 mod hold;
 mod jobs;
+pub(crate) mod learn;
 mod limits;
 mod metrics;
+mod preempt;
 mod privacy;
 mod queue_fit;
 mod reasons;
 mod recent;
 mod reclaim;
 pub(crate) mod shape;
+mod tiers;
 mod tokens;
 mod tracked;
 mod transition;
@@ -164,6 +167,10 @@ pub struct State {
     /// The arrays that have not ended: which may materialise tasks, and their live tasks
     /// (`array.rs`).
     arrays: BTreeMap<u64, array::ArrayRun>,
+    /// The run-time predictor and attained service, kept in `meta` (`learn.rs`).
+    learnt: learn::Learnt,
+    /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
+    policy_preempted: BTreeMap<u64, String>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -184,6 +191,7 @@ impl State {
         now: Now,
     ) -> Self {
         let mut policy = PolicyConfig::new(cfg.policy);
+        policy.las_limits = cfg.las_limits.clone();
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
         // Live backfill reserves on a real node, and a job without a walltime never
         // passes the reservation (see `gpusched_core::policy::backfill_nodes`).
@@ -210,6 +218,8 @@ impl State {
             journal: history::Journal::default(),
             ended: ended::Ended::default(),
             arrays: BTreeMap::new(),
+            learnt: Default::default(),
+            policy_preempted: BTreeMap::new(),
         };
         st.apply_queues(queues);
         for record in nodes {
@@ -304,6 +314,7 @@ impl State {
         }
         let q = self.queue_id(&job.view.queue);
         self.queue.add(&live_map::job(&job.view, q));
+        self.predict_estimate(&job.view);
     }
 
     fn queue_id(&mut self, name: &str) -> QueueId {
@@ -518,11 +529,14 @@ impl State {
         // Jobs that reclaimed quota come first on the node they reclaimed (the core's
         // claims): they start as soon as it has room.
         self.materialise_arrays();
+        self.protect_recent();
         let starts = self.queue.pass(now_ms as f64 / 1000.0, &share_target);
         for start in starts {
             self.apply_placement(start);
         }
+        self.preempt_victims();
         self.reclaim(now_ms);
+        self.preempt_lower_tiers(now_ms);
     }
 
     /// Moves a job the core placed to `starting` on its nodes, with the GPU indices (or
@@ -598,6 +612,8 @@ impl State {
             return;
         }
         self.release(id);
+        self.learn_from_end(id, state, at_ms);
+        self.policy_preempted.remove(&id);
         self.queue.remove(id);
         self.note_at(
             id,
@@ -667,6 +683,9 @@ impl State {
         self.note(id, JobEventKind::Requeued, reason.clone());
         self.release(id);
         self.queue.requeue(id, now as f64 / 1000.0);
+        self.remember_attained(id);
+        // A policy's reason for a preemption is moot once the run ended another way.
+        self.policy_preempted.remove(&id);
         let job = self.jobs.get_mut(&id)?;
         let v = &mut job.view;
         v.reason = reason;
@@ -693,9 +712,12 @@ impl State {
         let Some(job) = self.jobs.get(&id) else {
             return;
         };
-        let reason = match self.preempt_cause(id) {
-            Some(cause) => format!("requeued without using a retry: {cause}"),
-            None => format!(
+        let by_policy = self.policy_preempted.remove(&id);
+        let reason = match (self.preempt_cause(id), by_policy) {
+            (Some(cause), _) | (None, Some(cause)) => {
+                format!("requeued without using a retry: {cause}")
+            }
+            (None, None) => format!(
                 "preempted on {} to return GPUs to another queue's quota; requeued",
                 gang::nodes_of(&job.view)
             ),

@@ -29,18 +29,7 @@ impl State {
         {
             return;
         }
-        let online: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|(_, n)| n.online)
-            .map(|(k, _)| k.clone())
-            .collect();
-        let node_id = |name: &str| {
-            online
-                .iter()
-                .position(|n| n == name)
-                .map(|i| NodeId(i as u32))
-        };
+        let (online, running, rooms) = self.running_view(now_ms);
         let names: Vec<String> = self.queues.defs.keys().cloned().collect();
         let mut queues = BTreeMap::new();
         for name in &names {
@@ -56,63 +45,6 @@ impl State {
         }
         let qid =
             |st: &State, name: &str| st.queue_ids.get(name).copied().unwrap_or(QueueId(u32::MAX));
-        let min_ms = self.cfg.min_runtime.as_millis() as u64;
-        let mut running = Vec::new();
-        for j in self.placed() {
-            let v = &j.view;
-            // Slices are not reclaimed: quotas count whole GPUs.
-            if v.slice.is_some() {
-                continue;
-            }
-            // Every part of a gang; the one node of any other job.
-            let parts: Vec<(NodeId, u32)> = if v.parts.len() >= 2 {
-                v.parts
-                    .iter()
-                    .filter_map(|p| Some((node_id(&p.node)?, p.gpu_indices.len() as u32)))
-                    .collect()
-            } else {
-                v.node
-                    .as_deref()
-                    .and_then(node_id)
-                    .map(|n| vec![(n, v.gpus)])
-                    .unwrap_or_default()
-            };
-            if parts.is_empty() {
-                continue;
-            }
-            let since = v.start_ms.unwrap_or(now_ms);
-            let saved = v.last_checkpoint_ms.unwrap_or(since).max(since);
-            running.push(RunningJob {
-                job: JobId(v.id),
-                queue: qid(self, &v.queue),
-                parts,
-                gpus: v.gpus,
-                priority: v.priority,
-                unsaved: now_ms.saturating_sub(saved) as f64 / 1000.0,
-                protected: v.cancel_requested || now_ms.saturating_sub(since) < min_ms,
-            });
-        }
-        let rooms: Vec<NodeRoom> = online
-            .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let n = &self.nodes[name];
-                NodeRoom {
-                    node: NodeId(i as u32),
-                    free: self.queue.whole_free(name),
-                    // A drained node, or one whose GPUs are unhealthy, is not worth
-                    // preempting anyone on for GPUs nobody may use.
-                    capacity: self.queue.whole_usable(name),
-                    model: n
-                        .record
-                        .register
-                        .gpus
-                        .first()
-                        .map(|g| g.model.clone())
-                        .unwrap_or_default(),
-                }
-            })
-            .collect();
         for name in &names {
             // One claim per queue at a time.
             if self
@@ -196,5 +128,88 @@ impl State {
             }
             return;
         }
+    }
+
+    /// The online nodes (a node's id is its index here), the starting and running
+    /// whole-GPU jobs as possible victims (protected when they started less than
+    /// `--min-runtime` ago or are being cancelled; their unsaved work since their last
+    /// checkpoint or start), and each node's room: what quota reclaim and priority
+    /// preemption (`tiers.rs`) choose from.
+    pub(super) fn running_view(
+        &self,
+        now_ms: u64,
+    ) -> (Vec<String>, Vec<RunningJob>, Vec<NodeRoom>) {
+        let online: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.online)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let node_id = |name: &str| {
+            online
+                .iter()
+                .position(|n| n == name)
+                .map(|i| NodeId(i as u32))
+        };
+        let qid =
+            |st: &State, name: &str| st.queue_ids.get(name).copied().unwrap_or(QueueId(u32::MAX));
+        let min_ms = self.cfg.min_runtime.as_millis() as u64;
+        let mut running = Vec::new();
+        for j in self.placed() {
+            let v = &j.view;
+            // Slices are not reclaimed: quotas count whole GPUs.
+            if v.slice.is_some() {
+                continue;
+            }
+            // Every part of a gang; the one node of any other job.
+            let parts: Vec<(NodeId, u32)> = if v.parts.len() >= 2 {
+                v.parts
+                    .iter()
+                    .filter_map(|p| Some((node_id(&p.node)?, p.gpu_indices.len() as u32)))
+                    .collect()
+            } else {
+                v.node
+                    .as_deref()
+                    .and_then(node_id)
+                    .map(|n| vec![(n, v.gpus)])
+                    .unwrap_or_default()
+            };
+            if parts.is_empty() {
+                continue;
+            }
+            let since = v.start_ms.unwrap_or(now_ms);
+            let saved = v.last_checkpoint_ms.unwrap_or(since).max(since);
+            running.push(RunningJob {
+                job: JobId(v.id),
+                queue: qid(self, &v.queue),
+                parts,
+                gpus: v.gpus,
+                priority: v.priority,
+                unsaved: now_ms.saturating_sub(saved) as f64 / 1000.0,
+                protected: v.cancel_requested || now_ms.saturating_sub(since) < min_ms,
+            });
+        }
+        let rooms: Vec<NodeRoom> = online
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let n = &self.nodes[name];
+                NodeRoom {
+                    node: NodeId(i as u32),
+                    free: self.queue.whole_free(name),
+                    // A drained node, or one whose GPUs are unhealthy, is not worth
+                    // preempting anyone on for GPUs nobody may use.
+                    capacity: self.queue.whole_usable(name),
+                    model: n
+                        .record
+                        .register
+                        .gpus
+                        .first()
+                        .map(|g| g.model.clone())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        (online, running, rooms)
     }
 }

@@ -17,6 +17,7 @@ mod energy;
 mod gangs;
 mod health;
 mod history;
+mod learn;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,6 +142,8 @@ struct Store {
     /// Each job's events, and the audit log, as the rounds' journals wrote them.
     events: BTreeMap<u64, Vec<gpusched_wire::history::JobEvent>>,
     audit: Vec<gpusched_wire::history::AuditEntry>,
+    /// The `meta` values the rounds wrote (`learn.rs`: predictor, attained service).
+    meta: BTreeMap<&'static str, String>,
 }
 
 struct Harness {
@@ -376,9 +379,15 @@ fn job_line(j: &JobRecord) -> String {
 
 impl Harness {
     fn new() -> Harness {
+        Harness::with(|_| {})
+    }
+
+    /// A harness whose server runs with the configuration `set` makes.
+    fn with(set: impl FnOnce(&mut ServerConfig)) -> Harness {
         let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let mut cfg = ServerConfig::new("/nonexistent/gpusched-test".into(), listen);
         cfg.default_max_retries = 0;
+        set(&mut cfg);
         let cfg = Arc::new(cfg);
         // Any fixed start: the state must not care what the wall clock says.
         let now = Now {
@@ -649,6 +658,7 @@ impl Harness {
             Step::Tick => {
                 self.st.expire_nodes(Duration::ZERO);
                 self.st.schedule_if_quotas();
+                self.st.schedule_if_preemptive();
                 self.line("tick");
             }
             Step::TickAfterStall(s) => {
@@ -940,6 +950,12 @@ impl Harness {
                     self.queues.clone(),
                     self.now,
                 );
+                let meta = |k| self.store.meta.get(k).map(String::as_str);
+                let (p, a) = (
+                    meta(super::learn::PREDICTOR_KEY),
+                    meta(super::learn::ATTAINED_KEY),
+                );
+                self.st.restore_learnt(p, a);
                 self.line("server restarts");
                 // Only live jobs are loaded: ended ones stay in the store.
                 let jobs: Vec<String> = self.st.jobs.values().map(|j| job_line(j)).collect();
@@ -1008,6 +1024,9 @@ impl Harness {
             self.store.events.entry(id).or_default().push(e);
         }
         self.store.audit.extend(journal.audit);
+        for (key, value) in self.st.take_learnt_writes() {
+            self.store.meta.insert(key, value);
+        }
         let woke = std::mem::take(&mut self.st.touched.bumped);
         let ended = std::mem::take(&mut self.st.touched.ended);
         self.line(format!(
@@ -1036,7 +1055,12 @@ impl Harness {
 /// Runs one scenario and compares its transcript (leading spaces of the expected text's
 /// lines are indentation and ignored, except the two that mark a job line).
 fn run(name: &str, steps: &[Step], expected: &str) {
-    let mut h = Harness::new();
+    run_with(name, |_| {}, steps, expected);
+}
+
+/// [`run`] with the server configured by `set`.
+fn run_with(name: &str, set: impl FnOnce(&mut ServerConfig), steps: &[Step], expected: &str) {
+    let mut h = Harness::with(set);
     for &step in steps {
         h.step(step);
     }

@@ -1,0 +1,241 @@
+//! Preemptive policies and priority preemption on the live cluster, with real jobs that
+//! keep the checkpoint contract: on the signal they write a marker into
+//! `GPUSCHED_CHECKPOINT_DIR` and exit; when they run again they find it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// A job that runs until told to checkpoint: it says which run it is and whether it
+/// found its marker, and on SIGUSR1 writes the marker and exits 0.
+const CHECKPOINTING: &str =
+    "trap 'touch \"$GPUSCHED_CHECKPOINT_DIR/marker\"; echo got-usr1; exit 0' USR1; \
+     if [ -f \"$GPUSCHED_CHECKPOINT_DIR/marker\" ]; then m=yes; else m=no; fi; \
+     echo start restart=$GPUSCHED_RESTART_COUNT marker=$m; \
+     while true; do sleep 0.2; done";
+
+fn run_log(agent: &Path, id: u64, attempt: u32) -> String {
+    std::fs::read_to_string(agent.join(format!("jobs/logs/{id}.{attempt}.stdout")))
+        .unwrap_or_default()
+}
+
+fn attempt_started(v: &Value) -> u64 {
+    v["start_ms"].as_u64().expect("a running job has a start")
+}
+
+#[test]
+fn tiresias_preempts_a_long_job_for_a_new_short_one_and_resumes_it_with_its_service() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--policy",
+            "tiresias",
+            // Queue 0 ends at 2 GPU-seconds of service.
+            "--las-limits",
+            "2s",
+            "--min-runtime",
+            "1s",
+            "--preempt-grace",
+            "20s",
+        ],
+    );
+    let agent_dir = dir.join("agent");
+    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(1));
+    let long = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || job(&url, long)["state"] == "running");
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 1).contains("start restart=0 marker=no")
+    });
+    // The long job has attained more than the first queue's 2 s: the new job (queue 0)
+    // goes first, and the long one gets the checkpoint signal.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let short = submit(&url, &["--", "sleep", "3"]);
+    wait_until(SLOW, || job(&url, short)["state"] == "running");
+    // Another new job while the short one runs: queue 0 as well, so it goes before the
+    // long job, whose service (kept over its requeue) put it in queue 1.
+    let again = submit(&url, &["--", "true"]);
+    let s = wait_job(&url, short, SLOW);
+    assert_eq!(s["state"], "succeeded", "{s}");
+    let a = wait_job(&url, again, SLOW);
+    assert_eq!(a["state"], "succeeded", "{a}");
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 2).contains("start restart=1 marker=yes")
+    });
+    let l = job(&url, long);
+    assert_eq!(
+        (l["attempt"].as_u64(), l["preemptions"].as_u64()),
+        (Some(2), Some(1)),
+        "{l}"
+    );
+    assert!(run_log(&agent_dir, long, 1).contains("got-usr1"));
+    let resumed = attempt_started(&l);
+    assert!(
+        attempt_started(&s) < resumed && attempt_started(&a) < resumed,
+        "both new jobs ran before the long one resumed: {s} {a} {l}"
+    );
+    cli(&url, &["cancel", &long.to_string()]);
+}
+
+#[test]
+fn srtf_preempts_the_longer_remaining_estimate_and_min_runtime_blocks_a_loop() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--policy",
+            "srtf",
+            "--min-runtime",
+            "6s",
+            "--preempt-grace",
+            "20s",
+        ],
+    );
+    let agent_dir = dir.join("agent");
+    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(1));
+    let long = submit(&url, &["--walltime", "1h", "--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || job(&url, long)["state"] == "running");
+    let first_start = attempt_started(&job(&url, long));
+    let short = submit(&url, &["--walltime", "5m", "--", "sleep", "1"]);
+    let s = wait_job(&url, short, SLOW);
+    assert_eq!(s["state"], "succeeded", "{s}");
+    let waited = attempt_started(&s) - first_start;
+    assert!(
+        waited >= 6_000,
+        "preempted {waited} ms after it started: {s}"
+    );
+    wait_until(SLOW, || {
+        job(&url, long)["state"] == "running" && job(&url, long)["attempt"] == 2
+    });
+    let l = job(&url, long);
+    assert_eq!(l["preemptions"], 1, "{l}");
+    assert!(run_log(&agent_dir, long, 1).contains("got-usr1"), "{l}");
+    // The long job was protected for its first 6 s, and is again after it restarts: a
+    // shorter job arriving now waits out the minimum instead of bouncing it at once.
+    let restarted = attempt_started(&l);
+    let next = submit(&url, &["--walltime", "5m", "--", "true"]);
+    let n = wait_job(&url, next, SLOW);
+    assert_eq!(n["state"], "succeeded", "{n}");
+    let ran_for = attempt_started(&n) - restarted;
+    assert!(
+        ran_for >= 6_000,
+        "preempted {ran_for} ms after it restarted: {n}"
+    );
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 3).contains("restart=2 marker=yes")
+    });
+    cli(&url, &["cancel", &long.to_string()]);
+}
+
+/// Queue `a` preempts lower priority tiers, queue `b` does not: a high-tier job of `a`
+/// takes a low-tier `a` job's GPU (which checkpoints and resumes later), never a `b` job's;
+/// a high-priority `b` job just waits.
+#[test]
+fn a_high_tier_job_preempts_a_low_tier_one_of_its_own_queue_only() {
+    let (_d, dir) = scratch();
+    let file = dir.join("queues.toml");
+    std::fs::write(
+        &file,
+        "[queues.a]\npreempt_lower_priority = true\npriority_tiers = [100]\n\n[queues.b]\n",
+    )
+    .unwrap();
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &[
+            "--queues",
+            file.to_str().unwrap(),
+            "--min-runtime",
+            "1s",
+            "--preempt-grace",
+            "20s",
+        ],
+    );
+    let agent_dir = dir.join("agent");
+    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(2));
+    let low_a = submit(&url, &["-q", "a", "--", "sh", "-c", CHECKPOINTING]);
+    let low_b = submit(&url, &["-q", "b", "--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || {
+        job(&url, low_a)["state"] == "running" && job(&url, low_b)["state"] == "running"
+    });
+    let high_b = submit(&url, &["-q", "b", "--priority", "500", "--", "true"]);
+    let high_a = submit(&url, &["-q", "a", "--priority", "100", "--", "sleep", "1"]);
+    let h = wait_job(&url, high_a, SLOW);
+    assert_eq!(h["state"], "succeeded", "{h}");
+    let la = job(&url, low_a);
+    assert_eq!(la["preemptions"], 1, "{la}");
+    assert!(run_log(&agent_dir, low_a, 1).contains("got-usr1"));
+    // The preempted job resumes from its checkpoint on the GPU the short job left
+    // (fifo: it was submitted first). The `b` job of high priority still waits: it
+    // preempts nobody, and the low `b` job was never touched.
+    wait_until(SLOW, || {
+        run_log(&agent_dir, low_a, 2).contains("start restart=1 marker=yes")
+    });
+    let hb = job(&url, high_b);
+    assert_eq!(
+        (hb["state"].as_str(), hb["attempt"].as_u64()),
+        (Some("pending"), Some(1)),
+        "{hb}"
+    );
+    let lb = job(&url, low_b);
+    assert_eq!(
+        (lb["attempt"].as_u64(), lb["preemptions"].as_u64()),
+        (Some(1), Some(0)),
+        "{lb}"
+    );
+    cli(
+        &url,
+        &[
+            "cancel",
+            &low_a.to_string(),
+            &low_b.to_string(),
+            &high_b.to_string(),
+        ],
+    );
+}
+
+/// The run-time predictor learns from a job that ends, gives a job without a walltime a
+/// predicted estimate, and keeps what it learnt over a server restart (the store's meta).
+#[test]
+fn the_predictor_learns_from_an_ended_job_and_survives_a_restart() {
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let (mut server1, url) = server(&data, 0, &["--policy", "sjf"]);
+    let mut agent1 = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    let first = submit(&url, &["-J", "train", "--", "sleep", "2"]);
+    // `wait` answers once the round that ended the job is committed, the predictor with it.
+    let f = wait_job(&url, first, SLOW);
+    assert_eq!(f["state"], "succeeded", "{f}");
+    agent1.kill();
+    server1.kill();
+
+    // No agent now: the next job waits, and says what its run time is predicted to be.
+    let (_server2, url) = server(&data, 0, &["--policy", "sjf"]);
+    let next = submit(&url, &["-J", "train", "--", "sleep", "2"]);
+    // About 2 s (a histogram bucket's middle; more on a busy machine).
+    wait_until(SLOW, || {
+        let r = job(&url, next)["reason"].as_str().unwrap_or("").to_string();
+        r.contains("; run time predicted ") && r.contains("s from every past job")
+    });
+    // A job with a walltime keeps it: no prediction.
+    let timed = submit(&url, &["-J", "train", "--walltime", "1m", "--", "true"]);
+    wait_until(SLOW, || job(&url, timed)["state"] == "pending");
+    let r = job(&url, timed)["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(!r.contains("predicted"), "{r}");
+    // `show` of the running job still says where its estimate came from.
+    let _agent2 = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
+    wait_until(SLOW, || {
+        let v = job(&url, next);
+        v["state"] == "running" && v["reason"].as_str().unwrap_or("").contains("predicted")
+    });
+    let shown = stdout(&cli(&url, &["show", &next.to_string()]));
+    assert!(shown.contains("run time predicted"), "{shown}");
+    cli(&url, &["cancel", &next.to_string(), &timed.to_string()]);
+}

@@ -1,0 +1,272 @@
+//! What the server learns from the jobs that ran, and keeps over restarts and history
+//! purges in the store's `meta` (never in the job rows):
+//!
+//! - **the run-time predictor** (`gpusched_core::predict`), fed every job that ends
+//!   `succeeded` or `failed` with the time it ran over all its runs, from the features
+//!   known at its submission (user, queue, name, command, GPUs, GPU model, walltime,
+//!   submit time of day and week). A job the user gave no walltime gets the prediction as
+//!   its estimate when it enters the queue (sjf, srtf, srsf and the start-time estimate
+//!   use it; `backfill` does not: a job needs a walltime to backfill). The prediction is
+//!   fixed from then on (a restart predicts it again from what was learnt); a job that
+//!   outlives it is never stopped for it, its estimate doubles (the core's rule). A job
+//!   that enters the queue before any job has ended has no estimate.
+//!   Stored under `predictor` in the round a job ends, unless it was written less than
+//!   a second before; then the first round after that second writes it (a tick at the
+//!   latest). So a busy server writes it once a second at most, and a crash loses at
+//!   most the last second's ends.
+//! - **attained service**: what each live job had run before its current run, stored
+//!   under `attained` in the round it was requeued, so a preempted job keeps its service
+//!   (tiresias' queue, srtf's remaining time) over a restart.
+//!
+//! Features are names hashed (FNV-1a), not interned: a hash needs no table to store and
+//! is the same after a restart.
+
+use std::collections::BTreeMap;
+
+use gpusched_core::predict::{Features, Predictor, PredictorConfig, Snapshot, SnapshotGroup};
+use gpusched_core::PolicyKind;
+use gpusched_wire::{JobState, JobView};
+use serde::{Deserialize, Serialize};
+
+use super::State;
+
+/// The `meta` keys.
+pub const PREDICTOR_KEY: &str = "predictor";
+pub const ATTAINED_KEY: &str = "attained";
+/// The predictor is written at most this often (ms).
+const WRITE_EVERY_MS: u64 = 1000;
+
+#[derive(Default)]
+pub(super) struct Learnt {
+    predictor: Predictor,
+    /// Seconds each live job had run before its current run (requeued jobs only).
+    prior: BTreeMap<u64, f64>,
+    /// Where each waiting or running job's predicted estimate came from.
+    predicted: BTreeMap<u64, (f64, &'static str)>,
+    predictor_dirty: bool,
+    attained_dirty: bool,
+    last_write_ms: Option<u64>,
+}
+
+/// The stored form of the predictor (version 1).
+#[derive(Serialize, Deserialize)]
+struct StoredPredictor {
+    version: u32,
+    quantile: f64,
+    min_samples: u32,
+    groups: Vec<StoredGroup>,
+}
+
+/// A key as stored: (level, key, [(bucket, count)]).
+type StoredGroup = (u8, [u64; 4], Vec<(u16, u32)>);
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// What is known of a job at submission, as the predictor's features. The submit time
+/// is moved so its origin is a Monday midnight (the epoch was a Thursday).
+pub fn features(v: &JobView) -> Features {
+    let words = v.command.join("\0");
+    Features {
+        user: fnv(&v.user),
+        queue: fnv(&v.queue),
+        name: (!v.name.is_empty()).then(|| fnv(&v.name)),
+        detail: (!words.is_empty()).then(|| fnv(&words)),
+        gpus: v.gpus,
+        gpu_model: v.gpu_model.as_deref().map(fnv),
+        walltime: v.walltime_s.map(|w| w as f64),
+        submit: v.submit_ms as f64 / 1000.0 + 3.0 * 86_400.0,
+    }
+}
+
+impl Learnt {
+    /// From what the store kept (each `None` when never written). A value this code
+    /// cannot read is logged and ignored: learning starts again, nothing else is lost.
+    pub fn load(predictor: Option<&str>, attained: Option<&str>) -> Self {
+        let mut l = Learnt::default();
+        if let Some(text) = predictor {
+            match serde_json::from_str::<StoredPredictor>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|s| {
+                    Predictor::from_snapshot(&Snapshot {
+                        quantile: s.quantile,
+                        min_samples: s.min_samples,
+                        groups: s
+                            .groups
+                            .into_iter()
+                            .map(|(level, key, buckets)| SnapshotGroup {
+                                level,
+                                key,
+                                buckets,
+                            })
+                            .collect(),
+                    })
+                }) {
+                Ok(p) => l.predictor = p,
+                Err(e) => tracing::warn!("the stored run-time predictor is unreadable ({e}); it learns again from the jobs that end from now on"),
+            }
+        } else {
+            l.predictor = Predictor::new(PredictorConfig::default());
+        }
+        if let Some(text) = attained {
+            match serde_json::from_str::<BTreeMap<u64, f64>>(text) {
+                Ok(m) => l.prior = m,
+                Err(e) => tracing::warn!("the stored attained service is unreadable ({e}); requeued jobs start their service count again"),
+            }
+        }
+        l
+    }
+
+    fn predictor_json(&self) -> String {
+        let s = self.predictor.snapshot();
+        let stored = StoredPredictor {
+            version: 1,
+            quantile: s.quantile,
+            min_samples: s.min_samples,
+            groups: s
+                .groups
+                .into_iter()
+                .map(|g| (g.level, g.key, g.buckets))
+                .collect(),
+        };
+        serde_json::to_string(&stored).unwrap_or_default()
+    }
+}
+
+impl State {
+    /// Loads what was learnt (the store's `meta` values) after the jobs were restored:
+    /// each live job gets its attained service back (plus, for a running one, its
+    /// current run so far), and waiting jobs without a walltime a prediction.
+    pub fn restore_learnt(&mut self, predictor: Option<&str>, attained: Option<&str>) {
+        self.learnt = Learnt::load(predictor, attained);
+        let now = self.now.ms;
+        let live: Vec<(u64, Option<u64>, bool)> = self
+            .jobs
+            .values()
+            .filter(|j| !j.view.state.is_terminal())
+            .map(|j| {
+                let running = matches!(j.view.state, JobState::Running);
+                (j.view.id, j.view.start_ms, running)
+            })
+            .collect();
+        self.learnt
+            .prior
+            .retain(|id, _| live.iter().any(|l| l.0 == *id));
+        for (id, start, running) in live {
+            let prior = self.learnt.prior.get(&id).copied().unwrap_or(0.0);
+            let current = match (running, start) {
+                (true, Some(s)) => now.saturating_sub(s) as f64 / 1000.0,
+                _ => 0.0,
+            };
+            if prior + current > 0.0 {
+                self.queue.restore_attained(id, prior + current);
+            }
+            if let Some(view) = self.jobs.get(&id).map(|j| j.view.clone()) {
+                self.predict_estimate(&view);
+            }
+        }
+    }
+
+    /// A job entered the core's queue: without a walltime, it gets a predicted estimate
+    /// (not under `backfill`, where only walltimes count).
+    pub(super) fn predict_estimate(&mut self, v: &JobView) {
+        if v.walltime_s.is_some() || self.cfg.policy == PolicyKind::Backfill {
+            return;
+        }
+        let Some(p) = self.learnt.predictor.predict(&features(v)) else {
+            return;
+        };
+        self.queue.set_predicted(v.id, p.seconds);
+        self.learnt
+            .predicted
+            .insert(v.id, (p.seconds, p.level.name()));
+    }
+
+    /// Where a job's estimate came from, for its view: `walltime`, `predicted from
+    /// past jobs of the same KEY`, or none.
+    pub(super) fn estimate_words(&self, id: u64) -> Option<String> {
+        let (secs, predicted) = self.queue.estimate(id)?;
+        if !predicted {
+            return None;
+        }
+        let from = match self.learnt.predicted.get(&id).map(|p| p.1) {
+            Some("all") | None => "every past job (too few of its kind yet)".to_string(),
+            Some(key) => format!("past jobs of the same {key}"),
+        };
+        Some(format!(
+            "run time predicted {} from {from}",
+            short_duration(secs)
+        ))
+    }
+
+    /// A job ended: the predictor learns how long it ran (over every run), if it ran to
+    /// an outcome of its own.
+    pub(super) fn learn_from_end(&mut self, id: u64, state: JobState, at_ms: u64) {
+        let prior = self.learnt.prior.remove(&id);
+        self.learnt.predicted.remove(&id);
+        if prior.is_some() {
+            self.learnt.attained_dirty = true;
+        }
+        if !matches!(state, JobState::Succeeded | JobState::Failed) {
+            return;
+        }
+        let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
+            return;
+        };
+        let Some(start) = v.start_ms else {
+            return;
+        };
+        if v.array.is_some() || v.slice.is_some() {
+            return;
+        }
+        let ran = prior.unwrap_or(0.0) + at_ms.saturating_sub(start) as f64 / 1000.0;
+        let f = features(v);
+        self.learnt.predictor.observe(&f, ran);
+        self.learnt.predictor_dirty = true;
+    }
+
+    /// A job's run ended and it waits again: remember the service it attained (the core
+    /// keeps it in memory; this keeps it over a restart).
+    pub(super) fn remember_attained(&mut self, id: u64) {
+        if let Some(a) = self.queue.attained(id).filter(|&a| a > 0.0) {
+            self.learnt.prior.insert(id, a);
+            self.learnt.attained_dirty = true;
+        }
+    }
+
+    /// The `meta` values this round must write (see the module docs for when).
+    pub fn take_learnt_writes(&mut self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let now = self.now.ms;
+        let l = &mut self.learnt;
+        let due = l
+            .last_write_ms
+            .is_none_or(|t| now.saturating_sub(t) >= WRITE_EVERY_MS);
+        if l.predictor_dirty && due {
+            out.push((PREDICTOR_KEY, l.predictor_json()));
+            l.predictor_dirty = false;
+            l.last_write_ms = Some(now);
+        }
+        if l.attained_dirty {
+            out.push((
+                ATTAINED_KEY,
+                serde_json::to_string(&l.prior).unwrap_or_default(),
+            ));
+            l.attained_dirty = false;
+        }
+        out
+    }
+}
+
+/// `45s`, `12m`, `3.5h`, `2.0d`: a prediction is rough, so is its wording.
+fn short_duration(secs: f64) -> String {
+    match secs {
+        s if s < 120.0 => format!("{}s", s.round() as u64),
+        s if s < 7200.0 => format!("{}m", (s / 60.0).round() as u64),
+        s if s < 172_800.0 => format!("{:.1}h", s / 3600.0),
+        s => format!("{:.1}d", s / 86_400.0),
+    }
+}
