@@ -1,22 +1,25 @@
-//! The gpusched server's durable state: jobs and nodes in SQLite, through sqlx's runtime
-//! query API (no compile-time database). The server keeps its working state in memory
+//! The gpusched server's durable state: jobs and nodes in SQLite (the embedded default) or
+//! PostgreSQL, through sqlx's runtime query API and its `Any` driver (no compile-time
+//! database; one set of queries for both). The server keeps its working state in memory
 //! and writes every change here, in one transaction per scheduler round, *before* it
 //! answers a client or tells an agent anything; a crash therefore loses only work nobody
 //! was told about.
 //!
 //! The store keeps its own job model, [`StoredJob`], one column per fact, never the API
-//! type; its schema is versioned and upgraded at open (`sqlite/migrate.rs`), and a
+//! type; its schema is versioned and upgraded at open (`sqlite/migrate.rs`, `sqlite/pg_migrate.rs`), and a
 //! database from a newer gpusched is refused untouched.
 
 mod record;
 mod sqlite;
 mod stored_job;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod url;
 
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
-    default_file, fail_commits, EndedQuery, SqliteStore, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,
-    AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
+    default_file, fail_commits, Dialect, EndedQuery, Store, StoreTx, TaskRows, UsageSum,
+    AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
@@ -44,11 +47,6 @@ pub enum StoreError {
     },
     #[error("unreadable row in the database ({what}): {why}")]
     Row { what: String, why: String },
-    #[error(
-        "this gpusched cannot use the store {0} yet: PostgreSQL support is not built in; \
-         use --store sqlite:PATH"
-    )]
-    Unsupported(String),
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]

@@ -1,46 +1,59 @@
-//! SQLite in WAL mode with `synchronous=FULL`: a commit returns only once the log is on
-//! disk (fsync), which is what "committed before it is acted on" needs.
+//! The store on either backend, through sqlx's `Any` driver: one connection, one set of
+//! queries, a [`Dialect`] read at open for the few fragments that differ.
 //!
-//! - `migrate.rs`: the schema versions, applied when the store opens.
+//! Both commit durably before the server acts: SQLite in WAL mode with
+//! `synchronous=FULL` (a commit returns once the log is on disk), PostgreSQL with its
+//! default `synchronous_commit=on` (once the server flushed its WAL).
+//!
+//! - `dialect.rs`: the dialects and the helpers that keep one SQL text for both.
+//! - `migrate.rs`: the schema versions (SQLite's list), applied when the store opens;
+//!   `pg_migrate.rs`: PostgreSQL's list.
 //! - `jobs.rs`: the `jobs` table and a [`StoredJob`] in and out of it.
 //! - `history.rs`: schema 5's `job_events` (job timelines) and `audit` tables.
 //! - `v1.rs`: schema 1, frozen, for the upgrade.
 
+mod dialect;
 mod ended;
 mod history;
 mod jobs;
 mod migrate;
+mod pg_migrate;
 mod v1;
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod test_dbs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Mutex;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-use sqlx::{Connection, Row, SqliteConnection};
+use sqlx::{AnyConnection, Connection, Row};
 
 use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
-use crate::StoreError;
+use crate::{StoreError, StoreUrl};
+
+pub use dialect::Dialect;
 
 pub use ended::{EndedQuery, TaskRows, UsageSum};
 pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
-/// One connection, owned by the server's state task (SQLite allows one writer anyway).
-pub struct SqliteStore {
-    conn: SqliteConnection,
-    /// The database file, to find the commit faults asked for it.
+/// One connection, owned by the server's state task (SQLite allows one writer anyway;
+/// on PostgreSQL one server writes at a time).
+pub struct Store {
+    conn: AnyConnection,
+    dialect: Dialect,
+    /// The database file (PostgreSQL: the URL), to find the commit faults asked for it.
     path: PathBuf,
 }
 
 /// A write transaction; dropped without [`StoreTx::commit`] it rolls back.
 pub struct StoreTx<'c> {
-    tx: sqlx::Transaction<'c, sqlx::Sqlite>,
+    tx: sqlx::Transaction<'c, sqlx::Any>,
+    dialect: Dialect,
     path: &'c Path,
 }
 
@@ -77,11 +90,55 @@ const DB_FILE: &str = "gpusched.db";
 /// The `meta` keys the store writes itself.
 const RESERVED_META: [&str; 3] = ["schema_version", "written_by", "max_job_id"];
 
-impl SqliteStore {
+/// The file as a `sqlite:` URL for the `Any` driver, which percent-decodes it.
+fn sqlite_url(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::from("sqlite://");
+    for c in abs.display().to_string().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            ' ' => out.push_str("%20"),
+            c => out.push(c),
+        }
+    }
+    out.push_str("?mode=rwc");
+    out
+}
+
+impl Store {
+    /// Opens the store `--store` names (a SQLite file is created if missing; a PostgreSQL
+    /// database must exist), upgrading its schema.
+    pub async fn open(url: &StoreUrl) -> Result<Self, StoreError> {
+        match url {
+            StoreUrl::Sqlite(file) => Self::open_file(file).await,
+            StoreUrl::Postgres(u) => Self::open_postgres(u).await,
+        }
+    }
+
     /// Opens (creating if needed) `dir/gpusched.db`, the default store of a data
     /// directory.
-    pub async fn open(dir: &Path) -> Result<Self, StoreError> {
+    pub async fn open_dir(dir: &Path) -> Result<Self, StoreError> {
         Self::open_file(&dir.join(DB_FILE)).await
+    }
+
+    /// Opens the PostgreSQL database at `url` (`postgres://USER:PASSWORD@HOST/DB`).
+    async fn open_postgres(url: &str) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let shown = StoreUrl::Postgres(url.to_string()).to_string();
+        let mut conn = AnyConnection::connect(url)
+            .await
+            .map_err(|source| StoreError::Open {
+                path: shown.clone(),
+                source,
+            })?;
+        migrate::run(&mut conn, Dialect::Postgres, &shown).await?;
+        Ok(Store {
+            conn,
+            dialect: Dialect::Postgres,
+            path: PathBuf::from(url),
+        })
     }
 
     /// Opens (creating it and its directory if needed) the database file `path`.
@@ -93,25 +150,39 @@ impl SqliteStore {
                 source,
             })?;
         }
+        sqlx::any::install_default_drivers();
         let path = path.to_path_buf();
         let shown = path.display().to_string();
-        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
-            .map_err(|source| StoreError::Open {
-                path: shown.clone(),
-                source,
-            })?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(std::time::Duration::from_secs(5));
-        let mut conn = SqliteConnection::connect_with(&opts)
+        let open_err = |source| StoreError::Open {
+            path: shown.clone(),
+            source,
+        };
+        let mut conn = AnyConnection::connect(&sqlite_url(&path))
             .await
-            .map_err(|source| StoreError::Open {
-                path: shown.clone(),
-                source,
-            })?;
-        migrate::run(&mut conn, &shown).await?;
-        Ok(SqliteStore { conn, path })
+            .map_err(open_err)?;
+        // What the SQLite driver's own options set (the `Any` URL cannot say them): wait
+        // 5 s for a lock, write ahead, and fsync the log at every commit.
+        for pragma in [
+            "PRAGMA busy_timeout = 5000",
+            "PRAGMA journal_mode = WAL",
+            "PRAGMA synchronous = FULL",
+        ] {
+            sqlx::query(pragma)
+                .execute(&mut conn)
+                .await
+                .map_err(open_err)?;
+        }
+        migrate::run(&mut conn, Dialect::Sqlite, &shown).await?;
+        Ok(Store {
+            conn,
+            dialect: Dialect::Sqlite,
+            path,
+        })
+    }
+
+    /// Which database this store is on.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// Closes the connection; a transaction left open by a failed commit is rolled back.
@@ -135,7 +206,7 @@ impl SqliteStore {
 
     /// The highest job id ever stored (0: none).
     pub async fn max_job_id(&mut self) -> Result<u64, StoreError> {
-        ended::max_id(&mut self.conn).await
+        ended::max_id(&mut self.conn, self.dialect).await
     }
 
     /// One job, whatever its state.
@@ -163,7 +234,7 @@ impl SqliteStore {
 
     /// A page of ended jobs, newest first.
     pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = ended::page(&mut self.conn, q).await?;
+        let rows = ended::page(&mut self.conn, self.dialect, q).await?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
@@ -174,7 +245,7 @@ impl SqliteStore {
         by_queue: bool,
         user: Option<&str>,
     ) -> Result<Vec<UsageSum>, StoreError> {
-        ended::usage(&mut self.conn, since_ms, by_queue, user).await
+        ended::usage(&mut self.conn, self.dialect, since_ms, by_queue, user).await
     }
 
     /// Ended jobs per (queue, state).
@@ -189,9 +260,9 @@ impl SqliteStore {
         jobs::load(&mut self.conn).await
     }
 
-    /// The schema version of the open database.
+    /// The schema version of the open database (each backend numbers its own).
     pub async fn schema_version(&mut self) -> Result<i64, StoreError> {
-        migrate::current(&mut self.conn).await
+        migrate::current(&mut self.conn, self.dialect).await
     }
 
     pub async fn load_nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
@@ -244,7 +315,7 @@ impl SqliteStore {
 
     /// A value the server keeps in `meta` under `key` (see [`StoreTx::put_meta`]).
     pub async fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(key)
             .fetch_optional(&mut self.conn)
             .await?)
@@ -253,6 +324,7 @@ impl SqliteStore {
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
         Ok(StoreTx {
             tx: self.conn.begin().await?,
+            dialect: self.dialect,
             path: &self.path,
         })
     }
@@ -277,7 +349,7 @@ impl StoreTx<'_> {
             source,
         })?;
         sqlx::query(
-            "INSERT INTO nodes (name, data) VALUES (?, ?)
+            "INSERT INTO nodes (name, data) VALUES ($1, $2)
              ON CONFLICT(name) DO UPDATE SET data = excluded.data",
         )
         .bind(&node.register.node)
@@ -293,7 +365,7 @@ impl StoreTx<'_> {
             source,
         })?;
         sqlx::query(
-            "INSERT INTO tokens (id, hash, data) VALUES (?, ?, ?)
+            "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
              ON CONFLICT(id) DO UPDATE SET data = excluded.data",
         )
         .bind(token.id as i64)
@@ -313,7 +385,7 @@ impl StoreTx<'_> {
         keep: u32,
     ) -> Result<(), StoreError> {
         let pairs: Vec<_> = events.iter().map(|e| (job, e.clone())).collect();
-        history::append(&mut self.tx, &pairs, keep).await
+        history::append(&mut self.tx, self.dialect, &pairs, keep).await
     }
 
     /// Appends a round's events of many jobs (each job's in order) in two statements,
@@ -323,7 +395,7 @@ impl StoreTx<'_> {
         events: &[(u64, gpusched_wire::history::JobEvent)],
         keep: u32,
     ) -> Result<(), StoreError> {
-        history::append(&mut self.tx, events, keep).await
+        history::append(&mut self.tx, self.dialect, events, keep).await
     }
 
     /// Records an admin action (the store numbers it).
@@ -345,7 +417,7 @@ impl StoreTx<'_> {
             });
         }
         sqlx::query(
-            "INSERT INTO meta (key, value) VALUES (?, ?)
+            "INSERT INTO meta (key, value) VALUES ($1, $2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         )
         .bind(key)
@@ -357,13 +429,14 @@ impl StoreTx<'_> {
 
     /// Deletes the jobs that ended before `before_ms` (never a live one); how many.
     pub async fn purge_ended(&mut self, before_ms: u64) -> Result<u64, StoreError> {
-        ended::purge(&mut self.tx, before_ms).await
+        ended::purge(&mut self.tx, self.dialect, before_ms).await
     }
 
-    /// Makes every write of this transaction durable (fsync of the WAL).
+    /// Makes every write of this transaction durable (the WAL flushed: SQLite's fsync,
+    /// PostgreSQL's synchronous commit).
     pub async fn commit(self) -> Result<(), StoreError> {
         if take_fault(self.path) {
-            // Dropping the transaction rolls it back, as SQLite does after SQLITE_FULL.
+            // Dropping the transaction rolls it back, as the database does after a full disk.
             return Err(StoreError::InjectedFault);
         }
         self.tx.commit().await?;
@@ -373,6 +446,7 @@ impl StoreTx<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::test_dbs::test_dbs;
     use super::*;
     use gpusched_wire::{JobState, JobView};
 
@@ -439,156 +513,203 @@ mod tests {
 
     #[tokio::test]
     async fn committed_jobs_survive_a_reopen_and_rolled_back_ones_do_not() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&job(1, Some("k1"))).await.unwrap();
-            tx.put_job(&job(2, None)).await.unwrap();
-            tx.commit().await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&job(3, None)).await.unwrap();
-            drop(tx); // rolled back
-            let mut tx = s.begin().await.unwrap();
-            let mut j = job(2, None);
-            j.view.state = JobState::Running;
-            tx.put_job(&j).await.unwrap();
-            tx.commit().await.unwrap();
+        for db in &test_dbs("committed_jobs_survive_a_reopen_and_rolled_back_ones_do_not").await {
+            {
+                let mut s = db.open().await;
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&job(1, Some("k1"))).await.unwrap();
+                tx.put_job(&job(2, None)).await.unwrap();
+                tx.commit().await.unwrap();
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&job(3, None)).await.unwrap();
+                drop(tx); // rolled back
+                let mut tx = s.begin().await.unwrap();
+                let mut j = job(2, None);
+                j.view.state = JobState::Running;
+                tx.put_job(&j).await.unwrap();
+                tx.commit().await.unwrap();
+            }
+            let mut s = db.open().await;
+            let jobs = s.load_jobs().await.unwrap();
+            assert_eq!(jobs.iter().map(|j| j.view.id).collect::<Vec<_>>(), [1, 2]);
+            assert_eq!(jobs[1].view.state, JobState::Running);
+            assert_eq!(jobs[0].client_token.as_deref(), Some("k1"));
         }
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        let jobs = s.load_jobs().await.unwrap();
-        assert_eq!(jobs.iter().map(|j| j.view.id).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(jobs[1].view.state, JobState::Running);
-        assert_eq!(jobs[0].client_token.as_deref(), Some("k1"));
     }
 
     #[tokio::test]
     async fn meta_values_survive_a_reopen_and_the_stores_own_keys_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
+        for db in
+            &test_dbs("meta_values_survive_a_reopen_and_the_stores_own_keys_are_refused").await
         {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            assert_eq!(s.meta("predictor").await.unwrap(), None);
-            let mut tx = s.begin().await.unwrap();
-            tx.put_meta("predictor", "v1").await.unwrap();
-            tx.put_meta("predictor", "v2").await.unwrap();
-            assert!(tx.put_meta("schema_version", "99").await.is_err());
-            tx.commit().await.unwrap();
+            {
+                let mut s = db.open().await;
+                assert_eq!(s.meta("predictor").await.unwrap(), None);
+                let mut tx = s.begin().await.unwrap();
+                tx.put_meta("predictor", "v1").await.unwrap();
+                tx.put_meta("predictor", "v2").await.unwrap();
+                assert!(tx.put_meta("schema_version", "99").await.is_err());
+                tx.commit().await.unwrap();
+            }
+            let mut s = db.open().await;
+            assert_eq!(s.meta("predictor").await.unwrap().as_deref(), Some("v2"));
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
         }
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        assert_eq!(s.meta("predictor").await.unwrap().as_deref(), Some("v2"));
-        assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
     }
 
     #[tokio::test]
     async fn every_stored_field_survives_the_database() {
-        let dir = tempfile::tempdir().unwrap();
-        let full = crate::stored_job::tests::full_record();
-        let mut ended = full.clone();
-        ended.view.id = 43;
-        ended.client_token = Some("tok-2".into());
-        ended.view.state = JobState::TimedOut;
-        ended.view.reason = "stopped after passing its walltime of 2 h".into();
-        // Never measured: NULL, not 0.
-        ended.view.energy_j = None;
-        {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&full).await.unwrap();
-            tx.put_job(&ended).await.unwrap();
-            tx.commit().await.unwrap();
-            s.close().await.unwrap();
+        for db in &test_dbs("every_stored_field_survives_the_database").await {
+            let full = crate::stored_job::tests::full_record();
+            let mut ended = full.clone();
+            ended.view.id = 43;
+            ended.client_token = Some("tok-2".into());
+            ended.view.state = JobState::TimedOut;
+            ended.view.reason = "stopped after passing its walltime of 2 h".into();
+            // Never measured: NULL, not 0.
+            ended.view.energy_j = None;
+            {
+                let mut s = db.open().await;
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&full).await.unwrap();
+                tx.put_job(&ended).await.unwrap();
+                tx.commit().await.unwrap();
+                s.close().await.unwrap();
+            }
+            let mut s = db.open().await;
+            assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
         }
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
     }
 
     /// Many rows in one call: across the statement's row limit, replacing rows in
     /// place, every field kept, and a duplicate client token still refused.
     #[tokio::test]
     async fn many_rows_are_written_in_few_statements_as_one_by_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        let mut many: Vec<JobRecord> = (1..=150).map(|i| job(i, None)).collect();
-        many[7] = crate::stored_job::tests::full_record();
-        many[7].view.id = 8;
-        let refs: Vec<&JobRecord> = many.iter().collect();
-        let mut tx = s.begin().await.unwrap();
-        tx.put_jobs(&refs).await.unwrap();
-        tx.commit().await.unwrap();
-        for j in many.iter_mut().step_by(3) {
-            j.view.state = JobState::Running;
+        for db in &test_dbs("many_rows_are_written_in_few_statements_as_one_by_one").await {
+            let mut s = db.open().await;
+            let mut many: Vec<JobRecord> = (1..=150).map(|i| job(i, None)).collect();
+            many[7] = crate::stored_job::tests::full_record();
+            many[7].view.id = 8;
+            let refs: Vec<&JobRecord> = many.iter().collect();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_jobs(&refs).await.unwrap();
+            tx.commit().await.unwrap();
+            for j in many.iter_mut().step_by(3) {
+                j.view.state = JobState::Running;
+            }
+            let refs: Vec<&JobRecord> = many.iter().collect();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_jobs(&refs).await.unwrap();
+            tx.put_jobs(&[]).await.unwrap();
+            tx.commit().await.unwrap();
+            assert_eq!(s.load_jobs().await.unwrap(), many);
+            let (a, b) = (job(200, Some("k")), job(201, Some("k")));
+            let mut tx = s.begin().await.unwrap();
+            assert!(tx.put_jobs(&[&a, &b]).await.is_err());
         }
-        let refs: Vec<&JobRecord> = many.iter().collect();
-        let mut tx = s.begin().await.unwrap();
-        tx.put_jobs(&refs).await.unwrap();
-        tx.put_jobs(&[]).await.unwrap();
-        tx.commit().await.unwrap();
-        assert_eq!(s.load_jobs().await.unwrap(), many);
-        let (a, b) = (job(200, Some("k")), job(201, Some("k")));
-        let mut tx = s.begin().await.unwrap();
-        assert!(tx.put_jobs(&[&a, &b]).await.is_err());
     }
 
     #[tokio::test]
     async fn a_duplicate_client_token_is_refused_by_the_database() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        let mut tx = s.begin().await.unwrap();
-        tx.put_job(&job(1, Some("k"))).await.unwrap();
-        assert!(tx.put_job(&job(2, Some("k"))).await.is_err());
+        for db in &test_dbs("a_duplicate_client_token_is_refused_by_the_database").await {
+            let mut s = db.open().await;
+            let mut tx = s.begin().await.unwrap();
+            tx.put_job(&job(1, Some("k"))).await.unwrap();
+            assert!(tx.put_job(&job(2, Some("k"))).await.is_err());
+        }
     }
 
     #[tokio::test]
     async fn a_newer_schema_is_refused_with_advice_and_left_untouched() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&job(1, None)).await.unwrap();
-            tx.commit().await.unwrap();
-            for sql in [
-                "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
-                "UPDATE meta SET value = '9.1.0' WHERE key = 'written_by'",
-            ] {
-                sqlx::query(sql).execute(&mut s.conn).await.unwrap();
+        for db in &test_dbs("a_newer_schema_is_refused_with_advice_and_left_untouched").await {
+            let known = migrate::latest(db.dialect);
+            {
+                let mut s = db.open().await;
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&job(1, None)).await.unwrap();
+                tx.commit().await.unwrap();
+                for sql in [
+                    "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+                    "UPDATE meta SET value = '9.1.0' WHERE key = 'written_by'",
+                ] {
+                    sqlx::query(sql).execute(&mut s.conn).await.unwrap();
+                }
+                s.close().await.unwrap();
             }
-            s.close().await.unwrap();
+            let file = match &db.url {
+                StoreUrl::Sqlite(f) => Some(f.clone()),
+                StoreUrl::Postgres(_) => None,
+            };
+            let before = file.as_ref().map(|f| std::fs::read(f).unwrap());
+            let err = Store::open(&db.url).await.err().unwrap();
+            let text = err.to_string();
+            for part in [
+                "has schema 99 (written by gpusched 9.1.0)",
+                &format!("(up to {known})"),
+                "run a gpusched that knows schema 99",
+                "not changed",
+            ] {
+                assert!(text.contains(part), "{part:?} missing from: {text}");
+            }
+            match (file, before) {
+                (Some(f), Some(before)) => {
+                    assert_eq!(
+                        std::fs::read(f).unwrap(),
+                        before,
+                        "the database was written"
+                    )
+                }
+                _ => {
+                    // PostgreSQL: the rows as they were, read around the store.
+                    let StoreUrl::Postgres(url) = &db.url else {
+                        unreachable!()
+                    };
+                    let mut c = AnyConnection::connect(url).await.unwrap();
+                    let v: String =
+                        sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+                            .fetch_one(&mut c)
+                            .await
+                            .unwrap();
+                    let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM schema_history")
+                        .fetch_one(&mut c)
+                        .await
+                        .unwrap();
+                    assert_eq!((v.as_str(), history), ("99", known));
+                }
+            }
         }
-        let db = dir.path().join(DB_FILE);
-        let before = std::fs::read(&db).unwrap();
-        let err = SqliteStore::open(dir.path()).await.err().unwrap();
-        let text = err.to_string();
-        for part in [
-            "has schema 99 (written by gpusched 9.1.0)",
-            &format!("(up to {SCHEMA_VERSION})"),
-            "run a gpusched that knows schema 99",
-            "not changed",
-        ] {
-            assert!(text.contains(part), "{part:?} missing from: {text}");
-        }
-        assert_eq!(
-            std::fs::read(&db).unwrap(),
-            before,
-            "the database was written"
-        );
     }
 
     #[tokio::test]
     async fn a_fresh_database_starts_at_the_newest_schema_and_reopens_without_migrating() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
-        let history: Vec<i64> =
-            sqlx::query_scalar("SELECT version FROM schema_history ORDER BY version")
-                .fetch_all(&mut s.conn)
+        for db in
+            &test_dbs("a_fresh_database_starts_at_the_newest_schema_and_reopens_without_migrating")
                 .await
-                .unwrap();
-        let versions: Vec<i64> = migrate::migrations().iter().map(|m| m.version).collect();
-        assert_eq!(history, versions);
-        assert_eq!(versions.last(), Some(&SCHEMA_VERSION));
-        assert_eq!(
-            migrate::run(&mut s.conn, "x").await.unwrap(),
-            Vec::<i64>::new()
-        );
+        {
+            let mut s = db.open().await;
+            let latest = migrate::latest(db.dialect);
+            assert_eq!(s.schema_version().await.unwrap(), latest);
+            let history: Vec<i64> =
+                sqlx::query_scalar("SELECT version FROM schema_history ORDER BY version")
+                    .fetch_all(&mut s.conn)
+                    .await
+                    .unwrap();
+            let versions: Vec<i64> = match db.dialect {
+                Dialect::Sqlite => migrate::migrations(),
+                Dialect::Postgres => pg_migrate::migrations(),
+            }
+            .iter()
+            .map(|m| m.version)
+            .collect();
+            assert_eq!(history, versions);
+            assert_eq!(versions.last(), Some(&latest));
+            assert_eq!(
+                migrate::run(&mut s.conn, db.dialect, "x").await.unwrap(),
+                Vec::<i64>::new()
+            );
+        }
     }
 }
