@@ -18,8 +18,9 @@ mod url;
 
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
-    default_file, fail_commits, Dialect, EndedQuery, Store, StoreTx, TaskRows, UsageSum,
-    AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE, SCHEMA_VERSION,
+    backup, default_file, fail_commits, migrate_store, AuditRow, CopyCounts, Dialect, EndedQuery,
+    EventRow, Snapshot, Store, StoreTx, TaskRows, UsageSum, AUDIT_PAGE, AUDIT_PAGE_MAX, RELEASE,
+    SCHEMA_VERSION,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
@@ -47,6 +48,21 @@ pub enum StoreError {
     },
     #[error("unreadable row in the database ({what}): {why}")]
     Row { what: String, why: String },
+    #[error(
+        "the target store {store} is not empty (it holds {holds}): a copy goes only into an \
+         empty store, so that nothing is mixed or overwritten; give a new SQLite file \
+         (sqlite:PATH that does not exist yet) or an empty PostgreSQL database (createdb NAME)"
+    )]
+    NotEmpty { store: String, holds: String },
+    #[error("--from and --to name the same store {0}: give another store to copy into")]
+    SameStore(String),
+    #[error("{0} exists already: give a new file for the backup (one is never overwritten)")]
+    Exists(String),
+    #[error("cannot write {path}: {source}")]
+    File {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]
@@ -56,6 +72,28 @@ pub enum StoreError {
         known: i64,
         written_by: Option<String>,
     },
+}
+
+impl StoreError {
+    /// The connection to the database was lost (a restarted or unreachable PostgreSQL):
+    /// the store opens a new one at its next use.
+    pub fn is_disconnect(&self) -> bool {
+        match self {
+            StoreError::Sql(e) => match e {
+                sqlx::Error::Io(_)
+                | sqlx::Error::Protocol(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::WorkerCrashed => true,
+                // SQLSTATE class 08: connection exception; 57: operator intervention
+                // (the server shutting down, "terminating connection").
+                sqlx::Error::Database(d) => d
+                    .code()
+                    .is_some_and(|c| c.starts_with("08") || c.starts_with("57")),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
 }
 
 /// What to do with a database from a newer gpusched (nothing was changed in it).

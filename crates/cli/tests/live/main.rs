@@ -18,6 +18,7 @@ mod limits;
 mod logs;
 mod matrix;
 mod new_user;
+mod postgres;
 mod prometheus;
 mod queues;
 mod resources;

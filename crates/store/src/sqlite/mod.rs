@@ -5,6 +5,7 @@
 //! `synchronous=FULL` (a commit returns once the log is on disk), PostgreSQL with its
 //! default `synchronous_commit=on` (once the server flushed its WAL).
 //!
+//! - `copy.rs`: a whole store copied (`admin migrate-store`, `admin backup`).
 //! - `dialect.rs`: the dialects and the helpers that keep one SQL text for both.
 //! - `migrate.rs`: the schema versions (SQLite's list), applied when the store opens;
 //!   `pg_migrate.rs`: PostgreSQL's list.
@@ -12,6 +13,7 @@
 //! - `history.rs`: schema 5's `job_events` (job timelines) and `audit` tables.
 //! - `v1.rs`: schema 1, frozen, for the upgrade.
 
+mod copy;
 mod dialect;
 mod ended;
 mod history;
@@ -35,6 +37,7 @@ use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
 
+pub use copy::{backup, migrate_store, AuditRow, CopyCounts, EventRow, Snapshot};
 pub use dialect::Dialect;
 
 pub use ended::{EndedQuery, TaskRows, UsageSum};
@@ -46,8 +49,11 @@ pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 pub struct Store {
     conn: AnyConnection,
     dialect: Dialect,
-    /// The database file (PostgreSQL: the URL), to find the commit faults asked for it.
+    /// The database file (PostgreSQL: the URL), to reconnect and to find the commit
+    /// faults asked for it.
     path: PathBuf,
+    /// The last use lost the connection: the next one opens it again.
+    broken: bool,
 }
 
 /// A write transaction; dropped without [`StoreTx::commit`] it rolls back.
@@ -125,20 +131,10 @@ impl Store {
 
     /// Opens the PostgreSQL database at `url` (`postgres://USER:PASSWORD@HOST/DB`).
     async fn open_postgres(url: &str) -> Result<Self, StoreError> {
-        sqlx::any::install_default_drivers();
-        let shown = StoreUrl::Postgres(url.to_string()).to_string();
-        let mut conn = AnyConnection::connect(url)
-            .await
-            .map_err(|source| StoreError::Open {
-                path: shown.clone(),
-                source,
-            })?;
-        migrate::run(&mut conn, Dialect::Postgres, &shown).await?;
-        Ok(Store {
-            conn,
-            dialect: Dialect::Postgres,
-            path: PathBuf::from(url),
-        })
+        let mut store = Store::connect(Dialect::Postgres, PathBuf::from(url)).await?;
+        let shown = store.shown();
+        migrate::run(&mut store.conn, Dialect::Postgres, &shown).await?;
+        Ok(store)
     }
 
     /// Opens (creating it and its directory if needed) the database file `path`.
@@ -150,34 +146,82 @@ impl Store {
                 source,
             })?;
         }
-        sqlx::any::install_default_drivers();
-        let path = path.to_path_buf();
-        let shown = path.display().to_string();
-        let open_err = |source| StoreError::Open {
-            path: shown.clone(),
-            source,
-        };
-        let mut conn = AnyConnection::connect(&sqlite_url(&path))
-            .await
-            .map_err(open_err)?;
-        // What the SQLite driver's own options set (the `Any` URL cannot say them): wait
-        // 5 s for a lock, write ahead, and fsync the log at every commit.
-        for pragma in [
-            "PRAGMA busy_timeout = 5000",
-            "PRAGMA journal_mode = WAL",
-            "PRAGMA synchronous = FULL",
-        ] {
-            sqlx::query(pragma)
-                .execute(&mut conn)
-                .await
-                .map_err(open_err)?;
+        let mut store = Store::connect(Dialect::Sqlite, path.to_path_buf()).await?;
+        let shown = store.shown();
+        migrate::run(&mut store.conn, Dialect::Sqlite, &shown).await?;
+        Ok(store)
+    }
+
+    /// The store as messages name it (a PostgreSQL password never shown).
+    fn shown(&self) -> String {
+        match self.dialect {
+            Dialect::Sqlite => self.path.display().to_string(),
+            Dialect::Postgres => StoreUrl::Postgres(self.path.display().to_string()).to_string(),
         }
-        migrate::run(&mut conn, Dialect::Sqlite, &shown).await?;
-        Ok(Store {
-            conn,
-            dialect: Dialect::Sqlite,
+    }
+
+    /// A connection to the database at `path` (SQLite: the file; PostgreSQL: the URL),
+    /// without the schema check.
+    async fn connect(dialect: Dialect, path: PathBuf) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let mut store = Store {
+            // Replaced below; `Store` needs one to name itself in errors first.
+            conn: match dialect {
+                Dialect::Sqlite => AnyConnection::connect(&sqlite_url(&path)).await,
+                Dialect::Postgres => AnyConnection::connect(&path.display().to_string()).await,
+            }
+            .map_err(|source| StoreError::Open {
+                path: match dialect {
+                    Dialect::Sqlite => path.display().to_string(),
+                    Dialect::Postgres => StoreUrl::Postgres(path.display().to_string()).to_string(),
+                },
+                source,
+            })?,
+            dialect,
             path,
-        })
+            broken: false,
+        };
+        if dialect == Dialect::Sqlite {
+            // What the SQLite driver's own options set (the `Any` URL cannot say them):
+            // wait 5 s for a lock, write ahead, and fsync the log at every commit.
+            for pragma in [
+                "PRAGMA busy_timeout = 5000",
+                "PRAGMA journal_mode = WAL",
+                "PRAGMA synchronous = FULL",
+            ] {
+                if let Err(source) = sqlx::query(pragma).execute(&mut store.conn).await {
+                    return Err(StoreError::Open {
+                        path: store.shown(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    /// The connection, opened again first if the last use found it lost (a restarted
+    /// PostgreSQL): reads then work again by themselves, while a failed commit still
+    /// fails its round (the server reloads its state).
+    async fn conn(&mut self) -> Result<&mut AnyConnection, StoreError> {
+        if self.broken {
+            let fresh = Store::connect(self.dialect, self.path.clone()).await?;
+            let old = std::mem::replace(&mut self.conn, fresh.conn);
+            drop(old);
+            self.broken = false;
+            tracing::info!(store = %self.shown(), "reconnected to the store");
+        }
+        Ok(&mut self.conn)
+    }
+
+    /// Notes a lost connection in `r`, to reconnect at the next use.
+    fn seen<T>(&mut self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(e) = &r {
+            if e.is_disconnect() {
+                self.broken = true;
+            }
+        }
+        r
     }
 
     /// Which database this store is on.
@@ -193,27 +237,39 @@ impl Store {
 
     /// Every job, by id, as the server keeps it.
     pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = jobs::load(&mut self.conn).await?;
+        let rows = {
+            let r = jobs::load(self.conn().await?).await;
+            self.seen(r)
+        }?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
     /// The jobs that are not over, by id: the server's working set (ended jobs stay
     /// here and are read on request, `ended.rs`).
     pub async fn load_live_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = ended::load_live(&mut self.conn).await?;
+        let rows = {
+            let r = ended::load_live(self.conn().await?).await;
+            self.seen(r)
+        }?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
     /// The highest job id ever stored (0: none).
     pub async fn max_job_id(&mut self) -> Result<u64, StoreError> {
-        ended::max_id(&mut self.conn, self.dialect).await
+        {
+            let d = self.dialect;
+            let r = ended::max_id(self.conn().await?, d).await;
+            self.seen(r)
+        }
     }
 
     /// One job, whatever its state.
     pub async fn job(&mut self, id: u64) -> Result<Option<JobRecord>, StoreError> {
-        Ok(ended::get(&mut self.conn, id)
-            .await?
-            .map(StoredJob::into_record))
+        Ok({
+            let r = ended::get(self.conn().await?, id).await;
+            self.seen(r)
+        }?
+        .map(StoredJob::into_record))
     }
 
     /// Task `index` of array `array_id` as stored, once it started.
@@ -222,19 +278,28 @@ impl Store {
         array_id: u64,
         index: u32,
     ) -> Result<Option<JobRecord>, StoreError> {
-        Ok(ended::task(&mut self.conn, array_id, index)
-            .await?
-            .map(StoredJob::into_record))
+        Ok({
+            let r = ended::task(self.conn().await?, array_id, index).await;
+            self.seen(r)
+        }?
+        .map(StoredJob::into_record))
     }
 
     /// The id of the job accepted with this client token (`user/token`, as stored).
     pub async fn job_by_token(&mut self, token: &str) -> Result<Option<u64>, StoreError> {
-        ended::id_by_token(&mut self.conn, token).await
+        {
+            let r = ended::id_by_token(self.conn().await?, token).await;
+            self.seen(r)
+        }
     }
 
     /// A page of ended jobs, newest first.
     pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = ended::page(&mut self.conn, self.dialect, q).await?;
+        let rows = {
+            let d = self.dialect;
+            let r = ended::page(self.conn().await?, d, q).await;
+            self.seen(r)
+        }?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
@@ -245,24 +310,38 @@ impl Store {
         by_queue: bool,
         user: Option<&str>,
     ) -> Result<Vec<UsageSum>, StoreError> {
-        ended::usage(&mut self.conn, self.dialect, since_ms, by_queue, user).await
+        {
+            let d = self.dialect;
+            let r = ended::usage(self.conn().await?, d, since_ms, by_queue, user).await;
+            self.seen(r)
+        }
     }
 
     /// Ended jobs per (queue, state).
     pub async fn ended_counts(
         &mut self,
     ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
-        ended::counts(&mut self.conn).await
+        {
+            let r = ended::counts(self.conn().await?).await;
+            self.seen(r)
+        }
     }
 
     /// Every job's row as stored (for tests and tools that check what is kept).
     pub async fn load_stored_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
-        jobs::load(&mut self.conn).await
+        {
+            let r = jobs::load(self.conn().await?).await;
+            self.seen(r)
+        }
     }
 
     /// The schema version of the open database (each backend numbers its own).
     pub async fn schema_version(&mut self) -> Result<i64, StoreError> {
-        migrate::current(&mut self.conn, self.dialect).await
+        {
+            let d = self.dialect;
+            let r = migrate::current(self.conn().await?, d).await;
+            self.seen(r)
+        }
     }
 
     pub async fn load_nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
@@ -284,7 +363,8 @@ impl Store {
         sql: &str,
         what: &str,
     ) -> Result<Vec<T>, StoreError> {
-        let rows = sqlx::query(sql).fetch_all(&mut self.conn).await?;
+        let r = sqlx::query(sql).fetch_all(self.conn().await?).await;
+        let rows = self.seen(r.map_err(StoreError::from))?;
         rows.iter()
             .map(|r| {
                 let key: &str = r.get(0);
@@ -302,7 +382,10 @@ impl Store {
         &mut self,
         job: u64,
     ) -> Result<gpusched_wire::history::JobEvents, StoreError> {
-        history::timeline(&mut self.conn, job).await
+        {
+            let r = history::timeline(self.conn().await?, job).await;
+            self.seen(r)
+        }
     }
 
     /// One page of the audit log, newest first.
@@ -310,23 +393,38 @@ impl Store {
         &mut self,
         q: &gpusched_wire::history::AuditQuery,
     ) -> Result<gpusched_wire::history::AuditList, StoreError> {
-        history::audit_page(&mut self.conn, q).await
+        {
+            let r = history::audit_page(self.conn().await?, q).await;
+            self.seen(r)
+        }
     }
 
     /// A value the server keeps in `meta` under `key` (see [`StoreTx::put_meta`]).
     pub async fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+        let r = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(key)
-            .fetch_optional(&mut self.conn)
-            .await?)
+            .fetch_optional(self.conn().await?)
+            .await;
+        self.seen(r.map_err(StoreError::from))
     }
 
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
-        Ok(StoreTx {
-            tx: self.conn.begin().await?,
-            dialect: self.dialect,
-            path: &self.path,
-        })
+        self.conn().await?;
+        // Not `seen`: the transaction borrows the connection, so the fields go apart.
+        match self.conn.begin().await {
+            Ok(tx) => Ok(StoreTx {
+                tx,
+                dialect: self.dialect,
+                path: &self.path,
+            }),
+            Err(e) => {
+                let e = StoreError::from(e);
+                if e.is_disconnect() {
+                    self.broken = true;
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -711,5 +809,29 @@ mod tests {
                 Vec::<i64>::new()
             );
         }
+    }
+
+    /// PostgreSQL restarted under the store: the use that finds the connection lost
+    /// fails, the next ones reconnect by themselves, and nothing committed is lost.
+    #[tokio::test]
+    async fn a_store_reconnects_after_postgres_restarts() {
+        let Some(pg) = crate::testing::TempPostgres::start_or_skip("store reconnects") else {
+            return;
+        };
+        let mut s = Store::open(&StoreUrl::Postgres(pg.url())).await.unwrap();
+        let mut tx = s.begin().await.unwrap();
+        tx.put_job(&job(1, Some("k1"))).await.unwrap();
+        tx.commit().await.unwrap();
+        pg.restart().unwrap();
+        let first = s.job(1).await;
+        if let Err(e) = &first {
+            assert!(e.is_disconnect(), "{e}");
+        }
+        let again = s.job(1).await.unwrap().unwrap();
+        assert_eq!(again.client_token.as_deref(), Some("k1"));
+        let mut tx = s.begin().await.unwrap();
+        tx.put_job(&job(2, None)).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(s.max_job_id().await.unwrap(), 2);
     }
 }
