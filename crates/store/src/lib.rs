@@ -37,7 +37,11 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
-    #[error("database {path}: {source}")]
+    #[error(
+        "cannot open the store {path}: {source}; check the --store URL (a SQLite file's \
+         directory must be writable; PostgreSQL: user, password, host, port, database, \
+         sslmode) and that the database is reachable"
+    )]
     Open { path: String, source: sqlx::Error },
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
