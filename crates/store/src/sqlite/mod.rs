@@ -834,4 +834,25 @@ mod tests {
         tx.commit().await.unwrap();
         assert_eq!(s.max_job_id().await.unwrap(), 2);
     }
+
+    /// Servers starting at once on one new PostgreSQL database: one creates the schema
+    /// (under an advisory lock), the others find it done.
+    #[tokio::test]
+    async fn stores_opened_at_once_on_a_new_database_migrate_it_once() {
+        for db in &test_dbs("stores_opened_at_once_migrate_once").await {
+            if db.dialect != Dialect::Postgres {
+                continue;
+            }
+            let (a, b, c) = tokio::join!(db.open(), db.open(), db.open());
+            let mut s = a;
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM schema_history")
+                .fetch_one(&mut s.conn)
+                .await
+                .unwrap();
+            assert_eq!(n, migrate::latest(Dialect::Postgres));
+            for s in [s, b, c] {
+                s.close().await.unwrap();
+            }
+        }
+    }
 }
