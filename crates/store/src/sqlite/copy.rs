@@ -226,7 +226,7 @@ impl Store {
     pub async fn restore(&mut self, snap: &Snapshot) -> Result<CopyCounts, StoreError> {
         let d = self.dialect;
         let mut tx = self.conn.begin().await?;
-        jobs::put_many(&mut tx, &snap.jobs).await?;
+        jobs::put_many(&mut tx, d, &snap.jobs).await?;
         for chunk in snap.nodes.chunks(ROWS) {
             let sql = insert_sql("nodes (name, data)", 2, chunk.len());
             let mut q = sqlx::query(&sql);

@@ -4,7 +4,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::dialect::{get_bool, get_int, get_opt_int, marks, Marks};
+use super::dialect::{get_bool, get_int, get_opt_int, marks, Dialect, Marks};
 
 use crate::stored_job::StoredJob;
 use crate::StoreError;
@@ -195,12 +195,18 @@ fn upsert_sql(layout: Layout) -> &'static str {
     }
 }
 
-/// The upsert of [`upsert_sql`] for `rows` rows of every column at once.
-fn upsert_rows_sql(rows: usize) -> String {
+/// The upsert of [`upsert_sql`] for `rows` rows of every column at once. On SQLite the
+/// placeholders are anonymous `?`s (each value is bound once, in order): SQLite looks a
+/// numbered or named one up among those before it, which made the 64-row statement's
+/// ~3,900 of them cost 5 times its writing (5,000 jobs: 1.8 s against 0.35 s, debug).
+fn upsert_rows_sql(d: Dialect, rows: usize) -> String {
     let columns = all_columns();
     let mut m = Marks::default();
     let values: Vec<String> = (0..rows)
-        .map(|_| format!("({})", m.list(columns.len())))
+        .map(|_| match d {
+            Dialect::Sqlite => format!("({})", vec!["?"; columns.len()].join(", ")),
+            Dialect::Postgres => format!("({})", m.list(columns.len())),
+        })
         .collect();
     let sets = columns[1..]
         .iter()
@@ -253,9 +259,13 @@ pub async fn put(conn: &mut AnyConnection, j: &StoredJob) -> Result<(), StoreErr
 /// driver runs the connection on its own thread, so every statement is a round trip
 /// between threads (a channel and a wake-up each way), which cost more than SQLite's
 /// own work per job (docs/benchmarks.md (s), the perf profile).
-pub async fn put_many(conn: &mut AnyConnection, jobs: &[StoredJob]) -> Result<(), StoreError> {
+pub async fn put_many(
+    conn: &mut AnyConnection,
+    d: Dialect,
+    jobs: &[StoredJob],
+) -> Result<(), StoreError> {
     for chunk in jobs.chunks(ROWS_PER_STATEMENT) {
-        let sql = upsert_rows_sql(chunk.len());
+        let sql = upsert_rows_sql(d, chunk.len());
         let mut q = sqlx::query(&sql);
         for j in chunk {
             q = bind_latest(bind_v2(q, j)?, j)?;

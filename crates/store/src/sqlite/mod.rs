@@ -438,7 +438,7 @@ impl StoreTx<'_> {
     /// allows (each statement is a round trip to the connection's thread).
     pub async fn put_jobs(&mut self, jobs: &[&JobRecord]) -> Result<(), StoreError> {
         let rows: Vec<StoredJob> = jobs.iter().map(|j| StoredJob::from_record(j)).collect();
-        jobs::put_many(&mut self.tx, &rows).await
+        jobs::put_many(&mut self.tx, self.dialect, &rows).await
     }
 
     pub async fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
