@@ -14,7 +14,9 @@ processes, so each one's peak RSS can be read), then measures:
       the cluster runs: the cost of the processes themselves on this machine today.
 Agent and server CPU per job of (a) is utime+stime of each process (/proc/PID/stat)
 over the batch, divided by the jobs; a section with a count of 0 is skipped.
-The store is the default SQLite (WAL, synchronous=FULL: fsync on every commit).
+The store is the default SQLite (WAL, synchronous=FULL: fsync on every commit), or the one
+`--store URL` names, or (`--postgres`) a throwaway PostgreSQL of the run's own
+(scripts/throwaway_pg.py: loopback, fsync on, default synchronous_commit), stopped at the end.
 
 With `--hq PATH` (an `hq` binary of HyperQueue, built elsewhere) the same workload also
 runs on one HyperQueue server and worker declaring 8 GPUs (scripts/bench_hq.py), in the
@@ -26,7 +28,7 @@ one request, one stored job; its tasks become jobs as they start.
 
 Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--cli-jobs 1000]
        [--latency-jobs 200] [--spawn-floor 3000] [--array] [--exe PATH (default: the release build)]
-       [--hq PATH [--hq-first]]
+       [--hq PATH [--hq-first]] [--store URL | --postgres]
 """
 import argparse, json, os, pwd, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -139,7 +141,23 @@ def main():
                     "in the same run, and print both side by side")
     ap.add_argument("--hq-first", action="store_true", help="with --hq: run HyperQueue before gpusched")
     ap.add_argument("--array", action="store_true", help="(a) as one array of --jobs tasks, not a batch")
+    ap.add_argument("--store", metavar="URL", help="the server's --store (default: SQLite in the run's data dir)")
+    ap.add_argument("--postgres", action="store_true",
+                    help="run on a throwaway PostgreSQL of this run's own (scripts/throwaway_pg.py)")
     args = ap.parse_args()
+    if args.postgres:
+        if args.store:
+            sys.exit("--postgres and --store: give one (--postgres starts a PostgreSQL of its own)")
+        import throwaway_pg
+        with throwaway_pg.cluster() as (url, version):
+            args.store = url
+            print(f"store: a throwaway {version} on 127.0.0.1 (fsync on, default synchronous_commit)",
+                  flush=True)
+            return measure(args)
+    return measure(args)
+
+
+def measure(args):
     exe = binary(args.exe)
     if args.hq and not os.access(args.hq, os.X_OK):
         sys.exit(f"--hq {args.hq}: not an executable file; give the path of a built `hq` binary")
@@ -179,7 +197,8 @@ def run_gpusched(args, exe):
     port = 16450
     base = f"http://127.0.0.1:{port}"
     env = dict(os.environ, GPUSCHED_LOG="warn", GPUSCHED_SERVER=base)
-    server = subprocess.Popen([exe, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", f"{tmp}/data"],
+    store = ["--store", args.store] if args.store else []
+    server = subprocess.Popen([exe, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", f"{tmp}/data", *store],
                               env=env, stdout=subprocess.DEVNULL)
     agent = None
     try:

@@ -58,7 +58,8 @@ enum Command {
     Token(commands::token::Args),
     /// The admin actions the server recorded, newest first (admins).
     Audit(commands::audit::Args),
-    /// Administration of the job history (admins): `admin purge --before DATE`.
+    /// Administration: `admin purge --before DATE` (admins, through the server); `admin
+    /// migrate-store` and `admin backup` (whole-store copies, straight to the store).
     Admin(commands::admin::Args),
     /// How the server sees you.
     Whoami(commands::token::WhoamiArgs),

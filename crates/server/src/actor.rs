@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use gpusched_store::SqliteStore;
+use gpusched_store::Store;
 use gpusched_wire::history::{
     AuditAction, AuditEntry, AuditList, AuditQuery, JobEvents, PurgeRequest, PurgeResult,
 };
@@ -141,7 +141,7 @@ fn unavailable(e: gpusched_store::StoreError) -> Fail {
 
 impl Read {
     /// Answers from the store (a failed read is a 503: nothing was wrong with the ask).
-    async fn answer(self, store: &mut SqliteStore, state: &mut State) {
+    async fn answer(self, store: &mut Store, state: &mut State) {
         match self {
             Read::Events(id, r) => {
                 let v = store.job_events(id).await.map_err(unavailable);
@@ -186,7 +186,7 @@ fn answer<T: Send + 'static>(out: &mut Vec<Answer>, reply: Reply<T>, value: Resu
 /// Serves rounds until the server stops leading; the command channel back.
 pub async fn run(
     mut state: State,
-    mut store: SqliteStore,
+    mut store: Store,
     mut rx: mpsc::Receiver<Cmd>,
     tokens: SharedTokens,
     term: Term,
@@ -336,7 +336,7 @@ pub async fn run(
 
 /// Reads the rows of ended jobs `ids` from the store for this round's commands (a live
 /// job is in memory; a job that ended is in the store, committed, since it left memory).
-async fn recall(state: &mut State, store: &mut SqliteStore, ids: Vec<u64>) -> Result<(), Fail> {
+async fn recall(state: &mut State, store: &mut Store, ids: Vec<u64>) -> Result<(), Fail> {
     for id in ids {
         if state.wants_row(id) {
             if let Some(job) = store.job(id).await.map_err(unavailable)? {
@@ -350,7 +350,7 @@ async fn recall(state: &mut State, store: &mut SqliteStore, ids: Vec<u64>) -> Re
 /// The store's page of ended jobs for a list (`query`: the state's `ended_query` or
 /// `task_query`; `None` when no ended job can be on the page).
 async fn ended_page(
-    store: &mut SqliteStore,
+    store: &mut Store,
     query: Result<Option<gpusched_store::EndedQuery>, Fail>,
 ) -> Result<Vec<gpusched_store::JobRecord>, Fail> {
     match query? {
@@ -363,7 +363,7 @@ async fn ended_page(
 /// tokens (`user/token`) not found among the live jobs.
 async fn recall_for_submit(
     state: &mut State,
-    store: &mut SqliteStore,
+    store: &mut Store,
     jobs: &[JobSubmit],
     who: &Who,
 ) -> Result<(), Fail> {
@@ -388,7 +388,7 @@ async fn recall_for_submit(
 
 async fn handle(
     state: &mut State,
-    store: &mut SqliteStore,
+    store: &mut Store,
     cmd: Cmd,
     out: &mut Vec<Answer>,
     reads: &mut Vec<Read>,
@@ -603,7 +603,7 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
 /// Deletes the jobs that ended before the time, with the audit entry saying how many,
 /// in one transaction of its own.
 async fn purge(
-    store: &mut SqliteStore,
+    store: &mut Store,
     q: &PurgeRequest,
     who: &Who,
     at_ms: u64,
@@ -641,7 +641,7 @@ async fn purge(
 /// watches of the old state close, so agents' polls return and fetch the reloaded
 /// desired state.
 /// None: the server stopped leading meanwhile (the election loop takes over).
-async fn reload(old: State, store: SqliteStore, term: &Term) -> Option<(State, SqliteStore)> {
+async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)> {
     // The new connection is fenced as the old one was.
     let fence = store.fence();
     if let Err(e) = store.close().await {
@@ -683,7 +683,7 @@ async fn reload(old: State, store: SqliteStore, term: &Term) -> Option<(State, S
 /// What the state is rebuilt from: the live jobs only (ended ones stay in the store),
 /// the highest id ever issued and the ended jobs' counts per (queue, state).
 pub struct Loaded {
-    pub store: SqliteStore,
+    pub store: Store,
     pub jobs: Vec<gpusched_store::JobRecord>,
     pub nodes: Vec<gpusched_store::NodeRecord>,
     pub tokens: Vec<gpusched_store::TokenRecord>,
@@ -694,12 +694,7 @@ pub struct Loaded {
 }
 
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
-    let mut store = match url {
-        gpusched_store::StoreUrl::Sqlite(file) => SqliteStore::open_file(file).await?,
-        gpusched_store::StoreUrl::Postgres(_) => {
-            return Err(gpusched_store::StoreError::Unsupported(url.to_string()))
-        }
-    };
+    let mut store = Store::open(url).await?;
     let jobs = store.load_live_jobs().await?;
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;
@@ -726,7 +721,7 @@ async fn persist(
     rows: Rows,
     journal: crate::state::history::Journal,
     learnt: Vec<(&'static str, String)>,
-    store: &mut SqliteStore,
+    store: &mut Store,
 ) -> Result<(), gpusched_store::StoreError> {
     if rows.is_empty() && journal.is_empty() && learnt.is_empty() {
         return Ok(());

@@ -1,23 +1,26 @@
-//! The gpusched server's durable state: jobs and nodes in SQLite, through sqlx's runtime
-//! query API (no compile-time database). The server keeps its working state in memory
+//! The gpusched server's durable state: jobs and nodes in SQLite (the embedded default) or
+//! PostgreSQL, through sqlx's runtime query API and its `Any` driver (no compile-time
+//! database; one set of queries for both). The server keeps its working state in memory
 //! and writes every change here, in one transaction per scheduler round, *before* it
 //! answers a client or tells an agent anything; a crash therefore loses only work nobody
 //! was told about.
 //!
 //! The store keeps its own job model, [`StoredJob`], one column per fact, never the API
-//! type; its schema is versioned and upgraded at open (`sqlite/migrate.rs`), and a
+//! type; its schema is versioned and upgraded at open (`sqlite/migrate.rs`, `sqlite/pg_migrate.rs`), and a
 //! database from a newer gpusched is refused untouched.
 
 mod record;
 mod sqlite;
 mod stored_job;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod url;
 
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
-    default_file, fail_commits, now_ms_sql, Dialect, EndedQuery, LeaseView, SqliteStore, StoreTx,
-    TaskRows, UsageSum, AUDIT_PAGE, AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION,
-    SQLITE_NOW_MS,
+    backup, default_file, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect,
+    EndedQuery, EventRow, LeaseView, Snapshot, Store, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,
+    AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION, SQLITE_NOW_MS,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
@@ -34,7 +37,11 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
-    #[error("database {path}: {source}")]
+    #[error(
+        "cannot open the store {path}: {source}; check the --store URL (a SQLite file's \
+         directory must be writable; PostgreSQL: user, password, host, port, database, \
+         sslmode) and that the database is reachable"
+    )]
     Open { path: String, source: sqlx::Error },
     #[error("database error: {0}")]
     Sql(#[from] sqlx::Error),
@@ -45,11 +52,6 @@ pub enum StoreError {
     },
     #[error("unreadable row in the database ({what}): {why}")]
     Row { what: String, why: String },
-    #[error(
-        "this gpusched cannot use the store {0} yet: PostgreSQL support is not built in; \
-         use --store sqlite:PATH"
-    )]
-    Unsupported(String),
     /// Another server leads now: this one's epoch is no longer the current one, so it
     /// must not write (it steps down).
     #[error(
@@ -57,6 +59,21 @@ pub enum StoreError {
         current.map_or(String::new(), |c| format!(" by epoch {c}"))
     )]
     Fenced { mine: u64, current: Option<u64> },
+    #[error(
+        "the target store {store} is not empty (it holds {holds}): a copy goes only into an \
+         empty store, so that nothing is mixed or overwritten; give a new SQLite file \
+         (sqlite:PATH that does not exist yet) or an empty PostgreSQL database (createdb NAME)"
+    )]
+    NotEmpty { store: String, holds: String },
+    #[error("--from and --to name the same store {0}: give another store to copy into")]
+    SameStore(String),
+    #[error("{0} exists already: give a new file for the backup (one is never overwritten)")]
+    Exists(String),
+    #[error("cannot write {path}: {source}")]
+    File {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]
@@ -66,6 +83,28 @@ pub enum StoreError {
         known: i64,
         written_by: Option<String>,
     },
+}
+
+impl StoreError {
+    /// The connection to the database was lost (a restarted or unreachable PostgreSQL):
+    /// the store opens a new one at its next use.
+    pub fn is_disconnect(&self) -> bool {
+        match self {
+            StoreError::Sql(e) => match e {
+                sqlx::Error::Io(_)
+                | sqlx::Error::Protocol(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::WorkerCrashed => true,
+                // SQLSTATE class 08: connection exception; 57: operator intervention
+                // (the server shutting down, "terminating connection").
+                sqlx::Error::Database(d) => d
+                    .code()
+                    .is_some_and(|c| c.starts_with("08") || c.starts_with("57")),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
 }
 
 /// What to do with a database from a newer gpusched (nothing was changed in it).

@@ -1,6 +1,7 @@
 //! `gpusched admin purge --before DATE` (admins): deletes the jobs that ended before a
 //! time from the server's history, with their timelines (live jobs never). The purge is
-//! recorded in the audit log.
+//! recorded in the audit log. `admin migrate-store` and `admin backup` copy a whole store
+//! (`store_admin.rs`).
 
 use clap::{Args as ClapArgs, Subcommand};
 use gpusched_wire::duration::parse_duration;
@@ -17,6 +18,12 @@ pub struct Args {
 pub enum What {
     /// Delete the jobs that ended before a time from the history.
     Purge(PurgeArgs),
+    /// Copy a cluster's whole state from one store into another, empty one (SQLite to
+    /// PostgreSQL or back). Talks to the stores directly, not through the server.
+    MigrateStore(super::store_admin::MigrateArgs),
+    /// Write a consistent snapshot of a store, live or not, to a new SQLite file. Talks
+    /// to the store directly, not through the server.
+    Backup(super::store_admin::BackupArgs),
 }
 
 #[derive(ClapArgs, Debug)]
@@ -34,6 +41,8 @@ pub struct PurgeArgs {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     match args.what {
         What::Purge(a) => purge(a).await,
+        What::MigrateStore(a) => super::store_admin::migrate(a).await,
+        What::Backup(a) => super::store_admin::backup(a).await,
     }
 }
 

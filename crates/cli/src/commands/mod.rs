@@ -16,6 +16,7 @@ pub mod server;
 pub mod share_sim;
 pub mod show;
 pub mod simulate;
+pub mod store_admin;
 pub mod submit;
 pub mod token;
 pub mod top;

@@ -16,7 +16,8 @@ pub struct ServerArgs {
     /// database (default: ~/.local/share/gpusched).
     #[arg(long, env = "GPUSCHED_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Where the state is stored: sqlite:PATH (default: sqlite:DATA_DIR/gpusched.db).
+    /// Where the state is stored: sqlite:PATH (default: sqlite:DATA_DIR/gpusched.db) or
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE (docs/postgres.md).
     #[arg(
         long,
         env = "GPUSCHED_STORE",
@@ -154,6 +155,14 @@ impl ServerArgs {
             Some(d) => d.clone(),
             None => default_data_dir()?,
         };
+        // The SQLite store made it as it created its file; with the store elsewhere
+        // (PostgreSQL) the socket and join token still need it.
+        std::fs::create_dir_all(&data_dir).with_context(|| {
+            format!(
+                "cannot create the data directory {}; pass a writable --data-dir",
+                data_dir.display()
+            )
+        })?;
         let mut cfg = ServerConfig::new(data_dir, self.listen);
         cfg.store = self
             .store

@@ -19,6 +19,7 @@ mod limits;
 mod logs;
 mod matrix;
 mod new_user;
+mod postgres;
 mod preempt;
 mod prometheus;
 mod queues;

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use gpusched_store::SqliteStore;
+use gpusched_store::Store;
 use gpusched_wire::{GpuInfo, GpuSource, JobListQuery, JobState, JobSubmit, Register};
 use tokio::sync::{mpsc, oneshot};
 
@@ -32,7 +32,7 @@ fn job(name: &str) -> JobSubmit {
 async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
     let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let cfg = Arc::new(ServerConfig::new(dir.to_path_buf(), listen));
-    let mut store = SqliteStore::open(dir).await.unwrap();
+    let mut store = Store::open_dir(dir).await.unwrap();
     let jobs = store.load_jobs().await.unwrap();
     let nodes = store.load_nodes().await.unwrap();
     let tokens = store.load_tokens().await.unwrap();
@@ -160,7 +160,7 @@ async fn a_failed_commit_answers_503_and_leaves_nothing_half_applied() {
 
     // ... and nothing of it is on disk: memory and store agree job by job.
     drop(tx);
-    let mut store = SqliteStore::open(&dir).await.unwrap();
+    let mut store = Store::open_dir(&dir).await.unwrap();
     let stored: Vec<(u64, String, JobState)> = store
         .load_jobs()
         .await

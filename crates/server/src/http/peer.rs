@@ -75,7 +75,7 @@ mod tests {
             .await
             .expect("the server task")
             .expect("the server stops cleanly");
-        let mut store = gpusched_store::SqliteStore::open(dir.path())
+        let mut store = gpusched_store::Store::open_dir(dir.path())
             .await
             .expect("the store opens");
         let nodes = store.load_nodes().await.expect("the nodes load");

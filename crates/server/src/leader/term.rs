@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use gpusched_store::SqliteStore;
+use gpusched_store::Store;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -67,20 +67,13 @@ pub struct Elector {
     holder: String,
     /// The lease's own connection (renewals never wait behind a round's commit in the
     /// state task's queue).
-    store: SqliteStore,
+    store: Store,
     tx: mpsc::Sender<Cmd>,
     tokens: SharedTokens,
 }
 
-async fn open_store(
-    url: &gpusched_store::StoreUrl,
-) -> Result<SqliteStore, gpusched_store::StoreError> {
-    match url {
-        gpusched_store::StoreUrl::Sqlite(file) => SqliteStore::open_file(file).await,
-        gpusched_store::StoreUrl::Postgres(_) => {
-            Err(gpusched_store::StoreError::Unsupported(url.to_string()))
-        }
-    }
+async fn open_store(url: &gpusched_store::StoreUrl) -> Result<Store, gpusched_store::StoreError> {
+    Store::open(url).await
 }
 
 impl Elector {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpusched_store::SqliteStore;
+use gpusched_store::Store;
 use tokio::sync::mpsc;
 
 use super::{Elector, Phase};
@@ -72,8 +72,8 @@ async fn a_leader_that_cannot_renew_steps_down_before_its_lease_expires() {
     let _b = b.spawn(phase);
 
     // Hold the write lock: no renewal (and no takeover) gets through.
-    let mut blocker = SqliteStore::open_file(&file).await.unwrap();
-    let mut reader = SqliteStore::open_file(&file).await.unwrap();
+    let mut blocker = Store::open_file(&file).await.unwrap();
+    let mut reader = Store::open_file(&file).await.unwrap();
     let mut tx = blocker.begin().await.unwrap();
     tx.put_meta("blocker", "holds the write lock")
         .await

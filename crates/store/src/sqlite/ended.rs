@@ -3,8 +3,9 @@
 //! client token, a page of a list, the usage aggregate, the counts per state, and the
 //! purge of old ones. Schema 7 adds the indexes these need.
 
-use sqlx::{Row, SqliteConnection};
+use sqlx::{AnyConnection, Row};
 
+use super::dialect::{Dialect, Marks};
 use super::jobs;
 use crate::stored_job::StoredJob;
 use crate::StoreError;
@@ -74,7 +75,7 @@ fn i64_of(v: u64) -> i64 {
 }
 
 /// The jobs that are not over (the server's working set at start), by id.
-pub async fn load_live(conn: &mut SqliteConnection) -> Result<Vec<StoredJob>, StoreError> {
+pub async fn load_live(conn: &mut AnyConnection) -> Result<Vec<StoredJob>, StoreError> {
     let sql = select(&format!("state NOT IN {TERMINAL} ORDER BY id"));
     let rows = sqlx::query(&sql).fetch_all(conn).await?;
     rows.iter().map(jobs::decode).collect()
@@ -82,20 +83,20 @@ pub async fn load_live(conn: &mut SqliteConnection) -> Result<Vec<StoredJob>, St
 
 /// The highest job id ever stored (0 for none), so ids are never reused: the table's,
 /// or the one a purge noted before it deleted rows (`purge`), whichever is higher.
-pub async fn max_id(conn: &mut SqliteConnection) -> Result<u64, StoreError> {
-    let id: Option<i64> = sqlx::query_scalar(
-        "SELECT MAX(COALESCE((SELECT MAX(id) FROM jobs), 0),
-                    COALESCE((SELECT CAST(value AS INTEGER) FROM meta
-                              WHERE key = 'max_job_id'), 0))",
-    )
-    .fetch_one(conn)
-    .await?;
+pub async fn max_id(conn: &mut AnyConnection, d: Dialect) -> Result<u64, StoreError> {
+    let sql = format!(
+        "SELECT {}(COALESCE((SELECT MAX(id) FROM jobs), 0),
+                   COALESCE((SELECT CAST(value AS BIGINT) FROM meta
+                             WHERE key = 'max_job_id'), 0))",
+        d.greatest()
+    );
+    let id: Option<i64> = sqlx::query_scalar(&sql).fetch_one(conn).await?;
     Ok(id.map_or(0, |i| i.max(0) as u64))
 }
 
 /// One job's row, whatever its state.
-pub async fn get(conn: &mut SqliteConnection, id: u64) -> Result<Option<StoredJob>, StoreError> {
-    let row = sqlx::query(&select("id = ?"))
+pub async fn get(conn: &mut AnyConnection, id: u64) -> Result<Option<StoredJob>, StoreError> {
+    let row = sqlx::query(&select("id = $1"))
         .bind(i64_of(id))
         .fetch_optional(conn)
         .await?;
@@ -104,24 +105,21 @@ pub async fn get(conn: &mut SqliteConnection, id: u64) -> Result<Option<StoredJo
 
 /// Task `index` of array `array_id`, once it started (the `jobs_array` index).
 pub async fn task(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     array_id: u64,
     index: u32,
 ) -> Result<Option<StoredJob>, StoreError> {
-    let row = sqlx::query(&select("array_id = ? AND array_index = ?"))
+    let row = sqlx::query(&select("array_id = $1 AND array_index = $2"))
         .bind(i64_of(array_id))
-        .bind(index)
+        .bind(i64::from(index))
         .fetch_optional(conn)
         .await?;
     row.as_ref().map(jobs::decode).transpose()
 }
 
 /// The job a client token (as stored: `user/token`) was accepted as.
-pub async fn id_by_token(
-    conn: &mut SqliteConnection,
-    token: &str,
-) -> Result<Option<u64>, StoreError> {
-    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM jobs WHERE client_token = ?")
+pub async fn id_by_token(conn: &mut AnyConnection, token: &str) -> Result<Option<u64>, StoreError> {
+    let id: Option<i64> = sqlx::query_scalar("SELECT id FROM jobs WHERE client_token = $1")
         .bind(token)
         .fetch_optional(conn)
         .await?;
@@ -130,7 +128,8 @@ pub async fn id_by_token(
 
 /// A page of ended jobs, newest first.
 pub async fn page(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
+    d: Dialect,
     q: &EndedQuery,
 ) -> Result<Vec<StoredJob>, StoreError> {
     let states: Vec<&str> = q
@@ -139,28 +138,36 @@ pub async fn page(
         .filter(|s| s.is_terminal())
         .map(|s| s.name())
         .collect();
-    let mut filter = String::from("id >= ? AND id < ?");
+    let mut m = Marks::default();
+    let mut filter = format!("id >= {} AND id < {}", m.next(), m.next());
     if states.is_empty() {
         filter.push_str(&format!(" AND state IN {TERMINAL}"));
     } else {
-        let marks = vec!["?"; states.len()].join(", ");
-        filter.push_str(&format!(" AND state IN ({marks})"));
+        filter.push_str(&format!(" AND state IN ({})", m.list(states.len())));
     }
     if q.user.is_some() {
-        filter.push_str(" AND user = ?");
+        filter.push_str(&format!(" AND \"user\" = {}", m.next()));
     }
     if q.node.is_some() {
-        filter.push_str(
-            " AND (node = ? OR EXISTS (SELECT 1 FROM json_each(jobs.parts) \
-             WHERE json_extract(json_each.value, '$.node') = ?))",
-        );
+        let (a, b) = (m.next(), m.next());
+        // A gang's parts are a JSON list of objects with a `node`.
+        filter.push_str(&match d {
+            Dialect::Sqlite => format!(
+                " AND (node = {a} OR EXISTS (SELECT 1 FROM json_each(jobs.parts) \
+                 WHERE json_extract(json_each.value, '$.node') = {b}))"
+            ),
+            Dialect::Postgres => format!(
+                " AND (node = {a} OR EXISTS (SELECT 1 FROM \
+                 jsonb_array_elements(jobs.parts::jsonb) AS p WHERE p ->> 'node' = {b}))"
+            ),
+        });
     }
     match q.tasks {
         TaskRows::All => {}
         TaskRows::None => filter.push_str(" AND array_id IS NULL"),
-        TaskRows::Of(_) => filter.push_str(" AND array_id = ?"),
+        TaskRows::Of(_) => filter.push_str(&format!(" AND array_id = {}", m.next())),
     }
-    filter.push_str(" ORDER BY id DESC LIMIT ?");
+    filter.push_str(&format!(" ORDER BY id DESC LIMIT {}", m.next()));
     let sql = select(&filter);
     let mut query = sqlx::query(&sql).bind(i64_of(q.from)).bind(i64_of(q.to));
     for s in &states {
@@ -186,26 +193,49 @@ pub async fn page(
 /// `since` (ended at or after it), per user (`by_queue` false) or queue, of `user` only
 /// when given. A slice counts as its fraction of a GPU, as in the server's live sum.
 pub async fn usage(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
+    d: Dialect,
     since: u64,
     by_queue: bool,
     user: Option<&str>,
 ) -> Result<Vec<UsageSum>, StoreError> {
-    let key = if by_queue { "queue" } else { "user" };
-    let user_filter = if user.is_some() { " AND user = ?" } else { "" };
-    let sql = format!(
-        "SELECT {key} AS k, COUNT(*) AS n,
+    let key = if by_queue { "queue" } else { "\"user\"" };
+    let user_filter = if user.is_some() {
+        " AND \"user\" = $2"
+    } else {
+        ""
+    };
+    // The same sums in each dialect: SQLite's JSON path and two-argument MAX; on
+    // PostgreSQL, jsonb, GREATEST, and casts so that no sum comes back as NUMERIC.
+    let sql = match d {
+        Dialect::Sqlite => format!(
+            "SELECT {key} AS k, COUNT(*) AS n,
             SUM((gpus * 1000 + COALESCE(json_extract(slice_at, '$.milli'), 0)) / 1000.0
-                * MAX(end_ms - MAX(start_ms, ?), 0) / 3600000.0) AS gpu_hours,
+                * MAX(end_ms - MAX(start_ms, $1), 0) / 3600000.0) AS gpu_hours,
             SUM(state = 'succeeded') AS ok, SUM(state = 'failed') AS failed,
             SUM(state = 'cancelled') AS cancelled, SUM(state = 'timed_out') AS timed_out,
             SUM(MAX(start_ms - submit_ms, 0) / 1000.0) AS wait_s,
             SUM(COALESCE(energy_j, 0)) AS energy_j
          FROM jobs
-         WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= ?{user_filter}
+         WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {key} ORDER BY {key}"
-    );
-    let mut q = sqlx::query(&sql).bind(i64_of(since)).bind(i64_of(since));
+        ),
+        Dialect::Postgres => format!(
+            "SELECT {key} AS k, COUNT(*) AS n,
+            SUM((gpus * 1000 + COALESCE((slice_at::jsonb ->> 'milli')::float8, 0)) / 1000.0::float8
+                * GREATEST(end_ms - GREATEST(start_ms, $1), 0) / 3600000.0::float8) AS gpu_hours,
+            COUNT(*) FILTER (WHERE state = 'succeeded') AS ok,
+            COUNT(*) FILTER (WHERE state = 'failed') AS failed,
+            COUNT(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+            COUNT(*) FILTER (WHERE state = 'timed_out') AS timed_out,
+            SUM(GREATEST(start_ms - submit_ms, 0) / 1000.0::float8) AS wait_s,
+            CAST(SUM(COALESCE(energy_j, 0)) AS BIGINT) AS energy_j
+         FROM jobs
+         WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
+         GROUP BY {key} ORDER BY {key}"
+        ),
+    };
+    let mut q = sqlx::query(&sql).bind(i64_of(since));
     if let Some(u) = user {
         q = q.bind(u);
     }
@@ -232,7 +262,7 @@ pub async fn usage(
 
 /// Ended jobs per (queue, state), for the metrics' levels.
 pub async fn counts(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
 ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
     let sql = format!(
         "SELECT queue, state, COUNT(*) FROM jobs WHERE state IN {TERMINAL} GROUP BY queue, state"
@@ -251,17 +281,21 @@ pub async fn counts(
 
 /// Deletes the ended jobs that ended before `before_ms` (their timelines go with them,
 /// by schema 5's trigger); never a live job. Returns how many.
-pub async fn purge(conn: &mut SqliteConnection, before_ms: u64) -> Result<u64, StoreError> {
+pub async fn purge(
+    conn: &mut AnyConnection,
+    d: Dialect,
+    before_ms: u64,
+) -> Result<u64, StoreError> {
     // The newest job may be among those deleted: its id stays issued.
-    let max = max_id(&mut *conn).await?;
+    let max = max_id(&mut *conn, d).await?;
     sqlx::query(
-        "INSERT INTO meta (key, value) VALUES ('max_job_id', ?)
+        "INSERT INTO meta (key, value) VALUES ('max_job_id', $1)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     )
     .bind(max.to_string())
     .execute(&mut *conn)
     .await?;
-    let sql = format!("DELETE FROM jobs WHERE state IN {TERMINAL} AND end_ms < ?");
+    let sql = format!("DELETE FROM jobs WHERE state IN {TERMINAL} AND end_ms < $1");
     let done = sqlx::query(&sql)
         .bind(i64_of(before_ms))
         .execute(conn)
@@ -273,7 +307,8 @@ pub async fn purge(conn: &mut SqliteConnection, before_ms: u64) -> Result<u64, S
 mod tests {
     use super::EndedQuery;
     use crate::record::JobRecord;
-    use crate::sqlite::SqliteStore;
+    use crate::sqlite::test_dbs::{test_dbs, TestDb};
+    use crate::sqlite::Store;
     use gpusched_wire::JobState;
 
     /// Job `id` of `user` in `state`, on `node`, ran from `start` to `end` (ms) on
@@ -298,15 +333,14 @@ mod tests {
         j
     }
 
-    async fn store_with(jobs: &[JobRecord]) -> (tempfile::TempDir, SqliteStore) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
+    async fn store_with(db: &TestDb, jobs: &[JobRecord]) -> Store {
+        let mut s = db.open().await;
         let mut tx = s.begin().await.unwrap();
         for j in jobs {
             tx.put_job(j).await.unwrap();
         }
         tx.commit().await.unwrap();
-        (dir, s)
+        s
     }
 
     fn ids(jobs: &[JobRecord]) -> Vec<u64> {
@@ -327,139 +361,154 @@ mod tests {
 
     #[tokio::test]
     async fn only_live_jobs_load_and_the_highest_id_is_kept() {
-        let (_dir, mut s) = store_with(&sample()).await;
-        assert_eq!(ids(&s.load_live_jobs().await.unwrap()), [3, 5]);
-        assert_eq!(s.max_job_id().await.unwrap(), 6);
-        assert_eq!(s.job(4).await.unwrap().unwrap(), sample()[3]);
-        assert_eq!(s.job(9).await.unwrap(), None);
-        assert_eq!(s.job_by_token("bob/t2").await.unwrap(), Some(2));
-        assert_eq!(s.job_by_token("ann/t2").await.unwrap(), None);
-        let (_dir, mut empty) = store_with(&[]).await;
-        assert_eq!(empty.max_job_id().await.unwrap(), 0);
+        for db in &test_dbs("only_live_jobs_load_and_the_highest_id_is_kept").await {
+            let mut s = store_with(db, &[]).await;
+            assert_eq!(s.max_job_id().await.unwrap(), 0);
+            let mut tx = s.begin().await.unwrap();
+            for j in sample() {
+                tx.put_job(&j).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+            assert_eq!(ids(&s.load_live_jobs().await.unwrap()), [3, 5]);
+            assert_eq!(s.max_job_id().await.unwrap(), 6);
+            assert_eq!(s.job(4).await.unwrap().unwrap(), sample()[3]);
+            assert_eq!(s.job(9).await.unwrap(), None);
+            assert_eq!(s.job_by_token("bob/t2").await.unwrap(), Some(2));
+            assert_eq!(s.job_by_token("ann/t2").await.unwrap(), None);
+        }
     }
 
     #[tokio::test]
     async fn pages_of_ended_jobs_go_newest_first_with_every_filter() {
-        let (_dir, mut s) = store_with(&sample()).await;
-        let all = EndedQuery {
-            from: 0,
-            to: u64::MAX,
-            limit: 10,
-            ..Default::default()
-        };
-        assert_eq!(ids(&s.ended_jobs(&all).await.unwrap()), [6, 4, 2, 1]);
-        let q = EndedQuery {
-            limit: 2,
-            ..all.clone()
-        };
-        assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [6, 4]);
-        let q = EndedQuery {
-            from: 2,
-            to: 6,
-            ..all.clone()
-        };
-        assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [4, 2]);
-        let q = EndedQuery {
-            states: vec![JobState::Failed, JobState::TimedOut, JobState::Pending],
-            ..all.clone()
-        };
-        assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [6, 2]);
-        let q = EndedQuery {
-            user: Some("ann".into()),
-            ..all.clone()
-        };
-        assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [6, 4, 1]);
-        let q = EndedQuery {
-            node: Some("n2".into()),
-            ..all.clone()
-        };
-        assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [4, 2]);
-        // A gang's other parts count as its nodes too.
-        let mut gang = job(7, "cy", JobState::Succeeded, "n1", (1, 2));
-        gang.view.parts = crate::stored_job::tests::full_record().view.parts;
-        let mut tx = s.begin().await.unwrap();
-        tx.put_job(&gang).await.unwrap();
-        tx.commit().await.unwrap();
-        assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [7, 4, 2]);
+        for db in &test_dbs("pages_of_ended_jobs_go_newest_first_with_every_filter").await {
+            let mut s = store_with(db, &sample()).await;
+            let all = EndedQuery {
+                from: 0,
+                to: u64::MAX,
+                limit: 10,
+                ..Default::default()
+            };
+            assert_eq!(ids(&s.ended_jobs(&all).await.unwrap()), [6, 4, 2, 1]);
+            let q = EndedQuery {
+                limit: 2,
+                ..all.clone()
+            };
+            assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [6, 4]);
+            let q = EndedQuery {
+                from: 2,
+                to: 6,
+                ..all.clone()
+            };
+            assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [4, 2]);
+            let q = EndedQuery {
+                states: vec![JobState::Failed, JobState::TimedOut, JobState::Pending],
+                ..all.clone()
+            };
+            assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [6, 2]);
+            let q = EndedQuery {
+                user: Some("ann".into()),
+                ..all.clone()
+            };
+            assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [6, 4, 1]);
+            let q = EndedQuery {
+                node: Some("n2".into()),
+                ..all.clone()
+            };
+            assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [4, 2]);
+            // A gang's other parts count as its nodes too.
+            let mut gang = job(7, "cy", JobState::Succeeded, "n1", (1, 2));
+            gang.view.parts = crate::stored_job::tests::full_record().view.parts;
+            let mut tx = s.begin().await.unwrap();
+            tx.put_job(&gang).await.unwrap();
+            tx.commit().await.unwrap();
+            assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [7, 4, 2]);
+        }
     }
 
     #[tokio::test]
     async fn usage_sums_the_ended_jobs_in_the_window() {
-        let mut jobs = sample();
-        // A MIG slice of 428 thousandths for an hour, ended in the window.
-        let mut slice = job(7, "bob", JobState::Succeeded, "n1", (0, 3_600_000));
-        slice.view.gpus = 0;
-        slice.view.slice_at = crate::stored_job::tests::full_record().view.slice_at;
-        jobs.push(slice);
-        let (_dir, mut s) = store_with(&jobs).await;
-        let rows = s.ended_usage(0, false, None).await.unwrap();
-        let ann = &rows[0];
-        assert_eq!((ann.key.as_str(), ann.jobs), ("ann", 3));
-        // 2 GPUs x (1 h + 2 h - 0.0028 h + 10 s).
-        let want = 2.0 * (3_600_000.0 + 7_200_000.0 + 10_000.0) / 3_600_000.0;
-        assert!((ann.gpu_hours - want).abs() < 1e-9, "{}", ann.gpu_hours);
-        assert_eq!(
-            (ann.succeeded, ann.failed, ann.cancelled, ann.timed_out),
-            (1, 0, 1, 1)
-        );
-        assert!((ann.wait_s - 3.0).abs() < 1e-9);
-        assert_eq!(ann.energy_j, 3 * 3_600);
-        let bob = &rows[1];
-        assert_eq!((bob.key.as_str(), bob.jobs, bob.failed), ("bob", 2, 1));
-        let want = 2.0 * 10_000.0 / 3_600_000.0 + 0.428;
-        assert!((bob.gpu_hours - want).abs() < 1e-9, "{}", bob.gpu_hours);
-        // From 1 h on: job 1 ended at 1 h 0 min 10 s, job 4 ran 1 h 0 min 50 s after it.
-        let rows = s.ended_usage(3_600_000, true, Some("ann")).await.unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].key.as_str(), rows[0].jobs), ("q-ann", 2));
-        let want = 2.0 * (10_000.0 + 3_650_000.0) / 3_600_000.0;
-        assert!(
-            (rows[0].gpu_hours - want).abs() < 1e-9,
-            "{}",
-            rows[0].gpu_hours
-        );
+        for db in &test_dbs("usage_sums_the_ended_jobs_in_the_window").await {
+            let mut jobs = sample();
+            // A MIG slice of 428 thousandths for an hour, ended in the window.
+            let mut slice = job(7, "bob", JobState::Succeeded, "n1", (0, 3_600_000));
+            slice.view.gpus = 0;
+            slice.view.slice_at = crate::stored_job::tests::full_record().view.slice_at;
+            jobs.push(slice);
+            let mut s = store_with(db, &jobs).await;
+            let rows = s.ended_usage(0, false, None).await.unwrap();
+            let ann = &rows[0];
+            assert_eq!((ann.key.as_str(), ann.jobs), ("ann", 3));
+            // 2 GPUs x (1 h + 2 h - 0.0028 h + 10 s).
+            let want = 2.0 * (3_600_000.0 + 7_200_000.0 + 10_000.0) / 3_600_000.0;
+            assert!((ann.gpu_hours - want).abs() < 1e-9, "{}", ann.gpu_hours);
+            assert_eq!(
+                (ann.succeeded, ann.failed, ann.cancelled, ann.timed_out),
+                (1, 0, 1, 1)
+            );
+            assert!((ann.wait_s - 3.0).abs() < 1e-9);
+            assert_eq!(ann.energy_j, 3 * 3_600);
+            let bob = &rows[1];
+            assert_eq!((bob.key.as_str(), bob.jobs, bob.failed), ("bob", 2, 1));
+            let want = 2.0 * 10_000.0 / 3_600_000.0 + 0.428;
+            assert!((bob.gpu_hours - want).abs() < 1e-9, "{}", bob.gpu_hours);
+            // From 1 h on: job 1 ended at 1 h 0 min 10 s, job 4 ran 1 h 0 min 50 s after it.
+            let rows = s.ended_usage(3_600_000, true, Some("ann")).await.unwrap();
+            assert_eq!(rows.len(), 1);
+            assert_eq!((rows[0].key.as_str(), rows[0].jobs), ("q-ann", 2));
+            let want = 2.0 * (10_000.0 + 3_650_000.0) / 3_600_000.0;
+            assert!(
+                (rows[0].gpu_hours - want).abs() < 1e-9,
+                "{}",
+                rows[0].gpu_hours
+            );
+        }
     }
 
     #[tokio::test]
     async fn a_purge_deletes_old_ended_jobs_with_their_timelines_and_never_a_live_one() {
-        let (_dir, mut s) = store_with(&sample()).await;
-        let ev = gpusched_wire::history::JobEvent {
-            at_ms: 1,
-            kind: gpusched_wire::history::JobEventKind::Submitted,
-            attempt: 0,
-            nodes: Vec::new(),
-            detail: String::new(),
-        };
-        let mut tx = s.begin().await.unwrap();
-        for id in [2, 3, 6] {
-            tx.add_job_events(id, std::slice::from_ref(&ev), 10)
+        for db in
+            &test_dbs("a_purge_deletes_old_ended_jobs_with_their_timelines_and_never_a_live_one")
                 .await
-                .unwrap();
+        {
+            let mut s = store_with(db, &sample()).await;
+            let ev = gpusched_wire::history::JobEvent {
+                at_ms: 1,
+                kind: gpusched_wire::history::JobEventKind::Submitted,
+                attempt: 0,
+                nodes: Vec::new(),
+                detail: String::new(),
+            };
+            let mut tx = s.begin().await.unwrap();
+            for id in [2, 3, 6] {
+                tx.add_job_events(id, std::slice::from_ref(&ev), 10)
+                    .await
+                    .unwrap();
+            }
+            tx.commit().await.unwrap();
+            let counts = s.ended_counts().await.unwrap();
+            assert_eq!(counts.len(), 4, "{counts:?}");
+            let mut tx = s.begin().await.unwrap();
+            // Jobs 2 and 6 ended before 100 s; 1 and 4 after; 3 and 5 are live.
+            assert_eq!(tx.purge_ended(100_000).await.unwrap(), 2);
+            tx.commit().await.unwrap();
+            let left: Vec<u64> = s
+                .load_stored_jobs()
+                .await
+                .unwrap()
+                .iter()
+                .map(|j| j.id)
+                .collect();
+            assert_eq!(left, [1, 3, 4, 5]);
+            assert!(s.job_events(2).await.unwrap().events.is_empty());
+            assert!(s.job_events(6).await.unwrap().events.is_empty());
+            assert_eq!(s.job_events(3).await.unwrap().events.len(), 1);
+            let mut tx = s.begin().await.unwrap();
+            assert_eq!(tx.purge_ended(u64::MAX / 2).await.unwrap(), 2);
+            tx.commit().await.unwrap();
+            assert_eq!(ids(&s.load_live_jobs().await.unwrap()), [3, 5]);
+            assert_eq!(s.ended_counts().await.unwrap(), []);
+            // Job 6 is gone, but its id stays issued.
+            assert_eq!(s.max_job_id().await.unwrap(), 6);
         }
-        tx.commit().await.unwrap();
-        let counts = s.ended_counts().await.unwrap();
-        assert_eq!(counts.len(), 4, "{counts:?}");
-        let mut tx = s.begin().await.unwrap();
-        // Jobs 2 and 6 ended before 100 s; 1 and 4 after; 3 and 5 are live.
-        assert_eq!(tx.purge_ended(100_000).await.unwrap(), 2);
-        tx.commit().await.unwrap();
-        let left: Vec<u64> = s
-            .load_stored_jobs()
-            .await
-            .unwrap()
-            .iter()
-            .map(|j| j.id)
-            .collect();
-        assert_eq!(left, [1, 3, 4, 5]);
-        assert!(s.job_events(2).await.unwrap().events.is_empty());
-        assert!(s.job_events(6).await.unwrap().events.is_empty());
-        assert_eq!(s.job_events(3).await.unwrap().events.len(), 1);
-        let mut tx = s.begin().await.unwrap();
-        assert_eq!(tx.purge_ended(u64::MAX / 2).await.unwrap(), 2);
-        tx.commit().await.unwrap();
-        assert_eq!(ids(&s.load_live_jobs().await.unwrap()), [3, 5]);
-        assert_eq!(s.ended_counts().await.unwrap(), []);
-        // Job 6 is gone, but its id stays issued.
-        assert_eq!(s.max_job_id().await.unwrap(), 6);
     }
 }

@@ -7,6 +7,7 @@ use gpusched_wire::JobState;
 
 use super::*;
 use crate::StoredSlice;
+use sqlx::SqliteConnection;
 
 /// A copy of a fixture in a temporary data directory (the original is never opened).
 fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -23,7 +24,7 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 #[tokio::test]
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
-    let mut s = SqliteStore::open(&dir).await.unwrap();
+    let mut s = Store::open_dir(&dir).await.unwrap();
     // 1 -> 2 -> 3 -> 4 -> 5 -> 6 -> 7 in one open.
     assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
 
@@ -224,12 +225,12 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
 async fn an_upgraded_fixture_opens_again_as_it_is() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let first = {
-        let mut s = SqliteStore::open(&dir).await.unwrap();
+        let mut s = Store::open_dir(&dir).await.unwrap();
         let jobs = s.load_jobs().await.unwrap();
         s.close().await.unwrap();
         jobs
     };
-    let mut s = SqliteStore::open(&dir).await.unwrap();
+    let mut s = Store::open_dir(&dir).await.unwrap();
     assert_eq!(s.load_jobs().await.unwrap(), first);
     let history: Vec<(i64, String)> =
         sqlx::query_as("SELECT version, by_release FROM schema_history ORDER BY version")
@@ -250,7 +251,9 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
         ]
     );
     assert_eq!(
-        migrate::run(&mut s.conn, "x").await.unwrap(),
+        migrate::run(&mut s.conn, Dialect::Sqlite, "x")
+            .await
+            .unwrap(),
         Vec::<i64>::new()
     );
 }
@@ -269,12 +272,16 @@ async fn a_schema_1_row_that_does_not_decode_fails_the_upgrade_and_changes_nothi
             .unwrap();
         conn.close().await.unwrap();
     }
-    let err = SqliteStore::open(&dir).await.err().unwrap();
+    let err = Store::open_dir(&dir).await.err().unwrap();
     assert!(err.to_string().contains("job 4 (schema 1)"), "{err}");
     let mut conn = SqliteConnection::connect(&format!("sqlite://{}", dir.join(DB_FILE).display()))
         .await
         .unwrap();
-    assert_eq!(migrate::current(&mut conn).await.unwrap(), 1);
+    let version: String = sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(version, "1");
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE data IS NOT NULL")
         .fetch_one(&mut conn)
         .await
@@ -352,7 +359,7 @@ async fn store_on_10000_jobs() {
     conn.close().await.unwrap();
 
     let t = std::time::Instant::now();
-    let mut s = SqliteStore::open(&dir).await.unwrap();
+    let mut s = Store::open_dir(&dir).await.unwrap();
     eprintln!(
         "upgrade of {} jobs to schema 5 (through 2, 3 and 4) {:?}",
         old.len(),

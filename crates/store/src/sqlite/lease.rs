@@ -14,8 +14,9 @@
 //! PostgreSQL (`$N` parameters, `ON CONFLICT`, `RETURNING`) but for the clock, which is
 //! one fragment per backend ([`now_ms_sql`]).
 
-use sqlx::{Row, SqliteConnection};
+use sqlx::{AnyConnection, Row};
 
+use super::dialect::Dialect;
 use crate::StoreError;
 
 /// The database's clock in Unix milliseconds, in SQLite.
@@ -25,13 +26,6 @@ pub const SQLITE_NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000 
 /// start and would stand still inside a long transaction).
 pub const POSTGRES_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
-/// Which backend's SQL to write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
-
 /// The database clock fragment of a backend.
 pub const fn now_ms_sql(d: Dialect) -> &'static str {
     match d {
@@ -39,9 +33,6 @@ pub const fn now_ms_sql(d: Dialect) -> &'static str {
         Dialect::Postgres => POSTGRES_NOW_MS,
     }
 }
-
-/// This module's backend (the lead switches it when the store moves to sqlx's `Any`).
-const DIALECT: Dialect = Dialect::Sqlite;
 
 /// Schema 8's table, the same in both backends.
 pub const CREATE_V8: [&str; 1] = [
@@ -73,8 +64,8 @@ impl LeaseView {
     }
 }
 
-fn acquire_sql() -> String {
-    let now = now_ms_sql(DIALECT);
+fn acquire_sql(d: Dialect) -> String {
+    let now = now_ms_sql(d);
     // `holder = $1` may take its own row back before it expires: the caller has proven
     // that the process that held it under this identity is gone (see the server).
     format!(
@@ -90,7 +81,8 @@ fn acquire_sql() -> String {
 /// Takes the lease for `lease_ms` if it is free, expired, or (with `reclaim_own`) held
 /// under `holder` already; the new epoch, or None when another server holds it.
 pub async fn acquire(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
+    d: Dialect,
     holder: &str,
     url: &str,
     lease_ms: u64,
@@ -98,7 +90,7 @@ pub async fn acquire(
 ) -> Result<Option<u64>, StoreError> {
     // Every row fetched: a statement left unfinished after its first row would keep
     // SQLite's write transaction (and lock) open until the connection's next statement.
-    let epochs: Vec<i64> = sqlx::query_scalar(&acquire_sql())
+    let epochs: Vec<i64> = sqlx::query_scalar(&acquire_sql(d))
         .bind(holder)
         .bind(url)
         .bind(lease_ms as i64)
@@ -111,11 +103,12 @@ pub async fn acquire(
 /// Extends the lease of `epoch` by `lease_ms` from now; false: the epoch is no longer
 /// the current one (another server took over).
 pub async fn renew(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
+    d: Dialect,
     epoch: u64,
     lease_ms: u64,
 ) -> Result<bool, StoreError> {
-    let now = now_ms_sql(DIALECT);
+    let now = now_ms_sql(d);
     let sql =
         format!("UPDATE leader_lease SET expires_ms = {now} + $1 WHERE id = 1 AND epoch = $2");
     let done = sqlx::query(&sql)
@@ -128,8 +121,8 @@ pub async fn renew(
 
 /// Gives the lease of `epoch` up now (a clean shutdown), so a follower takes over at
 /// once instead of after the lease.
-pub async fn release(conn: &mut SqliteConnection, epoch: u64) -> Result<bool, StoreError> {
-    let now = now_ms_sql(DIALECT);
+pub async fn release(conn: &mut AnyConnection, d: Dialect, epoch: u64) -> Result<bool, StoreError> {
+    let now = now_ms_sql(d);
     let sql = format!("UPDATE leader_lease SET expires_ms = {now} - 1 WHERE id = 1 AND epoch = $1");
     let done = sqlx::query(&sql)
         .bind(epoch as i64)
@@ -139,8 +132,8 @@ pub async fn release(conn: &mut SqliteConnection, epoch: u64) -> Result<bool, St
 }
 
 /// The lease row, if any server ever led.
-pub async fn read(conn: &mut SqliteConnection) -> Result<Option<LeaseView>, StoreError> {
-    let now = now_ms_sql(DIALECT);
+pub async fn read(conn: &mut AnyConnection, d: Dialect) -> Result<Option<LeaseView>, StoreError> {
+    let now = now_ms_sql(d);
     let sql = format!(
         "SELECT epoch, holder, url, expires_ms, {now} AS now_ms FROM leader_lease WHERE id = 1"
     );
@@ -156,7 +149,7 @@ pub async fn read(conn: &mut SqliteConnection) -> Result<Option<LeaseView>, Stor
 
 /// The fence: Ok while `epoch` is current, [`StoreError::Fenced`] once another server
 /// took over (the caller's transaction must then be dropped).
-pub async fn fence(conn: &mut SqliteConnection, epoch: u64) -> Result<(), StoreError> {
+pub async fn fence(conn: &mut AnyConnection, d: Dialect, epoch: u64) -> Result<(), StoreError> {
     let done = sqlx::query(FENCE)
         .bind(epoch as i64)
         .execute(&mut *conn)
@@ -164,14 +157,14 @@ pub async fn fence(conn: &mut SqliteConnection, epoch: u64) -> Result<(), StoreE
     if done.rows_affected() == 1 {
         return Ok(());
     }
-    let current = read(conn).await?.map(|l| l.epoch);
+    let current = read(conn, d).await?.map(|l| l.epoch);
     Err(StoreError::Fenced {
         mine: epoch,
         current,
     })
 }
 
-impl super::SqliteStore {
+impl super::Store {
     /// Fences every later write transaction by `epoch` (None: unfenced, a lone tool).
     pub fn set_fence(&mut self, epoch: Option<u64>) {
         self.fence = epoch;
@@ -190,33 +183,41 @@ impl super::SqliteStore {
         lease_ms: u64,
         reclaim_own: bool,
     ) -> Result<Option<u64>, StoreError> {
-        acquire(&mut self.conn, holder, url, lease_ms, reclaim_own).await
+        let d = self.dialect;
+        let r = acquire(self.conn().await?, d, holder, url, lease_ms, reclaim_own).await;
+        self.seen(r)
     }
 
     /// See [`renew`].
     pub async fn renew_lease(&mut self, epoch: u64, lease_ms: u64) -> Result<bool, StoreError> {
-        renew(&mut self.conn, epoch, lease_ms).await
+        let d = self.dialect;
+        let r = renew(self.conn().await?, d, epoch, lease_ms).await;
+        self.seen(r)
     }
 
     /// See [`release`].
     pub async fn release_lease(&mut self, epoch: u64) -> Result<bool, StoreError> {
-        release(&mut self.conn, epoch).await
+        let d = self.dialect;
+        let r = release(self.conn().await?, d, epoch).await;
+        self.seen(r)
     }
 
     /// Who leads (see [`read`]).
     pub async fn leader(&mut self) -> Result<Option<LeaseView>, StoreError> {
-        read(&mut self.conn).await
+        let d = self.dialect;
+        let r = read(self.conn().await?, d).await;
+        self.seen(r)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::SqliteStore;
+    use crate::Store;
 
-    async fn two(dir: &std::path::Path) -> (SqliteStore, SqliteStore) {
+    async fn two(dir: &std::path::Path) -> (Store, Store) {
         let file = dir.join("shared.db");
-        let a = SqliteStore::open_file(&file).await.unwrap();
-        let b = SqliteStore::open_file(&file).await.unwrap();
+        let a = Store::open_file(&file).await.unwrap();
+        let b = Store::open_file(&file).await.unwrap();
         (a, b)
     }
 

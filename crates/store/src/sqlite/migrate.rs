@@ -11,21 +11,23 @@
 //! table, which schema-1 databases do not have, so it would take them for empty ones.
 //! Steps here are SQL or Rust alike.
 //!
-//! The list is SQLite's own. Another backend (PostgreSQL, issue 15) keeps its own list in
-//! its own module, starting from its own version 1, and shares only [`crate::StoredJob`]:
-//! the model is common, the DDL and the history of each backend are not.
+//! The list here is SQLite's own. PostgreSQL keeps its own list (`pg_migrate.rs`), starting
+//! from its own version 1 (SQLite's schema 7 as it stands), run by the same code and
+//! recorded in the same `meta` and `schema_history` tables: the model and the queries are
+//! common, the DDL and the history of each backend are not.
 
 use std::future::Future;
 use std::pin::Pin;
 
-use sqlx::{Connection, SqliteConnection};
+use sqlx::{AnyConnection, Connection};
 
-use super::{ended, history, jobs, lease, v1};
+use super::dialect::Dialect;
+use super::{ended, history, jobs, lease, pg_migrate, v1};
 use crate::StoreError;
 
 /// A step written in Rust (a data transformation), run inside the migration's transaction.
 pub type RustStep = for<'c> fn(
-    &'c mut SqliteConnection,
+    &'c mut AnyConnection,
 )
     -> Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'c>>;
 
@@ -40,10 +42,26 @@ pub struct Migration {
     pub steps: Vec<Step>,
 }
 
-/// The newest schema this binary knows.
+/// The newest SQLite schema this binary knows.
 pub const LATEST: i64 = 8;
 
-/// Every schema version, oldest first.
+/// The newest schema this binary knows for `d`.
+pub fn latest(d: Dialect) -> i64 {
+    match d {
+        Dialect::Sqlite => LATEST,
+        Dialect::Postgres => pg_migrate::LATEST,
+    }
+}
+
+/// Every schema version of `d`, oldest first.
+fn list(d: Dialect) -> Vec<Migration> {
+    match d {
+        Dialect::Sqlite => migrations(),
+        Dialect::Postgres => pg_migrate::migrations(),
+    }
+}
+
+/// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
     let mut v2 = vec![
         // The index would follow the renamed table and clash with the new one's.
@@ -111,7 +129,7 @@ pub fn migrations() -> Vec<Migration> {
 
 /// Schema 1's rows, converted one by one; one that does not decode fails the upgrade
 /// (rolled back, the database left at schema 1) and is named.
-async fn upgrade_v1_jobs(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+async fn upgrade_v1_jobs(conn: &mut AnyConnection) -> Result<(), StoreError> {
     let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, data FROM jobs_v1 ORDER BY id")
         .fetch_all(&mut *conn)
         .await?;
@@ -130,11 +148,17 @@ async fn upgrade_v1_jobs(conn: &mut SqliteConnection) -> Result<(), StoreError> 
 }
 
 /// The schema version of the database, 0 when it is new (no `meta` table yet).
-pub async fn current(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
-    let has_meta: Option<String> =
-        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
-            .fetch_optional(&mut *conn)
-            .await?;
+pub async fn current(conn: &mut AnyConnection, d: Dialect) -> Result<i64, StoreError> {
+    let catalog = match d {
+        Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        Dialect::Postgres => {
+            "SELECT CAST(table_name AS TEXT) FROM information_schema.tables
+             WHERE table_schema = current_schema() AND table_name = 'meta'"
+        }
+    };
+    let has_meta: Option<String> = sqlx::query_scalar(catalog)
+        .fetch_optional(&mut *conn)
+        .await?;
     if has_meta.is_none() {
         return Ok(0);
     }
@@ -152,7 +176,7 @@ pub async fn current(conn: &mut SqliteConnection) -> Result<i64, StoreError> {
 }
 
 /// The release that last migrated the database, if it said.
-async fn written_by(conn: &mut SqliteConnection) -> Option<String> {
+async fn written_by(conn: &mut AnyConnection) -> Option<String> {
     sqlx::query_scalar("SELECT value FROM meta WHERE key = 'written_by'")
         .fetch_optional(&mut *conn)
         .await
@@ -160,21 +184,48 @@ async fn written_by(conn: &mut SqliteConnection) -> Option<String> {
         .flatten()
 }
 
-/// Brings the database to [`LATEST`], or refuses one from a newer gpusched untouched.
-/// Returns the versions applied.
-pub async fn run(conn: &mut SqliteConnection, path: &str) -> Result<Vec<i64>, StoreError> {
-    let found = current(conn).await?;
-    if found > LATEST {
+/// The advisory lock several servers opening one PostgreSQL database at once take, so
+/// that one migrates and the others then find it done.
+const PG_MIGRATION_LOCK: i64 = 0x6770_7573_6368_6564; // "gpusched"
+
+/// Brings the database to the newest schema of its dialect, or refuses one from a newer
+/// gpusched untouched. Returns the versions applied.
+pub async fn run(conn: &mut AnyConnection, d: Dialect, path: &str) -> Result<Vec<i64>, StoreError> {
+    if d == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(PG_MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await?;
+        let done = run_locked(conn, d, path).await;
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(PG_MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await;
+        let applied = done?;
+        unlocked?;
+        return Ok(applied);
+    }
+    run_locked(conn, d, path).await
+}
+
+async fn run_locked(
+    conn: &mut AnyConnection,
+    d: Dialect,
+    path: &str,
+) -> Result<Vec<i64>, StoreError> {
+    let found = current(conn, d).await?;
+    let known = latest(d);
+    if found > known {
         return Err(StoreError::NewerSchema {
             path: path.to_string(),
             found,
-            known: LATEST,
+            known,
             written_by: written_by(conn).await,
         });
     }
     let mut applied = Vec::new();
-    for m in migrations().into_iter().filter(|m| m.version > found) {
-        apply(conn, &m).await?;
+    for m in list(d).into_iter().filter(|m| m.version > found) {
+        apply(conn, d, &m).await?;
         if found > 0 {
             tracing::info!(
                 db = path,
@@ -188,7 +239,7 @@ pub async fn run(conn: &mut SqliteConnection, path: &str) -> Result<Vec<i64>, St
     Ok(applied)
 }
 
-async fn apply(conn: &mut SqliteConnection, m: &Migration) -> Result<(), StoreError> {
+async fn apply(conn: &mut AnyConnection, d: Dialect, m: &Migration) -> Result<(), StoreError> {
     let mut tx = conn.begin().await?;
     for step in &m.steps {
         match step {
@@ -198,14 +249,28 @@ async fn apply(conn: &mut SqliteConnection, m: &Migration) -> Result<(), StoreEr
             Step::Rust(f) => f(&mut tx).await?,
         }
     }
-    for sql in [
-        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS schema_history (
+    // SQLite's INTEGER is 64 bits; PostgreSQL's is 32, too small for milliseconds.
+    let history = match d {
+        Dialect::Sqlite => {
+            "CREATE TABLE IF NOT EXISTS schema_history (
             version INTEGER PRIMARY KEY,
             name TEXT NOT NULL,
             applied_ms INTEGER NOT NULL,
             by_release TEXT NOT NULL
-        )",
+        )"
+        }
+        Dialect::Postgres => {
+            "CREATE TABLE IF NOT EXISTS schema_history (
+            version BIGINT PRIMARY KEY,
+            name TEXT NOT NULL,
+            applied_ms BIGINT NOT NULL,
+            by_release TEXT NOT NULL
+        )"
+        }
+    };
+    for sql in [
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        history,
     ] {
         sqlx::query(sql).execute(&mut *tx).await?;
     }
@@ -213,7 +278,7 @@ async fn apply(conn: &mut SqliteConnection, m: &Migration) -> Result<(), StoreEr
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     sqlx::query(
-        "INSERT INTO schema_history (version, name, applied_ms, by_release) VALUES (?, ?, ?, ?)",
+        "INSERT INTO schema_history (version, name, applied_ms, by_release) VALUES ($1, $2, $3, $4)",
     )
     .bind(m.version)
     .bind(m.name)
@@ -226,7 +291,7 @@ async fn apply(conn: &mut SqliteConnection, m: &Migration) -> Result<(), StoreEr
         ("written_by", RELEASE.to_string()),
     ] {
         sqlx::query(
-            "INSERT INTO meta (key, value) VALUES (?, ?)
+            "INSERT INTO meta (key, value) VALUES ($1, $2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         )
         .bind(key)

@@ -1,50 +1,69 @@
-//! SQLite in WAL mode with `synchronous=FULL`: a commit returns only once the log is on
-//! disk (fsync), which is what "committed before it is acted on" needs.
+//! The store on either backend, through sqlx's `Any` driver: one connection, one set of
+//! queries, a [`Dialect`] read at open for the few fragments that differ.
 //!
-//! - `migrate.rs`: the schema versions, applied when the store opens.
+//! Both commit durably before the server acts: SQLite in WAL mode with
+//! `synchronous=FULL` (a commit returns once the log is on disk), PostgreSQL with its
+//! default `synchronous_commit=on` (once the server flushed its WAL).
+//!
+//! - `copy.rs`: a whole store copied (`admin migrate-store`, `admin backup`).
+//! - `dialect.rs`: the dialects and the helpers that keep one SQL text for both.
+//! - `migrate.rs`: the schema versions (SQLite's list), applied when the store opens;
+//!   `pg_migrate.rs`: PostgreSQL's list.
 //! - `jobs.rs`: the `jobs` table and a [`StoredJob`] in and out of it.
 //! - `history.rs`: schema 5's `job_events` (job timelines) and `audit` tables.
 //! - `v1.rs`: schema 1, frozen, for the upgrade.
 
+mod copy;
+mod dialect;
 mod ended;
 mod history;
 mod jobs;
 mod lease;
 mod migrate;
+mod pg_migrate;
 mod v1;
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod test_dbs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Mutex;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-use sqlx::{Connection, Row, SqliteConnection};
+use sqlx::{AnyConnection, Connection, Row};
 
 use crate::record::{JobRecord, NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
-use crate::StoreError;
+use crate::{StoreError, StoreUrl};
+
+pub use copy::{backup, migrate_store, AuditRow, CopyCounts, EventRow, Snapshot};
+pub use dialect::Dialect;
 
 pub use ended::{EndedQuery, TaskRows, UsageSum};
 pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
-pub use lease::{now_ms_sql, Dialect, LeaseView, POSTGRES_NOW_MS, SQLITE_NOW_MS};
+pub use lease::{now_ms_sql, LeaseView, POSTGRES_NOW_MS, SQLITE_NOW_MS};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
 
-/// One connection, owned by the server's state task (SQLite allows one writer anyway).
-pub struct SqliteStore {
-    conn: SqliteConnection,
-    /// The database file, to find the commit faults asked for it.
+/// One connection, owned by the server's state task (SQLite allows one writer anyway;
+/// on PostgreSQL one server writes at a time).
+pub struct Store {
+    conn: AnyConnection,
+    dialect: Dialect,
+    /// The database file (PostgreSQL: the URL), to reconnect and to find the commit
+    /// faults asked for it.
     path: PathBuf,
     /// The leader's epoch every write transaction is fenced by (`lease.rs`).
     fence: Option<u64>,
+    /// The last use lost the connection: the next one opens it again.
+    broken: bool,
 }
 
 /// A write transaction; dropped without [`StoreTx::commit`] it rolls back.
 pub struct StoreTx<'c> {
-    tx: sqlx::Transaction<'c, sqlx::Sqlite>,
+    tx: sqlx::Transaction<'c, sqlx::Any>,
+    dialect: Dialect,
     path: &'c Path,
 }
 
@@ -81,11 +100,45 @@ const DB_FILE: &str = "gpusched.db";
 /// The `meta` keys the store writes itself.
 const RESERVED_META: [&str; 3] = ["schema_version", "written_by", "max_job_id"];
 
-impl SqliteStore {
+/// The file as a `sqlite:` URL for the `Any` driver, which percent-decodes it.
+fn sqlite_url(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::from("sqlite://");
+    for c in abs.display().to_string().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            ' ' => out.push_str("%20"),
+            c => out.push(c),
+        }
+    }
+    out.push_str("?mode=rwc");
+    out
+}
+
+impl Store {
+    /// Opens the store `--store` names (a SQLite file is created if missing; a PostgreSQL
+    /// database must exist), upgrading its schema.
+    pub async fn open(url: &StoreUrl) -> Result<Self, StoreError> {
+        match url {
+            StoreUrl::Sqlite(file) => Self::open_file(file).await,
+            StoreUrl::Postgres(u) => Self::open_postgres(u).await,
+        }
+    }
+
     /// Opens (creating if needed) `dir/gpusched.db`, the default store of a data
     /// directory.
-    pub async fn open(dir: &Path) -> Result<Self, StoreError> {
+    pub async fn open_dir(dir: &Path) -> Result<Self, StoreError> {
         Self::open_file(&dir.join(DB_FILE)).await
+    }
+
+    /// Opens the PostgreSQL database at `url` (`postgres://USER:PASSWORD@HOST/DB`).
+    async fn open_postgres(url: &str) -> Result<Self, StoreError> {
+        let mut store = Store::connect(Dialect::Postgres, PathBuf::from(url)).await?;
+        let shown = store.shown();
+        migrate::run(&mut store.conn, Dialect::Postgres, &shown).await?;
+        Ok(store)
     }
 
     /// Opens (creating it and its directory if needed) the database file `path`.
@@ -97,29 +150,88 @@ impl SqliteStore {
                 source,
             })?;
         }
-        let path = path.to_path_buf();
-        let shown = path.display().to_string();
-        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{shown}"))
+        let mut store = Store::connect(Dialect::Sqlite, path.to_path_buf()).await?;
+        let shown = store.shown();
+        migrate::run(&mut store.conn, Dialect::Sqlite, &shown).await?;
+        Ok(store)
+    }
+
+    /// The store as messages name it (a PostgreSQL password never shown).
+    fn shown(&self) -> String {
+        match self.dialect {
+            Dialect::Sqlite => self.path.display().to_string(),
+            Dialect::Postgres => StoreUrl::Postgres(self.path.display().to_string()).to_string(),
+        }
+    }
+
+    /// A connection to the database at `path` (SQLite: the file; PostgreSQL: the URL),
+    /// without the schema check.
+    async fn connect(dialect: Dialect, path: PathBuf) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let mut store = Store {
+            // Replaced below; `Store` needs one to name itself in errors first.
+            conn: match dialect {
+                Dialect::Sqlite => AnyConnection::connect(&sqlite_url(&path)).await,
+                Dialect::Postgres => AnyConnection::connect(&path.display().to_string()).await,
+            }
             .map_err(|source| StoreError::Open {
-                path: shown.clone(),
+                path: match dialect {
+                    Dialect::Sqlite => path.display().to_string(),
+                    Dialect::Postgres => StoreUrl::Postgres(path.display().to_string()).to_string(),
+                },
                 source,
-            })?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .busy_timeout(std::time::Duration::from_secs(5));
-        let mut conn = SqliteConnection::connect_with(&opts)
-            .await
-            .map_err(|source| StoreError::Open {
-                path: shown.clone(),
-                source,
-            })?;
-        migrate::run(&mut conn, &shown).await?;
-        Ok(SqliteStore {
-            conn,
+            })?,
+            dialect,
             path,
+            broken: false,
             fence: None,
-        })
+        };
+        if dialect == Dialect::Sqlite {
+            // What the SQLite driver's own options set (the `Any` URL cannot say them):
+            // wait 5 s for a lock, write ahead, and fsync the log at every commit.
+            for pragma in [
+                "PRAGMA busy_timeout = 5000",
+                "PRAGMA journal_mode = WAL",
+                "PRAGMA synchronous = FULL",
+            ] {
+                if let Err(source) = sqlx::query(pragma).execute(&mut store.conn).await {
+                    return Err(StoreError::Open {
+                        path: store.shown(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    /// The connection, opened again first if the last use found it lost (a restarted
+    /// PostgreSQL): reads then work again by themselves, while a failed commit still
+    /// fails its round (the server reloads its state).
+    async fn conn(&mut self) -> Result<&mut AnyConnection, StoreError> {
+        if self.broken {
+            let fresh = Store::connect(self.dialect, self.path.clone()).await?;
+            let old = std::mem::replace(&mut self.conn, fresh.conn);
+            drop(old);
+            self.broken = false;
+            tracing::info!(store = %self.shown(), "reconnected to the store");
+        }
+        Ok(&mut self.conn)
+    }
+
+    /// Notes a lost connection in `r`, to reconnect at the next use.
+    fn seen<T>(&mut self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(e) = &r {
+            if e.is_disconnect() {
+                self.broken = true;
+            }
+        }
+        r
+    }
+
+    /// Which database this store is on.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// Closes the connection; a transaction left open by a failed commit is rolled back.
@@ -130,27 +242,39 @@ impl SqliteStore {
 
     /// Every job, by id, as the server keeps it.
     pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = jobs::load(&mut self.conn).await?;
+        let rows = {
+            let r = jobs::load(self.conn().await?).await;
+            self.seen(r)
+        }?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
     /// The jobs that are not over, by id: the server's working set (ended jobs stay
     /// here and are read on request, `ended.rs`).
     pub async fn load_live_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = ended::load_live(&mut self.conn).await?;
+        let rows = {
+            let r = ended::load_live(self.conn().await?).await;
+            self.seen(r)
+        }?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
     /// The highest job id ever stored (0: none).
     pub async fn max_job_id(&mut self) -> Result<u64, StoreError> {
-        ended::max_id(&mut self.conn).await
+        {
+            let d = self.dialect;
+            let r = ended::max_id(self.conn().await?, d).await;
+            self.seen(r)
+        }
     }
 
     /// One job, whatever its state.
     pub async fn job(&mut self, id: u64) -> Result<Option<JobRecord>, StoreError> {
-        Ok(ended::get(&mut self.conn, id)
-            .await?
-            .map(StoredJob::into_record))
+        Ok({
+            let r = ended::get(self.conn().await?, id).await;
+            self.seen(r)
+        }?
+        .map(StoredJob::into_record))
     }
 
     /// Task `index` of array `array_id` as stored, once it started.
@@ -159,19 +283,28 @@ impl SqliteStore {
         array_id: u64,
         index: u32,
     ) -> Result<Option<JobRecord>, StoreError> {
-        Ok(ended::task(&mut self.conn, array_id, index)
-            .await?
-            .map(StoredJob::into_record))
+        Ok({
+            let r = ended::task(self.conn().await?, array_id, index).await;
+            self.seen(r)
+        }?
+        .map(StoredJob::into_record))
     }
 
     /// The id of the job accepted with this client token (`user/token`, as stored).
     pub async fn job_by_token(&mut self, token: &str) -> Result<Option<u64>, StoreError> {
-        ended::id_by_token(&mut self.conn, token).await
+        {
+            let r = ended::id_by_token(self.conn().await?, token).await;
+            self.seen(r)
+        }
     }
 
     /// A page of ended jobs, newest first.
     pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = ended::page(&mut self.conn, q).await?;
+        let rows = {
+            let d = self.dialect;
+            let r = ended::page(self.conn().await?, d, q).await;
+            self.seen(r)
+        }?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
@@ -182,24 +315,38 @@ impl SqliteStore {
         by_queue: bool,
         user: Option<&str>,
     ) -> Result<Vec<UsageSum>, StoreError> {
-        ended::usage(&mut self.conn, since_ms, by_queue, user).await
+        {
+            let d = self.dialect;
+            let r = ended::usage(self.conn().await?, d, since_ms, by_queue, user).await;
+            self.seen(r)
+        }
     }
 
     /// Ended jobs per (queue, state).
     pub async fn ended_counts(
         &mut self,
     ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
-        ended::counts(&mut self.conn).await
+        {
+            let r = ended::counts(self.conn().await?).await;
+            self.seen(r)
+        }
     }
 
     /// Every job's row as stored (for tests and tools that check what is kept).
     pub async fn load_stored_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
-        jobs::load(&mut self.conn).await
+        {
+            let r = jobs::load(self.conn().await?).await;
+            self.seen(r)
+        }
     }
 
-    /// The schema version of the open database.
+    /// The schema version of the open database (each backend numbers its own).
     pub async fn schema_version(&mut self) -> Result<i64, StoreError> {
-        migrate::current(&mut self.conn).await
+        {
+            let d = self.dialect;
+            let r = migrate::current(self.conn().await?, d).await;
+            self.seen(r)
+        }
     }
 
     pub async fn load_nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
@@ -221,7 +368,8 @@ impl SqliteStore {
         sql: &str,
         what: &str,
     ) -> Result<Vec<T>, StoreError> {
-        let rows = sqlx::query(sql).fetch_all(&mut self.conn).await?;
+        let r = sqlx::query(sql).fetch_all(self.conn().await?).await;
+        let rows = self.seen(r.map_err(StoreError::from))?;
         rows.iter()
             .map(|r| {
                 let key: &str = r.get(0);
@@ -239,7 +387,10 @@ impl SqliteStore {
         &mut self,
         job: u64,
     ) -> Result<gpusched_wire::history::JobEvents, StoreError> {
-        history::timeline(&mut self.conn, job).await
+        {
+            let r = history::timeline(self.conn().await?, job).await;
+            self.seen(r)
+        }
     }
 
     /// One page of the audit log, newest first.
@@ -247,26 +398,47 @@ impl SqliteStore {
         &mut self,
         q: &gpusched_wire::history::AuditQuery,
     ) -> Result<gpusched_wire::history::AuditList, StoreError> {
-        history::audit_page(&mut self.conn, q).await
+        {
+            let r = history::audit_page(self.conn().await?, q).await;
+            self.seen(r)
+        }
     }
 
     /// A value the server keeps in `meta` under `key` (see [`StoreTx::put_meta`]).
     pub async fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+        let r = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(key)
-            .fetch_optional(&mut self.conn)
-            .await?)
+            .fetch_optional(self.conn().await?)
+            .await;
+        self.seen(r.map_err(StoreError::from))
     }
 
     /// A write transaction; with a fence set, it begins by proving the epoch is still
     /// the current one ([`StoreError::Fenced`] if not).
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
-        let mut tx = self.conn.begin().await?;
+        self.conn().await?;
+        // Not `seen`: the transaction borrows the connection, so the fields go apart.
+        let mut tx = match self.conn.begin().await {
+            Ok(tx) => tx,
+            Err(e) => {
+                let e = StoreError::from(e);
+                if e.is_disconnect() {
+                    self.broken = true;
+                }
+                return Err(e);
+            }
+        };
         if let Some(epoch) = self.fence {
-            lease::fence(&mut tx, epoch).await?;
+            if let Err(e) = lease::fence(&mut tx, self.dialect, epoch).await {
+                if e.is_disconnect() {
+                    self.broken = true;
+                }
+                return Err(e);
+            }
         }
         Ok(StoreTx {
             tx,
+            dialect: self.dialect,
             path: &self.path,
         })
     }
@@ -282,7 +454,7 @@ impl StoreTx<'_> {
     /// allows (each statement is a round trip to the connection's thread).
     pub async fn put_jobs(&mut self, jobs: &[&JobRecord]) -> Result<(), StoreError> {
         let rows: Vec<StoredJob> = jobs.iter().map(|j| StoredJob::from_record(j)).collect();
-        jobs::put_many(&mut self.tx, &rows).await
+        jobs::put_many(&mut self.tx, self.dialect, &rows).await
     }
 
     pub async fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
@@ -291,7 +463,7 @@ impl StoreTx<'_> {
             source,
         })?;
         sqlx::query(
-            "INSERT INTO nodes (name, data) VALUES (?, ?)
+            "INSERT INTO nodes (name, data) VALUES ($1, $2)
              ON CONFLICT(name) DO UPDATE SET data = excluded.data",
         )
         .bind(&node.register.node)
@@ -307,7 +479,7 @@ impl StoreTx<'_> {
             source,
         })?;
         sqlx::query(
-            "INSERT INTO tokens (id, hash, data) VALUES (?, ?, ?)
+            "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
              ON CONFLICT(id) DO UPDATE SET data = excluded.data",
         )
         .bind(token.id as i64)
@@ -327,7 +499,7 @@ impl StoreTx<'_> {
         keep: u32,
     ) -> Result<(), StoreError> {
         let pairs: Vec<_> = events.iter().map(|e| (job, e.clone())).collect();
-        history::append(&mut self.tx, &pairs, keep).await
+        history::append(&mut self.tx, self.dialect, &pairs, keep).await
     }
 
     /// Appends a round's events of many jobs (each job's in order) in two statements,
@@ -337,7 +509,7 @@ impl StoreTx<'_> {
         events: &[(u64, gpusched_wire::history::JobEvent)],
         keep: u32,
     ) -> Result<(), StoreError> {
-        history::append(&mut self.tx, events, keep).await
+        history::append(&mut self.tx, self.dialect, events, keep).await
     }
 
     /// Records an admin action (the store numbers it).
@@ -359,7 +531,7 @@ impl StoreTx<'_> {
             });
         }
         sqlx::query(
-            "INSERT INTO meta (key, value) VALUES (?, ?)
+            "INSERT INTO meta (key, value) VALUES ($1, $2)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         )
         .bind(key)
@@ -371,13 +543,14 @@ impl StoreTx<'_> {
 
     /// Deletes the jobs that ended before `before_ms` (never a live one); how many.
     pub async fn purge_ended(&mut self, before_ms: u64) -> Result<u64, StoreError> {
-        ended::purge(&mut self.tx, before_ms).await
+        ended::purge(&mut self.tx, self.dialect, before_ms).await
     }
 
-    /// Makes every write of this transaction durable (fsync of the WAL).
+    /// Makes every write of this transaction durable (the WAL flushed: SQLite's fsync,
+    /// PostgreSQL's synchronous commit).
     pub async fn commit(self) -> Result<(), StoreError> {
         if take_fault(self.path) {
-            // Dropping the transaction rolls it back, as SQLite does after SQLITE_FULL.
+            // Dropping the transaction rolls it back, as the database does after a full disk.
             return Err(StoreError::InjectedFault);
         }
         self.tx.commit().await?;
@@ -387,6 +560,7 @@ impl StoreTx<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::test_dbs::test_dbs;
     use super::*;
     use gpusched_wire::{JobState, JobView};
 
@@ -453,156 +627,248 @@ mod tests {
 
     #[tokio::test]
     async fn committed_jobs_survive_a_reopen_and_rolled_back_ones_do_not() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&job(1, Some("k1"))).await.unwrap();
-            tx.put_job(&job(2, None)).await.unwrap();
-            tx.commit().await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&job(3, None)).await.unwrap();
-            drop(tx); // rolled back
-            let mut tx = s.begin().await.unwrap();
-            let mut j = job(2, None);
-            j.view.state = JobState::Running;
-            tx.put_job(&j).await.unwrap();
-            tx.commit().await.unwrap();
+        for db in &test_dbs("committed_jobs_survive_a_reopen_and_rolled_back_ones_do_not").await {
+            {
+                let mut s = db.open().await;
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&job(1, Some("k1"))).await.unwrap();
+                tx.put_job(&job(2, None)).await.unwrap();
+                tx.commit().await.unwrap();
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&job(3, None)).await.unwrap();
+                drop(tx); // rolled back
+                let mut tx = s.begin().await.unwrap();
+                let mut j = job(2, None);
+                j.view.state = JobState::Running;
+                tx.put_job(&j).await.unwrap();
+                tx.commit().await.unwrap();
+            }
+            let mut s = db.open().await;
+            let jobs = s.load_jobs().await.unwrap();
+            assert_eq!(jobs.iter().map(|j| j.view.id).collect::<Vec<_>>(), [1, 2]);
+            assert_eq!(jobs[1].view.state, JobState::Running);
+            assert_eq!(jobs[0].client_token.as_deref(), Some("k1"));
         }
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        let jobs = s.load_jobs().await.unwrap();
-        assert_eq!(jobs.iter().map(|j| j.view.id).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(jobs[1].view.state, JobState::Running);
-        assert_eq!(jobs[0].client_token.as_deref(), Some("k1"));
     }
 
     #[tokio::test]
     async fn meta_values_survive_a_reopen_and_the_stores_own_keys_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
+        for db in
+            &test_dbs("meta_values_survive_a_reopen_and_the_stores_own_keys_are_refused").await
         {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            assert_eq!(s.meta("predictor").await.unwrap(), None);
-            let mut tx = s.begin().await.unwrap();
-            tx.put_meta("predictor", "v1").await.unwrap();
-            tx.put_meta("predictor", "v2").await.unwrap();
-            assert!(tx.put_meta("schema_version", "99").await.is_err());
-            tx.commit().await.unwrap();
+            {
+                let mut s = db.open().await;
+                assert_eq!(s.meta("predictor").await.unwrap(), None);
+                let mut tx = s.begin().await.unwrap();
+                tx.put_meta("predictor", "v1").await.unwrap();
+                tx.put_meta("predictor", "v2").await.unwrap();
+                assert!(tx.put_meta("schema_version", "99").await.is_err());
+                tx.commit().await.unwrap();
+            }
+            let mut s = db.open().await;
+            assert_eq!(s.meta("predictor").await.unwrap().as_deref(), Some("v2"));
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
         }
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        assert_eq!(s.meta("predictor").await.unwrap().as_deref(), Some("v2"));
-        assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
     }
 
     #[tokio::test]
     async fn every_stored_field_survives_the_database() {
-        let dir = tempfile::tempdir().unwrap();
-        let full = crate::stored_job::tests::full_record();
-        let mut ended = full.clone();
-        ended.view.id = 43;
-        ended.client_token = Some("tok-2".into());
-        ended.view.state = JobState::TimedOut;
-        ended.view.reason = "stopped after passing its walltime of 2 h".into();
-        // Never measured: NULL, not 0.
-        ended.view.energy_j = None;
-        {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&full).await.unwrap();
-            tx.put_job(&ended).await.unwrap();
-            tx.commit().await.unwrap();
-            s.close().await.unwrap();
+        for db in &test_dbs("every_stored_field_survives_the_database").await {
+            let full = crate::stored_job::tests::full_record();
+            let mut ended = full.clone();
+            ended.view.id = 43;
+            ended.client_token = Some("tok-2".into());
+            ended.view.state = JobState::TimedOut;
+            ended.view.reason = "stopped after passing its walltime of 2 h".into();
+            // Never measured: NULL, not 0.
+            ended.view.energy_j = None;
+            {
+                let mut s = db.open().await;
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&full).await.unwrap();
+                tx.put_job(&ended).await.unwrap();
+                tx.commit().await.unwrap();
+                s.close().await.unwrap();
+            }
+            let mut s = db.open().await;
+            assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
         }
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
     }
 
     /// Many rows in one call: across the statement's row limit, replacing rows in
     /// place, every field kept, and a duplicate client token still refused.
     #[tokio::test]
     async fn many_rows_are_written_in_few_statements_as_one_by_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        let mut many: Vec<JobRecord> = (1..=150).map(|i| job(i, None)).collect();
-        many[7] = crate::stored_job::tests::full_record();
-        many[7].view.id = 8;
-        let refs: Vec<&JobRecord> = many.iter().collect();
-        let mut tx = s.begin().await.unwrap();
-        tx.put_jobs(&refs).await.unwrap();
-        tx.commit().await.unwrap();
-        for j in many.iter_mut().step_by(3) {
-            j.view.state = JobState::Running;
+        for db in &test_dbs("many_rows_are_written_in_few_statements_as_one_by_one").await {
+            let mut s = db.open().await;
+            let mut many: Vec<JobRecord> = (1..=150).map(|i| job(i, None)).collect();
+            many[7] = crate::stored_job::tests::full_record();
+            many[7].view.id = 8;
+            let refs: Vec<&JobRecord> = many.iter().collect();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_jobs(&refs).await.unwrap();
+            tx.commit().await.unwrap();
+            for j in many.iter_mut().step_by(3) {
+                j.view.state = JobState::Running;
+            }
+            let refs: Vec<&JobRecord> = many.iter().collect();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_jobs(&refs).await.unwrap();
+            tx.put_jobs(&[]).await.unwrap();
+            tx.commit().await.unwrap();
+            assert_eq!(s.load_jobs().await.unwrap(), many);
+            let (a, b) = (job(200, Some("k")), job(201, Some("k")));
+            let mut tx = s.begin().await.unwrap();
+            assert!(tx.put_jobs(&[&a, &b]).await.is_err());
         }
-        let refs: Vec<&JobRecord> = many.iter().collect();
-        let mut tx = s.begin().await.unwrap();
-        tx.put_jobs(&refs).await.unwrap();
-        tx.put_jobs(&[]).await.unwrap();
-        tx.commit().await.unwrap();
-        assert_eq!(s.load_jobs().await.unwrap(), many);
-        let (a, b) = (job(200, Some("k")), job(201, Some("k")));
-        let mut tx = s.begin().await.unwrap();
-        assert!(tx.put_jobs(&[&a, &b]).await.is_err());
     }
 
     #[tokio::test]
     async fn a_duplicate_client_token_is_refused_by_the_database() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        let mut tx = s.begin().await.unwrap();
-        tx.put_job(&job(1, Some("k"))).await.unwrap();
-        assert!(tx.put_job(&job(2, Some("k"))).await.is_err());
+        for db in &test_dbs("a_duplicate_client_token_is_refused_by_the_database").await {
+            let mut s = db.open().await;
+            let mut tx = s.begin().await.unwrap();
+            tx.put_job(&job(1, Some("k"))).await.unwrap();
+            assert!(tx.put_job(&job(2, Some("k"))).await.is_err());
+        }
     }
 
     #[tokio::test]
     async fn a_newer_schema_is_refused_with_advice_and_left_untouched() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let mut s = SqliteStore::open(dir.path()).await.unwrap();
-            let mut tx = s.begin().await.unwrap();
-            tx.put_job(&job(1, None)).await.unwrap();
-            tx.commit().await.unwrap();
-            for sql in [
-                "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
-                "UPDATE meta SET value = '9.1.0' WHERE key = 'written_by'",
-            ] {
-                sqlx::query(sql).execute(&mut s.conn).await.unwrap();
+        for db in &test_dbs("a_newer_schema_is_refused_with_advice_and_left_untouched").await {
+            let known = migrate::latest(db.dialect);
+            {
+                let mut s = db.open().await;
+                let mut tx = s.begin().await.unwrap();
+                tx.put_job(&job(1, None)).await.unwrap();
+                tx.commit().await.unwrap();
+                for sql in [
+                    "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+                    "UPDATE meta SET value = '9.1.0' WHERE key = 'written_by'",
+                ] {
+                    sqlx::query(sql).execute(&mut s.conn).await.unwrap();
+                }
+                s.close().await.unwrap();
             }
-            s.close().await.unwrap();
+            let file = match &db.url {
+                StoreUrl::Sqlite(f) => Some(f.clone()),
+                StoreUrl::Postgres(_) => None,
+            };
+            let before = file.as_ref().map(|f| std::fs::read(f).unwrap());
+            let err = Store::open(&db.url).await.err().unwrap();
+            let text = err.to_string();
+            for part in [
+                "has schema 99 (written by gpusched 9.1.0)",
+                &format!("(up to {known})"),
+                "run a gpusched that knows schema 99",
+                "not changed",
+            ] {
+                assert!(text.contains(part), "{part:?} missing from: {text}");
+            }
+            match (file, before) {
+                (Some(f), Some(before)) => {
+                    assert_eq!(
+                        std::fs::read(f).unwrap(),
+                        before,
+                        "the database was written"
+                    )
+                }
+                _ => {
+                    // PostgreSQL: the rows as they were, read around the store.
+                    let StoreUrl::Postgres(url) = &db.url else {
+                        unreachable!()
+                    };
+                    let mut c = AnyConnection::connect(url).await.unwrap();
+                    let v: String =
+                        sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+                            .fetch_one(&mut c)
+                            .await
+                            .unwrap();
+                    let history: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM schema_history")
+                        .fetch_one(&mut c)
+                        .await
+                        .unwrap();
+                    assert_eq!((v.as_str(), history), ("99", known));
+                }
+            }
         }
-        let db = dir.path().join(DB_FILE);
-        let before = std::fs::read(&db).unwrap();
-        let err = SqliteStore::open(dir.path()).await.err().unwrap();
-        let text = err.to_string();
-        for part in [
-            "has schema 99 (written by gpusched 9.1.0)",
-            &format!("(up to {SCHEMA_VERSION})"),
-            "run a gpusched that knows schema 99",
-            "not changed",
-        ] {
-            assert!(text.contains(part), "{part:?} missing from: {text}");
-        }
-        assert_eq!(
-            std::fs::read(&db).unwrap(),
-            before,
-            "the database was written"
-        );
     }
 
     #[tokio::test]
     async fn a_fresh_database_starts_at_the_newest_schema_and_reopens_without_migrating() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SqliteStore::open(dir.path()).await.unwrap();
-        assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
-        let history: Vec<i64> =
-            sqlx::query_scalar("SELECT version FROM schema_history ORDER BY version")
-                .fetch_all(&mut s.conn)
+        for db in
+            &test_dbs("a_fresh_database_starts_at_the_newest_schema_and_reopens_without_migrating")
+                .await
+        {
+            let mut s = db.open().await;
+            let latest = migrate::latest(db.dialect);
+            assert_eq!(s.schema_version().await.unwrap(), latest);
+            let history: Vec<i64> =
+                sqlx::query_scalar("SELECT version FROM schema_history ORDER BY version")
+                    .fetch_all(&mut s.conn)
+                    .await
+                    .unwrap();
+            let versions: Vec<i64> = match db.dialect {
+                Dialect::Sqlite => migrate::migrations(),
+                Dialect::Postgres => pg_migrate::migrations(),
+            }
+            .iter()
+            .map(|m| m.version)
+            .collect();
+            assert_eq!(history, versions);
+            assert_eq!(versions.last(), Some(&latest));
+            assert_eq!(
+                migrate::run(&mut s.conn, db.dialect, "x").await.unwrap(),
+                Vec::<i64>::new()
+            );
+        }
+    }
+
+    /// PostgreSQL restarted under the store: the use that finds the connection lost
+    /// fails, the next ones reconnect by themselves, and nothing committed is lost.
+    #[tokio::test]
+    async fn a_store_reconnects_after_postgres_restarts() {
+        let Some(pg) = crate::testing::TempPostgres::start_or_skip("store reconnects") else {
+            return;
+        };
+        let mut s = Store::open(&StoreUrl::Postgres(pg.url())).await.unwrap();
+        let mut tx = s.begin().await.unwrap();
+        tx.put_job(&job(1, Some("k1"))).await.unwrap();
+        tx.commit().await.unwrap();
+        pg.restart().unwrap();
+        let first = s.job(1).await;
+        if let Err(e) = &first {
+            assert!(e.is_disconnect(), "{e}");
+        }
+        let again = s.job(1).await.unwrap().unwrap();
+        assert_eq!(again.client_token.as_deref(), Some("k1"));
+        let mut tx = s.begin().await.unwrap();
+        tx.put_job(&job(2, None)).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(s.max_job_id().await.unwrap(), 2);
+    }
+
+    /// Servers starting at once on one new PostgreSQL database: one creates the schema
+    /// (under an advisory lock), the others find it done.
+    #[tokio::test]
+    async fn stores_opened_at_once_on_a_new_database_migrate_it_once() {
+        for db in &test_dbs("stores_opened_at_once_migrate_once").await {
+            if db.dialect != Dialect::Postgres {
+                continue;
+            }
+            let (a, b, c) = tokio::join!(db.open(), db.open(), db.open());
+            let mut s = a;
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM schema_history")
+                .fetch_one(&mut s.conn)
                 .await
                 .unwrap();
-        let versions: Vec<i64> = migrate::migrations().iter().map(|m| m.version).collect();
-        assert_eq!(history, versions);
-        assert_eq!(versions.last(), Some(&SCHEMA_VERSION));
-        assert_eq!(
-            migrate::run(&mut s.conn, "x").await.unwrap(),
-            Vec::<i64>::new()
-        );
+            assert_eq!(n, migrate::latest(Dialect::Postgres));
+            for s in [s, b, c] {
+                s.close().await.unwrap();
+            }
+        }
     }
 }
