@@ -103,7 +103,6 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
         }
     }
     if daemon {
-        malloc::bound_retained_memory();
         let filter = tracing_subscriber::EnvFilter::try_from_env("GPUSCHED_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
         tracing_subscriber::fmt()
@@ -111,6 +110,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             .with_writer(std::io::stderr)
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init();
+        malloc::bound_retained_memory();
     }
     // A client command makes one or a few requests in turn: a current-thread runtime
     // does that without starting a worker thread per core, which is most of what the
