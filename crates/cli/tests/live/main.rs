@@ -10,6 +10,7 @@ mod deps;
 mod drain;
 mod ended;
 mod energy;
+mod export;
 mod faults;
 mod full_disk;
 mod gang;
