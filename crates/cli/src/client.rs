@@ -375,6 +375,16 @@ impl Client {
             .await
     }
 
+    /// One page of ended jobs as trace rows, newest first (users: their own).
+    pub async fn history_jobs(
+        &self,
+        q: &gpusched_wire::export::HistoryQuery,
+    ) -> anyhow::Result<gpusched_wire::export::HistoryPage> {
+        let qs = serde_urlencoded::to_string(q)?;
+        self.json(Method::GET, &format!("/api/history/jobs?{qs}"), None::<&()>)
+            .await
+    }
+
     /// Deletes the jobs that ended before `before_ms` from the history (admins).
     pub async fn purge(
         &self,

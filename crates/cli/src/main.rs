@@ -58,6 +58,9 @@ enum Command {
     Token(commands::token::Args),
     /// The admin actions the server recorded, newest first (admins).
     Audit(commands::audit::Args),
+    /// The cluster's ended jobs as a trace for `simulate` (`--format gpusched`): admins
+    /// export everyone's, users their own.
+    History(commands::history::Args),
     /// Administration: `admin purge --before DATE` (admins, through the server); `admin
     /// migrate-store` and `admin backup` (whole-store copies, straight to the store).
     Admin(commands::admin::Args),
@@ -144,6 +147,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Usage(a) => commands::usage::run(a).await,
             Command::Token(a) => commands::token::run(a).await,
             Command::Audit(a) => commands::audit::run(a).await,
+            Command::History(a) => commands::history::run(a).await,
             Command::Admin(a) => commands::admin::run(a).await,
             Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,

@@ -9,6 +9,7 @@ pub mod agent;
 pub mod array;
 pub mod auth;
 pub mod duration;
+pub mod export;
 #[doc(hidden)]
 pub mod fuzz_entry;
 pub mod gang;

@@ -8,6 +8,7 @@ pub mod conn;
 pub mod deps;
 pub mod drain;
 pub mod fmt;
+pub mod history;
 pub mod logs;
 pub mod nodes;
 pub mod queue;

@@ -10,6 +10,7 @@ mod deps;
 mod drain;
 mod ended;
 mod energy;
+mod export;
 mod failover;
 mod faults;
 mod full_disk;

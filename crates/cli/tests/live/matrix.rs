@@ -313,6 +313,15 @@ const ROWS: &[Row] = &[
         ADMINS,
         None,
     ),
+    // Users export their own ended jobs, admins everyone's (export.rs checks which).
+    row(
+        "GET",
+        "/api/history/jobs",
+        "/api/history/jobs?limit=5",
+        None,
+        PERSONS,
+        None,
+    ),
     // Admins and metrics tokens (tests/live/prometheus.rs walks the routes with one).
     row("GET", "/metrics", "/metrics", None, ADMINS, None),
     // The dashboard's page and assets hold no data: anyone may load them.

@@ -10,12 +10,14 @@
 //! | `tiresias` | yes | discretized two-dimensional least-attained-service |
 //! | `drf` | no | the tenant with the smallest weighted dominant share goes next |
 //! | `backfill` | no | `fifo` with EASY backfilling on estimates |
+//! | `blend` | yes | expected remaining GPU-service given the prediction and attained service ([`blend`]) |
 //!
 //! Preemptive policies decide each pass which jobs should run, in their order, from an
 //! idle cluster; running jobs left out are preempted (see [`crate::schedule`]).
 
 pub mod backfill;
 pub mod backfill_nodes;
+pub mod blend;
 pub mod drf;
 pub mod order;
 pub mod queue;
@@ -36,10 +38,11 @@ pub enum PolicyKind {
     Tiresias,
     Drf,
     Backfill,
+    Blend,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 8] = [
+    pub const ALL: [PolicyKind; 9] = [
         PolicyKind::Fifo,
         PolicyKind::Priority,
         PolicyKind::Sjf,
@@ -48,6 +51,7 @@ impl PolicyKind {
         PolicyKind::Tiresias,
         PolicyKind::Drf,
         PolicyKind::Backfill,
+        PolicyKind::Blend,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +64,7 @@ impl PolicyKind {
             PolicyKind::Tiresias => "tiresias",
             PolicyKind::Drf => "drf",
             PolicyKind::Backfill => "backfill",
+            PolicyKind::Blend => "blend",
         }
     }
 
@@ -71,7 +76,7 @@ impl PolicyKind {
     pub fn preemptive(self) -> bool {
         matches!(
             self,
-            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias
+            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias | PolicyKind::Blend
         )
     }
 }

@@ -92,7 +92,7 @@ impl OrderedQueue {
             PolicyKind::Priority | PolicyKind::Drf => {
                 cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0
             }
-            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias => false,
+            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias | PolicyKind::Blend => false,
         };
         fixed.then(|| OrderedQueue {
             kind: cfg.kind,

@@ -8,6 +8,7 @@ mod auth;
 mod cancel;
 mod deps;
 mod error;
+mod export;
 mod history;
 mod jobs;
 mod limits;
@@ -135,6 +136,7 @@ pub const ROUTES: &[Route] = &[
     r("POST", "/api/nodes/{name}/resume"),
     r("GET", "/api/audit"),
     r("POST", "/api/admin/purge"),
+    r("GET", "/api/history/jobs"),
     r("GET", "/metrics"),
     r("GET", "/"),
     r("GET", "/ui/{*path}"),
@@ -177,6 +179,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("POST", "/api/nodes/{name}/resume") => post(nodes::resume),
         ("GET", "/api/audit") => get(history::audit),
         ("POST", "/api/admin/purge") => post(history::purge),
+        ("GET", "/api/history/jobs") => get(export::jobs),
         ("GET", "/metrics") => get(metrics::metrics),
         ("GET", "/") => get(crate::web::index),
         ("GET", "/ui/{*path}") => get(crate::web::asset),

@@ -46,6 +46,7 @@ use super::limits::Shedding;
         super::history::events,
         super::history::audit,
         super::history::purge,
+        super::export::jobs,
     ),
     modifiers(&BearerAuth, &Shedding),
     security(("bearer" = []))
@@ -264,7 +265,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 32, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 33, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {

@@ -1,0 +1,99 @@
+//! `GET /api/history/jobs`: the ended jobs that ran, as trace rows for
+//! `gpusched history --format gpusched` (replayed with `gpusched simulate`). A page of
+//! the job list's ended jobs (the store's `EndedQuery` through the actor's list), cut
+//! down to what a trace needs. Admins read every user's jobs; a user only their own,
+//! because a command line may hold secrets.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use gpusched_wire::export::{HistoryJob, HistoryPage, HistoryQuery};
+use gpusched_wire::{JobListQuery, JobView};
+
+use super::auth::person;
+use super::error::{ApiErr, QueryArgs};
+use super::App;
+use crate::actor::Cmd;
+use crate::auth::Caller;
+
+/// The ended jobs that ran (succeeded, failed, cancelled or timed out after starting),
+/// newest first, a page at a time, with the run-time predictor's features: user, queue,
+/// name, command, GPUs, GPU model, walltime. Admins see every user's jobs; a user only
+/// their own (403 when asking for another user's).
+#[utoipa::path(get, path = "/api/history/jobs", params(HistoryQuery),
+    responses((status = 200, body = HistoryPage), super::responses::ReadQuery))]
+pub async fn jobs(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    QueryArgs(q): QueryArgs<HistoryQuery>,
+) -> Result<Json<HistoryPage>, ApiErr> {
+    let who = person(&caller)?;
+    let limit = q.limit.unwrap_or(1000);
+    if limit == 0 || limit > 10_000 {
+        return Err(ApiErr::bad("`limit` must be 1..=10000"));
+    }
+    let user = match q.user {
+        Some(u) if !who.admin && u != who.user => {
+            return Err(ApiErr(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "you are {} (user): you may export only your own jobs (their commands \
+                     may hold secrets); leave out `user`, or ask an admin to export {u}'s",
+                    who.user
+                ),
+            ))
+        }
+        Some(u) => Some(u),
+        None if who.admin => None,
+        None => Some(who.user.clone()),
+    };
+    let list = JobListQuery {
+        state: Some("succeeded,failed,cancelled,timed_out".into()),
+        user,
+        node: None,
+        after: None,
+        before: q.before,
+        limit: Some(limit),
+        // An array's tasks are what ran; the array itself is dropped below.
+        tasks: Some(true),
+    };
+    let page = app.ask(|r| Cmd::List(list, who, r)).await?;
+    let since = q.since_ms.unwrap_or(0);
+    // Ids grow with submission: once the page reaches a job submitted before `since`,
+    // no older page can hold one after it.
+    let past_since = page.jobs.iter().any(|j| j.submit_ms < since);
+    Ok(Json(HistoryPage {
+        jobs: page
+            .jobs
+            .into_iter()
+            .filter(|j| j.submit_ms >= since)
+            .filter_map(row)
+            .collect(),
+        next_before: if past_since { None } else { page.next_before },
+    }))
+}
+
+/// The trace row of an ended job, if it ran (a job cancelled while pending never did,
+/// and an array is its tasks).
+fn row(v: JobView) -> Option<HistoryJob> {
+    if v.array.is_some() {
+        return None;
+    }
+    let (start_ms, end_ms) = (v.start_ms?, v.end_ms?);
+    Some(HistoryJob {
+        id: v.id,
+        user: v.user,
+        queue: v.queue,
+        name: v.name,
+        command: v.command,
+        gpus: v.gpus,
+        gpu_model: v.gpu_model,
+        priority: v.priority,
+        walltime_s: v.walltime_s,
+        state: v.state.name().to_string(),
+        submit_ms: v.submit_ms,
+        start_ms,
+        end_ms: end_ms.max(start_ms),
+        preemptions: v.preemptions,
+    })
+}

@@ -1,0 +1,63 @@
+//! The cluster's ended jobs as a trace (`gpusched history --format gpusched`,
+//! `GET /api/history/jobs`): what the simulator needs to replay them (submit, start and
+//! end times, GPUs) and what the run-time predictor learns from (user, queue, name,
+//! command, walltime, GPU model). Admins read every user's jobs, users only their own:
+//! a command line may hold secrets.
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// `GET /api/history/jobs` filters: newest first, a page at a time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryQuery {
+    /// Only jobs with an id below this: the previous page's `next_before`.
+    #[serde(default)]
+    pub before: Option<u64>,
+    /// Only jobs submitted at or after this Unix time (ms).
+    #[serde(default)]
+    pub since_ms: Option<u64>,
+    /// Only this user's jobs. A user who is not an admin may name only themselves
+    /// (their own jobs are all they get either way).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// At most this many jobs (default 1000, at most 10000).
+    #[serde(default)]
+    #[param(minimum = 1, maximum = 10000)]
+    pub limit: Option<usize>,
+}
+
+/// One ended job that ran, as a trace row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct HistoryJob {
+    pub id: u64,
+    pub user: String,
+    pub queue: String,
+    pub name: String,
+    /// The command line, as submitted.
+    pub command: Vec<String>,
+    /// Whole GPUs (0 for a job on part of one GPU or on CPUs only).
+    pub gpus: u32,
+    pub gpu_model: Option<String>,
+    pub priority: i32,
+    /// The walltime the user asked for, seconds.
+    pub walltime_s: Option<u64>,
+    /// How it ended: `succeeded`, `failed`, `cancelled` or `timed_out`.
+    pub state: String,
+    /// Unix times in milliseconds; `start_ms` of its last run.
+    pub submit_ms: u64,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    /// Times it was preempted before its last run.
+    pub preemptions: u32,
+}
+
+/// One page of ended jobs, newest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct HistoryPage {
+    pub jobs: Vec<HistoryJob>,
+    /// More (older) jobs may match: ask again with `before` set to this.
+    #[serde(default)]
+    pub next_before: Option<u64>,
+}
