@@ -5,10 +5,12 @@
 //!   307s of `follow.rs`);
 //! - **leading** under an epoch: it loaded the state from the store (the startup path)
 //!   and runs the state task, whose commits are fenced by the epoch; it renews the lease
-//!   every `lease / 3`, and steps down when a renewal is refused (another server took
-//!   over) or when it could not renew before the lease, counted by its own monotonic
-//!   clock from the moment it SENT its last successful renewal, less a margin, would
-//!   run out. So it stops acting before any other server can take the lease.
+//!   every `lease / 3`. When it could not renew before the lease, counted by its own
+//!   monotonic clock from the moment it SENT its last successful renewal, less a
+//!   margin, would run out, its state task stops acting (it holds its commands and
+//!   commits nothing), so it never acts once another server could have taken the lease.
+//!   A renewal that gets through late under the same epoch resumes it (nobody took
+//!   over); one refused, or none within one more lease, makes it step down.
 //!
 //! Stepping down: the role flips to follower first (the HTTP layer redirects from then
 //! on), then the state task is told to stop; it refuses its round (503), drops its
@@ -237,6 +239,13 @@ impl Elector {
 
     /// Leads until the lease is lost or the server stops; the channel back when it
     /// stepped down, None when it stopped.
+    ///
+    /// A renewal that is late (the lease ran out by this server's clock: a stall, a slow
+    /// disk, its own long commit holding SQLite's write lock) pauses the state task
+    /// (`Leadership::wait_commit`) instead of ending the term: it keeps trying for one
+    /// more lease, and a renewal that then succeeds under the same epoch resumes the term
+    /// as it was (nobody took over, so nobody committed). Refused (another server took
+    /// over) or still not through after that lease, it steps down.
     async fn keep(
         &mut self,
         mut term: Term,
@@ -244,21 +253,29 @@ impl Elector {
     ) -> Option<mpsc::Receiver<Cmd>> {
         let lease = self.cfg.lease;
         let every = lease / 3;
+        let late_try = margin(lease);
         let mut next = every;
         loop {
-            let left = term.valid_until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let now = Instant::now();
+            let give_up = term.valid_until + lease;
+            if now >= give_up {
                 tracing::error!(
                     epoch = term.epoch,
-                    "could not renew the leader lease in time; stepping down before it can expire"
+                    "could not renew the leader lease for a whole lease after it ran out; \
+                     stepping down"
                 );
                 return Some(self.step_down(term).await);
             }
+            let wait = if now < term.valid_until {
+                next.min(term.valid_until - now)
+            } else {
+                next.min(give_up - now)
+            };
             tokio::select! {
-                _ = tokio::time::sleep(next.min(left)) => {}
+                _ = tokio::time::sleep(wait) => {}
                 r = &mut term.actor => {
                     // The state task stopped by itself: a fenced commit (another server
-                    // took over) or a lease it saw run out.
+                    // took over).
                     self.lead.follow(None);
                     return Some(rejoin(r));
                 }
@@ -272,16 +289,30 @@ impl Elector {
                     return None;
                 }
             }
-            if Instant::now() >= term.valid_until {
+            let sent = Instant::now();
+            if sent >= give_up {
                 continue;
             }
-            let sent = Instant::now();
-            let left = term.valid_until.saturating_duration_since(sent);
+            let late = sent >= term.valid_until;
+            // In time, a renewal may take what is left of the lease; a late one is
+            // retried often, each try bounded, until `give_up`.
+            let limit = if late {
+                late_try.min(give_up - sent)
+            } else {
+                term.valid_until - sent
+            };
             let renewed =
-                tokio::time::timeout(left, self.store.renew_lease(term.epoch, self.lease_ms()))
+                tokio::time::timeout(limit, self.store.renew_lease(term.epoch, self.lease_ms()))
                     .await;
             match renewed {
                 Ok(Ok(true)) => {
+                    if late {
+                        tracing::warn!(
+                            epoch = term.epoch,
+                            late_ms = sent.duration_since(term.valid_until).as_millis() as u64,
+                            "renewed the leader lease late (nobody took over); resuming"
+                        );
+                    }
                     term.valid_until = sent + lease - margin(lease);
                     self.lead.extend(term.valid_until);
                     next = every;
@@ -299,11 +330,15 @@ impl Elector {
                 }
                 Err(_) => {
                     // The connection is in an unknown state after a cancelled statement.
-                    if let Ok(s) = open_store(&self.cfg.store_url()).await {
+                    let url = self.cfg.store_url();
+                    if let Ok(Ok(s)) = tokio::time::timeout(every, open_store(&url)).await {
                         self.store = s;
                     }
                     next = Duration::ZERO;
                 }
+            }
+            if late && next > late_try {
+                next = late_try;
             }
         }
     }

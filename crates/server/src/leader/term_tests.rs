@@ -40,10 +40,11 @@ async fn wait(limit: Duration, mut ok: impl FnMut() -> bool) {
 }
 
 /// A leader whose renewals cannot get through (another connection holds SQLite's write
-/// lock) stops leading BEFORE its lease runs out by the database's clock; once the lock
-/// is gone and the lease has run out, one server leads with the next epoch.
+/// lock) stops acting BEFORE its lease runs out by the database's clock, keeps trying
+/// for one more lease, then steps down; once the lock is gone, one server leads with the
+/// next epoch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_leader_that_cannot_renew_steps_down_before_its_lease_expires() {
+async fn a_leader_that_cannot_renew_stops_acting_before_its_lease_expires() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("shared.db");
     let lease = Duration::from_secs(2);
@@ -78,17 +79,19 @@ async fn a_leader_that_cannot_renew_steps_down_before_its_lease_expires() {
     tx.put_meta("blocker", "holds the write lock")
         .await
         .unwrap();
-    wait(Duration::from_secs(20), || !lead_a.leading()).await;
+    wait(Duration::from_secs(20), || !lead_a.may_commit(1)).await;
     let l = reader.leader().await.unwrap().unwrap();
     assert_eq!(l.epoch, 1);
     assert!(
         l.live(),
-        "stepped down {} ms after its lease had run out by the database's clock",
+        "stopped acting {} ms after its lease had run out by the database's clock",
         l.now_ms - l.expires_ms
     );
+    // Still blocked a whole lease later: it gives the lease up.
+    wait(Duration::from_secs(20), || !lead_a.leading()).await;
     drop(tx);
-    // Once the lease has run out, one of them leads with the next epoch (the old leader
-    // may win it back: it then reloads the state) and the other follows it.
+    // One of them leads with the next epoch (the old leader may win it back: it then
+    // reloads the state) and the other follows it.
     wait(Duration::from_secs(20), || {
         lead_a.leading() || lead_b.leading()
     })
@@ -109,4 +112,52 @@ async fn a_leader_that_cannot_renew_steps_down_before_its_lease_expires() {
             }
     })
     .await;
+}
+
+/// A lone leader stalled past its lease (here: its renewals blocked behind SQLite's
+/// write lock, as behind a long commit of its own) pauses, and resumes the SAME term
+/// once a renewal gets through: no step-down, no new epoch, no reload, and a command
+/// sent while it was paused is answered after it resumes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_leader_renewed_late_resumes_its_term() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("lone.db");
+    let lease = Duration::from_secs(2);
+    let (mut a, lead_a, rx_a) = elector(config(tmp.path(), &file, lease), "http://a").await;
+    let tx_a = a.tx.clone();
+    let phase = a.start(rx_a).await.unwrap();
+    assert!(matches!(phase, Phase::Leading(_)));
+    let _a = a.spawn(phase);
+
+    let mut blocker = Store::open_file(&file).await.unwrap();
+    let mut reader = Store::open_file(&file).await.unwrap();
+    let mut tx = blocker.begin().await.unwrap();
+    tx.put_meta("blocker", "holds the write lock")
+        .await
+        .unwrap();
+    wait(Duration::from_secs(20), || !lead_a.may_commit(1)).await;
+    // A command while paused waits instead of failing.
+    let (reply, answered) = tokio::sync::oneshot::channel();
+    tx_a.send(crate::actor::Cmd::Ping(reply)).await.unwrap();
+    // Past the lease by the database's clock, nobody else wants it.
+    let start = Instant::now();
+    while reader.leader().await.unwrap().unwrap().live() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the lease never ran out"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(lead_a.role(), Role::Leader { epoch: 1 });
+    drop(tx);
+    wait(Duration::from_secs(20), || lead_a.may_commit(1)).await;
+    assert_eq!(lead_a.role(), Role::Leader { epoch: 1 });
+    tokio::time::timeout(Duration::from_secs(20), answered)
+        .await
+        .expect("the command is answered once the term resumes")
+        .expect("answered, not dropped")
+        .expect("a ping succeeds");
+    let l = reader.leader().await.unwrap().unwrap();
+    assert_eq!(l.epoch, 1, "no new epoch: the term went on");
+    assert!(l.live());
 }
