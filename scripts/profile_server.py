@@ -25,12 +25,27 @@ def interrupted(*_):
     raise KeyboardInterrupt
 
 
+def round_counts(base):
+    """Commits and scheduling passes so far, from the server's /metrics (admin token)."""
+    req = B.urllib.request.Request(f"{base}/metrics", headers=B.auth())
+    with B.urllib.request.urlopen(req, timeout=60) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        for key, name in (("commits", "gpusched_store_commit_seconds_count"),
+                          ("passes", "gpusched_schedule_pass_seconds_count")):
+            if line.startswith(name):
+                out[key] = out.get(key, 0) + float(line.split()[-1])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2000)
     ap.add_argument("--out", default="callgrind-server", help="directory for the profile and the reports")
     ap.add_argument("--native", action="store_true", help="no valgrind: print the server's CPU per job")
     ap.add_argument("--exe", help="the gpusched binary (default: the release build)")
+    ap.add_argument("--array", action="store_true", help="the jobs as ONE array of --jobs tasks, not a batch")
     args = ap.parse_args()
     exe = B.binary(args.exe)
     if not args.native and not shutil.which("valgrind"):
@@ -79,17 +94,34 @@ def main():
             subprocess.run(["callgrind_control", "--zero", str(server.pid)], check=True, capture_output=True)
         cpu0 = B.cpu_s(server.pid)
         t0 = time.time()
-        ids = B.post(f"{base}/api/jobs/batch", {"jobs": [dict(job) for _ in range(args.jobs)]})["ids"]
-        B.wait_idle(base, limit=3600)
+        counts0 = round_counts(base)
+        if args.array:
+            aid = B.post(f"{base}/api/jobs", dict(job, array={"first": 0, "last": args.jobs - 1}))["ids"][0]
+            while True:
+                v = B.get(f"{base}/api/jobs/{aid}/wait?timeout_s=30")
+                if v["state"] in ("succeeded", "failed", "cancelled", "timed_out"):
+                    break
+        else:
+            ids = B.post(f"{base}/api/jobs/batch", {"jobs": [dict(job) for _ in range(args.jobs)]})["ids"]
+            B.wait_idle(base, limit=3600)
         wall = time.time() - t0
         cpu = B.cpu_s(server.pid) - cpu0
         if not args.native:
             subprocess.run(["callgrind_control", "--dump=batch", str(server.pid)], check=True, capture_output=True)
-        done = B.jobs_between(base, ids[0], ids[-1])
-        ok = sum(j["state"] == "succeeded" for j in done)
-        B.check(ok, args.jobs, done)
-        print(f"{args.jobs} jobs in {wall:.1f} s ({ok} succeeded); server CPU {cpu:.2f} s = "
-              f"{cpu / args.jobs * 1e6:.0f} us per job{' (under valgrind)' if not args.native else ''}", flush=True)
+        counts = {k: v - counts0.get(k, 0) for k, v in round_counts(base).items()}
+        if args.array:
+            ok = v["array_counts"]["succeeded"]
+            if ok != args.jobs:
+                sys.exit(f"array {aid}: {ok} of {args.jobs} tasks succeeded: {v['array_counts']}")
+        else:
+            done = B.jobs_between(base, ids[0], ids[-1])
+            ok = sum(j["state"] == "succeeded" for j in done)
+            B.check(ok, args.jobs, done)
+        what = "tasks" if args.array else "jobs"
+        print(f"{args.jobs} {what} in {wall:.1f} s ({ok} succeeded); server CPU {cpu:.2f} s = "
+              f"{cpu / args.jobs * 1e6:.0f} us per {what[:-1]}{' (under valgrind)' if not args.native else ''}; "
+              + ", ".join(f"{k} {v / args.jobs:.2f}" for k, v in sorted(counts.items())) + f" per {what[:-1]}",
+              flush=True)
     finally:
         for p in reversed(procs):
             if p.poll() is None:

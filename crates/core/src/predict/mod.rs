@@ -191,6 +191,40 @@ impl Predictor {
     pub fn keys(&self) -> usize {
         self.groups.len()
     }
+
+    /// Keeps at most `max` keys, for a predictor that lives as long as a cluster (every
+    /// distinct job name or command makes keys of its own): when over, it forgets keys
+    /// of the name and detail levels down to three quarters of `max`, those with the
+    /// fewest jobs first (ties: the key order), so what it forgets are mostly one-off
+    /// names that never reached `min_samples`. The coarse levels (user, queue, GPUs,
+    /// all) are never forgotten. Deterministic; returns how many keys it forgot.
+    pub fn bound_keys(&mut self, max: usize) -> usize {
+        if self.groups.len() <= max {
+            return 0;
+        }
+        let target = max - max / 4;
+        let fine = |l: Level| {
+            matches!(
+                l,
+                Level::UserNameDetailGpus
+                    | Level::UserNameGpus
+                    | Level::UserName
+                    | Level::QueueName
+            )
+        };
+        let mut candidates: Vec<(u32, Key)> = self
+            .groups
+            .iter()
+            .filter(|(k, _)| fine(k.0))
+            .map(|(k, h)| (h.len(), *k))
+            .collect();
+        candidates.sort_unstable();
+        let drop = (self.groups.len() - target).min(candidates.len());
+        for (_, k) in &candidates[..drop] {
+            self.groups.remove(k);
+        }
+        drop
+    }
 }
 
 /// How good a run of predictions was: relative errors `|predicted - actual| / actual`.
@@ -246,6 +280,40 @@ mod tests {
             gpus,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_bound_forgets_one_off_names_first_and_keeps_what_predicts() {
+        let mut p = Predictor::default();
+        // A name seen often, then 1,000 one-off names of the same user.
+        for _ in 0..5 {
+            p.observe(&f(1, Some(7), 1), 600.0);
+        }
+        for name in 100..1100 {
+            p.observe(&f(1, Some(name), 1), 5.0);
+        }
+        let before = p.keys();
+        assert!(before > 3000, "{before}");
+        let forgot = p.bound_keys(1000);
+        assert_eq!(p.keys(), 750);
+        assert_eq!(forgot, before - 750);
+        // The often-seen name still answers at its own level, and the coarse levels
+        // are all kept.
+        let guess = p.predict(&f(1, Some(7), 1)).unwrap();
+        assert_eq!(guess.level, Level::UserNameGpus);
+        assert!((guess.seconds / 600.0 - 1.0).abs() < 0.1);
+        assert!(p.groups.keys().any(|k| k.0 == Level::All));
+        // Under the bound nothing is forgotten; the same history gives the same keys.
+        assert_eq!(p.bound_keys(1000), 0);
+        let mut q = Predictor::default();
+        for _ in 0..5 {
+            q.observe(&f(1, Some(7), 1), 600.0);
+        }
+        for name in 100..1100 {
+            q.observe(&f(1, Some(name), 1), 5.0);
+        }
+        q.bound_keys(1000);
+        assert_eq!(p, q);
     }
 
     #[test]

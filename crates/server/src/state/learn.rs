@@ -11,9 +11,12 @@
 //!   outlives it is never stopped for it, its estimate doubles (the core's rule). A job
 //!   that enters the queue before any job has ended has no estimate.
 //!   Stored under `predictor` in the round a job ends, unless it was written less than
-//!   a second before; then the first round after that second writes it (a tick at the
-//!   latest). So a busy server writes it once a second at most, and a crash loses at
-//!   most the last second's ends.
+//!   five seconds before; then the first round after that writes it (a tick at the
+//!   latest). So a busy server writes it every five seconds at most, and a crash loses
+//!   at most the last five seconds' ends. It keeps at most `MAX_PREDICTOR_KEYS` keys
+//!   (one-off names forgotten first), so its memory and its write stay bounded however
+//!   many distinct names the cluster has seen; a task of an array learns and predicts
+//!   as its array (its name without the index).
 //! - **attained service**: what each live job had run before its current run, stored
 //!   under `attained` in the round it was requeued, so a preempted job keeps its service
 //!   (tiresias' queue, srtf's remaining time) over a restart.
@@ -34,7 +37,11 @@ use super::State;
 pub const PREDICTOR_KEY: &str = "predictor";
 pub const ATTAINED_KEY: &str = "attained";
 /// The predictor is written at most this often (ms).
-const WRITE_EVERY_MS: u64 = 1000;
+const WRITE_EVERY_MS: u64 = 5000;
+/// The most keys the predictor keeps (about 0.5 KiB each in memory, less stored):
+/// one-off job names would otherwise grow it, its memory and its write, with every job
+/// (`Predictor::bound_keys` forgets the rarest name keys first).
+pub const MAX_PREDICTOR_KEYS: usize = 4096;
 
 #[derive(Default)]
 pub(super) struct Learnt {
@@ -70,10 +77,18 @@ fn fnv(s: &str) -> u64 {
 /// is moved so its origin is a Monday midnight (the epoch was a Thursday).
 pub fn features(v: &JobView) -> Features {
     let words = v.command.join("\0");
+    // A task of an array is the array's kind of job: its name without the `[index]`.
+    let name = match v.array_task {
+        Some(t) => v
+            .name
+            .strip_suffix(&format!("[{}]", t.index))
+            .unwrap_or(&v.name),
+        None => &v.name,
+    };
     Features {
         user: fnv(&v.user),
         queue: fnv(&v.queue),
-        name: (!v.name.is_empty()).then(|| fnv(&v.name)),
+        name: (!name.is_empty()).then(|| fnv(name)),
         detail: (!words.is_empty()).then(|| fnv(&words)),
         gpus: v.gpus,
         gpu_model: v.gpu_model.as_deref().map(fnv),
@@ -225,6 +240,7 @@ impl State {
         let ran = prior.unwrap_or(0.0) + at_ms.saturating_sub(start) as f64 / 1000.0;
         let f = features(v);
         self.learnt.predictor.observe(&f, ran);
+        self.learnt.predictor.bound_keys(MAX_PREDICTOR_KEYS);
         self.learnt.predictor_dirty = true;
     }
 
@@ -268,5 +284,36 @@ fn short_duration(secs: f64) -> String {
         s if s < 7200.0 => format!("{}m", (s / 60.0).round() as u64),
         s if s < 172_800.0 => format!("{:.1}h", s / 3600.0),
         s => format!("{:.1}d", s / 86_400.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tasks_of_an_array_are_one_kind_of_job() {
+        let mut v: JobView = serde_json::from_value(serde_json::json!({
+            "id": 12, "user": "alice", "queue": "batch", "gpus": 1, "state": "pending",
+            "submit_ms": 0, "command": ["python", "train.py"], "priority": 0,
+            "reason": "", "attempt": 1, "max_retries": 0, "name": "sweep", "cwd": "/",
+            "gpu_indices": [], "cancel_requested": false
+        }))
+        .expect("a view");
+        let plain = features(&v);
+        let task = |i: u32| {
+            let mut t = v.clone();
+            t.name = format!("sweep[{i}]");
+            t.array_task = Some(gpusched_wire::ArrayTask {
+                array_id: 9,
+                index: i,
+            });
+            features(&t)
+        };
+        assert_eq!(task(3), plain);
+        assert_eq!(task(4000), plain);
+        // A job whose own name ends in brackets keeps it.
+        v.name = "sweep[3]".into();
+        assert_ne!(features(&v), plain);
     }
 }
