@@ -25,17 +25,28 @@ def interrupted(*_):
     raise KeyboardInterrupt
 
 
+def sys_s(pid):
+    """System CPU seconds of a process so far (/proc/PID/stat field 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
+
 def round_counts(base):
-    """Commits and scheduling passes so far, from the server's /metrics (admin token)."""
-    req = B.urllib.request.Request(f"{base}/metrics", headers=B.auth())
-    with B.urllib.request.urlopen(req, timeout=60) as r:
-        text = r.read().decode()
+    """Commits and scheduling passes so far, from the server's /metrics (admin token),
+    and the reports the agent had acknowledged, from its own /metrics (on the next port)."""
     out = {}
-    for line in text.splitlines():
-        for key, name in (("commits", "gpusched_store_commit_seconds_count"),
-                          ("passes", "gpusched_schedule_pass_seconds_count")):
-            if line.startswith(name):
-                out[key] = out.get(key, 0) + float(line.split()[-1])
+    agent = base.rsplit(":", 1)[0] + ":" + str(int(base.rsplit(":", 1)[1]) + 1)
+    for url, auth, names in ((base, B.auth(), (("commits", "gpusched_store_commit_seconds_count"),
+                                               ("passes", "gpusched_schedule_pass_seconds_count"))),
+                             (agent, {}, (("reports", "gpusched_agent_reports_total"),))):
+        req = B.urllib.request.Request(f"{url}/metrics", headers=auth)
+        with B.urllib.request.urlopen(req, timeout=60) as r:
+            text = r.read().decode()
+        for line in text.splitlines():
+            for key, name in names:
+                if line.startswith(name):
+                    out[key] = out.get(key, 0) + float(line.split()[-1])
     return out
 
 
@@ -80,7 +91,8 @@ def main():
                                  ).stdout.strip()
         agent = subprocess.Popen([exe, "agent", "--server", base, "--name", "prof", "--state-dir", f"{tmp}/agent",
                                   "--join-token-file", f"{tmp}/data/join-token", "--allow-root-jobs",
-                                  "--gpus", "8", "--gpu-backend", "declared"],
+                                  "--gpus", "8", "--gpu-backend", "declared",
+                                  "--metrics-listen", f"127.0.0.1:{port + 1}"],
                                  env=env, stdout=subprocess.DEVNULL, stderr=open(f"{out}/agent.log", "w"))
         procs.append(agent)
         t0 = time.time()
@@ -93,6 +105,7 @@ def main():
         if not args.native:
             subprocess.run(["callgrind_control", "--zero", str(server.pid)], check=True, capture_output=True)
         cpu0 = B.cpu_s(server.pid)
+        sys0 = sys_s(server.pid)
         t0 = time.time()
         counts0 = round_counts(base)
         if args.array:
@@ -106,6 +119,7 @@ def main():
             B.wait_idle(base, limit=3600)
         wall = time.time() - t0
         cpu = B.cpu_s(server.pid) - cpu0
+        kernel = sys_s(server.pid) - sys0
         if not args.native:
             subprocess.run(["callgrind_control", "--dump=batch", str(server.pid)], check=True, capture_output=True)
         counts = {k: v - counts0.get(k, 0) for k, v in round_counts(base).items()}
@@ -119,7 +133,8 @@ def main():
             B.check(ok, args.jobs, done)
         what = "tasks" if args.array else "jobs"
         print(f"{args.jobs} {what} in {wall:.1f} s ({ok} succeeded); server CPU {cpu:.2f} s = "
-              f"{cpu / args.jobs * 1e6:.0f} us per {what[:-1]}{' (under valgrind)' if not args.native else ''}; "
+              f"{cpu / args.jobs * 1e6:.0f} us per {what[:-1]} ({kernel / args.jobs * 1e6:.0f} us of it in the kernel)"
+              f"{' (under valgrind)' if not args.native else ''}; "
               + ", ".join(f"{k} {v / args.jobs:.2f}" for k, v in sorted(counts.items())) + f" per {what[:-1]}",
               flush=True)
     finally:

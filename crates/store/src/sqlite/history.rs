@@ -10,7 +10,7 @@ use gpusched_wire::history::{AuditAction, AuditEntry, AuditList, AuditQuery};
 use gpusched_wire::history::{JobEvent, JobEventKind, JobEvents};
 use sqlx::{AnyConnection, Row};
 
-use super::dialect::Dialect;
+use super::dialect::{pow2_chunks, Dialect, TextCache};
 
 use crate::StoreError;
 
@@ -113,29 +113,10 @@ fn value_marks(d: Dialect, rows: usize, width: usize) -> String {
         .join(", ")
 }
 
-/// Statement texts by (dialect, rows), built once: see `jobs::upsert_rows`.
-type Texts = [std::sync::OnceLock<String>; ROWS_PER_STATEMENT];
-
-fn cached(
-    texts: &'static [Texts; 2],
-    d: Dialect,
-    rows: usize,
-    build: impl FnOnce() -> String,
-) -> std::borrow::Cow<'static, str> {
-    let slot = &texts[usize::from(d == Dialect::Postgres)];
-    match slot.get(rows.wrapping_sub(1)) {
-        Some(cell) => cell.get_or_init(build).as_str().into(),
-        None => build().into(),
-    }
-}
-
 /// `SELECT job, MAX(seq) ... WHERE job IN (...)` for `jobs` job ids.
 fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
-    static TEXTS: [Texts; 2] = [
-        [const { std::sync::OnceLock::new() }; ROWS_PER_STATEMENT],
-        [const { std::sync::OnceLock::new() }; ROWS_PER_STATEMENT],
-    ];
-    cached(&TEXTS, d, jobs, || {
+    static TEXTS: TextCache<7> = TextCache::new();
+    TEXTS.get(d, jobs, || {
         let marks = match d {
             Dialect::Sqlite => vec!["?"; jobs].join(", "),
             Dialect::Postgres => super::dialect::marks(jobs),
@@ -146,11 +127,8 @@ fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
 
 /// The multi-row insert of `rows` events.
 fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
-    static TEXTS: [Texts; 2] = [
-        [const { std::sync::OnceLock::new() }; ROWS_PER_STATEMENT],
-        [const { std::sync::OnceLock::new() }; ROWS_PER_STATEMENT],
-    ];
-    cached(&TEXTS, d, rows, || {
+    static TEXTS: TextCache<7> = TextCache::new();
+    TEXTS.get(d, rows, || {
         format!(
             "INSERT INTO job_events (job, seq, at_ms, kind, attempt, nodes, detail) VALUES {}",
             value_marks(d, rows, 7)
@@ -181,7 +159,7 @@ pub async fn append(
     jobs.dedup();
     let mut next: std::collections::HashMap<i64, i64> =
         std::collections::HashMap::with_capacity(jobs.len());
-    for chunk in jobs.chunks(ROWS_PER_STATEMENT) {
+    for chunk in pow2_chunks(&jobs, ROWS_PER_STATEMENT) {
         let sql = last_seq_sql(d, chunk.len());
         let mut q = sqlx::query_as::<_, (i64, i64)>(&sql);
         for id in chunk {
@@ -201,7 +179,7 @@ pub async fn append(
         })?;
         rows.push((id, *seq, int("job_events.at_ms", e.at_ms)?, e, nodes));
     }
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+    for chunk in pow2_chunks(&rows, ROWS_PER_STATEMENT) {
         let sql = insert_sql(d, chunk.len());
         let mut q = sqlx::query(&sql);
         for (id, seq, at, e, nodes) in chunk {
@@ -488,7 +466,7 @@ mod tests {
         }
     }
 
-    /// More jobs and events in one round than one statement takes (64 of each): every
+    /// More jobs and events in one round than one statement takes (64 of each, in chunks of powers of two): every
     /// chunk gets its jobs' sequences right, and the next round goes on from them.
     #[tokio::test]
     async fn a_round_larger_than_one_statement_numbers_every_jobs_events_in_order() {

@@ -4,7 +4,9 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::dialect::{get_bool, get_int, get_opt_int, marks, Dialect, Marks};
+use super::dialect::{
+    get_bool, get_int, get_opt_int, marks, pow2_chunks, Dialect, Marks, TextCache,
+};
 
 use crate::stored_job::StoredJob;
 use crate::StoreError;
@@ -195,29 +197,31 @@ fn upsert_sql(layout: Layout) -> &'static str {
     }
 }
 
-/// The upsert of [`upsert_sql`] for `rows` rows of every column at once. On SQLite the
-/// placeholders are anonymous `?`s (each value is bound once, in order): SQLite looks a
-/// numbered or named one up among those before it, which made the 64-row statement's
-/// ~3,900 of them cost 5 times its writing (5,000 jobs: 1.8 s against 0.35 s, debug).
-///
-/// Built once per (dialect, row count) and kept: writing the text anew for every round
-/// cost about a tenth of the server's instructions per job (a 64-row text is ~40 KB).
+/// Columns no change after a job's first write touches (what it was submitted as, and
+/// the keys it is looked up by): the multi-row upsert leaves them out of its update, so
+/// rewriting a row updates none of their indexes (user, client token, array index) and
+/// moves no text that cannot have changed.
+const FIXED_AFTER_SUBMIT: &[&str] = &[
+    "name",
+    "\"user\"",
+    "command",
+    "cwd",
+    "env",
+    "client_token",
+    "submit_ms",
+    "array_spec",
+    "array_id",
+    "array_index",
+];
+
+/// The upsert of [`upsert_sql`] for `rows` rows of every column at once, updating every
+/// column but [`FIXED_AFTER_SUBMIT`] of a row that exists. On SQLite the placeholders
+/// are anonymous `?`s (each value is bound once, in order): SQLite looks a numbered or
+/// named one up among those before it, which made the 64-row statement's ~3,900 of them
+/// cost 5 times its writing (5,000 jobs: 1.8 s against 0.35 s, debug).
 fn upsert_rows(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
-    const N: usize = ROWS_PER_STATEMENT;
-    static SQLITE: [std::sync::OnceLock<String>; N] = [const { std::sync::OnceLock::new() }; N];
-    static POSTGRES: [std::sync::OnceLock<String>; N] = [const { std::sync::OnceLock::new() }; N];
-    let slot = match d {
-        Dialect::Sqlite => &SQLITE,
-        Dialect::Postgres => &POSTGRES,
-    };
-    match slot.get(rows.wrapping_sub(1)) {
-        Some(cell) => cell
-            .get_or_init(|| upsert_rows_sql(d, rows))
-            .as_str()
-            .into(),
-        // Not asked for by `put_many` (its chunks hold 1 to N rows).
-        None => upsert_rows_sql(d, rows).into(),
-    }
+    static TEXTS: TextCache<7> = TextCache::new();
+    TEXTS.get(d, rows, || upsert_rows_sql(d, rows))
 }
 
 fn upsert_rows_sql(d: Dialect, rows: usize) -> String {
@@ -231,6 +235,7 @@ fn upsert_rows_sql(d: Dialect, rows: usize) -> String {
         .collect();
     let sets = columns[1..]
         .iter()
+        .filter(|c| !FIXED_AFTER_SUBMIT.contains(c))
         .map(|c| format!("{c} = excluded.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
@@ -276,7 +281,8 @@ pub async fn put(conn: &mut AnyConnection, j: &StoredJob) -> Result<(), StoreErr
     put_as(conn, j, Layout::Latest).await
 }
 
-/// Writes many jobs' rows with one statement per [`ROWS_PER_STATEMENT`] rows. Why: the
+/// Writes many jobs' rows with one statement per [`ROWS_PER_STATEMENT`] rows (in
+/// chunks of powers of two: see `pow2_chunks`). Why: the
 /// driver runs the connection on its own thread, so every statement is a round trip
 /// between threads (a channel and a wake-up each way), which cost more than SQLite's
 /// own work per job (docs/benchmarks.md (s), the perf profile).
@@ -285,7 +291,7 @@ pub async fn put_many(
     d: Dialect,
     jobs: &[StoredJob],
 ) -> Result<(), StoreError> {
-    for chunk in jobs.chunks(ROWS_PER_STATEMENT) {
+    for chunk in pow2_chunks(jobs, ROWS_PER_STATEMENT) {
         let sql = upsert_rows(d, chunk.len());
         let mut q = sqlx::query(&sql);
         for j in chunk {

@@ -726,6 +726,36 @@ mod tests {
         }
     }
 
+    /// A row rewritten by the multi-row upsert takes every changed field but those fixed
+    /// at submission (`jobs::FIXED_AFTER_SUBMIT`), which keep what was first written.
+    #[tokio::test]
+    async fn a_rewritten_row_takes_every_field_but_the_ones_fixed_at_submission() {
+        for db in &test_dbs("a_rewritten_row_takes_every_field_but_those_fixed").await {
+            let mut s = db.open().await;
+            let first = crate::stored_job::tests::full_record();
+            let mut tx = s.begin().await.unwrap();
+            tx.put_jobs(&[&first]).await.unwrap();
+            tx.commit().await.unwrap();
+            // Everything different: a plain pending job under the same id.
+            let later = job(first.view.id, Some("other-token"));
+            let mut tx = s.begin().await.unwrap();
+            tx.put_jobs(&[&later]).await.unwrap();
+            tx.commit().await.unwrap();
+            let mut want = later.clone();
+            want.view.name = first.view.name.clone();
+            want.view.user = first.view.user.clone();
+            want.view.command = first.view.command.clone();
+            want.view.cwd = first.view.cwd.clone();
+            want.view.submit_ms = first.view.submit_ms;
+            want.view.array = first.view.array;
+            want.view.array_task = first.view.array_task;
+            want.view.env_keys = first.view.env_keys.clone();
+            want.env = first.env.clone();
+            want.client_token = first.client_token.clone();
+            assert_eq!(s.load_jobs().await.unwrap(), [want]);
+        }
+    }
+
     #[tokio::test]
     async fn a_duplicate_client_token_is_refused_by_the_database() {
         for db in &test_dbs("a_duplicate_client_token_is_refused_by_the_database").await {
