@@ -653,7 +653,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
         if !term.lead.may_commit(term.epoch) {
             return None;
         }
-        match load(&url).await {
+        match crate::leader::load_bounded(&url, old.cfg.lease).await {
             Ok(Loaded {
                 mut store,
                 jobs,

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 pub use follow::follow_leader;
+pub(crate) use term::load_bounded;
 pub use term::{Elector, Resign};
 
 /// The leader as a follower knows it.

@@ -76,6 +76,37 @@ async fn open_store(url: &gpusched_store::StoreUrl) -> Result<Store, gpusched_st
     Store::open(url).await
 }
 
+/// The longest a leader-to-be waits for the state to load (the lease is not renewed
+/// meanwhile: a load longer than the lease loses it to another server anyway, but a
+/// lone server may take long over a big store). Past it, the load is given up as cut
+/// off from the database and the lease released.
+pub(crate) fn load_bound(lease: Duration) -> Duration {
+    (lease * 15).max(Duration::from_secs(60))
+}
+
+/// The state loaded under the bound.
+pub(crate) async fn load_bounded(
+    url: &gpusched_store::StoreUrl,
+    lease: Duration,
+) -> anyhow::Result<actor::Loaded> {
+    let bound = load_bound(lease);
+    match tokio::time::timeout(bound, actor::load(url)).await {
+        Ok(Ok(mut l)) => {
+            // Every later wait on the database is bounded by the lease (PostgreSQL):
+            // a state task cut off from it fails its round instead of hanging, and
+            // its session's locks are released by the database.
+            l.store.set_timeout(Some(lease)).await?;
+            Ok(l)
+        }
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(anyhow::anyhow!(
+            "loading the state from the store {url} took more than {} s; is the database \
+             reachable?",
+            bound.as_secs()
+        )),
+    }
+}
+
 impl Elector {
     /// Opens the lease's connection (which brings the schema up to date, or refuses a
     /// newer one, before anything else happens).
@@ -86,7 +117,10 @@ impl Elector {
         tokens: SharedTokens,
     ) -> anyhow::Result<Self> {
         let holder = super::server_id(&cfg.data_dir)?;
-        let store = open_store(&cfg.store_url()).await?;
+        let mut store = open_store(&cfg.store_url()).await?;
+        // Renewals, takeovers and the follower's reads never hang on a database cut off
+        // by the network (PostgreSQL; see `Store::set_timeout`).
+        store.set_timeout(Some(cfg.lease)).await?;
         Ok(Elector {
             cfg,
             lead,
@@ -167,9 +201,9 @@ impl Elector {
     ) -> Result<Term, (anyhow::Error, mpsc::Receiver<Cmd>)> {
         // Commands that reached the channel while it did not lead are stale (503).
         while rx.try_recv().is_ok() {}
-        let loaded = match actor::load(&self.cfg.store_url()).await {
+        let loaded = match load_bounded(&self.cfg.store_url(), self.cfg.lease).await {
             Ok(l) => l,
-            Err(e) => return Err((e.into(), rx)),
+            Err(e) => return Err((e, rx)),
         };
         let queue_conf = match &self.cfg.queues_file {
             Some(path) => match crate::read_queues(path) {
@@ -298,10 +332,16 @@ impl Elector {
                     next = (every / 4).max(Duration::from_millis(50));
                 }
                 Err(_) => {
-                    // The connection is in an unknown state after a cancelled statement.
-                    if let Ok(s) = open_store(&self.cfg.store_url()).await {
-                        self.store = s;
-                    }
+                    // No answer before the lease would run out (a database cut off by
+                    // the network answers nothing): the connection is in an unknown
+                    // state after a cancelled statement, so the next use opens a new
+                    // one, within the store's bound. Reopening it here could hang as
+                    // long as the network does, past the step-down below.
+                    tracing::warn!(
+                        epoch = term.epoch,
+                        "the store did not answer the lease renewal in time"
+                    );
+                    self.store.forget_connection();
                     next = Duration::ZERO;
                 }
             }
