@@ -384,6 +384,11 @@ impl Client {
                         None => break,
                     }
                 }
+                // A follower that knows no leader says so: a failover under way.
+                let no_leader = r
+                    .headers()
+                    .get("x-gpusched-leader")
+                    .is_some_and(|v| v == "unknown");
                 let job_state = header(r.headers());
                 let attempt = attempt_of(r.headers().get("x-gpusched-job-attempt"));
                 let retry_after = retry_after(r.headers().get("retry-after"));
@@ -395,7 +400,7 @@ impl Client {
                     attempt,
                     retry_after,
                     body,
-                    failover: several && status == StatusCode::SERVICE_UNAVAILABLE,
+                    failover: status == StatusCode::SERVICE_UNAVAILABLE && (several || no_leader),
                 };
                 if status == StatusCode::SERVICE_UNAVAILABLE && several {
                     // A follower that knows no leader, or a leader stepping down.

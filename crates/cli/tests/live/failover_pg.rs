@@ -202,17 +202,16 @@ fn a_leader_cut_off_from_postgres_steps_down_in_time_and_commits_nothing_stale()
         return;
     };
     let (_d, dir) = scratch();
-    // The first server (which leads: it starts alone) reaches the database through a
-    // proxy; the others directly.
-    let proxy = TcpProxy::start(pg.addr()).expect("a proxy");
-    let store = |i: usize| match i {
-        0 => pg.url_via(proxy.port(), "s0"),
-        i => pg.url_as(&format!("s{i}")),
-    };
+    // Every server reaches the database through a proxy of its own; the leader's is
+    // frozen.
+    let proxies: Vec<TcpProxy> = (0..3)
+        .map(|_| TcpProxy::start(pg.addr()).expect("a proxy"))
+        .collect();
+    let store = |i: usize| pg.url_via(proxies[i].port(), &format!("s{i}"));
     let trio = Trio::start(&dir, store, &[], || install_witness(&pg));
     let (lead, epoch0) = trio.leader();
-    assert_eq!(lead, 0, "the first server leads");
-    let s0 = trio.urls[0].clone();
+    let proxy = &proxies[lead];
+    let cutoff = trio.urls[lead].clone();
     let load = trio.load("cut");
     load.wait_more(4);
 
@@ -220,7 +219,7 @@ fn a_leader_cut_off_from_postgres_steps_down_in_time_and_commits_nothing_stale()
     let cut = Instant::now();
     // A submission straight to the leader as the cut begins: it can reach the state
     // task, never the database.
-    let (url0, tok) = (s0.clone(), trio.token.clone());
+    let (url0, tok) = (cutoff.clone(), trio.token.clone());
     let late = std::thread::spawn(move || {
         let body = r#"{"name":"to-the-cut-off-leader","command":["true"]}"#;
         http_full(&url0, Some(&tok), "POST", "/api/jobs", Some(body))
@@ -229,13 +228,13 @@ fn a_leader_cut_off_from_postgres_steps_down_in_time_and_commits_nothing_stale()
     // another server does: it stepped down before its lease could run out.
     let (mut down, mut up): (Option<Duration>, Option<(usize, Duration, u64)>) = (None, None);
     while down.is_none() || up.is_none() {
-        for j in 1..3 {
+        for j in (0..3).filter(|&j| j != lead) {
             let h = health_within(&trio.urls[j], Duration::from_secs(1));
             if h["role"] == "leader" && up.is_none() {
                 up = Some((j, cut.elapsed(), h["epoch"].as_u64().expect("an epoch")));
             }
         }
-        let h = health_within(&s0, Duration::from_secs(1));
+        let h = health_within(&cutoff, Duration::from_secs(1));
         if h["role"] == "leader" {
             assert!(
                 up.is_none(),
@@ -273,20 +272,21 @@ fn a_leader_cut_off_from_postgres_steps_down_in_time_and_commits_nothing_stale()
     assert!(proxy.frozen());
     proxy.thaw();
     // What it had sent reaches the database now, late; it follows the new leader.
-    follows(&s0, &new, &trio.token);
+    follows(&cutoff, &new, &trio.token);
     let (accepted, refused) = load.stop();
     eprintln!(
         "{} submissions acknowledged, {refused} refused",
         accepted.len()
     );
-    let live = trio.others(0);
+    let live = trio.others(lead);
     trio.each_ran_once(&live, &accepted);
     assert_absent(&trio, &live, "to-the-cut-off-leader");
     assert_eq!(health(&new)["epoch"], epoch);
     let writes = check_witness(&pg, &trio.urls);
+    let (was, now) = (format!("s{lead}"), format!("s{j}"));
     assert!(
-        writes.contains_key("s0"),
-        "the first leader wrote: {writes:?}"
+        writes.contains_key(&was) && writes.contains_key(&now),
+        "the cut-off leader and the new one both wrote: {writes:?}"
     );
 }
 
