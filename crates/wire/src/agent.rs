@@ -316,7 +316,7 @@ mod tests {
             &format!("speaks agent protocol {AGENT_PROTOCOL}"),
             "Upgrade the agent on n1",
         ] {
-            assert!(old.contains(part.as_str()), "{part:?} missing from: {old}");
+            assert!(old.contains(part), "{part:?} missing from: {old}");
         }
         let new = protocol_refusal("n1", AGENT_PROTOCOL + 1, "0.1.0").unwrap();
         assert!(new.contains("Upgrade the servers first"), "{new}");
