@@ -322,6 +322,18 @@ impl Trio {
         std::fs::write(&self.gate, "").expect("open the gate");
     }
 
+    /// Stops the load and proves what it submitted ran cleanly ([`Trio::each_ran_once`]),
+    /// asking the servers of `live`; the ids acknowledged.
+    pub fn settle(&self, load: Load, live: &[&str]) -> Vec<u64> {
+        let (accepted, refused) = load.stop();
+        eprintln!(
+            "{} submissions acknowledged, {refused} refused",
+            accepted.len()
+        );
+        self.each_ran_once(live, &accepted);
+        accepted
+    }
+
     /// The proof of a clean failover: every job in `accepted` (and the one across it)
     /// succeeded at its first attempt, asking the servers of `live`; the ledger holds
     /// each (job, attempt) exactly once (no job ran twice) and every job it names at
@@ -489,13 +501,7 @@ pub fn kill_the_leader_under_submission(
         "a takeover bumps the epoch ({epoch0} -> {epoch})"
     );
     load.wait_more(6);
-    let (accepted, refused) = load.stop();
-    eprintln!(
-        "{} submissions acknowledged, {refused} refused",
-        accepted.len()
-    );
-    let live = trio.others(lead);
-    trio.each_ran_once(&live, &accepted);
+    trio.settle(load, &trio.others(lead));
     assert!(
         failover < Duration::from_secs(20),
         "failover took {failover:?} (about 4-5 s on an idle machine with the default lease)"

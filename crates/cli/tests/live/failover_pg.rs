@@ -182,13 +182,8 @@ fn a_stopped_leader_on_postgres_commits_nothing_after_a_takeover_and_redirects_i
         "the deposed leader answered {code}: {head}\n{body}"
     );
     follows(&old, &new, &trio.token);
-    let (accepted, refused) = load.stop();
-    eprintln!(
-        "{} submissions acknowledged, {refused} refused",
-        accepted.len()
-    );
     let live = trio.others(lead);
-    trio.each_ran_once(&live, &accepted);
+    trio.settle(load, &live);
     assert_absent(&trio, &live, "from-the-deposed-leader");
     assert!(trio.jobs(&live).iter().any(|j| j["name"] == "via-follower"));
     // Still the epoch of the takeover: the old leader took nothing back.
@@ -273,13 +268,8 @@ fn a_leader_cut_off_from_postgres_steps_down_in_time_and_commits_nothing_stale()
     proxy.thaw();
     // What it had sent reaches the database now, late; it follows the new leader.
     follows(&cutoff, &new, &trio.token);
-    let (accepted, refused) = load.stop();
-    eprintln!(
-        "{} submissions acknowledged, {refused} refused",
-        accepted.len()
-    );
     let live = trio.others(lead);
-    trio.each_ran_once(&live, &accepted);
+    trio.settle(load, &live);
     assert_absent(&trio, &live, "to-the-cut-off-leader");
     assert_eq!(health(&new)["epoch"], epoch);
     let writes = check_witness(&pg, &trio.urls);
@@ -313,13 +303,8 @@ fn postgres_restarted_under_three_servers_loses_nothing_acknowledged() {
     for u in trio.others(lead) {
         follows(u, &trio.urls[lead], &trio.token);
     }
-    let (accepted, refused) = load.stop();
-    eprintln!(
-        "{} submissions acknowledged, {refused} refused",
-        accepted.len()
-    );
     let all: Vec<&str> = trio.urls.iter().map(String::as_str).collect();
-    trio.each_ran_once(&all, &accepted);
+    let accepted = trio.settle(load, &all);
     // Acknowledged means in the database, read there.
     let rows = pg.sql("SELECT id FROM jobs").expect("read the jobs table");
     let ids: Vec<u64> = rows.lines().filter_map(|l| l.trim().parse().ok()).collect();
