@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Leader failover time (issue 15), docs/benchmarks.md (v).
 
-Starts three `gpusched server`s on one shared SQLite file (WAL; several processes on one
-host; across machines the store is PostgreSQL) with one join token file, then N times:
+Starts three `gpusched server`s on one store with one join token file: a shared SQLite
+file (WAL; several processes on one host), or with `--store postgres` a throwaway
+PostgreSQL (scripts/throwaway_pg.py: its own cluster on loopback, fsync=on, default
+synchronous_commit; stopped and deleted at the end), then N times:
 finds the leader (GET /api/health), SIGKILLs it, and measures the time until another
 server's health says it leads with a higher epoch; then restarts the killed server on
 its data directory and port (it comes back as a follower) and waits for it before the
@@ -14,12 +16,13 @@ L - L/3 and L after the kill (it was renewed at most L/3 before), and a follower
 every L/8, so about 2.7 to 4.5 s.
 
 Usage: python3 scripts/failover_bench.py [--kills 20] [--lease 4s (whole seconds)] [--seed 1] [--exe PATH (default: the release build)]
-       [--json FILE]
+       [--store sqlite|postgres] [--json FILE]
 """
 import argparse, json, os, random, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_live import binary  # noqa: E402
+import throwaway_pg  # noqa: E402
 
 
 def free_port():
@@ -60,12 +63,23 @@ def main():
     ap.add_argument("--exe")
     ap.add_argument("--json")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
     args = ap.parse_args()
+    # A SIGTERM stops the servers and the throwaway PostgreSQL too (the finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     exe = binary(args.exe)
+    tmp = tempfile.mkdtemp(prefix="gpusched-failover-")
+    if args.store == "postgres":
+        with throwaway_pg.cluster() as (url, version):
+            print(f"store: a throwaway {version} at {url}", flush=True)
+            run(args, exe, tmp, url, version)
+    else:
+        run(args, exe, tmp, "sqlite:" + os.path.join(tmp, "shared.db"), None)
+
+
+def run(args, exe, tmp, store, pg_version):
     rng = random.Random(args.seed)
     lease_s = float(args.lease.rstrip("s"))
-    tmp = tempfile.mkdtemp(prefix="gpusched-failover-")
-    store = "sqlite:" + os.path.join(tmp, "shared.db")
     join = os.path.join(tmp, "join-token")
     ports = [free_port() for _ in range(3)]
     urls = [f"http://127.0.0.1:{p}" for p in ports]
@@ -111,6 +125,8 @@ def main():
             procs[i] = start(exe, dirs[i], ports[i], store, join, args.lease)
             wait(lambda: (health(urls[i]) or {}).get("role") == "follower", 60, "the restart")
         res = {
+            "store": args.store,
+            "postgres": pg_version,
             "kills": len(times),
             "lease": args.lease,
             "median_s": round(statistics.median(times), 3),
@@ -118,7 +134,7 @@ def main():
             "best_s": round(min(times), 3),
             "times_s": [round(t, 3) for t in times],
         }
-        print(f"failover over {len(times)} kills (lease {args.lease}): median {res['median_s']} s, "
+        print(f"failover over {len(times)} kills ({args.store}, lease {args.lease}): median {res['median_s']} s, "
               f"worst {res['worst_s']} s, best {res['best_s']} s")
         if args.json:
             with open(args.json, "w") as f:

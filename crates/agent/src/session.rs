@@ -207,6 +207,12 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     auth.set_sensitive(true);
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert(reqwest::header::AUTHORIZATION, auth);
+    // The protocol this agent speaks, on every request (a server of the previous release
+    // ignores the header; this one refuses a protocol it cannot serve, saying which).
+    headers.insert(
+        gpusched_wire::agent::PROTOCOL_HEADER,
+        reqwest::header::HeaderValue::from(gpusched_wire::agent::AGENT_PROTOCOL),
+    );
     let mut builder = reqwest::Client::builder();
     if let Some(path) = &cfg.ca_cert {
         let pem = std::fs::read(path)
@@ -436,15 +442,28 @@ async fn register(sh: &Shared) -> Registered {
             running,
             events: events.clone(),
         };
+        // Bounded: a server that is stopped or cut off accepts the connection and never
+        // answers; the next try goes to the next server.
         match send(sh, "/api/agent/register", |url| {
-            sh.http.post(url).json(&body)
+            sh.http
+                .post(url)
+                .timeout(Duration::from_secs(30))
+                .json(&body)
         })
         .await
         {
             Ok(r) if r.status().is_success() => match r.json::<Registered>().await {
                 Ok(reg) => {
                     acknowledge(sh, &events);
-                    tracing::info!(node = %sh.cfg.name, server = %sh.servers.current(), gpus = sh.cfg.gpus.len(), "registered");
+                    tracing::info!(node = %sh.cfg.name, server = %sh.servers.current(), gpus = sh.cfg.gpus.len(), server_protocol = reg.protocol, "registered");
+                    if reg.protocol < gpusched_wire::agent::AGENT_PROTOCOL {
+                        tracing::warn!(
+                            "the server speaks agent protocol {} (an older release), this agent {}: \
+                             it works, but upgrade the servers",
+                            reg.protocol,
+                            gpusched_wire::agent::AGENT_PROTOCOL
+                        );
+                    }
                     return reg;
                 }
                 Err(e) => tracing::warn!("unreadable registration answer: {e}"),

@@ -55,6 +55,7 @@ async fn register(State(s): State<Shared>, Json(r): Json<Register>) -> Json<Regi
         instance: "i1".into(),
         poll_wait_ms: 100,
         heartbeat_timeout_ms: 120_000,
+        protocol: gpusched_wire::agent::AGENT_PROTOCOL,
     })
 }
 

@@ -101,6 +101,9 @@ struct Answer {
     attempt: Option<u32>,
     retry_after: Option<u64>,
     body: Bytes,
+    /// No server leads right now, as far as the servers of the target tell (a follower
+    /// knows none, or names a leader that cannot be reached): a failover is under way.
+    failover: bool,
 }
 
 /// The server's refusal of a request, as the user sees it: its message and status (a
@@ -118,6 +121,80 @@ impl std::fmt::Display for Refused {
 }
 
 impl std::error::Error for Refused {}
+
+/// How long a request to one of several servers goes unanswered before the client asks
+/// the others who leads, and how often it asks again while it waits.
+const PROBE_AFTER: Duration = Duration::from_secs(1);
+const PROBE_EVERY: Duration = Duration::from_secs(5);
+/// The longest a probe of one server's health waits.
+const PROBE_WAIT: Duration = Duration::from_secs(1);
+
+/// What became of a request sent while watching who leads.
+enum Sent {
+    Answer(reqwest::Result<reqwest::Response>),
+    /// Another server leads now: the request should go there.
+    Elsewhere(String),
+}
+
+/// Sends `req` to `at`, one of several servers; while it goes unanswered (a server that
+/// is stopped, or cut off from the clients or the database, still accepts connections
+/// and answers nothing), asks the other servers who leads: once another server says it
+/// leads, the request goes there instead, and the one sent is abandoned. That is safe
+/// because a server that no longer leads commits nothing (the store's fence), and a
+/// submission's client token makes a repeated one the same job. A slow leader, or a long
+/// poll (`wait`, `logs -f`), is waited for as long as it takes, as before.
+async fn send_watching(
+    http: &reqwest::Client,
+    req: reqwest::RequestBuilder,
+    servers: &gpusched_wire::servers::ServerList,
+    at: &str,
+) -> Sent {
+    let fut = req.send();
+    if servers.all().len() < 2 {
+        return Sent::Answer(fut.await);
+    }
+    tokio::pin!(fut);
+    let mut next_probe = PROBE_AFTER;
+    loop {
+        match tokio::time::timeout(next_probe, &mut fut).await {
+            Ok(r) => return Sent::Answer(r),
+            Err(_) => next_probe = PROBE_EVERY,
+        }
+        tokio::select! {
+            r = &mut fut => return Sent::Answer(r),
+            leader = leader_besides(http, servers, at) => {
+                if let Some(l) = leader {
+                    return Sent::Elsewhere(l);
+                }
+            }
+        }
+    }
+}
+
+/// The first server other than `at` whose own health says it leads.
+async fn leader_besides(
+    http: &reqwest::Client,
+    servers: &gpusched_wire::servers::ServerList,
+    at: &str,
+) -> Option<String> {
+    for base in servers.all().iter().filter(|b| b.as_str() != at) {
+        let probe = http.get(format!("{base}/api/health")).timeout(PROBE_WAIT);
+        let Ok(r) = probe.send().await else { continue };
+        if !r.status().is_success() {
+            continue;
+        }
+        let Ok(h) = r.json::<serde_json::Value>().await else {
+            continue;
+        };
+        if h["role"] == "leader" {
+            return Some(base.clone());
+        }
+    }
+    None
+}
+
+/// How long a client of several servers keeps trying while none leads (a failover).
+const FAILOVER_WAIT: Duration = Duration::from_secs(30);
 
 /// Tries of one request the server turns away as busy (503 or 429 with Retry-After).
 const BUSY_TRIES: u32 = 6;
@@ -147,6 +224,9 @@ impl Client {
                 // when the host changes (and a follower always points elsewhere).
                 let mut b = reqwest::Client::builder()
                     .timeout(Duration::from_secs(330))
+                    // A server host that is down or cut off answers no SYN: move on to
+                    // the next server soon, not after the system's minutes.
+                    .connect_timeout(Duration::from_secs(3))
                     .redirect(reqwest::redirect::Policy::none())
                     .tls_built_in_root_certs(base.starts_with("https://"));
                 if let Some(cert) = extra_root {
@@ -178,20 +258,33 @@ impl Client {
         body: Option<Vec<u8>>,
     ) -> anyhow::Result<Answer> {
         let mut tries = 1;
+        let started = std::time::Instant::now();
         loop {
             let answer = self.call_once(method.clone(), path, body.clone()).await?;
             let busy = matches!(
                 answer.status,
                 StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
             );
+            // Through a failover the tries are counted in time: a follower takes over
+            // once the old leader's lease has run out (4 s by default).
+            let again =
+                tries < BUSY_TRIES || (answer.failover && started.elapsed() < FAILOVER_WAIT);
             match answer.retry_after {
-                Some(secs) if busy && tries < BUSY_TRIES => {
+                Some(secs) if busy && again => {
                     let wait = Duration::from_secs(secs.max(1)).min(BUSY_WAIT_MAX);
-                    eprintln!(
-                        "the server is busy (HTTP {}); trying again in {} s",
-                        answer.status.as_u16(),
-                        wait.as_secs()
-                    );
+                    if answer.failover {
+                        eprintln!(
+                            "no server leads right now (a failover is under way); trying \
+                             again in {} s",
+                            wait.as_secs()
+                        );
+                    } else {
+                        eprintln!(
+                            "the server is busy (HTTP {}); trying again in {} s",
+                            answer.status.as_u16(),
+                            wait.as_secs()
+                        );
+                    }
                     tokio::time::sleep(wait).await;
                     tries += 1;
                 }
@@ -242,9 +335,12 @@ impl Client {
             .expect("Client::new parses the servers of every TCP target");
         let mut last_err = None;
         let mut busy = None;
+        // A leader that a follower named and that could not be reached (it crashed, and
+        // its lease has not run out yet).
+        let mut lost_leader: Option<String> = None;
         for base in servers.order() {
             let mut url = format!("{base}{path}");
-            let mut at = base;
+            let mut at = base.clone();
             for _ in 0..MAX_HOPS {
                 let mut req = http
                     .request(method.clone(), &url)
@@ -255,11 +351,21 @@ impl Client {
                 if let Some(b) = &body {
                     req = req.body(b.clone());
                 }
-                let r = match req.send().await {
-                    Ok(r) => r,
-                    Err(e) => {
+                let r = match send_watching(http, req, servers, &at).await {
+                    Sent::Answer(Ok(r)) => r,
+                    Sent::Answer(Err(e)) => {
+                        if at != base {
+                            lost_leader = Some(at.clone());
+                        }
                         last_err = Some(anyhow!(root_cause(&e)));
                         break;
+                    }
+                    Sent::Elsewhere(leader) => {
+                        // The server asked is stale (stopped, cut off): another leads.
+                        eprintln!("{at} does not answer and {leader} leads now; asking {leader}");
+                        url = format!("{leader}{path}");
+                        at = leader;
+                        continue;
                     }
                 };
                 let status = r.status();
@@ -278,18 +384,25 @@ impl Client {
                         None => break,
                     }
                 }
+                // A follower that knows no leader says so: a failover under way.
+                let no_leader = r
+                    .headers()
+                    .get("x-gpusched-leader")
+                    .is_some_and(|v| v == "unknown");
                 let job_state = header(r.headers());
                 let attempt = attempt_of(r.headers().get("x-gpusched-job-attempt"));
                 let retry_after = retry_after(r.headers().get("retry-after"));
                 let body = r.bytes().await.map_err(|e| anyhow!(root_cause(&e)))?;
+                let several = servers.all().len() > 1;
                 let answer = Answer {
                     status,
                     job_state,
                     attempt,
                     retry_after,
                     body,
+                    failover: status == StatusCode::SERVICE_UNAVAILABLE && (several || no_leader),
                 };
-                if status == StatusCode::SERVICE_UNAVAILABLE && servers.all().len() > 1 {
+                if status == StatusCode::SERVICE_UNAVAILABLE && several {
                     // A follower that knows no leader, or a leader stepping down.
                     busy = Some(answer);
                     break;
@@ -297,6 +410,25 @@ impl Client {
                 servers.answered(&at);
                 return Ok(answer);
             }
+        }
+        if let (None, Some(leader)) = (&busy, &lost_leader) {
+            // Nothing was received anywhere: the same request may go again once
+            // another server leads.
+            let error = ApiError {
+                error: format!(
+                    "the leader the other servers name ({leader}) cannot be reached and none \
+                     of {} leads yet",
+                    servers.shown()
+                ),
+            };
+            return Ok(Answer {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                job_state: String::new(),
+                attempt: None,
+                retry_after: Some(1),
+                body: Bytes::from(serde_json::to_vec(&error).unwrap_or_default()),
+                failover: true,
+            });
         }
         match (busy, last_err) {
             (Some(answer), _) => Ok(answer),
@@ -588,6 +720,7 @@ async fn unix_call(
         attempt,
         retry_after,
         body,
+        failover: false,
     })
 }
 

@@ -197,11 +197,8 @@ pub async fn run(
     let mut last_round = Instant::now();
     while rx.recv_many(&mut cmds, MAX_ROUND).await > 0 {
         // A server that no longer leads acts on nothing: the commands are dropped
-        // (their callers get 503) and the election loop takes the channel back. One
-        // whose renewal is late waits for it, holding the commands.
-        if cmds.iter().any(|c| matches!(c, Cmd::StepDown))
-            || !term.lead.wait_commit(term.epoch).await
-        {
+        // (their callers get 503) and the election loop takes the channel back.
+        if !term.lead.may_commit(term.epoch) || cmds.iter().any(|c| matches!(c, Cmd::StepDown)) {
             cmds.clear();
             break;
         }
@@ -240,10 +237,7 @@ pub async fn run(
         let journal = state.take_journal();
         let learnt = state.take_learnt_writes();
         let tokens_changed = !rows.tokens.is_empty();
-        // A long round may have outlasted the lease by this server's clock: the commit
-        // waits for the renewal (the lease row is not locked yet, so another server may
-        // take over meanwhile; then nothing of this round is made).
-        let saved = if term.lead.wait_commit(term.epoch).await {
+        let saved = if term.lead.may_commit(term.epoch) {
             persist(&state, rows, journal, learnt, &mut store).await
         } else {
             Err(gpusched_store::StoreError::Fenced {
@@ -656,10 +650,10 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
     let url = old.cfg.store_url();
     let mut pause = std::time::Duration::from_millis(100);
     loop {
-        if !term.lead.wait_commit(term.epoch).await {
+        if !term.lead.may_commit(term.epoch) {
             return None;
         }
-        match load(&url).await {
+        match crate::leader::load_bounded(&url, old.cfg.lease).await {
             Ok(Loaded {
                 mut store,
                 jobs,

@@ -74,6 +74,20 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
+    /// The database did not answer within the store's bound ([`Store::set_timeout`]):
+    /// the connection is given up and the next use opens a new one.
+    #[error(
+        "the database did not answer within {after_ms} ms (down, or cut off by the \
+         network); the connection was given up and is reopened at the next use"
+    )]
+    TimedOut { after_ms: u64 },
+    /// The connection was lost and reopening it failed a moment ago; the next try is
+    /// due in `in_ms`.
+    #[error(
+        "the connection to the database is lost and could not be reopened; the next try is \
+         in {in_ms} ms"
+    )]
+    Reconnecting { in_ms: u64 },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]
@@ -96,12 +110,14 @@ impl StoreError {
                 | sqlx::Error::Tls(_)
                 | sqlx::Error::WorkerCrashed => true,
                 // SQLSTATE class 08: connection exception; 57: operator intervention
-                // (the server shutting down, "terminating connection").
+                // (the server shutting down, "terminating connection"); 25P03: the
+                // session ended for idling in a transaction (see `Store::set_timeout`).
                 sqlx::Error::Database(d) => d
                     .code()
-                    .is_some_and(|c| c.starts_with("08") || c.starts_with("57")),
+                    .is_some_and(|c| c.starts_with("08") || c.starts_with("57") || c == "25P03"),
                 _ => false,
             },
+            StoreError::TimedOut { .. } | StoreError::Reconnecting { .. } => true,
             _ => false,
         }
     }

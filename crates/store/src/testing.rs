@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, Weak};
 
+mod proxy;
+pub use proxy::TcpProxy;
+
 /// The package the tests need, as the messages name it.
 pub const PACKAGE: &str = "postgresql-15";
 
@@ -162,6 +165,11 @@ impl TempPostgres {
 
     /// Runs one of PostgreSQL's programs (as `postgres` when we are root).
     fn run(&self, program: &str, args: &[&str]) -> Result<(), String> {
+        self.output(program, args).map(drop)
+    }
+
+    /// [`TempPostgres::run`], with what the program printed.
+    fn output(&self, program: &str, args: &[&str]) -> Result<String, String> {
         let exe = self.bin.join(program);
         let mut cmd = if self.as_postgres {
             let mut c = Command::new("runuser");
@@ -176,7 +184,7 @@ impl TempPostgres {
             .output()
             .map_err(|e| format!("{}: {e}", exe.display()))?;
         if out.status.success() {
-            Ok(())
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
         } else {
             Err(format!(
                 "{program} {} failed: {}{}{}",
@@ -246,6 +254,51 @@ impl TempPostgres {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Where it listens (for a [`TcpProxy`] in front of it).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// The URL of the test's database reached through port `port` of this host (a
+    /// [`TcpProxy`]'s), with `application_name` set to `app` (which the database shows in
+    /// `pg_stat_activity` and `current_setting('application_name')`).
+    pub fn url_via(&self, port: u16, app: &str) -> String {
+        format!("postgres://gpusched@127.0.0.1:{port}/gpusched?application_name={app}")
+    }
+
+    /// The test's database URL with `application_name` set to `app`.
+    pub fn url_as(&self, app: &str) -> String {
+        self.url_via(self.port, app)
+    }
+
+    /// Runs SQL on the test's database with `psql` (no async runtime needed): what it
+    /// printed, one row a line, columns separated by `|`. An error names the statement
+    /// and what PostgreSQL said.
+    pub fn sql(&self, sql: &str) -> Result<String, String> {
+        let port = self.port.to_string();
+        self.output(
+            "psql",
+            &[
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "gpusched",
+                "-d",
+                "gpusched",
+                "-c",
+                sql,
+            ],
+        )
     }
 
     /// The URL of the database created for the test (`gpusched`).

@@ -11,6 +11,58 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::node::GpuInfo;
 
+/// The agent protocol this build speaks. Every agent request carries it in
+/// [`PROTOCOL_HEADER`]; a server accepts its own protocol and the one before
+/// ([`MIN_AGENT_PROTOCOL`]), so servers can be upgraded before their agents, one release
+/// apart, and refuses any other at registration with a 409 naming both versions.
+///
+/// - 1: the releases before leader election. No header (a request without one is of
+///   protocol 1) and no epoch in [`Desired`].
+/// - 2: [`Desired::epoch`] (an agent refuses desired state of an older epoch than it
+///   has seen) and the header itself.
+///
+/// Bump it (and keep the previous version's messages readable both ways) whenever a
+/// message changes in a way the other side must know of: a new required field, a field
+/// whose meaning changes, a new field in a type read with `deny_unknown_fields` by the
+/// previous release ([`Launch`], [`PreemptOrder`], [`AttemptRef`], [`Outcome`]).
+pub const AGENT_PROTOCOL: u32 = 2;
+
+/// The oldest agent protocol a server of this build accepts.
+pub const MIN_AGENT_PROTOCOL: u32 = AGENT_PROTOCOL - 1;
+
+/// The request header naming the agent's protocol. A header, not a field of
+/// [`Register`]: a server of the previous release ignores it (a new field would be
+/// refused by its `deny_unknown_fields`, and would land in its stored node rows).
+pub const PROTOCOL_HEADER: &str = "x-gpusched-agent-protocol";
+
+/// The protocol of a request whose header is absent: agents before the header.
+pub const PROTOCOL_WITHOUT_HEADER: u32 = 1;
+
+/// Why a server speaking [`AGENT_PROTOCOL`] refuses an agent of protocol `agent` (None:
+/// it accepts it). Worded for the agent's log and the operator.
+pub fn protocol_refusal(node: &str, agent: u32, server_release: &str) -> Option<String> {
+    if (MIN_AGENT_PROTOCOL..=AGENT_PROTOCOL).contains(&agent) {
+        return None;
+    }
+    let ours = format!(
+        "this server (gpusched {server_release}) speaks agent protocol {AGENT_PROTOCOL} and \
+         accepts agents of protocols {MIN_AGENT_PROTOCOL} to {AGENT_PROTOCOL}"
+    );
+    Some(if agent < MIN_AGENT_PROTOCOL {
+        format!(
+            "the agent of node {node} speaks agent protocol {agent}, too old: {ours}. Upgrade \
+             the agent on {node} to this server's release (servers first, then agents, at \
+             most one release apart)"
+        )
+    } else {
+        format!(
+            "the agent of node {node} speaks agent protocol {agent}, newer than this server's: \
+             {ours}. Upgrade the servers first (every server, then the agents), or run an \
+             agent of this server's release on {node}"
+        )
+    })
+}
+
 /// One run of one job.
 #[derive(
     Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
@@ -70,6 +122,14 @@ pub struct Registered {
     pub poll_wait_ms: u64,
     /// Silence after which the server declares the node lost.
     pub heartbeat_timeout_ms: u64,
+    /// The agent protocol the server speaks ([`AGENT_PROTOCOL`]); absent from servers of
+    /// protocol 1.
+    #[serde(default = "protocol_without_header")]
+    pub protocol: u32,
+}
+
+fn protocol_without_header() -> u32 {
+    PROTOCOL_WITHOUT_HEADER
 }
 
 /// `GET /api/agent/poll` parameters. The call returns at once when the desired state's
@@ -242,6 +302,38 @@ pub struct Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The current protocol and the one before are accepted; the refusal of an older
+    /// one says to upgrade the agent, of a newer one to upgrade the servers first, and
+    /// both name the versions.
+    #[test]
+    fn a_server_accepts_its_protocol_and_the_previous_and_names_both_when_refusing() {
+        assert_eq!(protocol_refusal("n1", AGENT_PROTOCOL, "0.1.0"), None);
+        assert_eq!(protocol_refusal("n1", AGENT_PROTOCOL - 1, "0.1.0"), None);
+        let old = protocol_refusal("n1", MIN_AGENT_PROTOCOL - 1, "0.1.0").unwrap();
+        for part in [
+            &format!("speaks agent protocol {}", MIN_AGENT_PROTOCOL - 1),
+            &format!("speaks agent protocol {AGENT_PROTOCOL}"),
+            "Upgrade the agent on n1",
+        ] {
+            assert!(old.contains(part), "{part:?} missing from: {old}");
+        }
+        let new = protocol_refusal("n1", AGENT_PROTOCOL + 1, "0.1.0").unwrap();
+        assert!(new.contains("Upgrade the servers first"), "{new}");
+        assert!(
+            new.contains(&format!("protocol {}", AGENT_PROTOCOL + 1)),
+            "{new}"
+        );
+    }
+
+    /// An older server's registration answer (no protocol) reads as protocol 1.
+    #[test]
+    fn a_registration_answer_without_a_protocol_is_of_protocol_1() {
+        let r: Registered =
+            serde_json::from_str(r#"{"instance":"i","poll_wait_ms":1,"heartbeat_timeout_ms":2}"#)
+                .unwrap();
+        assert_eq!(r.protocol, 1);
+    }
 
     /// Agents and servers one version apart: a desired state without an epoch (an older
     /// server's) reads as epoch 0, and an older agent's reading ignores the new field.

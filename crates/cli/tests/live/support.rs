@@ -361,12 +361,28 @@ pub fn http_full(
     path: &str,
     body: Option<&str>,
 ) -> (u16, String, String) {
+    http_headers(url, token, &[], method, path, body)
+}
+
+/// [`http_full`] with more request headers.
+pub fn http_headers(
+    url: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String, String) {
     let host = url.trim_start_matches("http://").trim_end_matches('/');
     let Ok(s) = TcpStream::connect(host) else {
         return (0, String::new(), String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    exchange(s, host, token, method, path, body)
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    exchange(s, host, token, &extra, method, path, body)
 }
 
 /// [`http_with`] over a test server's Unix socket: the caller is this process's uid
@@ -377,7 +393,7 @@ pub fn http_unix(url: &str, method: &str, path: &str, body: Option<&str>) -> (u1
         return (0, String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    let (code, _, body) = exchange(s, "localhost", None, method, path, body);
+    let (code, _, body) = exchange(s, "localhost", None, "", method, path, body);
     (code, body)
 }
 
@@ -386,6 +402,7 @@ fn exchange(
     mut s: impl Read + Write,
     host: &str,
     token: Option<&str>,
+    extra: &str,
     method: &str,
     path: &str,
     body: Option<&str>,
@@ -395,7 +412,7 @@ fn exchange(
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     if s.write_all(req.as_bytes()).is_err() {

@@ -1,8 +1,11 @@
 //! `/api/agent`: the node agents' side of the protocol (see gpusched_wire::agent).
 
 use axum::extract::{ConnectInfo, State};
-use axum::http::Uri;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::{Extension, Json};
+use gpusched_wire::agent::{
+    protocol_refusal, AGENT_PROTOCOL, PROTOCOL_HEADER, PROTOCOL_WITHOUT_HEADER,
+};
 use gpusched_wire::{Desired, PollQuery, Register, Registered, Report, ReportAck};
 
 use super::auth::agent;
@@ -13,18 +16,55 @@ use crate::actor::Cmd;
 use crate::auth::Caller;
 use crate::state::PollResult;
 
+/// The agent protocol a request names in its header (absent: protocol 1, the agents
+/// from before the header).
+fn agent_protocol(headers: &HeaderMap) -> Result<u32, ApiErr> {
+    match headers.get(PROTOCOL_HEADER) {
+        None => Ok(PROTOCOL_WITHOUT_HEADER),
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| {
+                ApiErr::bad(format!(
+                    "the {PROTOCOL_HEADER} header must be a protocol number (this server \
+                     speaks {AGENT_PROTOCOL})"
+                ))
+            }),
+    }
+}
+
 /// An agent joins (or re-joins) and reconciles what it runs with what the server knows.
+/// An agent of a protocol the server cannot serve is refused (409) with both versions
+/// and what to upgrade.
 #[utoipa::path(post, path = "/api/agent/register", request_body = Register,
+    params(("x-gpusched-agent-protocol" = Option<u32>, Header,
+        description = "the agent protocol the agent speaks (absent: 1, agents from before \
+            the header); a server accepts its own and the one before")),
     responses((status = 200, body = Registered), super::responses::AgentBody))]
 pub async fn register(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     peer: Option<Extension<ConnectInfo<TcpPeer>>>,
+    headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Result<Json<Registered>, ApiErr> {
     // Who may speak the protocol is settled before the body is read.
     agent(&caller)?;
+    let protocol = agent_protocol(&headers)?;
     let mut reg: Register = parse_json(&body)?;
+    if let Some(why) = protocol_refusal(&reg.node, protocol, env!("CARGO_PKG_VERSION")) {
+        tracing::warn!(node = %reg.node, protocol, "agent refused: {why}");
+        return Err(ApiErr(StatusCode::CONFLICT, why));
+    }
+    if protocol < AGENT_PROTOCOL {
+        tracing::warn!(
+            node = %reg.node,
+            protocol,
+            "an agent of the previous protocol registered; it works with this server: \
+             upgrade it to this release"
+        );
+    }
     // An agent that says nothing of its address is reached where it connected from
     // (MASTER_ADDR, hostfiles); over the Unix socket there is no address to take.
     if reg.advertise_addr.is_none() {

@@ -58,8 +58,15 @@ fn no_leader() -> Response {
     let mut resp = (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
     resp.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
+    // Tells a client (through a load balancer, say, with one URL) that this is a
+    // failover, not a busy leader: worth retrying for longer.
+    resp.headers_mut()
+        .insert(NO_LEADER_HEADER, HeaderValue::from_static("unknown"));
     resp
 }
+
+/// The header of a follower's 503 while no leader is known (`x-gpusched-leader: unknown`).
+pub const NO_LEADER_HEADER: &str = "x-gpusched-leader";
 
 #[cfg(test)]
 mod tests {
@@ -97,6 +104,7 @@ mod tests {
         let r = http.get(format!("{url}/api/jobs")).send().await.unwrap();
         assert_eq!(r.status(), 503);
         assert_eq!(r.headers()["retry-after"], "1");
+        assert_eq!(r.headers()[NO_LEADER_HEADER], "unknown");
         assert!(r
             .text()
             .await

@@ -13,12 +13,13 @@
 mod follow;
 mod term;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
 pub use follow::follow_leader;
+pub(crate) use term::load_bounded;
 pub use term::{Elector, Resign};
 
 /// The leader as a follower knows it.
@@ -42,36 +43,26 @@ pub enum Role {
 #[derive(Clone)]
 pub struct Leadership(Arc<Inner>);
 
-/// What the election loop publishes: the role, and until when this server may act as
-/// leader by its own monotonic clock (the lease it last renewed, less a margin, counted
-/// from when the renewal was SENT). One watch, so a state task waiting for a late
-/// renewal wakes on either.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Standing {
-    role: Role,
-    valid_until: Option<Instant>,
-}
-
 struct Inner {
-    standing: watch::Sender<Standing>,
+    role: watch::Sender<Role>,
+    /// Until when this server may act as leader by its own monotonic clock: the lease it
+    /// last renewed, less a margin, counted from when the renewal was SENT.
+    valid_until: Mutex<Option<Instant>>,
     /// How clients reach this server (`--advertise-url`).
     advertise: String,
 }
 
 impl Leadership {
     pub fn new(advertise: String) -> Self {
-        let standing = Standing {
-            role: Role::Follower { leader: None },
-            valid_until: None,
-        };
         Leadership(Arc::new(Inner {
-            standing: watch::channel(standing).0,
+            role: watch::channel(Role::Follower { leader: None }).0,
+            valid_until: Mutex::new(None),
             advertise,
         }))
     }
 
     pub fn role(&self) -> Role {
-        self.0.standing.borrow().role.clone()
+        self.0.role.borrow().clone()
     }
 
     pub fn advertise(&self) -> &str {
@@ -79,38 +70,17 @@ impl Leadership {
     }
 
     /// Whether this server leads (the HTTP layer's question; the state task asks
-    /// [`Leadership::may_commit`]). A leader whose renewal is late still leads: its
-    /// requests wait for the renewal (or for it to step down) instead of failing.
+    /// [`Leadership::may_commit`]).
     pub fn leading(&self) -> bool {
-        matches!(self.0.standing.borrow().role, Role::Leader { .. })
+        matches!(*self.0.role.borrow(), Role::Leader { .. })
     }
 
     /// Whether the state task of `epoch` may still commit: it leads under that epoch and
     /// its lease, by this server's clock, has not run out.
     pub fn may_commit(&self, epoch: u64) -> bool {
-        let s = self.0.standing.borrow();
-        s.role == (Role::Leader { epoch }) && s.valid_until.is_some_and(|u| Instant::now() < u)
-    }
-
-    /// Waits until the state task of `epoch` may commit (true), or until it never will
-    /// because this server stopped leading under that epoch (false). A leader whose
-    /// lease ran out by its own clock is paused here, acting on nothing, until the
-    /// election loop renews the lease under the same epoch (nobody took over, so nothing
-    /// was committed meanwhile and the state in memory is still the store's) or steps
-    /// down (`term.rs` gives a late renewal at most one more lease).
-    pub async fn wait_commit(&self, epoch: u64) -> bool {
-        let mut rx = self.0.standing.subscribe();
-        loop {
-            if self.may_commit(epoch) {
-                return true;
-            }
-            if rx.borrow_and_update().role != (Role::Leader { epoch }) {
-                return false;
-            }
-            if rx.changed().await.is_err() {
-                return false;
-            }
-        }
+        let until = *self.0.valid_until.lock().unwrap_or_else(|p| p.into_inner());
+        *self.0.role.borrow() == (Role::Leader { epoch })
+            && until.is_some_and(|u| Instant::now() < u)
     }
 
     /// A leadership that holds for a day (the state task's own tests).
@@ -122,21 +92,17 @@ impl Leadership {
     }
 
     fn lead(&self, epoch: u64, until: Instant) {
-        self.0.standing.send_replace(Standing {
-            role: Role::Leader { epoch },
-            valid_until: Some(until),
-        });
+        self.extend(until);
+        self.0.role.send_replace(Role::Leader { epoch });
     }
 
     fn extend(&self, until: Instant) {
-        self.0.standing.send_modify(|s| s.valid_until = Some(until));
+        *self.0.valid_until.lock().unwrap_or_else(|p| p.into_inner()) = Some(until);
     }
 
     fn follow(&self, leader: Option<Known>) {
-        self.0.standing.send_replace(Standing {
-            role: Role::Follower { leader },
-            valid_until: None,
-        });
+        *self.0.valid_until.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.0.role.send_replace(Role::Follower { leader });
     }
 }
 

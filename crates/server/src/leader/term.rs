@@ -5,12 +5,10 @@
 //!   307s of `follow.rs`);
 //! - **leading** under an epoch: it loaded the state from the store (the startup path)
 //!   and runs the state task, whose commits are fenced by the epoch; it renews the lease
-//!   every `lease / 3`. When it could not renew before the lease, counted by its own
-//!   monotonic clock from the moment it SENT its last successful renewal, less a
-//!   margin, would run out, its state task stops acting (it holds its commands and
-//!   commits nothing), so it never acts once another server could have taken the lease.
-//!   A renewal that gets through late under the same epoch resumes it (nobody took
-//!   over); one refused, or none within one more lease, makes it step down.
+//!   every `lease / 3`, and steps down when a renewal is refused (another server took
+//!   over) or when it could not renew before the lease, counted by its own monotonic
+//!   clock from the moment it SENT its last successful renewal, less a margin, would
+//!   run out. So it stops acting before any other server can take the lease.
 //!
 //! Stepping down: the role flips to follower first (the HTTP layer redirects from then
 //! on), then the state task is told to stop; it refuses its round (503), drops its
@@ -78,6 +76,37 @@ async fn open_store(url: &gpusched_store::StoreUrl) -> Result<Store, gpusched_st
     Store::open(url).await
 }
 
+/// The longest a leader-to-be waits for the state to load (the lease is not renewed
+/// meanwhile: a load longer than the lease loses it to another server anyway, but a
+/// lone server may take long over a big store). Past it, the load is given up as cut
+/// off from the database and the lease released.
+pub(crate) fn load_bound(lease: Duration) -> Duration {
+    (lease * 15).max(Duration::from_secs(60))
+}
+
+/// The state loaded under the bound.
+pub(crate) async fn load_bounded(
+    url: &gpusched_store::StoreUrl,
+    lease: Duration,
+) -> anyhow::Result<actor::Loaded> {
+    let bound = load_bound(lease);
+    match tokio::time::timeout(bound, actor::load(url)).await {
+        Ok(Ok(mut l)) => {
+            // Every later wait on the database is bounded by the lease (PostgreSQL):
+            // a state task cut off from it fails its round instead of hanging, and
+            // its session's locks are released by the database.
+            l.store.set_timeout(Some(lease)).await?;
+            Ok(l)
+        }
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(anyhow::anyhow!(
+            "loading the state from the store {url} took more than {} s; is the database \
+             reachable?",
+            bound.as_secs()
+        )),
+    }
+}
+
 impl Elector {
     /// Opens the lease's connection (which brings the schema up to date, or refuses a
     /// newer one, before anything else happens).
@@ -88,7 +117,10 @@ impl Elector {
         tokens: SharedTokens,
     ) -> anyhow::Result<Self> {
         let holder = super::server_id(&cfg.data_dir)?;
-        let store = open_store(&cfg.store_url()).await?;
+        let mut store = open_store(&cfg.store_url()).await?;
+        // Renewals, takeovers and the follower's reads never hang on a database cut off
+        // by the network (PostgreSQL; see `Store::set_timeout`).
+        store.set_timeout(Some(cfg.lease)).await?;
         Ok(Elector {
             cfg,
             lead,
@@ -169,9 +201,9 @@ impl Elector {
     ) -> Result<Term, (anyhow::Error, mpsc::Receiver<Cmd>)> {
         // Commands that reached the channel while it did not lead are stale (503).
         while rx.try_recv().is_ok() {}
-        let loaded = match actor::load(&self.cfg.store_url()).await {
+        let loaded = match load_bounded(&self.cfg.store_url(), self.cfg.lease).await {
             Ok(l) => l,
-            Err(e) => return Err((e.into(), rx)),
+            Err(e) => return Err((e, rx)),
         };
         let queue_conf = match &self.cfg.queues_file {
             Some(path) => match crate::read_queues(path) {
@@ -239,13 +271,6 @@ impl Elector {
 
     /// Leads until the lease is lost or the server stops; the channel back when it
     /// stepped down, None when it stopped.
-    ///
-    /// A renewal that is late (the lease ran out by this server's clock: a stall, a slow
-    /// disk, its own long commit holding SQLite's write lock) pauses the state task
-    /// (`Leadership::wait_commit`) instead of ending the term: it keeps trying for one
-    /// more lease, and a renewal that then succeeds under the same epoch resumes the term
-    /// as it was (nobody took over, so nobody committed). Refused (another server took
-    /// over) or still not through after that lease, it steps down.
     async fn keep(
         &mut self,
         mut term: Term,
@@ -253,29 +278,21 @@ impl Elector {
     ) -> Option<mpsc::Receiver<Cmd>> {
         let lease = self.cfg.lease;
         let every = lease / 3;
-        let late_try = margin(lease);
         let mut next = every;
         loop {
-            let now = Instant::now();
-            let give_up = term.valid_until + lease;
-            if now >= give_up {
+            let left = term.valid_until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
                 tracing::error!(
                     epoch = term.epoch,
-                    "could not renew the leader lease for a whole lease after it ran out; \
-                     stepping down"
+                    "could not renew the leader lease in time; stepping down before it can expire"
                 );
                 return Some(self.step_down(term).await);
             }
-            let wait = if now < term.valid_until {
-                next.min(term.valid_until - now)
-            } else {
-                next.min(give_up - now)
-            };
             tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
+                _ = tokio::time::sleep(next.min(left)) => {}
                 r = &mut term.actor => {
                     // The state task stopped by itself: a fenced commit (another server
-                    // took over).
+                    // took over) or a lease it saw run out.
                     self.lead.follow(None);
                     return Some(rejoin(r));
                 }
@@ -289,30 +306,16 @@ impl Elector {
                     return None;
                 }
             }
-            let sent = Instant::now();
-            if sent >= give_up {
+            if Instant::now() >= term.valid_until {
                 continue;
             }
-            let late = sent >= term.valid_until;
-            // In time, a renewal may take what is left of the lease; a late one is
-            // retried often, each try bounded, until `give_up`.
-            let limit = if late {
-                late_try.min(give_up - sent)
-            } else {
-                term.valid_until - sent
-            };
+            let sent = Instant::now();
+            let left = term.valid_until.saturating_duration_since(sent);
             let renewed =
-                tokio::time::timeout(limit, self.store.renew_lease(term.epoch, self.lease_ms()))
+                tokio::time::timeout(left, self.store.renew_lease(term.epoch, self.lease_ms()))
                     .await;
             match renewed {
                 Ok(Ok(true)) => {
-                    if late {
-                        tracing::warn!(
-                            epoch = term.epoch,
-                            late_ms = sent.duration_since(term.valid_until).as_millis() as u64,
-                            "renewed the leader lease late (nobody took over); resuming"
-                        );
-                    }
                     term.valid_until = sent + lease - margin(lease);
                     self.lead.extend(term.valid_until);
                     next = every;
@@ -329,16 +332,18 @@ impl Elector {
                     next = (every / 4).max(Duration::from_millis(50));
                 }
                 Err(_) => {
-                    // The connection is in an unknown state after a cancelled statement.
-                    let url = self.cfg.store_url();
-                    if let Ok(Ok(s)) = tokio::time::timeout(every, open_store(&url)).await {
-                        self.store = s;
-                    }
+                    // No answer before the lease would run out (a database cut off by
+                    // the network answers nothing): the connection is in an unknown
+                    // state after a cancelled statement, so the next use opens a new
+                    // one, within the store's bound. Reopening it here could hang as
+                    // long as the network does, past the step-down below.
+                    tracing::warn!(
+                        epoch = term.epoch,
+                        "the store did not answer the lease renewal in time"
+                    );
+                    self.store.forget_connection();
                     next = Duration::ZERO;
                 }
-            }
-            if late && next > late_try {
-                next = late_try;
             }
         }
     }

@@ -12,8 +12,21 @@ use crate::config::ServerConfig;
 use crate::leader::{Leadership, Role};
 
 fn config(dir: &std::path::Path, file: &std::path::Path, lease: Duration) -> Arc<ServerConfig> {
+    config_on(
+        dir,
+        gpusched_store::StoreUrl::Sqlite(file.to_path_buf()),
+        lease,
+    )
+}
+
+fn config_on(
+    dir: &std::path::Path,
+    store: gpusched_store::StoreUrl,
+    lease: Duration,
+) -> Arc<ServerConfig> {
+    std::fs::create_dir_all(dir).unwrap();
     let mut cfg = ServerConfig::new(dir.to_path_buf(), "127.0.0.1:0".parse().unwrap());
-    cfg.store = Some(gpusched_store::StoreUrl::Sqlite(file.to_path_buf()));
+    cfg.store = Some(store);
     cfg.lease = lease;
     Arc::new(cfg)
 }
@@ -40,11 +53,10 @@ async fn wait(limit: Duration, mut ok: impl FnMut() -> bool) {
 }
 
 /// A leader whose renewals cannot get through (another connection holds SQLite's write
-/// lock) stops acting BEFORE its lease runs out by the database's clock, keeps trying
-/// for one more lease, then steps down; once the lock is gone, one server leads with the
-/// next epoch.
+/// lock) stops leading BEFORE its lease runs out by the database's clock; once the lock
+/// is gone and the lease has run out, one server leads with the next epoch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_leader_that_cannot_renew_stops_acting_before_its_lease_expires() {
+async fn a_leader_that_cannot_renew_steps_down_before_its_lease_expires() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("shared.db");
     let lease = Duration::from_secs(2);
@@ -79,19 +91,17 @@ async fn a_leader_that_cannot_renew_stops_acting_before_its_lease_expires() {
     tx.put_meta("blocker", "holds the write lock")
         .await
         .unwrap();
-    wait(Duration::from_secs(20), || !lead_a.may_commit(1)).await;
+    wait(Duration::from_secs(20), || !lead_a.leading()).await;
     let l = reader.leader().await.unwrap().unwrap();
     assert_eq!(l.epoch, 1);
     assert!(
         l.live(),
-        "stopped acting {} ms after its lease had run out by the database's clock",
+        "stepped down {} ms after its lease had run out by the database's clock",
         l.now_ms - l.expires_ms
     );
-    // Still blocked a whole lease later: it gives the lease up.
-    wait(Duration::from_secs(20), || !lead_a.leading()).await;
     drop(tx);
-    // One of them leads with the next epoch (the old leader may win it back: it then
-    // reloads the state) and the other follows it.
+    // Once the lease has run out, one of them leads with the next epoch (the old leader
+    // may win it back: it then reloads the state) and the other follows it.
     wait(Duration::from_secs(20), || {
         lead_a.leading() || lead_b.leading()
     })
@@ -114,50 +124,65 @@ async fn a_leader_that_cannot_renew_stops_acting_before_its_lease_expires() {
     .await;
 }
 
-/// A lone leader stalled past its lease (here: its renewals blocked behind SQLite's
-/// write lock, as behind a long commit of its own) pauses, and resumes the SAME term
-/// once a renewal gets through: no step-down, no new epoch, no reload, and a command
-/// sent while it was paused is answered after it resumes.
+/// A leader cut off from PostgreSQL by the network (a frozen proxy: its renewals and
+/// commits get neither an answer nor an error, as in a partition) stops leading BEFORE
+/// its lease runs out by the database's clock, the follower takes over with the next
+/// epoch, and once the network is back the old leader follows the new one: nothing it
+/// waits on hangs for as long as the network does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lone_leader_renewed_late_resumes_its_term() {
+async fn a_leader_cut_off_from_postgres_steps_down_before_its_lease_expires() {
+    use gpusched_store::testing::{TcpProxy, TempPostgres};
+    use gpusched_store::StoreUrl;
+    let Some(pg) = TempPostgres::start_or_skip("a_leader_cut_off_from_postgres_steps_down") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("lone.db");
     let lease = Duration::from_secs(2);
-    let (mut a, lead_a, rx_a) = elector(config(tmp.path(), &file, lease), "http://a").await;
-    let tx_a = a.tx.clone();
+    let proxy = TcpProxy::start(pg.addr()).unwrap();
+    let via = StoreUrl::Postgres(pg.url_via(proxy.port(), "a"));
+    let (mut a, lead_a, rx_a) =
+        elector(config_on(&tmp.path().join("a"), via, lease), "http://a").await;
     let phase = a.start(rx_a).await.unwrap();
     assert!(matches!(phase, Phase::Leading(_)));
     let _a = a.spawn(phase);
+    let direct = StoreUrl::Postgres(pg.url_as("b"));
+    let (mut b, lead_b, rx_b) = elector(
+        config_on(&tmp.path().join("b"), direct.clone(), lease),
+        "http://b",
+    )
+    .await;
+    let phase = b.start(rx_b).await.unwrap();
+    assert!(matches!(phase, Phase::Following(_)));
+    let _b = b.spawn(phase);
+    let mut reader = Store::open(&direct).await.unwrap();
 
-    let mut blocker = Store::open_file(&file).await.unwrap();
-    let mut reader = Store::open_file(&file).await.unwrap();
-    let mut tx = blocker.begin().await.unwrap();
-    tx.put_meta("blocker", "holds the write lock")
-        .await
-        .unwrap();
-    wait(Duration::from_secs(20), || !lead_a.may_commit(1)).await;
-    // A command while paused waits instead of failing.
-    let (reply, answered) = tokio::sync::oneshot::channel();
-    tx_a.send(crate::actor::Cmd::Ping(reply)).await.unwrap();
-    // Past the lease by the database's clock, nobody else wants it.
-    let start = Instant::now();
-    while reader.leader().await.unwrap().unwrap().live() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the lease never ran out"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(lead_a.role(), Role::Leader { epoch: 1 });
-    drop(tx);
-    wait(Duration::from_secs(20), || lead_a.may_commit(1)).await;
-    assert_eq!(lead_a.role(), Role::Leader { epoch: 1 });
-    tokio::time::timeout(Duration::from_secs(20), answered)
-        .await
-        .expect("the command is answered once the term resumes")
-        .expect("answered, not dropped")
-        .expect("a ping succeeds");
+    proxy.freeze();
+    let cut = Instant::now();
+    wait(Duration::from_secs(20), || !lead_a.leading()).await;
     let l = reader.leader().await.unwrap().unwrap();
-    assert_eq!(l.epoch, 1, "no new epoch: the term went on");
-    assert!(l.live());
+    assert_eq!(l.epoch, 1, "{l:?}");
+    assert!(
+        l.live(),
+        "stepped down {} ms after its lease had run out by the database's clock",
+        l.now_ms - l.expires_ms
+    );
+    eprintln!(
+        "stepped down {:?} after the cut (lease {lease:?})",
+        cut.elapsed()
+    );
+    wait(Duration::from_secs(20), || lead_b.leading()).await;
+    assert_eq!(lead_b.role(), Role::Leader { epoch: 2 });
+    assert!(!lead_a.leading());
+    proxy.thaw();
+    wait(Duration::from_secs(30), || {
+        lead_a.role()
+            == Role::Follower {
+                leader: Some(crate::leader::Known {
+                    url: "http://b".into(),
+                    epoch: 2,
+                }),
+            }
+    })
+    .await;
+    assert_eq!(lead_b.role(), Role::Leader { epoch: 2 });
 }

@@ -184,29 +184,25 @@ impl super::Store {
         reclaim_own: bool,
     ) -> Result<Option<u64>, StoreError> {
         let d = self.dialect;
-        let r = acquire(self.conn().await?, d, holder, url, lease_ms, reclaim_own).await;
-        self.seen(r)
+        on_conn!(self, c => acquire(c, d, holder, url, lease_ms, reclaim_own))
     }
 
     /// See [`renew`].
     pub async fn renew_lease(&mut self, epoch: u64, lease_ms: u64) -> Result<bool, StoreError> {
         let d = self.dialect;
-        let r = renew(self.conn().await?, d, epoch, lease_ms).await;
-        self.seen(r)
+        on_conn!(self, c => renew(c, d, epoch, lease_ms))
     }
 
     /// See [`release`].
     pub async fn release_lease(&mut self, epoch: u64) -> Result<bool, StoreError> {
         let d = self.dialect;
-        let r = release(self.conn().await?, d, epoch).await;
-        self.seen(r)
+        on_conn!(self, c => release(c, d, epoch))
     }
 
     /// Who leads (see [`read`]).
     pub async fn leader(&mut self) -> Result<Option<LeaseView>, StoreError> {
         let d = self.dialect;
-        let r = read(self.conn().await?, d).await;
-        self.seen(r)
+        on_conn!(self, c => read(c, d))
     }
 }
 

@@ -192,6 +192,13 @@ const PG_MIGRATION_LOCK: i64 = 0x6770_7573_6368_6564; // "gpusched"
 /// gpusched untouched. Returns the versions applied.
 pub async fn run(conn: &mut AnyConnection, d: Dialect, path: &str) -> Result<Vec<i64>, StoreError> {
     if d == Dialect::Postgres {
+        // Up to date (every open but the first of a release): nothing to lock. A
+        // server cut off by the network while holding the lock would hold up every
+        // other server's open (a takeover loads the state through one) until its
+        // session ended.
+        if current(conn, d).await? == latest(d) {
+            return Ok(Vec::new());
+        }
         sqlx::query("SELECT pg_advisory_lock($1)")
             .bind(PG_MIGRATION_LOCK)
             .execute(&mut *conn)

@@ -12,6 +12,29 @@
 //! - `jobs.rs`: the `jobs` table and a [`StoredJob`] in and out of it.
 //! - `history.rs`: schema 5's `job_events` (job timelines) and `audit` tables.
 //! - `v1.rs`: schema 1, frozen, for the upgrade.
+//!
+//! Waits are bounded on PostgreSQL once [`Store::set_timeout`] is given one (the server
+//! gives its lease): a statement or a reconnection that has not answered by then fails
+//! with [`StoreError::TimedOut`] and the connection is given up, because a TCP connection
+//! to a database behind a network partition answers nothing and reports nothing for many
+//! minutes. The session is told the same bound (`idle_in_transaction_session_timeout`,
+//! `lock_timeout`), so what a lost session holds (the lease row's lock, taken by a
+//! transaction's fence) is released by the database itself. SQLite's waits are bounded by
+//! its busy timeout; a local file does not partition.
+
+/// Runs `$body`, a future on the connection `$c` (reopened first if the last use lost
+/// it), within the store's bound, and notes a lost connection.
+macro_rules! on_conn {
+    ($self:ident, $c:ident => $body:expr) => {{
+        let bound = $self.bound;
+        let r = $crate::sqlite::bounded(bound, async {
+            let $c = $self.conn().await?;
+            $body.await.map_err($crate::StoreError::from)
+        })
+        .await;
+        $self.seen(r)
+    }};
+}
 
 mod copy;
 mod dialect;
@@ -29,8 +52,10 @@ mod fixture_tests;
 mod test_dbs;
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use sqlx::{AnyConnection, Connection, Row};
 
@@ -58,6 +83,27 @@ pub struct Store {
     fence: Option<u64>,
     /// The last use lost the connection: the next one opens it again.
     broken: bool,
+    /// PostgreSQL: how long a statement or a reconnection may take ([`Store::set_timeout`]).
+    bound: Option<Duration>,
+    /// With a bound: a reconnection failed, and none is tried again before this moment
+    /// (uses until then fail at once, so a round of many reads does not wait the bound
+    /// once for each).
+    retry_at: Option<Instant>,
+}
+
+/// `f` within `bound` (None: unbounded); [`StoreError::TimedOut`] when it runs out.
+pub(crate) async fn bounded<T>(
+    bound: Option<Duration>,
+    f: impl Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    match bound {
+        None => f.await,
+        Some(b) => tokio::time::timeout(b, f)
+            .await
+            .unwrap_or(Err(StoreError::TimedOut {
+                after_ms: b.as_millis() as u64,
+            })),
+    }
 }
 
 /// A write transaction; dropped without [`StoreTx::commit`] it rolls back.
@@ -65,6 +111,9 @@ pub struct StoreTx<'c> {
     tx: sqlx::Transaction<'c, sqlx::Any>,
     dialect: Dialect,
     path: &'c Path,
+    bound: Option<Duration>,
+    /// The store's flag: a statement that timed out gives the connection up.
+    broken: &'c mut bool,
 }
 
 /// Commits still to fail, per database file (see [`fail_commits`]).
@@ -135,7 +184,7 @@ impl Store {
 
     /// Opens the PostgreSQL database at `url` (`postgres://USER:PASSWORD@HOST/DB`).
     async fn open_postgres(url: &str) -> Result<Self, StoreError> {
-        let mut store = Store::connect(Dialect::Postgres, PathBuf::from(url)).await?;
+        let mut store = Store::connect(Dialect::Postgres, PathBuf::from(url), None).await?;
         let shown = store.shown();
         migrate::run(&mut store.conn, Dialect::Postgres, &shown).await?;
         Ok(store)
@@ -150,7 +199,7 @@ impl Store {
                 source,
             })?;
         }
-        let mut store = Store::connect(Dialect::Sqlite, path.to_path_buf()).await?;
+        let mut store = Store::connect(Dialect::Sqlite, path.to_path_buf(), None).await?;
         let shown = store.shown();
         migrate::run(&mut store.conn, Dialect::Sqlite, &shown).await?;
         Ok(store)
@@ -165,8 +214,13 @@ impl Store {
     }
 
     /// A connection to the database at `path` (SQLite: the file; PostgreSQL: the URL),
-    /// without the schema check.
-    async fn connect(dialect: Dialect, path: PathBuf) -> Result<Self, StoreError> {
+    /// without the schema check; with `bound`, its session told it (see
+    /// [`Store::set_timeout`]).
+    async fn connect(
+        dialect: Dialect,
+        path: PathBuf,
+        bound: Option<Duration>,
+    ) -> Result<Self, StoreError> {
         sqlx::any::install_default_drivers();
         let mut store = Store {
             // Replaced below; `Store` needs one to name itself in errors first.
@@ -185,6 +239,8 @@ impl Store {
             path,
             broken: false,
             fence: None,
+            bound: None,
+            retry_at: None,
         };
         if dialect == Dialect::Sqlite {
             // What the SQLite driver's own options set (the `Any` URL cannot say them):
@@ -202,7 +258,50 @@ impl Store {
                 }
             }
         }
+        if let Some(b) = bound {
+            store.bound_session(b).await?;
+        }
         Ok(store)
+    }
+
+    /// Bounds every later wait on the database by `bound` (None: unbounded, as tools
+    /// run): a statement, a commit or a reconnection that has not answered by then fails
+    /// with [`StoreError::TimedOut`], the connection is given up and the next use opens a
+    /// new one. The session is told the same bound: PostgreSQL ends a transaction left
+    /// idle that long (`idle_in_transaction_session_timeout`, which releases the locks
+    /// of a server cut off in the middle of one) and a statement that waits that long for
+    /// a lock (`lock_timeout`). Only on PostgreSQL; a SQLite store keeps its busy
+    /// timeout and ignores this.
+    pub async fn set_timeout(&mut self, bound: Option<Duration>) -> Result<(), StoreError> {
+        if self.dialect != Dialect::Postgres {
+            return Ok(());
+        }
+        self.bound = bound;
+        match bound {
+            Some(b) => {
+                let r = bounded(Some(b), self.bound_session(b)).await;
+                self.seen(r)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The session's side of the bound (PostgreSQL).
+    async fn bound_session(&mut self, b: Duration) -> Result<(), StoreError> {
+        let ms = b.as_millis().max(1);
+        for sql in [
+            format!("SET idle_in_transaction_session_timeout = {ms}"),
+            format!("SET lock_timeout = {ms}"),
+        ] {
+            sqlx::query(&sql).execute(&mut self.conn).await?;
+        }
+        Ok(())
+    }
+
+    /// Gives the connection up (a statement on it was abandoned, e.g. by a caller's own
+    /// timeout): the next use opens a new one.
+    pub fn forget_connection(&mut self) {
+        self.broken = true;
     }
 
     /// The connection, opened again first if the last use found it lost (a restarted
@@ -210,10 +309,32 @@ impl Store {
     /// fails its round (the server reloads its state).
     async fn conn(&mut self) -> Result<&mut AnyConnection, StoreError> {
         if self.broken {
-            let fresh = Store::connect(self.dialect, self.path.clone()).await?;
+            if let Some(at) = self.retry_at {
+                let now = Instant::now();
+                if now < at {
+                    return Err(StoreError::Reconnecting {
+                        in_ms: (at - now).as_millis() as u64,
+                    });
+                }
+            }
+            let fresh = match bounded(
+                self.bound,
+                Store::connect(self.dialect, self.path.clone(), self.bound),
+            )
+            .await
+            {
+                Ok(fresh) => fresh,
+                Err(e) => {
+                    if let Some(b) = self.bound {
+                        self.retry_at = Some(Instant::now() + b.min(Duration::from_secs(1)));
+                    }
+                    return Err(e);
+                }
+            };
             let old = std::mem::replace(&mut self.conn, fresh.conn);
             drop(old);
             self.broken = false;
+            self.retry_at = None;
             tracing::info!(store = %self.shown(), "reconnected to the store");
         }
         Ok(&mut self.conn)
@@ -234,47 +355,41 @@ impl Store {
         self.dialect
     }
 
-    /// Closes the connection; a transaction left open by a failed commit is rolled back.
+    /// Closes the connection (within the bound); a transaction left open by a failed
+    /// commit is rolled back.
     pub async fn close(self) -> Result<(), StoreError> {
-        self.conn.close().await?;
-        Ok(())
+        if self.broken {
+            return Ok(());
+        }
+        bounded(self.bound, async {
+            self.conn.close().await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Every job, by id, as the server keeps it.
     pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = {
-            let r = jobs::load(self.conn().await?).await;
-            self.seen(r)
-        }?;
+        let rows = on_conn!(self, c => jobs::load(c))?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
     /// The jobs that are not over, by id: the server's working set (ended jobs stay
     /// here and are read on request, `ended.rs`).
     pub async fn load_live_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = {
-            let r = ended::load_live(self.conn().await?).await;
-            self.seen(r)
-        }?;
+        let rows = on_conn!(self, c => ended::load_live(c))?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
     /// The highest job id ever stored (0: none).
     pub async fn max_job_id(&mut self) -> Result<u64, StoreError> {
-        {
-            let d = self.dialect;
-            let r = ended::max_id(self.conn().await?, d).await;
-            self.seen(r)
-        }
+        let d = self.dialect;
+        on_conn!(self, c => ended::max_id(c, d))
     }
 
     /// One job, whatever its state.
     pub async fn job(&mut self, id: u64) -> Result<Option<JobRecord>, StoreError> {
-        Ok({
-            let r = ended::get(self.conn().await?, id).await;
-            self.seen(r)
-        }?
-        .map(StoredJob::into_record))
+        Ok(on_conn!(self, c => ended::get(c, id))?.map(StoredJob::into_record))
     }
 
     /// Task `index` of array `array_id` as stored, once it started.
@@ -283,28 +398,18 @@ impl Store {
         array_id: u64,
         index: u32,
     ) -> Result<Option<JobRecord>, StoreError> {
-        Ok({
-            let r = ended::task(self.conn().await?, array_id, index).await;
-            self.seen(r)
-        }?
-        .map(StoredJob::into_record))
+        Ok(on_conn!(self, c => ended::task(c, array_id, index))?.map(StoredJob::into_record))
     }
 
     /// The id of the job accepted with this client token (`user/token`, as stored).
     pub async fn job_by_token(&mut self, token: &str) -> Result<Option<u64>, StoreError> {
-        {
-            let r = ended::id_by_token(self.conn().await?, token).await;
-            self.seen(r)
-        }
+        on_conn!(self, c => ended::id_by_token(c, token))
     }
 
     /// A page of ended jobs, newest first.
     pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = {
-            let d = self.dialect;
-            let r = ended::page(self.conn().await?, d, q).await;
-            self.seen(r)
-        }?;
+        let d = self.dialect;
+        let rows = on_conn!(self, c => ended::page(c, d, q))?;
         Ok(rows.into_iter().map(StoredJob::into_record).collect())
     }
 
@@ -315,38 +420,26 @@ impl Store {
         by_queue: bool,
         user: Option<&str>,
     ) -> Result<Vec<UsageSum>, StoreError> {
-        {
-            let d = self.dialect;
-            let r = ended::usage(self.conn().await?, d, since_ms, by_queue, user).await;
-            self.seen(r)
-        }
+        let d = self.dialect;
+        on_conn!(self, c => ended::usage(c, d, since_ms, by_queue, user))
     }
 
     /// Ended jobs per (queue, state).
     pub async fn ended_counts(
         &mut self,
     ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
-        {
-            let r = ended::counts(self.conn().await?).await;
-            self.seen(r)
-        }
+        on_conn!(self, c => ended::counts(c))
     }
 
     /// Every job's row as stored (for tests and tools that check what is kept).
     pub async fn load_stored_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
-        {
-            let r = jobs::load(self.conn().await?).await;
-            self.seen(r)
-        }
+        on_conn!(self, c => jobs::load(c))
     }
 
     /// The schema version of the open database (each backend numbers its own).
     pub async fn schema_version(&mut self) -> Result<i64, StoreError> {
-        {
-            let d = self.dialect;
-            let r = migrate::current(self.conn().await?, d).await;
-            self.seen(r)
-        }
+        let d = self.dialect;
+        on_conn!(self, c => migrate::current(c, d))
     }
 
     pub async fn load_nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
@@ -368,8 +461,7 @@ impl Store {
         sql: &str,
         what: &str,
     ) -> Result<Vec<T>, StoreError> {
-        let r = sqlx::query(sql).fetch_all(self.conn().await?).await;
-        let rows = self.seen(r.map_err(StoreError::from))?;
+        let rows = on_conn!(self, c => sqlx::query(sql).fetch_all(c))?;
         rows.iter()
             .map(|r| {
                 let key: &str = r.get(0);
@@ -387,10 +479,7 @@ impl Store {
         &mut self,
         job: u64,
     ) -> Result<gpusched_wire::history::JobEvents, StoreError> {
-        {
-            let r = history::timeline(self.conn().await?, job).await;
-            self.seen(r)
-        }
+        on_conn!(self, c => history::timeline(c, job))
     }
 
     /// One page of the audit log, newest first.
@@ -398,63 +487,82 @@ impl Store {
         &mut self,
         q: &gpusched_wire::history::AuditQuery,
     ) -> Result<gpusched_wire::history::AuditList, StoreError> {
-        {
-            let r = history::audit_page(self.conn().await?, q).await;
-            self.seen(r)
-        }
+        on_conn!(self, c => history::audit_page(c, q))
     }
 
     /// A value the server keeps in `meta` under `key` (see [`StoreTx::put_meta`]).
     pub async fn meta(&mut self, key: &str) -> Result<Option<String>, StoreError> {
-        let r = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+        on_conn!(self, c => sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(key)
-            .fetch_optional(self.conn().await?)
-            .await;
-        self.seen(r.map_err(StoreError::from))
+            .fetch_optional(c))
     }
 
     /// A write transaction; with a fence set, it begins by proving the epoch is still
     /// the current one ([`StoreError::Fenced`] if not).
     pub async fn begin(&mut self) -> Result<StoreTx<'_>, StoreError> {
-        self.conn().await?;
+        let bound = self.bound;
+        bounded(bound, async { self.conn().await.map(|_| ()) }).await?;
         // Not `seen`: the transaction borrows the connection, so the fields go apart.
-        let mut tx = match self.conn.begin().await {
+        let Store {
+            conn,
+            dialect,
+            path,
+            fence,
+            broken,
+            ..
+        } = self;
+        let mut tx = match bounded(bound, async { Ok(conn.begin().await?) }).await {
             Ok(tx) => tx,
             Err(e) => {
-                let e = StoreError::from(e);
                 if e.is_disconnect() {
-                    self.broken = true;
+                    *broken = true;
                 }
                 return Err(e);
             }
         };
-        if let Some(epoch) = self.fence {
-            if let Err(e) = lease::fence(&mut tx, self.dialect, epoch).await {
+        if let Some(epoch) = *fence {
+            if let Err(e) = bounded(bound, lease::fence(&mut tx, *dialect, epoch)).await {
                 if e.is_disconnect() {
-                    self.broken = true;
+                    *broken = true;
                 }
                 return Err(e);
             }
         }
         Ok(StoreTx {
             tx,
-            dialect: self.dialect,
-            path: &self.path,
+            dialect: *dialect,
+            path,
+            bound,
+            broken,
         })
     }
+}
+
+/// Runs `$f`, a future on the transaction, within the store's bound; a lost connection
+/// (or one given up) is reopened at the store's next use.
+macro_rules! in_tx {
+    ($self:ident, $f:expr) => {{
+        let r = bounded($self.bound, $f).await;
+        if let Err(e) = &r {
+            if e.is_disconnect() {
+                *$self.broken = true;
+            }
+        }
+        r
+    }};
 }
 
 impl StoreTx<'_> {
     /// Inserts or replaces a job's row.
     pub async fn put_job(&mut self, job: &JobRecord) -> Result<(), StoreError> {
-        jobs::put(&mut self.tx, &StoredJob::from_record(job)).await
+        in_tx!(self, jobs::put(&mut self.tx, &StoredJob::from_record(job)))
     }
 
     /// Inserts or replaces the rows of several jobs, with as few statements as SQLite
     /// allows (each statement is a round trip to the connection's thread).
     pub async fn put_jobs(&mut self, jobs: &[&JobRecord]) -> Result<(), StoreError> {
         let rows: Vec<StoredJob> = jobs.iter().map(|j| StoredJob::from_record(j)).collect();
-        jobs::put_many(&mut self.tx, self.dialect, &rows).await
+        in_tx!(self, jobs::put_many(&mut self.tx, self.dialect, &rows))
     }
 
     pub async fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
@@ -462,15 +570,17 @@ impl StoreTx<'_> {
             what: format!("node {}", node.register.node),
             source,
         })?;
-        sqlx::query(
-            "INSERT INTO nodes (name, data) VALUES ($1, $2)
-             ON CONFLICT(name) DO UPDATE SET data = excluded.data",
-        )
-        .bind(&node.register.node)
-        .bind(data)
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(())
+        in_tx!(self, async {
+            sqlx::query(
+                "INSERT INTO nodes (name, data) VALUES ($1, $2)
+                 ON CONFLICT(name) DO UPDATE SET data = excluded.data",
+            )
+            .bind(&node.register.node)
+            .bind(data)
+            .execute(&mut *self.tx)
+            .await?;
+            Ok(())
+        })
     }
 
     pub async fn put_token(&mut self, token: &TokenRecord) -> Result<(), StoreError> {
@@ -478,16 +588,18 @@ impl StoreTx<'_> {
             what: format!("token {}", token.id),
             source,
         })?;
-        sqlx::query(
-            "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
-             ON CONFLICT(id) DO UPDATE SET data = excluded.data",
-        )
-        .bind(token.id as i64)
-        .bind(&token.hash)
-        .bind(data)
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(())
+        in_tx!(self, async {
+            sqlx::query(
+                "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
+                 ON CONFLICT(id) DO UPDATE SET data = excluded.data",
+            )
+            .bind(token.id as i64)
+            .bind(&token.hash)
+            .bind(data)
+            .execute(&mut *self.tx)
+            .await?;
+            Ok(())
+        })
     }
 
     /// Appends events to job `job`'s timeline, keeping at most `keep` of them (the first
@@ -499,7 +611,10 @@ impl StoreTx<'_> {
         keep: u32,
     ) -> Result<(), StoreError> {
         let pairs: Vec<_> = events.iter().map(|e| (job, e.clone())).collect();
-        history::append(&mut self.tx, self.dialect, &pairs, keep).await
+        in_tx!(
+            self,
+            history::append(&mut self.tx, self.dialect, &pairs, keep)
+        )
     }
 
     /// Appends a round's events of many jobs (each job's in order) in two statements,
@@ -509,7 +624,10 @@ impl StoreTx<'_> {
         events: &[(u64, gpusched_wire::history::JobEvent)],
         keep: u32,
     ) -> Result<(), StoreError> {
-        history::append(&mut self.tx, self.dialect, events, keep).await
+        in_tx!(
+            self,
+            history::append(&mut self.tx, self.dialect, events, keep)
+        )
     }
 
     /// Records an admin action (the store numbers it).
@@ -517,7 +635,7 @@ impl StoreTx<'_> {
         &mut self,
         entry: &gpusched_wire::history::AuditEntry,
     ) -> Result<(), StoreError> {
-        history::audit(&mut self.tx, entry).await
+        in_tx!(self, history::audit(&mut self.tx, entry))
     }
 
     /// Keeps `value` under `key` in `meta`, for state the server derives and must not
@@ -530,31 +648,45 @@ impl StoreTx<'_> {
                 why: "the store's own key; choose another".into(),
             });
         }
-        sqlx::query(
-            "INSERT INTO meta (key, value) VALUES ($1, $2)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(key)
-        .bind(value)
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(())
+        in_tx!(self, async {
+            sqlx::query(
+                "INSERT INTO meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(key)
+            .bind(value)
+            .execute(&mut *self.tx)
+            .await?;
+            Ok(())
+        })
     }
 
     /// Deletes the jobs that ended before `before_ms` (never a live one); how many.
     pub async fn purge_ended(&mut self, before_ms: u64) -> Result<u64, StoreError> {
-        ended::purge(&mut self.tx, self.dialect, before_ms).await
+        in_tx!(self, ended::purge(&mut self.tx, self.dialect, before_ms))
     }
 
     /// Makes every write of this transaction durable (the WAL flushed: SQLite's fsync,
     /// PostgreSQL's synchronous commit).
     pub async fn commit(self) -> Result<(), StoreError> {
-        if take_fault(self.path) {
+        let StoreTx {
+            tx,
+            path,
+            bound,
+            broken,
+            ..
+        } = self;
+        if take_fault(path) {
             // Dropping the transaction rolls it back, as the database does after a full disk.
             return Err(StoreError::InjectedFault);
         }
-        self.tx.commit().await?;
-        Ok(())
+        let r = bounded(bound, async { Ok(tx.commit().await?) }).await;
+        if let Err(e) = &r {
+            if e.is_disconnect() {
+                *broken = true;
+            }
+        }
+        r
     }
 }
 
@@ -879,6 +1011,126 @@ mod tests {
         tx.put_job(&job(2, None)).await.unwrap();
         tx.commit().await.unwrap();
         assert_eq!(s.max_job_id().await.unwrap(), 2);
+    }
+
+    /// The database cut off by the network (a frozen proxy forwards nothing and closes
+    /// nothing, as a partition): a bounded store's statement fails within its bound
+    /// instead of waiting for TCP to give up (many minutes), later uses fail as fast or
+    /// try to reconnect within the bound, and once the network is back the store works
+    /// again by itself, with everything committed before.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cut_off_database_fails_statements_within_the_bound_and_the_store_recovers() {
+        use crate::testing::{TcpProxy, TempPostgres};
+        use std::time::{Duration, Instant};
+        let Some(pg) = TempPostgres::start_or_skip("a_cut_off_database_fails_statements") else {
+            return;
+        };
+        let proxy = TcpProxy::start(pg.addr()).unwrap();
+        let url = StoreUrl::Postgres(pg.url_via(proxy.port(), "bounded"));
+        let mut s = Store::open(&url).await.unwrap();
+        let bound = Duration::from_millis(500);
+        s.set_timeout(Some(bound)).await.unwrap();
+        let mut tx = s.begin().await.unwrap();
+        tx.put_job(&job(1, Some("k1"))).await.unwrap();
+        tx.commit().await.unwrap();
+        proxy.freeze();
+        let t = Instant::now();
+        let e = s.job(1).await.unwrap_err();
+        let took = t.elapsed();
+        assert!(matches!(e, StoreError::TimedOut { .. }), "{e}");
+        assert!(e.is_disconnect(), "{e}");
+        assert!(
+            took >= bound && took < Duration::from_secs(5),
+            "failed after {took:?} (bound {bound:?})"
+        );
+        // Every later use, a write transaction included, fails within the bound too.
+        for _ in 0..3 {
+            let t = Instant::now();
+            let e = s.begin().await.err().expect("no transaction while cut off");
+            assert!(e.is_disconnect(), "{e}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        }
+        proxy.thaw();
+        let start = Instant::now();
+        let again = loop {
+            match s.job(1).await {
+                Ok(j) => break j,
+                Err(e) => {
+                    assert!(e.is_disconnect(), "{e}");
+                    assert!(start.elapsed() < Duration::from_secs(20), "not back: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        };
+        assert_eq!(again.unwrap().client_token.as_deref(), Some("k1"));
+        let mut tx = s.begin().await.unwrap();
+        tx.put_job(&job(2, None)).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(s.max_job_id().await.unwrap(), 2);
+    }
+
+    /// A leader cut off in the middle of a write transaction, after its fence took the
+    /// lease row's lock: the database ends the idle session after the bound (the
+    /// session was told it), so the lock does not outlive the leader's lease and another
+    /// server takes the expired lease over. Without the session's bound the takeover
+    /// would wait for the network to come back. The old leader's next transaction, once
+    /// it reaches the database again, fails its fence.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_transaction_cut_off_after_its_fence_does_not_hold_the_lease_row() {
+        use crate::testing::{TcpProxy, TempPostgres};
+        use std::time::{Duration, Instant};
+        let Some(pg) = TempPostgres::start_or_skip("a_transaction_cut_off_after_its_fence") else {
+            return;
+        };
+        let proxy = TcpProxy::start(pg.addr()).unwrap();
+        let mut a = Store::open(&StoreUrl::Postgres(pg.url_via(proxy.port(), "a")))
+            .await
+            .unwrap();
+        a.set_timeout(Some(Duration::from_millis(800)))
+            .await
+            .unwrap();
+        // The other server's store is not bounded: only the database can end its wait.
+        let mut b = Store::open(&StoreUrl::Postgres(pg.url_as("b")))
+            .await
+            .unwrap();
+        let e1 = a.acquire_lease("a", "http://a", 300, false).await.unwrap();
+        assert_eq!(e1, Some(1));
+        a.set_fence(e1);
+        let mut tx = a.begin().await.unwrap();
+        proxy.freeze();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let t = Instant::now();
+        let taken = tokio::time::timeout(
+            Duration::from_secs(20),
+            b.acquire_lease("b", "http://b", 60_000, false),
+        )
+        .await
+        .expect("the takeover waited on the cut-off leader's lock for 20 s")
+        .unwrap();
+        assert_eq!(taken, Some(2));
+        eprintln!(
+            "took over {:?} after the cut-off (session bound 800 ms)",
+            t.elapsed()
+        );
+        assert!(tx.put_meta("k", "stale").await.is_err());
+        drop(tx);
+        proxy.thaw();
+        let start = Instant::now();
+        loop {
+            match a.begin().await {
+                Err(StoreError::Fenced { mine, current }) => {
+                    assert_eq!((mine, current), (1, Some(2)));
+                    break;
+                }
+                Err(e) if e.is_disconnect() => {
+                    assert!(start.elapsed() < Duration::from_secs(20), "not back: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("another error: {e}"),
+                Ok(_) => panic!("a deposed leader began a write transaction"),
+            }
+        }
+        assert_eq!(b.meta("k").await.unwrap(), None);
     }
 
     /// Servers starting at once on one new PostgreSQL database: one creates the schema
