@@ -160,7 +160,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     let shared_tokens: auth::SharedTokens = Arc::new(std::sync::RwLock::new(table));
     let (tx, rx) = mpsc::channel(16384);
     // The store first: a database it cannot use stops the start before any port opens.
-    let pending_lead = leader::Leadership::new(String::new());
+    let pending_lead = leader::Leadership::new(String::new(), cfg.lease);
     let elector =
         leader::Elector::open(cfg.clone(), pending_lead, tx.clone(), shared_tokens.clone()).await?;
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
@@ -199,7 +199,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
              can reach; pass --advertise-url with this server's name"
         );
     }
-    let leadership = leader::Leadership::new(advertise);
+    let leadership = leader::Leadership::new(advertise, cfg.lease);
     let mut elector = elector.with_leadership(leadership.clone());
     let phase = elector.start(rx).await?;
     match leadership.role() {

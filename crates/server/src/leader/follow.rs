@@ -1,7 +1,9 @@
 //! What a server answers while it does not lead: `/api/health` is its own (it says who
 //! leads); every other request, agents' included, is sent to the leader with a 307 to
-//! the same path on the leader's advertised URL (307 keeps the method and the body), or
-//! refused with 503 and `Retry-After` while no leader is known (an election under way).
+//! the same path on the leader's advertised URL (307 keeps the method and the body). While
+//! no leader is known (an election under way) a request waits up to the hold (the lease)
+//! for one: it is then served here or redirected; still none, it is refused with 503 and
+//! `Retry-After`.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -17,6 +19,12 @@ const RETRY_AFTER_S: u64 = 1;
 
 pub async fn follow_leader(State(lead): State<Leadership>, req: Request, next: Next) -> Response {
     if lead.leading() || req.uri().path() == "/api/health" {
+        return next.run(req).await;
+    }
+    // An election under way (a crashed leader's lease running out, or this server
+    // taking its own back after a stall): the request waits for it, a while, rather
+    // than failing at once.
+    if lead.settled().await && lead.leading() {
         return next.run(req).await;
     }
     let path = req
@@ -92,9 +100,33 @@ mod tests {
         url
     }
 
+    /// While no leader is known, a request waits for the election: here, for this
+    /// server to lead again (a lone server taking its lease back after a stall).
+    #[tokio::test]
+    async fn a_request_during_an_election_waits_for_its_leader() {
+        let lead = Leadership::new("http://me:1".into(), Duration::from_secs(30));
+        let url = serve(lead.clone()).await;
+        let asked = tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(format!("{url}/api/jobs"))
+                .send()
+                .await
+                .unwrap()
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!asked.is_finished(), "answered before any server led");
+        lead.lead(2, Instant::now() + Duration::from_secs(60));
+        let r = tokio::time::timeout(Duration::from_secs(20), asked)
+            .await
+            .expect("answered once this server leads")
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.text().await.unwrap(), "posted");
+    }
+
     #[tokio::test]
     async fn a_follower_redirects_to_the_leader_or_says_when_to_retry() {
-        let lead = Leadership::new("http://me:1".into());
+        let lead = Leadership::new("http://me:1".into(), Duration::from_millis(200));
         let url = serve(lead.clone()).await;
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

@@ -50,15 +50,37 @@ struct Inner {
     valid_until: Mutex<Option<Instant>>,
     /// How clients reach this server (`--advertise-url`).
     advertise: String,
+    /// How long a request waits, while no leader is known, for one to be (`follow.rs`).
+    hold: Duration,
 }
 
 impl Leadership {
-    pub fn new(advertise: String) -> Self {
+    /// Requests wait up to `hold` for an election under way (the lease is right: a
+    /// crashed leader's lease runs out within it, a lone server that stepped down after a
+    /// stall takes its lease back within an eighth of it).
+    pub fn new(advertise: String, hold: Duration) -> Self {
         Leadership(Arc::new(Inner {
             role: watch::channel(Role::Follower { leader: None }).0,
             valid_until: Mutex::new(None),
             advertise,
+            hold,
         }))
+    }
+
+    /// Waits up to the hold for a leader to be known (this server, or another one it can
+    /// send clients to); whether one is.
+    pub async fn settled(&self) -> bool {
+        let me = self.advertise().to_string();
+        let known = move |r: &Role| match r {
+            Role::Leader { .. } => true,
+            Role::Follower { leader: Some(k) } => k.url != me,
+            Role::Follower { leader: None } => false,
+        };
+        let mut rx = self.0.role.subscribe();
+        let found = tokio::time::timeout(self.0.hold, rx.wait_for(known))
+            .await
+            .is_ok_and(|r| r.is_ok());
+        found
     }
 
     pub fn role(&self) -> Role {
@@ -86,7 +108,7 @@ impl Leadership {
     /// A leadership that holds for a day (the state task's own tests).
     #[cfg(test)]
     pub fn leading_for_tests(epoch: u64) -> Self {
-        let l = Leadership::new("http://127.0.0.1:0".into());
+        let l = Leadership::new("http://127.0.0.1:0".into(), Duration::ZERO);
         l.lead(epoch, Instant::now() + Duration::from_secs(86400));
         l
     }

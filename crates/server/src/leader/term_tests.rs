@@ -35,7 +35,7 @@ async fn elector(
     cfg: Arc<ServerConfig>,
     url: &str,
 ) -> (Elector, Leadership, mpsc::Receiver<crate::actor::Cmd>) {
-    let lead = Leadership::new(url.into());
+    let lead = Leadership::new(url.into(), Duration::ZERO);
     let (tx, rx) = mpsc::channel(64);
     let tokens: SharedTokens = Arc::new(std::sync::RwLock::new(TokenTable::new(
         crate::auth::hash("join"),
