@@ -12,7 +12,7 @@ server runs without valgrind and the script prints its CPU per job (utime+stime 
 Build with line tables so the report names functions and lines:
   CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build --release -p gpusched
 
-Usage: python3 scripts/profile_server.py [--jobs 2000] [--out DIR] [--native] [--exe PATH]
+Usage: python3 scripts/profile_server.py [--jobs 2000] [--array] [--out DIR] [--native [--perf]] [--exe PATH]
 """
 import argparse, os, pwd, shutil, signal, subprocess, sys, tempfile, time
 
@@ -55,6 +55,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=2000)
     ap.add_argument("--out", default="callgrind-server", help="directory for the profile and the reports")
     ap.add_argument("--native", action="store_true", help="no valgrind: print the server's CPU per job")
+    ap.add_argument("--perf", action="store_true",
+                    help="with --native: `perf record -g` the server over the window (cpu-clock samples, "
+                         "kernel included) into OUT/perf.data and write OUT/perf-report.txt")
     ap.add_argument("--exe", help="the gpusched binary (default: the release build)")
     ap.add_argument("--array", action="store_true", help="the jobs as ONE array of --jobs tasks, not a batch")
     args = ap.parse_args()
@@ -108,6 +111,12 @@ def main():
         sys0 = sys_s(server.pid)
         t0 = time.time()
         counts0 = round_counts(base)
+        perf = None
+        if args.native and args.perf:
+            perf = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-e", "cpu-clock", "-p", str(server.pid),
+                                     "-o", os.path.join(out, "perf.data")],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
         if args.array:
             aid = B.post(f"{base}/api/jobs", dict(job, array={"first": 0, "last": args.jobs - 1}))["ids"][0]
             while True:
@@ -123,6 +132,14 @@ def main():
         if not args.native:
             subprocess.run(["callgrind_control", "--dump=batch", str(server.pid)], check=True, capture_output=True)
         counts = {k: v - counts0.get(k, 0) for k, v in round_counts(base).items()}
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(timeout=120)
+            with open(os.path.join(out, "perf-report.txt"), "w") as f:
+                subprocess.run(["perf", "report", "-i", os.path.join(out, "perf.data"), "--no-children",
+                                "--sort", "comm,dso,symbol", "--stdio", "-g", "none", "--percent-limit", "0.3"],
+                               stdout=f, stderr=subprocess.DEVNULL, check=False)
+            print(f"perf profile: {out}/perf-report.txt")
         if args.array:
             ok = v["array_counts"]["succeeded"]
             if ok != args.jobs:
