@@ -727,32 +727,30 @@ async fn persist(
         return Ok(());
     }
     let _timer = state.cfg.metrics.commit_timer();
-    let mut tx = store.begin().await?;
-    let jobs: Vec<&gpusched_store::JobRecord> = rows
-        .jobs
-        .iter()
-        .filter_map(|id| state.jobs.get(id).map(|j| &**j))
-        .collect();
-    tx.put_jobs(&jobs).await?;
-    for name in rows.nodes {
-        if let Some(n) = state.nodes.get(&name) {
-            tx.put_node(&n.record).await?;
+    let mut w = gpusched_store::RoundWrites::default();
+    for id in &rows.jobs {
+        if let Some(j) = state.jobs.get(id) {
+            w.job(j);
         }
     }
-    for id in rows.tokens {
-        if let Some(t) = state.tokens.get(&id) {
-            tx.put_token(t).await?;
+    for name in &rows.nodes {
+        if let Some(n) = state.nodes.get(name) {
+            w.node(&n.record)?;
         }
     }
-    tx.add_events(&journal.events, crate::state::history::EVENTS_KEPT)
-        .await?;
-    for entry in &journal.audit {
-        tx.add_audit(entry).await?;
+    for id in &rows.tokens {
+        if let Some(t) = state.tokens.get(id) {
+            w.token(t)?;
+        }
     }
-    for (key, value) in &learnt {
-        tx.put_meta(key, value).await?;
+    w.events(journal.events, crate::state::history::EVENTS_KEPT);
+    for entry in journal.audit {
+        w.audit(entry);
     }
-    tx.commit().await
+    for (key, value) in learnt {
+        w.meta(key, value)?;
+    }
+    store.write_round(w).await
 }
 
 #[cfg(test)]

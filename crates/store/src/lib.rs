@@ -19,8 +19,8 @@ mod url;
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
 pub use sqlite::{
     backup, default_file, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect,
-    EndedQuery, EventRow, LeaseView, Snapshot, Store, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,
-    AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION, SQLITE_NOW_MS,
+    EndedQuery, EventRow, LeaseView, RoundWrites, Snapshot, Store, StoreTx, TaskRows, UsageSum,
+    AUDIT_PAGE, AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION, SQLITE_NOW_MS,
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
@@ -90,6 +90,19 @@ pub enum StoreError {
     Reconnecting { in_ms: u64 },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
+    /// The SQLite round writer's own statements (`sqlite/round.rs`).
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "cannot open the store {path} for writing: {source}; check that the file and its \
+         directory are writable"
+    )]
+    OpenWriter {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("the store's writer thread stopped; the store is reopened")]
+    WriterGone,
     #[error("{}", newer_schema(path, *found, *known, written_by.as_deref()))]
     NewerSchema {
         path: String,

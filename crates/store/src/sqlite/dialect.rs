@@ -91,15 +91,23 @@ pub fn get_bool(r: &AnyRow, col: &str) -> Result<bool, StoreError> {
 /// sizes, so the driver's cache of prepared statements (100 per connection) keeps every
 /// one prepared instead of preparing a new text for every count of rows.
 pub fn pow2_chunks<T>(mut items: &[T], max: usize) -> impl Iterator<Item = &[T]> {
-    debug_assert!(max.is_power_of_two());
-    std::iter::from_fn(move || {
-        if items.is_empty() {
-            return None;
-        }
-        let n = max.min(1 << items.len().ilog2());
+    pow2_sizes(items.len(), max).map(move |n| {
         let (chunk, rest) = items.split_at(n);
         items = rest;
-        Some(chunk)
+        chunk
+    })
+}
+
+/// The chunk sizes of [`pow2_chunks`] for `len` items.
+pub fn pow2_sizes(mut len: usize, max: usize) -> impl Iterator<Item = usize> {
+    debug_assert!(max.is_power_of_two());
+    std::iter::from_fn(move || {
+        if len == 0 {
+            return None;
+        }
+        let n = max.min(1 << len.ilog2());
+        len -= n;
+        Some(n)
     })
 }
 

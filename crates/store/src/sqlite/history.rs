@@ -10,7 +10,10 @@ use gpusched_wire::history::{AuditAction, AuditEntry, AuditList, AuditQuery};
 use gpusched_wire::history::{JobEvent, JobEventKind, JobEvents};
 use sqlx::{AnyConnection, Row};
 
-use super::dialect::{pow2_chunks, Dialect, TextCache};
+use std::collections::HashMap;
+
+use super::dialect::{pow2_chunks, pow2_sizes, Dialect, TextCache};
+use super::values::{bind_all, Val};
 
 use crate::StoreError;
 
@@ -97,7 +100,7 @@ fn int(what: &str, v: u64) -> Result<i64, StoreError> {
 
 /// Rows of job events one statement writes (7 values each) and jobs one sequence
 /// query asks about.
-const ROWS_PER_STATEMENT: usize = 64;
+pub(super) const ROWS_PER_STATEMENT: usize = 64;
 
 /// `n` placeholders for the values of one statement: anonymous `?` on SQLite (it looks a
 /// numbered one up among those before it), `$N` on PostgreSQL, in groups of `width`.
@@ -114,7 +117,7 @@ fn value_marks(d: Dialect, rows: usize, width: usize) -> String {
 }
 
 /// `SELECT job, MAX(seq) ... WHERE job IN (...)` for `jobs` job ids.
-fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
+pub(super) fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
     static TEXTS: TextCache<7> = TextCache::new();
     TEXTS.get(d, jobs, || {
         let marks = match d {
@@ -126,7 +129,7 @@ fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
 }
 
 /// The multi-row insert of `rows` events.
-fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
+pub(super) fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
     static TEXTS: TextCache<7> = TextCache::new();
     TEXTS.get(d, rows, || {
         format!(
@@ -134,6 +137,62 @@ fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
             value_marks(d, rows, 7)
         )
     })
+}
+
+/// The distinct jobs of a round's events, in order (as database integers).
+pub(super) fn event_jobs(events: &[(u64, JobEvent)]) -> Result<Vec<i64>, StoreError> {
+    let mut jobs: Vec<i64> = Vec::with_capacity(events.len());
+    for (job, _) in events {
+        jobs.push(int("job_events.job", *job)?);
+    }
+    jobs.sort_unstable();
+    jobs.dedup();
+    Ok(jobs)
+}
+
+/// The values of the round's event rows (7 a row, in `insert_sql`'s order), each job's
+/// numbered on from `next` (its last sequence so far; updated to the new last).
+pub(super) fn event_values<'e>(
+    events: &'e [(u64, JobEvent)],
+    next: &mut HashMap<i64, i64>,
+) -> Result<Vec<Val<'e>>, StoreError> {
+    let mut vals = Vec::with_capacity(events.len() * 7);
+    for (job, e) in events {
+        let id = int("job_events.job", *job)?;
+        let seq = next.entry(id).or_insert(0);
+        *seq += 1;
+        let nodes = serde_json::to_string(&e.nodes).map_err(|source| StoreError::Corrupt {
+            what: "event nodes".into(),
+            source,
+        })?;
+        vals.extend([
+            Val::Int(id),
+            Val::Int(*seq),
+            Val::Int(int("job_events.at_ms", e.at_ms)?),
+            Val::Text(e.kind.name().into()),
+            Val::Int(i64::from(e.attempt)),
+            Val::Text(nodes.into()),
+            Val::Text(e.detail.as_str().into()),
+        ]);
+    }
+    Ok(vals)
+}
+
+/// Deletes a job's events past the bound: [`prunes`] says which.
+pub(super) const PRUNE_SQL: &str =
+    "DELETE FROM job_events WHERE job = $1 AND seq > 1 AND seq <= $2";
+
+/// The jobs whose timelines passed `keep` after this round, with the last sequence to
+/// drop: sequence 1 and the newest `keep - 1` stay (only jobs past the bound, rare).
+pub(super) fn prunes(next: &HashMap<i64, i64>, keep: u32) -> Vec<(i64, i64)> {
+    let room = i64::from(keep.max(2)) - 1;
+    let mut out: Vec<(i64, i64)> = next
+        .iter()
+        .filter(|(_, newest)| **newest - room > 1)
+        .map(|(id, newest)| (*id, newest - room))
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Appends a round's events (by job, each job's in order) to their timelines, then drops
@@ -151,14 +210,8 @@ pub async fn append(
     if events.is_empty() {
         return Ok(());
     }
-    let mut jobs: Vec<i64> = Vec::with_capacity(events.len());
-    for (job, _) in events {
-        jobs.push(int("job_events.job", *job)?);
-    }
-    jobs.sort_unstable();
-    jobs.dedup();
-    let mut next: std::collections::HashMap<i64, i64> =
-        std::collections::HashMap::with_capacity(jobs.len());
+    let jobs = event_jobs(events)?;
+    let mut next: HashMap<i64, i64> = HashMap::with_capacity(jobs.len());
     for chunk in pow2_chunks(&jobs, ROWS_PER_STATEMENT) {
         let sql = last_seq_sql(d, chunk.len());
         let mut q = sqlx::query_as::<_, (i64, i64)>(&sql);
@@ -167,43 +220,21 @@ pub async fn append(
         }
         next.extend(q.fetch_all(&mut *conn).await?);
     }
-    // Every value first (the binds borrow them), then one statement per chunk.
-    let mut rows = Vec::with_capacity(events.len());
-    for (job, e) in events {
-        let id = *job as i64; // checked above
-        let seq = next.entry(id).or_insert(0);
-        *seq += 1;
-        let nodes = serde_json::to_string(&e.nodes).map_err(|source| StoreError::Corrupt {
-            what: "event nodes".into(),
-            source,
-        })?;
-        rows.push((id, *seq, int("job_events.at_ms", e.at_ms)?, e, nodes));
+    let vals = event_values(events, &mut next)?;
+    let mut at = 0;
+    for rows in pow2_sizes(events.len(), ROWS_PER_STATEMENT) {
+        let sql = insert_sql(d, rows);
+        bind_all(sqlx::query(&sql), &vals[at * 7..(at + rows) * 7])
+            .execute(&mut *conn)
+            .await?;
+        at += rows;
     }
-    for chunk in pow2_chunks(&rows, ROWS_PER_STATEMENT) {
-        let sql = insert_sql(d, chunk.len());
-        let mut q = sqlx::query(&sql);
-        for (id, seq, at, e, nodes) in chunk {
-            q = q
-                .bind(*id)
-                .bind(*seq)
-                .bind(*at)
-                .bind(e.kind.name())
-                .bind(i64::from(e.attempt))
-                .bind(nodes.as_str())
-                .bind(e.detail.as_str());
-        }
-        q.execute(&mut *conn).await?;
-    }
-    // Keep sequence 1 and the newest `keep - 1` (only jobs past the bound, rare).
-    let room = i64::from(keep.max(2)) - 1;
-    for (id, newest) in next {
-        if newest - room > 1 {
-            sqlx::query("DELETE FROM job_events WHERE job = $1 AND seq > 1 AND seq <= $2")
-                .bind(id)
-                .bind(newest - room)
-                .execute(&mut *conn)
-                .await?;
-        }
+    for (id, upto) in prunes(&next, keep) {
+        sqlx::query(PRUNE_SQL)
+            .bind(id)
+            .bind(upto)
+            .execute(&mut *conn)
+            .await?;
     }
     Ok(())
 }
@@ -245,21 +276,6 @@ pub async fn timeline(conn: &mut AnyConnection, job: u64) -> Result<JobEvents, S
         dropped: (last - rows.len() as i64).max(0) as u64,
         events,
     })
-}
-
-/// Records one admin action; its id is the store's (the entry's own is ignored).
-pub async fn audit(conn: &mut AnyConnection, e: &AuditEntry) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO audit (at_ms, actor, action, target, detail) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(int("audit.at_ms", e.at_ms)?)
-    .bind(&e.actor)
-    .bind(e.action.name())
-    .bind(&e.target)
-    .bind(&e.detail)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
 }
 
 /// The default and largest page of `audit_page`.
@@ -387,7 +403,9 @@ mod tests {
                     target: "job 3".into(),
                     detail: "of alice".into(),
                 };
-                audit(&mut s.conn, &e).await.unwrap();
+                let mut tx = s.begin().await.unwrap();
+                tx.add_audit(&e).await.unwrap();
+                tx.commit().await.unwrap();
             }
             let got = audit_page(&mut s.conn, &AuditQuery::default())
                 .await

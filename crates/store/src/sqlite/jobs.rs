@@ -8,6 +8,7 @@ use super::dialect::{
     get_bool, get_int, get_opt_int, marks, pow2_chunks, Dialect, Marks, TextCache,
 };
 
+use super::values::{bind_all, job_row};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
@@ -166,6 +167,10 @@ pub enum Layout {
     Latest,
 }
 
+/// How many columns a job's row has ([`all_columns`]).
+pub const COLUMN_COUNT: usize =
+    COLUMNS.len() + GANG_COLUMNS.len() + ENERGY_COLUMNS.len() + WORKFLOW_COLUMNS.len();
+
 pub(super) fn all_columns() -> Vec<&'static str> {
     COLUMNS
         .iter()
@@ -219,7 +224,7 @@ const FIXED_AFTER_SUBMIT: &[&str] = &[
 /// are anonymous `?`s (each value is bound once, in order): SQLite looks a numbered or
 /// named one up among those before it, which made the 64-row statement's ~3,900 of them
 /// cost 5 times its writing (5,000 jobs: 1.8 s against 0.35 s, debug).
-fn upsert_rows(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
+pub(super) fn upsert_rows(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
     static TEXTS: TextCache<7> = TextCache::new();
     TEXTS.get(d, rows, || upsert_rows_sql(d, rows))
 }
@@ -250,31 +255,9 @@ fn select_sql() -> String {
     format!("SELECT {} FROM jobs ORDER BY id", all_columns().join(", "))
 }
 
-/// Database integers are signed; every count and time the server keeps fits.
-fn int(id: u64, what: &str, v: u64) -> Result<i64, StoreError> {
-    i64::try_from(v).map_err(|_| StoreError::Row {
-        what: format!("job {id}"),
-        why: format!("{what} = {v} does not fit a database integer"),
-    })
-}
-
-fn opt_int(id: u64, what: &str, v: Option<u64>) -> Result<Option<i64>, StoreError> {
-    v.map(|v| int(id, what, v)).transpose()
-}
-
-fn json<T: serde::Serialize>(id: u64, v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v).map_err(|source| StoreError::Corrupt {
-        what: format!("job {id}"),
-        source,
-    })
-}
-
-/// A statement being bound.
-type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
-
 /// Rows per multi-row upsert. SQLite binds at most 32,766 values per statement,
 /// PostgreSQL 65,535, and a row binds about 60; a round rarely writes more than this many jobs.
-const ROWS_PER_STATEMENT: usize = 64;
+pub(super) const ROWS_PER_STATEMENT: usize = 64;
 
 /// Writes (inserts or replaces) one job's row.
 pub async fn put(conn: &mut AnyConnection, j: &StoredJob) -> Result<(), StoreError> {
@@ -293,11 +276,13 @@ pub async fn put_many(
 ) -> Result<(), StoreError> {
     for chunk in pow2_chunks(jobs, ROWS_PER_STATEMENT) {
         let sql = upsert_rows(d, chunk.len());
-        let mut q = sqlx::query(&sql);
+        let mut vals = Vec::with_capacity(chunk.len() * COLUMN_COUNT);
         for j in chunk {
-            q = bind_latest(bind_v2(q, j)?, j)?;
+            vals.extend(job_row(j)?);
         }
-        q.execute(&mut *conn).await?;
+        bind_all(sqlx::query(&sql), &vals)
+            .execute(&mut *conn)
+            .await?;
     }
     Ok(())
 }
@@ -309,77 +294,15 @@ pub async fn put_as(
     j: &StoredJob,
     layout: Layout,
 ) -> Result<(), StoreError> {
-    let q = bind_v2(sqlx::query(upsert_sql(layout)), j)?;
-    let q = match layout {
-        Layout::V2 => q,
-        Layout::Latest => bind_latest(q, j)?,
+    let vals = job_row(j)?;
+    let vals = match layout {
+        Layout::V2 => &vals[..COLUMNS.len()],
+        Layout::Latest => &vals[..],
     };
-    q.execute(conn).await?;
+    bind_all(sqlx::query(upsert_sql(layout)), vals)
+        .execute(conn)
+        .await?;
     Ok(())
-}
-
-/// Binds schema 2's columns of `j`, in [`COLUMNS`]' order.
-fn bind_v2<'q>(q: Query<'q>, j: &'q StoredJob) -> Result<Query<'q>, StoreError> {
-    let id = j.id;
-    Ok(q.bind(int(id, "id", id)?)
-        .bind(&j.name)
-        .bind(&j.user)
-        .bind(&j.queue)
-        .bind(json(id, &j.command)?)
-        .bind(&j.cwd)
-        .bind(i64::from(j.gpus))
-        .bind(j.gpu_model.as_deref())
-        .bind(j.slice.as_ref().map(|s| json(id, s)).transpose()?)
-        .bind(int(id, "cpu_milli", j.cpu_milli)?)
-        .bind(int(id, "mem_mib", j.mem_mib)?)
-        .bind(json(id, &j.resources)?)
-        .bind(j.priority)
-        .bind(opt_int(id, "walltime_s", j.walltime_s)?)
-        .bind(i64::from(j.max_retries))
-        .bind(json(id, &j.after)?)
-        .bind(json(id, &j.env)?)
-        .bind(j.client_token.as_deref())
-        .bind(int(id, "grace_s", j.grace_s)?)
-        .bind(int(id, "submit_ms", j.submit_ms)?)
-        .bind(j.state.name())
-        .bind(i64::from(j.attempt))
-        .bind(j.node.as_deref())
-        .bind(json(id, &j.gpu_indices)?)
-        .bind(j.slice_at.as_ref().map(|s| json(id, s)).transpose()?)
-        .bind(opt_int(id, "start_ms", j.start_ms)?)
-        .bind(opt_int(id, "end_ms", j.end_ms)?)
-        .bind(j.exit_code)
-        .bind(j.signal)
-        .bind(j.end_reason.as_deref())
-        .bind(j.note.as_deref())
-        .bind(i64::from(j.cancel_requested))
-        .bind(i64::from(j.preempt_requested))
-        .bind(i64::from(j.preemptions))
-        .bind(i64::from(j.agent_stops))
-        .bind(json(id, &j.attempt_nodes)?)
-        .bind(opt_int(id, "last_checkpoint_ms", j.last_checkpoint_ms)?))
-}
-
-/// Binds the columns schemas 3 and later added, in [`all_columns`]' order after
-/// schema 2's.
-fn bind_latest<'q>(q: Query<'q>, j: &'q StoredJob) -> Result<Query<'q>, StoreError> {
-    let id = j.id;
-    Ok(q.bind(i64::from(j.nodes))
-        .bind(i64::from(j.gpus_per_node))
-        .bind(i64::from(j.split))
-        .bind(j.tasks_per_node.map(i64::from))
-        .bind(i64::from(j.mixed_models))
-        .bind(json(id, &j.parts)?)
-        .bind(j.master_port.map(i64::from))
-        .bind(j.first_failure.as_ref().map(|f| json(id, f)).transpose()?)
-        .bind(opt_int(id, "energy_j", j.energy_j)?)
-        .bind(json(id, &j.after_any)?)
-        .bind(json(id, &j.after_notok)?)
-        .bind(i64::from(j.held))
-        .bind(j.array.as_ref().map(|a| json(id, a)).transpose()?)
-        .bind(opt_int(id, "array_id", j.array_task.map(|t| t.array_id))?)
-        .bind(j.array_task.map(|t| i64::from(t.index)))
-        .bind(j.array_progress.as_ref().map(|p| json(id, p)).transpose()?))
 }
 
 /// Every job, by id; a row that does not decode is named.

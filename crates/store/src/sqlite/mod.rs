@@ -44,7 +44,9 @@ mod jobs;
 mod lease;
 mod migrate;
 mod pg_migrate;
+mod round;
 mod v1;
+mod values;
 
 #[cfg(test)]
 mod fixture_tests;
@@ -70,6 +72,7 @@ pub use ended::{EndedQuery, TaskRows, UsageSum};
 pub use history::{AUDIT_PAGE, AUDIT_PAGE_MAX};
 pub use lease::{now_ms_sql, LeaseView, POSTGRES_NOW_MS, SQLITE_NOW_MS};
 pub use migrate::{LATEST as SCHEMA_VERSION, RELEASE};
+pub use round::RoundWrites;
 
 /// One connection, owned by the server's state task (SQLite allows one writer anyway;
 /// on PostgreSQL one server writes at a time).
@@ -89,6 +92,8 @@ pub struct Store {
     /// (uses until then fail at once, so a round of many reads does not wait the bound
     /// once for each).
     retry_at: Option<Instant>,
+    /// SQLite: the round writer (`round.rs`), opened by the first round written.
+    writer: Option<round::Writer>,
 }
 
 /// `f` within `bound` (None: unbounded); [`StoreError::TimedOut`] when it runs out.
@@ -241,6 +246,7 @@ impl Store {
             fence: None,
             bound: None,
             retry_at: None,
+            writer: None,
         };
         if dialect == Dialect::Sqlite {
             // What the SQLite driver's own options set (the `Any` URL cannot say them):
@@ -562,7 +568,25 @@ impl StoreTx<'_> {
     /// allows (each statement is a round trip to the connection's thread).
     pub async fn put_jobs(&mut self, jobs: &[&JobRecord]) -> Result<(), StoreError> {
         let rows: Vec<StoredJob> = jobs.iter().map(|j| StoredJob::from_record(j)).collect();
-        in_tx!(self, jobs::put_many(&mut self.tx, self.dialect, &rows))
+        self.put_stored_jobs(&rows).await
+    }
+
+    pub(super) async fn put_stored_jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
+        in_tx!(self, jobs::put_many(&mut self.tx, self.dialect, rows))
+    }
+
+    /// One statement with these values.
+    pub(super) async fn execute_vals(
+        &mut self,
+        sql: &str,
+        vals: &[values::Val<'_>],
+    ) -> Result<(), StoreError> {
+        in_tx!(self, async {
+            values::bind_all(sqlx::query(sql), vals)
+                .execute(&mut *self.tx)
+                .await?;
+            Ok(())
+        })
     }
 
     pub async fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
@@ -570,17 +594,11 @@ impl StoreTx<'_> {
             what: format!("node {}", node.register.node),
             source,
         })?;
-        in_tx!(self, async {
-            sqlx::query(
-                "INSERT INTO nodes (name, data) VALUES ($1, $2)
-                 ON CONFLICT(name) DO UPDATE SET data = excluded.data",
-            )
-            .bind(&node.register.node)
-            .bind(data)
-            .execute(&mut *self.tx)
-            .await?;
-            Ok(())
-        })
+        let vals = [
+            values::Val::Text(node.register.node.as_str().into()),
+            values::Val::Text(data.into()),
+        ];
+        self.execute_vals(round::NODE_UPSERT, &vals).await
     }
 
     pub async fn put_token(&mut self, token: &TokenRecord) -> Result<(), StoreError> {
@@ -588,18 +606,12 @@ impl StoreTx<'_> {
             what: format!("token {}", token.id),
             source,
         })?;
-        in_tx!(self, async {
-            sqlx::query(
-                "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
-                 ON CONFLICT(id) DO UPDATE SET data = excluded.data",
-            )
-            .bind(token.id as i64)
-            .bind(&token.hash)
-            .bind(data)
-            .execute(&mut *self.tx)
-            .await?;
-            Ok(())
-        })
+        let vals = [
+            values::Val::Int(token.id as i64),
+            values::Val::Text(token.hash.as_str().into()),
+            values::Val::Text(data.into()),
+        ];
+        self.execute_vals(round::TOKEN_UPSERT, &vals).await
     }
 
     /// Appends events to job `job`'s timeline, keeping at most `keep` of them (the first
@@ -635,7 +647,8 @@ impl StoreTx<'_> {
         &mut self,
         entry: &gpusched_wire::history::AuditEntry,
     ) -> Result<(), StoreError> {
-        in_tx!(self, history::audit(&mut self.tx, entry))
+        let vals = round::audit_values(entry)?;
+        self.execute_vals(round::AUDIT_INSERT, &vals).await
     }
 
     /// Keeps `value` under `key` in `meta`, for state the server derives and must not
@@ -648,17 +661,11 @@ impl StoreTx<'_> {
                 why: "the store's own key; choose another".into(),
             });
         }
-        in_tx!(self, async {
-            sqlx::query(
-                "INSERT INTO meta (key, value) VALUES ($1, $2)
-                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            )
-            .bind(key)
-            .bind(value)
-            .execute(&mut *self.tx)
-            .await?;
-            Ok(())
-        })
+        let vals = [
+            values::Val::Text(key.into()),
+            values::Val::Text(value.into()),
+        ];
+        self.execute_vals(round::META_UPSERT, &vals).await
     }
 
     /// Deletes the jobs that ended before `before_ms` (never a live one); how many.

@@ -1,0 +1,510 @@
+//! A round's writes in one transaction: what the server's state task commits after each
+//! round (job rows, nodes, tokens, job events, audit entries, `meta` values), fenced by
+//! the leader's epoch like every write transaction.
+//!
+//! On PostgreSQL it goes through sqlx's connection statement by statement (each one a
+//! round trip to the database anyway). On SQLite it goes to the store's round writer:
+//! one thread of its own with its own connection to the file, which runs the whole
+//! transaction, from `BEGIN IMMEDIATE` to the fsync'd `COMMIT`, on one hand-off.
+//! Why: sqlx's SQLite driver runs its connection on a thread of its own and makes every
+//! statement a round trip to it (a channel and a wake-up each way); a round of a few
+//! statements spent more of the server's CPU in those hand-offs (the kernel's context
+//! switches) than in SQLite (docs/benchmarks.md (w)). The values bound are the same
+//! either way (`values.rs`), and so are the statements' texts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gpusched_wire::history::{AuditEntry, JobEvent};
+
+use super::dialect::{pow2_chunks, pow2_sizes, Dialect};
+use super::values::{job_row, Val};
+use super::{history, jobs, lease, take_fault, Store, RESERVED_META};
+use crate::record::{JobRecord, NodeRecord, TokenRecord};
+use crate::stored_job::StoredJob;
+use crate::StoreError;
+
+/// The statements both ways share (besides the multi-row ones of `jobs` and `history`).
+pub(super) const NODE_UPSERT: &str = "INSERT INTO nodes (name, data) VALUES ($1, $2)
+     ON CONFLICT(name) DO UPDATE SET data = excluded.data";
+pub(super) const TOKEN_UPSERT: &str = "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
+     ON CONFLICT(id) DO UPDATE SET data = excluded.data";
+pub(super) const META_UPSERT: &str = "INSERT INTO meta (key, value) VALUES ($1, $2)
+     ON CONFLICT(key) DO UPDATE SET value = excluded.value";
+pub(super) const AUDIT_INSERT: &str =
+    "INSERT INTO audit (at_ms, actor, action, target, detail) VALUES ($1, $2, $3, $4, $5)";
+
+/// Everything one round writes, as plain data (the writer's thread owns it).
+#[derive(Default)]
+pub struct RoundWrites {
+    jobs: Vec<StoredJob>,
+    /// (name, the record as JSON).
+    nodes: Vec<(String, String)>,
+    /// (id, hash, the record as JSON).
+    tokens: Vec<(i64, String, String)>,
+    events: Vec<(u64, JobEvent)>,
+    /// Events kept per job (the first and the newest).
+    keep: u32,
+    audit: Vec<AuditEntry>,
+    meta: Vec<(String, String)>,
+}
+
+impl RoundWrites {
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+            && self.nodes.is_empty()
+            && self.tokens.is_empty()
+            && self.events.is_empty()
+            && self.audit.is_empty()
+            && self.meta.is_empty()
+    }
+
+    /// Inserts or replaces the job's row.
+    pub fn job(&mut self, job: &JobRecord) {
+        self.jobs.push(StoredJob::from_record(job));
+    }
+
+    pub fn node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(node).map_err(|source| StoreError::Corrupt {
+            what: format!("node {}", node.register.node),
+            source,
+        })?;
+        self.nodes.push((node.register.node.clone(), data));
+        Ok(())
+    }
+
+    pub fn token(&mut self, token: &TokenRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(token).map_err(|source| StoreError::Corrupt {
+            what: format!("token {}", token.id),
+            source,
+        })?;
+        self.tokens
+            .push((token.id as i64, token.hash.clone(), data));
+        Ok(())
+    }
+
+    /// The round's job events (by job, each job's in order), at most `keep` kept per job.
+    pub fn events(&mut self, events: Vec<(u64, JobEvent)>, keep: u32) {
+        self.events = events;
+        self.keep = keep;
+    }
+
+    pub fn audit(&mut self, entry: AuditEntry) {
+        self.audit.push(entry);
+    }
+
+    /// A value the server keeps in `meta` (the store's own keys are refused, as
+    /// `StoreTx::put_meta` refuses them).
+    pub fn meta(&mut self, key: &str, value: String) -> Result<(), StoreError> {
+        if RESERVED_META.contains(&key) {
+            return Err(StoreError::Row {
+                what: format!("meta {key}"),
+                why: "the store's own key; choose another".into(),
+            });
+        }
+        self.meta.push((key.to_string(), value));
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Writes a round in one fenced transaction and makes it durable; nothing of it is
+    /// written when it fails (a duplicate client token, a full disk, another server's
+    /// epoch: [`StoreError::Fenced`]). Commit faults asked for by `fail_commits` apply.
+    pub async fn write_round(&mut self, w: RoundWrites) -> Result<(), StoreError> {
+        if w.is_empty() {
+            return Ok(());
+        }
+        match self.dialect {
+            Dialect::Sqlite => {
+                let fault = take_fault(&self.path);
+                let fence = self.fence;
+                if self.writer.is_none() {
+                    self.writer = Some(Writer::open(&self.path)?);
+                }
+                let writer = self.writer.as_ref().expect("opened above");
+                let r = writer.write(w, fence, fault).await;
+                if r.is_err() {
+                    // A fresh connection for the next round (as sqlx's after a failure).
+                    self.writer = None;
+                }
+                r
+            }
+            Dialect::Postgres => {
+                let mut tx = self.begin().await?;
+                tx.put_stored_jobs(&w.jobs).await?;
+                for (name, data) in &w.nodes {
+                    tx.execute_vals(
+                        NODE_UPSERT,
+                        &[Val::Text(name.into()), Val::Text(data.into())],
+                    )
+                    .await?;
+                }
+                for (id, hash, data) in &w.tokens {
+                    let vals = [
+                        Val::Int(*id),
+                        Val::Text(hash.into()),
+                        Val::Text(data.into()),
+                    ];
+                    tx.execute_vals(TOKEN_UPSERT, &vals).await?;
+                }
+                tx.add_events(&w.events, w.keep).await?;
+                for entry in &w.audit {
+                    tx.add_audit(entry).await?;
+                }
+                for (key, value) in &w.meta {
+                    tx.put_meta(key, value).await?;
+                }
+                tx.commit().await
+            }
+        }
+    }
+}
+
+/// The audit entry's values, in [`AUDIT_INSERT`]'s order.
+pub(super) fn audit_values(e: &AuditEntry) -> Result<[Val<'_>; 5], StoreError> {
+    let at = i64::try_from(e.at_ms).map_err(|_| StoreError::Row {
+        what: "audit entry".into(),
+        why: format!("at_ms = {} does not fit a database integer", e.at_ms),
+    })?;
+    Ok([
+        Val::Int(at),
+        Val::Text(e.actor.as_str().into()),
+        Val::Text(e.action.name().into()),
+        Val::Text(e.target.as_str().into()),
+        Val::Text(e.detail.as_str().into()),
+    ])
+}
+
+/// A round to write, and where its outcome goes.
+struct Request {
+    writes: RoundWrites,
+    fence: Option<u64>,
+    fault: bool,
+    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// The SQLite round writer: a thread with its own connection to the store's file. It
+/// ends (and closes its connection) when the store drops it.
+pub(super) struct Writer {
+    requests: std::sync::mpsc::Sender<Request>,
+}
+
+impl Writer {
+    fn open(path: &Path) -> Result<Writer, StoreError> {
+        let conn = connect(path)?;
+        let (requests, rx) = std::sync::mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || {
+                for r in rx {
+                    let outcome = apply(&conn, &r.writes, r.fence, r.fault);
+                    let _ = r.done.send(outcome);
+                }
+            })
+            .map_err(|source| StoreError::File {
+                path: path.display().to_string(),
+                source,
+            })?;
+        Ok(Writer { requests })
+    }
+
+    async fn write(
+        &self,
+        writes: RoundWrites,
+        fence: Option<u64>,
+        fault: bool,
+    ) -> Result<(), StoreError> {
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let request = Request {
+            writes,
+            fence,
+            fault,
+            done,
+        };
+        if self.requests.send(request).is_err() {
+            return Err(StoreError::WriterGone);
+        }
+        outcome.await.unwrap_or(Err(StoreError::WriterGone))
+    }
+}
+
+/// The writer's connection, set as the store's own (`Store::connect`): wait 5 s for a
+/// lock, write ahead, fsync the log at every commit.
+fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
+    let shown = || PathBuf::from(path).display().to_string();
+    let conn = rusqlite::Connection::open(path).map_err(|source| StoreError::OpenWriter {
+        path: shown(),
+        source,
+    })?;
+    conn.execute_batch(
+        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;",
+    )
+    .map_err(|source| StoreError::OpenWriter {
+        path: shown(),
+        source,
+    })?;
+    // Every statement a round may use stays prepared: 7 sizes each of three multi-row
+    // statements and a handful of single ones.
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+/// Runs one round's transaction; rolled back whole on any error.
+fn apply(
+    conn: &rusqlite::Connection,
+    w: &RoundWrites,
+    fence: Option<u64>,
+    fault: bool,
+) -> Result<(), StoreError> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let r = statements(conn, w, fence).and_then(|()| {
+        if fault {
+            // As a full disk at the commit: nothing written.
+            Err(StoreError::InjectedFault)
+        } else {
+            Ok(conn.execute_batch("COMMIT")?)
+        }
+    });
+    if r.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    r
+}
+
+fn run(conn: &rusqlite::Connection, sql: &str, vals: &[Val<'_>]) -> Result<usize, StoreError> {
+    let mut st = conn.prepare_cached(sql)?;
+    Ok(st.execute(rusqlite::params_from_iter(vals))?)
+}
+
+fn statements(
+    conn: &rusqlite::Connection,
+    w: &RoundWrites,
+    fence: Option<u64>,
+) -> Result<(), StoreError> {
+    if let Some(epoch) = fence {
+        let mine = Val::Int(epoch as i64);
+        if run(conn, lease::FENCE, std::slice::from_ref(&mine))? != 1 {
+            let current: Option<i64> = conn
+                .prepare_cached("SELECT epoch FROM leader_lease WHERE id = 1")?
+                .query_row([], |r| r.get(0))
+                .ok();
+            return Err(StoreError::Fenced {
+                mine: epoch,
+                current: current.map(|c| c as u64),
+            });
+        }
+    }
+    for chunk in pow2_chunks(&w.jobs, jobs::ROWS_PER_STATEMENT) {
+        let mut vals = Vec::with_capacity(chunk.len() * jobs::COLUMN_COUNT);
+        for j in chunk {
+            vals.extend(job_row(j)?);
+        }
+        run(
+            conn,
+            &jobs::upsert_rows(Dialect::Sqlite, chunk.len()),
+            &vals,
+        )?;
+    }
+    for (name, data) in &w.nodes {
+        run(
+            conn,
+            NODE_UPSERT,
+            &[Val::Text(name.into()), Val::Text(data.into())],
+        )?;
+    }
+    for (id, hash, data) in &w.tokens {
+        let vals = [
+            Val::Int(*id),
+            Val::Text(hash.into()),
+            Val::Text(data.into()),
+        ];
+        run(conn, TOKEN_UPSERT, &vals)?;
+    }
+    if !w.events.is_empty() {
+        let ids = history::event_jobs(&w.events)?;
+        let mut next: HashMap<i64, i64> = HashMap::with_capacity(ids.len());
+        for chunk in pow2_chunks(&ids, history::ROWS_PER_STATEMENT) {
+            let mut st =
+                conn.prepare_cached(&history::last_seq_sql(Dialect::Sqlite, chunk.len()))?;
+            let rows = st.query_map(rusqlite::params_from_iter(chunk), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            for row in rows {
+                let (job, seq) = row?;
+                next.insert(job, seq);
+            }
+        }
+        let vals = history::event_values(&w.events, &mut next)?;
+        let mut at = 0;
+        for rows in pow2_sizes(w.events.len(), history::ROWS_PER_STATEMENT) {
+            let sql = history::insert_sql(Dialect::Sqlite, rows);
+            run(conn, &sql, &vals[at * 7..(at + rows) * 7])?;
+            at += rows;
+        }
+        for (job, upto) in history::prunes(&next, w.keep) {
+            run(conn, history::PRUNE_SQL, &[Val::Int(job), Val::Int(upto)])?;
+        }
+    }
+    for entry in &w.audit {
+        run(conn, AUDIT_INSERT, &audit_values(entry)?)?;
+    }
+    for (key, value) in &w.meta {
+        run(
+            conn,
+            META_UPSERT,
+            &[Val::Text(key.into()), Val::Text(value.into())],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use gpusched_wire::history::{AuditAction, JobEventKind};
+
+    use super::super::test_dbs::test_dbs;
+    use super::*;
+
+    fn job(id: u64, token: Option<&str>) -> JobRecord {
+        let mut j = crate::stored_job::tests::full_record();
+        j.view.id = id;
+        j.client_token = token.map(str::to_string);
+        j
+    }
+
+    fn node(name: &str) -> NodeRecord {
+        NodeRecord::new(
+            serde_json::from_value(serde_json::json!({
+                "node": name, "agent_version": "test", "gpus": [], "cpus": 8,
+                "mem_mib": 1024, "log_url": null, "running": [], "events": []
+            }))
+            .expect("a registration"),
+        )
+    }
+
+    fn token(id: u64) -> TokenRecord {
+        TokenRecord {
+            id,
+            user: "alice".into(),
+            role: gpusched_wire::Role::User,
+            hash: format!("hash-{id}"),
+            created_ms: 5,
+            revoked: false,
+        }
+    }
+
+    fn event(at_ms: u64) -> JobEvent {
+        JobEvent {
+            at_ms,
+            kind: JobEventKind::Started,
+            attempt: 1,
+            nodes: vec!["n1".into()],
+            detail: format!("at {at_ms}"),
+        }
+    }
+
+    /// Everything a round writes, more jobs and events than one statement takes.
+    fn round(first_job: u64) -> (RoundWrites, Vec<JobRecord>) {
+        let mut w = RoundWrites::default();
+        let jobs: Vec<JobRecord> = (first_job..first_job + 70).map(|i| job(i, None)).collect();
+        for j in &jobs {
+            w.job(j);
+        }
+        w.node(&node("n1")).unwrap();
+        w.token(&token(first_job)).unwrap();
+        let events = jobs
+            .iter()
+            .flat_map(|j| [(j.view.id, event(1)), (j.view.id, event(2))])
+            .collect();
+        w.events(events, 256);
+        w.audit(AuditEntry {
+            id: 0,
+            at_ms: 9,
+            actor: "root".into(),
+            action: AuditAction::Drain,
+            target: "n1".into(),
+            detail: String::new(),
+        });
+        w.meta("predictor", format!("learnt {first_job}")).unwrap();
+        (w, jobs)
+    }
+
+    #[tokio::test]
+    async fn a_round_is_written_whole_and_reads_back() {
+        for db in &test_dbs("a_round_is_written_whole_and_reads_back").await {
+            let mut s = db.open().await;
+            let (w, jobs) = round(1);
+            s.write_round(w).await.unwrap();
+            // A second round goes on from the first one's sequences.
+            let mut w = RoundWrites::default();
+            w.events(vec![(1, event(3)), (70, event(3))], 256);
+            s.write_round(w).await.unwrap();
+            s.write_round(RoundWrites::default()).await.unwrap();
+            let mut s = db.open().await;
+            assert_eq!(s.load_jobs().await.unwrap(), jobs);
+            assert_eq!(s.load_nodes().await.unwrap(), [node("n1")]);
+            assert_eq!(s.load_tokens().await.unwrap(), [token(1)]);
+            for id in [1u64, 70] {
+                let t = s.job_events(id).await.unwrap();
+                let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+                assert_eq!(at, [1, 2, 3], "job {id}");
+            }
+            assert_eq!(s.job_events(2).await.unwrap().events.len(), 2);
+            let audit = s.audit(&Default::default()).await.unwrap();
+            assert_eq!(audit.entries.len(), 1);
+            assert_eq!(audit.entries[0].target, "n1");
+            assert_eq!(
+                s.meta("predictor").await.unwrap().as_deref(),
+                Some("learnt 1")
+            );
+        }
+    }
+
+    /// A round that fails writes nothing (a duplicate client token, an injected fault,
+    /// another server's epoch), and the store writes the next round as usual.
+    #[tokio::test]
+    async fn a_failed_round_writes_nothing_and_the_next_one_goes_through() {
+        for db in &test_dbs("a_failed_round_writes_nothing_and_the_next_one_goes").await {
+            let mut s = db.open().await;
+            // Two jobs with one client token: the database refuses the round.
+            let (mut w, _) = round(1);
+            w.job(&job(500, Some("tok")));
+            w.job(&job(501, Some("tok")));
+            assert!(s.write_round(w).await.is_err());
+            // A fault injected at the commit.
+            if let crate::StoreUrl::Sqlite(file) = &db.url {
+                super::super::fail_commits(file.parent().unwrap(), 1);
+                let (w, _) = round(1);
+                let e = s.write_round(w).await.unwrap_err();
+                assert!(matches!(e, StoreError::InjectedFault), "{e}");
+            }
+            // Fenced by a stale epoch: this server no longer leads.
+            let epoch = s
+                .acquire_lease("me", "http://me", 60_000, false)
+                .await
+                .unwrap()
+                .unwrap();
+            s.set_fence(Some(epoch + 1));
+            let (w, _) = round(1);
+            let e = s.write_round(w).await.unwrap_err();
+            assert!(
+                matches!(e, StoreError::Fenced { mine, current: Some(c) } if mine == epoch + 1 && c == epoch),
+                "{e}"
+            );
+            {
+                let mut r = db.open().await;
+                assert_eq!(r.load_jobs().await.unwrap(), []);
+                assert_eq!(r.load_nodes().await.unwrap(), []);
+                assert_eq!(r.job_events(1).await.unwrap().events.len(), 0);
+                assert_eq!(r.meta("predictor").await.unwrap(), None);
+            }
+            s.set_fence(Some(epoch));
+            let (w, jobs) = round(1);
+            s.write_round(w).await.unwrap();
+            assert_eq!(db.open().await.load_jobs().await.unwrap(), jobs);
+            let mut w = RoundWrites::default();
+            assert!(w.meta("schema_version", "9".into()).is_err());
+        }
+    }
+}
