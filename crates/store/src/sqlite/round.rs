@@ -197,8 +197,9 @@ impl Writer {
         std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || {
+                let mut prepared = Prepared::new(&conn);
                 for r in rx {
-                    let outcome = apply(&conn, &r.writes, r.fence, r.fault);
+                    let outcome = apply(&mut prepared, &r.writes, r.fence, r.fault);
                     let _ = r.done.send(outcome);
                 }
             })
@@ -244,21 +245,82 @@ fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
         path: shown(),
         source,
     })?;
-    // Every statement a round may use stays prepared: 7 sizes each of three multi-row
-    // statements and a handful of single ones.
-    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
+}
+
+/// What the writer runs, each prepared once and kept (`Prepared`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Stmt {
+    Fence,
+    Epoch,
+    /// The jobs' multi-row upsert of so many rows (a power of two).
+    Upsert(usize),
+    Node,
+    Token,
+    LastSeq(usize),
+    Events(usize),
+    Prune,
+    Audit,
+    Meta,
+}
+
+impl Stmt {
+    fn sql(self) -> std::borrow::Cow<'static, str> {
+        let d = Dialect::Sqlite;
+        match self {
+            Stmt::Fence => lease::FENCE.into(),
+            Stmt::Epoch => "SELECT epoch FROM leader_lease WHERE id = 1".into(),
+            Stmt::Upsert(rows) => jobs::upsert_rows(d, rows),
+            Stmt::Node => NODE_UPSERT.into(),
+            Stmt::Token => TOKEN_UPSERT.into(),
+            Stmt::LastSeq(jobs) => history::last_seq_sql(d, jobs),
+            Stmt::Events(rows) => history::insert_sql(d, rows),
+            Stmt::Prune => history::PRUNE_SQL.into(),
+            Stmt::Audit => AUDIT_INSERT.into(),
+            Stmt::Meta => META_UPSERT.into(),
+        }
+    }
+}
+
+/// The writer's prepared statements, by what they are: rusqlite's own cache finds one
+/// by its text, and hashing and comparing a 64-row upsert's 40 KB on every call cost a
+/// tenth of the writer's instructions.
+struct Prepared<'c> {
+    conn: &'c rusqlite::Connection,
+    by: HashMap<Stmt, rusqlite::Statement<'c>>,
+}
+
+impl<'c> Prepared<'c> {
+    fn new(conn: &'c rusqlite::Connection) -> Self {
+        Prepared {
+            conn,
+            by: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, s: Stmt) -> Result<&mut rusqlite::Statement<'c>, StoreError> {
+        let conn = self.conn;
+        Ok(match self.by.entry(s) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(conn.prepare(&s.sql())?),
+        })
+    }
+
+    fn run(&mut self, s: Stmt, vals: &[Val<'_>]) -> Result<usize, StoreError> {
+        Ok(self.get(s)?.execute(rusqlite::params_from_iter(vals))?)
+    }
 }
 
 /// Runs one round's transaction; rolled back whole on any error.
 fn apply(
-    conn: &rusqlite::Connection,
+    p: &mut Prepared<'_>,
     w: &RoundWrites,
     fence: Option<u64>,
     fault: bool,
 ) -> Result<(), StoreError> {
+    let conn = p.conn;
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let r = statements(conn, w, fence).and_then(|()| {
+    let r = statements(p, w, fence).and_then(|()| {
         if fault {
             // As a full disk at the commit: nothing written.
             Err(StoreError::InjectedFault)
@@ -272,23 +334,10 @@ fn apply(
     r
 }
 
-fn run(conn: &rusqlite::Connection, sql: &str, vals: &[Val<'_>]) -> Result<usize, StoreError> {
-    let mut st = conn.prepare_cached(sql)?;
-    Ok(st.execute(rusqlite::params_from_iter(vals))?)
-}
-
-fn statements(
-    conn: &rusqlite::Connection,
-    w: &RoundWrites,
-    fence: Option<u64>,
-) -> Result<(), StoreError> {
+fn statements(p: &mut Prepared<'_>, w: &RoundWrites, fence: Option<u64>) -> Result<(), StoreError> {
     if let Some(epoch) = fence {
-        let mine = Val::Int(epoch as i64);
-        if run(conn, lease::FENCE, std::slice::from_ref(&mine))? != 1 {
-            let current: Option<i64> = conn
-                .prepare_cached("SELECT epoch FROM leader_lease WHERE id = 1")?
-                .query_row([], |r| r.get(0))
-                .ok();
+        if p.run(Stmt::Fence, &[Val::Int(epoch as i64)])? != 1 {
+            let current: Option<i64> = p.get(Stmt::Epoch)?.query_row([], |r| r.get(0)).ok();
             return Err(StoreError::Fenced {
                 mine: epoch,
                 current: current.map(|c| c as u64),
@@ -300,16 +349,11 @@ fn statements(
         for j in chunk {
             vals.extend(job_row(j)?);
         }
-        run(
-            conn,
-            &jobs::upsert_rows(Dialect::Sqlite, chunk.len()),
-            &vals,
-        )?;
+        p.run(Stmt::Upsert(chunk.len()), &vals)?;
     }
     for (name, data) in &w.nodes {
-        run(
-            conn,
-            NODE_UPSERT,
+        p.run(
+            Stmt::Node,
             &[Val::Text(name.into()), Val::Text(data.into())],
         )?;
     }
@@ -319,14 +363,13 @@ fn statements(
             Val::Text(hash.into()),
             Val::Text(data.into()),
         ];
-        run(conn, TOKEN_UPSERT, &vals)?;
+        p.run(Stmt::Token, &vals)?;
     }
     if !w.events.is_empty() {
         let ids = history::event_jobs(&w.events)?;
         let mut next: HashMap<i64, i64> = HashMap::with_capacity(ids.len());
         for chunk in pow2_chunks(&ids, history::ROWS_PER_STATEMENT) {
-            let mut st =
-                conn.prepare_cached(&history::last_seq_sql(Dialect::Sqlite, chunk.len()))?;
+            let st = p.get(Stmt::LastSeq(chunk.len()))?;
             let rows = st.query_map(rusqlite::params_from_iter(chunk), |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
             })?;
@@ -338,21 +381,19 @@ fn statements(
         let vals = history::event_values(&w.events, &mut next)?;
         let mut at = 0;
         for rows in pow2_sizes(w.events.len(), history::ROWS_PER_STATEMENT) {
-            let sql = history::insert_sql(Dialect::Sqlite, rows);
-            run(conn, &sql, &vals[at * 7..(at + rows) * 7])?;
+            p.run(Stmt::Events(rows), &vals[at * 7..(at + rows) * 7])?;
             at += rows;
         }
         for (job, upto) in history::prunes(&next, w.keep) {
-            run(conn, history::PRUNE_SQL, &[Val::Int(job), Val::Int(upto)])?;
+            p.run(Stmt::Prune, &[Val::Int(job), Val::Int(upto)])?;
         }
     }
     for entry in &w.audit {
-        run(conn, AUDIT_INSERT, &audit_values(entry)?)?;
+        p.run(Stmt::Audit, &audit_values(entry)?)?;
     }
     for (key, value) in &w.meta {
-        run(
-            conn,
-            META_UPSERT,
+        p.run(
+            Stmt::Meta,
             &[Val::Text(key.into()), Val::Text(value.into())],
         )?;
     }
