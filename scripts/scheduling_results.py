@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Tables and SVG plots of docs/scheduling-results.md from scheduling_results.sh's runs.
 
-Reads OUT/SETUP/{predicted,oracle}/report.json and jobs-POLICY.csv for every setup the
-shell script ran, prints the Markdown tables (one per setup, with the ratio to tiresias)
-and writes OUT/jct_cdf-SETUP.svg (the JCT CDF of every policy, log time axis) and
+Reads OUT/SETUP/{predicted,none,oracle}/report.json and jobs-POLICY.csv for every setup
+the shell script ran, prints the Markdown tables (one table of every setup's ratios to
+tiresias, then a full one per main setup: the first three) and writes
+OUT/jct_cdf-SETUP.svg (the JCT CDF of every policy, log time axis, main setups) and
 OUT/ratios.svg (avg and p99 JCT over tiresias per policy and setup). Plain SVG, no
 plotting library, so the script runs wherever Python 3 does.
 """
@@ -20,10 +21,17 @@ ROWS = [
     ("sjf (predicted)", "predicted", "sjf"),
     ("srtf (predicted)", "predicted", "srtf"),
     ("blend (predicted)", "predicted", "blend"),
+    ("las (blend, no estimates)", "none", "blend"),
     ("sjf (oracle)", "oracle", "sjf"),
     ("srtf (oracle)", "oracle", "srtf"),
+    ("srsf (oracle)", "oracle", "srsf"),
 ]
-COLORS = ["#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+COLORS = [
+    "#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#17becf", "#9467bd", "#8c564b",
+    "#e377c2",
+]
+# How many of the setups named on the command line get a full table and a CDF plot.
+MAIN = 3
 
 
 def human(s):
@@ -38,7 +46,7 @@ def human(s):
 
 def load(out, setup):
     reports = {}
-    for run in ("predicted", "oracle"):
+    for run in ("predicted", "none", "oracle"):
         path = os.path.join(out, setup, run, "report.json")
         with open(path) as f:
             doc = json.load(f)
@@ -82,6 +90,20 @@ def table(setup, reports):
             f"{pred['underestimated'] * 100:.0f}% underestimated."
         )
     return "\n".join(lines) + "\n", ratios
+
+
+def compact(by_setup):
+    """One line per setup: each policy's avg / tiresias and p99 / tiresias."""
+    labels = [lab for lab, _, _ in ROWS if lab not in ("fifo", "tiresias")]
+    lines = [
+        "| setup | " + " | ".join(labels) + " |",
+        "|---|" + "---|" * len(labels),
+    ]
+    for setup, ratios in by_setup.items():
+        r = {lab: (a, p) for lab, a, p in ratios}
+        cells = [f"{r[lab][0]:.2f} / {r[lab][1]:.2f}" for lab in labels]
+        lines.append(f"| {setup} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def svg_cdf(path, title, series):
@@ -134,7 +156,7 @@ def svg_cdf(path, title, series):
 def svg_ratios(path, by_setup):
     setups = list(by_setup)
     labels = [lab for lab, _, _ in ROWS if lab != "fifo"]
-    w, h, l, r, t, b = 760, 420, 50, 170, 30, 60
+    w, h, l, r, t, b = max(760, 220 + 110 * len(setups)), 420, 50, 190, 30, 60
     top = 2.0
     group = (w - l - r) / len(setups)
     bar = group / (len(labels) + 1) / 2
@@ -162,7 +184,7 @@ def svg_ratios(path, by_setup):
             x = gx + k * 2 * bar
             parts.append(f'<rect x="{x:.1f}" y="{py(a):.1f}" width="{bar:.1f}" height="{py(0) - py(a):.1f}" fill="{c}"/>')
             parts.append(f'<rect x="{x + bar:.1f}" y="{py(p):.1f}" width="{bar:.1f}" height="{py(0) - py(p):.1f}" fill="{c}" fill-opacity="0.35"/>')
-        parts.append(f'<text x="{l + gi * group + group / 2:.1f}" y="{h - b + 16}" text-anchor="middle">{setup}</text>')
+        parts.append(f'<text x="{l + gi * group + group / 2:.1f}" y="{h - b + 16 + 12 * (gi % 2)}" text-anchor="middle">{setup}</text>')
     for k, lab in enumerate(labels):
         ly = t + 14 * k + 10
         c = COLORS[(k + 1) % len(COLORS)]
@@ -178,13 +200,19 @@ def main():
     out = sys.argv[1]
     setups = sys.argv[2:]
     by_setup = {}
-    for setup in setups:
+    tables = []
+    for k, setup in enumerate(setups):
         reports = load(out, setup)
         text, ratios = table(setup, reports)
-        print(text)
         by_setup[setup] = ratios
-        series = [(label, jcts(out, setup, run, pol)) for label, run, pol in ROWS]
-        svg_cdf(os.path.join(out, f"jct_cdf-{setup}.svg"), f"JCT CDF, {setup}", series)
+        if k < MAIN:
+            tables.append(text)
+            series = [(label, jcts(out, setup, run, pol)) for label, run, pol in ROWS]
+            svg_cdf(os.path.join(out, f"jct_cdf-{setup}.svg"), f"JCT CDF, {setup}", series)
+    print("avg / tiresias and p99 / tiresias:\n")
+    print(compact(by_setup))
+    for text in tables:
+        print(text)
     svg_ratios(os.path.join(out, "ratios.svg"), by_setup)
 
 

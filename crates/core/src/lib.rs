@@ -19,7 +19,7 @@
 //! - [`room`]: CPUs, memory and generic resources free per node, for a scheduler that
 //!   reserves them (the live server's).
 //! - [`policy`]: which job goes first (`fifo`, `priority`, `sjf`, `srtf`, `srsf`,
-//!   `tiresias`, `drf`, `backfill`).
+//!   `tiresias`, `drf`, `backfill`, `blend`).
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
 //! - [`plan`]: estimated start times of waiting jobs.
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.

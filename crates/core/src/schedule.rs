@@ -55,6 +55,9 @@ pub struct SchedJob {
     pub las: LasState,
     pub starts: u32,
     pub preemptions: u32,
+    /// What the predictor believed of the run time at admission, for `blend`
+    /// ([`crate::predict::Belief`]); `None` without a predictor or for other policies.
+    pub belief: Option<std::sync::Arc<crate::predict::Belief>>,
 }
 
 impl SchedJob {
@@ -73,6 +76,7 @@ impl SchedJob {
             las: LasState::default(),
             starts: 0,
             preemptions: 0,
+            belief: None,
         }
     }
 

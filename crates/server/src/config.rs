@@ -24,7 +24,7 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     /// Silence after which a node is declared lost and its jobs requeued.
     pub heartbeat_timeout: Duration,
-    /// Queue order on the live cluster; `srtf`, `srsf` and `tiresias` preempt through
+    /// Queue order on the live cluster; `srtf`, `srsf`, `tiresias` and `blend` preempt through
     /// the checkpoint contract (`state/preempt.rs`).
     pub policy: PolicyKind,
     /// `tiresias`: the attained GPU-seconds at which a job drops to the next queue

@@ -357,6 +357,9 @@ pub fn simulate(
                 let mut spec = t.spec.clone();
                 spec.estimate = estimator.admit(workload, ti);
                 let mut job = SchedJob::new(spec);
+                if opts.policy.kind == PolicyKind::Blend {
+                    job.belief = estimator.belief(ti).map(std::sync::Arc::new);
+                }
                 sched.admit(&mut job).expect("checked before the run");
                 if truth {
                     job.remaining = Some(t.work.units * t.work.unit_time);

@@ -170,6 +170,14 @@ impl Estimator {
         }
     }
 
+    /// What the predictor believes of job `ti`'s run time (`blend` orders by it): call
+    /// right after [`Estimator::admit`], so it sees what the prediction saw. `None`
+    /// outside `predicted` or before any job has ended.
+    pub fn belief(&self, ti: usize) -> Option<gpusched_core::predict::Belief> {
+        let (f, _) = self.admitted.get(&ti)?;
+        self.predictor.belief(f)
+    }
+
     /// Job `ti` ended having run `seconds` (its run time alone, what a server measures).
     pub fn ended(&mut self, ti: usize, seconds: f64) {
         if let Some((f, p)) = self.admitted.remove(&ti) {

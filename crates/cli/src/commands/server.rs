@@ -42,8 +42,10 @@ pub struct ServerArgs {
     #[arg(long, value_name = "FILE")]
     pub join_token_file: Option<PathBuf>,
     /// Queue order: fifo, priority, sjf, drf, backfill, or a preemptive one: srtf
-    /// (shortest remaining time), srsf (remaining time x GPUs) or tiresias (least
-    /// attained service); preemption sends --preempt-signal and requeues the job.
+    /// (shortest remaining time), srsf (remaining time x GPUs), tiresias (least
+    /// attained service) or blend (predicted run times weighed by how sure they are,
+    /// least attained service without one); preemption sends --preempt-signal and
+    /// requeues the job.
     #[arg(long, default_value = "fifo")]
     pub policy: String,
     /// With --policy tiresias: the attained GPU-service (GPUs x run time) at which a job
@@ -171,8 +173,8 @@ impl ServerArgs {
             .transpose()?;
         cfg.policy = PolicyKind::parse(&self.policy).with_context(|| {
             format!(
-                "unknown policy `{}`; use fifo, priority, sjf, drf, backfill, srtf, srsf or \
-                 tiresias",
+                "unknown policy `{}`; use fifo, priority, sjf, drf, backfill, srtf, srsf, \
+                 tiresias or blend",
                 self.policy
             )
         })?;

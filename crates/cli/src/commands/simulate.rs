@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long)]
     gpu_model: Option<String>,
     /// Policies to compare, comma-separated: fifo, priority, sjf, srtf, srsf, tiresias,
-    /// drf, backfill, or `all`.
+    /// drf, backfill, blend, or `all`.
     #[arg(long, default_value = "fifo,srtf,tiresias")]
     policy: String,
     /// Placement: consolidated, best-fit, spread, pool or topology (a job larger than a
@@ -107,8 +107,8 @@ pub struct Args {
     /// estimate column, else the true run time: what every reproduction uses), `oracle`
     /// (the true run time), `none`, `walltime` (the trace's walltime column),
     /// `noisy:SIGMA[:SEED]` (the truth times a log-normal error exp(N(0, SIGMA))), or
-    /// `predicted` (the run-time predictor, learning from jobs as they end; see
-    /// docs/prediction.md). The report names what was used.
+    /// `predicted` (the run-time predictor, learning from jobs as they end, and blend its
+    /// beliefs; see docs/prediction.md). The report names what was used.
     #[arg(long, default_value = "trace", value_name = "MODE")]
     estimates: String,
     /// Print one JSON document instead of the table.

@@ -2,7 +2,7 @@
 //! keep the checkpoint contract: on the signal they write a marker into
 //! `GPUSCHED_CHECKPOINT_DIR` and exit; when they run again they find it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -25,26 +25,56 @@ fn attempt_started(v: &Value) -> u64 {
     v["start_ms"].as_u64().expect("a running job has a start")
 }
 
+/// The `victim` (a [`CHECKPOINTING`] job preempted once) resumes from its marker after
+/// each of `before` succeeded, and each of them started before it resumed.
+fn resumed_after(url: &str, agent_dir: &Path, victim: u64, before: &[u64]) {
+    let ran: Vec<Value> = before.iter().map(|&id| wait_job(url, id, SLOW)).collect();
+    for v in &ran {
+        assert_eq!(v["state"], "succeeded", "{v}");
+    }
+    wait_until(SLOW, || {
+        run_log(agent_dir, victim, 2).contains("start restart=1 marker=yes")
+    });
+    let l = job(url, victim);
+    assert_eq!(
+        (l["attempt"].as_u64(), l["preemptions"].as_u64()),
+        (Some(2), Some(1)),
+        "{l}"
+    );
+    assert!(run_log(agent_dir, victim, 1).contains("got-usr1"), "{l}");
+    let resumed = attempt_started(&l);
+    for v in &ran {
+        assert!(
+            attempt_started(v) < resumed,
+            "the new jobs ran before the preempted one resumed: {v} {l}"
+        );
+    }
+}
+
+/// A server with `args` and a 20 s preemption grace (time enough to checkpoint), and
+/// one agent `n1` with `gpus` declared GPUs: (server, its URL, the agent's state
+/// directory, where the job logs are, agent).
+fn preempting_cluster(dir: &Path, args: &[&str], gpus: u32) -> (Proc, String, PathBuf, Proc) {
+    let args = [args, &["--preempt-grace", "20s"]].concat();
+    let (server, url) = server(&dir.join("data"), 0, &args);
+    let agent_dir = dir.join("agent");
+    let agent = agent(&url, "n1", &agent_dir, Gpus::Declared(gpus));
+    (server, url, agent_dir, agent)
+}
+
 #[test]
 fn tiresias_preempts_a_long_job_for_a_new_short_one_and_resumes_it_with_its_service() {
     let (_d, dir) = scratch();
-    let (_server, url) = server(
-        &dir.join("data"),
-        0,
-        &[
-            "--policy",
-            "tiresias",
-            // Queue 0 ends at 2 GPU-seconds of service.
-            "--las-limits",
-            "2s",
-            "--min-runtime",
-            "1s",
-            "--preempt-grace",
-            "20s",
-        ],
-    );
-    let agent_dir = dir.join("agent");
-    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(1));
+    // Queue 0 ends at 2 GPU-seconds of service.
+    let args = [
+        "--policy",
+        "tiresias",
+        "--las-limits",
+        "2s",
+        "--min-runtime",
+        "1s",
+    ];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 1);
     let long = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
     wait_until(SLOW, || job(&url, long)["state"] == "running");
     wait_until(SLOW, || {
@@ -58,45 +88,15 @@ fn tiresias_preempts_a_long_job_for_a_new_short_one_and_resumes_it_with_its_serv
     // Another new job while the short one runs: queue 0 as well, so it goes before the
     // long job, whose service (kept over its requeue) put it in queue 1.
     let again = submit(&url, &["--", "true"]);
-    let s = wait_job(&url, short, SLOW);
-    assert_eq!(s["state"], "succeeded", "{s}");
-    let a = wait_job(&url, again, SLOW);
-    assert_eq!(a["state"], "succeeded", "{a}");
-    wait_until(SLOW, || {
-        run_log(&agent_dir, long, 2).contains("start restart=1 marker=yes")
-    });
-    let l = job(&url, long);
-    assert_eq!(
-        (l["attempt"].as_u64(), l["preemptions"].as_u64()),
-        (Some(2), Some(1)),
-        "{l}"
-    );
-    assert!(run_log(&agent_dir, long, 1).contains("got-usr1"));
-    let resumed = attempt_started(&l);
-    assert!(
-        attempt_started(&s) < resumed && attempt_started(&a) < resumed,
-        "both new jobs ran before the long one resumed: {s} {a} {l}"
-    );
+    resumed_after(&url, &agent_dir, long, &[short, again]);
     cli(&url, &["cancel", &long.to_string()]);
 }
 
 #[test]
 fn srtf_preempts_the_longer_remaining_estimate_and_min_runtime_blocks_a_loop() {
     let (_d, dir) = scratch();
-    let (_server, url) = server(
-        &dir.join("data"),
-        0,
-        &[
-            "--policy",
-            "srtf",
-            "--min-runtime",
-            "6s",
-            "--preempt-grace",
-            "20s",
-        ],
-    );
-    let agent_dir = dir.join("agent");
-    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(1));
+    let args = ["--policy", "srtf", "--min-runtime", "6s"];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 1);
     let long = submit(&url, &["--walltime", "1h", "--", "sh", "-c", CHECKPOINTING]);
     wait_until(SLOW, || job(&url, long)["state"] == "running");
     let first_start = attempt_started(&job(&url, long));
@@ -143,20 +143,8 @@ fn a_high_tier_job_preempts_a_low_tier_one_of_its_own_queue_only() {
         "[queues.a]\npreempt_lower_priority = true\npriority_tiers = [100]\n\n[queues.b]\n",
     )
     .unwrap();
-    let (_server, url) = server(
-        &dir.join("data"),
-        0,
-        &[
-            "--queues",
-            file.to_str().unwrap(),
-            "--min-runtime",
-            "1s",
-            "--preempt-grace",
-            "20s",
-        ],
-    );
-    let agent_dir = dir.join("agent");
-    let _agent = agent(&url, "n1", &agent_dir, Gpus::Declared(2));
+    let args = ["--queues", file.to_str().unwrap(), "--min-runtime", "1s"];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 2);
     let low_a = submit(&url, &["-q", "a", "--", "sh", "-c", CHECKPOINTING]);
     let low_b = submit(&url, &["-q", "b", "--", "sh", "-c", CHECKPOINTING]);
     wait_until(SLOW, || {
@@ -238,4 +226,45 @@ fn the_predictor_learns_from_an_ended_job_and_survives_a_restart() {
     let shown = stdout(&cli(&url, &["show", &next.to_string()]));
     assert!(shown.contains("run time predicted"), "{shown}");
     cli(&url, &["cancel", &next.to_string(), &timed.to_string()]);
+}
+
+/// `blend` on the live predictor's beliefs: a job that has run well past every job like
+/// it is preempted for a new one believed to need less GPU-service; it checkpoints,
+/// resumes from its marker, and keeps its service: a second new job believed short
+/// starts before it resumes (with its service lost, the victim would be believed short
+/// again, and on fewer GPUs, so it would go first).
+#[test]
+fn blend_preempts_a_job_past_its_belief_and_it_resumes_with_its_checkpoint_and_service() {
+    let (_d, dir) = scratch();
+    let args = ["--policy", "blend", "--min-runtime", "1s"];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 4);
+    // History: ten `mid` jobs of about 2 s (beliefs need ten ended jobs), in waves that
+    // fit the node, so none of them waits (or is preempted).
+    for wave in [4, 4, 2] {
+        let ids: Vec<u64> = (0..wave)
+            .map(|_| submit(&url, &["-J", "mid", "--", "sleep", "2"]))
+            .collect();
+        for id in ids {
+            let v = wait_job(&url, id, SLOW);
+            assert_eq!(v["state"], "succeeded", "{v}");
+        }
+    }
+    // A `mid` job on two GPUs that runs on: by 10 s it has outlived its belief (about
+    // 2 s) and ranks by its attained GPU-service, 20 GPU-seconds.
+    let long = submit(
+        &url,
+        &["-J", "mid", "-G", "2", "--", "sh", "-c", CHECKPOINTING],
+    );
+    wait_until(SLOW, || {
+        run_log(&agent_dir, long, 1).contains("start restart=0 marker=no")
+    });
+    std::thread::sleep(std::time::Duration::from_secs(10));
+    // Two new `mid` jobs on four GPUs, each believed to need about 2 s x 4: the first
+    // takes the node (the long one is asked to stop), the second waits for it.
+    let first = submit(&url, &["-J", "mid", "-G", "4", "--", "sleep", "1"]);
+    let second = submit(&url, &["-J", "mid", "-G", "4", "--", "true"]);
+    resumed_after(&url, &agent_dir, long, &[first, second]);
+    let events = stdout(&cli(&url, &["show", "--events", &long.to_string()]));
+    assert!(events.contains("preempted by policy `blend`"), "{events}");
+    cli(&url, &["cancel", &long.to_string()]);
 }

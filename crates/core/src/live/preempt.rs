@@ -1,4 +1,5 @@
-//! What the live cluster needs of preemptive policies (`srtf`, `srsf`, `tiresias`) and
+//! What the live cluster needs of preemptive policies (`srtf`, `srsf`, `tiresias`,
+//! `blend`) and
 //! of predicted run times, beside the pass itself (the core's deferred mode,
 //! `schedule/deferred.rs`): which running jobs the server must not preempt, the victims
 //! of the last pass, each job's attained service (kept over a requeue by the core, and
@@ -60,6 +61,14 @@ impl LiveCluster {
                 self.jobs[i].spec.estimate = Some(seconds);
                 self.predicted.insert(id);
             }
+        }
+    }
+
+    /// Gives a job what the predictor believes of its run time (`blend` orders by it; see
+    /// [`crate::predict::Belief`]), fixed from now on like a predicted estimate.
+    pub fn set_belief(&mut self, id: u64, belief: crate::predict::Belief) {
+        if let Some(i) = self.find(id) {
+            self.jobs[i].belief = Some(std::sync::Arc::new(belief));
         }
     }
 

@@ -1,41 +1,51 @@
 //! `blend`: attained service and predictions together (issue 16 item 3, in the spirit
-//! of Tiresias + Lucid).
+//! of Tiresias + Lucid), leaning on a prediction only as far as it deserves.
 //!
 //! `srtf` on a prediction trusts it: a job predicted short runs first, and a wrong guess
 //! costs the jobs it jumps. `tiresias` trusts nothing: every job is short until its
-//! attained service says otherwise. `blend` treats a prediction as the median of a
-//! run-time distribution, not as the run time, and orders by the job's **expected
-//! remaining GPU-service given what it has already run** (shortest first):
+//! attained service says otherwise. `blend` orders jobs by what the predictor
+//! *believes* of each one's run time, a distribution ([`crate::predict::Belief`]: the
+//! run times of past jobs like it, as many as there are), and ranks each by its
+//! **Gittins rank given the service it has attained**, times its GPUs, smallest first:
 //!
-//! - the run time is taken as log-normal, with the prediction as its median and a
-//!   spread `SIGMA` in log space (0.5: measured best of 0.25-3 on Philly; see
-//!   docs/scheduling-results.md);
-//! - a job that has run `a` seconds is expected to need `E[S - a | S > a]` more. Before
-//!   its prediction that is close to `prediction - a` (srtf); once well past it, the
-//!   expectation grows with `a`, so the job sinks behind fresh ones the way
-//!   least-attained-service demotes it (tiresias). Where the caller applies
-//!   `SchedJob::grow_estimate` (the simulator under honest estimates), an outlived
-//!   prediction becomes twice the run so far and the same formula holds around it;
-//! - times the job's GPUs, as Tiresias' two dimensions and `srsf` weigh service;
-//! - a job with no prediction (admitted before the predictor knew anything, or on a
-//!   cluster without one) is ordered by its attained GPU-service alone: least attained
-//!   service, the rule for unknown sizes.
+//! - a job whose past is sure (many jobs of its key, all about an hour) ranks by the
+//!   time it has left: srtf's order on a prediction that deserves it;
+//! - a job whose past is a guess (few jobs of its key, or jobs of every length) ranks
+//!   small while it may still end soon and larger the longer it runs: least attained
+//!   service, the rule for unknown sizes, to the degree the prediction is unsure;
+//! - a job near the end of a belief that ends sharply (every job like it ends by about
+//!   a day) keeps its GPUs against one that has just started, where plain least attained
+//!   service would share the cluster among many long jobs and finish them all late;
+//! - times its GPUs, as Tiresias' two dimensions and `srsf` weigh service;
+//! - a job with nothing known (before [`crate::predict::BELIEF_MIN_JOBS`] jobs have
+//!   ended, on a cluster without a predictor, or once it has outlived every run time in
+//!   its belief) is ordered by its attained GPU-service alone: least attained service.
 //!
-//! Pure and deterministic: the key is a function of the job's estimate, attained time
-//! and GPUs. The true remaining time (`SchedJob::remaining`, known to a trace simulator)
-//! is never read, so the policy is as honest as its estimates.
+//! A job that has an estimate but no belief (a walltime on the live cluster before the
+//! predictor has history, or the simulator's `oracle`, `noisy` and `walltime` modes)
+//! reads it as the median of a log-normal run time (spread [`SIGMA`]) and ranks by its
+//! expected remaining GPU-service `E[S - a | S > a] x GPUs` (the first version of this
+//! policy, kept for them).
+//!
+//! Pure and deterministic: the key is a function of the job's belief (fixed at
+//! admission) or estimate, its attained time and its GPUs. The true remaining time
+//! (`SchedJob::remaining`, known to a trace simulator) is never read, so the policy is as
+//! honest as its predictions.
 
 use crate::schedule::SchedJob;
 use crate::Seconds;
 
-/// Spread of log run time around the prediction (natural log). Chosen by measurement:
-/// see docs/scheduling-results.md.
+/// Spread of log run time around an estimate without a belief (natural log). Chosen by
+/// measurement: see docs/scheduling-results.md.
 pub const SIGMA: f64 = 0.5;
 
-/// The sort key: expected remaining GPU-seconds (smaller runs first).
+/// The sort key, in GPU-seconds (smaller runs first).
 pub fn key(job: &SchedJob) -> f64 {
     let gpus = job.spec.gpus.max(1) as f64;
     let attained = job.attained.max(0.0);
+    if let Some(belief) = &job.belief {
+        return belief.rank(attained).unwrap_or(attained) * gpus;
+    }
     match job.spec.estimate {
         Some(median) if median > 0.0 && median.is_finite() => {
             expected_remaining(median, SIGMA, attained) * gpus
@@ -103,6 +113,7 @@ fn erfc_parts(x: f64) -> (f64, f64) {
 mod tests {
     use super::*;
     use crate::job::JobSpec;
+    use crate::predict::Belief;
     use crate::{JobId, QueueId, UserId};
 
     fn job(gpus: u32, estimate: Option<f64>, attained: f64) -> SchedJob {
@@ -165,6 +176,43 @@ mod tests {
         // its prediction (at SIGMA = 0.5 a log-normal's tail is thin: ten times is not yet
         // enough; the simulator's doubling rule moves such a job's prediction anyway).
         assert!(key(&job(1, Some(600.0), 0.0)) < key(&job(1, Some(600.0), 60_000.0)));
+    }
+
+    fn believed(gpus: u32, bins: Vec<(f64, f64, f64)>, attained: f64) -> SchedJob {
+        let mut j = job(gpus, Some(1.0), attained);
+        j.belief = Some(std::sync::Arc::new(
+            Belief::from_bins(bins).unwrap_or_else(Belief::unknown),
+        ));
+        j
+    }
+
+    #[test]
+    fn a_belief_ranks_by_its_gittins_rank_and_nothing_known_is_least_attained_service() {
+        // Sure of an hour: the time left, times the GPUs (the estimate is not read).
+        let sure = believed(2, vec![(3600.0, 3600.0, 1.0)], 600.0);
+        assert!((key(&sure) - 6000.0).abs() < 1e-9);
+        // Nothing known, or outlived: attained GPU-service.
+        assert_eq!(key(&believed(2, vec![], 100.0)), 200.0);
+        assert_eq!(key(&believed(2, vec![(50.0, 50.0, 1.0)], 100.0)), 200.0);
+    }
+
+    #[test]
+    fn a_job_near_the_end_of_a_sharp_belief_keeps_its_place_against_a_fresh_long_one() {
+        // Jobs like the running one end between 20 and 25 hours; it has run 24. A fresh
+        // job sure to need 10 hours goes after it (least attained service would put
+        // the fresh one first), a fresh one that may end in a minute goes before it.
+        let h = 3600.0;
+        let near = believed(1, vec![(20.0 * h, 25.0 * h, 1.0)], 24.0 * h);
+        let fresh_long = believed(1, vec![(10.0 * h, 10.0 * h, 1.0)], 0.0);
+        let fresh_maybe_short =
+            believed(1, vec![(60.0, 60.0, 0.5), (30.0 * h, 30.0 * h, 0.5)], 0.0);
+        assert!(
+            key(&near) < key(&fresh_long),
+            "{} {}",
+            key(&near),
+            key(&fresh_long)
+        );
+        assert!(key(&fresh_maybe_short) < key(&near));
     }
 
     #[test]

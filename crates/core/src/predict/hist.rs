@@ -37,6 +37,18 @@ fn bucket(seconds: f64) -> usize {
     b.min((BUCKETS - 1) as f64) as usize
 }
 
+/// The seconds a bucket holds, `[lo, hi)`: bucket 0 from 0 s to 1 s, the last one as
+/// wide as the others (what lies beyond 2^30 s is counted there).
+pub(super) fn range(b: usize) -> (f64, f64) {
+    if b == 0 {
+        return (0.0, 1.0);
+    }
+    (
+        ((b as f64 - 1.0) / PER_OCTAVE).exp2(),
+        (b as f64 / PER_OCTAVE).exp2(),
+    )
+}
+
 /// The geometric middle of a bucket, in seconds.
 fn middle(b: usize) -> f64 {
     if b == 0 {
@@ -81,6 +93,11 @@ impl LogHist {
             }
         }
         Some(middle(BUCKETS - 1))
+    }
+
+    /// Every bucket's count, lowest first (bucket `b` holds [`range`]`(b)`).
+    pub(super) fn counts(&self) -> &[u32] {
+        &self.counts
     }
 
     /// The non-empty buckets as (bucket, count), lowest first (for a snapshot).
@@ -131,6 +148,19 @@ mod tests {
         // Without halving the median would be 10 s; recent runs dominate.
         assert!(h.quantile(0.5).unwrap() > 1000.0);
         assert!(h.len() < HALVE_AT);
+    }
+
+    #[test]
+    fn every_observation_lands_in_its_range() {
+        for s in [0.5, 1.0, 1.5, 10.0, 3600.0, 86_400.0 * 30.0] {
+            let (lo, hi) = range(bucket(s));
+            assert!(
+                lo <= s && s < hi || (s == 1.0 && bucket(s) == 0),
+                "{s} in [{lo}, {hi})"
+            );
+        }
+        assert_eq!(range(1).0, 1.0);
+        assert_eq!(range(4).1, 2.0);
     }
 
     #[test]

@@ -11,11 +11,13 @@
 //! learns from a job only when it ends ([`Predictor::observe`]), so nothing is learnt
 //! from the future.
 
+mod belief;
 mod hist;
 mod snapshot;
 
 use std::collections::BTreeMap;
 
+pub use belief::Belief;
 pub use hist::LogHist;
 pub use snapshot::{Snapshot, SnapshotGroup};
 
@@ -113,6 +115,12 @@ fn daypart(submit: Seconds) -> u64 {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Key(Level, u64, u64, u64, u64);
 
+/// Beliefs ([`Predictor::belief`]) need at least this many ended jobs in all: a
+/// distribution of fewer says too little of the next job (one long job ended first
+/// would make every newcomer look as long), so until then every job is
+/// [`Belief::unknown`] and `blend` orders by attained service alone.
+pub const BELIEF_MIN_JOBS: u32 = 10;
+
 /// How the predictor answers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PredictorConfig {
@@ -185,6 +193,54 @@ impl Predictor {
             p.seconds = p.seconds.min(w);
         }
         Some(p)
+    }
+
+    /// What the predictor believes of the run time of a job with `f`, as a distribution
+    /// ([`Belief`]): the histogram of the key [`Predictor::predict`] answers from,
+    /// shrunk toward each coarser key after it in the chain by its sample count (a key
+    /// of `n` jobs weighs `n / (n + min_samples)` against what its parents believe), and
+    /// capped at the walltime. [`Belief::unknown`] while fewer than [`BELIEF_MIN_JOBS`]
+    /// jobs have ended; `None` before any has.
+    pub fn belief(&self, f: &Features) -> Option<Belief> {
+        let chain: Vec<(Level, &LogHist)> = Level::ALL
+            .iter()
+            .filter_map(|&l| Some((l, self.groups.get(&l.key(f)?)?)))
+            .filter(|(_, h)| !h.is_empty())
+            .collect();
+        let start = chain
+            .iter()
+            .position(|(l, h)| h.len() >= self.config.min_samples || *l == Level::All)?;
+        let (_, all) = chain.last()?;
+        if all.len() < BELIEF_MIN_JOBS {
+            return Some(Belief::unknown());
+        }
+        let prior = f64::from(self.config.min_samples.max(1));
+        // From the coarsest key up: each key's counts plus `prior` jobs' worth of what
+        // the keys after it believe.
+        let mut w: Vec<f64> = Vec::new();
+        for (_, h) in chain[start..].iter().rev() {
+            let n = f64::from(h.len());
+            if w.is_empty() {
+                w = h.counts().iter().map(|&c| f64::from(c) / n).collect();
+            } else {
+                for (x, &c) in w.iter_mut().zip(h.counts()) {
+                    *x = (f64::from(c) + prior * *x) / (n + prior);
+                }
+            }
+        }
+        let bins = w
+            .iter()
+            .enumerate()
+            .map(|(b, &x)| {
+                let (lo, hi) = hist::range(b);
+                (lo, hi, x)
+            })
+            .collect();
+        let mut b = Belief::from_bins(bins)?;
+        if let Some(cap) = f.walltime {
+            b.cap(cap);
+        }
+        Some(b)
     }
 
     /// How many keys it holds (its memory is about 0.5 KiB per key).
@@ -348,6 +404,58 @@ mod tests {
         let mut q = f(1, None, 1);
         q.walltime = Some(600.0);
         assert_eq!(p.predict(&q).unwrap().seconds, 600.0);
+    }
+
+    /// The probability a belief gives run times in `[lo, hi)`.
+    fn mass(b: &Belief, lo: f64, hi: f64) -> f64 {
+        b.bins()
+            .iter()
+            .filter(|bin| bin.0 >= lo && bin.1 <= hi)
+            .map(|bin| bin.2)
+            .sum()
+    }
+
+    #[test]
+    fn a_belief_is_the_answering_key_shrunk_toward_its_parents_once_there_is_history() {
+        let mut p = Predictor::default();
+        assert_eq!(p.belief(&f(1, Some(7), 1)), None);
+        // Nine other jobs of 1 GPU, about 100 s: too little history for a belief.
+        for u in 2..11 {
+            p.observe(&f(u, None, 1), 100.0);
+        }
+        assert_eq!(p.belief(&f(1, Some(7), 1)), Some(Belief::unknown()));
+        p.observe(&f(11, None, 1), 100.0);
+        // The tenth: user 1's job 7 is believed to be like every 1-GPU job.
+        let b = p.belief(&f(1, Some(7), 1)).unwrap();
+        assert!((mass(&b, 80.0, 120.0) - 1.0).abs() < 1e-9, "{b:?}");
+        // Three runs of it at 10,000 s: its key answers, weighing its 3 jobs against 3
+        // (min_samples) jobs' worth of what its parents believe. The parents down to
+        // user 1 on 1 GPU hold the same three jobs (so they count again); the rest are
+        // mostly the 100 s jobs, and some of that stays.
+        for _ in 0..3 {
+            p.observe(&f(1, Some(7), 1), 10_000.0);
+        }
+        let b = p.belief(&f(1, Some(7), 1)).unwrap();
+        let long = mass(&b, 8000.0, 12_000.0);
+        // 3/13 of everyone, then (3 + 3x) / 6 at each of the four keys above.
+        let mut want = 3.0 / 13.0;
+        for _ in 0..4 {
+            want = (3.0 + 3.0 * want) / 6.0;
+        }
+        assert!((long - want).abs() < 1e-9, "{long} vs {want}: {b:?}");
+        assert!((long + mass(&b, 80.0, 120.0) - 1.0).abs() < 1e-9);
+        // More runs make it surer.
+        for _ in 0..30 {
+            p.observe(&f(1, Some(7), 1), 10_000.0);
+        }
+        let surer = mass(&p.belief(&f(1, Some(7), 1)).unwrap(), 8000.0, 12_000.0);
+        assert!(surer > long, "{surer} vs {long}");
+        // A walltime caps it: what lies beyond is a point at the walltime.
+        let mut capped = f(1, Some(7), 1);
+        capped.walltime = Some(600.0);
+        let b = p.belief(&capped).unwrap();
+        assert_eq!(b.bins().last().map(|x| (x.0, x.1)), Some((600.0, 600.0)));
+        assert!(b.bins().iter().all(|x| x.1 <= 600.0));
     }
 
     #[test]

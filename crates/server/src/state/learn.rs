@@ -6,7 +6,9 @@
 //!   known at its submission (user, queue, name, command, GPUs, GPU model, walltime,
 //!   submit time of day and week). A job the user gave no walltime gets the prediction as
 //!   its estimate when it enters the queue (sjf, srtf, srsf and the start-time estimate
-//!   use it; `backfill` does not: a job needs a walltime to backfill). The prediction is
+//!   use it; `backfill` does not: a job needs a walltime to backfill). Under `blend` every
+//!   job also gets the predictor's belief of its run time (a distribution), which blend
+//!   orders by. The prediction is
 //!   fixed from then on (a restart predicts it again from what was learnt); a job that
 //!   outlives it is never stopped for it, its estimate doubles (the core's rule). A job
 //!   that enters the queue before any job has ended has no estimate.
@@ -186,12 +188,23 @@ impl State {
     }
 
     /// A job entered the core's queue: without a walltime, it gets a predicted estimate
-    /// (not under `backfill`, where only walltimes count).
+    /// (not under `backfill`, where only walltimes count). Under `blend` every job also
+    /// gets the predictor's belief of its run time (capped at its walltime, if any),
+    /// which `blend` orders by; a job with neither is ordered by attained service.
     pub(super) fn predict_estimate(&mut self, v: &JobView) {
-        if v.walltime_s.is_some() || self.cfg.policy == PolicyKind::Backfill {
+        if self.cfg.policy == PolicyKind::Backfill {
             return;
         }
-        let Some(p) = self.learnt.predictor.predict(&features(v)) else {
+        let f = features(v);
+        if self.cfg.policy == PolicyKind::Blend {
+            if let Some(b) = self.learnt.predictor.belief(&f) {
+                self.queue.set_belief(v.id, b);
+            }
+        }
+        if v.walltime_s.is_some() {
+            return;
+        }
+        let Some(p) = self.learnt.predictor.predict(&f) else {
             return;
         };
         self.queue.set_predicted(v.id, p.seconds);

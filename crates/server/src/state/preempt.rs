@@ -1,4 +1,4 @@
-//! Preemptive policies on the live cluster (`srtf`, `srsf`, `tiresias`): the core's
+//! Preemptive policies on the live cluster (`srtf`, `srsf`, `tiresias`, `blend`): the core's
 //! deferred pass (`gpusched_core::schedule`'s `PreemptMode::Deferred`) names the running
 //! jobs the policy wants stopped; they take the preemption path every preemption takes
 //! (the checkpoint signal, `--preempt-grace`, requeued without using a retry, their

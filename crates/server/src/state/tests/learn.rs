@@ -1,10 +1,11 @@
 //! Preemptive policies and the run-time predictor in the state machine: tiresias asks a
 //! demoted job to stop, the protection of `--min-runtime`, attained service and the
-//! predictor over a restart.
+//! predictor over a restart, blend on the predictor's beliefs.
 
 use std::time::Duration;
 
 use gpusched_core::PolicyKind;
+use gpusched_wire::JobState;
 
 use super::Step::*;
 use super::{run_with, Harness};
@@ -351,4 +352,87 @@ fn a_higher_tier_preempts_a_lower_one_of_its_queue_only_and_starts_first_there()
             alice shows 1: 1 pending: waiting for 1 free GPU on one node (at most 0 free on a node now; 2 jobs waiting) (requeued without using a retry: priority preemption in queue `a`: job 3 of priority tier 1 needs its GPUs on n1)
         ",
     );
+}
+
+/// `blend` on the live predictor: a fresh job believed long does not preempt a running
+/// one believed shorter (least attained service would: the fresh one has none), and a
+/// job believed quick preempts one that has outlived everything like it, which resumes
+/// with its service kept.
+#[test]
+fn blend_keeps_a_job_believed_shorter_and_preempts_one_that_outlived_its_belief() {
+    let mut h = Harness::with(|cfg| {
+        cfg.policy = PolicyKind::Blend;
+        cfg.min_runtime = Duration::from_secs(10);
+        cfg.heartbeat_timeout = Duration::from_secs(86_400);
+    });
+    h.step(Node("n1", 3));
+    h.step(Round);
+    // History, ten rounds of three 1-GPU jobs: carol's `quick` run 120 s, alice's `mid`
+    // 600 s, bob's `long` 6000 s (beliefs need ten ended jobs; each name has ten).
+    for round in 0..10u64 {
+        let first = 3 * round + 1;
+        h.step(Submit("carol", "gpus=1 name=quick"));
+        h.step(Submit("alice", "gpus=1 name=mid"));
+        h.step(Submit("bob", "gpus=1 name=long"));
+        h.step(Round);
+        for id in first..first + 3 {
+            h.step(Started("n1", id));
+        }
+        h.step(Round);
+        for (wait, id) in [(120, first), (480, first + 1), (5400, first + 2)] {
+            h.step(Wait(wait));
+            h.step(Exit("n1", id, 0));
+            h.step(Round);
+        }
+    }
+    let state = |h: &Harness, id: u64| {
+        let v = &h.job(id).expect("the job exists").view;
+        (v.state, v.preempt_requested)
+    };
+    // Alice's `mid` takes the node; bob's `long` arrives 11 s later, past the minimum
+    // run time: alice's has about 590 s to go, bob's about 6000, so nobody is preempted.
+    h.step(Submit("alice", "gpus=3 name=mid"));
+    h.step(Round);
+    h.step(Started("n1", 31));
+    h.step(Round);
+    h.step(Wait(11));
+    h.step(Submit("bob", "gpus=3 name=long"));
+    h.step(Round);
+    for _ in 0..2 {
+        h.step(Wait(60));
+        h.step(Tick);
+        h.step(Round);
+        assert_eq!(state(&h, 31), (JobState::Running, false), "{}", h.log);
+        assert_eq!(state(&h, 32), (JobState::Pending, false), "{}", h.log);
+    }
+    h.step(Wait(469));
+    h.step(Exit("n1", 31, 0));
+    h.step(Round);
+    h.step(Started("n1", 32));
+    h.step(Round);
+    // Bob's job runs past every `long` before it (7,000 s); carol's `quick` arrives and
+    // it is asked to stop.
+    h.step(Wait(7000));
+    h.step(Tick);
+    h.step(Round);
+    assert_eq!(state(&h, 32), (JobState::Running, false), "{}", h.log);
+    h.step(Submit("carol", "gpus=3 name=quick"));
+    h.step(Round);
+    assert_eq!(state(&h, 32), (JobState::Running, true), "{}", h.log);
+    let reason = h.job(32).unwrap().view.reason.clone();
+    assert!(reason.contains("preempted by policy `blend`"), "{reason}");
+    h.step(Poll("n1"));
+    h.step(Preempted("n1", 32));
+    h.step(Round);
+    assert_eq!(state(&h, 33).0, JobState::Starting, "{}", h.log);
+    assert_eq!(h.job(32).unwrap().view.state, JobState::Pending);
+    // Its 7,000 s of service are kept (it is not a fresh job now).
+    let kept = h.st.queue.attained(32).expect("in the queue");
+    assert!(kept >= 7000.0, "{kept}");
+    h.step(Started("n1", 33));
+    h.step(Round);
+    h.step(Wait(120));
+    h.step(Exit("n1", 33, 0));
+    h.step(Round);
+    assert_eq!(state(&h, 32).0, JobState::Starting, "{}", h.log);
 }

@@ -47,7 +47,8 @@ pub(super) enum Step {
     /// current attempts).
     Rejoin(&'static str, u32, &'static [u64]),
     /// A user submits one job: `gpus=N`, `share=F`, `retries=N`, `after=A,B`, `queue=Q`,
-    /// `for=USER` (an admin submitting for someone), `batch=N` (N copies in one batch).
+    /// `name=NAME`, `for=USER` (an admin submitting for someone), `batch=N` (N copies in
+    /// one batch).
     Submit(&'static str, &'static str),
     /// The end of a round: the scheduling pass, then the commit of the marked rows.
     Round,
@@ -232,6 +233,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "priority" => j.priority = Some(v.parse().unwrap()),
             "walltime" => j.walltime_s = Some(v.parse().unwrap()),
             "queue" => j.queue = Some(v.to_string()),
+            "name" => j.name = Some(v.to_string()),
             "for" => j.user = Some(v.to_string()),
             "batch" => copies = v.parse().unwrap(),
             "nodes" => j.nodes = Some(v.parse().unwrap()),
