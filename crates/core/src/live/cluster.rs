@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::book::{Book, NodeSlices};
 use super::caps;
+use super::job_list::JobList;
 use super::node::LiveNode;
 use super::place::{self, SliceJob};
 use super::slice::{SliceAsk, SliceAt};
@@ -91,7 +92,7 @@ impl LivePlacement {
 /// online nodes, who holds what on them, and the core scheduler over them.
 pub struct LiveCluster {
     pub(super) scheduler: Scheduler,
-    pub(super) jobs: Vec<SchedJob>,
+    pub(super) jobs: JobList,
     pub(super) nodes: Vec<LiveNode>,
     pub(super) users: BTreeMap<String, UserId>,
     /// Jobs on part of a GPU, by id.
@@ -138,7 +139,7 @@ impl LiveCluster {
         scheduler.reserve_node_resources();
         LiveCluster {
             scheduler,
-            jobs: Vec::new(),
+            jobs: JobList::new(),
             nodes: Vec::new(),
             users: BTreeMap::new(),
             slice_jobs: Vec::new(),
@@ -308,8 +309,7 @@ impl LiveCluster {
         });
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
-        let at = self.jobs.partition_point(|j| j.spec.id.0 < v.id);
-        self.jobs.insert(at, job);
+        self.jobs.insert(job);
     }
 
     /// Marks a job recovered from the store as already running on `node`, on the GPU
@@ -623,13 +623,15 @@ impl LiveCluster {
             self.scheduler.pass(&mut self.jobs, now)
         } else {
             let out_ids = self.over_user_caps();
-            let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = std::mem::take(&mut self.jobs)
+            let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = self
+                .jobs
+                .take_all()
                 .into_iter()
                 .partition(|j| !out_ids.contains(&j.spec.id.0));
             let out = self.scheduler.pass(&mut kept, now);
             kept.extend(held);
             kept.sort_by_key(|j| j.spec.id.0);
-            self.jobs = kept;
+            self.jobs.set_all(kept);
             out
         };
         for d in out.decisions {

@@ -11,6 +11,7 @@
 //! - [`book`]: who holds what on one node (the one record of occupancy).
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
+//! - [`job_list`]: its jobs by id, one slice that an end near the front does not shift.
 //! - [`caps`]: queue caps with slices rounded up, and per-user caps.
 //! - [`claims`]: jobs that reclaimed quota start first on their node.
 //! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
@@ -22,6 +23,7 @@ pub mod caps;
 pub mod claims;
 pub mod cluster;
 pub mod gpus;
+mod job_list;
 pub mod node;
 pub mod place;
 pub mod preempt;
