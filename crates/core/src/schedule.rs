@@ -25,7 +25,7 @@ use crate::freemap::FreeMap;
 use crate::ids::{JobId, NodeId, QueueId};
 use crate::job::JobSpec;
 use crate::placement::{place_job, Placement, PlacementStrategy};
-use crate::policy::queue::{OrderedQueue, QueueSlot};
+use crate::policy::queue::{OrderedQueue, QueueSlot, Queued};
 use crate::policy::tiresias::{self, LasState};
 use crate::policy::{backfill, backfill_nodes, drf, order, PolicyConfig, PolicyKind};
 use crate::room::{self, Room, RoomWait};
@@ -315,8 +315,10 @@ impl Scheduler {
     /// and decides exactly as the sort would.
     ///
     /// The caller promises to pass the jobs in the order it enqueued them (removing some
-    /// is fine) and not to read `rank` (passes no longer renumber it); the job's `slot`
-    /// finds it. Call before enqueuing any job. Returns whether the queue is kept.
+    /// is fine), not to read `rank` (passes no longer renumber it), and to leave a waiting
+    /// job's spec and attained service as they were when it was enqueued (the queue keeps
+    /// its key, GPUs and estimated remaining time; a debug build checks the last two where
+    /// `backfill` refuses from them); the job's `slot` finds it. Call before enqueuing any job. Returns whether the queue is kept.
     pub fn keep_ordered_queue(&mut self) -> bool {
         if self.next_admitted == 0 {
             self.queue = OrderedQueue::new(&self.policy);
@@ -468,7 +470,7 @@ impl Scheduler {
             started_at: 0,
         };
         if let Some(q) = &mut self.queue {
-            q.insert(&job.spec, job.slot);
+            q.insert(job);
         }
     }
 
@@ -519,7 +521,7 @@ impl Scheduler {
         job.first_start.get_or_insert(now);
         job.starts += 1;
         if let Some(q) = &mut self.queue {
-            q.remove(&job.spec, job.slot);
+            q.remove(job);
             job.slot.started_at = q.passes;
         }
         true
@@ -535,7 +537,7 @@ impl Scheduler {
         self.finish(job);
         job.preemptions += 1;
         if let Some(q) = &mut self.queue {
-            q.put_back(&job.spec, job.slot);
+            q.put_back(job);
         }
     }
 
@@ -593,7 +595,7 @@ impl Scheduler {
     pub fn finish(&mut self, job: &mut SchedJob) {
         if let (false, Some(q)) = (job.running, &mut self.queue) {
             // A waiting job leaves the queue.
-            q.remove(&job.spec, job.slot);
+            q.remove(job);
         }
         if let Some(p) = job.placement.take() {
             if job.running {
@@ -949,6 +951,25 @@ impl Scheduler {
         true
     }
 
+    /// What [`Self::backfill_step`] would return for a waiting job the reservation
+    /// refuses, decided from what the queue keeps of it without reading the job: `None`
+    /// when the step must see the job (no reservation yet, or one it allows). The step
+    /// stops the pass when no GPU is free, else passes over the job; the queue caps and
+    /// `backfill_nodes` come after neither.
+    fn refuse_queued(
+        &self,
+        reservation: &Option<backfill::Reservation>,
+        w: Queued,
+        now: Seconds,
+    ) -> Option<bool> {
+        if self.actual.total_free() == 0 && self.room.is_none() {
+            return Some(false);
+        }
+        let r = reservation.as_ref()?;
+        let refused = !self.policy.backfill_nodes && !r.allows_queued(w.gpus, w.remaining, now);
+        refused.then_some(true)
+    }
+
     /// [`Self::backfill_step`] with the reservation on a node
     /// ([`crate::policy::backfill_nodes`]).
     fn backfill_nodes_step(
@@ -998,7 +1019,7 @@ impl Scheduler {
         for (admitted, tie) in q.take_returned() {
             if let Some(i) = find_admitted(jobs, admitted) {
                 jobs[i].slot.tie = tie;
-                q.insert(&jobs[i].spec, jobs[i].slot);
+                q.insert(&jobs[i]);
             }
         }
         // Entries whose job is not in the slice, or runs: the caller dropped or started
@@ -1008,10 +1029,7 @@ impl Scheduler {
         // the last job found before searching.
         let mut next = 0;
         let mut resolve = |jobs: &[SchedJob], admitted: u64| {
-            let found = match jobs.get(next) {
-                Some(j) if j.slot.admitted == admitted => Some(next),
-                _ => find_admitted(jobs, admitted),
-            };
+            let found = find_admitted_after(jobs, next, admitted);
             match found {
                 Some(i) if !jobs[i].running => {
                     next = i + 1;
@@ -1028,8 +1046,8 @@ impl Scheduler {
                 // DRF offers by tenant from the whole queue; the order comes without a sort.
                 let mut order = std::mem::take(&mut self.order);
                 order.clear();
-                q.walk(now, |a| {
-                    if let Some(i) = resolve(jobs, a) {
+                q.walk(now, |w| {
+                    if let Some(i) = resolve(jobs, w.admitted) {
                         order.push(i);
                     }
                     true
@@ -1040,14 +1058,20 @@ impl Scheduler {
             PolicyKind::Backfill => {
                 let mut state = (None, self.queue_usage(jobs));
                 self.node_reservation = None;
-                q.walk(now, |a| match resolve(jobs, a) {
-                    Some(i) => self.backfill_step(jobs, i, &mut state, now, out),
-                    None => true,
+                q.walk(now, |w| {
+                    if let Some(go_on) = self.refuse_queued(&state.0, w, now) {
+                        debug_assert!(queued_as_now(jobs, w));
+                        return go_on;
+                    }
+                    match resolve(jobs, w.admitted) {
+                        Some(i) => self.backfill_step(jobs, i, &mut state, now, out),
+                        None => true,
+                    }
                 });
             }
             _ => {
                 let mut used = self.queue_usage(jobs);
-                q.walk(now, |a| match resolve(jobs, a) {
+                q.walk(now, |w| match resolve(jobs, w.admitted) {
                     Some(i) => self.strict_step(jobs, i, &mut used, now, out),
                     None => true,
                 });
@@ -1056,7 +1080,7 @@ impl Scheduler {
         for d in &out.decisions {
             if let Decision::Start { index, .. } = *d {
                 let job = &mut jobs[index];
-                q.remove(&job.spec, job.slot);
+                q.remove(job);
                 job.slot.started_at = q.passes;
             }
         }
@@ -1105,6 +1129,36 @@ impl Scheduler {
                 None => false,
             }
         });
+    }
+}
+
+/// Whether what the ordered queue keeps of a waiting job is still the job's own (the
+/// caller's promise; checked in debug builds). A job no longer in the slice passes.
+fn queued_as_now(jobs: &[SchedJob], w: Queued) -> bool {
+    find_admitted(jobs, w.admitted).is_none_or(|i| {
+        let j = &jobs[i];
+        j.running
+            || (j.spec.gpus == w.gpus && j.estimated_remaining().to_bits() == w.remaining.to_bits())
+    })
+}
+
+/// [`find_admitted`] searching first from `from` onwards, where the job usually is (a
+/// galloping search: a job `d` places on costs about `2 log d` looks). Admission numbers
+/// are unique, so whichever search finds the job finds the same index.
+fn find_admitted_after(jobs: &[SchedJob], from: usize, admitted: u64) -> Option<usize> {
+    let at = |i: usize| jobs[i].slot.admitted;
+    if from >= jobs.len() || at(from) > admitted {
+        return find_admitted(jobs, admitted);
+    }
+    let (mut lo, mut step) = (from, 1);
+    while lo + step < jobs.len() && at(lo + step) <= admitted {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(jobs.len());
+    match jobs[lo..hi].binary_search_by_key(&admitted, |j| j.slot.admitted) {
+        Ok(k) => Some(lo + k),
+        Err(_) => find_admitted(jobs, admitted),
     }
 }
 

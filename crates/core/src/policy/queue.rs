@@ -14,13 +14,18 @@
 //! goes before every job that was ordered since, the jobs that came back in the order
 //! they last started (pass, then place). [`QueueSlot::tie`] encodes exactly that, so the
 //! queue reproduces the sort's order without sorting.
+//!
+//! Each entry also carries what `backfill`'s reservation reads of a waiting job (its GPUs
+//! and estimated remaining time), so a pass can refuse a job without reading it: the
+//! caller of [`crate::Scheduler::keep_ordered_queue`] leaves a waiting job's spec and
+//! attained service as they were when it entered the queue.
 
 use std::cmp::Ordering;
 use std::collections::{btree_set, BTreeMap, BTreeSet};
 use std::iter::Peekable;
 
-use crate::job::JobSpec;
 use crate::policy::{order, PolicyConfig, PolicyKind};
+use crate::schedule::SchedJob;
 use crate::Seconds;
 
 /// Where a job stands in the ordered queue (kept on the job by the scheduler).
@@ -35,13 +40,25 @@ pub struct QueueSlot {
     pub started_at: u64,
 }
 
-/// One waiting job: its key, then its tie-break.
+/// One waiting job: its key, then its tie-break; then what a pass may read of it without
+/// the job (not part of the order).
 #[derive(Copy, Clone, Debug)]
 struct Entry {
     a: f64,
     b: f64,
     tie: i64,
     admitted: u64,
+    queued: Queued,
+}
+
+/// What the queue knows of a waiting job, as it was when the job entered the queue.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Queued {
+    /// The job's admission number ([`QueueSlot::admitted`]).
+    pub admitted: u64,
+    pub gpus: u32,
+    /// [`SchedJob::estimated_remaining`].
+    pub remaining: Seconds,
 }
 
 impl Ord for Entry {
@@ -104,7 +121,8 @@ impl OrderedQueue {
         })
     }
 
-    fn place(&self, spec: &JobSpec, slot: QueueSlot) -> (i32, Entry) {
+    fn place(&self, job: &SchedJob) -> (i32, Entry) {
+        let (spec, slot) = (&job.spec, job.slot);
         let (class, a, b) = match self.kind {
             PolicyKind::Sjf => (0, spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
             PolicyKind::Priority | PolicyKind::Drf => (spec.priority, spec.submit, 0.0),
@@ -115,19 +133,25 @@ impl OrderedQueue {
             b,
             tie: slot.tie,
             admitted: slot.admitted,
+            queued: Queued {
+                admitted: slot.admitted,
+                gpus: spec.gpus,
+                remaining: job.estimated_remaining(),
+            },
         };
         (class, entry)
     }
 
-    /// Adds a waiting job.
-    pub fn insert(&mut self, spec: &JobSpec, slot: QueueSlot) {
-        let (class, entry) = self.place(spec, slot);
-        self.classes.entry(class).or_default().insert(entry);
+    /// Adds a waiting job (replacing an entry of the same place, whose kept GPUs and
+    /// remaining time may be older).
+    pub fn insert(&mut self, job: &SchedJob) {
+        let (class, entry) = self.place(job);
+        self.classes.entry(class).or_default().replace(entry);
     }
 
     /// Removes a job (it started or left); false if it was not queued.
-    pub fn remove(&mut self, spec: &JobSpec, slot: QueueSlot) -> bool {
-        let (class, entry) = self.place(spec, slot);
+    pub fn remove(&mut self, job: &SchedJob) -> bool {
+        let (class, entry) = self.place(job);
         let Some(set) = self.classes.get_mut(&class) else {
             return false;
         };
@@ -135,7 +159,7 @@ impl OrderedQueue {
         if set.is_empty() {
             self.classes.remove(&class);
         }
-        removed || self.forget_returned(slot.admitted)
+        removed || self.forget_returned(job.slot.admitted)
     }
 
     /// Removes the job admitted as `admitted`, wherever it is (a scan: only for jobs the
@@ -157,9 +181,10 @@ impl OrderedQueue {
     /// A job that ran waits again. Returns true if it is queued now (no pass ordered the
     /// queue since it started); otherwise it is queued at the next pass, by
     /// [`Self::take_returned`].
-    pub fn put_back(&mut self, spec: &JobSpec, slot: QueueSlot) -> bool {
+    pub fn put_back(&mut self, job: &SchedJob) -> bool {
+        let slot = job.slot;
         if slot.started_at == self.passes {
-            self.insert(spec, slot);
+            self.insert(job);
             true
         } else {
             self.returned
@@ -182,13 +207,12 @@ impl OrderedQueue {
             .collect()
     }
 
-    /// Visits the waiting jobs' admission numbers in policy order at `now` until `visit`
-    /// returns false.
-    pub fn walk(&self, now: Seconds, mut visit: impl FnMut(u64) -> bool) {
+    /// Visits the waiting jobs in policy order at `now` until `visit` returns false.
+    pub fn walk(&self, now: Seconds, mut visit: impl FnMut(Queued) -> bool) {
         if self.classes.len() <= 1 {
             for set in self.classes.values() {
                 for e in set {
-                    if !visit(e.admitted) {
+                    if !visit(e.queued) {
                         return;
                     }
                 }
@@ -225,7 +249,7 @@ impl OrderedQueue {
                 return;
             };
             heads[h].1.next();
-            if !visit(e.admitted) {
+            if !visit(e.queued) {
                 return;
             }
         }

@@ -21,7 +21,17 @@ impl Lcg {
     }
 }
 
-fn spec(rng: &mut Lcg, id: u64, now: f64) -> JobSpec {
+/// What a lockstep run varies beyond the policy.
+#[derive(Copy, Clone, Debug, Default)]
+struct Variant {
+    caps: bool,
+    /// Short estimates that running jobs outlive, grown at each step as the simulator
+    /// grows them (`SchedJob::grow_estimate`).
+    outlive: bool,
+    backfill_nodes: bool,
+}
+
+fn spec(rng: &mut Lcg, id: u64, now: f64, outlive: bool) -> JobSpec {
     JobSpec {
         id: JobId(id),
         gpus: [1, 1, 2, 4, 8][rng.below(5) as usize],
@@ -30,7 +40,11 @@ fn spec(rng: &mut Lcg, id: u64, now: f64) -> JobSpec {
         queue: QueueId(rng.below(2) as u32),
         priority: rng.below(3) as i32,
         submit: now,
-        estimate: [None, Some(100.0), Some(300.0), Some(300.0)][rng.below(4) as usize],
+        estimate: if outlive {
+            [None, Some(10.0), Some(20.0), Some(20.0), Some(300.0)][rng.below(5) as usize]
+        } else {
+            [None, Some(100.0), Some(300.0), Some(300.0)][rng.below(4) as usize]
+        },
         cpu_milli: 0,
         mem_mib: 0,
         generic: Default::default(),
@@ -40,8 +54,21 @@ fn spec(rng: &mut Lcg, id: u64, now: f64) -> JobSpec {
 
 /// Runs `kind` both ways and asserts every pass decides the same.
 fn lockstep(kind: PolicyKind, caps: bool, seed: u64) {
+    lockstep_variant(
+        kind,
+        Variant {
+            caps,
+            ..Variant::default()
+        },
+        seed,
+    );
+}
+
+fn lockstep_variant(kind: PolicyKind, v: Variant, seed: u64) {
+    let caps = v.caps;
     let cluster = Cluster::uniform(2, 2, 4, "V100");
     let mut policy = PolicyConfig::new(kind);
+    policy.backfill_nodes = v.backfill_nodes;
     // One point of priority per 100 s waited: aging reorders priorities within a run.
     policy.aging_per_hour = 36.0;
     let new = || {
@@ -71,7 +98,7 @@ fn lockstep(kind: PolicyKind, caps: bool, seed: u64) {
         let now = f64::from(step / 3) * 50.0;
         for _ in 0..rng.below(4) {
             id += 1;
-            let s = spec(&mut rng, id, now);
+            let s = spec(&mut rng, id, now, v.outlive);
             for (sched, jobs) in [(&mut sorting, &mut a), (&mut ordered, &mut b)] {
                 let mut job = SchedJob::new(s.clone());
                 sched.admit(&mut job).expect("fits");
@@ -98,13 +125,13 @@ fn lockstep(kind: PolicyKind, caps: bool, seed: u64) {
         b.retain(|_| (!ended[k], k += 1).0);
         for j in a.iter_mut().chain(b.iter_mut()) {
             j.account(now);
+            if v.outlive && j.running {
+                j.grow_estimate();
+            }
         }
         let da = sorting.pass(&mut a, now).decisions;
         let db = ordered.pass(&mut b, now).decisions;
-        assert_eq!(
-            da, db,
-            "{kind:?} caps={caps} seed={seed} step {step} at t={now}"
-        );
+        assert_eq!(da, db, "{kind:?} {v:?} seed={seed} step {step} at t={now}");
         starts += da
             .iter()
             .filter(|d| matches!(d, Decision::Start { .. }))
@@ -152,4 +179,22 @@ fn preemptive_policies_and_negative_aging_keep_sorting() {
         PreemptMode::Repack,
     );
     assert!(!s.keep_ordered_queue());
+}
+
+/// The backfill pass refuses waiting jobs from what the ordered queue keeps of them (GPUs,
+/// estimated remaining time) without reading them: it decides as the sorting pass, which
+/// reads every job, with jobs without estimates, running jobs past their estimates (the
+/// reservation's ends move), queue caps, and the reservation on nodes.
+#[test]
+fn backfill_refusing_from_the_queue_decides_as_the_sort_does() {
+    for seed in 1..=12 {
+        for (caps, backfill_nodes) in [(false, false), (true, false), (false, true), (true, true)] {
+            let v = Variant {
+                caps,
+                outlive: true,
+                backfill_nodes,
+            };
+            lockstep_variant(PolicyKind::Backfill, v, seed);
+        }
+    }
 }
