@@ -11,7 +11,9 @@ ended jobs in its store and 10,000 pending.
    the rows are real ones, copied. Their timelines (job_events) are not copied.
 3. The server starts on it: time until /api/health answers, then --pending jobs are
    submitted with no agent running (they wait), and the server's VmRSS and VmHWM
-   (/proc/PID/status) are read.
+   (/proc/PID/status) are read at once and again after --settle seconds (the server
+   gives free heap pages back every 30 s: the first reading holds the batch call's
+   transient buffers, the second what the pending jobs keep).
 4. Latency (median and max of --repeat runs, each a fresh CLI process, wall time) of
    `gpusched queue` (the active jobs), `gpusched queue --all` (the first page, ended jobs
    included), `gpusched show` of the oldest job, and `gpusched usage` (all time).
@@ -19,7 +21,7 @@ ended jobs in its store and 10,000 pending.
    runs: the server's CPU per job with --history jobs of history.
 
 Usage: cargo build --release -p gpusched && nice -n 19 python3 scripts/history_scale.py
-       [--jobs 10000] [--history 1000000] [--pending 10000] [--repeat 5] [--exe PATH]
+       [--jobs 10000] [--history 1000000] [--pending 10000] [--settle 35] [--repeat 5] [--exe PATH]
 """
 import argparse, json, os, pwd, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
@@ -137,6 +139,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=10000)
     ap.add_argument("--history", type=int, default=1_000_000)
     ap.add_argument("--pending", type=int, default=10000)
+    ap.add_argument("--settle", type=float, default=35, help="seconds before the second memory reading")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--exe")
     args = ap.parse_args()
@@ -165,6 +168,11 @@ def main():
         t0 = time.time()
         pending = post(f"{c.base}/api/jobs/batch", {"jobs": [dict(job) for _ in range(args.pending)]})["ids"]
         res["submit_pending_s"] = time.time() - t0
+        res["pending_mem_mib"] = mem_mib(c.server.pid)
+        time.sleep(args.settle)
+        res["settled_mem_mib"] = mem_mib(c.server.pid)
+        print(f"with {have} ended and {args.pending} pending: {res['pending_mem_mib']} at once, "
+              f"{res['settled_mem_mib']} after {args.settle:.0f} s", flush=True)
         oldest = get(f"{c.base}/api/jobs?state=all&before=2&limit=1")["jobs"][0]["id"]
         res["latency"] = {
             "queue": c.cli_ms(["queue"], args.repeat),
@@ -175,7 +183,8 @@ def main():
         res["mem_mib"] = mem_mib(c.server.pid)
         for k, v in res["latency"].items():
             print(f"  {k}: median {v['median_ms']:.0f} ms, max {v['max_ms']:.0f} ms", flush=True)
-        print(f"with {have} ended and {args.pending} pending: {res['mem_mib']}", flush=True)
+        print(f"with {have} ended and {args.pending} pending, after the CLI calls: {res['mem_mib']}",
+              flush=True)
         for i in range(0, len(pending), 10000):
             post(f"{c.base}/api/jobs/cancel", {"ids": pending[i:i + 10000]})
         c.start_agent()
