@@ -318,7 +318,8 @@ impl Scheduler {
     /// is fine), not to read `rank` (passes no longer renumber it), and to leave a waiting
     /// job's spec and attained service as they were when it was enqueued (the queue keeps
     /// its key, GPUs and estimated remaining time; a debug build checks the last two where
-    /// `backfill` refuses from them); the job's `slot` finds it. Call before enqueuing any job. Returns whether the queue is kept.
+    /// `backfill` refuses from them); the job's `slot` finds it. Call before enqueuing any
+    /// job. Returns whether the queue is kept.
     pub fn keep_ordered_queue(&mut self) -> bool {
         if self.next_admitted == 0 {
             self.queue = OrderedQueue::new(&self.policy);

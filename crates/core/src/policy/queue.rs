@@ -47,7 +47,7 @@ struct Entry {
     a: f64,
     b: f64,
     tie: i64,
-    admitted: u64,
+    /// Its GPUs and remaining time, and its admission number: the last tie-break.
     queued: Queued,
 }
 
@@ -67,7 +67,7 @@ impl Ord for Entry {
             .total_cmp(&o.a)
             .then(self.b.total_cmp(&o.b))
             .then(self.tie.cmp(&o.tie))
-            .then(self.admitted.cmp(&o.admitted))
+            .then(self.queued.admitted.cmp(&o.queued.admitted))
     }
 }
 
@@ -132,7 +132,6 @@ impl OrderedQueue {
             a,
             b,
             tie: slot.tie,
-            admitted: slot.admitted,
             queued: Queued {
                 admitted: slot.admitted,
                 gpus: spec.gpus,
@@ -166,7 +165,7 @@ impl OrderedQueue {
     /// caller dropped without saying).
     pub fn remove_admitted(&mut self, admitted: u64) {
         for set in self.classes.values_mut() {
-            set.retain(|e| e.admitted != admitted);
+            set.retain(|e| e.queued.admitted != admitted);
         }
         self.classes.retain(|_, set| !set.is_empty());
         self.forget_returned(admitted);
@@ -238,7 +237,7 @@ impl OrderedQueue {
                         .total_cmp(bk)
                         .then(e.a.total_cmp(&be.a))
                         .then(e.tie.cmp(&be.tie))
-                        .then(e.admitted.cmp(&be.admitted))
+                        .then(e.queued.admitted.cmp(&be.queued.admitted))
                         .is_lt(),
                 };
                 if better {
