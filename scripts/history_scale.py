@@ -36,7 +36,7 @@ def mem_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             k = line.split(":")[0]
-            if k in ("VmHWM", "VmRSS"):
+            if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
                 out[k] = int(line.split()[1]) / 1024
     return out
 

@@ -98,7 +98,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         cpu_milli: v.cpu_milli,
         mem_mib: v.mem_mib,
         resources: v.resources.clone(),
-        slice: v.slice.as_ref().map(ask),
+        slice: v.slice.as_deref().map(ask),
         gang: gang(v),
     }
 }

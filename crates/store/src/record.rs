@@ -24,11 +24,11 @@ pub struct JobRecord {
     /// The first part of a gang's current attempt that ended other than with exit code
     /// 0: the job ends (or is requeued) with this outcome once every part has ended.
     #[serde(default)]
-    pub first_failure: Option<PartFailure>,
+    pub first_failure: Option<Box<PartFailure>>,
     /// An array's progress (schema 6): what a restart needs to go on materialising its
     /// tasks without reading their rows. `None` for every job that is not an array.
     #[serde(default)]
-    pub array_progress: Option<ArrayProgress>,
+    pub array_progress: Option<Box<ArrayProgress>>,
 }
 
 /// How far an array got: the ordinal (0-based position in its index range) of the next
@@ -95,4 +95,19 @@ pub struct TokenRecord {
     pub hash: String,
     pub created_ms: u64,
     pub revoked: bool,
+}
+
+#[cfg(test)]
+mod size {
+    /// The server keeps one record per live job (10,000 pending is the budget of
+    /// docs/benchmarks.md (q)), so what is rare stays boxed: a slice, its placement, an
+    /// array's counts and progress, a gang's first failure.
+    #[test]
+    fn a_record_stays_small() {
+        let record = std::mem::size_of::<super::JobRecord>();
+        assert!(
+            record <= 736,
+            "JobRecord grew to {record} bytes; box what is rare"
+        );
+    }
 }

@@ -284,7 +284,7 @@ impl StoredJob {
             cwd: cwd.clone(),
             gpus: *gpus,
             gpu_model: gpu_model.clone(),
-            slice: slice.as_ref().map(StoredSlice::from_wire),
+            slice: slice.as_deref().map(StoredSlice::from_wire),
             cpu_milli: *cpu_milli,
             mem_mib: *mem_mib,
             resources: resources.clone(),
@@ -300,7 +300,7 @@ impl StoredJob {
             attempt: *attempt,
             node: node.clone(),
             gpu_indices: gpu_indices.clone(),
-            slice_at: slice_at.as_ref().map(StoredSliceAt::from_wire),
+            slice_at: slice_at.as_deref().map(StoredSliceAt::from_wire),
             start_ms: *start_ms,
             end_ms: *end_ms,
             exit_code: *exit_code,
@@ -320,7 +320,7 @@ impl StoredJob {
             mixed_models: *mixed_models,
             parts: parts.iter().map(StoredPart::from_wire).collect(),
             master_port: *master_port,
-            first_failure: first_failure.as_ref().map(StoredFailure::from_record),
+            first_failure: first_failure.as_deref().map(StoredFailure::from_record),
             energy_j: *energy_j,
             after_any: after_any.clone(),
             after_notok: after_notok.clone(),
@@ -330,7 +330,7 @@ impl StoredJob {
                 array_id: t.array_id,
                 index: t.index,
             }),
-            array_progress: array_progress.clone(),
+            array_progress: array_progress.as_deref().cloned(),
         }
     }
 
@@ -352,8 +352,8 @@ impl StoredJob {
                 cwd: self.cwd,
                 gpus: self.gpus,
                 gpu_model: self.gpu_model,
-                slice: self.slice.map(StoredSlice::into_wire),
-                slice_at: self.slice_at.map(StoredSliceAt::into_wire),
+                slice: self.slice.map(|s| Box::new(s.into_wire())),
+                slice_at: self.slice_at.map(|s| Box::new(s.into_wire())),
                 queue: self.queue,
                 cpu_milli: self.cpu_milli,
                 mem_mib: self.mem_mib,
@@ -399,8 +399,8 @@ impl StoredJob {
             grace_s: self.grace_s,
             attempt_nodes: self.attempt_nodes,
             agent_stops: self.agent_stops,
-            first_failure: self.first_failure.map(StoredFailure::into_record),
-            array_progress: self.array_progress,
+            first_failure: self.first_failure.map(|f| Box::new(f.into_record())),
+            array_progress: self.array_progress.map(Box::new),
         }
     }
 }
@@ -558,10 +558,10 @@ pub(crate) mod tests {
                 cwd: "/home/alice".into(),
                 gpus: 0,
                 gpu_model: Some("A100".into()),
-                slice: Some(SliceAsk::Mig {
+                slice: Some(Box::new(SliceAsk::Mig {
                     profile: "3g.40gb".into(),
-                }),
-                slice_at: Some(SliceAt {
+                })),
+                slice_at: Some(Box::new(SliceAt {
                     gpu: 1,
                     milli: 428,
                     mem_mib: 40960,
@@ -573,7 +573,7 @@ pub(crate) mod tests {
                         destroy: vec![0, 2],
                         uuid: Some("MIG-abc".into()),
                     }),
-                }),
+                })),
                 queue: "research".into(),
                 cpu_milli: 2500,
                 mem_mib: 16384,
@@ -643,21 +643,21 @@ pub(crate) mod tests {
             grace_s: 30,
             attempt_nodes: [(1, "n0".into()), (2, "n2".into()), (3, "n1".into())].into(),
             agent_stops: 1,
-            first_failure: Some(PartFailure {
+            first_failure: Some(Box::new(PartFailure {
                 rank: 1,
                 outcome: Outcome::SpawnFailed {
                     message: "no such file".into(),
                 },
                 at_ms: 2_700,
-            }),
-            array_progress: Some(crate::ArrayProgress {
+            })),
+            array_progress: Some(Box::new(crate::ArrayProgress {
                 next: 12,
                 succeeded: 7,
                 failed: 2,
                 cancelled: 1,
                 timed_out: 1,
                 skipped: vec![30, 44],
-            }),
+            })),
         }
     }
 

@@ -243,10 +243,10 @@ pub struct JobView {
     pub gpu_model: Option<String>,
     /// Part of one GPU instead of whole GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slice: Option<crate::slice::SliceAsk>,
+    pub slice: Option<Box<crate::slice::SliceAsk>>,
     /// Where its slice is (or last was), while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slice_at: Option<crate::slice::SliceAt>,
+    pub slice_at: Option<Box<crate::slice::SliceAt>>,
     #[serde(default = "default_queue")]
     pub queue: String,
     /// CPUs in thousandths and memory in MiB asked for (0: not said).
@@ -292,7 +292,7 @@ pub struct JobView {
     pub array: Option<crate::array::ArraySpec>,
     /// For an array: how many of its tasks are in each state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub array_counts: Option<crate::array::ArrayCounts>,
+    pub array_counts: Option<Box<crate::array::ArrayCounts>>,
     /// This job is one task of an array.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_task: Option<crate::array::ArrayTask>,

@@ -85,7 +85,7 @@ pub use gpusched_wire::parse_duration;
 /// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`, a gang
 /// as `2x4` (nodes x GPUs each), a split not yet placed as `16/split`.
 pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
-    match &j.slice {
+    match j.slice.as_deref() {
         Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
         Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),
         Some(gpusched_wire::SliceAsk::Mig { profile }) => format!("mig {profile}"),

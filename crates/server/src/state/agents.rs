@@ -198,7 +198,7 @@ impl State {
                     gpus,
                     walltime_s: v.walltime_s,
                     grace_s: job.grace_s,
-                    slice: v.slice_at.clone(),
+                    slice: v.slice_at.as_deref().cloned(),
                     resources: v.resources.clone(),
                     dist: Some(gang::dist(v, rank)),
                 });

@@ -28,7 +28,7 @@ impl State {
                     return None;
                 }
                 // A memory share's (or MIG instance's) thousandths are known once placed.
-                let milli = match &v.slice {
+                let milli = match v.slice.as_deref() {
                     Some(SliceAsk::Share { milli }) => Some(*milli),
                     Some(_) => v.slice_at.as_ref().map(|at| at.milli),
                     None => None,

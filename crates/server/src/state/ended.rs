@@ -63,7 +63,7 @@ impl State {
                 .or_default() += 1;
             let submitted = v.submit_ms as f64 / 1000.0;
             if submitted >= now_s - window {
-                let milli = match &v.slice {
+                let milli = match v.slice.as_deref() {
                     Some(gpusched_wire::SliceAsk::Share { milli }) => Some(*milli),
                     Some(_) => v.slice_at.as_ref().map(|at| at.milli),
                     None => None,

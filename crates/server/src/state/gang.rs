@@ -213,11 +213,11 @@ impl State {
         let rank = part.rank;
         let left = job.view.parts.iter().filter(|p| !ended(p)).count();
         if first {
-            job.first_failure = Some(PartFailure {
+            job.first_failure = Some(Box::new(PartFailure {
                 rank,
                 outcome: outcome.clone(),
                 at_ms,
-            });
+            }));
             if !job.view.cancel_requested && !job.view.preempt_requested {
                 job.view.reason = format!(
                     "part {rank} on {node} {}; stopping {}",

@@ -256,11 +256,11 @@ impl State {
                 user: j.user.unwrap_or_else(|| "anonymous".into()),
                 state: JobState::Pending,
                 reason: String::new(),
-                command: j.command,
+                command: exact(j.command),
                 cwd: j.cwd.unwrap_or_else(|| "/".into()),
                 gpus,
                 gpu_model: j.gpu_model,
-                slice,
+                slice: slice.map(Box::new),
                 slice_at: None,
                 queue: j
                     .queue
@@ -280,7 +280,7 @@ impl State {
                 start_ms: None,
                 end_ms: None,
                 cancel_requested: false,
-                after: j.after,
+                after: exact(j.after),
                 est_start_ms: None,
                 preemptions: 0,
                 preempt_requested: false,
@@ -294,8 +294,8 @@ impl State {
                 parts: Vec::new(),
                 master_port: None,
                 energy_j: None,
-                after_any: j.after_any,
-                after_notok: j.after_notok,
+                after_any: exact(j.after_any),
+                after_notok: exact(j.after_notok),
                 held: j.hold,
                 array: j.array,
                 array_counts: None,
@@ -340,7 +340,7 @@ impl State {
     fn view_with(&self, job: &JobRecord, ctx: Option<&ReasonContext>) -> JobView {
         let mut v = job.view.clone();
         if v.array.is_some() {
-            v.array_counts = Some(self.array_counts(job));
+            v.array_counts = Some(Box::new(self.array_counts(job)));
             if v.state == JobState::Pending && self.deps_ready(&v) {
                 // Not in the core's queue itself: its tasks are (or will be).
                 v.reason = if v.held {
@@ -926,6 +926,13 @@ fn part_for_logs<'a>(v: &'a JobView, first: &'a String, ask: &LogAsk) -> Result<
 }
 
 /// What a `submitted` event says: the queue, and who submitted it if not its owner.
+/// `v` holding no more than its elements: a list parsed from JSON grows to a capacity of
+/// four (a one-word command took 96 bytes for 24), and a job keeps it while it waits.
+fn exact<T>(mut v: Vec<T>) -> Vec<T> {
+    v.shrink_to_fit();
+    v
+}
+
 fn submitted_detail(v: &JobView, who: &Who) -> String {
     if v.user == who.user {
         format!("queue {}", v.queue)

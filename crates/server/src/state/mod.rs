@@ -406,7 +406,7 @@ impl State {
             self.fill_part_zero(v.id);
         }
         let node = v.node.clone().unwrap_or_default();
-        let slice = v.slice_at.as_ref().map(live_map::slice_to_core);
+        let slice = v.slice_at.as_deref().map(live_map::slice_to_core);
         if !self
             .queue
             .restore(v.id, &node, &v.gpu_indices, slice.as_ref(), now)
@@ -562,7 +562,7 @@ impl State {
         let v = &mut job.view;
         v.node = Some(first.node.clone());
         v.gpu_indices = first.gpus;
-        v.slice_at = first.slice.map(live_map::slice_to_wire);
+        v.slice_at = first.slice.map(|s| Box::new(live_map::slice_to_wire(s)));
         if v.split {
             // The scheduler chose the layout.
             v.nodes = parts.len() as u32;

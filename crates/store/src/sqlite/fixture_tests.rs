@@ -131,7 +131,10 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     // The share: what it asked for and where it sits.
     let r = j(7);
     assert_eq!(r.view.gpus, 0);
-    assert_eq!(r.view.slice, Some(SliceAsk::Share { milli: 500 }));
+    assert_eq!(
+        r.view.slice.as_deref(),
+        Some(&SliceAsk::Share { milli: 500 })
+    );
     let at = r
         .view
         .slice_at

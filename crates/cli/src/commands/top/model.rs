@@ -316,7 +316,7 @@ pub fn job_rows(snap: &Snapshot, sort: JobSort) -> Vec<JobRow> {
         .collect();
     // GPUs asked for, with a slice as the thousandths of one GPU it stands for.
     let weight = |j: &JobView| -> u64 {
-        match &j.slice {
+        match j.slice.as_deref() {
             Some(gpusched_wire::SliceAsk::Share { milli }) => u64::from(*milli),
             Some(_) => 1,
             None => u64::from(j.gpus) * 1000,
