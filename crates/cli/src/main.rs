@@ -117,8 +117,13 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
     }
     // A client command makes one or a few requests in turn: a current-thread runtime
     // does that without starting a worker thread per core, which is most of what the
-    // runtime costs a short-lived process. The daemons serve many at once.
-    let rt = if daemon {
+    // runtime costs a short-lived process. The agent too runs on one thread: its tasks
+    // (poll, report, supervise) hand work to each other for every job, and across
+    // worker threads each hand-off was a futex wake and a context switch (16 a job; a
+    // third of its CPU on a VM, docs/benchmarks.md (x)); its blocking work (fsync,
+    // logs, NVML) is on blocking threads and its process starts on the forker thread.
+    // The server serves many clients at once, and `up` is a server.
+    let rt = if daemon && !matches!(cmd, Command::Agent(_)) {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()
