@@ -155,6 +155,7 @@ impl Read {
                 let v = purge(store, &q, &who, at_ms).await;
                 // The levels of ended jobs follow (none is in memory any more).
                 if v.is_ok() {
+                    state.forget_all_time_usage();
                     match store.ended_counts().await {
                         Ok(c) => state.set_ended_counts(c),
                         Err(e) => tracing::warn!("recounting ended jobs after a purge: {e}"),
@@ -500,6 +501,16 @@ async fn handle(
         }
         Cmd::Usage(q, who, r) => {
             let v = match state.usage_ask(&q, &who) {
+                // Over all time: the sums kept as jobs end (read once from the store).
+                Ok(Some(a)) if a.since_ms == 0 => {
+                    let read = match state.wants_all_time_usage() {
+                        true => store.ended_usage_by_user_and_queue().await.map(|rows| {
+                            state.set_all_time_usage(rows);
+                        }),
+                        false => Ok(()),
+                    };
+                    read.map(|()| state.all_time_usage(&a)).map_err(unavailable)
+                }
                 Ok(Some(a)) => store
                     .ended_usage(a.since_ms, a.by_queue, a.user.as_deref())
                     .await

@@ -6,16 +6,19 @@
 //!   per queue and terminal state, counted from the store at start);
 //! - `recent`: what share placement's demand window needs of jobs that ended within it
 //!   (counts per time slot and ask, `recent.rs`: bounded whatever the job rate);
+//! - `usage`: the usage over all time per (user, queue), read from the store at the
+//!   first report over all time and kept up to date as jobs leave, so such a report
+//!   (the dashboard's default, every 10 s) reads no row; dropped by a purge;
 //! - `recalled`: rows of ended jobs the actor read from the store for this round's
 //!   commands (show, wait, cancel, logs, events, `after`, client tokens), dropped when
 //!   the next round begins.
 //!
 //! Reads of ended jobs are answered from those rows; lists and usage merge the live jobs
-//! in memory with the store's page or aggregate (`jobs.rs`, `usage.rs`).
+//! in memory with the store's page or aggregate, or the kept sums (`jobs.rs`, `usage.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use gpusched_store::JobRecord;
+use gpusched_store::{JobRecord, UsageSum};
 use gpusched_wire::JobState;
 
 use super::State;
@@ -33,6 +36,11 @@ pub struct Ended {
     pub(super) tokens: HashMap<String, u64>,
     /// Ended jobs submitted within the share demand window.
     pub(super) recent: super::recent::RecentDemand,
+    /// The usage over all time of the ended jobs no longer in memory, per (user,
+    /// queue): read from the store at the first report over all time (one pass over
+    /// every row: 0.8 s at a million), then kept as jobs leave, so later reports read
+    /// no row. `None` until then, and again after a purge.
+    pub(super) usage: Option<BTreeMap<(String, String), UsageSum>>,
 }
 
 impl State {
@@ -61,6 +69,9 @@ impl State {
                 .counts
                 .entry((v.queue.clone(), v.state))
                 .or_default() += 1;
+            if let Some(usage) = &mut self.ended.usage {
+                super::usage::add_ended(usage, v);
+            }
             let submitted = v.submit_ms as f64 / 1000.0;
             if submitted >= now_s - window {
                 let milli = match v.slice.as_deref() {
@@ -133,6 +144,26 @@ impl State {
     /// purge, when no ended job is left in memory).
     pub fn set_ended_counts(&mut self, counts: Vec<(String, JobState, u64)>) {
         self.ended.counts = counts.into_iter().map(|(q, s, n)| ((q, s), n)).collect();
+    }
+
+    /// Whether a report over all time needs the store's sums first (see `usage`).
+    pub fn wants_all_time_usage(&self) -> bool {
+        self.ended.usage.is_none()
+    }
+
+    /// The store's usage over all time per (user, queue), read when no ended job of it
+    /// is in memory (a command of a round, before its commit).
+    pub fn set_all_time_usage(&mut self, rows: Vec<(String, UsageSum)>) {
+        self.ended.usage = Some(
+            rows.into_iter()
+                .map(|(user, sum)| ((user, sum.key.clone()), sum))
+                .collect(),
+        );
+    }
+
+    /// Forgets the usage over all time (a purge deleted rows it counts).
+    pub fn forget_all_time_usage(&mut self) {
+        self.ended.usage = None;
     }
 
     /// May `who` purge the history before `q.before_ms`: admins only, and a time not in

@@ -1,6 +1,7 @@
 //! GPU-hours and energy per user or queue over a window: the live jobs (and those that
 //! ended this round) from memory, the jobs that ended before from the store's aggregate
-//! (`gpusched_store::UsageSum`, asked for with `usage_ask`).
+//! (`gpusched_store::UsageSum`, asked for with `usage_ask`), or over all time from the
+//! sums kept per (user, queue) as jobs leave memory (`ended.rs`).
 
 use std::collections::BTreeMap;
 
@@ -123,6 +124,66 @@ impl State {
     }
 }
 
+impl State {
+    /// The store's part of a report over all time (`ask.since_ms` 0), from the sums kept
+    /// per (user, queue) (`set_all_time_usage` first): per queue or user, of one user
+    /// when asked.
+    pub(crate) fn all_time_usage(&self, ask: &UsageAsk) -> Vec<UsageSum> {
+        let mut out: BTreeMap<&str, UsageSum> = BTreeMap::new();
+        for ((user, queue), sum) in self.ended.usage.iter().flatten() {
+            if ask.user.as_ref().is_some_and(|u| u != user) {
+                continue;
+            }
+            let key = if ask.by_queue { queue } else { user };
+            let to = out.entry(key).or_insert_with(|| UsageSum {
+                key: key.clone(),
+                ..Default::default()
+            });
+            to.jobs += sum.jobs;
+            to.gpu_hours += sum.gpu_hours;
+            to.succeeded += sum.succeeded;
+            to.failed += sum.failed;
+            to.cancelled += sum.cancelled;
+            to.timed_out += sum.timed_out;
+            to.wait_s += sum.wait_s;
+            to.energy_j += sum.energy_j;
+        }
+        out.into_values().collect()
+    }
+}
+
+/// Adds a job that leaves memory to the sums over all time per (user, queue), as the
+/// store's aggregate counts its row (`gpusched_store` `usage_sql` from 0): ended, started.
+pub(super) fn add_ended(
+    usage: &mut BTreeMap<(String, String), UsageSum>,
+    v: &gpusched_wire::JobView,
+) {
+    let (Some(start), Some(end)) = (v.start_ms, v.end_ms) else {
+        return;
+    };
+    if !v.state.is_terminal() {
+        return;
+    }
+    let s = usage
+        .entry((v.user.clone(), v.queue.clone()))
+        .or_insert_with(|| UsageSum {
+            key: v.queue.clone(),
+            ..Default::default()
+        });
+    s.jobs += 1;
+    s.gpu_hours +=
+        super::held_milli(v) as f64 / 1000.0 * end.saturating_sub(start) as f64 / 3_600_000.0;
+    s.wait_s += start.saturating_sub(v.submit_ms) as f64 / 1000.0;
+    s.energy_j += v.energy_j.unwrap_or(0);
+    match v.state {
+        JobState::Succeeded => s.succeeded += 1,
+        JobState::Failed => s.failed += 1,
+        JobState::Cancelled => s.cancelled += 1,
+        JobState::TimedOut => s.timed_out += 1,
+        _ => {}
+    }
+}
+
 /// A row before anything is counted, with its wait sum and started count.
 fn empty(key: String) -> (UsageRow, f64, u64) {
     (
@@ -140,6 +201,25 @@ fn empty(key: String) -> (UsageRow, f64, u64) {
         0.0,
         0,
     )
+}
+
+/// What the store's aggregate per (user, queue) gives for `jobs`, as [`ended_sums`].
+#[cfg(test)]
+pub(crate) fn ended_pairs<'a>(
+    jobs: impl Iterator<Item = &'a gpusched_store::JobRecord>,
+) -> Vec<(String, UsageSum)> {
+    let mut by_user: BTreeMap<&str, Vec<&gpusched_store::JobRecord>> = BTreeMap::new();
+    for j in jobs {
+        by_user.entry(&j.view.user).or_default().push(j);
+    }
+    by_user
+        .into_iter()
+        .flat_map(|(user, jobs)| {
+            ended_sums(jobs.into_iter(), 0, true)
+                .into_iter()
+                .map(move |s| (user.to_string(), s))
+        })
+        .collect()
 }
 
 /// What the store's aggregate (`gpusched_store::UsageSum`, in SQL) gives for `jobs`,

@@ -212,11 +212,39 @@ pub async fn usage(
     } else {
         ""
     };
+    let sql = usage_sql(d, &format!("{key} AS k"), key, user_filter);
+    let mut q = sqlx::query(&sql).bind(i64_of(since));
+    if let Some(u) = user {
+        q = q.bind(u);
+    }
+    let rows = q.fetch_all(conn).await?;
+    rows.iter()
+        .map(|r| usage_sum(r).map_err(StoreError::from))
+        .collect()
+}
+
+/// Every ended job's usage over all time, per (user, queue): the user, and the sum keyed
+/// by the queue. What the server keeps up to date as jobs end (`state/ended.rs`), so
+/// that a report over all time does not read every row.
+pub async fn usage_by_user_and_queue(
+    conn: &mut AnyConnection,
+    d: Dialect,
+) -> Result<Vec<(String, UsageSum)>, StoreError> {
+    let sql = usage_sql(d, "\"user\" AS u, queue AS k", "\"user\", queue", "");
+    let rows = sqlx::query(&sql).bind(0_i64).fetch_all(conn).await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get("u")?, usage_sum(r)?)))
+        .collect()
+}
+
+/// The usage aggregate selecting `keys` (the sum's key named `k`), grouped and ordered
+/// by `group`, from `$1`, with `user_filter` (on `$2`) added to the condition.
+fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
     // The same sums in each dialect: SQLite's JSON path and two-argument MAX; on
     // PostgreSQL, jsonb, GREATEST, and casts so that no sum comes back as NUMERIC.
-    let sql = match d {
+    match d {
         Dialect::Sqlite => format!(
-            "SELECT {key} AS k, COUNT(*) AS n,
+            "SELECT {keys}, COUNT(*) AS n,
             SUM((gpus * 1000 + COALESCE(json_extract(slice_at, '$.milli'), 0)) / 1000.0
                 * MAX(end_ms - MAX(start_ms, $1), 0) / 3600000.0) AS gpu_hours,
             SUM(state = 'succeeded') AS ok, SUM(state = 'failed') AS failed,
@@ -225,10 +253,10 @@ pub async fn usage(
             SUM(COALESCE(energy_j, 0)) AS energy_j
          FROM jobs
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
-         GROUP BY {key} ORDER BY {key}"
+         GROUP BY {group} ORDER BY {group}"
         ),
         Dialect::Postgres => format!(
-            "SELECT {key} AS k, COUNT(*) AS n,
+            "SELECT {keys}, COUNT(*) AS n,
             SUM((gpus * 1000 + COALESCE((slice_at::jsonb ->> 'milli')::float8, 0)) / 1000.0::float8
                 * GREATEST(end_ms - GREATEST(start_ms, $1), 0) / 3600000.0::float8) AS gpu_hours,
             COUNT(*) FILTER (WHERE state = 'succeeded') AS ok,
@@ -239,32 +267,27 @@ pub async fn usage(
             CAST(SUM(COALESCE(energy_j, 0)) AS BIGINT) AS energy_j
          FROM jobs
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
-         GROUP BY {key} ORDER BY {key}"
+         GROUP BY {group} ORDER BY {group}"
         ),
-    };
-    let mut q = sqlx::query(&sql).bind(i64_of(since));
-    if let Some(u) = user {
-        q = q.bind(u);
     }
-    let rows = q.fetch_all(conn).await?;
-    rows.iter()
-        .map(|r| {
-            let n = |c: &str| -> Result<u64, sqlx::Error> {
-                Ok(r.try_get::<Option<i64>, _>(c)?.unwrap_or(0).max(0) as u64)
-            };
-            Ok(UsageSum {
-                key: r.try_get("k")?,
-                jobs: n("n")?,
-                gpu_hours: r.try_get::<Option<f64>, _>("gpu_hours")?.unwrap_or(0.0),
-                succeeded: n("ok")?,
-                failed: n("failed")?,
-                cancelled: n("cancelled")?,
-                timed_out: n("timed_out")?,
-                wait_s: r.try_get::<Option<f64>, _>("wait_s")?.unwrap_or(0.0),
-                energy_j: n("energy_j")?,
-            })
-        })
-        .collect()
+}
+
+/// One row of [`usage_sql`].
+fn usage_sum(r: &sqlx::any::AnyRow) -> Result<UsageSum, sqlx::Error> {
+    let n = |c: &str| -> Result<u64, sqlx::Error> {
+        Ok(r.try_get::<Option<i64>, _>(c)?.unwrap_or(0).max(0) as u64)
+    };
+    Ok(UsageSum {
+        key: r.try_get("k")?,
+        jobs: n("n")?,
+        gpu_hours: r.try_get::<Option<f64>, _>("gpu_hours")?.unwrap_or(0.0),
+        succeeded: n("ok")?,
+        failed: n("failed")?,
+        cancelled: n("cancelled")?,
+        timed_out: n("timed_out")?,
+        wait_s: r.try_get::<Option<f64>, _>("wait_s")?.unwrap_or(0.0),
+        energy_j: n("energy_j")?,
+    })
 }
 
 /// Ended jobs per (queue, state), for the metrics' levels.
@@ -468,6 +491,44 @@ mod tests {
                 "{}",
                 rows[0].gpu_hours
             );
+        }
+    }
+
+    #[tokio::test]
+    async fn usage_per_user_and_queue_adds_up_to_the_usage_per_user() {
+        for db in &test_dbs("usage_per_user_and_queue_adds_up_to_the_usage_per_user").await {
+            let mut jobs = sample();
+            // One of ann's jobs in another queue, so one user has two pairs.
+            jobs[0].view.queue = "other".into();
+            let mut s = store_with(db, &jobs).await;
+            let pairs = s.ended_usage_by_user_and_queue().await.unwrap();
+            let keys: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(u, sum)| (u.as_str(), sum.key.as_str()))
+                .collect();
+            assert_eq!(keys, [("ann", "other"), ("ann", "q-ann"), ("bob", "q-bob")]);
+            for per_user in s.ended_usage(0, false, None).await.unwrap() {
+                let mine = pairs.iter().filter(|(u, _)| *u == per_user.key);
+                let (jobs, hours, wait, energy, ok) =
+                    mine.fold((0, 0.0, 0.0, 0, 0), |a, (_, p)| {
+                        (
+                            a.0 + p.jobs,
+                            a.1 + p.gpu_hours,
+                            a.2 + p.wait_s,
+                            a.3 + p.energy_j,
+                            a.4 + p.succeeded,
+                        )
+                    });
+                assert_eq!(
+                    (jobs, energy, ok),
+                    (per_user.jobs, per_user.energy_j, per_user.succeeded)
+                );
+                assert!(
+                    (hours - per_user.gpu_hours).abs() < 1e-9,
+                    "{hours} {per_user:?}"
+                );
+                assert!((wait - per_user.wait_s).abs() < 1e-9, "{wait} {per_user:?}");
+            }
         }
     }
 

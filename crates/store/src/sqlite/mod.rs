@@ -430,6 +430,15 @@ impl Store {
         on_conn!(self, c => ended::usage(c, d, since_ms, by_queue, user))
     }
 
+    /// Every ended job's usage over all time, per (user, queue): the user, and the sum
+    /// keyed by the queue.
+    pub async fn ended_usage_by_user_and_queue(
+        &mut self,
+    ) -> Result<Vec<(String, UsageSum)>, StoreError> {
+        let d = self.dialect;
+        on_conn!(self, c => ended::usage_by_user_and_queue(c, d))
+    }
+
     /// Ended jobs per (queue, state).
     pub async fn ended_counts(
         &mut self,

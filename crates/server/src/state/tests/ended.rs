@@ -108,3 +108,73 @@ fn ended_jobs_leave_memory_and_still_answer_from_the_store() {
         "#,
     );
 }
+
+#[test]
+fn usage_over_all_time_is_kept_as_jobs_leave_memory() {
+    run(
+        "usage over all time: read from the store once, then kept as jobs end",
+        &[
+            Node("n1", 2),
+            Round,
+            Submit("alice", "gpus=2"),
+            Round,
+            Poll("n1"),
+            Started("n1", 1),
+            Round,
+            Wait(1800),
+            Exit("n1", 1, 0),
+            Round,
+            // Job 1 is in the store only: the sums are read from it.
+            UsageAllTime,
+            Submit("bob", "gpus=1"),
+            Submit("alice", "gpus=1"),
+            Round,
+            Poll("n1"),
+            Started("n1", 2),
+            Started("n1", 3),
+            Round,
+            Wait(3600),
+            Exit("n1", 2, 1),
+            Exit("n1", 3, 0),
+            Round,
+            // Jobs 2 and 3 left memory after the sums were read: added as they left.
+            UsageAllTime,
+        ],
+        "
+        node n1 (2 GPUs) registers: ok
+        round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+        alice submits gpus=2: ok 1
+        round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+        job 1 starting on n1 [0, 1] #1: sent to n1
+        n1 polls: run 1#1 [0, 1]; cancel -; preempt -
+        n1 reports 1 started: ok
+        round: wrote jobs 1 nodes - tokens -; woke -; ended -
+        job 1 running on n1 [0, 1] #1: running on n1
+        1800s pass
+        n1 reports 1 exited 0: ok
+        round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
+        job 1 succeeded on n1 [0, 1] #1: exited with code 0
+        usage over all time by user: alice 1 jobs 1.000000 GPU-h
+        usage over all time by queue: default 1 jobs 1.000000 GPU-h
+        bob submits gpus=1: ok 2
+        alice submits gpus=1: ok 3
+        round: wrote jobs 2 3 nodes - tokens -; woke n1; ended -
+        job 2 starting on n1 [0] #1: sent to n1
+        job 3 starting on n1 [1] #1: sent to n1
+        n1 polls: run 2#1 [0] 3#1 [1]; cancel -; preempt -
+        n1 reports 2 started: ok
+        n1 reports 3 started: ok
+        round: wrote jobs 2 3 nodes - tokens -; woke -; ended -
+        job 2 running on n1 [0] #1: running on n1
+        job 3 running on n1 [1] #1: running on n1
+        3600s pass
+        n1 reports 2 exited 1: ok
+        n1 reports 3 exited 0: ok
+        round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2 3
+        job 2 failed on n1 [0] #1: exited with code 1
+        job 3 succeeded on n1 [1] #1: exited with code 0
+        usage over all time by user: alice 2 jobs 2.000000 GPU-h, bob 1 jobs 1.000000 GPU-h
+        usage over all time by queue: default 3 jobs 3.000000 GPU-h
+        ",
+    );
+}

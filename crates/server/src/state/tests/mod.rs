@@ -106,6 +106,10 @@ pub(super) enum Step {
     Energy(u64),
     /// `usage --by user` as root sees it: each user's energy.
     UsageEnergy,
+    /// `usage` over all time by user and by queue, from the sums the state keeps (read
+    /// from the store the first time, as the actor does), checked against the store's
+    /// aggregate over its rows; prints each row's jobs and GPU-hours.
+    UsageAllTime,
     /// The nodes as `gpusched nodes` shows them: drain and GPU health.
     Nodes,
     /// The job's timeline as the rounds committed it (`user` asks: refusals are logged).
@@ -793,6 +797,59 @@ impl Harness {
                     .map(|r| format!("{} {:.6} kWh", r.key, r.energy_kwh))
                     .collect();
                 self.line(format!("usage: {}", rows.join(", ")));
+            }
+            Step::UsageAllTime => {
+                let ended: Vec<gpusched_store::JobRecord> = self
+                    .store
+                    .jobs
+                    .values()
+                    .filter(|j| {
+                        j.view.state.is_terminal() && !self.st.jobs.contains_key(&j.view.id)
+                    })
+                    .cloned()
+                    .collect();
+                if self.st.wants_all_time_usage() {
+                    let pairs = crate::state::usage::ended_pairs(ended.iter());
+                    self.st.set_all_time_usage(pairs);
+                }
+                for by_queue in [false, true] {
+                    let ask = crate::state::usage::UsageAsk {
+                        since_ms: 0,
+                        by_queue,
+                        user: None,
+                    };
+                    let kept = self.st.all_time_usage(&ask);
+                    let want = crate::state::usage::ended_sums(ended.iter(), 0, by_queue);
+                    assert_eq!(kept.len(), want.len(), "{kept:?} {want:?}");
+                    for (k, w) in kept.iter().zip(&want) {
+                        assert_eq!(
+                            (
+                                &k.key,
+                                k.jobs,
+                                k.succeeded,
+                                k.failed,
+                                k.cancelled,
+                                k.energy_j
+                            ),
+                            (
+                                &w.key,
+                                w.jobs,
+                                w.succeeded,
+                                w.failed,
+                                w.cancelled,
+                                w.energy_j
+                            )
+                        );
+                        assert!((k.gpu_hours - w.gpu_hours).abs() < 1e-9, "{k:?} {w:?}");
+                        assert!((k.wait_s - w.wait_s).abs() < 1e-9, "{k:?} {w:?}");
+                    }
+                    let rows: Vec<String> = kept
+                        .iter()
+                        .map(|r| format!("{} {} jobs {:.6} GPU-h", r.key, r.jobs, r.gpu_hours))
+                        .collect();
+                    let by = if by_queue { "queue" } else { "user" };
+                    self.line(format!("usage over all time by {by}: {}", rows.join(", ")));
+                }
             }
             Step::RequeueUnhealthy => {
                 let mut cfg = (*self.cfg).clone();
