@@ -57,20 +57,7 @@ impl State {
                 "`since_ms` = {since} is in the future (now is {now}); give a time in the past"
             )));
         }
-        let mut rows: BTreeMap<String, (UsageRow, f64, u64)> = BTreeMap::new();
-        for sum in stored {
-            let key = sum.key.clone();
-            let (row, wait_sum, started) = rows.entry(key.clone()).or_insert_with(|| empty(key));
-            row.jobs += sum.jobs;
-            row.gpu_hours += sum.gpu_hours;
-            row.energy_kwh += sum.energy_j as f64 / 3_600_000.0;
-            row.succeeded += sum.succeeded;
-            row.failed += sum.failed;
-            row.cancelled += sum.cancelled;
-            row.timed_out += sum.timed_out;
-            *wait_sum += sum.wait_s;
-            *started += sum.jobs;
-        }
+        let mut live: BTreeMap<String, UsageSum> = BTreeMap::new();
         for job in self.jobs.values() {
             let v = &job.view;
             if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
@@ -85,28 +72,27 @@ impl State {
             if end < since {
                 continue;
             }
-            let key = if by == "user" {
-                v.user.clone()
-            } else {
-                v.queue.clone()
-            };
+            let key = if by == "user" { &v.user } else { &v.queue };
+            let sum = live.entry(key.clone()).or_insert_with(|| UsageSum {
+                key: key.clone(),
+                ..Default::default()
+            });
+            add_job(sum, v, end.saturating_sub(start.max(since)));
+        }
+        let mut rows: BTreeMap<String, (UsageRow, f64, u64)> = BTreeMap::new();
+        for sum in stored.into_iter().chain(live.into_values()) {
+            let key = sum.key.clone();
             let (row, wait_sum, started) = rows.entry(key.clone()).or_insert_with(|| empty(key));
-            let ran_ms = end.saturating_sub(start.max(since));
-            row.jobs += 1;
-            // A slice counts as its share of the GPU (a MIG instance: its compute slices).
-            let gpus = super::held_milli(v) as f64 / 1000.0;
-            row.gpu_hours += gpus * ran_ms as f64 / 3_600_000.0;
+            row.jobs += sum.jobs;
+            row.gpu_hours += sum.gpu_hours;
             // Energy is kept per job, not per moment: a job in the window counts whole.
-            row.energy_kwh += v.energy_j.unwrap_or(0) as f64 / 3_600_000.0;
-            match v.state {
-                JobState::Succeeded => row.succeeded += 1,
-                JobState::Failed => row.failed += 1,
-                JobState::Cancelled => row.cancelled += 1,
-                JobState::TimedOut => row.timed_out += 1,
-                _ => {}
-            }
-            *wait_sum += start.saturating_sub(v.submit_ms) as f64 / 1000.0;
-            *started += 1;
+            row.energy_kwh += sum.energy_j as f64 / 3_600_000.0;
+            row.succeeded += sum.succeeded;
+            row.failed += sum.failed;
+            row.cancelled += sum.cancelled;
+            row.timed_out += sum.timed_out;
+            *wait_sum += sum.wait_s;
+            *started += sum.jobs;
         }
         let rows = rows
             .into_values()
@@ -170,10 +156,15 @@ pub(super) fn add_ended(
             key: v.queue.clone(),
             ..Default::default()
         });
+    add_job(s, v, end.saturating_sub(start));
+}
+
+/// Counts job `v` (started) into `s`, charged for `ran_ms` of the window: a slice as its
+/// share of the GPU (a MIG instance: its compute slices), its energy whole.
+fn add_job(s: &mut UsageSum, v: &gpusched_wire::JobView, ran_ms: u64) {
     s.jobs += 1;
-    s.gpu_hours +=
-        super::held_milli(v) as f64 / 1000.0 * end.saturating_sub(start) as f64 / 3_600_000.0;
-    s.wait_s += start.saturating_sub(v.submit_ms) as f64 / 1000.0;
+    s.gpu_hours += super::held_milli(v) as f64 / 1000.0 * ran_ms as f64 / 3_600_000.0;
+    s.wait_s += v.start_ms.unwrap_or(0).saturating_sub(v.submit_ms) as f64 / 1000.0;
     s.energy_j += v.energy_j.unwrap_or(0);
     match v.state {
         JobState::Succeeded => s.succeeded += 1,
@@ -245,19 +236,7 @@ pub(crate) fn ended_sums<'a>(
             key: key.clone(),
             ..Default::default()
         });
-        s.jobs += 1;
-        s.gpu_hours += super::held_milli(v) as f64 / 1000.0
-            * end.saturating_sub(start.max(since)) as f64
-            / 3_600_000.0;
-        s.energy_j += v.energy_j.unwrap_or(0);
-        s.wait_s += start.saturating_sub(v.submit_ms) as f64 / 1000.0;
-        match v.state {
-            JobState::Succeeded => s.succeeded += 1,
-            JobState::Failed => s.failed += 1,
-            JobState::Cancelled => s.cancelled += 1,
-            JobState::TimedOut => s.timed_out += 1,
-            _ => {}
-        }
+        add_job(s, v, end.saturating_sub(start.max(since)));
     }
     out.into_values().collect()
 }
