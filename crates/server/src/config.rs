@@ -14,6 +14,10 @@ pub const SOCKET_NAME: &str = "gpusched.sock";
 /// machine's stall of a second does not depose a healthy leader.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(4);
 
+/// The longest a `wait` request is held by default; `gpusched wait` asks for at most a
+/// minute at a time and asks again.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(300);
+
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// The server's own files: the Unix socket, the join token and, unless `store`
@@ -34,6 +38,9 @@ pub struct ServerConfig {
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
     pub grace_s: u64,
+    /// The longest `GET /api/jobs/ID/wait` holds a request (`--max-wait`): a proxy in
+    /// front of the server that drops idle requests sooner wants it shorter.
+    pub max_wait: Duration,
     /// The local socket whose callers are known by uid (default `DATA_DIR/gpusched.sock`).
     pub unix_socket: Option<PathBuf>,
     /// PEM certificate chain and private key: serve HTTPS instead of HTTP on TCP.
@@ -141,6 +148,7 @@ impl ServerConfig {
             las_limits: vec![3250.0, 7200.0],
             default_max_retries: 3,
             grace_s: 10,
+            max_wait: DEFAULT_MAX_WAIT,
             unix_socket: None,
             tls: None,
             queues_file: None,

@@ -231,6 +231,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         tx,
         tokens: shared_tokens,
         poll_wait: cfg.poll_wait(),
+        max_wait: cfg.max_wait,
         // Agents serve logs to whoever presents their log secret (see LogTarget).
         http: reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(30))

@@ -55,6 +55,10 @@ pub struct ServerArgs {
     /// A node silent this long is declared lost and its jobs requeued.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     pub heartbeat_timeout: String,
+    /// The longest the server holds a `wait` request before answering with the job as it
+    /// is (clients ask again); shorter than the idle timeout of a proxy in front of it.
+    #[arg(long, default_value = "300s", value_name = "DURATION")]
+    pub max_wait: String,
     /// Requeues of a job whose node was lost (a job may set its own).
     #[arg(long, default_value_t = 3)]
     pub max_retries: u32,
@@ -183,6 +187,13 @@ impl ServerArgs {
         let hb = parse_duration(&self.heartbeat_timeout).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(hb >= 1, "--heartbeat-timeout must be at least 1 second");
         cfg.heartbeat_timeout = std::time::Duration::from_secs(hb);
+        let max_wait = parse_duration(&self.max_wait).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            max_wait >= 1,
+            "--max-wait {:?} is under a second; give e.g. 60s (a wait request is held at most that long)",
+            self.max_wait
+        );
+        cfg.max_wait = std::time::Duration::from_secs(max_wait);
         cfg.default_max_retries = self.max_retries;
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
@@ -311,4 +322,37 @@ pub enum UnhealthyJobs {
     Finish,
     /// They are preempted (checkpoint signal, grace) and requeued without using a retry.
     Requeue,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::ServerArgs;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        server: ServerArgs,
+    }
+
+    fn config(args: &[&str]) -> anyhow::Result<gpusched_server::ServerConfig> {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().to_str().unwrap().to_owned();
+        let mut argv = vec!["server", "--data-dir", &data];
+        argv.extend_from_slice(args);
+        Cmd::try_parse_from(argv).unwrap().server.config()
+    }
+
+    #[test]
+    fn max_wait_is_a_duration_of_a_second_or_more() {
+        assert_eq!(config(&[]).unwrap().max_wait.as_secs(), 300);
+        assert_eq!(
+            config(&["--max-wait", "1m"]).unwrap().max_wait.as_secs(),
+            60
+        );
+        let e = config(&["--max-wait", "0s"]).unwrap_err().to_string();
+        assert!(e.contains("--max-wait \"0s\" is under a second"), "{e}");
+        assert!(config(&["--max-wait", "soon"]).is_err());
+    }
 }

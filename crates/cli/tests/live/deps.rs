@@ -2,6 +2,7 @@
 //! processes: the order steps ran in is read from the timestamps the jobs wrote.
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::support::*;
 
@@ -117,7 +118,9 @@ fn a_workflow_runs_its_steps_in_dependency_order_with_each_kind() {
 #[test]
 fn hold_release_and_update_through_the_cli() {
     let (_d, dir) = scratch();
-    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    // --max-wait: a wait on the held job (which cannot end) answers at 1 s, not at the
+    // 300 s it asks for.
+    let (_server, url) = server(&dir.join("data"), 0, &["--max-wait", "1s"]);
     let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Fake(1));
     let held = submit(&url, &["--hold", "--", "true"]);
     let id = held.to_string();
@@ -135,6 +138,21 @@ fn hold_release_and_update_through_the_cli() {
     );
     let queue = stdout(&cli(&url, &["queue"]));
     assert!(queue.contains("held"), "{queue}");
+    let asked = std::time::Instant::now();
+    let (code, body) = http(
+        &url,
+        "GET",
+        &format!("/api/jobs/{held}/wait?timeout_s=300"),
+        None,
+    );
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains(r#""state":"pending""#), "{body}");
+    // Far under the 300 s asked for, however slow the machine.
+    assert!(
+        asked.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        asked.elapsed()
+    );
 
     // An update while held; the walltime as a person writes it.
     let o = cli(

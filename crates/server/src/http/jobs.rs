@@ -124,8 +124,8 @@ pub async fn checkpoint(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct WaitQuery {
-    /// Longest wait in seconds (default 30, at most 300); the job is returned as it is
-    /// then, ended or not.
+    /// Longest wait in seconds (default 30, at most the server's `--max-wait`, 300 by
+    /// default); the job is returned as it is then, ended or not.
     pub timeout_s: Option<u64>,
 }
 
@@ -140,7 +140,7 @@ pub async fn wait(
 ) -> Result<Json<JobView>, ApiErr> {
     let who = person(&caller)?;
     let id = job_id(&id)?;
-    let timeout = Duration::from_secs(q.timeout_s.unwrap_or(30).min(300));
+    let timeout = Duration::from_secs(q.timeout_s.unwrap_or(30)).min(app.max_wait);
     match app.ask(|r| Cmd::Wait(id, who.clone(), r)).await? {
         WaitResult::Done(v) => Ok(Json(*v)),
         WaitResult::Pending(rx) => match tokio::time::timeout(timeout, rx).await {

@@ -40,6 +40,8 @@ pub struct App {
     pub tx: mpsc::Sender<Cmd>,
     pub tokens: SharedTokens,
     pub poll_wait: Duration,
+    /// The longest a `wait` request is held (`--max-wait`).
+    pub max_wait: Duration,
     pub http: reqwest::Client,
     pub limits: std::sync::Arc<crate::config::Limits>,
     /// `--metrics-public`: `GET /metrics` needs no token.
