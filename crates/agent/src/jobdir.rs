@@ -518,8 +518,14 @@ impl JobDir {
         let seq = inner.ack_seq;
         inner.ack_seq += 1;
         inner.acked.insert(a, seq);
-        // The job is over everywhere: its hostfile has no reader left.
-        let _ = fs::remove_file(self.hostfile_path(a));
+        // The job is over everywhere: its hostfile has no reader left. A job of one node
+        // had none of its own (it shares the node's, see `Launcher::plan`).
+        if r.launch
+            .as_ref()
+            .is_none_or(|l| !crate::launcher::dist::is_one_node(l))
+        {
+            let _ = fs::remove_file(self.hostfile_path(a));
+        }
         // Under the lock: a new attempt of the job cannot be created (and its
         // checkpoint directory prepared) between this check and the removal.
         if !job_is_live(&inner, a.job) {
@@ -1183,6 +1189,11 @@ mod tests {
         fs::write(empty.join(crate::launcher::DEADLINE_FILE), "123").unwrap();
         acked_with(&dir, &launch(1, 1), Outcome::Preempted);
         assert!(!empty.exists());
+        // Never written into at all (most jobs): removed.
+        let bare = dir.checkpoint_dir(9);
+        fs::create_dir_all(&bare).unwrap();
+        acked_with(&dir, &launch(9, 1), Outcome::Exited { code: 0 });
+        assert!(!bare.exists());
         // Written into, and the job is over (it exited): removed.
         let done = wrote_checkpoint(&dir, 2);
         acked_with(&dir, &launch(2, 1), Outcome::Exited { code: 1 });
@@ -1222,6 +1233,20 @@ mod tests {
         let gang = wrote_checkpoint(&dir, 7);
         acked_with(&dir, &part, Outcome::Exited { code: 0 });
         assert!(gang.exists());
+        // A part told its hosts had a hostfile of its own: it goes with the attempt.
+        let mut spread = launch(10, 1);
+        let hosts = ["10.0.0.1", "10.0.0.2"].map(|addr| gpusched_wire::DistHost {
+            addr: addr.into(),
+            slots: 1,
+        });
+        spread.dist = part.dist.clone().map(|d| gpusched_wire::DistLaunch {
+            hosts: hosts.to_vec(),
+            ..d
+        });
+        let hostfile = dir.hostfile_path(spread.attempt_ref());
+        fs::write(&hostfile, "10.0.0.1 slots=1\n10.0.0.2 slots=1\n").unwrap();
+        acked_with(&dir, &spread, Outcome::Exited { code: 0 });
+        assert!(!hostfile.exists());
         // Another attempt of the job is held here: its directory is in use.
         dir.create(&launch(8, 2)).unwrap();
         let busy = dir.checkpoint_dir(8);

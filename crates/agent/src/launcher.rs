@@ -49,11 +49,22 @@ pub const CHECKPOINT_MARK: &str = "checkpoint";
 /// Creates the checkpoint directory (kept across attempts) and gives it to the job's
 /// user; a stale deadline from an earlier preemption is removed.
 fn prepare_checkpoint_dir(dir: &Path, run_as: Option<&identity::RunAs>) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    match std::fs::remove_file(dir.join(DEADLINE_FILE)) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+    // A new directory is empty; only one kept from an earlier attempt may hold a deadline.
+    let made = match std::fs::create_dir(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            true
+        }
         Err(e) => return Err(e),
+    };
+    if !made {
+        match std::fs::remove_file(dir.join(DEADLINE_FILE)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
     }
     if let Some(who) = run_as {
         nix::unistd::chown(dir, Some(who.uid), Some(who.gid)).map_err(std::io::Error::from)?;
@@ -526,4 +537,28 @@ fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{prepare_checkpoint_dir, DEADLINE_FILE};
+
+    #[test]
+    fn a_checkpoint_directory_is_made_or_kept_without_a_stale_deadline() {
+        let tmp = tempfile::tempdir().unwrap();
+        // New, parents included.
+        let dir = tmp.path().join("checkpoints").join("7");
+        prepare_checkpoint_dir(&dir, None).unwrap();
+        assert!(dir.is_dir());
+        // Kept from an earlier attempt: what the job saved stays, the deadline goes.
+        std::fs::write(dir.join("model.pt"), "weights").unwrap();
+        std::fs::write(dir.join(DEADLINE_FILE), "123").unwrap();
+        prepare_checkpoint_dir(&dir, None).unwrap();
+        assert!(dir.join("model.pt").exists());
+        assert!(!dir.join(DEADLINE_FILE).exists());
+        // A file where the directory should be is an error, not a directory.
+        let file = tmp.path().join("checkpoints").join("8");
+        std::fs::write(&file, "").unwrap();
+        assert!(prepare_checkpoint_dir(&file, None).is_err());
+    }
 }

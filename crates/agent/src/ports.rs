@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use gpusched_wire::AttemptRef;
 
-/// Held listeners by attempt; clones share them.
+/// Held listeners by attempt, with the port each is bound to (kept, not asked of the
+/// socket again); clones share them.
 #[derive(Clone, Default)]
 pub struct PortBook {
-    held: Arc<Mutex<BTreeMap<AttemptRef, TcpListener>>>,
+    held: Arc<Mutex<BTreeMap<AttemptRef, (u16, TcpListener)>>>,
 }
 
 impl PortBook {
@@ -23,28 +24,25 @@ impl PortBook {
     /// it hears the answer).
     pub fn reserve(&self, a: AttemptRef, addr: &str) -> io::Result<u16> {
         let mut held = self.lock();
-        if let Some(l) = held.get(&a) {
-            return Ok(l.local_addr()?.port());
+        if let Some((port, _)) = held.get(&a) {
+            return Ok(*port);
         }
         let listener = bind_free(addr)?;
         let port = listener.local_addr()?.port();
-        held.insert(a, listener);
+        held.insert(a, (port, listener));
         Ok(port)
     }
 
     /// The port held for `a`, if any.
     pub fn held(&self, a: AttemptRef) -> Option<u16> {
-        self.lock()
-            .get(&a)
-            .and_then(|l| l.local_addr().ok())
-            .map(|s| s.port())
+        self.lock().get(&a).map(|(port, _)| *port)
     }
 
     /// Closes the socket held for `a` (just before its processes start, or when the
     /// attempt is no longer wanted); returns the port it held.
     pub fn release(&self, a: AttemptRef) -> Option<u16> {
-        let l = self.lock().remove(&a)?;
-        l.local_addr().ok().map(|s| s.port())
+        // The listener closes as it drops here.
+        self.lock().remove(&a).map(|(port, _)| port)
     }
 
     /// Releases every port held for an attempt `keep` does not name.
@@ -57,7 +55,7 @@ impl PortBook {
         gone
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<AttemptRef, TcpListener>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<AttemptRef, (u16, TcpListener)>> {
         // Each use is one map operation: a panic elsewhere cannot leave it half-changed.
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -37,18 +37,45 @@ pub fn signal_group_logged(pgid: u32, signal: Signal) {
 /// The start time of process `pid` in clock ticks since boot, `/proc/<pid>/stat` field
 /// 22; `None` if there is no such process.
 pub fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may contain spaces or `)`, so
-    // count fields from the last `)`: what follows starts at field 3.
-    let after_name = &stat[stat.rfind(')')? + 1..];
+    use std::io::Read;
+    let mut file = fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    // Plain reads into room for the whole line (a few hundred bytes; it grows if ever
+    // needed): one read and one to see its end. `fs::read_to_string` first asks the
+    // file's size (a statx and an lseek, for a size that reads 0 here) and then read it
+    // in six growing pieces: nine system calls a job where four do.
+    let mut buf = vec![0u8; 1024];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    let stat = &buf[..len];
+    // The command name (field 2) is in parentheses and may contain spaces, `)` or bytes
+    // that are not UTF-8, so count fields from the last `)`: what follows starts at
+    // field 3 and is ASCII.
+    let after_name =
+        std::str::from_utf8(&stat[stat.iter().rposition(|&b| b == b')')? + 1..]).ok()?;
     after_name.split_whitespace().nth(22 - 3)?.parse().ok()
 }
 
-/// This boot's id; it changes at every boot.
+/// This boot's id; it changes at every boot. Read once: a process never outlives the
+/// boot it started in, and every job's pid record carries it (six system calls a job).
 pub fn boot_id() -> Option<String> {
-    fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
+    static BOOT_ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT_ID
+        .get_or_init(|| {
+            fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .clone()
 }
 
 /// Whether recovery may kill the recorded group.
@@ -101,8 +128,31 @@ mod tests {
 
     #[test]
     fn reads_this_process_start_time_and_boot_id() {
+        // Field 22, counted after the name: the same as splitting the whole line.
+        let line = fs::read_to_string(format!("/proc/{}/stat", std::process::id())).unwrap();
+        let fields: Vec<&str> = line[line.rfind(')').unwrap() + 2..].split(' ').collect();
+        assert_eq!(start_ticks(std::process::id()), fields[19].parse().ok());
         assert!(start_ticks(std::process::id()).is_some());
         assert_eq!(start_ticks(u32::MAX), None);
+        // A name with spaces, a `)` and a byte that is not UTF-8 (threads have a
+        // `/proc/<tid>/stat` too; the kernel keeps 15 bytes of a name).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let named = std::thread::spawn(move || {
+            let name = std::ffi::CString::new(b"x) (y \xff".to_vec()).unwrap();
+            // SAFETY: PR_SET_NAME reads a NUL-terminated string that outlives the call.
+            let set = unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr()) };
+            tx.send((set, nix::unistd::gettid().as_raw() as u32))
+                .unwrap();
+            done_rx.recv().unwrap();
+        });
+        let (set, tid) = rx.recv().unwrap();
+        assert_eq!(set, 0);
+        let comm = fs::read(format!("/proc/{tid}/comm")).unwrap();
+        assert_eq!(comm, b"x) (y \xff\n");
+        assert!(start_ticks(tid).is_some());
+        done_tx.send(()).unwrap();
+        named.join().unwrap();
         assert!(
             boot_id().is_some_and(|id| id.len() == 36),
             "{:?}",
