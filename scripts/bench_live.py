@@ -179,6 +179,8 @@ def measure(args):
             res["spawn_floor_per_s"] = dict(before=floor0, after=floor1)
             if "batch" in res:
                 res["batch"]["vs_floor"] = res["batch"]["jobs_per_s"] / max(floor0, floor1)
+            if "array" in res:
+                res["array"]["vs_floor"] = res["array"]["tasks_per_s"] / max(floor0, floor1)
         if "batch" in runs["gpusched"]:
             rate = runs["gpusched"]["batch"]["jobs_per_s"]
             print(f"(e) floor after: {floor1:.0f}/s; the batch ran at {rate / max(floor0, floor1):.2f}x the "
@@ -435,6 +437,12 @@ def run_hq(args):
 def side_by_side(args, g, h, order):
     """A Markdown table, gpusched and HyperQueue in one column each."""
     rows = []
+    if "array" in g and "batch" not in g:
+        # --array: gpusched's one submission was an array, as HyperQueue's always is.
+        a = g["array"]
+        g = dict(g, batch=dict(jobs_per_s=a["tasks_per_s"], submit_s=a["submit_s"], vs_floor=a.get("vs_floor"),
+                               server_cpu_us_per_job=a["server_cpu_us_per_task"],
+                               agent_cpu_us_per_job=a["agent_cpu_us_per_task"]))
 
     def row(name, key, fmt):
         cells = []
