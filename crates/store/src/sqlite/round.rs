@@ -231,7 +231,7 @@ impl Writer {
 }
 
 /// The writer's connection, set as the store's own (`Store::connect`): wait 5 s for a
-/// lock, write ahead, fsync the log at every commit.
+/// lock, write ahead, fsync the log at every commit, keep 1 MiB of pages.
 fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
     let shown = || PathBuf::from(path).display().to_string();
     let conn = rusqlite::Connection::open(path).map_err(|source| StoreError::OpenWriter {
@@ -239,7 +239,8 @@ fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
         source,
     })?;
     conn.execute_batch(
-        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;",
+        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+         PRAGMA cache_size = -1024;",
     )
     .map_err(|source| StoreError::OpenWriter {
         path: shown(),
@@ -406,6 +407,36 @@ mod tests {
 
     use super::super::test_dbs::test_dbs;
     use super::*;
+
+    /// Both connections to a SQLite store are durable (WAL, fsync at every commit) and
+    /// keep 1 MiB of pages each (the writer's and the store's own, which reads).
+    #[tokio::test]
+    async fn sqlite_connections_are_durable_and_keep_a_small_page_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open_dir(dir.path()).await.unwrap();
+        let cache: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut store.conn)
+            .await
+            .unwrap();
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut store.conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            (cache, sync),
+            (-1024, 2),
+            "cache_size, synchronous (2: FULL)"
+        );
+        let writer = connect(&dir.path().join(super::super::DB_FILE)).unwrap();
+        let (cache, sync, mode): (i64, i64, String) = writer
+            .query_row(
+                "SELECT * FROM pragma_cache_size, pragma_synchronous, pragma_journal_mode",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!((cache, sync, mode.as_str()), (-1024, 2, "wal"));
+    }
 
     fn job(id: u64, token: Option<&str>) -> JobRecord {
         let mut j = crate::stored_job::tests::full_record();
