@@ -16,7 +16,8 @@ ended jobs in its store and 10,000 pending.
    transient buffers, the second what the pending jobs keep).
 4. Latency (median and max of --repeat runs, each a fresh CLI process, wall time) of
    `gpusched queue` (the active jobs), `gpusched queue --all` (the first page, ended jobs
-   included), `gpusched show` of the oldest job, and `gpusched usage` (all time).
+   included), `gpusched show` of the oldest job, and `gpusched usage` (all time); the
+   server's memory is read right after them and again --settle seconds later.
 5. The pending jobs are cancelled, the agent starts again, and another batch of --jobs
    runs: the server's CPU per job with --history jobs of history.
 
@@ -185,6 +186,9 @@ def main():
             print(f"  {k}: median {v['median_ms']:.0f} ms, max {v['max_ms']:.0f} ms", flush=True)
         print(f"with {have} ended and {args.pending} pending, after the CLI calls: {res['mem_mib']}",
               flush=True)
+        time.sleep(args.settle)
+        res["reads_settled_mem_mib"] = mem_mib(c.server.pid)
+        print(f"... and {args.settle:.0f} s later: {res['reads_settled_mem_mib']}", flush=True)
         for i in range(0, len(pending), 10000):
             post(f"{c.base}/api/jobs/cancel", {"ids": pending[i:i + 10000]})
         c.start_agent()
