@@ -7,9 +7,10 @@
 //! the group is SIGKILLed so no stragglers keep GPUs busy.
 //!
 //! Jobs die with the agent: each leader carries a parent-death SIGKILL tied to the
-//! launcher's forker thread (see `forker`), so dropping the [`Launcher`] or killing the
-//! agent kills the leaders, and [`Launcher::recover`] in the next life kills what they
-//! left and reports the attempt as lost.
+//! thread that started it, the process's main thread or the launcher's forker thread
+//! (see `forker`), so killing the agent kills the leaders (and dropping the
+//! [`Launcher`] kills those its forker started), and [`Launcher::recover`] in the next
+//! life kills what they left and reports the attempt as lost.
 
 mod capture;
 mod child;
@@ -231,7 +232,7 @@ impl Launcher {
     /// ends `Lost`, so the server can run it elsewhere. Errors are only for misuse: no
     /// tokio runtime, or an attempt already seen.
     ///
-    /// Blocks briefly: the records are fsync'd and the fork happens on the forker thread.
+    /// Blocks briefly: the records are fsync'd and the process is started (see `forker`).
     pub fn start(&self, launch: &Launch, gpus: &[GpuInfo]) -> Result<(), LaunchError> {
         let runtime = Handle::try_current().map_err(|_| LaunchError::NoRuntime)?;
         let a = launch.attempt_ref();
