@@ -121,7 +121,8 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
     // (poll, report, supervise) hand work to each other for every job, and across
     // worker threads each hand-off was a futex wake and a context switch (16 a job; a
     // third of its CPU on a VM, docs/benchmarks.md (x)); its blocking work (fsync,
-    // logs, NVML) is on blocking threads and its process starts on the forker thread.
+    // logs, NVML) is on blocking threads, and it starts processes on this thread (see
+    // the agent's `launcher/forker.rs`).
     // The server serves many clients at once, and `up` is a server.
     let rt = if daemon && !matches!(cmd, Command::Agent(_)) {
         tokio::runtime::Builder::new_multi_thread()
