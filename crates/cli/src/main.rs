@@ -124,13 +124,17 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
     // logs, NVML) is on blocking threads, and it starts processes on this thread (see
     // the agent's `launcher/forker.rs`).
     // The server serves many clients at once, and `up` is a server.
-    let rt = if daemon && !matches!(cmd, Command::Agent(_)) {
+    let mut rt = if daemon && !matches!(cmd, Command::Agent(_)) {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()
+    };
+    if let Command::Server(a) = &cmd {
+        if let Some(n) = a.threads {
+            rt.worker_threads(usize::from(n));
+        }
     }
-    .enable_all()
-    .build()?;
+    let rt = rt.enable_all().build()?;
     rt.block_on(async move {
         match cmd {
             Command::Up(a) => commands::up::run(*a).await,

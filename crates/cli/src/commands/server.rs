@@ -59,6 +59,12 @@ pub struct ServerArgs {
     /// is (clients ask again); shorter than the idle timeout of a proxy in front of it.
     #[arg(long, default_value = "300s", value_name = "DURATION")]
     pub max_wait: String,
+    /// Worker threads of the server's runtime (default: one per CPU). One costs less
+    /// CPU per job (no hand-offs between workers: about a fifth less per array task on
+    /// 2 cores, docs/benchmarks.md (y)), but then a long scheduling pass or a large
+    /// listing holds up everything else, the leader lease's renewal included.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     /// Requeues of a job whose node was lost (a job may set its own).
     #[arg(long, default_value_t = 3)]
     pub max_retries: u32,
@@ -342,6 +348,20 @@ mod tests {
         let mut argv = vec!["server", "--data-dir", &data];
         argv.extend_from_slice(args);
         Cmd::try_parse_from(argv).unwrap().server.config()
+    }
+
+    #[test]
+    fn threads_are_one_or_more() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["server"];
+            argv.extend_from_slice(args);
+            Cmd::try_parse_from(argv).map(|c| c.server.threads)
+        };
+        assert_eq!(parse(&[]).unwrap(), None);
+        assert_eq!(parse(&["--threads", "1"]).unwrap(), Some(1));
+        let e = parse(&["--threads", "0"]).unwrap_err().to_string();
+        assert!(e.contains("--threads") && e.contains("0"), "{e}");
+        assert!(parse(&["--threads", "many"]).is_err());
     }
 
     #[test]
