@@ -38,25 +38,14 @@ pub fn signal_group_logged(pgid: u32, signal: Signal) {
 /// 22; `None` if there is no such process.
 pub fn start_ticks(pid: u32) -> Option<u64> {
     use std::io::Read;
-    let mut file = fs::File::open(format!("/proc/{pid}/stat")).ok()?;
-    // Plain reads into room for the whole line (a few hundred bytes; it grows if ever
-    // needed): one read and one to see its end. `fs::read_to_string` first asks the
-    // file's size (a statx and an lseek, for a size that reads 0 here) and then read it
-    // in six growing pieces: nine system calls a job where four do.
-    let mut buf = vec![0u8; 1024];
-    let mut len = 0;
-    loop {
-        if len == buf.len() {
-            buf.resize(len * 2, 0);
-        }
-        match file.read(&mut buf[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    let stat = &buf[..len];
+    let file = fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    // Read through `Take`, into room for the whole line (a few hundred bytes; it grows
+    // if ever needed): one read and one to see its end. `fs::read_to_string` (like
+    // `File`'s own `read_to_end`) first asks the file's size (a statx and an lseek, for
+    // a size that reads 0 here) and then read it in six growing pieces: nine system
+    // calls a job where four do.
+    let mut stat = Vec::with_capacity(1024);
+    file.take(u64::MAX).read_to_end(&mut stat).ok()?;
     // The command name (field 2) is in parentheses and may contain spaces, `)` or bytes
     // that are not UTF-8, so count fields from the last `)`: what follows starts at
     // field 3 and is ASCII.
