@@ -286,6 +286,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
                 resources: Default::default(),
                 topology: Default::default(),
                 drained: None,
+                follows: false,
             })
             .to_vec()
     };
@@ -303,6 +304,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         resources: Default::default(),
         slice: None,
         gang: None,
+        follow_group: None,
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);
@@ -327,7 +329,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
     }
     assert_eq!(next.whole_free("a") + next.whole_free("b"), 0);
     assert!(next.pass(3.0, &[]).is_empty(), "every GPU is held");
-    next.remove(3);
+    next.remove(3, 0.0);
     let s = next.pass(4.0, &[]);
     assert_eq!(s.len(), 1);
     let freed = &placed.iter().find(|p| p.job == 3).unwrap().parts[0];

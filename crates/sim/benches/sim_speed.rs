@@ -227,6 +227,7 @@ fn bench_gangs() {
                         links: Default::default(),
                     },
                     drained: None,
+                    follows: false,
                 })
                 .collect();
             // About half the GPUs busy: each node 0-8 busy, uniformly (seeded).
@@ -320,6 +321,7 @@ fn bench_live_pass() {
             resources: Default::default(),
             topology: Default::default(),
             drained: None,
+            follows: false,
         })
         .collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);

@@ -56,6 +56,9 @@ pub struct LiveJob {
     /// `Some` for a job of several nodes (`gpus` is then its total); `None` for a job
     /// on one node.
     pub gang: Option<Gang>,
+    /// `Some(group)`: it follows, and is followed by, jobs of its group only (the tasks
+    /// of an array with a `%K` limit; see `follow.rs`).
+    pub follow_group: Option<u64>,
 }
 
 /// Where a job starts: every node it uses, with the GPU indices (or the slice) there.
@@ -119,6 +122,17 @@ pub struct LiveCluster {
     pub(super) preempts: Vec<u64>,
     /// Jobs whose estimate is a prediction, not a walltime (`preempt.rs`).
     pub(super) predicted: BTreeSet<u64>,
+    /// Short jobs queued behind running ones (`follow.rs`).
+    pub(super) followers: super::follow::Followers,
+}
+
+/// What leaving the cluster did to the jobs queued behind the job that left.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Left {
+    /// Its first follower, which took its GPUs (the caller starts it there).
+    pub next: Option<LivePlacement>,
+    /// Followers sent back to the waiting queue, in their order.
+    pub back: Vec<u64>,
 }
 
 impl LiveCluster {
@@ -152,6 +166,7 @@ impl LiveCluster {
             loads: BTreeMap::new(),
             preempts: Vec::new(),
             predicted: BTreeSet::new(),
+            followers: Default::default(),
         }
     }
 
@@ -310,6 +325,9 @@ impl LiveCluster {
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
         self.jobs.insert(job);
+        if let Some(group) = v.follow_group {
+            self.set_follow_group(v.id, group);
+        }
     }
 
     /// Marks a job recovered from the store as already running on `node`, on the GPU
@@ -410,33 +428,62 @@ impl LiveCluster {
         self.scheduler.release(hold);
     }
 
-    /// Takes a job out for good (it ended or was cancelled), freeing its GPUs.
-    pub fn remove(&mut self, id: u64) {
+    /// Takes a job out for good (it ended or was cancelled), freeing its GPUs or handing
+    /// them to the first job queued behind it (`follow.rs`), which the caller then starts
+    /// there. A follower that leaves is unlinked: the one behind it moves up.
+    pub fn remove(&mut self, id: u64, now: Seconds) -> Left {
+        let mut left = Left::default();
         if let Some(i) = self.find_slice(id) {
             self.release_slice(i);
             self.slice_jobs.remove(i);
-            return;
+            return left;
         }
         if let Some(i) = self.find(id) {
+            // A running job of one node may hand its GPUs over.
+            let held = self.jobs[i]
+                .placement
+                .clone()
+                .filter(|p| self.jobs[i].running && p.parts.len() == 1)
+                .and_then(|p| {
+                    let name = self.nodes.get(p.parts[0].0.index())?.name.clone();
+                    let gpus = self.book.get(&name)?.whole_of(id);
+                    Some((p, name, gpus))
+                });
             self.release_whole(i);
             let mut job = self.jobs.remove(i);
             self.scheduler.finish(&mut job);
             self.predicted.remove(&id);
+            self.forget_group(id);
+            let handed = held.and_then(|(p, name, gpus)| self.hand_over(id, &name, &gpus, p, now));
+            match handed {
+                Some(Ok(next)) => left.next = Some(next),
+                Some(Err(back)) => left.back = back,
+                None => left.back = self.drop_follows(id, now),
+            }
+        } else if self.is_follower(id) {
+            self.drop_follows(id, now);
+            self.predicted.remove(&id);
+            self.forget_group(id);
         }
+        left
     }
 
-    /// Puts a job whose run was lost back in the queue, its GPUs freed.
-    pub fn requeue(&mut self, id: u64, now: Seconds) {
+    /// Puts a job whose run was lost (or preempted, or stopped) back in the queue, its
+    /// GPUs freed; the jobs queued behind it go back too, in their order, and are
+    /// returned.
+    pub fn requeue(&mut self, id: u64, now: Seconds) -> Vec<u64> {
         if let Some(i) = self.find_slice(id) {
             self.release_slice(i);
-            return;
+            return Vec::new();
         }
         if let Some(i) = self.find(id) {
             self.release_whole(i);
             let job = &mut self.jobs[i];
             job.account(now);
             self.scheduler.finish(job);
+            return self.drop_follows(id, now);
         }
+        Vec::new()
     }
 
     /// Replaces the set of online nodes. Running jobs keep their GPUs (the same

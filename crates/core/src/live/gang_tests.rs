@@ -27,6 +27,7 @@ fn node(name: &str, n: u32, model: &str) -> LiveNode {
         resources: BTreeMap::new(),
         topology: Default::default(),
         drained: None,
+        follows: false,
     }
 }
 
@@ -49,6 +50,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         resources: BTreeMap::new(),
         slice: None,
         gang: None,
+        follow_group: None,
     }
 }
 
@@ -105,7 +107,7 @@ fn a_gang_starts_on_n_whole_parts_or_not_at_all() {
     assert_eq!(s.iter().map(|p| p.job).collect::<Vec<_>>(), [1]);
     assert_eq!(held(&c).len(), 2);
     assert!(c.jobs_on("b").is_empty() && c.jobs_on("c").is_empty());
-    c.remove(1);
+    c.remove(1, 0.0);
     let s = c.pass(2.0, &[]);
     assert_eq!(s.len(), 1);
     let p = &s[0];
@@ -117,7 +119,7 @@ fn a_gang_starts_on_n_whole_parts_or_not_at_all() {
         assert_eq!(c.jobs_on(n), BTreeSet::from([2]));
     }
     assert_eq!(c.placed(), [2], "a gang is placed once");
-    c.remove(2);
+    c.remove(2, 0.0);
     assert!(held(&c).is_empty(), "every part freed");
 }
 
@@ -156,7 +158,7 @@ fn a_gang_uses_one_gpu_model_unless_mixed_and_honours_the_prefix() {
     c.add(&gang(1, 2, 4));
     let s = c.pass(1.0, &[]);
     assert_eq!(nodes_of(&s[0]), ["h1", "h2"]);
-    c.remove(1);
+    c.remove(1, 0.0);
     // 3 x 4 of one model: never; mixed: a, h1, h2.
     c.add(&gang(2, 3, 4));
     assert!(c.pass(2.0, &[]).is_empty());
@@ -173,7 +175,7 @@ fn a_gang_uses_one_gpu_model_unless_mixed_and_honours_the_prefix() {
             have: 2
         }
     );
-    c.remove(2);
+    c.remove(2, 0.0);
     let mixed = LiveJob {
         gang: Some(Gang {
             shape: GangShape::Nodes {
@@ -187,7 +189,7 @@ fn a_gang_uses_one_gpu_model_unless_mixed_and_honours_the_prefix() {
     c.add(&mixed);
     let s = c.pass(3.0, &[]);
     assert_eq!(nodes_of(&s[0]), ["a", "h1", "h2"]);
-    c.remove(3);
+    c.remove(3, 0.0);
     // A model prefix: only the H100s.
     let picky = LiveJob {
         model: Some("H1".into()),
@@ -222,7 +224,7 @@ fn a_gang_needs_its_cpus_and_memory_on_every_node() {
             ..
         }
     ));
-    c.remove(1);
+    c.remove(1, 0.0);
     assert_eq!(c.pass(3.0, &[]).len(), 1, "both nodes' CPUs came back");
 }
 
@@ -234,7 +236,7 @@ fn a_split_job_takes_the_fewest_nodes_with_tasks_dividing_the_part() {
     let s = c.pass(1.0, &[]);
     assert_eq!(s[0].parts.len(), 2, "16 on 8-GPU nodes: 2 x 8");
     assert!(s[0].parts.iter().all(|p| p.gpus.len() == 8));
-    c.remove(1);
+    c.remove(1, 0.0);
     // Half of each node busy: 16 goes as 4 x 4; with 3 tasks per node it cannot.
     for (id, n) in [(2, "a"), (3, "b"), (4, "c"), (5, "d")] {
         c.add(&whole(id, 4));
@@ -292,7 +294,7 @@ fn restore_parts_is_all_or_nothing() {
     assert!(!c.restore_parts(2, &[part("a", &[0, 1]), part("z", &[0, 1])], 0.0));
     assert!(!c.restore_parts(2, &[part("a", &[0]), part("a", &[1])], 0.0));
     assert!(!c.restore_parts(2, &[part("a", &[0, 1])], 0.0));
-    c.remove(1);
+    c.remove(1, 0.0);
     assert!(c.restore_parts(2, &[part("b", &[0, 1]), part("a", &[0, 1])], 0.0));
     assert_eq!(held(&c).len(), 4);
     assert!(c.pass(1.0, &[]).is_empty(), "it runs: nothing to start");
@@ -389,7 +391,7 @@ fn queue_and_user_caps_count_the_gangs_total() {
         c.wait_reason(&gang(1, 2, 4), &[], &ctx),
         WaitReason::LargerThanQueue { max: 6, gpus: 8 }
     );
-    c.remove(1);
+    c.remove(1, 0.0);
     c.add(&gang(2, 2, 3));
     assert_eq!(c.pass(2.0, &[]).len(), 1);
     c.add(&whole(3, 1));
@@ -472,9 +474,9 @@ fn a_gang_waits_for_whole_nodes_while_small_jobs_backfill_without_delaying_it() 
         }
     ));
     // Jobs 1, 2, 8 end by the shadow: the gang starts on a and b, not delayed.
-    c.remove(2);
-    c.remove(8);
-    c.remove(1);
+    c.remove(2, 0.0);
+    c.remove(8, 0.0);
+    c.remove(1, 0.0);
     let s = c.pass(100.0, &[]);
     assert_eq!(s[0].job, 4, "{s:?}");
     assert_eq!(nodes_of(&s[0]), ["a", "b"]);
@@ -502,10 +504,10 @@ fn a_gang_claim_holds_gpus_on_every_claimed_node_and_starts_there_first() {
     );
     // c's free GPU is held for the gang: job 5 does not take it.
     assert!(c.pass(1.0, &[]).is_empty());
-    c.remove(1);
+    c.remove(1, 0.0);
     // a is free, c not yet: still held on both.
     assert!(c.pass(2.0, &[]).is_empty());
-    c.remove(3);
+    c.remove(3, 0.0);
     let s = c.pass(3.0, &[]);
     assert_eq!(s.len(), 1, "{s:?}");
     assert_eq!(s[0].job, 4);
@@ -547,8 +549,8 @@ fn a_gang_goes_under_one_switch_then_the_fewest_switches_of_one_rack() {
     assert_eq!(s[0].job, 2);
     assert_eq!(nodes_of(&s[0]), ["b", "c", "e", "f"]);
     assert_eq!(held(&c).len(), 8 + 16);
-    c.remove(1);
-    c.remove(2);
+    c.remove(1, 0.0);
+    c.remove(2, 0.0);
     // 3 x 4 with all free: s2 alone holds three (b, c, e: e leaves 4 free; a, d, and
     // any s2 node would span two switches).
     c.add(&gang(3, 3, 4));
@@ -638,7 +640,7 @@ fn a_gang_that_only_a_drained_node_completes_waits_on_the_drain() {
         }
     );
     // A 2 x 3 gang fits on a and d's healthy GPUs (job 1 leaves first: FIFO is strict).
-    c.remove(1);
+    c.remove(1, 0.0);
     c.add(&gang(2, 2, 3));
     let s = c.pass(2.0, &[]);
     assert_eq!(s.len(), 1, "{s:?}");

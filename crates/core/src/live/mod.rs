@@ -14,6 +14,8 @@
 //! - [`job_list`]: its jobs by id, one slice that an end near the front does not shift.
 //! - [`caps`]: queue caps with slices rounded up, and per-user caps.
 //! - [`claims`]: jobs that reclaimed quota start first on their node.
+//! - [`follow`]: short jobs queued behind running ones of their kind, started by the
+//!   agent the moment those end.
 //! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
 //! - [`preempt`]: preemptive policies' victims, protection, attained service, and
 //!   predicted estimates.
@@ -22,6 +24,7 @@ pub mod book;
 pub mod caps;
 pub mod claims;
 pub mod cluster;
+pub mod follow;
 pub mod gpus;
 mod job_list;
 pub mod node;
@@ -34,7 +37,8 @@ pub mod slice;
 mod tests;
 
 pub use book::{GpuSlices, NodeSlices, ShareHold};
-pub use cluster::{LiveCluster, LiveJob, LivePlacement, NodePart};
+pub use cluster::{Left, LiveCluster, LiveJob, LivePlacement, NodePart};
+pub use follow::{Follow, FollowConfig};
 pub use gpus::{GpuLoad, Loads};
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use place::SliceJob;

@@ -20,6 +20,9 @@ pub struct LiveNode {
     /// `Some(reason)` while an operator drains it: nothing new is placed here (whole,
     /// share, MIG or GPU-less with room), its running jobs keep what they hold.
     pub drained: Option<String>,
+    /// Its agent starts a job queued behind a running one by itself when that one ends
+    /// (agent protocol 3; see `follow.rs`): only such nodes get followers.
+    pub follows: bool,
 }
 
 /// Where a node sits in the network and how its GPUs are linked.

@@ -34,6 +34,7 @@ fn node(name: &str, n: u32, mig: bool) -> LiveNode {
         resources: BTreeMap::new(),
         topology: Default::default(),
         drained: None,
+        follows: false,
     }
 }
 
@@ -52,6 +53,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         resources: BTreeMap::new(),
         slice: None,
         gang: None,
+        follow_group: None,
     }
 }
 
@@ -116,7 +118,7 @@ fn placements_name_node_and_indices_and_never_double_book() {
     assert_eq!(c.whole_free("a") + c.whole_free("b"), 0);
     // Job 3 ends; a new job takes exactly its GPUs.
     let p3 = starts.iter().find(|p| p.job == 3).unwrap().parts[0].clone();
-    c.remove(3);
+    c.remove(3, 0.0);
     for g in &p3.gpus {
         out.remove(&(p3.node.clone(), *g));
     }
@@ -191,8 +193,8 @@ fn shares_fill_a_gpu_then_open_the_next_and_keep_whole_jobs_off_it() {
     c.add(&whole(4, 1));
     let s = c.pass(2.0, &[]);
     assert!(s.is_empty(), "fifo: the 2-GPU job blocks: {s:?}");
-    c.remove(1);
-    c.remove(2);
+    c.remove(1, 0.0);
+    c.remove(2, 0.0);
     let s = c.pass(3.0, &[]);
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].parts[0].gpus, vec![0, 1]);
@@ -390,7 +392,7 @@ fn wait_reasons_name_what_holds_each_job() {
             waiting: 2
         }
     );
-    c.remove(1);
+    c.remove(1, 0.0);
     let ctx = c.wait_context();
     assert_eq!(why(&c, &whole(6, 1), &ctx), WaitReason::Next);
     assert_eq!(why(&c, &whole(7, 1), &ctx), WaitReason::Behind { ahead: 1 });
@@ -400,8 +402,8 @@ fn wait_reasons_name_what_holds_each_job() {
         user: user.into(),
         ..whole(id, 1)
     };
-    c.remove(6);
-    c.remove(7);
+    c.remove(6, 0.0);
+    c.remove(7, 0.0);
     c.add(&q2(8, "u"));
     assert_eq!(c.pass(2.0, &[]).len(), 1);
     let ctx = c.wait_context();
@@ -446,9 +448,9 @@ fn node_backfill_keeps_the_reserved_nodes_gpus_for_the_head_job() {
     let ids: Vec<u64> = s.iter().map(|p| p.job).collect();
     assert_eq!(ids, [5], "only the job that ends by the shadow: {s:?}");
     assert_eq!(s[0].parts[0].node, "a");
-    c.remove(1);
+    c.remove(1, 0.0);
     assert!(c.pass(60.0, &[]).is_empty(), "job 5 still holds a GPU of a");
-    c.remove(5);
+    c.remove(5, 0.0);
     let s = c.pass(61.0, &[]);
     let ids: Vec<u64> = s.iter().map(|p| p.job).collect();
     assert_eq!(ids, [3], "the head starts first when its node frees: {s:?}");
@@ -525,7 +527,7 @@ fn a_claim_starts_first_on_its_node_and_holds_its_free_gpus_until_then() {
     // Job 2 cannot start anywhere (fifo blocks), and a's free GPU is held for it.
     assert!(c.pass(1.0, &[]).is_empty());
     assert_eq!(c.whole_free("a"), 1, "the hold is lifted after the pass");
-    c.remove(1);
+    c.remove(1, 0.0);
     let s = c.pass(2.0, &[]);
     let ids: Vec<(u64, &str)> = s
         .iter()
@@ -553,7 +555,7 @@ fn a_job_without_gpus_is_on_its_node_until_it_leaves() {
     // A node that re-registers keeps it; leaving frees the node.
     assert!(c.set_nodes(vec![node("a", 2, false)]).is_empty());
     assert_eq!(c.jobs_on("a"), BTreeSet::from([1]));
-    c.remove(1);
+    c.remove(1, 0.0);
     assert!(c.jobs_on("a").is_empty());
 }
 
@@ -602,7 +604,7 @@ fn a_drained_node_takes_nothing_new_and_keeps_what_runs() {
         }
     );
     // Job 1 ends and its GPU stays out; resuming lets everything start.
-    c.remove(1);
+    c.remove(1, 0.0);
     assert_eq!(c.pass(3.0, &[]), vec![]);
     c.set_nodes(vec![node("a", 2, false), node("m", 1, true)]);
     let started: BTreeSet<u64> = c.pass(4.0, &[]).iter().map(|p| p.job).collect();
@@ -634,12 +636,12 @@ fn an_unhealthy_gpu_is_never_placed_and_its_job_keeps_it() {
     );
     // Job 1 ends: its healthy GPU goes to the next job (the share, slices first); the
     // sick one still to nobody.
-    c.remove(1);
+    c.remove(1, 0.0);
     let next = c.pass(3.0, &[]);
     assert_eq!(next.len(), 1, "{next:?}");
     assert_eq!(next[0].job, 3);
     assert_eq!(next[0].parts[0].gpus, vec![held]);
-    c.remove(3);
+    c.remove(3, 0.0);
     let next = c.pass(4.0, &[]);
     assert_eq!((next[0].job, &next[0].parts[0].gpus), (2, &vec![held]));
     // The job on the unhealthy GPU survives a restart of the cluster's view (restore).

@@ -1,0 +1,426 @@
+//! Followers: a short waiting job queued on a busy node behind a running job of the same
+//! kind, to start on that job's GPUs the moment it ends, with no round of the server in
+//! between (HyperQueue's workers hold their next tasks the same way).
+//!
+//! Why: on the live cluster every start otherwise waits for a round trip after the end
+//! it replaces (the agent reports, the server commits and passes, the agent polls). For
+//! jobs of a few milliseconds that round is most of the cost of a job, on the server and
+//! on the agent, and it caps the rate at which one GPU turns over. A follower is decided
+//! ahead, so the agent starts it at once and reports ends and starts in batches.
+//!
+//! The rules keep the policy's decisions:
+//! - **Only the head of the queue follows.** Waiting jobs are taken in the pass's order
+//!   and the first one that cannot follow stops the walk, so no job passes one ranked
+//!   before it: each follower is the job the next pass would have started on the GPUs
+//!   its predecessor frees, as far as the queue stands now.
+//! - **Only a job of the same kind**: same user, queue, GPUs, model, CPUs, memory and
+//!   generic resources, and group (an array with a `%K` limit follows only its own
+//!   tasks). So a follower changes no queue or user cap and no `%K` count when it takes
+//!   over: it holds exactly what its predecessor held.
+//! - **Only short jobs**: an estimate (walltime or prediction) of at most
+//!   [`FollowConfig::under`]. A job ranked higher that arrives after a follow was made
+//!   waits for at most [`FollowConfig::depth`] such jobs on that GPU set: the price of
+//!   deciding ahead, bounded and small.
+//! - **Only on one node, whole GPUs**, and only on nodes whose agent knows followers.
+//!
+//! A follower is out of the waiting queue (no pass places it elsewhere) and holds
+//! nothing until its predecessor leaves: [`LiveCluster::remove`] hands the predecessor's
+//! placement to it in the same step (the GPUs never come free), [`LiveCluster::requeue`]
+//! (a run lost, preempted or stopped) sends its followers back to the queue in their
+//! order, and a follower removed itself (cancelled) leaves the one behind it to follow
+//! its predecessor.
+
+use std::collections::BTreeMap;
+
+use super::cluster::{LiveCluster, LivePlacement};
+use crate::{JobSpec, QueueId, SchedJob, Seconds, UserId};
+
+/// When jobs may follow (`None` on the live cluster: never).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FollowConfig {
+    /// A job follows only with an estimate (walltime or prediction) of at most this.
+    pub under: Seconds,
+    /// Followers queued behind one running job, at most (at least 1).
+    pub depth: u32,
+}
+
+/// A follow a pass decided: `job` starts on `node`'s `gpus` as soon as `after` (the
+/// running job, or the follower before it) ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Follow {
+    pub job: u64,
+    pub after: u64,
+    pub node: String,
+    pub gpus: Vec<u32>,
+}
+
+/// The followers, each out of the waiting queue.
+#[derive(Default)]
+pub(super) struct Followers {
+    pub(super) config: Option<FollowConfig>,
+    /// The follower queued behind each job (a running job or a follower).
+    behind: BTreeMap<u64, SchedJob>,
+    /// Each follower's predecessor.
+    after: BTreeMap<u64, u64>,
+    /// Jobs that follow only jobs of their own group (tasks of an array with `%K`).
+    groups: BTreeMap<u64, u64>,
+}
+
+impl Followers {
+    fn is_empty(&self) -> bool {
+        self.behind.is_empty()
+    }
+
+    fn link(&mut self, after: u64, job: SchedJob) {
+        self.after.insert(job.spec.id.0, after);
+        self.behind.insert(after, job);
+    }
+
+    /// Takes the chain behind `id` out, first follower first.
+    fn take_chain(&mut self, id: u64) -> Vec<SchedJob> {
+        let mut chain = Vec::new();
+        let mut at = id;
+        while let Some(j) = self.behind.remove(&at) {
+            at = j.spec.id.0;
+            self.after.remove(&at);
+            chain.push(j);
+        }
+        chain
+    }
+
+    /// The ids queued behind `id`, in order.
+    fn chain_ids(&self, id: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut at = id;
+        while let Some(j) = self.behind.get(&at) {
+            at = j.spec.id.0;
+            out.push(at);
+        }
+        out
+    }
+}
+
+/// What a job must share with the one it follows (see the module's doc); the first three
+/// are the index of [`LiveCluster::follow_pass`], the rest checked by [`same_kind`].
+type Bucket = (UserId, QueueId, u32);
+
+fn bucket(s: &JobSpec) -> Bucket {
+    (s.user, s.queue, s.gpus)
+}
+
+fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, u64>) -> bool {
+    bucket(a) == bucket(b)
+        && a.gpu_model == b.gpu_model
+        && a.cpu_milli == b.cpu_milli
+        && a.mem_mib == b.mem_mib
+        && a.generic == b.generic
+        && groups.get(&a.id.0) == groups.get(&b.id.0)
+}
+
+/// A chain that can take one more follower: its running head, its last job, its length.
+struct OpenChain {
+    head: u64,
+    end: u64,
+    len: u32,
+    /// The head's start: the chain whose head started first likely frees first.
+    started: Seconds,
+    node: String,
+    gpus: Vec<u32>,
+    spec: JobSpec,
+}
+
+impl LiveCluster {
+    /// Lets short jobs follow running ones (`None`: never, the default). Only for a
+    /// scheduler that does not keep an ordered queue (the live server's).
+    pub fn set_follow(&mut self, config: Option<FollowConfig>) {
+        self.followers.config = config.map(|c| FollowConfig {
+            depth: c.depth.max(1),
+            ..c
+        });
+    }
+
+    /// Puts a job in a follow group: it follows, and is followed by, jobs of its group
+    /// only (the tasks of an array with a `%K` limit).
+    pub(super) fn set_follow_group(&mut self, id: u64, group: u64) {
+        self.followers.groups.insert(id, group);
+    }
+
+    /// The job `id` follows (the running job or the follower before it), if it is a
+    /// follower.
+    pub fn following(&self, id: u64) -> Option<u64> {
+        self.followers.after.get(&id).copied()
+    }
+
+    /// The followers queued behind the running job `id`, first to start first.
+    pub fn followers_of(&self, id: u64) -> Vec<u64> {
+        if self.followers.is_empty() {
+            return Vec::new();
+        }
+        self.followers.chain_ids(id)
+    }
+
+    /// How many followers of `job`'s kind the running jobs could still take (what an
+    /// array offers as followers besides its starts).
+    pub fn open_follow_slots(&self, job: &super::LiveJob) -> u64 {
+        let Some(cfg) = self.followers.config else {
+            return 0;
+        };
+        if job.slice.is_some() || job.gang.is_some() || job.gpus == 0 {
+            return 0;
+        }
+        let Some(&user) = self.users.get(&job.user) else {
+            return 0;
+        };
+        let group = job.follow_group;
+        self.open_chains(cfg)
+            .into_iter()
+            .filter(|c| {
+                let s = &c.spec;
+                (s.user, s.queue, s.gpus) == (user, job.queue, job.gpus)
+                    && s.gpu_model == job.model
+                    && s.cpu_milli == job.cpu_milli
+                    && s.mem_mib == job.mem_mib
+                    && s.generic == job.resources
+                    && self.followers.groups.get(&s.id.0).copied() == group
+            })
+            .map(|c| u64::from(cfg.depth - c.len))
+            .sum()
+    }
+
+    /// Every running job that could take a follower: one node, whole GPUs, a node whose
+    /// agent follows and that is not drained, not asked to stop, chain not full.
+    fn open_chains(&self, cfg: FollowConfig) -> Vec<OpenChain> {
+        let mut open = Vec::new();
+        for j in self.jobs.iter().filter(|j| j.running) {
+            let Some(p) = &j.placement else { continue };
+            let [(n, _)] = p.parts[..] else { continue };
+            let Some(node) = self.nodes.get(n.index()) else {
+                continue;
+            };
+            let id = j.spec.id.0;
+            if !node.follows
+                || node.drained.is_some()
+                || j.spec.gang.is_some()
+                || j.spec.gpus == 0
+                || self.preempts.contains(&id)
+            {
+                continue;
+            }
+            let chain = self.followers.chain_ids(id);
+            let len = chain.len() as u32;
+            if len >= cfg.depth {
+                continue;
+            }
+            let Some(gpus) = self.book.get(&node.name).map(|b| b.whole_of(id)) else {
+                continue;
+            };
+            open.push(OpenChain {
+                head: id,
+                end: chain.last().copied().unwrap_or(id),
+                len,
+                started: j.first_start.unwrap_or(0.0),
+                node: node.name.clone(),
+                gpus,
+                spec: j.spec.clone(),
+            });
+        }
+        open
+    }
+
+    /// After a pass: queues the waiting jobs at the head of the queue behind running jobs
+    /// of their kind, in the pass's order, until one cannot follow (see the module's
+    /// doc). Each follower leaves the waiting queue. Returns the follows made, in order.
+    pub fn follow_pass(&mut self) -> Vec<Follow> {
+        let Some(cfg) = self.followers.config else {
+            return Vec::new();
+        };
+        if !self.jobs.iter().any(|j| !j.running) {
+            return Vec::new();
+        }
+        let mut open: BTreeMap<Bucket, Vec<OpenChain>> = BTreeMap::new();
+        let mut slots = 0usize;
+        for c in self.open_chains(cfg) {
+            slots += (cfg.depth - c.len) as usize;
+            open.entry(bucket(&c.spec)).or_default().push(c);
+        }
+        if slots == 0 {
+            return Vec::new();
+        }
+        // The first `slots` waiting jobs in the pass's order (one more cannot follow).
+        let mut waiting: Vec<(u64, u64)> = self
+            .jobs
+            .iter()
+            .filter(|j| !j.running)
+            .map(|j| (j.rank, j.spec.id.0))
+            .collect();
+        if waiting.len() > slots {
+            waiting.select_nth_unstable(slots - 1);
+            waiting.truncate(slots);
+        }
+        waiting.sort_unstable();
+        let mut follows = Vec::new();
+        for (_, id) in waiting {
+            let Some(i) = self.find(id) else { break };
+            let spec = &self.jobs[i].spec;
+            let short = spec.estimate.is_some_and(|e| e <= cfg.under);
+            if !short || spec.gang.is_some() || spec.gpus == 0 || self.claims.contains_key(&id)
+            {
+                break;
+            }
+            let Some(chains) = open.get_mut(&bucket(spec)) else {
+                break;
+            };
+            // The shortest chain, then the head that started first, then the lowest id.
+            let best = chains
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| same_kind(spec, &c.spec, &self.followers.groups))
+                .min_by(|(_, a), (_, b)| {
+                    a.len
+                        .cmp(&b.len)
+                        .then(a.started.total_cmp(&b.started))
+                        .then(a.head.cmp(&b.head))
+                })
+                .map(|(k, _)| k);
+            let Some(k) = best else { break };
+            let job = self.jobs.remove(i);
+            let c = &mut chains[k];
+            follows.push(Follow {
+                job: id,
+                after: c.end,
+                node: c.node.clone(),
+                gpus: c.gpus.clone(),
+            });
+            self.followers.link(c.end, job);
+            c.end = id;
+            c.len += 1;
+            if c.len >= cfg.depth {
+                chains.swap_remove(k);
+            }
+        }
+        follows
+    }
+
+    /// Puts a job loaded after a restart back behind `after` (a running job, or a
+    /// follower restored before it). False, and it stays waiting, when `after` is
+    /// neither, already has a follower, or is not of the job's kind.
+    pub fn restore_follow(&mut self, id: u64, after: u64) -> bool {
+        let Some(i) = self.find(id) else {
+            return false;
+        };
+        if self.jobs[i].running || self.followers.behind.contains_key(&after) {
+            return false;
+        }
+        let head = self.chain_head(after);
+        let Some(h) = self.find(head).filter(|&h| self.jobs[h].running) else {
+            return false;
+        };
+        let one_node = self.jobs[h]
+            .placement
+            .as_ref()
+            .is_some_and(|p| p.parts.len() == 1);
+        let groups = &self.followers.groups;
+        if !one_node || !same_kind(&self.jobs[i].spec, &self.jobs[h].spec, groups) {
+            return false;
+        }
+        let job = self.jobs.remove(i);
+        self.followers.link(after, job);
+        true
+    }
+
+    /// The running job at the head of the chain `id` is in (`id` itself if it follows
+    /// nobody).
+    fn chain_head(&self, id: u64) -> u64 {
+        let mut at = id;
+        while let Some(&p) = self.followers.after.get(&at) {
+            at = p;
+        }
+        at
+    }
+
+    /// The first follower behind `id`, which ended: it takes `id`'s GPUs (`node`,
+    /// `gpus`) and room now. `None` when nobody follows `id`. A follower that could not
+    /// take them (never: it asks for what `id` held) goes back to the queue with the rest
+    /// of the chain, all named in `Err`.
+    pub(super) fn hand_over(
+        &mut self,
+        id: u64,
+        node: &str,
+        gpus: &[u32],
+        placement: crate::Placement,
+        now: Seconds,
+    ) -> Option<Result<LivePlacement, Vec<u64>>> {
+        let mut next = self.followers.behind.remove(&id)?;
+        let nid = next.spec.id.0;
+        self.followers.after.remove(&nid);
+        let taken = self
+            .book
+            .get_mut(node)
+            .is_some_and(|b| b.take_whole(nid, gpus));
+        if taken && self.scheduler.start_at(&mut next, placement, now) {
+            self.jobs.insert(next);
+            return Some(Ok(LivePlacement {
+                job: nid,
+                parts: vec![super::NodePart {
+                    node: node.to_string(),
+                    gpus: gpus.to_vec(),
+                    slice: None,
+                }],
+            }));
+        }
+        if taken {
+            if let Some(b) = self.book.get_mut(node) {
+                b.release(nid);
+            }
+        }
+        let mut back = vec![next];
+        back.extend(self.followers.take_chain(nid));
+        let ids = back.iter().map(|j| j.spec.id.0).collect();
+        self.unfollow(back, now);
+        Some(Err(ids))
+    }
+
+    /// `id` left without handing over (a run lost, preempted or stopped, or a waiting
+    /// job removed): the followers behind it go back to the queue. A follower that leaves
+    /// itself is unlinked: the one behind it follows its predecessor. Returns the jobs
+    /// sent back to the queue.
+    pub(super) fn drop_follows(&mut self, id: u64, now: Seconds) -> Vec<u64> {
+        if self.followers.is_empty() {
+            return Vec::new();
+        }
+        if let Some(pred) = self.followers.after.remove(&id) {
+            self.followers.behind.remove(&pred);
+            if let Some(next) = self.followers.behind.remove(&id) {
+                self.followers.link(pred, next);
+            }
+            self.followers.groups.remove(&id);
+            return Vec::new();
+        }
+        let chain = self.followers.take_chain(id);
+        let ids = chain.iter().map(|j| j.spec.id.0).collect();
+        self.unfollow(chain, now);
+        ids
+    }
+
+    /// Followers back in the waiting queue, with the ranks they had (their place).
+    fn unfollow(&mut self, chain: Vec<SchedJob>, now: Seconds) {
+        for mut j in chain {
+            j.account(now);
+            self.jobs.insert(j);
+        }
+    }
+
+    /// Whether `id` is a follower (so out of the waiting queue).
+    pub(super) fn is_follower(&self, id: u64) -> bool {
+        self.followers.after.contains_key(&id)
+    }
+
+    /// Forgets a job's follow group (it left the cluster).
+    pub(super) fn forget_group(&mut self, id: u64) {
+        self.followers.groups.remove(&id);
+    }
+}
+
+#[cfg(test)]
+#[path = "follow_tests.rs"]
+mod tests;
