@@ -304,7 +304,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         resources: Default::default(),
         slice: None,
         gang: None,
-        follow_group: None,
+        group: None,
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);

@@ -91,7 +91,8 @@ pub enum Cmd {
     Ping(Reply<()>),
     /// The levels `/metrics` shows (rendered by the caller, off the state task).
     Metrics(Reply<crate::metrics::View>),
-    Register(Register, Reply<Registered>),
+    /// A registration, with the agent protocol its request named.
+    Register(Register, u32, Reply<Registered>),
     /// `true`: answer with the desired state even if the generation did not move.
     Poll(PollQuery, bool, Reply<PollResult>),
     Report(Report, Reply<()>),
@@ -565,8 +566,8 @@ async fn handle(
         },
         Cmd::Ping(r) => answer(out, r, Ok(())),
         Cmd::Metrics(r) => answer(out, r, Ok(state.metrics_view())),
-        Cmd::Register(reg, r) => {
-            let v = state.register(reg);
+        Cmd::Register(reg, protocol, r) => {
+            let v = state.register_as(reg, protocol);
             answer(out, r, v)
         }
         Cmd::Poll(q, force, r) => {

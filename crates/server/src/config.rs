@@ -83,7 +83,19 @@ pub struct ServerConfig {
     /// The agents' join token file (`--join-token-file`), the same for every server of
     /// a cluster. None: `DATA_DIR/join-token`.
     pub join_token_file: Option<PathBuf>,
+    /// Short jobs queued behind running ones of their kind, started by the agent the
+    /// moment those end (`--follow-under`, `--follow-depth`; the core's
+    /// `live/follow.rs`). None: every start waits for a pass.
+    pub follow: Option<gpusched_core::live::FollowConfig>,
 }
+
+/// Followers by default: jobs estimated to run at most a second, two behind each running
+/// job. A job ranked higher that arrives later waits for at most two such jobs on a GPU
+/// set; a job of a few milliseconds no longer waits a round of the server for its GPU.
+pub const DEFAULT_FOLLOW: gpusched_core::live::FollowConfig = gpusched_core::live::FollowConfig {
+    under: 1.0,
+    depth: 2,
+};
 
 /// What happens to the jobs on a GPU found unhealthy.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -149,6 +161,7 @@ impl ServerConfig {
             default_max_retries: 3,
             grace_s: 10,
             max_wait: DEFAULT_MAX_WAIT,
+            follow: Some(DEFAULT_FOLLOW),
             unix_socket: None,
             tls: None,
             queues_file: None,

@@ -40,6 +40,8 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
                 .collect(),
         },
         drained: record.drain.as_ref().map(|d| d.reason.clone()),
+        // What its agent can do is known from its registration (`NodeEntry::follows`).
+        follows: false,
     }
 }
 
@@ -100,6 +102,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         resources: v.resources.clone(),
         slice: v.slice.as_deref().map(ask),
         gang: gang(v),
+        group: None,
     }
 }
 

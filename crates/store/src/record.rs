@@ -29,6 +29,16 @@ pub struct JobRecord {
     /// tasks without reading their rows. `None` for every job that is not an array.
     #[serde(default)]
     pub array_progress: Option<Box<ArrayProgress>>,
+    /// A pending job queued behind this job (running, or queued itself) on its node, to
+    /// start on its GPUs as soon as it ends (schema 9; the core's `live/follow.rs`): the
+    /// node's agent was told, so a restart must not forget it.
+    #[serde(default)]
+    pub behind: Option<u64>,
+    /// Attempts taken back before they could run: a follow the server undid after its
+    /// launch went out (the agent may have started it, so that attempt number is used
+    /// up). Like preemptions, they take attempt numbers but not retries (schema 9).
+    #[serde(default)]
+    pub recalls: u32,
 }
 
 /// How far an array got: the ordinal (0-based position in its index range) of the next

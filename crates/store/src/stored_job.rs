@@ -85,6 +85,10 @@ pub struct StoredJob {
     pub array_task: Option<StoredArrayTask>,
     /// An array's progress (JSON in `array_progress`).
     pub array_progress: Option<crate::ArrayProgress>,
+    // Schema 9: followers.
+    /// The job this pending one is queued behind.
+    pub behind: Option<u64>,
+    pub recalls: u32,
 }
 
 /// An array's indices (the store's own copy of `wire::ArraySpec`).
@@ -217,6 +221,8 @@ impl StoredJob {
             agent_stops,
             first_failure,
             array_progress,
+            behind,
+            recalls,
         } = r;
         let JobView {
             id,
@@ -331,6 +337,8 @@ impl StoredJob {
                 index: t.index,
             }),
             array_progress: array_progress.as_deref().cloned(),
+            behind: *behind,
+            recalls: *recalls,
         }
     }
 
@@ -401,6 +409,8 @@ impl StoredJob {
             agent_stops: self.agent_stops,
             first_failure: self.first_failure.map(|f| Box::new(f.into_record())),
             array_progress: self.array_progress.map(Box::new),
+            behind: self.behind,
+            recalls: self.recalls,
         }
     }
 }
@@ -658,6 +668,8 @@ pub(crate) mod tests {
                 timed_out: 1,
                 skipped: vec![30, 44],
             })),
+            behind: Some(41),
+            recalls: 2,
         }
     }
 

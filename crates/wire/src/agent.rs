@@ -20,12 +20,15 @@ use crate::node::GpuInfo;
 ///   protocol 1) and no epoch in [`Desired`].
 /// - 2: [`Desired::epoch`] (an agent refuses desired state of an older epoch than it
 ///   has seen) and the header itself.
+/// - 3: [`Desired::queued`]: attempts queued behind running ones, which the agent starts
+///   by itself the moment those end. A server gives them only to agents of protocol 3
+///   (an older agent would ignore the field, and its nodes would wait for nothing).
 ///
 /// Bump it (and keep the previous version's messages readable both ways) whenever a
 /// message changes in a way the other side must know of: a new required field, a field
 /// whose meaning changes, a new field in a type read with `deny_unknown_fields` by the
 /// previous release ([`Launch`], [`PreemptOrder`], [`AttemptRef`], [`Outcome`]).
-pub const AGENT_PROTOCOL: u32 = 2;
+pub const AGENT_PROTOCOL: u32 = 3;
 
 /// The oldest agent protocol a server of this build accepts.
 pub const MIN_AGENT_PROTOCOL: u32 = AGENT_PROTOCOL - 1;
@@ -167,6 +170,21 @@ pub struct Desired {
     /// deposed leader must not steer it.
     #[serde(default)]
     pub epoch: u64,
+    /// Attempts queued behind others on this node (protocol 3), each to start on the
+    /// GPUs of `after` as soon as `after` ends by itself ([`Outcome::follows`]), with no
+    /// round of the server in between; an attempt queued here is wanted like one in
+    /// `run`. Chains are listed first follower first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queued: Vec<QueuedLaunch>,
+}
+
+/// An attempt to start when another ends (see [`Desired::queued`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueuedLaunch {
+    /// The attempt it follows: a running one, or one queued itself.
+    pub after: AttemptRef,
+    pub launch: Launch,
 }
 
 /// How to preempt one attempt.
@@ -246,6 +264,20 @@ pub enum Outcome {
     /// stopped it (SIGTERM to its group, the grace, SIGKILL); the server requeues it
     /// without using a retry: nothing went wrong with the job.
     Stopped { message: String },
+}
+
+impl Outcome {
+    /// Whether the attempt queued behind one that ended this way starts (on the agent,
+    /// at once) and takes its GPUs (on the server): yes when it ended by itself or was
+    /// cancelled; no when it was preempted, stopped with its agent or lost, because
+    /// then its GPUs are wanted elsewhere or the node is going away (the server sends its
+    /// followers back to the queue).
+    pub fn follows(&self) -> bool {
+        !matches!(
+            self,
+            Outcome::Preempted | Outcome::Stopped { .. } | Outcome::Lost { .. }
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -26,8 +26,8 @@ pub mod usage;
 pub mod workflow;
 
 pub use agent::{
-    AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, Register, Registered, Report,
-    ReportAck, RunEvent, RunEventKind,
+    AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, QueuedLaunch, Register,
+    Registered, Report, ReportAck, RunEvent, RunEventKind,
 };
 pub use array::{ArrayCounts, ArrayError, ArraySpec, ArrayTask, JobRef};
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};

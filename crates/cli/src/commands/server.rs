@@ -65,6 +65,17 @@ pub struct ServerArgs {
     /// listing holds up everything else, the leader lease's renewal included.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Short jobs (estimated, from a walltime or the cluster's history, to run at most
+    /// this long) wait on a busy node behind a running job of their kind (same user,
+    /// queue and shape) and start the moment it ends, without a round of the server in
+    /// between; only jobs at the head of the queue, so none passes another. 0s: never.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub follow_under: String,
+    /// With --follow-under: how many jobs may wait behind one running job. A job ranked
+    /// higher that arrives later waits for at most this many short jobs on a GPU.
+    #[arg(long, default_value_t = 2, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub follow_depth: u32,
     /// Requeues of a job whose node was lost (a job may set its own).
     #[arg(long, default_value_t = 3)]
     pub max_retries: u32,
@@ -200,6 +211,12 @@ impl ServerArgs {
             self.max_wait
         );
         cfg.max_wait = std::time::Duration::from_secs(max_wait);
+        let under = parse_duration(&self.follow_under)
+            .map_err(|e| anyhow::anyhow!("--follow-under: {e}"))?;
+        cfg.follow = (under > 0).then(|| gpusched_core::live::FollowConfig {
+            under: under as f64,
+            depth: self.follow_depth,
+        });
         cfg.default_max_retries = self.max_retries;
         cfg.grace_s = parse_duration(&self.grace).map_err(anyhow::Error::msg)?;
         cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
@@ -348,6 +365,20 @@ mod tests {
         let mut argv = vec!["server", "--data-dir", &data];
         argv.extend_from_slice(args);
         Cmd::try_parse_from(argv).unwrap().server.config()
+    }
+
+    #[test]
+    fn followers_are_on_by_default_and_off_with_zero() {
+        let f = config(&[]).unwrap().follow.expect("on by default");
+        assert_eq!((f.under, f.depth), (1.0, 2));
+        let f = config(&["--follow-under", "30s", "--follow-depth", "4"])
+            .unwrap()
+            .follow
+            .unwrap();
+        assert_eq!((f.under, f.depth), (30.0, 4));
+        assert!(config(&["--follow-under", "0s"]).unwrap().follow.is_none());
+        let e = config(&["--follow-under", "soon"]).unwrap_err().to_string();
+        assert!(e.contains("--follow-under"), "{e}");
     }
 
     #[test]

@@ -56,9 +56,10 @@ pub struct LiveJob {
     /// `Some` for a job of several nodes (`gpus` is then its total); `None` for a job
     /// on one node.
     pub gang: Option<Gang>,
-    /// `Some(group)`: it follows, and is followed by, jobs of its group only (the tasks
-    /// of an array with a `%K` limit; see `follow.rs`).
-    pub follow_group: Option<u64>,
+    /// `Some` for a job of a group (a task of an array with a `%K` limit): at most so
+    /// many of the group hold GPUs at once, and it follows only jobs of its group (see
+    /// `group.rs`).
+    pub group: Option<super::group::JobGroup>,
 }
 
 /// Where a job starts: every node it uses, with the GPU indices (or the slice) there.
@@ -124,6 +125,8 @@ pub struct LiveCluster {
     pub(super) predicted: BTreeSet<u64>,
     /// Short jobs queued behind running ones (`follow.rs`).
     pub(super) followers: super::follow::Followers,
+    /// The group of each job in one (`group.rs`).
+    pub(super) groups: BTreeMap<u64, super::group::JobGroup>,
 }
 
 /// What leaving the cluster did to the jobs queued behind the job that left.
@@ -167,6 +170,7 @@ impl LiveCluster {
             preempts: Vec::new(),
             predicted: BTreeSet::new(),
             followers: Default::default(),
+            groups: BTreeMap::new(),
         }
     }
 
@@ -325,8 +329,8 @@ impl LiveCluster {
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
         self.jobs.insert(job);
-        if let Some(group) = v.follow_group {
-            self.set_follow_group(v.id, group);
+        if let Some(group) = v.group {
+            self.groups.insert(v.id, group);
         }
     }
 
@@ -453,7 +457,7 @@ impl LiveCluster {
             let mut job = self.jobs.remove(i);
             self.scheduler.finish(&mut job);
             self.predicted.remove(&id);
-            self.forget_group(id);
+            self.groups.remove(&id);
             let handed = held.and_then(|(p, name, gpus)| self.hand_over(id, &name, &gpus, p, now));
             match handed {
                 Some(Ok(next)) => left.next = Some(next),
@@ -463,7 +467,7 @@ impl LiveCluster {
         } else if self.is_follower(id) {
             self.drop_follows(id, now);
             self.predicted.remove(&id);
-            self.forget_group(id);
+            self.groups.remove(&id);
         }
         left
     }
@@ -665,11 +669,13 @@ impl LiveCluster {
             job.account(now);
         }
         self.grow_predictions();
-        // Jobs of users at their per-queue cap sit this pass out (see `caps`).
-        let out = if self.user_caps.is_empty() {
+        // Jobs of users at their per-queue cap, and of groups at theirs, sit this pass
+        // out (see `caps`, `group.rs`).
+        let out = if self.user_caps.is_empty() && self.groups.is_empty() {
             self.scheduler.pass(&mut self.jobs, now)
         } else {
-            let out_ids = self.over_user_caps();
+            let mut out_ids = self.over_user_caps();
+            out_ids.extend(self.over_group_caps());
             let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = self
                 .jobs
                 .take_all()

@@ -14,9 +14,9 @@
 //!   before it: each follower is the job the next pass would have started on the GPUs
 //!   its predecessor frees, as far as the queue stands now.
 //! - **Only a job of the same kind**: same user, queue, GPUs, model, CPUs, memory and
-//!   generic resources, and group (an array with a `%K` limit follows only its own
-//!   tasks). So a follower changes no queue or user cap and no `%K` count when it takes
-//!   over: it holds exactly what its predecessor held.
+//!   generic resources, and group (`group.rs`: an array with a `%K` limit follows only
+//!   its own tasks). So a follower changes no queue or user cap and no `%K` count when
+//!   it takes over: it holds exactly what its predecessor held.
 //! - **Only short jobs**: an estimate (walltime or prediction) of at most
 //!   [`FollowConfig::under`]. A job ranked higher that arrives after a follow was made
 //!   waits for at most [`FollowConfig::depth`] such jobs on that GPU set: the price of
@@ -33,6 +33,7 @@
 use std::collections::BTreeMap;
 
 use super::cluster::{LiveCluster, LivePlacement};
+use super::group::JobGroup;
 use crate::{JobSpec, QueueId, SchedJob, Seconds, UserId};
 
 /// When jobs may follow (`None` on the live cluster: never).
@@ -62,8 +63,6 @@ pub(super) struct Followers {
     behind: BTreeMap<u64, SchedJob>,
     /// Each follower's predecessor.
     after: BTreeMap<u64, u64>,
-    /// Jobs that follow only jobs of their own group (tasks of an array with `%K`).
-    groups: BTreeMap<u64, u64>,
 }
 
 impl Followers {
@@ -108,13 +107,13 @@ fn bucket(s: &JobSpec) -> Bucket {
     (s.user, s.queue, s.gpus)
 }
 
-fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, u64>) -> bool {
+fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, JobGroup>) -> bool {
     bucket(a) == bucket(b)
         && a.gpu_model == b.gpu_model
         && a.cpu_milli == b.cpu_milli
         && a.mem_mib == b.mem_mib
         && a.generic == b.generic
-        && groups.get(&a.id.0) == groups.get(&b.id.0)
+        && groups.get(&a.id.0).map(|g| g.id) == groups.get(&b.id.0).map(|g| g.id)
 }
 
 /// A chain that can take one more follower: its running head, its last job, its length.
@@ -137,12 +136,6 @@ impl LiveCluster {
             depth: c.depth.max(1),
             ..c
         });
-    }
-
-    /// Puts a job in a follow group: it follows, and is followed by, jobs of its group
-    /// only (the tasks of an array with a `%K` limit).
-    pub(super) fn set_follow_group(&mut self, id: u64, group: u64) {
-        self.followers.groups.insert(id, group);
     }
 
     /// The job `id` follows (the running job or the follower before it), if it is a
@@ -171,7 +164,7 @@ impl LiveCluster {
         let Some(&user) = self.users.get(&job.user) else {
             return 0;
         };
-        let group = job.follow_group;
+        let group = job.group.map(|g| g.id);
         self.open_chains(cfg)
             .into_iter()
             .filter(|c| {
@@ -181,7 +174,7 @@ impl LiveCluster {
                     && s.cpu_milli == job.cpu_milli
                     && s.mem_mib == job.mem_mib
                     && s.generic == job.resources
-                    && self.followers.groups.get(&s.id.0).copied() == group
+                    && self.group_id(s.id.0) == group
             })
             .map(|c| u64::from(cfg.depth - c.len))
             .sum()
@@ -263,8 +256,7 @@ impl LiveCluster {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
             let short = spec.estimate.is_some_and(|e| e <= cfg.under);
-            if !short || spec.gang.is_some() || spec.gpus == 0 || self.claims.contains_key(&id)
-            {
+            if !short || spec.gang.is_some() || spec.gpus == 0 || self.claims.contains_key(&id) {
                 break;
             }
             let Some(chains) = open.get_mut(&bucket(spec)) else {
@@ -274,7 +266,7 @@ impl LiveCluster {
             let best = chains
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| same_kind(spec, &c.spec, &self.followers.groups))
+                .filter(|(_, c)| same_kind(spec, &c.spec, &self.groups))
                 .min_by(|(_, a), (_, b)| {
                     a.len
                         .cmp(&b.len)
@@ -319,7 +311,7 @@ impl LiveCluster {
             .placement
             .as_ref()
             .is_some_and(|p| p.parts.len() == 1);
-        let groups = &self.followers.groups;
+        let groups = &self.groups;
         if !one_node || !same_kind(&self.jobs[i].spec, &self.jobs[h].spec, groups) {
             return false;
         }
@@ -393,7 +385,6 @@ impl LiveCluster {
             if let Some(next) = self.followers.behind.remove(&id) {
                 self.followers.link(pred, next);
             }
-            self.followers.groups.remove(&id);
             return Vec::new();
         }
         let chain = self.followers.take_chain(id);
@@ -413,11 +404,6 @@ impl LiveCluster {
     /// Whether `id` is a follower (so out of the waiting queue).
     pub(super) fn is_follower(&self, id: u64) -> bool {
         self.followers.after.contains_key(&id)
-    }
-
-    /// Forgets a job's follow group (it left the cluster).
-    pub(super) fn forget_group(&mut self, id: u64) {
-        self.followers.groups.remove(&id);
     }
 }
 

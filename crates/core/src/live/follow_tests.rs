@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::live::Left;
+use crate::live::{JobGroup, Left};
 use crate::live::{LiveGpu, LiveJob, LiveNode};
 use crate::sharing::ShareStrategy;
 use crate::{PolicyConfig, PolicyKind, QueueId};
@@ -48,7 +48,7 @@ fn short(id: u64, user: &str) -> LiveJob {
         resources: BTreeMap::new(),
         slice: None,
         gang: None,
-        follow_group: None,
+        group: None,
     }
 }
 
@@ -72,7 +72,11 @@ fn short_jobs_queue_behind_running_ones_of_their_kind_and_take_their_gpus_at_the
     }
     let starts = c.pass(0.0, &[]);
     assert_eq!(starts.len(), 2);
-    let gpu_of = |id: u64| starts.iter().find(|p| p.job == id).unwrap().parts[0].gpus.clone();
+    let gpu_of = |id: u64| {
+        starts.iter().find(|p| p.job == id).unwrap().parts[0]
+            .gpus
+            .clone()
+    };
     let (g1, g2) = (gpu_of(1), gpu_of(2));
     // Two behind each running job, in the queue's order, shortest chain first; job 7
     // stays waiting (both chains are full).
@@ -150,7 +154,10 @@ fn only_jobs_of_the_same_kind_group_and_node_capability_follow() {
             ..short(2, "u")
         },
         LiveJob {
-            follow_group: Some(9),
+            group: Some(JobGroup {
+                id: 9,
+                max_running: 4,
+            }),
             ..short(2, "u")
         },
     ] {
@@ -168,7 +175,10 @@ fn only_jobs_of_the_same_kind_group_and_node_capability_follow() {
     let mut c = cluster(vec![node("a", 1)], 1);
     for id in 1..=2 {
         c.add(&LiveJob {
-            follow_group: Some(9),
+            group: Some(JobGroup {
+                id: 9,
+                max_running: 4,
+            }),
             ..short(id, "u")
         });
     }
@@ -290,4 +300,27 @@ fn a_hand_over_keeps_the_room_the_job_held() {
         ..short(3, "v")
     });
     assert!(c.pass(1.0, &[]).is_empty());
+}
+
+#[test]
+fn a_group_holds_at_most_its_limit_whatever_waits_of_it() {
+    let mut c = cluster(vec![node("a", 4)], 2);
+    let g = JobGroup {
+        id: 100,
+        max_running: 2,
+    };
+    for id in 1..=5 {
+        c.add(&LiveJob {
+            group: Some(g),
+            ..short(id, "u")
+        });
+    }
+    // Four GPUs free, five of the group waiting: two start.
+    let starts = c.pass(0.0, &[]);
+    assert_eq!(starts.iter().map(|p| p.job).collect::<Vec<_>>(), vec![1, 2]);
+    // The others may follow them (a follower replaces a member, never adds one).
+    assert_eq!(c.follow_pass().len(), 3);
+    c.remove(1, 1.0);
+    assert!(c.pass(1.0, &[]).is_empty(), "job 3 took job 1's GPU");
+    assert_eq!(c.whole_free("a"), 2);
 }

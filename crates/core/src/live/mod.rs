@@ -14,6 +14,7 @@
 //! - [`job_list`]: its jobs by id, one slice that an end near the front does not shift.
 //! - [`caps`]: queue caps with slices rounded up, and per-user caps.
 //! - [`claims`]: jobs that reclaimed quota start first on their node.
+//! - [`group`]: jobs that run as one group (an array's `%K`): at most K hold GPUs.
 //! - [`follow`]: short jobs queued behind running ones of their kind, started by the
 //!   agent the moment those end.
 //! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
@@ -26,6 +27,7 @@ pub mod claims;
 pub mod cluster;
 pub mod follow;
 pub mod gpus;
+pub mod group;
 mod job_list;
 pub mod node;
 pub mod place;
@@ -40,6 +42,7 @@ pub use book::{GpuSlices, NodeSlices, ShareHold};
 pub use cluster::{Left, LiveCluster, LiveJob, LivePlacement, NodePart};
 pub use follow::{Follow, FollowConfig};
 pub use gpus::{GpuLoad, Loads};
+pub use group::JobGroup;
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};

@@ -53,7 +53,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         resources: BTreeMap::new(),
         slice: None,
         gang: None,
-        follow_group: None,
+        group: None,
     }
 }
 

@@ -77,7 +77,11 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
         running: vec![],
         events: vec![],
     };
-    ask(&tx, |r| Cmd::Register(reg, r)).await.unwrap();
+    ask(&tx, |r| {
+        Cmd::Register(reg, gpusched_wire::agent::AGENT_PROTOCOL, r)
+    })
+    .await
+    .unwrap();
     tx
 }
 

@@ -64,6 +64,10 @@ mod tests {
             let resp = http
                 .post(format!("{url}/api/agent/register"))
                 .bearer_auth(&token)
+                .header(
+                    gpusched_wire::agent::PROTOCOL_HEADER,
+                    gpusched_wire::agent::AGENT_PROTOCOL,
+                )
                 .json(&reg)
                 .send()
                 .await

@@ -22,7 +22,15 @@ pub enum PollResult {
 }
 
 impl State {
+    /// [`State::register_as`] for an agent of this build's protocol.
+    #[cfg(test)]
     pub fn register(&mut self, reg: Register) -> Result<Registered, Fail> {
+        self.register_as(reg, gpusched_wire::agent::AGENT_PROTOCOL)
+    }
+
+    /// An agent (of agent protocol `protocol`) joins or re-joins, and what it runs is
+    /// reconciled with what the server believes.
+    pub fn register_as(&mut self, reg: Register, protocol: u32) -> Result<Registered, Fail> {
         let name = reg.node.clone();
         if name.is_empty()
             || name.len() > 253
@@ -83,6 +91,9 @@ impl State {
             .expect("registered above");
         entry.online = true;
         entry.last_seen = now;
+        // Protocol 3 starts queued attempts itself (`follow.rs`); an older agent would
+        // leave them waiting.
+        entry.follows = protocol >= 3;
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -153,6 +164,7 @@ impl State {
             reserve_ports: Vec::new(),
             // The state task stamps its term's epoch.
             epoch: 0,
+            queued: Vec::new(),
         };
         for id in ids {
             let job = &self.jobs[&id];
@@ -187,24 +199,46 @@ impl State {
             } else {
                 let rank = part.map_or(0, |p| p.rank);
                 let gpus = part.map_or_else(|| v.gpu_indices.clone(), |p| p.gpu_indices.clone());
-                desired.run.push(Launch {
-                    job: id,
-                    attempt: v.attempt,
-                    name: v.name.clone(),
-                    user: v.user.clone(),
-                    command: v.command.clone(),
-                    cwd: v.cwd.clone(),
-                    env: job.env.clone(),
-                    gpus,
-                    walltime_s: v.walltime_s,
-                    grace_s: job.grace_s,
-                    slice: v.slice_at.as_deref().cloned(),
-                    resources: v.resources.clone(),
-                    dist: Some(gang::dist(v, rank)),
-                });
+                desired.run.push(self.launch(job, gpus, rank));
             }
+            // Whatever becomes of it, the jobs queued behind it are wanted here too (the
+            // agent starts them only if it ends by itself or is cancelled).
+            desired
+                .queued
+                .extend(self.queued_behind(id, &v.gpu_indices));
         }
         Ok(PollResult::Ready(desired))
+    }
+
+    /// What the agent needs to start `job`'s part of `rank` on `gpus` (a follower: on
+    /// the GPUs of the job it follows, as a job of one node).
+    pub(super) fn launch(
+        &self,
+        job: &gpusched_store::JobRecord,
+        gpus: Vec<u32>,
+        rank: u32,
+    ) -> Launch {
+        let v = &job.view;
+        let dist = if v.parts.is_empty() {
+            gang::one_node_dist(v, gpus.len() as u32)
+        } else {
+            gang::dist(v, rank)
+        };
+        Launch {
+            job: v.id,
+            attempt: v.attempt,
+            name: v.name.clone(),
+            user: v.user.clone(),
+            command: v.command.clone(),
+            cwd: v.cwd.clone(),
+            env: job.env.clone(),
+            gpus,
+            walltime_s: v.walltime_s,
+            grace_s: job.grace_s,
+            slice: v.slice_at.as_deref().cloned(),
+            resources: v.resources.clone(),
+            dist: Some(dist),
+        }
     }
 
     pub fn report(&mut self, node: &str, instance: &str, events: &[RunEvent]) -> Result<(), Fail> {

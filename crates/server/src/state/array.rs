@@ -82,10 +82,13 @@ impl State {
         }
     }
 
-    /// Materialises the tasks each ready array offers this pass (see the module's doc).
-    pub(super) fn materialise_arrays(&mut self) {
-        if self.arrays.is_empty() {
-            return;
+    /// Materialises the tasks each ready array offers this pass (see the module's doc):
+    /// before the pass, those that could start or follow; after it (`to_follow`), those
+    /// that could follow the tasks it started. Whether any was.
+    pub(super) fn materialise_arrays(&mut self, to_follow: bool) -> bool {
+        let mut any = false;
+        if self.arrays.is_empty() || (to_follow && self.cfg.follow.is_none()) {
+            return any;
         }
         let ids: Vec<u64> = self
             .arrays
@@ -111,22 +114,51 @@ impl State {
             let (mut waiting, mut holding) = (0u64, 0u64);
             for task in self.arrays[&id].live.values() {
                 match self.jobs.get(task).map(|j| j.view.state) {
+                    // A follower fills a place to follow, which `follow_slots` no
+                    // longer counts.
+                    Some(JobState::Pending) if self.queue.following(*task).is_some() => {}
                     Some(JobState::Pending) => waiting += 1,
                     Some(_) => holding += 1,
                     None => {}
                 }
             }
-            let mut offer = self.free_slots(v).max(1);
-            if let Some(k) = spec.max_running {
-                offer = offer.min(u64::from(k).saturating_sub(holding));
-            }
+            let mut offer = if to_follow {
+                0
+            } else {
+                let free = self.free_slots(v).max(1);
+                match spec.max_running {
+                    Some(k) => free.min(u64::from(k).saturating_sub(holding)),
+                    None => free,
+                }
+            };
+            // And as many as could wait behind its running tasks (and other jobs of
+            // their kind) to start the moment those end (`follow.rs`).
+            offer += self.follow_slots(v);
             let add = offer.saturating_sub(waiting).min(left);
             for _ in 0..add {
                 if !self.materialise_one(id) {
                     break;
                 }
+                any = true;
             }
         }
+        any
+    }
+
+    /// How many tasks of array `v` could follow running jobs now (see the core's
+    /// `live/follow.rs`).
+    fn follow_slots(&self, v: &gpusched_wire::JobView) -> u64 {
+        let Some(cfg) = self.cfg.follow else {
+            return 0;
+        };
+        // Only tasks short enough to follow are offered for it.
+        let short = self.estimate_for(v).is_some_and(|e| e <= cfg.under);
+        let Some(&q) = self.queue_ids.get(&v.queue).filter(|_| short) else {
+            return 0;
+        };
+        let mut task = crate::live_map::job(v, q);
+        task.group = self.job_group(v);
+        self.queue.open_follow_slots(&task)
     }
 
     /// How many tasks of `v`'s shape the online nodes could start now.
@@ -383,5 +415,7 @@ pub(super) fn task_record(array: &JobRecord, id: u64, index: u32) -> JobRecord {
         agent_stops: 0,
         first_failure: None,
         array_progress: None,
+        behind: None,
+        recalls: 0,
     }
 }

@@ -45,16 +45,7 @@ pub(super) fn dist(v: &JobView, rank: u32) -> DistLaunch {
     let part = v.parts.iter().find(|p| p.rank == rank);
     let gpus_per_node = part.map_or(v.gpu_indices.len(), |p| p.gpu_indices.len()) as u32;
     if v.parts.len() < 2 {
-        // One node: its agent picks the port and uses its own address.
-        return DistLaunch {
-            nnodes: 1,
-            node_rank: 0,
-            gpus_per_node,
-            tasks_per_node: v.tasks_per_node,
-            master_addr: None,
-            master_port: None,
-            hosts: Vec::new(),
-        };
+        return one_node_dist(v, gpus_per_node);
     }
     DistLaunch {
         nnodes: v.parts.len() as u32,
@@ -74,6 +65,20 @@ pub(super) fn dist(v: &JobView, rank: u32) -> DistLaunch {
                     .max(1),
             })
             .collect(),
+    }
+}
+
+/// The launch environment of a job of one node with `gpus_per_node` GPUs: its agent
+/// picks the port and uses its own address.
+pub(super) fn one_node_dist(v: &JobView, gpus_per_node: u32) -> DistLaunch {
+    DistLaunch {
+        nnodes: 1,
+        node_rank: 0,
+        gpus_per_node,
+        tasks_per_node: v.tasks_per_node,
+        master_addr: None,
+        master_port: None,
+        hosts: Vec::new(),
     }
 }
 

@@ -27,7 +27,7 @@ impl State {
             )));
         }
         let owner = v.user.clone();
-        self.queue.remove(id);
+        self.unqueue(id);
         self.sched_due = true;
         if let Some(job) = self.jobs.get_mut(&id) {
             job.view.held = true;
@@ -134,7 +134,7 @@ impl State {
         let record = job.clone();
         // The core's copy has the old values: it is put in again with the new ones (a
         // held or dependent job is not in it and gets them when it joins).
-        self.queue.remove(id);
+        self.unqueue(id);
         self.queue_if_ready(&record);
         self.sched_due = true;
         let detail = format!("by {}: {}", who.user, changes.join(", "));
@@ -169,6 +169,9 @@ impl State {
         what: &str,
     ) -> Result<&gpusched_store::JobRecord, Fail> {
         let job = self.owned_job(id, who, what)?;
+        if let Some(why) = self.follow_refusal(id) {
+            return Err(Fail::Conflict(why));
+        }
         if job.view.state != JobState::Pending {
             return Err(Fail::Conflict(format!(
                 "job {id} is {}, not pending: only a pending job can be held, released or \

@@ -308,6 +308,8 @@ impl State {
             agent_stops: 0,
             first_failure: None,
             array_progress,
+            behind: None,
+            recalls: 0,
         }
     }
 
@@ -386,6 +388,9 @@ impl State {
             return why;
         }
         if let Some(why) = self.dependency_reason(v) {
+            return why;
+        }
+        if let Some(why) = self.follow_reason(v.id) {
             return why;
         }
         let job = crate::live_map::job(v, queue);

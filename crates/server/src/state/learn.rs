@@ -213,6 +213,21 @@ impl State {
             .insert(v.id, (p.seconds, p.level.name()));
     }
 
+    /// The estimate a job like `v` would get when it enters the queue: its walltime, else
+    /// the prediction (none under `backfill`, as in [`State::predict_estimate`]).
+    pub(super) fn estimate_for(&self, v: &JobView) -> Option<f64> {
+        if let Some(w) = v.walltime_s {
+            return Some(w as f64);
+        }
+        if self.cfg.policy == PolicyKind::Backfill {
+            return None;
+        }
+        self.learnt
+            .predictor
+            .predict(&features(v))
+            .map(|p| p.seconds)
+    }
+
     /// Where a job's estimate came from, for its view: `walltime`, `predicted from
     /// past jobs of the same KEY`, or none.
     pub(super) fn estimate_words(&self, id: u64) -> Option<String> {

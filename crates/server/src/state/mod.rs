@@ -11,6 +11,7 @@ mod demand;
 mod deps;
 mod ended;
 mod energy;
+mod follow;
 mod gang;
 mod health;
 pub(crate) mod history;
@@ -102,6 +103,9 @@ pub struct NodeEntry {
     /// Each GPU's uncorrectable ECC count its health is judged against (see
     /// `health.rs`); `None` until the first sample after a server start sets it.
     pub ecc_base: Option<BTreeMap<u32, u64>>,
+    /// Its agent starts queued attempts itself (protocol 3, `follow.rs`); known from its
+    /// registration in this server's life.
+    pub follows: bool,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -222,6 +226,7 @@ impl State {
             policy_preempted: BTreeMap::new(),
         };
         st.apply_queues(queues);
+        st.queue.set_follow(st.cfg.follow);
         for record in nodes {
             let name = record.register.node.clone();
             st.nodes
@@ -258,6 +263,7 @@ impl State {
                 st.restore_running(&job, now);
             }
         }
+        st.restore_follows();
         st
     }
 
@@ -313,8 +319,21 @@ impl State {
             return;
         }
         let q = self.queue_id(&job.view.queue);
-        self.queue.add(&live_map::job(&job.view, q));
+        let mut live = live_map::job(&job.view, q);
+        live.group = self.job_group(&job.view);
+        self.queue.add(&live);
         self.predict_estimate(&job.view);
+    }
+
+    /// The tasks of an array with a `%K` limit are a group in the core: at most K of
+    /// them hold GPUs at once, and they follow only each other.
+    fn job_group(&self, v: &gpusched_wire::JobView) -> Option<gpusched_core::live::JobGroup> {
+        let array = v.array_task.map(|t| t.array_id).or(v.array.map(|_| v.id))?;
+        let spec = self.jobs.get(&array)?.view.array?;
+        spec.max_running.map(|k| gpusched_core::live::JobGroup {
+            id: array,
+            max_running: k,
+        })
     }
 
     fn queue_id(&mut self, name: &str) -> QueueId {
@@ -477,7 +496,10 @@ impl State {
             .nodes
             .values()
             .filter(|n| n.online)
-            .map(|n| live_map::node(&n.record, &self.cfg.topology))
+            .map(|n| gpusched_core::live::LiveNode {
+                follows: n.follows,
+                ..live_map::node(&n.record, &self.cfg.topology)
+            })
             .collect();
         for id in self.queue.set_nodes(live) {
             self.lose(id, "its node left the cluster");
@@ -528,11 +550,16 @@ impl State {
         };
         // Jobs that reclaimed quota come first on the node they reclaimed (the core's
         // claims): they start as soon as it has room.
-        self.materialise_arrays();
+        self.materialise_arrays(false);
         self.protect_recent();
         let starts = self.queue.pass(now_ms as f64 / 1000.0, &share_target);
         for start in starts {
             self.apply_placement(start);
+        }
+        self.make_follows();
+        // The starts opened places to follow that arrays may fill with tasks now.
+        if self.materialise_arrays(true) {
+            self.make_follows();
         }
         self.preempt_victims();
         self.reclaim(now_ms);
@@ -548,7 +575,8 @@ impl State {
         let id = p.job;
         if !self.set_state(id, &[CoreState::Starting]) {
             // Not a pending job (a bug, logged): the core gives its GPUs back.
-            self.queue.requeue(id, self.now.ms as f64 / 1000.0);
+            let back = self.queue.requeue(id, self.now.secs());
+            self.send_back(&back, id);
             return;
         }
         self.array_task_placed(id);
@@ -614,7 +642,7 @@ impl State {
         self.release(id);
         self.learn_from_end(id, state, at_ms);
         self.policy_preempted.remove(&id);
-        self.queue.remove(id);
+        let left = self.unqueue(id);
         self.note_at(
             id,
             JobEventKind::Ended,
@@ -629,6 +657,8 @@ impl State {
         }
         self.array_member_ended(id, state, at_ms);
         self.settle_dependents(id, at_ms);
+        // Last: the job queued behind it starts on its GPUs (see `follow.rs`).
+        self.after_leaving(left, id);
     }
 
     /// A run was lost (its node died or forgot it): requeue with the next attempt
@@ -648,9 +678,12 @@ impl State {
             self.end(id, JobState::Cancelled, format!("cancelled ({why})"), now);
             return;
         }
-        // Preemptions and stopped agents take attempt numbers too, but do not use up
-        // retries.
-        let free = v.preemptions.saturating_add(job.agent_stops);
+        // Preemptions, stopped agents and followers sent back take attempt numbers too,
+        // but do not use up retries.
+        let free = v
+            .preemptions
+            .saturating_add(job.agent_stops)
+            .saturating_add(job.recalls);
         let lost = v.attempt - free.min(v.attempt);
         if lost > v.max_retries {
             let reason = reasons::no_retries_left(lost, &node, why, v.max_retries);
@@ -682,7 +715,8 @@ impl State {
         // Before the run's nodes are forgotten: the event names them.
         self.note(id, JobEventKind::Requeued, reason.clone());
         self.release(id);
-        self.queue.requeue(id, now as f64 / 1000.0);
+        let back = self.queue.requeue(id, now as f64 / 1000.0);
+        self.send_back(&back, id);
         self.remember_attained(id);
         // A policy's reason for a preemption is moot once the run ended another way.
         self.policy_preempted.remove(&id);
@@ -838,6 +872,7 @@ impl NodeEntry {
             watch: watch::channel(0).0,
             telemetry: None,
             ecc_base: None,
+            follows: false,
         }
     }
 }

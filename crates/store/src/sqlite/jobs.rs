@@ -95,6 +95,16 @@ pub const ADD_WORKFLOW_COLUMNS: &[&str] = &[
     "CREATE INDEX jobs_array ON jobs(array_id, array_index) WHERE array_id IS NOT NULL",
 ];
 
+/// Schema 9: followers (a pending job queued behind another on its node) and the
+/// attempts the server took back from them.
+pub const ADD_FOLLOW_COLUMNS: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN behind INTEGER",
+    "ALTER TABLE jobs ADD COLUMN recalls INTEGER NOT NULL DEFAULT 0",
+];
+
+/// The columns schema 9 added, in the order of [`ADD_FOLLOW_COLUMNS`].
+const FOLLOW_COLUMNS: &[&str] = &["behind", "recalls"];
+
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
     "after_any",
@@ -168,8 +178,11 @@ pub enum Layout {
 }
 
 /// How many columns a job's row has ([`all_columns`]).
-pub const COLUMN_COUNT: usize =
-    COLUMNS.len() + GANG_COLUMNS.len() + ENERGY_COLUMNS.len() + WORKFLOW_COLUMNS.len();
+pub const COLUMN_COUNT: usize = COLUMNS.len()
+    + GANG_COLUMNS.len()
+    + ENERGY_COLUMNS.len()
+    + WORKFLOW_COLUMNS.len()
+    + FOLLOW_COLUMNS.len();
 
 pub(super) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -177,6 +190,7 @@ pub(super) fn all_columns() -> Vec<&'static str> {
         .chain(GANG_COLUMNS)
         .chain(ENERGY_COLUMNS)
         .chain(WORKFLOW_COLUMNS)
+        .chain(FOLLOW_COLUMNS)
         .copied()
         .collect()
 }
@@ -415,5 +429,9 @@ pub(super) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
             _ => None,
         },
         array_progress: opt_json_col(r, id, "array_progress")?,
+        behind: r
+            .try_get::<Option<i64>, _>("behind")?
+            .map(|b| b.max(0) as u64),
+        recalls: int("recalls")?,
     })
 }

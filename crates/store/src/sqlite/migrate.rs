@@ -43,7 +43,7 @@ pub struct Migration {
 }
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 8;
+pub const LATEST: i64 = 9;
 
 /// The newest schema this binary knows for `d`.
 pub fn latest(d: Dialect) -> i64 {
@@ -123,6 +123,14 @@ pub fn migrations() -> Vec<Migration> {
             version: 8,
             name: "leader lease: the epoch, holder and URL of the leading server",
             steps: lease::CREATE_V8.iter().map(|s| Step::Sql(s)).collect(),
+        },
+        Migration {
+            version: 9,
+            name: "followers: the job a pending one is queued behind, and attempts taken back",
+            steps: jobs::ADD_FOLLOW_COLUMNS
+                .iter()
+                .map(|s| Step::Sql(s))
+                .collect(),
         },
     ]
 }

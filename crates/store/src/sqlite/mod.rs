@@ -776,6 +776,8 @@ mod tests {
             agent_stops: 0,
             first_failure: None,
             array_progress: None,
+            behind: None,
+            recalls: 0,
         }
     }
 

@@ -12,7 +12,7 @@
 use super::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -115,9 +115,19 @@ const SCHEMA_1: &[&str] = &[
 
 /// Every PostgreSQL schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
-    vec![Migration {
-        version: 1,
-        name: "the whole store as of SQLite schema 7, and the leader lease",
-        steps: SCHEMA_1.iter().map(|s| Step::Sql(s)).collect(),
-    }]
+    vec![
+        Migration {
+            version: 1,
+            name: "the whole store as of SQLite schema 7, and the leader lease",
+            steps: SCHEMA_1.iter().map(|s| Step::Sql(s)).collect(),
+        },
+        Migration {
+            version: 2,
+            name: "followers: the job a pending one is queued behind, and attempts taken back (SQLite's schema 9)",
+            steps: vec![
+                Step::Sql("ALTER TABLE jobs ADD COLUMN behind BIGINT"),
+                Step::Sql("ALTER TABLE jobs ADD COLUMN recalls BIGINT NOT NULL DEFAULT 0"),
+            ],
+        },
+    ]
 }

@@ -201,6 +201,8 @@ impl V1Job {
             array: None,
             array_task: None,
             array_progress: None,
+            behind: None,
+            recalls: 0,
         })
     }
 }

@@ -150,5 +150,8 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
         opt_int(id, "array_id", j.array_task.map(|t| t.array_id))?,
         Val::opt_int(j.array_task.map(|t| i64::from(t.index))),
         opt_json(id, j.array_progress.as_ref())?,
+        // Schema 9: followers.
+        opt_int(id, "behind", j.behind)?,
+        Val::Int(i64::from(j.recalls)),
     ])
 }

@@ -14,6 +14,7 @@ mod arrays;
 mod deps;
 mod ended;
 mod energy;
+mod follow;
 mod gangs;
 mod health;
 mod history;
@@ -43,6 +44,8 @@ use crate::queues::Queues;
 pub(super) enum Step {
     /// An agent registers a node with this many GPUs (A100-80GB), running nothing.
     Node(&'static str, u32),
+    /// An agent of the previous protocol (2: no followers) registers a node.
+    OldNode(&'static str, u32),
     /// The node's agent registers again (it restarted), saying it runs these jobs (their
     /// current attempts).
     Rejoin(&'static str, u32, &'static [u64]),
@@ -356,6 +359,9 @@ fn job_line(j: &JobRecord) -> String {
         }
     }
     write!(s, " #{}", v.attempt).unwrap();
+    if let Some(after) = j.behind {
+        write!(s, " behind {after}").unwrap();
+    }
     if let Some(t) = v.array_task {
         write!(s, " task {}.{}", t.array_id, t.index).unwrap();
     }
@@ -393,6 +399,8 @@ impl Harness {
         let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let mut cfg = ServerConfig::new("/nonexistent/gpusched-test".into(), listen);
         cfg.default_max_retries = 0;
+        // Followers change when jobs start; the scenarios of `follow.rs` turn them on.
+        cfg.follow = None;
         set(&mut cfg);
         let cfg = Arc::new(cfg);
         // Any fixed start: the state must not care what the wall clock says.
@@ -480,6 +488,10 @@ impl Harness {
     }
 
     fn register(&mut self, name: &str, gpus: u32, running: &[u64]) -> String {
+        self.register_as(name, gpus, running, gpusched_wire::agent::AGENT_PROTOCOL)
+    }
+
+    fn register_as(&mut self, name: &str, gpus: u32, running: &[u64], protocol: u32) -> String {
         let running = running
             .iter()
             .map(|&job| AttemptRef {
@@ -487,7 +499,10 @@ impl Harness {
                 attempt: self.current_attempt(job),
             })
             .collect();
-        match self.st.register(node_register(name, gpus, running)) {
+        match self
+            .st
+            .register_as(node_register(name, gpus, running), protocol)
+        {
             Ok(r) => {
                 self.instance.insert(name.to_string(), r.instance);
                 "ok".into()
@@ -502,6 +517,12 @@ impl Harness {
             Step::Node(name, gpus) => {
                 let r = self.register(name, gpus, &[]);
                 self.line(format!("node {name} ({gpus} GPUs) registers: {r}"));
+            }
+            Step::OldNode(name, gpus) => {
+                let r = self.register_as(name, gpus, &[], 2);
+                self.line(format!(
+                    "node {name} ({gpus} GPUs, agent protocol 2) registers: {r}"
+                ));
             }
             Step::Rejoin(name, gpus, running) => {
                 let r = self.register(name, gpus, running);
@@ -544,6 +565,19 @@ impl Harness {
                             list(d.cancel.iter().map(|a| format!("{}#{}", a.job, a.attempt))),
                             list(d.preempt.iter().map(|p| format!("{}#{}", p.job, p.attempt))),
                         );
+                        if !d.queued.is_empty() {
+                            let q = d.queued.iter().map(|q| {
+                                format!(
+                                    "{}#{} after {}#{} {:?}",
+                                    q.launch.job,
+                                    q.launch.attempt,
+                                    q.after.job,
+                                    q.after.attempt,
+                                    q.launch.gpus
+                                )
+                            });
+                            write!(s, "; queued {}", list(q)).unwrap();
+                        }
                         if !d.reserve_ports.is_empty() {
                             let r = d
                                 .reserve_ports

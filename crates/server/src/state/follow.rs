@@ -1,0 +1,174 @@
+//! Followers on the live cluster. The core decides them (`gpusched_core::live::follow`):
+//! a short pending job queued on a busy node behind a running job of its kind, to start
+//! on its GPUs the moment that job ends. The server keeps the fact where a restart finds
+//! it (the job's `behind`, stored), tells the node's agent (`Desired::queued`, so the
+//! agent starts it with no round of the server in between), and applies what the core
+//! did when the job ahead leaves: the follower starts there (its agent has usually
+//! started it already and says so in the same report), or goes back to the queue.
+//!
+//! A follower sent back to the queue takes a new attempt number: its launch went out, so
+//! its agent may have started the old attempt (and stops it, as no longer wanted), and an
+//! attempt never runs twice. That uses no retry (`recalls`, like preemptions).
+
+use gpusched_core::live::Left;
+use gpusched_wire::history::JobEventKind;
+use gpusched_wire::{AttemptRef, QueuedLaunch};
+
+use super::State;
+
+impl State {
+    /// After a pass: the follows the core made, each written (`behind`) and told to its
+    /// node.
+    pub(super) fn make_follows(&mut self) {
+        for f in self.queue.follow_pass() {
+            self.set_behind(f.job, Some(f.after));
+            self.bump(&f.node);
+        }
+    }
+
+    /// Records whom a pending job follows (written only when it changes).
+    fn set_behind(&mut self, id: u64, after: Option<u64>) {
+        if self.jobs.get(&id).is_some_and(|j| j.behind != after) {
+            if let Some(j) = self.jobs.get_mut(&id) {
+                j.behind = after;
+            }
+        }
+    }
+
+    /// Takes job `id` out of the core's queue for good (it ended, or is held or updated
+    /// while waiting). A follower leaving lets the one behind it move up, which its node
+    /// is told. Returns what the core did with the jobs queued behind `id` (see
+    /// [`State::after_leaving`]).
+    pub(super) fn unqueue(&mut self, id: u64) -> Left {
+        let node = self.follow_node(id);
+        let next = self.queue.followers_of(id).first().copied();
+        let left = self.queue.remove(id, self.now.secs());
+        if let Some(node) = node {
+            if let Some(next) = next {
+                let after = self.queue.following(next);
+                self.set_behind(next, after);
+            }
+            self.set_behind(id, None);
+            self.bump(&node);
+        }
+        left
+    }
+
+    /// A job left the core's queue: its first follower took its GPUs and starts there
+    /// (`next`); followers the core sent back to the queue are recalled.
+    pub(super) fn after_leaving(&mut self, left: Left, ahead: u64) {
+        if let Some(p) = left.next {
+            self.set_behind(p.job, None);
+            self.apply_placement(p);
+        }
+        self.send_back(&left.back, ahead);
+    }
+
+    /// Followers sent back to the queue because the job `ahead` of them left without
+    /// handing its GPUs over (its run was lost, preempted or stopped): each takes a new
+    /// attempt number, no retry used.
+    pub(super) fn send_back(&mut self, ids: &[u64], ahead: u64) {
+        for &id in ids {
+            let Some(job) = self.jobs.get_mut(&id) else {
+                continue;
+            };
+            job.behind = None;
+            job.recalls += 1;
+            let attempt = job.view.attempt;
+            job.view.attempt += 1;
+            self.note(
+                id,
+                JobEventKind::Requeued,
+                format!(
+                    "back in the queue without using a retry: attempt {attempt} was to start \
+                     when job {ahead} ended, and job {ahead} left its GPUs another way"
+                ),
+            );
+        }
+        if !ids.is_empty() {
+            self.sched_due = true;
+        }
+    }
+
+    /// The node a follower waits on: the node of the running job at the head of its
+    /// chain. `None` for a job that follows nobody.
+    pub(super) fn follow_node(&self, id: u64) -> Option<String> {
+        let mut at = self.queue.following(id)?;
+        while let Some(p) = self.queue.following(at) {
+            at = p;
+        }
+        self.jobs.get(&at)?.view.node.clone()
+    }
+
+    /// Why a follower waits: `None` for a job that follows nobody.
+    pub(super) fn follow_reason(&self, id: u64) -> Option<String> {
+        let after = self.queue.following(id)?;
+        let node = self.follow_node(id).unwrap_or_default();
+        Some(format!(
+            "queued on {node} behind job {after}: starts on its GPUs as soon as it ends \
+             (a short job of the same kind; see --follow-under)"
+        ))
+    }
+
+    /// The launches queued behind job `head` (running on `node` on `gpus`), first to
+    /// start first, each after the one before it.
+    pub(super) fn queued_behind(&self, head: u64, gpus: &[u32]) -> Vec<QueuedLaunch> {
+        let chain = self.queue.followers_of(head);
+        let Some(h) = self.jobs.get(&head) else {
+            return Vec::new();
+        };
+        let mut after = AttemptRef {
+            job: head,
+            attempt: h.view.attempt,
+        };
+        let mut out = Vec::with_capacity(chain.len());
+        for id in chain {
+            let Some(job) = self.jobs.get(&id) else {
+                break;
+            };
+            let launch = self.launch(job, gpus.to_vec(), 0);
+            let next = launch.attempt_ref();
+            out.push(QueuedLaunch { after, launch });
+            after = next;
+        }
+        out
+    }
+
+    /// After a restart: pending jobs that followed others follow them again where those
+    /// still run (or follow) with room behind them; the others go back to the queue
+    /// (recalled: their launch may have reached the agent).
+    pub(super) fn restore_follows(&mut self) {
+        let mut left: Vec<(u64, u64)> = self
+            .jobs
+            .iter()
+            .filter_map(|(&id, j)| Some((id, j.behind?)))
+            .collect();
+        // A chain is restored from its head: repeat while any joins.
+        loop {
+            let before = left.len();
+            left.retain(|&(id, after)| !self.queue.restore_follow(id, after));
+            if left.len() == before {
+                break;
+            }
+        }
+        for (id, after) in left {
+            tracing::info!(
+                job = id,
+                after,
+                "a follower could not follow again after the restart; back in the queue"
+            );
+            self.send_back(&[id], after);
+        }
+    }
+
+    /// Why a follower cannot be held or updated (`None` for any other job).
+    pub(super) fn follow_refusal(&self, id: u64) -> Option<String> {
+        let after = self.queue.following(id)?;
+        let node = self.follow_node(id).unwrap_or_default();
+        Some(format!(
+            "job {id} is queued on {node} to start as soon as job {after} ends (its launch \
+             is with the node's agent), so it can no longer be held or updated; `gpusched \
+             cancel {id}` still cancels it"
+        ))
+    }
+}

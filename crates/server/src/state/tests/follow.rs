@@ -1,0 +1,241 @@
+//! Followers on the live cluster (`state/follow.rs`): short jobs queued behind running
+//! ones of their kind, what the agent is told, the hand-over at an end, and what sends
+//! them back to the queue.
+
+use super::Step::*;
+use super::*;
+
+fn follow(cfg: &mut ServerConfig) {
+    cfg.follow = Some(gpusched_core::live::FollowConfig {
+        under: 1.0,
+        depth: 2,
+    });
+}
+
+#[test]
+fn short_jobs_queue_behind_the_running_one_and_take_its_gpu_when_it_ends() {
+    run_with(
+        "followers: a batch of short jobs on one GPU",
+        follow,
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 walltime=1 batch=4"),
+            Round,
+            Poll("n1"),
+            Reason(2, "queued on n1 behind job 1"),
+            Hold("alice", 2),
+            Started("n1", 1),
+            Exit("n1", 1, 0),
+            // The agent started job 2 itself the moment job 1 ended.
+            Started("n1", 2),
+            Round,
+            Poll("n1"),
+            Exit("n1", 2, 0),
+            Round,
+            Poll("n1"),
+        ],
+        r#"
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1 batch=4: ok 1 2 3 4
+            round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            job 2 pending #1 behind 1
+            job 3 pending #1 behind 2
+            job 4 pending #1
+            n1 polls: run 1#1 [0]; cancel -; preempt -; queued 2#1 after 1#1 [0] 3#1 after 2#1 [0]
+            alice holds 2: Conflict("job 2 is queued on n1 to start as soon as job 1 ends (its launch is with the node's agent), so it can no longer be held or updated; `gpusched cancel 2` still cancels it")
+            n1 reports 1 started: ok
+            n1 reports 1 exited 0: ok
+            n1 reports 2 started: ok
+            round: wrote jobs 1 2 4 nodes - tokens -; woke n1; ended 1
+            job 1 succeeded on n1 [0] #1: exited with code 0
+            job 2 running on n1 [0] #1: running on n1
+            job 4 pending #1 behind 3
+            n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
+            n1 reports 2 exited 0: ok
+            round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
+            job 2 succeeded on n1 [0] #1: exited with code 0
+            job 3 starting on n1 [0] #1: sent to n1
+            n1 polls: run 3#1 [0]; cancel -; preempt -; queued 4#1 after 3#1 [0]
+        "#,
+    );
+}
+
+#[test]
+fn followers_go_back_to_the_queue_with_a_new_attempt_when_the_run_ahead_is_requeued() {
+    run_with(
+        "followers: sent back by a preemption, a lost node, a restart",
+        follow,
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 walltime=1 batch=3"),
+            Round,
+            // Job 1 is preempted: its GPU is wanted elsewhere, so its followers wait again,
+            // each with a new attempt and no retry used.
+            Started("n1", 1),
+            Preempted("n1", 1),
+            Round,
+            Poll("n1"),
+            Events("alice", 2),
+            // The server restarts: the follows are in the rows, and stay.
+            Restart,
+            Node("n1", 1),
+            Round,
+            Poll("n1"),
+            // A follower cancelled: the one behind it moves up.
+            Cancel("alice", 2),
+            Round,
+            Poll("n1"),
+            // Job 1's run is lost and it has no retry left: it fails, and job 3 takes its
+            // GPU (its agent did not start it, so it is in `run`).
+            Started("n1", 1),
+            Lost("n1", 1),
+            Round,
+            Poll("n1"),
+        ],
+        r#"
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1 batch=3: ok 1 2 3
+            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            job 2 pending #1 behind 1
+            job 3 pending #1 behind 2
+            n1 reports 1 started: ok
+            n1 reports 1 preempted: ok
+            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #2: sent to n1
+            job 2 pending #2 behind 1
+            job 3 pending #2 behind 2
+            n1 polls: run 1#2 [0]; cancel -; preempt -; queued 2#2 after 1#2 [0] 3#2 after 2#2 [0]
+            alice reads events of 2:
+            - 0s submitted #0 [] queue default
+            - 0s requeued #2 [] back in the queue without using a retry: attempt 1 was to start when job 1 ended, and job 1 left its GPUs another way
+            server restarts
+            job 1 starting on n1 [0] #2: sent to n1
+            job 2 pending #2 behind 1
+            job 3 pending #2 behind 2
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes - tokens -; woke n1; ended -
+            n1 polls: run 1#2 [0]; cancel -; preempt -; queued 2#2 after 1#2 [0] 3#2 after 2#2 [0]
+            alice cancels 2: cancelled (cancelled)
+            round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
+            job 2 cancelled #2: cancelled before it started
+            job 3 pending #2 behind 1
+            n1 polls: run 1#2 [0]; cancel -; preempt -; queued 3#2 after 1#2 [0]
+            n1 reports 1 started: ok
+            n1 reports 1 lost: ok
+            round: wrote jobs 1 3 nodes - tokens -; woke n1; ended 1
+            job 1 failed on n1 [0] #2: lost 1 time, the last on n1: the agent lost it; no retries left (max_retries = 0)
+            job 3 starting on n1 [0] #2: sent to n1
+            n1 polls: run 3#2 [0]; cancel -; preempt -
+        "#,
+    );
+}
+
+#[test]
+fn only_the_head_of_the_queue_follows_and_only_on_agents_that_can() {
+    run_with(
+        "followers: another user first, a long job first, an old agent",
+        follow,
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 walltime=1"),
+            Round,
+            // Bob's job is next in line: alice's later one may not pass it.
+            Submit("bob", "gpus=1 walltime=1"),
+            Submit("alice", "gpus=1 walltime=1"),
+            Round,
+            Reason(2, "waiting for"),
+            Cancel("bob", 2),
+            Round,
+            // A long job of alice's first stops it the same way.
+            Submit("alice", "gpus=1 walltime=3600"),
+            Submit("alice", "gpus=1 walltime=1"),
+            Round,
+            Poll("n1"),
+            OldNode("n2", 1),
+            Round,
+            Submit("carol", "gpus=1 walltime=1 batch=2"),
+            Round,
+            Poll("n2"),
+        ],
+        r#"
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            bob submits gpus=1 walltime=1: ok 2
+            alice submits gpus=1 walltime=1: ok 3
+            round: wrote jobs 2 3 nodes - tokens -; woke -; ended -
+            job 2 pending #1
+            job 3 pending #1
+            bob cancels 2: cancelled (cancelled)
+            round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
+            job 2 cancelled #1: cancelled before it started
+            job 3 pending #1 behind 1
+            alice submits gpus=1 walltime=3600: ok 4
+            alice submits gpus=1 walltime=1: ok 5
+            round: wrote jobs 4 5 nodes - tokens -; woke -; ended -
+            job 4 pending #1
+            job 5 pending #1
+            n1 polls: run 1#1 [0]; cancel -; preempt -; queued 3#1 after 1#1 [0]
+            node n2 (1 GPUs, agent protocol 2) registers: ok
+            round: wrote jobs 4 5 nodes n2 tokens -; woke n1 n2; ended -
+            job 4 starting on n2 [0] #1: sent to n2
+            job 5 pending #1 behind 3
+            carol submits gpus=1 walltime=1 batch=2: ok 6 7
+            round: wrote jobs 6 7 nodes - tokens -; woke -; ended -
+            job 6 pending #1
+            job 7 pending #1
+            n2 polls: run 4#1 [0]; cancel -; preempt -
+        "#,
+    );
+}
+
+#[test]
+fn an_array_offers_tasks_to_follow_its_running_ones_within_its_limit() {
+    run_with(
+        "followers: an array of short tasks with %1 on two GPUs",
+        follow,
+        &[
+            Node("n1", 2),
+            Round,
+            Submit("alice", "gpus=1 walltime=1 array=0-5%1"),
+            Round,
+            Poll("n1"),
+            Started("n1", 2),
+            Exit("n1", 2, 0),
+            Started("n1", 3),
+            Round,
+            Counts(1),
+            Poll("n1"),
+        ],
+        r#"
+            node n1 (2 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1 array=0-5%1: ok 1
+            round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
+            job 1 running #1 array 0-5%1 next 3: its tasks are running
+            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+            job 3 pending #1 behind 2 task 1.1
+            job 4 pending #1 behind 3 task 1.2
+            n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
+            n1 reports 2 started: ok
+            n1 reports 2 exited 0: ok
+            n1 reports 3 started: ok
+            round: wrote jobs 1 2 3 5 nodes - tokens -; woke n1; ended 2
+            job 1 running #1 array 0-5%1 next 4: its tasks are running
+            job 2 succeeded on n1 [0] #1 task 1.0: exited with code 0
+            job 3 running on n1 [0] #1 task 1.1: running on n1
+            job 5 pending #1 behind 4 task 1.3
+            array 1 running: pending 4 starting 0 running 1 succeeded 1 failed 0 cancelled 0 timed_out 0
+            n1 polls: run 3#1 [0]; cancel -; preempt -; queued 4#1 after 3#1 [0] 5#1 after 4#1 [0]
+        "#,
+    );
+}
