@@ -5,6 +5,7 @@
 //! Prometheus ([`metrics`]).
 
 #[doc(hidden)]
+mod follow;
 pub mod fuzz_entry;
 pub mod gpu;
 pub mod jobdir;

@@ -25,6 +25,7 @@ use gpusched_wire::{
 use reqwest::StatusCode;
 use tokio::sync::{mpsc, watch};
 
+use crate::follow::Followers;
 use crate::launcher::{EventSink, Launcher};
 use crate::metrics::AgentMetrics;
 use crate::slices::SliceSetup;
@@ -72,20 +73,33 @@ pub struct AgentConfig {
     pub retention: crate::retention::Policy,
 }
 
-/// Events not yet acknowledged by the server, oldest first, and a counter that wakes
-/// the reporter whenever one is added.
+/// Events not yet acknowledged by the server, oldest first, each with whether the
+/// server needs it soon, and a counter that wakes the reporter whenever one is added.
 #[derive(Clone)]
 struct Outbox {
-    events: Arc<Mutex<Vec<RunEvent>>>,
+    events: Arc<Mutex<Vec<(RunEvent, bool)>>>,
     wake: watch::Sender<u64>,
 }
 
+/// The shortest time between two reports that carry nothing urgent: starts, and ends
+/// whose GPUs a queued attempt took at once (`follow.rs`). Those ride together, so a
+/// node turning over many short jobs costs the server one round per this interval, not
+/// one per job; an end that leaves GPUs idle, a checkpoint or a port goes at once.
+const ROUTINE_REPORT_EVERY: Duration = Duration::from_millis(10);
+
 impl Outbox {
+    /// Adds an event the server needs soon: the reporter sends it at once.
     fn push(&self, ev: RunEvent) {
+        self.push_as(ev, true);
+    }
+
+    /// Adds an event; a routine one (`urgent` false) may wait for others, up to
+    /// [`ROUTINE_REPORT_EVERY`].
+    fn push_as(&self, ev: RunEvent, urgent: bool) {
         self.events
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(ev);
+            .push((ev, urgent));
         self.wake.send_modify(|n| *n += 1);
     }
 
@@ -93,14 +107,25 @@ impl Outbox {
         self.events
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .iter()
+            .map(|(e, _)| e.clone())
+            .collect()
+    }
+
+    /// Whether any event waiting is urgent.
+    fn urgent(&self) -> bool {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|(_, u)| *u)
     }
 
     /// Drops `sent` (a prefix-ordered subsequence of the outbox) once acknowledged.
     fn remove(&self, sent: &[RunEvent]) {
         let mut out = self.events.lock().unwrap_or_else(|p| p.into_inner());
         let mut k = 0;
-        out.retain(|e| {
+        out.retain(|(e, _)| {
             let acked = k < sent.len() && *e == sent[k];
             if acked {
                 k += 1;
@@ -135,6 +160,8 @@ struct Shared {
     metrics: Arc<AgentMetrics>,
     /// The GPUs of each attempt started in this life (the fake device's load).
     launched_gpus: Mutex<BTreeMap<AttemptRef, Vec<u32>>>,
+    /// Attempts queued behind others here (`follow.rs`).
+    followers: Arc<Followers>,
 }
 
 /// Runs the agent until `shutdown` fires; then stops every job (SIGTERM to its process
@@ -149,18 +176,33 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         wake,
     };
     let slices = Arc::new(SliceSetup::new(cfg.control.clone(), cfg.mps));
+    let followers = Arc::new(Followers::default());
+    let (follow_tx, follow_rx) = mpsc::unbounded_channel::<gpusched_wire::Launch>();
     let sink: EventSink = {
         let outbox = outbox.clone();
         let slices = slices.clone();
+        let followers = followers.clone();
         Arc::new(move |ev| {
-            // A MIG instance made for the attempt goes before the server hears of the end.
-            if matches!(ev.event, RunEventKind::Ended { .. }) {
-                slices.ended(AttemptRef {
-                    job: ev.job,
-                    attempt: ev.attempt,
-                });
-            }
-            outbox.push(ev)
+            let a = AttemptRef {
+                job: ev.job,
+                attempt: ev.attempt,
+            };
+            let urgent = match &ev.event {
+                RunEventKind::Ended { outcome } => {
+                    // A MIG instance made for the attempt goes before the server hears of
+                    // the end.
+                    slices.ended(a);
+                    // The attempt queued behind it starts now, on its GPUs; the server
+                    // then has nothing to decide and hears of both in a routine report.
+                    match followers.ended(a, outcome) {
+                        Some(next) => follow_tx.send(next).is_err(),
+                        None => true,
+                    }
+                }
+                RunEventKind::Started { .. } => false,
+                _ => true,
+            };
+            outbox.push_as(ev, urgent)
         })
     };
     let launcher = if cfg.allow_root_jobs {
@@ -258,6 +300,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         telemetry: Telemetry::default(),
         metrics,
         launched_gpus: Mutex::default(),
+        followers,
     });
     if let Some(listener) = metrics_listener {
         let running = {
@@ -276,6 +319,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         });
     }
     tokio::spawn(retention_loop(shared.clone()));
+    tokio::spawn(follow_loop(shared.clone(), follow_rx));
     let interval = shared.cfg.telemetry_interval;
     if !interval.is_zero() && shared.cfg.control.0.is_some() && !shared.cfg.gpus.is_empty() {
         tokio::spawn(sample_loop(shared.clone(), interval));
@@ -601,6 +645,7 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
                     gen = d.gen;
                     reconcile(sh, &d, &mut cancelled_unseen);
                     sh.launcher.records().forget_acked_before(acked_before);
+                    sh.followers.forget_acked_before(acked_before);
                     continue;
                 }
                 Err(e) => tracing::warn!("unreadable poll answer: {e}"),
@@ -621,7 +666,14 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
 /// Makes the node run what the server wants: starts new attempts, stops cancelled or
 /// no longer wanted ones. Attempts seen before are never started again.
 fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRef>) {
-    let wanted: BTreeSet<AttemptRef> = d.run.iter().map(|l| l.attempt_ref()).collect();
+    // A queued attempt is wanted too: it may have started here the moment the one ahead
+    // of it ended, before the server heard.
+    let wanted: BTreeSet<AttemptRef> = d
+        .run
+        .iter()
+        .chain(d.queued.iter().map(|q| &q.launch))
+        .map(|l| l.attempt_ref())
+        .collect();
     let cancel: BTreeSet<AttemptRef> = d.cancel.iter().copied().collect();
     // Only what the server still lists needs remembering (the set grew with every
     // cancelled job before); an older answer listing one again at worst repeats an end
@@ -661,22 +713,12 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
                 continue;
             }
         };
-        let launch = &launch;
-        match sh.launcher.start(launch, &sh.cfg.gpus) {
-            Ok(()) if sh.launcher.running().contains(&launch.attempt_ref()) => {
-                sh.metrics.spawned(began.elapsed().as_secs_f64());
-                sh.launched_gpus
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(launch.attempt_ref(), launch.gpus.clone());
-            }
-            Ok(()) => {}
-            Err(e) => tracing::error!(
-                job = launch.job,
-                attempt = launch.attempt,
-                "cannot start: {e}"
-            ),
-        }
+        start(sh, &launch, began);
+    }
+    // What is queued behind attempts here; those whose attempt ahead already ended by
+    // itself start now.
+    for launch in sh.followers.set(&d.queued, |a| sh.launcher.seen(a)) {
+        start(sh, &launch, Instant::now());
     }
     reserve_ports(sh, d);
     let running: BTreeSet<AttemptRef> = sh.launcher.running().into_iter().collect();
@@ -726,6 +768,37 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
             );
             sh.launcher.cancel(*a);
         }
+    }
+}
+
+/// Starts one attempt (`began`: when its start began, for the spawn latency).
+fn start(sh: &Shared, launch: &gpusched_wire::Launch, began: Instant) {
+    match sh.launcher.start(launch, &sh.cfg.gpus) {
+        Ok(()) if sh.launcher.running().contains(&launch.attempt_ref()) => {
+            sh.metrics.spawned(began.elapsed().as_secs_f64());
+            sh.launched_gpus
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(launch.attempt_ref(), launch.gpus.clone());
+        }
+        Ok(()) => {}
+        Err(e) => tracing::error!(
+            job = launch.job,
+            attempt = launch.attempt,
+            "cannot start: {e}"
+        ),
+    }
+}
+
+/// Starts the attempts queued behind others as those end (`follow.rs`), in the order
+/// they come. On the task that runs the session (the main thread for `gpusched agent`),
+/// like every start.
+async fn follow_loop(sh: Arc<Shared>, mut next: mpsc::UnboundedReceiver<gpusched_wire::Launch>) {
+    while let Some(launch) = next.recv().await {
+        if sh.launcher.seen(launch.attempt_ref()) {
+            continue;
+        }
+        start(&sh, &launch, Instant::now());
     }
 }
 
@@ -788,16 +861,31 @@ async fn reporter(
     rereg: mpsc::UnboundedSender<()>,
 ) {
     let mut backoff = Backoff::new();
+    // When the last report went out: routine events wait for the next interval.
+    let mut last_sent: Option<Instant> = None;
     loop {
         let events: Vec<RunEvent> = sh.outbox.snapshot();
         let inst = instance.borrow().clone();
-        if (events.is_empty() && !sh.telemetry.due()) || inst.is_empty() {
+        let due = sh.telemetry.due();
+        if (events.is_empty() && !due) || inst.is_empty() {
             tokio::select! {
                 r = wake.changed() => if r.is_err() { return },
                 r = instance.changed() => if r.is_err() { return },
             }
             continue;
         }
+        let wait = last_sent
+            .map(|t| ROUTINE_REPORT_EVERY.saturating_sub(t.elapsed()))
+            .filter(|w| !w.is_zero() && !due && !sh.outbox.urgent());
+        if let Some(wait) = wait {
+            // Only routine events: let more gather, unless an urgent one comes.
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                r = wake.changed() => if r.is_err() { return },
+            }
+            continue;
+        }
+        last_sent = Some(Instant::now());
         let (telemetry, sent) = sh.telemetry.snapshot().unzip();
         let body = Report {
             node: sh.cfg.name.clone(),
@@ -892,6 +980,7 @@ fn acknowledge(sh: &Shared, sent: &[RunEvent]) {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&a);
+            sh.followers.acked(a, sh.launcher.records().ack_mark());
             if !sh.launcher.seen(a) {
                 continue; // cancelled before it arrived: no directory to mark
             }

@@ -84,6 +84,7 @@ async fn poll(
         preempt: vec![],
         reserve_ports: vec![],
         epoch: 0,
+        queued: vec![],
     });
     d.epoch = epoch;
     Ok(Json(d))
@@ -164,6 +165,7 @@ fn set_desired(s: &Shared, run: Vec<Launch>, reserve: Vec<AttemptRef>) {
         preempt: vec![],
         reserve_ports: reserve,
         epoch: 0,
+        queued: vec![],
     });
 }
 
@@ -685,4 +687,190 @@ async fn desired_state_of_an_older_epoch_is_refused_and_another_server_asked() {
         .unwrap();
     new_http.abort();
     old_http.abort();
+}
+
+/// A launch of one job on GPU 0 running `script` as the test's user.
+fn sh_launch(job: u64, script: &str) -> Launch {
+    Launch {
+        job,
+        attempt: 1,
+        name: format!("j{job}"),
+        user: me(),
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        cwd: "/".into(),
+        env: BTreeMap::new(),
+        gpus: vec![0],
+        walltime_s: None,
+        grace_s: 1,
+        slice: None,
+        resources: BTreeMap::new(),
+        dist: None,
+    }
+}
+
+/// The desired state: `run` to run, `queued` as (after, launch), `preempt` to preempt.
+fn set_queued(s: &Shared, run: Vec<Launch>, queued: Vec<(u64, Launch)>, preempt: Vec<u64>) {
+    let mut f = s.lock().unwrap();
+    let gen = f.desired.as_ref().map_or(1, |d| d.gen + 1);
+    f.desired = Some(Desired {
+        gen,
+        run,
+        cancel: vec![],
+        preempt: preempt
+            .into_iter()
+            .map(|job| gpusched_wire::PreemptOrder {
+                job,
+                attempt: 1,
+                signal: 10,
+                grace_s: 1,
+            })
+            .collect(),
+        reserve_ports: vec![],
+        epoch: 0,
+        queued: queued
+            .into_iter()
+            .map(|(after, launch)| gpusched_wire::QueuedLaunch {
+                after: AttemptRef {
+                    job: after,
+                    attempt: 1,
+                },
+                launch,
+            })
+            .collect(),
+    });
+}
+
+fn at_of(s: &Shared, job: u64, started: bool) -> Option<u64> {
+    let f = s.lock().unwrap();
+    f.events
+        .iter()
+        .find(|e| {
+            e.job == job
+                && match e.event {
+                    RunEventKind::Started { .. } => started,
+                    RunEventKind::Ended { .. } => !started,
+                    _ => false,
+                }
+        })
+        .map(|e| e.at_ms)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_attempts_start_the_moment_the_one_ahead_ends_and_are_reported_in_batches() {
+    let (state, server, http) = fake_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+    let (stop, stop_rx) = watch::channel(false);
+    let agent = tokio::spawn(run(config(server, dir.path(), lib), stop_rx));
+    // Jobs 2..=31 wait in a chain behind job 1; the desired state never changes, so
+    // only the agent can start them, each when the one before it ends.
+    const LAST: u64 = 31;
+    let chain = (2..=LAST)
+        .map(|job| {
+            let script = if job == LAST { "exit 4" } else { "true" };
+            (job - 1, sh_launch(job, script))
+        })
+        .collect();
+    set_queued(&state, vec![sh_launch(1, "sleep 0.2")], chain, vec![]);
+    let code = wait_event(
+        &state,
+        AttemptRef {
+            job: LAST,
+            attempt: 1,
+        },
+        |e| match e {
+            RunEventKind::Ended { outcome } => Some(outcome.clone()),
+            _ => None,
+        },
+    )
+    .await;
+    assert_eq!(code, gpusched_wire::Outcome::Exited { code: 4 });
+    for job in 2..=LAST {
+        let (ended, started) = (at_of(&state, job - 1, false), at_of(&state, job, true));
+        assert!(
+            started >= ended,
+            "job {job} started before job {} ended",
+            job - 1
+        );
+    }
+    {
+        let f = state.lock().unwrap();
+        let starts = f
+            .events
+            .iter()
+            .filter(|e| matches!(e.event, RunEventKind::Started { .. }))
+            .count();
+        assert_eq!(starts, LAST as usize, "each once: {:?}", f.events);
+        // Starts, and ends whose GPU was taken at once, ride together: far fewer
+        // reports than events (one each would be 62).
+        let reports = f
+            .reports
+            .iter()
+            .filter(|(r, _)| !r.events.is_empty())
+            .count();
+        assert!(
+            reports < LAST as usize,
+            "{reports} reports for {} events",
+            f.events.len()
+        );
+    }
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, agent)
+        .await
+        .expect("agent stops")
+        .unwrap()
+        .unwrap();
+    http.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_attempt_never_starts_behind_a_preempted_one() {
+    let (state, server, http) = fake_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+    let (stop, stop_rx) = watch::channel(false);
+    let agent = tokio::spawn(run(config(server, dir.path(), lib), stop_rx));
+    let first = sh_launch(1, "sleep 30");
+    set_queued(
+        &state,
+        vec![first.clone()],
+        vec![(1, sh_launch(2, "true"))],
+        vec![],
+    );
+    wait_event(&state, AttemptRef { job: 1, attempt: 1 }, |e| {
+        matches!(e, RunEventKind::Started { .. }).then_some(())
+    })
+    .await;
+    // The server preempts job 1; its follower stays queued in the desired state.
+    set_queued(
+        &state,
+        vec![first],
+        vec![(1, sh_launch(2, "true"))],
+        vec![1],
+    );
+    let outcome = wait_event(&state, AttemptRef { job: 1, attempt: 1 }, |e| match e {
+        RunEventKind::Ended { outcome } => Some(outcome.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(outcome, gpusched_wire::Outcome::Preempted);
+    // A later poll (the desired state unchanged) does not start it either.
+    let polls = state.lock().unwrap().polls;
+    let deadline = Instant::now() + WAIT;
+    while state.lock().unwrap().polls < polls + 3 {
+        assert!(Instant::now() < deadline, "the agent stopped polling");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        at_of(&state, 2, true),
+        None,
+        "job 2 started behind a preempted job"
+    );
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, agent)
+        .await
+        .expect("agent stops")
+        .unwrap()
+        .unwrap();
+    http.abort();
 }

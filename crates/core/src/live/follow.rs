@@ -17,10 +17,13 @@
 //!   generic resources, and group (`group.rs`: an array with a `%K` limit follows only
 //!   its own tasks). So a follower changes no queue or user cap and no `%K` count when
 //!   it takes over: it holds exactly what its predecessor held.
-//! - **Only short jobs**: an estimate (walltime or prediction) of at most
-//!   [`FollowConfig::under`]. A job ranked higher that arrives after a follow was made
-//!   waits for at most [`FollowConfig::depth`] such jobs on that GPU set: the price of
-//!   deciding ahead, bounded and small.
+//! - **Only short jobs, and a bounded amount of work**: a job follows only with an
+//!   estimate (walltime or prediction), and the estimates queued behind one running job
+//!   add up to at most [`FollowConfig::under`] (and number at most
+//!   [`FollowConfig::depth`]). A job ranked higher that arrives after a follow was made
+//!   waits for at most that much estimated work on that GPU set: the price of deciding
+//!   ahead, bounded and small. Jobs of a millisecond queue many deep (the agent then
+//!   reports their ends in batches), jobs of half a second one or two.
 //! - **Only on one node, whole GPUs**, and only on nodes whose agent knows followers.
 //!
 //! A follower is out of the waiting queue (no pass places it elsewhere) and holds
@@ -39,7 +42,8 @@ use crate::{JobSpec, QueueId, SchedJob, Seconds, UserId};
 /// When jobs may follow (`None` on the live cluster: never).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FollowConfig {
-    /// A job follows only with an estimate (walltime or prediction) of at most this.
+    /// The estimated work (walltimes or predictions) queued behind one running job adds
+    /// up to at most this; so no follower is estimated longer.
     pub under: Seconds,
     /// Followers queued behind one running job, at most (at least 1).
     pub depth: u32,
@@ -87,6 +91,12 @@ impl Followers {
         chain
     }
 
+    /// A follower's estimate.
+    fn estimate_of(&self, id: u64) -> Option<Seconds> {
+        let pred = self.after.get(&id)?;
+        self.behind.get(pred)?.spec.estimate
+    }
+
     /// The ids queued behind `id`, in order.
     fn chain_ids(&self, id: u64) -> Vec<u64> {
         let mut out = Vec::new();
@@ -116,11 +126,13 @@ fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, JobGroup>) -> bool
         && groups.get(&a.id.0).map(|g| g.id) == groups.get(&b.id.0).map(|g| g.id)
 }
 
-/// A chain that can take one more follower: its running head, its last job, its length.
+/// A chain that can take one more follower: its running head, its last job, its length
+/// and the estimated work queued in it.
 struct OpenChain {
     head: u64,
     end: u64,
     len: u32,
+    work: Seconds,
     /// The head's start: the chain whose head started first likely frees first.
     started: Seconds,
     node: String,
@@ -201,7 +213,11 @@ impl LiveCluster {
             }
             let chain = self.followers.chain_ids(id);
             let len = chain.len() as u32;
-            if len >= cfg.depth {
+            let work: Seconds = chain
+                .iter()
+                .filter_map(|f| self.followers.estimate_of(*f))
+                .sum();
+            if len >= cfg.depth || work >= cfg.under {
                 continue;
             }
             let Some(gpus) = self.book.get(&node.name).map(|b| b.whole_of(id)) else {
@@ -211,6 +227,7 @@ impl LiveCluster {
                 head: id,
                 end: chain.last().copied().unwrap_or(id),
                 len,
+                work,
                 started: j.first_start.unwrap_or(0.0),
                 node: node.name.clone(),
                 gpus,
@@ -255,8 +272,10 @@ impl LiveCluster {
         for (_, id) in waiting {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
-            let short = spec.estimate.is_some_and(|e| e <= cfg.under);
-            if !short || spec.gang.is_some() || spec.gpus == 0 || self.claims.contains_key(&id) {
+            let Some(estimate) = spec.estimate.filter(|&e| e <= cfg.under) else {
+                break;
+            };
+            if spec.gang.is_some() || spec.gpus == 0 || self.claims.contains_key(&id) {
                 break;
             }
             let Some(chains) = open.get_mut(&bucket(spec)) else {
@@ -266,6 +285,7 @@ impl LiveCluster {
             let best = chains
                 .iter()
                 .enumerate()
+                .filter(|(_, c)| c.work + estimate <= cfg.under)
                 .filter(|(_, c)| same_kind(spec, &c.spec, &self.groups))
                 .min_by(|(_, a), (_, b)| {
                     a.len
@@ -286,7 +306,8 @@ impl LiveCluster {
             self.followers.link(c.end, job);
             c.end = id;
             c.len += 1;
-            if c.len >= cfg.depth {
+            c.work += estimate;
+            if c.len >= cfg.depth || c.work >= cfg.under {
                 chains.swap_remove(k);
             }
         }
