@@ -495,6 +495,9 @@ impl World {
             Caller::Agent => Some(&self.join_token),
             Caller::Revoked => Some(&self.revoked_token),
         };
+        if path.starts_with("/api/agent/") {
+            return http_agent(&self.url, token.map(String::as_str), method, path, body);
+        }
         http_with(&self.url, token.map(String::as_str), method, path, body)
     }
 

@@ -166,7 +166,7 @@ impl Probe {
             "gpus": [{"index": 0, "uuid": "GPU-probe-0", "model": "NVIDIA H100 80GB HBM3",
                       "mem_mib": 81559, "source": "fake"}],
             "log_url": null, "running": [], "events": []}"#;
-        let (code, body) = http_with(
+        let (code, body) = http_agent(
             url,
             Some(join),
             "POST",

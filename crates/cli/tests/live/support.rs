@@ -364,6 +364,21 @@ pub fn http_full(
     http_headers(url, token, &[], method, path, body)
 }
 
+/// [`http_with`] as an agent of this build speaks: its protocol in the header (a request
+/// without it is of protocol 1, which the server refuses at registration).
+pub fn http_agent(
+    url: &str,
+    token: Option<&str>,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String) {
+    let protocol = gpusched_wire::agent::AGENT_PROTOCOL.to_string();
+    let header = [(gpusched_wire::agent::PROTOCOL_HEADER, protocol.as_str())];
+    let (code, _, body) = http_headers(url, token, &header, method, path, body);
+    (code, body)
+}
+
 /// [`http_full`] with more request headers.
 pub fn http_headers(
     url: &str,
