@@ -451,18 +451,44 @@ impl JobDir {
     /// written at the same time share one `fdatasync` (group commit, `sync_through`):
     /// jobs that end together no longer queue behind each other's syncs.
     pub fn write_outcome(&self, a: AttemptRef, outcome: &Outcome) -> Result<(), JobDirError> {
+        let (generation, end) = self.append_outcome(a, outcome)?;
+        self.sync_through(generation, end)
+    }
+
+    /// Records how the attempt ended, in the journal but not yet durably: the agent
+    /// makes it durable with [`JobDir::sync`] before it tells the server (a crash of the
+    /// agent alone loses nothing written; the system's crash loses only ends the server
+    /// never heard of, which the next life reports lost). Returns where it ends.
+    pub fn append_outcome(
+        &self,
+        a: AttemptRef,
+        outcome: &Outcome,
+    ) -> Result<(u64, u64), JobDirError> {
         let stored = StoredOutcome {
             outcome: outcome.clone(),
             at_ms: now_ms(),
         };
+        let mut inner = self.lock();
+        let e = Entry::Outcome {
+            a,
+            stored: stored.clone(),
+        };
+        let n = self.append(&mut inner, &e)?;
+        Self::count(&mut inner, a, n).outcome = Some(stored);
+        Ok((inner.generation, inner.len))
+    }
+
+    /// Whether anything appended is not on disk yet.
+    pub fn unsynced(&self) -> bool {
+        let inner = self.lock();
+        inner.synced < inner.len
+    }
+
+    /// Makes everything appended so far durable (one `fdatasync`, shared with syncs
+    /// running at the same time).
+    pub fn sync(&self) -> Result<(), JobDirError> {
         let (generation, end) = {
-            let mut inner = self.lock();
-            let e = Entry::Outcome {
-                a,
-                stored: stored.clone(),
-            };
-            let n = self.append(&mut inner, &e)?;
-            Self::count(&mut inner, a, n).outcome = Some(stored);
+            let inner = self.lock();
             (inner.generation, inner.len)
         };
         self.sync_through(generation, end)

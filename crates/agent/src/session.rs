@@ -385,6 +385,8 @@ async fn drain(sh: &Shared) -> anyhow::Result<()> {
     while !sh.outbox.snapshot().is_empty() && began.elapsed() < DRAIN_REPORT {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // What the server did not confirm is reported by the next life: on disk by then.
+    sync_journal(sh).await;
     let left = sh.outbox.snapshot().len();
     if left > 0 {
         tracing::warn!(
@@ -470,6 +472,7 @@ async fn register(sh: &Shared) -> Registered {
         // end before it leaves `running`, so it shows in one or the other.
         let running = sh.launcher.running();
         let events: Vec<RunEvent> = sh.outbox.snapshot();
+        sync_journal(sh).await;
         let body = Register {
             node: sh.cfg.name.clone(),
             agent_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -886,6 +889,8 @@ async fn reporter(
             continue;
         }
         last_sent = Some(Instant::now());
+        // The ends it carries are durable before the server hears of them.
+        sync_journal(&sh).await;
         let (telemetry, sent) = sh.telemetry.snapshot().unzip();
         let body = Report {
             node: sh.cfg.name.clone(),
@@ -962,6 +967,21 @@ fn busy_gpus(sh: &Shared) -> BTreeSet<u32> {
     let mut launched = sh.launched_gpus.lock().unwrap_or_else(|p| p.into_inner());
     launched.retain(|a, _| running.contains(a));
     launched.values().flatten().copied().collect()
+}
+
+/// Makes the journal durable (the outcomes appended since the last sync) on a blocking
+/// thread, if anything is left to sync: once per report, not once per job. A failure is
+/// logged; the report still goes (the outcome is in the journal, only not yet synced).
+async fn sync_journal(sh: &Shared) {
+    if !sh.launcher.records().unsynced() {
+        return;
+    }
+    let dir = sh.launcher.records().clone();
+    match tokio::task::spawn_blocking(move || dir.sync()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::error!("cannot sync the agent's journal: {e}"),
+        Err(e) => tracing::error!("cannot sync the agent's journal: {e}"),
+    }
 }
 
 /// Drops acknowledged events from the outbox and marks ended attempts acked on disk.

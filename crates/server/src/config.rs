@@ -89,13 +89,13 @@ pub struct ServerConfig {
     pub follow: Option<gpusched_core::live::FollowConfig>,
 }
 
-/// Followers by default: at most a second of estimated work, and 16 jobs, queued behind
-/// each running job. A job ranked higher that arrives later waits for at most that much
+/// Followers by default: jobs estimated to run at most a second, four behind each
+/// running job. A job ranked higher that arrives later waits for at most four such jobs
 /// more on a GPU set; a job of a few milliseconds no longer waits a round of the server
 /// for its GPU.
 pub const DEFAULT_FOLLOW: gpusched_core::live::FollowConfig = gpusched_core::live::FollowConfig {
     under: 1.0,
-    depth: 16,
+    depth: 4,
 };
 
 /// What happens to the jobs on a GPU found unhealthy.

@@ -18,9 +18,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep, timeout};
 
 use super::child::Child;
+use super::event;
 use super::group::signal_group_logged;
 use super::running::{Running, Stop};
-use super::{event, record_outcome};
 use crate::jobdir::JobDir;
 
 /// The most a fenced job gets between SIGTERM and SIGKILL: the server requeues it soon.
@@ -136,17 +136,16 @@ pub async fn supervise(mut s: Supervised) {
             );
         }
     }
-    let dir = s.dir.clone();
-    let written = outcome.clone();
     let a = s.attempt;
-    // fsync can take a while; keep it off the async workers.
-    match tokio::task::spawn_blocking(move || record_outcome(&dir, a, &written)).await {
-        Ok(()) => {}
-        Err(e) => tracing::error!(
+    // Journalled here, made durable before the server is told (the reporter syncs the
+    // journal once for all the ends of a report): no hand-off to a blocking thread and
+    // no fsync per job.
+    if let Err(e) = s.dir.append_outcome(a, &outcome) {
+        tracing::error!(
             "recording the outcome of {}.{} failed: {e}",
             a.job,
             a.attempt
-        ),
+        );
     }
     // The end is delivered before the attempt leaves `running`: whoever reads `running`
     // and then the delivered events sees it in one or the other.

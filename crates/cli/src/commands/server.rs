@@ -65,17 +65,17 @@ pub struct ServerArgs {
     /// listing holds up everything else, the leader lease's renewal included.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-    /// Short jobs wait on a busy node behind a running job of their kind (same user,
-    /// queue and shape) and start the moment it ends, without a round of the server in
-    /// between, as long as the run times estimated (walltimes, or predictions from the
-    /// cluster's history) queued behind one job add up to at most this. Only jobs at the
-    /// head of the queue follow, so none passes another; one ranked higher that comes
-    /// later waits for at most this much more. 0s: never.
+    /// Jobs whose run time is estimated (a walltime, or a prediction from the cluster's
+    /// history) at most this long wait on a busy node behind a running job of their kind
+    /// (same user, queue and shape) and start the moment it ends, without a round of the
+    /// server in between. Only jobs at the head of the queue follow, so none passes
+    /// another. 0s: never.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub follow_under: String,
-    /// With --follow-under: at most this many jobs wait behind one running job.
-    #[arg(long, default_value_t = 16, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=256))]
+    /// With --follow-under: at most this many jobs wait behind one running job. A job
+    /// ranked higher that comes later waits for at most this many such jobs more.
+    #[arg(long, default_value_t = 4, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
     pub follow_depth: u32,
     /// Requeues of a job whose node was lost (a job may set its own).
     #[arg(long, default_value_t = 3)]
@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn followers_are_on_by_default_and_off_with_zero() {
         let f = config(&[]).unwrap().follow.expect("on by default");
-        assert_eq!((f.under, f.depth), (1.0, 16));
+        assert_eq!((f.under, f.depth), (1.0, 4));
         let f = config(&["--follow-under", "30s", "--follow-depth", "4"])
             .unwrap()
             .follow

@@ -17,13 +17,12 @@
 //!   generic resources, and group (`group.rs`: an array with a `%K` limit follows only
 //!   its own tasks). So a follower changes no queue or user cap and no `%K` count when
 //!   it takes over: it holds exactly what its predecessor held.
-//! - **Only short jobs, and a bounded amount of work**: a job follows only with an
-//!   estimate (walltime or prediction), and the estimates queued behind one running job
-//!   add up to at most [`FollowConfig::under`] (and number at most
-//!   [`FollowConfig::depth`]). A job ranked higher that arrives after a follow was made
-//!   waits for at most that much estimated work on that GPU set: the price of deciding
-//!   ahead, bounded and small. Jobs of a millisecond queue many deep (the agent then
-//!   reports their ends in batches), jobs of half a second one or two.
+//! - **Only short jobs, a few deep**: a job follows only with an estimate (walltime or
+//!   prediction) of at most [`FollowConfig::under`], and at most [`FollowConfig::depth`]
+//!   wait behind one running job. A job ranked higher that arrives after a follow was
+//!   made waits for at most `depth` such jobs on that GPU set: the price of deciding
+//!   ahead, bounded and small. (The predictor's finest bucket is a second, so the bound
+//!   is in jobs of at most `under`, not a sum of their estimates.)
 //! - **Only on one node, whole GPUs**, and only on nodes whose agent knows followers.
 //!
 //! A follower is out of the waiting queue (no pass places it elsewhere) and holds
@@ -42,8 +41,7 @@ use crate::{JobSpec, QueueId, SchedJob, Seconds, UserId};
 /// When jobs may follow (`None` on the live cluster: never).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FollowConfig {
-    /// The estimated work (walltimes or predictions) queued behind one running job adds
-    /// up to at most this; so no follower is estimated longer.
+    /// A job follows only with an estimate (walltime or prediction) of at most this.
     pub under: Seconds,
     /// Followers queued behind one running job, at most (at least 1).
     pub depth: u32,
@@ -91,12 +89,6 @@ impl Followers {
         chain
     }
 
-    /// A follower's estimate.
-    fn estimate_of(&self, id: u64) -> Option<Seconds> {
-        let pred = self.after.get(&id)?;
-        self.behind.get(pred)?.spec.estimate
-    }
-
     /// The ids queued behind `id`, in order.
     fn chain_ids(&self, id: u64) -> Vec<u64> {
         let mut out = Vec::new();
@@ -126,13 +118,11 @@ fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, JobGroup>) -> bool
         && groups.get(&a.id.0).map(|g| g.id) == groups.get(&b.id.0).map(|g| g.id)
 }
 
-/// A chain that can take one more follower: its running head, its last job, its length
-/// and the estimated work queued in it.
+/// A chain that can take one more follower: its running head, its last job, its length.
 struct OpenChain {
     head: u64,
     end: u64,
     len: u32,
-    work: Seconds,
     /// The head's start: the chain whose head started first likely frees first.
     started: Seconds,
     node: String,
@@ -213,11 +203,7 @@ impl LiveCluster {
             }
             let chain = self.followers.chain_ids(id);
             let len = chain.len() as u32;
-            let work: Seconds = chain
-                .iter()
-                .filter_map(|f| self.followers.estimate_of(*f))
-                .sum();
-            if len >= cfg.depth || work >= cfg.under {
+            if len >= cfg.depth {
                 continue;
             }
             let Some(gpus) = self.book.get(&node.name).map(|b| b.whole_of(id)) else {
@@ -227,7 +213,6 @@ impl LiveCluster {
                 head: id,
                 end: chain.last().copied().unwrap_or(id),
                 len,
-                work,
                 started: j.first_start.unwrap_or(0.0),
                 node: node.name.clone(),
                 gpus,
@@ -272,10 +257,11 @@ impl LiveCluster {
         for (_, id) in waiting {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
-            let Some(estimate) = spec.estimate.filter(|&e| e <= cfg.under) else {
-                break;
-            };
-            if spec.gang.is_some() || spec.gpus == 0 || self.claims.contains_key(&id) {
+            if !spec.estimate.is_some_and(|e| e <= cfg.under)
+                || spec.gang.is_some()
+                || spec.gpus == 0
+                || self.claims.contains_key(&id)
+            {
                 break;
             }
             let Some(chains) = open.get_mut(&bucket(spec)) else {
@@ -285,7 +271,6 @@ impl LiveCluster {
             let best = chains
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.work + estimate <= cfg.under)
                 .filter(|(_, c)| same_kind(spec, &c.spec, &self.groups))
                 .min_by(|(_, a), (_, b)| {
                     a.len
@@ -306,8 +291,7 @@ impl LiveCluster {
             self.followers.link(c.end, job);
             c.end = id;
             c.len += 1;
-            c.work += estimate;
-            if c.len >= cfg.depth || c.work >= cfg.under {
+            if c.len >= cfg.depth {
                 chains.swap_remove(k);
             }
         }

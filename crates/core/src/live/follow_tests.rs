@@ -326,23 +326,7 @@ fn a_group_holds_at_most_its_limit_whatever_waits_of_it() {
 }
 
 #[test]
-fn a_chain_holds_at_most_the_estimated_work_allowed() {
-    let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);
-    c.set_follow(Some(FollowConfig {
-        under: 0.025,
-        depth: 10,
-    }));
-    c.set_nodes(vec![node("a", 1)]);
-    for id in 1..=5 {
-        c.add(&short(id, "u"));
-    }
-    c.pass(0.0, &[]);
-    // 10 ms each: two fit in 25 ms, a third would not.
-    assert_eq!(
-        brief(&c.follow_pass()),
-        vec![(2, 1, vec![0]), (3, 2, vec![0])]
-    );
-    // A job estimated over the bound never follows.
+fn a_job_estimated_over_the_bound_never_follows() {
     let mut c = cluster(vec![node("a", 1)], 10);
     c.add(&short(1, "u"));
     c.pass(0.0, &[]);
@@ -351,4 +335,11 @@ fn a_chain_holds_at_most_the_estimated_work_allowed() {
         ..short(2, "u")
     });
     assert!(c.follow_pass().is_empty());
+    // At the bound, it does.
+    c.remove(2, 0.0);
+    c.add(&LiveJob {
+        walltime: Some(1.0),
+        ..short(3, "u")
+    });
+    assert_eq!(brief(&c.follow_pass()), vec![(3, 1, vec![0])]);
 }
