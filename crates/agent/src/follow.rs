@@ -22,6 +22,8 @@ pub struct Followers {
 
 #[derive(Default)]
 struct Inner {
+    /// The agent is stopping: nothing starts any more.
+    stopped: bool,
     /// The launch queued behind each attempt, from the latest desired state.
     behind: BTreeMap<AttemptRef, Launch>,
     /// Attempts that ended in this agent life, until the server has their ends.
@@ -49,7 +51,10 @@ impl Followers {
     pub fn ended(&self, a: AttemptRef, outcome: &Outcome) -> Option<Launch> {
         let mut inner = self.lock();
         let follows = outcome.follows();
-        let next = inner.behind.remove(&a).filter(|_| follows);
+        let next = inner
+            .behind
+            .remove(&a)
+            .filter(|_| follows && !inner.stopped);
         inner.ended.insert(
             a,
             Ended {
@@ -68,6 +73,9 @@ impl Followers {
         let mut inner = self.lock();
         inner.behind.clear();
         let mut now = Vec::new();
+        if inner.stopped {
+            return now;
+        }
         for q in queued {
             if seen(q.launch.attempt_ref()) {
                 continue;
@@ -85,6 +93,18 @@ impl Followers {
             }
         }
         now
+    }
+
+    /// The agent is stopping (it stops its jobs): nothing queued starts from now on.
+    pub fn stop(&self) {
+        let mut inner = self.lock();
+        inner.stopped = true;
+        inner.behind.clear();
+    }
+
+    /// Whether [`Followers::stop`] was called.
+    pub fn stopped(&self) -> bool {
+        self.lock().stopped
     }
 
     /// The server acknowledged the end of `a` at acknowledgement mark `mark`.
@@ -156,6 +176,16 @@ mod tests {
         // it is not handed out twice.
         assert!(f.set(&[q(1, 2), q(2, 3)], |_| false).is_empty());
         assert_eq!(f.ended(a(2), &Outcome::Cancelled).map(|l| l.job), Some(3));
+    }
+
+    #[test]
+    fn nothing_starts_once_the_agent_stops() {
+        let f = Followers::default();
+        f.set(&[q(1, 2)], |_| false);
+        f.stop();
+        assert!(f.ended(a(1), &Outcome::Exited { code: 0 }).is_none());
+        assert!(f.set(&[q(1, 2), q(3, 4)], |_| false).is_empty());
+        assert!(f.stopped());
     }
 
     #[test]

@@ -368,6 +368,8 @@ const DRAIN_REPORT: Duration = Duration::from_secs(10);
 /// and the ends are delivered before the agent goes. No new job starts meanwhile (the
 /// poll loop is no longer running).
 async fn drain(sh: &Shared) -> anyhow::Result<()> {
+    // No attempt queued behind another starts while the agent stops its jobs.
+    sh.followers.stop();
     let running = sh.launcher.running();
     if !running.is_empty() {
         tracing::warn!(
@@ -798,7 +800,7 @@ fn start(sh: &Shared, launch: &gpusched_wire::Launch, began: Instant) {
 /// like every start.
 async fn follow_loop(sh: Arc<Shared>, mut next: mpsc::UnboundedReceiver<gpusched_wire::Launch>) {
     while let Some(launch) = next.recv().await {
-        if sh.launcher.seen(launch.attempt_ref()) {
+        if sh.followers.stopped() || sh.launcher.seen(launch.attempt_ref()) {
             continue;
         }
         start(&sh, &launch, Instant::now());

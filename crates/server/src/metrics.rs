@@ -40,6 +40,9 @@ const FAST_BUCKETS: [f64; 15] = [
 ];
 
 type StateLabel = Vec<(&'static str, &'static str)>;
+
+/// What becomes of followers, the `event` label of `gpusched_follows_total`.
+pub const FOLLOW_EVENTS: [&str; 3] = ["queued", "handed_over", "sent_back"];
 type QueueLabel = Vec<(&'static str, String)>;
 type WaitHistograms = Family<QueueLabel, Histogram, fn() -> Histogram>;
 
@@ -54,6 +57,9 @@ pub struct Metrics(Arc<Inner>);
 struct Inner {
     submitted: Counter,
     started: Counter,
+    /// Followers (`state/follow.rs`) by what became of them: `queued` behind a running
+    /// job, `handed_over` its GPUs when it ended, `sent_back` to the queue.
+    follows: Family<StateLabel, Counter>,
     finished: Family<StateLabel, Counter>,
     /// By queue (a bounded label: queues are configured).
     wait: WaitHistograms,
@@ -70,6 +76,7 @@ struct Inner {
 struct Staged {
     submitted: u64,
     started: u64,
+    follows: BTreeMap<&'static str, u64>,
     finished: BTreeMap<JobState, u64>,
     waits: Vec<(String, f64)>,
 }
@@ -90,9 +97,14 @@ impl Default for Metrics {
         for s in JobState::ALL.into_iter().filter(|s| s.is_terminal()) {
             let _ = finished.get_or_create(&vec![("state", s.name())]);
         }
+        let follows = Family::default();
+        for what in FOLLOW_EVENTS {
+            let _ = follows.get_or_create(&vec![("event", what)]);
+        }
         Metrics(Arc::new(Inner {
             submitted: Counter::default(),
             started: Counter::default(),
+            follows,
             finished,
             wait: Family::new_with_constructor(wait_histogram as fn() -> Histogram),
             pass: Histogram::new(FAST_BUCKETS),
@@ -132,11 +144,22 @@ impl Metrics {
         }
     }
 
+    /// A follower was queued, handed GPUs, or sent back (one of [`FOLLOW_EVENTS`]).
+    pub fn followed(&self, event: &'static str, n: u64) {
+        *self.staged().follows.entry(event).or_default() += n;
+    }
+
     /// The round's commit succeeded: what it recorded counts.
     pub fn settle_round(&self) {
         let s = std::mem::take(&mut *self.staged());
         self.0.submitted.inc_by(s.submitted);
         self.0.started.inc_by(s.started);
+        for (what, n) in s.follows {
+            self.0
+                .follows
+                .get_or_create(&vec![("event", what)])
+                .inc_by(n);
+        }
         for (state, n) in s.finished {
             self.0
                 .finished
@@ -206,6 +229,12 @@ impl Metrics {
             "gpusched_jobs_started",
             "Job attempts that started running (a requeued job starts again)",
             m.started.clone(),
+        );
+        r.register(
+            "gpusched_follows",
+            "Short jobs queued behind a running job of their kind (`queued`), started on its \
+             GPUs when it ended (`handed_over`), or sent back to the queue (`sent_back`)",
+            m.follows.clone(),
         );
         r.register(
             "gpusched_jobs_finished",

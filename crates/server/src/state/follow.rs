@@ -20,7 +20,9 @@ impl State {
     /// After a pass: the follows the core made, each written (`behind`) and told to its
     /// node.
     pub(super) fn make_follows(&mut self) {
-        for f in self.queue.follow_pass() {
+        let follows = self.queue.follow_pass();
+        self.cfg.metrics.followed("queued", follows.len() as u64);
+        for f in follows {
             self.set_behind(f.job, Some(f.after));
             self.bump(&f.node);
         }
@@ -58,6 +60,7 @@ impl State {
     /// (`next`); followers the core sent back to the queue are recalled.
     pub(super) fn after_leaving(&mut self, left: Left, ahead: u64) {
         if let Some(p) = left.next {
+            self.cfg.metrics.followed("handed_over", 1);
             self.set_behind(p.job, None);
             self.apply_placement(p);
         }
@@ -86,6 +89,7 @@ impl State {
             );
         }
         if !ids.is_empty() {
+            self.cfg.metrics.followed("sent_back", ids.len() as u64);
             self.sched_due = true;
         }
     }
