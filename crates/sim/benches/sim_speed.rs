@@ -201,6 +201,7 @@ fn bench_gangs() {
             },
             mixed_models: false,
         }),
+        group: None,
     };
     for n in [1_000usize, 10_000] {
         for labelled in [false, true] {
@@ -340,6 +341,7 @@ fn bench_live_pass() {
             resources: Default::default(),
             slice: None,
             gang: None,
+            group: None,
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

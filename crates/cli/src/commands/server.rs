@@ -214,7 +214,7 @@ impl ServerArgs {
         cfg.max_wait = std::time::Duration::from_secs(max_wait);
         let under = parse_duration(&self.follow_under)
             .map_err(|e| anyhow::anyhow!("--follow-under: {e}"))?;
-        cfg.follow = (under > 0).then(|| gpusched_core::live::FollowConfig {
+        cfg.follow = (under > 0).then_some(gpusched_core::live::FollowConfig {
             under: under as f64,
             depth: self.follow_depth,
         });

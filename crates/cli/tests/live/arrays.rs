@@ -263,5 +263,8 @@ fn short_tasks_follow_the_running_ones_on_the_gpus_they_free() {
         .unwrap_or_else(|| panic!("no hand-over count in:\n{metrics}"));
     // 58 of 60 here, also with both cores kept busy; the first two start from a pass,
     // and a chain that runs dry before the server refills it starts its next from one.
-    assert!(handed >= 30.0, "only {handed} tasks were handed a GPU:\n{metrics}");
+    assert!(
+        handed >= 30.0,
+        "only {handed} tasks were handed a GPU:\n{metrics}"
+    );
 }
