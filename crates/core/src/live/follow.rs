@@ -225,7 +225,10 @@ impl LiveCluster {
     /// After a pass: queues the waiting jobs at the head of the queue behind running jobs
     /// of their kind, in the pass's order, until one cannot follow (see the module's
     /// doc). Each follower leaves the waiting queue. Returns the follows made, in order.
-    pub fn follow_pass(&mut self) -> Vec<Follow> {
+    /// A job without an estimate follows on `guess` of its run time (the live server's
+    /// prediction now, for a job queued before the cluster knew jobs like it), which
+    /// does not become its estimate.
+    pub fn follow_pass(&mut self, guess: impl Fn(u64) -> Option<Seconds>) -> Vec<Follow> {
         let Some(cfg) = self.followers.config else {
             return Vec::new();
         };
@@ -257,7 +260,8 @@ impl LiveCluster {
         for (_, id) in waiting {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
-            if !spec.estimate.is_some_and(|e| e <= cfg.under)
+            let estimate = spec.estimate.or_else(|| guess(id));
+            if !estimate.is_some_and(|e| e <= cfg.under)
                 || spec.gang.is_some()
                 || spec.gpus == 0
                 || self.claims.contains_key(&id)

@@ -80,7 +80,7 @@ fn short_jobs_queue_behind_running_ones_of_their_kind_and_take_their_gpus_at_the
     let (g1, g2) = (gpu_of(1), gpu_of(2));
     // Two behind each running job, in the queue's order, shortest chain first; job 7
     // stays waiting (both chains are full).
-    let f = c.follow_pass();
+    let f = c.follow_pass(|_| None);
     assert_eq!(
         brief(&f),
         vec![
@@ -93,7 +93,7 @@ fn short_jobs_queue_behind_running_ones_of_their_kind_and_take_their_gpus_at_the
     assert_eq!(c.followers_of(1), vec![3, 5]);
     assert_eq!(c.following(5), Some(3));
     assert_eq!(c.waiting_order(), vec![7]);
-    assert!(c.follow_pass().is_empty(), "every chain is full");
+    assert!(c.follow_pass(|_| None).is_empty(), "every chain is full");
     // Job 1 ends: job 3 takes its GPU in the same step; it never came free.
     let left = c.remove(1, 1.0);
     let next = left.next.expect("job 3 takes over");
@@ -104,7 +104,7 @@ fn short_jobs_queue_behind_running_ones_of_their_kind_and_take_their_gpus_at_the
     assert_eq!(c.followers_of(3), vec![5]);
     // The pass starts nothing (no GPU is free); job 7 now follows job 5.
     assert!(c.pass(1.0, &[]).is_empty());
-    assert_eq!(brief(&c.follow_pass()), vec![(7, 5, g1.clone())]);
+    assert_eq!(brief(&c.follow_pass(|_| None)), vec![(7, 5, g1.clone())]);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn a_job_ranked_first_that_cannot_follow_stops_the_walk() {
     // Job 2 (another user) is next in line: nothing of user u's may pass it.
     c.add(&short(2, "v"));
     c.add(&short(3, "u"));
-    assert!(c.follow_pass().is_empty());
+    assert!(c.follow_pass(|_| None).is_empty());
     // A long job first stops it the same way.
     let mut c = cluster(vec![node("a", 1)], 2);
     c.add(&short(1, "u"));
@@ -125,7 +125,7 @@ fn a_job_ranked_first_that_cannot_follow_stops_the_walk() {
         ..short(2, "u")
     });
     c.add(&short(3, "u"));
-    assert!(c.follow_pass().is_empty());
+    assert!(c.follow_pass(|_| None).is_empty());
     // So does a job without an estimate.
     let mut c = cluster(vec![node("a", 1)], 2);
     c.add(&short(1, "u"));
@@ -134,7 +134,7 @@ fn a_job_ranked_first_that_cannot_follow_stops_the_walk() {
         walltime: None,
         ..short(2, "u")
     });
-    assert!(c.follow_pass().is_empty());
+    assert!(c.follow_pass(|_| None).is_empty());
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn only_jobs_of_the_same_kind_group_and_node_capability_follow() {
         c.add(&short(3, "u"));
         assert_eq!(c.pass(0.0, &[]).len(), 2, "jobs 1 and 3 start");
         c.add(&other);
-        assert!(c.follow_pass().is_empty(), "{other:?}");
+        assert!(c.follow_pass(|_| None).is_empty(), "{other:?}");
     }
     // Tasks of one group follow each other.
     let mut c = cluster(vec![node("a", 1)], 1);
@@ -183,7 +183,7 @@ fn only_jobs_of_the_same_kind_group_and_node_capability_follow() {
         });
     }
     c.pass(0.0, &[]);
-    assert_eq!(brief(&c.follow_pass()), vec![(2, 1, vec![0])]);
+    assert_eq!(brief(&c.follow_pass(|_| None)), vec![(2, 1, vec![0])]);
     // No followers on a node whose agent cannot start them, or a drained one.
     for n in [
         LiveNode {
@@ -200,7 +200,7 @@ fn only_jobs_of_the_same_kind_group_and_node_capability_follow() {
         c.pass(0.0, &[]);
         c.set_nodes(vec![n]);
         c.add(&short(2, "u"));
-        assert!(c.follow_pass().is_empty());
+        assert!(c.follow_pass(|_| None).is_empty());
     }
     // Nothing follows without the setting.
     let mut c = cluster(vec![node("a", 1)], 1);
@@ -208,7 +208,7 @@ fn only_jobs_of_the_same_kind_group_and_node_capability_follow() {
     c.add(&short(1, "u"));
     c.pass(0.0, &[]);
     c.add(&short(2, "u"));
-    assert!(c.follow_pass().is_empty());
+    assert!(c.follow_pass(|_| None).is_empty());
 }
 
 #[test]
@@ -218,7 +218,7 @@ fn a_run_requeued_sends_its_followers_back_in_their_order() {
         c.add(&short(id, "u"));
     }
     c.pass(0.0, &[]);
-    assert_eq!(c.follow_pass().len(), 2);
+    assert_eq!(c.follow_pass(|_| None).len(), 2);
     assert_eq!(c.waiting_order(), vec![4]);
     // Job 1's run is lost: it waits again, and so do 2 and 3, in their places.
     assert_eq!(c.requeue(1, 1.0), vec![2, 3]);
@@ -235,7 +235,7 @@ fn a_follower_that_leaves_lets_the_next_one_move_up() {
         c.add(&short(id, "u"));
     }
     c.pass(0.0, &[]);
-    assert_eq!(c.follow_pass().len(), 3);
+    assert_eq!(c.follow_pass(|_| None).len(), 3);
     assert_eq!(c.followers_of(1), vec![2, 3, 4]);
     // Job 3 is cancelled while it follows job 2.
     assert_eq!(c.remove(3, 0.5), Left::default());
@@ -258,7 +258,7 @@ fn open_slots_count_what_a_kind_could_still_queue() {
     assert_eq!(c.open_follow_slots(&short(10, "u")), 4);
     assert_eq!(c.open_follow_slots(&short(10, "v")), 0);
     c.add(&short(3, "u"));
-    c.follow_pass();
+    c.follow_pass(|_| None);
     assert_eq!(c.open_follow_slots(&short(10, "u")), 3);
 }
 
@@ -290,7 +290,7 @@ fn a_hand_over_keeps_the_room_the_job_held() {
     c.add(&ask(1));
     c.add(&ask(2));
     c.pass(0.0, &[]);
-    assert_eq!(c.follow_pass().len(), 1);
+    assert_eq!(c.follow_pass(|_| None).len(), 1);
     let left = c.remove(1, 1.0);
     assert_eq!(left.next.map(|p| p.job), Some(2));
     // All 8 CPUs are job 2's now: a job asking for one waits.
@@ -319,7 +319,7 @@ fn a_group_holds_at_most_its_limit_whatever_waits_of_it() {
     let starts = c.pass(0.0, &[]);
     assert_eq!(starts.iter().map(|p| p.job).collect::<Vec<_>>(), vec![1, 2]);
     // The others may follow them (a follower replaces a member, never adds one).
-    assert_eq!(c.follow_pass().len(), 3);
+    assert_eq!(c.follow_pass(|_| None).len(), 3);
     c.remove(1, 1.0);
     assert!(c.pass(1.0, &[]).is_empty(), "job 3 took job 1's GPU");
     assert_eq!(c.whole_free("a"), 2);
@@ -334,12 +334,27 @@ fn a_job_estimated_over_the_bound_never_follows() {
         walltime: Some(1.5),
         ..short(2, "u")
     });
-    assert!(c.follow_pass().is_empty());
+    assert!(c.follow_pass(|_| None).is_empty());
     // At the bound, it does.
     c.remove(2, 0.0);
     c.add(&LiveJob {
         walltime: Some(1.0),
         ..short(3, "u")
     });
-    assert_eq!(brief(&c.follow_pass()), vec![(3, 1, vec![0])]);
+    assert_eq!(brief(&c.follow_pass(|_| None)), vec![(3, 1, vec![0])]);
+}
+
+#[test]
+fn a_job_without_an_estimate_follows_on_a_guess_that_does_not_become_its_estimate() {
+    let mut c = cluster(vec![node("a", 1)], 2);
+    c.add(&short(1, "u"));
+    c.pass(0.0, &[]);
+    c.add(&LiveJob {
+        walltime: None,
+        ..short(2, "u")
+    });
+    assert!(c.follow_pass(|_| Some(5.0)).is_empty(), "guessed too long");
+    assert_eq!(brief(&c.follow_pass(|_| Some(0.5))), vec![(2, 1, vec![0])]);
+    assert_eq!(c.remove(1, 1.0).next.map(|p| p.job), Some(2));
+    assert_eq!(c.estimate(2), None, "the guess is not its estimate");
 }

@@ -20,7 +20,15 @@ impl State {
     /// After a pass: the follows the core made, each written (`behind`) and told to its
     /// node.
     pub(super) fn make_follows(&mut self) {
-        let follows = self.queue.follow_pass();
+        // A job queued before the cluster had run jobs like it has no estimate; it may
+        // follow on what the predictor says of it now (not made its estimate: the
+        // policy's view of it stays as it was).
+        let (jobs, learnt, policy) = (&self.jobs, &self.learnt, self.cfg.policy);
+        let guess = |id: u64| {
+            let v = &jobs.get(&id)?.view;
+            super::learn::estimate_for(learnt, policy, v)
+        };
+        let follows = self.queue.follow_pass(guess);
         self.cfg.metrics.followed("queued", follows.len() as u64);
         for f in follows {
             self.set_behind(f.job, Some(f.after));

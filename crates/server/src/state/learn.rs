@@ -11,7 +11,9 @@
 //!   orders by. The prediction is
 //!   fixed from then on (a restart predicts it again from what was learnt); a job that
 //!   outlives it is never stopped for it, its estimate doubles (the core's rule). A job
-//!   that enters the queue before any job has ended has no estimate.
+//!   that enters the queue before any job has ended has no estimate (whether it may
+//!   follow a running job is judged on the prediction at that time, `follow.rs`, which
+//!   does not become its estimate).
 //!   Stored under `predictor` in the round a job ends, unless it was written less than
 //!   five seconds before; then the first round after that writes it (a tick at the
 //!   latest). So a busy server writes it every five seconds at most, and a crash loses
@@ -97,6 +99,18 @@ pub fn features(v: &JobView) -> Features {
         walltime: v.walltime_s.map(|w| w as f64),
         submit: v.submit_ms as f64 / 1000.0 + 3.0 * 86_400.0,
     }
+}
+
+/// [`State::estimate_for`], from the parts of the state it reads (so the core can ask
+/// while the state lends it the queue).
+pub(super) fn estimate_for(learnt: &Learnt, policy: PolicyKind, v: &JobView) -> Option<f64> {
+    if let Some(w) = v.walltime_s {
+        return Some(w as f64);
+    }
+    if policy == PolicyKind::Backfill {
+        return None;
+    }
+    learnt.predictor.predict(&features(v)).map(|p| p.seconds)
 }
 
 impl Learnt {
@@ -216,16 +230,7 @@ impl State {
     /// The estimate a job like `v` would get when it enters the queue: its walltime, else
     /// the prediction (none under `backfill`, as in [`State::predict_estimate`]).
     pub(super) fn estimate_for(&self, v: &JobView) -> Option<f64> {
-        if let Some(w) = v.walltime_s {
-            return Some(w as f64);
-        }
-        if self.cfg.policy == PolicyKind::Backfill {
-            return None;
-        }
-        self.learnt
-            .predictor
-            .predict(&features(v))
-            .map(|p| p.seconds)
+        estimate_for(&self.learnt, self.cfg.policy, v)
     }
 
     /// Where a job's estimate came from, for its view: `walltime`, `predicted from
