@@ -29,11 +29,12 @@ pub struct JobRecord {
     /// tasks without reading their rows. `None` for every job that is not an array.
     #[serde(default)]
     pub array_progress: Option<Box<ArrayProgress>>,
-    /// A pending job queued behind this job (running, or queued itself) on its node, to
-    /// start on its GPUs as soon as it ends (schema 9; the core's `live/follow.rs`): the
-    /// node's agent was told, so a restart must not forget it.
+    /// The job this pending one is queued behind (running, or queued itself) on its node,
+    /// to start on its GPUs as soon as that one ends (schema 9; the core's
+    /// `live/follow.rs`): the node's agent was told, so a restart must not forget it.
+    /// Job ids start at 1; non-zero keeps the record 8 bytes smaller.
     #[serde(default)]
-    pub behind: Option<u64>,
+    pub behind: Option<std::num::NonZeroU64>,
     /// Attempts taken back before they could run: a follow the server undid after its
     /// launch went out (the agent may have started it, so that attempt number is used
     /// up). Like preemptions, they take attempt numbers but not retries (schema 9).

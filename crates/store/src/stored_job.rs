@@ -337,7 +337,7 @@ impl StoredJob {
                 index: t.index,
             }),
             array_progress: array_progress.as_deref().cloned(),
-            behind: *behind,
+            behind: behind.map(std::num::NonZeroU64::get),
             recalls: *recalls,
         }
     }
@@ -409,7 +409,7 @@ impl StoredJob {
             agent_stops: self.agent_stops,
             first_failure: self.first_failure.map(|f| Box::new(f.into_record())),
             array_progress: self.array_progress.map(Box::new),
-            behind: self.behind,
+            behind: self.behind.and_then(std::num::NonZeroU64::new),
             recalls: self.recalls,
         }
     }
@@ -668,7 +668,7 @@ pub(crate) mod tests {
                 timed_out: 1,
                 skipped: vec![30, 44],
             })),
-            behind: Some(41),
+            behind: std::num::NonZeroU64::new(41),
             recalls: 2,
         }
     }

@@ -38,6 +38,7 @@ impl State {
 
     /// Records whom a pending job follows (written only when it changes).
     fn set_behind(&mut self, id: u64, after: Option<u64>) {
+        let after = after.and_then(std::num::NonZeroU64::new);
         if self.jobs.get(&id).is_some_and(|j| j.behind != after) {
             if let Some(j) = self.jobs.get_mut(&id) {
                 j.behind = after;
@@ -153,7 +154,7 @@ impl State {
         let mut left: Vec<(u64, u64)> = self
             .jobs
             .iter()
-            .filter_map(|(&id, j)| Some((id, j.behind?)))
+            .filter_map(|(&id, j)| Some((id, j.behind?.get())))
             .collect();
         // A chain is restored from its head: repeat while any joins.
         loop {

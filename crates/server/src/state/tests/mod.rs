@@ -359,7 +359,7 @@ fn job_line(j: &JobRecord) -> String {
         }
     }
     write!(s, " #{}", v.attempt).unwrap();
-    if let Some(after) = j.behind {
+    if let Some(after) = j.behind.map(std::num::NonZeroU64::get) {
         write!(s, " behind {after}").unwrap();
     }
     if let Some(t) = v.array_task {
