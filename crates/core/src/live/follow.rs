@@ -182,8 +182,9 @@ impl LiveCluster {
             .sum()
     }
 
-    /// Every running job that could take a follower: one node, whole GPUs, a node whose
-    /// agent follows and that is not drained, not asked to stop, chain not full.
+    /// Every running job that could take a follower: one node, whole GPUs none of which
+    /// is out of placement, a node whose agent follows and that is not drained, not asked
+    /// to stop, chain not full.
     fn open_chains(&self, cfg: FollowConfig) -> Vec<OpenChain> {
         let mut open = Vec::new();
         for j in self.jobs.iter().filter(|j| j.running) {
@@ -206,9 +207,14 @@ impl LiveCluster {
             if len >= cfg.depth {
                 continue;
             }
-            let Some(gpus) = self.book.get(&node.name).map(|b| b.whole_of(id)) else {
+            let Some(book) = self.book.get(&node.name) else {
                 continue;
             };
+            let gpus = book.whole_of(id);
+            // No new follower onto a GPU out of placement (unhealthy): it gets nothing new.
+            if gpus.iter().any(|g| book.out.contains(g)) {
+                continue;
+            }
             open.push(OpenChain {
                 head: id,
                 end: chain.last().copied().unwrap_or(id),

@@ -358,3 +358,15 @@ fn a_job_without_an_estimate_follows_on_a_guess_that_does_not_become_its_estimat
     assert_eq!(c.remove(1, 1.0).next.map(|p| p.job), Some(2));
     assert_eq!(c.estimate(2), None, "the guess is not its estimate");
 }
+
+#[test]
+fn nothing_new_follows_onto_a_gpu_out_of_placement() {
+    let mut c = cluster(vec![node("a", 1)], 2);
+    c.add(&short(1, "u"));
+    c.pass(0.0, &[]);
+    let mut sick = node("a", 1);
+    sick.gpus[0].unhealthy = Some("Xid 79".into());
+    c.set_nodes(vec![sick]);
+    c.add(&short(2, "u"));
+    assert!(c.follow_pass(|_| None).is_empty());
+}
