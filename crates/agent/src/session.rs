@@ -85,7 +85,7 @@ struct Outbox {
 /// whose GPUs a queued attempt took at once (`follow.rs`). Those ride together, so a
 /// node turning over many short jobs costs the server one round per this interval, not
 /// one per job; an end that leaves GPUs idle, a checkpoint or a port goes at once.
-const ROUTINE_REPORT_EVERY: Duration = Duration::from_millis(10);
+const ROUTINE_REPORT_EVERY: Duration = Duration::from_millis(20);
 
 impl Outbox {
     /// Adds an event the server needs soon: the reporter sends it at once.
