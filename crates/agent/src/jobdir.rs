@@ -189,6 +189,8 @@ pub struct JobDir {
     /// Held by the one thread syncing the journal (never while waiting for `inner`'s
     /// holder to sync: `inner` is not held across a sync). See [`JobDir::sync_through`].
     sync: Arc<Mutex<()>>,
+    /// Shared hostfiles written (or found right) in this life.
+    hostfiles: Arc<Mutex<std::collections::BTreeSet<PathBuf>>>,
 }
 
 impl std::fmt::Debug for JobDir {
@@ -227,6 +229,7 @@ impl JobDir {
                 syncs: 0,
             })),
             sync: Arc::new(Mutex::new(())),
+            hostfiles: Arc::default(),
         })
     }
 
@@ -373,15 +376,25 @@ impl JobDir {
     }
 
     /// Writes a shared hostfile unless it is already there: a new file renamed over the
-    /// name, so a job never reads half of one.
+    /// name, so a job never reads half of one. A file this agent wrote (its name says its
+    /// text) is only checked to still exist, not read again for every job.
     pub fn write_shared_hostfile(&self, path: &Path, text: &str) -> io::Result<()> {
-        if fs::read_to_string(path).is_ok_and(|t| t == text) {
+        let known = || {
+            self.hostfiles
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if known().contains(path) && path.exists() {
             return Ok(());
         }
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-        fs::write(&tmp, text)?;
-        fs::rename(&tmp, path)
+        if !fs::read_to_string(path).is_ok_and(|t| t == text) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+            fs::write(&tmp, text)?;
+            fs::rename(&tmp, path)?;
+        }
+        known().insert(path.to_path_buf());
+        Ok(())
     }
 
     /// Where the attempt's hostfile goes (`GPUSCHED_HOSTFILE`).

@@ -286,19 +286,22 @@ fn child_main(p: &mut Prepared, failure: &AtomicI32) -> isize {
     unsafe {
         // The handlers are the agent's (in shared memory): back to the defaults before
         // any signal is let through. What the agent ignores stays ignored, except
-        // SIGPIPE, which Rust ignores for itself (as std's Command does).
+        // SIGPIPE, which Rust ignores for itself (as std's Command does). One call per
+        // signal sets the default and reads what was there; only an ignored one takes a
+        // second call to be ignored again (this loop runs while the agent's thread is
+        // suspended, for every job).
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
         for sig in 1..=libc::SIGRTMAX() {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                 continue;
             }
             let mut old: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+            if libc::sigaction(sig, &dfl, &mut old) != 0 {
                 continue; // signals reserved by libc
             }
-            if old.sa_sigaction != libc::SIG_IGN || sig == libc::SIGPIPE {
-                let mut dfl: libc::sigaction = std::mem::zeroed();
-                dfl.sa_sigaction = libc::SIG_DFL;
-                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            if old.sa_sigaction == libc::SIG_IGN && sig != libc::SIGPIPE {
+                libc::sigaction(sig, &old, std::ptr::null_mut());
             }
         }
         if let Some(pgid) = p.pgid {
