@@ -169,6 +169,21 @@ fn set_desired(s: &Shared, run: Vec<Launch>, reserve: Vec<AttemptRef>) {
     });
 }
 
+/// Stops the agent (it must stop in time, cleanly) and the fake server.
+async fn shut_down(
+    stop: watch::Sender<bool>,
+    agent: tokio::task::JoinHandle<anyhow::Result<()>>,
+    http: tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let _ = stop.send(true);
+    tokio::time::timeout(WAIT, agent)
+        .await
+        .expect("agent stops")
+        .unwrap()
+        .unwrap();
+    http.abort();
+}
+
 /// Waits for an event of `a` that `pick` accepts.
 async fn wait_event<T>(s: &Shared, a: AttemptRef, pick: impl Fn(&RunEventKind) -> Option<T>) -> T {
     let deadline = Instant::now() + WAIT;
@@ -543,13 +558,7 @@ async fn reports_carry_gpu_samples_alone_or_with_events_and_each_xid_arrives_onc
     })
     .await;
 
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, agent)
-        .await
-        .expect("agent stops")
-        .unwrap()
-        .unwrap();
-    http.abort();
+    shut_down(stop, agent, http).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -609,13 +618,7 @@ async fn an_answer_older_than_an_acknowledged_end_does_not_start_the_attempt_aga
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, agent)
-        .await
-        .expect("agent stops")
-        .unwrap()
-        .unwrap();
-    http.abort();
+    shut_down(stop, agent, http).await;
 }
 
 fn launch(job: u64) -> Launch {
@@ -814,13 +817,7 @@ async fn queued_attempts_start_the_moment_the_one_ahead_ends_and_are_reported_in
             f.events.len()
         );
     }
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, agent)
-        .await
-        .expect("agent stops")
-        .unwrap()
-        .unwrap();
-    http.abort();
+    shut_down(stop, agent, http).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -866,11 +863,5 @@ async fn a_queued_attempt_never_starts_behind_a_preempted_one() {
         None,
         "job 2 started behind a preempted job"
     );
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, agent)
-        .await
-        .expect("agent stops")
-        .unwrap()
-        .unwrap();
-    http.abort();
+    shut_down(stop, agent, http).await;
 }

@@ -1,54 +1,26 @@
 //! Followers: who may follow whom, the hand-over at an end, and what goes back to the
 //! queue.
 
-use std::collections::BTreeMap;
-
 use super::*;
 use crate::live::{JobGroup, Left};
-use crate::live::{LiveGpu, LiveJob, LiveNode};
+use crate::live::{LiveJob, LiveNode};
 use crate::sharing::ShareStrategy;
 use crate::{PolicyConfig, PolicyKind, QueueId};
 
+/// A node of `n` GPUs whose agent starts followers.
 fn node(name: &str, n: u32) -> LiveNode {
     LiveNode {
-        name: name.into(),
-        model: "A100".into(),
-        cpus: 8,
-        mem_mib: 1 << 20,
-        mps: false,
-        gpus: (0..n)
-            .map(|index| LiveGpu {
-                index,
-                model: "A100".into(),
-                mem_mib: 81920,
-                mig: None,
-                unhealthy: None,
-            })
-            .collect(),
-        resources: BTreeMap::new(),
-        topology: Default::default(),
-        drained: None,
         follows: true,
+        ..crate::live::tests::node(name, n, false)
     }
 }
 
 /// A job of user `u`, one GPU, a walltime of 10 ms.
 fn short(id: u64, user: &str) -> LiveJob {
     LiveJob {
-        id,
         user: user.into(),
-        queue: QueueId(0),
-        priority: 0,
-        submit: id as f64,
         walltime: Some(0.01),
-        gpus: 1,
-        model: None,
-        cpu_milli: 0,
-        mem_mib: 0,
-        resources: BTreeMap::new(),
-        slice: None,
-        gang: None,
-        group: None,
+        ..crate::live::tests::whole(id, 1)
     }
 }
 

@@ -7,7 +7,7 @@ use super::*;
 use crate::sharing::ShareStrategy;
 use crate::{PolicyConfig, PolicyKind, QueueId};
 
-fn node(name: &str, n: u32, mig: bool) -> LiveNode {
+pub(super) fn node(name: &str, n: u32, mig: bool) -> LiveNode {
     LiveNode {
         name: name.into(),
         model: "A100-SXM4-80GB".into(),
@@ -38,7 +38,7 @@ fn node(name: &str, n: u32, mig: bool) -> LiveNode {
     }
 }
 
-fn whole(id: u64, gpus: u32) -> LiveJob {
+pub(super) fn whole(id: u64, gpus: u32) -> LiveJob {
     LiveJob {
         id,
         user: "u".into(),
