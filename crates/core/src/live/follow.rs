@@ -408,6 +408,22 @@ impl LiveCluster {
         ids
     }
 
+    /// Takes follower `id` out of its chain (the one behind it moves up) and puts it back
+    /// in the waiting queue in its place. False when `id` follows nobody.
+    pub fn send_back(&mut self, id: u64, now: Seconds) -> bool {
+        let Some(pred) = self.followers.after.remove(&id) else {
+            return false;
+        };
+        let Some(job) = self.followers.behind.remove(&pred) else {
+            return false;
+        };
+        if let Some(next) = self.followers.behind.remove(&id) {
+            self.followers.link(pred, next);
+        }
+        self.unfollow(vec![job], now);
+        true
+    }
+
     /// Followers back in the waiting queue, with the ranks they had (their place).
     fn unfollow(&mut self, chain: Vec<SchedJob>, now: Seconds) {
         for mut j in chain {

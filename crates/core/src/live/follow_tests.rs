@@ -342,3 +342,17 @@ fn nothing_new_follows_onto_a_gpu_out_of_placement() {
     c.add(&short(2, "u"));
     assert!(c.follow_pass(|_| None).is_empty());
 }
+
+#[test]
+fn a_follower_sent_back_alone_waits_in_its_place_and_the_next_moves_up() {
+    let mut c = cluster(vec![node("a", 1)], 3);
+    for id in 1..=4 {
+        c.add(&short(id, "u"));
+    }
+    c.pass(0.0, &[]);
+    assert_eq!(c.follow_pass(|_| None).len(), 3);
+    assert!(c.send_back(3, 0.5));
+    assert!(!c.send_back(3, 0.5), "it follows nobody now");
+    assert_eq!(c.followers_of(1), vec![2, 4]);
+    assert_eq!(c.waiting_order(), vec![3]);
+}

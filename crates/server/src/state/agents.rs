@@ -281,6 +281,10 @@ impl State {
                 continue;
             };
             let v = &job.view;
+            if v.attempt == e.attempt && self.queue.following(e.job).is_some() {
+                self.follower_started_early(e.job);
+                continue;
+            }
             // The job's current attempt, with a part on this node that has not ended
             // (a job placed before parts existed has its one node).
             let on_node = match v.parts.iter().find(|p| p.node == node) {

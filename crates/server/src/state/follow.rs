@@ -103,6 +103,30 @@ impl State {
         }
     }
 
+    /// The agent reported on the current attempt of a job the server still has queued
+    /// behind another: it started that attempt, so the end of the one ahead has not
+    /// reached the server first (a restarted agent reports its journal's attempts in
+    /// id order, not in the order they ran). That attempt is used up: the job goes back
+    /// to the queue with the next one (no retry used), and the report about it is moot.
+    pub(super) fn follower_started_early(&mut self, id: u64) {
+        let Some(ahead) = self.queue.following(id) else {
+            return;
+        };
+        let node = self.follow_node(id);
+        let next = self.queue.followers_of(id).first().copied();
+        if !self.queue.send_back(id, self.now.secs()) {
+            return;
+        }
+        if let Some(next) = next {
+            let after = self.queue.following(next);
+            self.set_behind(next, after);
+        }
+        if let Some(node) = node {
+            self.bump(&node);
+        }
+        self.send_back(&[id], ahead);
+    }
+
     /// The node a follower waits on: the node of the running job at the head of its
     /// chain. `None` for a job that follows nobody.
     pub(super) fn follow_node(&self, id: u64) -> Option<String> {

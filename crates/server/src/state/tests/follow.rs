@@ -239,3 +239,41 @@ fn an_array_offers_tasks_to_follow_its_running_ones_within_its_limit() {
         "#,
     );
 }
+
+#[test]
+fn a_follower_reported_before_the_end_ahead_of_it_takes_a_new_attempt() {
+    run_with(
+        "followers: a restarted agent reports a follower's attempt before the end ahead",
+        follow,
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 walltime=1 batch=3"),
+            Round,
+            Started("n1", 1),
+            // A restarted agent reports its journal in id order: job 2's attempt, which
+            // it had started, before job 1's end. That attempt is used up.
+            Lost("n1", 2),
+            Exit("n1", 1, 0),
+            Round,
+            Poll("n1"),
+        ],
+        r#"
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1 batch=3: ok 1 2 3
+            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
+            job 1 starting on n1 [0] #1: sent to n1
+            job 2 pending #1 behind 1
+            job 3 pending #1 behind 2
+            n1 reports 1 started: ok
+            n1 reports 2 lost: ok
+            n1 reports 1 exited 0: ok
+            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 1
+            job 1 succeeded on n1 [0] #1: exited with code 0
+            job 2 pending #2 behind 3
+            job 3 starting on n1 [0] #1: sent to n1
+            n1 polls: run 3#1 [0]; cancel -; preempt -; queued 2#2 after 3#1 [0]
+        "#,
+    );
+}
