@@ -11,7 +11,10 @@
 //!     busy, unlabelled and under switches of 32 nodes (racks of 4 switches): the core's
 //!     `gang::place` alone, and the live pass that starts it.
 //!
-//! `cargo bench -p gpusched-sim --bench sim_speed -- passes` runs (c), (d) and (e) only,
+//! (f) followers: the live pass's follows (`LiveCluster::follow_pass`) on 10,000 nodes x 8
+//!     with every GPU busy and 100,000 short jobs of 50 users waiting.
+//!
+//! `cargo bench -p gpusched-sim --bench sim_speed -- passes` runs (c) to (f) only,
 //! `-- one-pass` (c) only (the run to compare with callgrind across commits), `-- gangs`
 //! (e) only.
 //!
@@ -173,7 +176,75 @@ fn main() {
     if !only("one-pass") {
         bench_live_pass();
         bench_gangs();
+        bench_follows();
     }
+}
+
+/// (f): the follows of one round on a large, full cluster: 80,000 one-GPU jobs running
+/// on 10,000 nodes x 8, 100,000 more waiting (50 users, estimated half a second), four
+/// followers at most behind each: the first round queues 100,000, the next finds every
+/// chain full.
+fn bench_follows() {
+    use gpusched_core::live::{FollowConfig, LiveCluster, LiveGpu, LiveJob, LiveNode};
+    use gpusched_core::sharing::ShareStrategy;
+    let nodes: Vec<LiveNode> = (0..10_000)
+        .map(|i| LiveNode {
+            name: format!("n{i:05}"),
+            model: "A100-SXM4-80GB".into(),
+            cpus: 64,
+            mem_mib: 512 * 1024,
+            mps: false,
+            gpus: (0..8)
+                .map(|index| LiveGpu {
+                    index,
+                    model: "A100-SXM4-80GB".into(),
+                    mem_mib: 81920,
+                    mig: None,
+                    unhealthy: None,
+                })
+                .collect(),
+            resources: Default::default(),
+            topology: Default::default(),
+            drained: None,
+            follows: true,
+        })
+        .collect();
+    let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);
+    c.set_follow(Some(FollowConfig {
+        under: 1.0,
+        depth: 4,
+    }));
+    c.set_nodes(nodes);
+    for id in 1..=180_000u64 {
+        c.add(&LiveJob {
+            id,
+            user: format!("u{}", id % 50),
+            queue: QueueId(0),
+            priority: 0,
+            submit: id as f64,
+            walltime: Some(0.5),
+            gpus: 1,
+            model: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            resources: Default::default(),
+            slice: None,
+            gang: None,
+            group: None,
+        });
+    }
+    let started = c.pass(1.0, &[]).len();
+    let t = Instant::now();
+    let first = c.follow_pass(|_| None).len();
+    let first_t = t.elapsed();
+    let t = Instant::now();
+    let second = c.follow_pass(|_| None).len();
+    let second_t = t.elapsed();
+    println!(
+        "(f) follows on 10,000x8, {started} running, 100,000 waiting: {first} queued in {:.0} ms; then {second} (every chain full) in {:.2} ms",
+        first_t.as_secs_f64() * 1e3,
+        second_t.as_secs_f64() * 1e3,
+    );
 }
 
 /// (e): what placing one 4x8 gang costs on a large, half-busy cluster.

@@ -32,7 +32,8 @@
 //! order, and a follower removed itself (cancelled) leaves the one behind it to follow
 //! its predecessor.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{btree_map, BTreeMap, BTreeSet, BinaryHeap};
 
 use super::cluster::{LiveCluster, LivePlacement};
 use super::group::JobGroup;
@@ -89,6 +90,26 @@ impl Followers {
         chain
     }
 
+    /// How many wait behind `id`.
+    fn chain_len(&self, id: u64) -> u32 {
+        let mut n = 0;
+        let mut at = id;
+        while let Some(j) = self.behind.get(&at) {
+            at = j.spec.id.0;
+            n += 1;
+        }
+        n
+    }
+
+    /// The last job of the chain `id` heads (`id` when nobody follows it).
+    fn chain_end(&self, id: u64) -> u64 {
+        let mut at = id;
+        while let Some(j) = self.behind.get(&at) {
+            at = j.spec.id.0;
+        }
+        at
+    }
+
     /// The ids queued behind `id`, in order.
     fn chain_ids(&self, id: u64) -> Vec<u64> {
         let mut out = Vec::new();
@@ -118,17 +139,47 @@ fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, JobGroup>) -> bool
         && groups.get(&a.id.0).map(|g| g.id) == groups.get(&b.id.0).map(|g| g.id)
 }
 
-/// A chain that can take one more follower: its running head, its last job, its length.
+/// A chain that can take one more follower: its last job, and where its head runs.
 struct OpenChain {
-    head: u64,
     end: u64,
-    len: u32,
-    /// The head's start: the chain whose head started first likely frees first.
-    started: Seconds,
     node: String,
     gpus: Vec<u32>,
-    spec: JobSpec,
 }
+
+/// Everything a follower must share with the job it follows (see the module's doc).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Kind {
+    bucket: Bucket,
+    model: Option<String>,
+    cpu_milli: u64,
+    mem_mib: u64,
+    generic: BTreeMap<String, u64>,
+    group: Option<u64>,
+}
+
+impl Kind {
+    fn of(s: &JobSpec, groups: &BTreeMap<u64, JobGroup>) -> Kind {
+        Kind {
+            bucket: bucket(s),
+            model: s.gpu_model.clone(),
+            cpu_milli: s.cpu_milli,
+            mem_mib: s.mem_mib,
+            generic: s.generic.clone(),
+            group: groups.get(&s.id.0).map(|g| g.id),
+        }
+    }
+}
+
+/// The open chains of one kind, and the order they take followers in: the shortest
+/// chain, then the head that started first, then the lowest id (`(length, start's
+/// bits, head, index into chains)`, smallest first).
+#[derive(Default)]
+struct Chains {
+    chains: Vec<OpenChain>,
+    order: BinaryHeap<Reverse<(u32, u64, u64, usize)>>,
+}
+
+type Kinds = BTreeMap<Kind, Chains>;
 
 impl LiveCluster {
     /// Lets short jobs follow running ones (`None`: never, the default). Only for a
@@ -167,65 +218,81 @@ impl LiveCluster {
             return 0;
         };
         let group = job.group.map(|g| g.id);
-        self.open_chains(cfg)
-            .into_iter()
-            .filter(|c| {
-                let s = &c.spec;
-                (s.user, s.queue, s.gpus) == (user, job.queue, job.gpus)
-                    && s.gpu_model == job.model
+        let b = (user, job.queue, job.gpus);
+        self.open_heads(cfg, b)
+            .filter(|(j, _)| {
+                let s = &j.spec;
+                s.gpu_model == job.model
                     && s.cpu_milli == job.cpu_milli
                     && s.mem_mib == job.mem_mib
                     && s.generic == job.resources
                     && self.group_id(s.id.0) == group
             })
-            .map(|c| u64::from(cfg.depth - c.len))
+            .map(|(_, len)| u64::from(cfg.depth - len))
             .sum()
     }
 
-    /// Every running job that could take a follower: one node, whole GPUs none of which
-    /// is out of placement, a node whose agent follows and that is not drained, not asked
-    /// to stop, chain not full.
-    fn open_chains(&self, cfg: FollowConfig) -> Vec<OpenChain> {
-        let mut open = Vec::new();
-        for j in self.jobs.iter().filter(|j| j.running) {
-            let Some(p) = &j.placement else { continue };
-            let [(n, _)] = p.parts[..] else { continue };
-            let Some(node) = self.nodes.get(n.index()) else {
-                continue;
+    /// The running jobs of bucket `b` that could take a follower, with their chains'
+    /// lengths: one node, whole GPUs none of which is out of placement, a node whose
+    /// agent follows and that is not drained, not asked to stop, chain not full. One
+    /// walk of the running jobs, allocating nothing for those of other buckets.
+    fn open_heads(
+        &self,
+        cfg: FollowConfig,
+        b: Bucket,
+    ) -> impl Iterator<Item = (&SchedJob, u32)> + '_ {
+        self.jobs.iter().filter_map(move |j| {
+            if !j.running || bucket(&j.spec) != b || j.spec.gang.is_some() || j.spec.gpus == 0 {
+                return None;
+            }
+            let [(n, _)] = j.placement.as_ref()?.parts[..] else {
+                return None;
             };
+            let node = self.nodes.get(n.index())?;
             let id = j.spec.id.0;
-            if !node.follows
-                || node.drained.is_some()
-                || j.spec.gang.is_some()
-                || j.spec.gpus == 0
-                || self.preempts.contains(&id)
-            {
-                continue;
+            if !node.follows || node.drained.is_some() || self.preempts.contains(&id) {
+                return None;
             }
-            let chain = self.followers.chain_ids(id);
-            let len = chain.len() as u32;
+            let len = self.followers.chain_len(id);
             if len >= cfg.depth {
-                continue;
+                return None;
             }
-            let Some(book) = self.book.get(&node.name) else {
+            // No new follower onto a GPU out of placement (unhealthy): it gets nothing new.
+            let book = self.book.get(&node.name)?;
+            if !book.out.is_empty() && book.whole_of(id).iter().any(|g| book.out.contains(g)) {
+                return None;
+            }
+            Some((j, len))
+        })
+    }
+
+    /// The chains of bucket `b` that could take a follower (see [`Self::open_heads`]),
+    /// by the whole kind of their head.
+    fn open_chains(&self, cfg: FollowConfig, b: Bucket) -> Kinds {
+        let mut kinds = Kinds::new();
+        for (j, len) in self.open_heads(cfg, b) {
+            let id = j.spec.id.0;
+            let Some(p) = j.placement.as_ref() else {
                 continue;
             };
-            let gpus = book.whole_of(id);
-            // No new follower onto a GPU out of placement (unhealthy): it gets nothing new.
-            if gpus.iter().any(|g| book.out.contains(g)) {
+            let Some(node) = self.nodes.get(p.parts[0].0.index()).map(|n| &n.name) else {
                 continue;
-            }
-            open.push(OpenChain {
-                head: id,
-                end: chain.last().copied().unwrap_or(id),
-                len,
-                started: j.first_start.unwrap_or(0.0),
-                node: node.name.clone(),
-                gpus,
-                spec: j.spec.clone(),
+            };
+            let Some(book) = self.book.get(node) else {
+                continue;
+            };
+            let chains = kinds.entry(Kind::of(&j.spec, &self.groups)).or_default();
+            let k = chains.chains.len();
+            // Starts are non-negative: their bits order as they do.
+            let started = j.first_start.unwrap_or(0.0).max(0.0).to_bits();
+            chains.order.push(Reverse((len, started, id, k)));
+            chains.chains.push(OpenChain {
+                end: self.followers.chain_end(id),
+                node: node.clone(),
+                gpus: book.whole_of(id),
             });
         }
-        open
+        kinds
     }
 
     /// After a pass: queues the waiting jobs at the head of the queue behind running jobs
@@ -238,32 +305,17 @@ impl LiveCluster {
         let Some(cfg) = self.followers.config else {
             return Vec::new();
         };
-        if !self.jobs.iter().any(|j| !j.running) {
-            return Vec::new();
-        }
-        let mut open: BTreeMap<Bucket, Vec<OpenChain>> = BTreeMap::new();
-        let mut slots = 0usize;
-        for c in self.open_chains(cfg) {
-            slots += (cfg.depth - c.len) as usize;
-            open.entry(bucket(&c.spec)).or_default().push(c);
-        }
-        if slots == 0 {
-            return Vec::new();
-        }
-        // The first `slots` waiting jobs in the pass's order (one more cannot follow).
-        let mut waiting: Vec<(u64, u64)> = self
+        // The waiting jobs in the pass's order, taken from the head while they follow;
+        // the running jobs of a bucket are looked at once, when a job of it comes.
+        let mut waiting: BinaryHeap<Reverse<(u64, u64)>> = self
             .jobs
             .iter()
             .filter(|j| !j.running)
-            .map(|j| (j.rank, j.spec.id.0))
+            .map(|j| Reverse((j.rank, j.spec.id.0)))
             .collect();
-        if waiting.len() > slots {
-            waiting.select_nth_unstable(slots - 1);
-            waiting.truncate(slots);
-        }
-        waiting.sort_unstable();
+        let mut open: BTreeMap<Bucket, Kinds> = BTreeMap::new();
         let mut follows = Vec::new();
-        for (_, id) in waiting {
+        while let Some(Reverse((_, id))) = waiting.pop() {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
             let estimate = spec.estimate.or_else(|| guess(id));
@@ -274,38 +326,55 @@ impl LiveCluster {
             {
                 break;
             }
-            let Some(chains) = open.get_mut(&bucket(spec)) else {
+            let b = bucket(spec);
+            let kinds = match open.entry(b) {
+                btree_map::Entry::Occupied(e) => e.into_mut(),
+                btree_map::Entry::Vacant(v) => v.insert(self.open_chains(cfg, b)),
+            };
+            let Some(chains) = kinds.get_mut(&Kind::of(spec, &self.groups)) else {
                 break;
             };
             // The shortest chain, then the head that started first, then the lowest id.
-            let best = chains
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| same_kind(spec, &c.spec, &self.groups))
-                .min_by(|(_, a), (_, b)| {
-                    a.len
-                        .cmp(&b.len)
-                        .then(a.started.total_cmp(&b.started))
-                        .then(a.head.cmp(&b.head))
-                })
-                .map(|(k, _)| k);
-            let Some(k) = best else { break };
-            let job = self.jobs.remove(i);
-            let c = &mut chains[k];
+            let Some(Reverse((len, started, head, k))) = chains.order.pop() else {
+                break;
+            };
+            let c = &mut chains.chains[k];
             follows.push(Follow {
                 job: id,
                 after: c.end,
                 node: c.node.clone(),
                 gpus: c.gpus.clone(),
             });
-            self.followers.link(c.end, job);
             c.end = id;
-            c.len += 1;
-            if c.len >= cfg.depth {
-                chains.swap_remove(k);
+            if len + 1 < cfg.depth {
+                chains.order.push(Reverse((len + 1, started, head, k)));
             }
         }
+        self.take_followers(&follows);
         follows
+    }
+
+    /// Moves the jobs of `follows` out of the waiting queue, each behind its `after`: in
+    /// one pass over the jobs however many follow (one removal each would shift the
+    /// list each time).
+    fn take_followers(&mut self, follows: &[Follow]) {
+        if follows.is_empty() {
+            return;
+        }
+        let moving: BTreeSet<u64> = follows.iter().map(|f| f.job).collect();
+        let (going, staying): (Vec<SchedJob>, Vec<SchedJob>) = self
+            .jobs
+            .take_all()
+            .into_iter()
+            .partition(|j| moving.contains(&j.spec.id.0));
+        self.jobs.set_all(staying);
+        let mut going: BTreeMap<u64, SchedJob> =
+            going.into_iter().map(|j| (j.spec.id.0, j)).collect();
+        for f in follows {
+            if let Some(job) = going.remove(&f.job) {
+                self.followers.link(f.after, job);
+            }
+        }
     }
 
     /// Puts a job loaded after a restart back behind `after` (a running job, or a
