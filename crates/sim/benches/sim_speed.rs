@@ -180,33 +180,43 @@ fn main() {
     }
 }
 
+/// A live node of 8 A100s, 64 CPUs and 512 GiB, unlabelled, whose agent starts no
+/// followers.
+fn a100_node(name: String) -> gpusched_core::live::LiveNode {
+    use gpusched_core::live::{LiveGpu, LiveNode};
+    LiveNode {
+        name,
+        model: "A100-SXM4-80GB".into(),
+        cpus: 64,
+        mem_mib: 512 * 1024,
+        mps: false,
+        gpus: (0..8)
+            .map(|index| LiveGpu {
+                index,
+                model: "A100-SXM4-80GB".into(),
+                mem_mib: 81920,
+                mig: None,
+                unhealthy: None,
+            })
+            .collect(),
+        resources: Default::default(),
+        topology: Default::default(),
+        drained: None,
+        follows: false,
+    }
+}
+
 /// (f): the follows of one round on a large, full cluster: 80,000 one-GPU jobs running
 /// on 10,000 nodes x 8, 100,000 more waiting (50 users, estimated half a second), four
 /// followers at most behind each: the first round queues 100,000, the next finds every
 /// chain full.
 fn bench_follows() {
-    use gpusched_core::live::{FollowConfig, LiveCluster, LiveGpu, LiveJob, LiveNode};
+    use gpusched_core::live::{FollowConfig, LiveCluster, LiveJob, LiveNode};
     use gpusched_core::sharing::ShareStrategy;
     let nodes: Vec<LiveNode> = (0..10_000)
         .map(|i| LiveNode {
-            name: format!("n{i:05}"),
-            model: "A100-SXM4-80GB".into(),
-            cpus: 64,
-            mem_mib: 512 * 1024,
-            mps: false,
-            gpus: (0..8)
-                .map(|index| LiveGpu {
-                    index,
-                    model: "A100-SXM4-80GB".into(),
-                    mem_mib: 81920,
-                    mig: None,
-                    unhealthy: None,
-                })
-                .collect(),
-            resources: Default::default(),
-            topology: Default::default(),
-            drained: None,
             follows: true,
+            ..a100_node(format!("n{i:05}"))
         })
         .collect();
     let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);
@@ -250,7 +260,7 @@ fn bench_follows() {
 /// (e): what placing one 4x8 gang costs on a large, half-busy cluster.
 fn bench_gangs() {
     use gpusched_core::gang::{self, Gang, GangShape};
-    use gpusched_core::live::{LiveCluster, LiveGpu, LiveJob, LiveNode, NodeTopology};
+    use gpusched_core::live::{LiveCluster, LiveJob, LiveNode, NodeTopology};
     use gpusched_core::sharing::ShareStrategy;
     let gang_of = |id: u64| LiveJob {
         id,
@@ -278,28 +288,12 @@ fn bench_gangs() {
         for labelled in [false, true] {
             let nodes: Vec<LiveNode> = (0..n)
                 .map(|i| LiveNode {
-                    name: format!("n{i:05}"),
-                    model: "A100-SXM4-80GB".into(),
-                    cpus: 64,
-                    mem_mib: 512 * 1024,
-                    mps: false,
-                    gpus: (0..8)
-                        .map(|index| LiveGpu {
-                            index,
-                            model: "A100-SXM4-80GB".into(),
-                            mem_mib: 81920,
-                            mig: None,
-                            unhealthy: None,
-                        })
-                        .collect(),
-                    resources: Default::default(),
                     topology: NodeTopology {
                         switch: labelled.then(|| format!("s{}", i / 32)),
                         rack: labelled.then(|| format!("r{}", i / 128)),
                         links: Default::default(),
                     },
-                    drained: None,
-                    follows: false,
+                    ..a100_node(format!("n{i:05}"))
                 })
                 .collect();
             // About half the GPUs busy: each node 0-8 busy, uniformly (seeded).
@@ -372,30 +366,9 @@ fn bench_gangs() {
 /// The server's pass: 10,000 waiting 1-8 GPU jobs of 16 users on 1,000 nodes x 8 (some
 /// start, the rest wait), then the reason of every waiting job, as `queue` asks for them.
 fn bench_live_pass() {
-    use gpusched_core::live::{LiveCluster, LiveGpu, LiveJob, LiveNode};
+    use gpusched_core::live::{LiveCluster, LiveJob, LiveNode};
     use gpusched_core::sharing::ShareStrategy;
-    let nodes: Vec<LiveNode> = (0..1000)
-        .map(|i| LiveNode {
-            name: format!("n{i:04}"),
-            model: "A100-SXM4-80GB".into(),
-            cpus: 64,
-            mem_mib: 512 * 1024,
-            mps: false,
-            gpus: (0..8)
-                .map(|index| LiveGpu {
-                    index,
-                    model: "A100-SXM4-80GB".into(),
-                    mem_mib: 81920,
-                    mig: None,
-                    unhealthy: None,
-                })
-                .collect(),
-            resources: Default::default(),
-            topology: Default::default(),
-            drained: None,
-            follows: false,
-        })
-        .collect();
+    let nodes: Vec<LiveNode> = (0..1000).map(|i| a100_node(format!("n{i:04}"))).collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let jobs: Vec<LiveJob> = (1..=10_000u64)
         .map(|id| LiveJob {

@@ -122,21 +122,12 @@ impl Followers {
     }
 }
 
-/// What a job must share with the one it follows (see the module's doc); the first three
-/// are the index of [`LiveCluster::follow_pass`], the rest checked by [`same_kind`].
+/// The first part of a [`Kind`]: user, queue and GPUs, the index a round's follows look
+/// running jobs up by.
 type Bucket = (UserId, QueueId, u32);
 
 fn bucket(s: &JobSpec) -> Bucket {
     (s.user, s.queue, s.gpus)
-}
-
-fn same_kind(a: &JobSpec, b: &JobSpec, groups: &BTreeMap<u64, JobGroup>) -> bool {
-    bucket(a) == bucket(b)
-        && a.gpu_model == b.gpu_model
-        && a.cpu_milli == b.cpu_milli
-        && a.mem_mib == b.mem_mib
-        && a.generic == b.generic
-        && groups.get(&a.id.0).map(|g| g.id) == groups.get(&b.id.0).map(|g| g.id)
 }
 
 /// A chain that can take one more follower: its last job, and where its head runs.
@@ -217,17 +208,16 @@ impl LiveCluster {
         let Some(&user) = self.users.get(&job.user) else {
             return 0;
         };
-        let group = job.group.map(|g| g.id);
-        let b = (user, job.queue, job.gpus);
-        self.open_heads(cfg, b)
-            .filter(|(j, _)| {
-                let s = &j.spec;
-                s.gpu_model == job.model
-                    && s.cpu_milli == job.cpu_milli
-                    && s.mem_mib == job.mem_mib
-                    && s.generic == job.resources
-                    && self.group_id(s.id.0) == group
-            })
+        let kind = Kind {
+            bucket: (user, job.queue, job.gpus),
+            model: job.model.clone(),
+            cpu_milli: job.cpu_milli,
+            mem_mib: job.mem_mib,
+            generic: job.resources.clone(),
+            group: job.group.map(|g| g.id),
+        };
+        self.open_heads(cfg, kind.bucket)
+            .filter(|(j, _)| Kind::of(&j.spec, &self.groups) == kind)
             .map(|(_, len)| u64::from(cfg.depth - len))
             .sum()
     }
@@ -396,7 +386,8 @@ impl LiveCluster {
             .as_ref()
             .is_some_and(|p| p.parts.len() == 1);
         let groups = &self.groups;
-        if !one_node || !same_kind(&self.jobs[i].spec, &self.jobs[h].spec, groups) {
+        if !one_node || Kind::of(&self.jobs[i].spec, groups) != Kind::of(&self.jobs[h].spec, groups)
+        {
             return false;
         }
         let job = self.jobs.remove(i);

@@ -15,11 +15,6 @@ pub struct JobGroup {
 }
 
 impl LiveCluster {
-    /// The group of job `id`, if it is in one.
-    pub(super) fn group_id(&self, id: u64) -> Option<u64> {
-        self.groups.get(&id).map(|g| g.id)
-    }
-
     /// Waiting whole-GPU jobs that must not start in this pass: in the order of the last
     /// pass, a group's jobs are let in while its running ones and those let in stay
     /// within its `max_running`.

@@ -54,15 +54,23 @@ impl State {
         let node = self.follow_node(id);
         let next = self.queue.followers_of(id).first().copied();
         let left = self.queue.remove(id, self.now.secs());
-        if let Some(node) = node {
-            if let Some(next) = next {
-                let after = self.queue.following(next);
-                self.set_behind(next, after);
-            }
+        if node.is_some() {
             self.set_behind(id, None);
-            self.bump(&node);
+            self.moved_up(next, node);
         }
         left
+    }
+
+    /// A follower left its chain on `node`: `next`, the job that was behind it, now
+    /// follows its predecessor (as the core says), and the node is told.
+    fn moved_up(&mut self, next: Option<u64>, node: Option<String>) {
+        if let Some(next) = next {
+            let after = self.queue.following(next);
+            self.set_behind(next, after);
+        }
+        if let Some(node) = node {
+            self.bump(&node);
+        }
     }
 
     /// A job left the core's queue: its first follower took its GPUs and starts there
@@ -117,13 +125,7 @@ impl State {
         if !self.queue.send_back(id, self.now.secs()) {
             return;
         }
-        if let Some(next) = next {
-            let after = self.queue.following(next);
-            self.set_behind(next, after);
-        }
-        if let Some(node) = node {
-            self.bump(&node);
-        }
+        self.moved_up(next, node);
         self.send_back(&[id], ahead);
     }
 
