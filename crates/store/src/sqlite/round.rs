@@ -231,7 +231,13 @@ impl Writer {
 }
 
 /// The writer's connection, set as the store's own (`Store::connect`): wait 5 s for a
-/// lock, write ahead, fsync the log at every commit, keep 1 MiB of pages.
+/// lock, write ahead, fsync the log at every commit, keep 1 MiB of pages. And its
+/// temporary files in memory: a multi-row upsert keeps a statement journal (the pages it
+/// changed, to undo it alone if a row fails), and SQLite spills one over 64 KiB to a new
+/// file under /var/tmp, created and unlinked per statement: about one commit in three
+/// of an array run did (docs/benchmarks.md (za)). Only this connection's statements are
+/// bounded (64 rows); the store's own connection, which reads and may sort much, keeps
+/// the default.
 fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
     let shown = || PathBuf::from(path).display().to_string();
     let conn = rusqlite::Connection::open(path).map_err(|source| StoreError::OpenWriter {
@@ -240,7 +246,7 @@ fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
     })?;
     conn.execute_batch(
         "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-         PRAGMA cache_size = -1024;",
+         PRAGMA cache_size = -1024; PRAGMA temp_store = MEMORY;",
     )
     .map_err(|source| StoreError::OpenWriter {
         path: shown(),
@@ -436,6 +442,28 @@ mod tests {
             )
             .unwrap();
         assert_eq!((cache, sync, mode.as_str()), (-1024, 2, "wal"));
+        // Its statement journals stay in memory (2: MEMORY), not in files under /var/tmp.
+        let temp: i64 = writer
+            .query_row("PRAGMA temp_store", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(temp, 2, "temp_store");
+    }
+
+    /// The bundled SQLite is built without memory statistics (`.cargo/config.toml`): a
+    /// global mutex and a `malloc_usable_size` per allocation, for figures nothing reads.
+    #[test]
+    fn sqlite_is_built_without_memory_statistics() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let mut st = conn.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "LIBSQLITE3_FLAGS from .cargo/config.toml did not reach the build: {options:?}"
+        );
     }
 
     fn job(id: u64, token: Option<&str>) -> JobRecord {
