@@ -16,7 +16,7 @@ mod stored_job;
 pub mod testing;
 mod url;
 
-pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord};
+pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord, UnwrittenTask};
 pub use sqlite::{
     backup, default_file, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect,
     EndedQuery, EventRow, LeaseView, RoundWrites, Snapshot, Store, StoreTx, TaskRows, UsageSum,

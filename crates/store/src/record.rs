@@ -59,6 +59,24 @@ pub struct ArrayProgress {
     /// Indices cancelled one by one before they were materialised (never started).
     #[serde(default)]
     pub skipped: Vec<u32>,
+    /// Materialised tasks that have no row of their own (schema 10): each is exactly the
+    /// task its array makes for that id and index, pending, queued behind `behind` if
+    /// set, so the array's row is enough to rebuild it after a restart. A task gets its
+    /// row, and leaves this list in the same transaction, at its first other change (it
+    /// is placed, started, cancelled...). Bounded by the server (at most
+    /// `UNWRITTEN_PER_ARRAY` entries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unwritten: Vec<UnwrittenTask>,
+}
+
+/// A materialised array task kept in its array's row rather than in a row of its own
+/// (see [`ArrayProgress::unwritten`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnwrittenTask {
+    pub id: u64,
+    pub index: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind: Option<std::num::NonZeroU64>,
 }
 
 /// How one part of a gang ended, when it was the first to fail.

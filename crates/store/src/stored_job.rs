@@ -667,6 +667,18 @@ pub(crate) mod tests {
                 cancelled: 1,
                 timed_out: 1,
                 skipped: vec![30, 44],
+                unwritten: vec![
+                    crate::UnwrittenTask {
+                        id: 60,
+                        index: 12,
+                        behind: None,
+                    },
+                    crate::UnwrittenTask {
+                        id: 61,
+                        index: 13,
+                        behind: std::num::NonZeroU64::new(60),
+                    },
+                ],
             })),
             behind: std::num::NonZeroU64::new(41),
             recalls: 2,

@@ -268,3 +268,57 @@ fn short_tasks_follow_the_running_ones_on_the_gpus_they_free() {
         "only {handed} tasks were handed a GPU:\n{metrics}"
     );
 }
+
+/// Tasks waiting behind running ones live in their array's row until they change
+/// (`state/unwritten.rs`): SIGKILLing the server while they wait, three times over, loses
+/// none and runs none twice. The agent's lease outlasts each restart, so the restarted
+/// server restores every follow the agent was told of.
+#[test]
+fn waiting_tasks_kept_in_their_arrays_row_survive_server_kills() {
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let hb = ["--heartbeat-timeout", "30s"];
+    let port = free_port();
+    let (mut current, url) = server(&data, port, &hb);
+    let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Declared(2));
+    let ledger = dir.join("ledger");
+    std::fs::create_dir_all(&ledger).unwrap();
+    let o = cli(
+        &url,
+        &[
+            "submit",
+            "--array",
+            "0-149",
+            "-t",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            &ledger_task(&ledger),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let array: u64 = stdout(&o)
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.trim_end_matches(':').parse().ok())
+        .expect("an array id");
+    let ran = || std::fs::read_dir(&ledger).map_or(0, |d| d.count());
+    for at in [10, 50, 90] {
+        // Killed while tasks run and others wait behind them.
+        wait_until(LIMIT, || ran() >= at);
+        current.kill();
+        let (next, again) = server(&data, port, &hb);
+        assert_eq!(again, url);
+        current = next;
+    }
+    let v = wait_job(&url, array, LIMIT);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    for i in 0..150 {
+        let text = std::fs::read_to_string(ledger.join(i.to_string()))
+            .unwrap_or_else(|e| panic!("index {i} never ran: {e}"));
+        let lines = full_lines(&text);
+        assert_eq!(lines.len(), 1, "index {i} ran {} times", lines.len());
+    }
+    drop(current);
+}

@@ -42,6 +42,11 @@ pub(super) struct ArrayRun {
     pub ready: bool,
     /// Materialised tasks that have not ended, by index → job id.
     pub live: BTreeMap<u32, u64>,
+    /// Those of them its row lists instead of rows of their own (`unwritten.rs`).
+    pub unwritten: std::collections::BTreeSet<u64>,
+    /// What its tasks were made from when last checked (`task_record` of id 0, index 0):
+    /// a change of it means its listed tasks are checked again.
+    pub template: Option<Box<JobRecord>>,
 }
 
 /// The ordinal (position in the range) of an index of `spec`.
@@ -219,6 +224,7 @@ impl State {
             .insert(index, id);
         self.enqueue(&task);
         self.jobs.insert(id, Box::new(task));
+        self.list_unwritten(array_id, id);
         self.note(
             id,
             JobEventKind::Submitted,

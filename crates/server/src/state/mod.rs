@@ -31,6 +31,7 @@ mod tiers;
 mod tokens;
 mod tracked;
 mod transition;
+mod unwritten;
 pub(crate) mod usage;
 pub(crate) mod validate;
 mod workflow;
@@ -171,6 +172,9 @@ pub struct State {
     /// The arrays that have not ended: which may materialise tasks, and their live tasks
     /// (`array.rs`).
     arrays: BTreeMap<u64, array::ArrayRun>,
+    /// Array tasks listed in their array's row instead of rows of their own, each with
+    /// its array (`unwritten.rs`).
+    unwritten_in: BTreeMap<u64, u64>,
     /// The run-time predictor and attained service, kept in `meta` (`learn.rs`).
     learnt: learn::Learnt,
     /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
@@ -188,7 +192,7 @@ impl State {
     /// jobs.
     pub fn load(
         cfg: Arc<ServerConfig>,
-        jobs: Vec<JobRecord>,
+        mut jobs: Vec<JobRecord>,
         nodes: Vec<NodeRecord>,
         tokens: Vec<TokenRecord>,
         queues: Queues,
@@ -222,6 +226,7 @@ impl State {
             journal: history::Journal::default(),
             ended: ended::Ended::default(),
             arrays: BTreeMap::new(),
+            unwritten_in: BTreeMap::new(),
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
         };
@@ -234,6 +239,14 @@ impl State {
         }
         st.refresh_nodes();
         let now = now.secs();
+        // The tasks arrays list without rows of their own, rebuilt, in id order with the
+        // rest (as the store loads them).
+        let rebuilt = unwritten::rebuild_listed(&jobs);
+        let listed: BTreeSet<u64> = rebuilt.iter().map(|t| t.view.id).collect();
+        if !rebuilt.is_empty() {
+            jobs.extend(rebuilt);
+            jobs.sort_by_key(|j| j.view.id);
+        }
         for job in jobs {
             let v = &job.view;
             st.next_id = st.next_id.max(v.id + 1);
@@ -254,6 +267,9 @@ impl State {
             // written; the row as loaded is not).
             st.jobs.insert_stored(id, Box::new(job.clone()));
             st.array_loaded(&job);
+            if let Some(t) = job.view.array_task.filter(|_| listed.contains(&id)) {
+                st.list_unwritten(t.array_id, id);
+            }
             // An array holds no GPUs itself: its running tasks are restored as jobs.
             if !state.is_terminal()
                 && st.queue_if_ready(&job)
@@ -519,6 +535,7 @@ impl State {
 
     /// The rows changed since the last call, for the actor to write; the marks clear.
     pub fn take_touched(&mut self) -> Rows {
+        self.keep_unwritten_in_arrays();
         Rows {
             jobs: self.jobs.take_touched(),
             nodes: self.nodes.take_touched(),

@@ -7,11 +7,13 @@
 //! mark, so a path that only looks must use `get`: a `get_mut` that changes nothing still
 //! costs a write.
 //!
-//! Two doors bypass the marks, each for a reason: `insert_stored` puts a row exactly as
-//! the store holds it (loading: nothing to write back), and `get_mut_unstored` /
-//! `values_mut_unstored` reach the fields of a value that are never stored (a node's
-//! liveness, its desired-state generation and who runs on it); a stored field changed
-//! through them would be lost at the next restart.
+//! Three doors bypass the marks, each for a reason: `insert_stored` puts a row exactly as
+//! the store holds it (loading: nothing to write back); `get_mut_unstored` /
+//! `iter_mut_unstored` reach the fields of a value that are never stored (a node's
+//! liveness, its desired-state generation and who runs on it), and a stored field
+//! changed through them would be lost at the next restart; `stored_elsewhere` /
+//! `store_itself` move a row in and out of another row that holds it (an array task
+//! listed in its array's row, `unwritten.rs`, which checks that a restart rebuilds it).
 
 use std::borrow::Borrow;
 use std::collections::{btree_map, BTreeMap, BTreeSet};
@@ -177,6 +179,28 @@ impl<K: Ord + Clone, V> Tracked<K, V> {
     /// Every row, for never-stored fields: none marked.
     pub fn iter_mut_unstored(&mut self) -> btree_map::IterMut<'_, K, V> {
         self.map.iter_mut()
+    }
+
+    /// Unmarks a row that another row stores this round (an array task its array's row
+    /// lists, `unwritten.rs`): its own is not written.
+    pub fn stored_elsewhere<Q>(&mut self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.touched.remove(key);
+    }
+
+    /// Marks a row unchanged in memory that the store must now hold itself (an array
+    /// task its array's row no longer lists).
+    pub fn store_itself<Q>(&mut self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        if let Some((k, _)) = self.map.get_key_value(key) {
+            self.touched.insert(k.clone());
+        }
     }
 
     // The marks.

@@ -43,7 +43,7 @@ pub struct Migration {
 }
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 9;
+pub const LATEST: i64 = 10;
 
 /// The newest schema this binary knows for `d`.
 pub fn latest(d: Dialect) -> i64 {
@@ -132,8 +132,19 @@ pub fn migrations() -> Vec<Migration> {
                 .map(|s| Step::Sql(s))
                 .collect(),
         },
+        UNWRITTEN_TASKS,
     ]
 }
+
+/// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
+/// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
+/// that a gpusched of schema 9, which would read past that list and lose those tasks,
+/// refuses the store instead. Shared by both dialects (PostgreSQL's schema 3).
+pub(super) const UNWRITTEN_TASKS: Migration = Migration {
+    version: 10,
+    name: "array tasks kept in their array's row until their first change",
+    steps: Vec::new(),
+};
 
 /// Schema 1's rows, converted one by one; one that does not decode fails the upgrade
 /// (rolled back, the database left at schema 1) and is named.

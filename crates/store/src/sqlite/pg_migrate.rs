@@ -12,7 +12,7 @@
 use super::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -128,6 +128,10 @@ pub fn migrations() -> Vec<Migration> {
                 Step::Sql("ALTER TABLE jobs ADD COLUMN behind BIGINT"),
                 Step::Sql("ALTER TABLE jobs ADD COLUMN recalls BIGINT NOT NULL DEFAULT 0"),
             ],
+        },
+        Migration {
+            version: 3,
+            ..super::migrate::UNWRITTEN_TASKS
         },
     ]
 }

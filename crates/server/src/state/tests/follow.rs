@@ -220,22 +220,96 @@ fn an_array_offers_tasks_to_follow_its_running_ones_within_its_limit() {
             node n1 (2 GPUs) registers: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1 array=0-5%1: ok 1
-            round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
             job 1 running #1 array 0-5%1 next 3: its tasks are running
             job 2 starting on n1 [0] #1 task 1.0: sent to n1
-            job 3 pending #1 behind 2 task 1.1
-            job 4 pending #1 behind 3 task 1.2
             n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
             n1 reports 2 started: ok
             n1 reports 2 exited 0: ok
             n1 reports 3 started: ok
-            round: wrote jobs 1 2 3 5 nodes - tokens -; woke n1; ended 2
+            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 2
             job 1 running #1 array 0-5%1 next 4: its tasks are running
             job 2 succeeded on n1 [0] #1 task 1.0: exited with code 0
             job 3 running on n1 [0] #1 task 1.1: running on n1
-            job 5 pending #1 behind 4 task 1.3
             array 1 running: pending 4 starting 0 running 1 succeeded 1 failed 0 cancelled 0 timed_out 0
             n1 polls: run 3#1 [0]; cancel -; preempt -; queued 4#1 after 3#1 [0] 5#1 after 4#1 [0]
+        "#,
+    );
+}
+
+/// Tasks waiting behind others have no rows of their own, only entries in their array's
+/// row (`unwritten.rs`): a restart rebuilds them, follows and all, from that row; a task
+/// gets its row at its first change (cancelled, or its array updated while pending).
+#[test]
+fn tasks_kept_in_their_arrays_row_survive_a_restart_and_get_rows_when_they_change() {
+    run_with(
+        "followers: listed array tasks across a restart, a cancel and an update",
+        follow,
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 walltime=1 array=0-5"),
+            Round,
+            Poll("n1"),
+            Restart,
+            Round,
+            Poll("n1"),
+            CancelTask("alice", 1, 2),
+            Round,
+            Submit("bob", "gpus=1 walltime=1 array=0-3"),
+            Round,
+            // Updated in the first round after a restart: its listed task is made
+            // otherwise now, so it gets its row (as it was).
+            Restart,
+            Update("bob", 6, "priority=3"),
+            Round,
+            Restart,
+            Round,
+        ],
+        r#"
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1 array=0-5: ok 1
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
+            job 1 running #1 array 0-5 next 3: its tasks are running
+            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+            n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
+            server restarts
+            job 1 running #1 array 0-5 next 3: its tasks are running
+            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+            job 3 pending #1 behind 2 task 1.1
+            job 4 pending #1 behind 3 task 1.2
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            job 1 running #1 array 0-5 next 4: its tasks are running
+            n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
+            alice cancels 1.2: cancelled (cancelled) job 4
+            round: wrote jobs 1 4 nodes - tokens -; woke n1; ended 4
+            job 1 running #1 array 0-5 next 4: its tasks are running
+            job 4 cancelled #1 task 1.2: cancelled before it started
+            bob submits gpus=1 walltime=1 array=0-3: ok 6
+            round: wrote jobs 6 nodes - tokens -; woke -; ended -
+            job 6 pending #1 array 0-3 next 1
+            server restarts
+            job 1 running #1 array 0-5 next 4: its tasks are running
+            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+            job 3 pending #1 behind 2 task 1.1
+            job 5 pending #1 task 1.3
+            job 6 pending #1 array 0-3 next 1
+            job 7 pending #1 task 6.0
+            ended, in the store only: 1
+            bob updates 6 priority=3: ok priority 3 walltime Some(1) queue default
+            round: wrote jobs 6 7 nodes - tokens -; woke -; ended -
+            job 6 pending #1 array 0-3 next 1
+            job 7 pending #1 task 6.0
+            server restarts
+            job 1 running #1 array 0-5 next 4: its tasks are running
+            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+            job 3 pending #1 behind 2 task 1.1
+            job 5 pending #1 task 1.3
+            job 6 pending #1 array 0-3 next 1
+            job 7 pending #1 task 6.0
+            ended, in the store only: 1
+            round: wrote jobs - nodes - tokens -; woke -; ended -
         "#,
     );
 }

@@ -1074,6 +1074,9 @@ impl Harness {
             .st
             .jobs
             .iter()
+            // A task its array's row lists has no row of its own (`unwritten.rs`);
+            // whether the store rebuilds it is checked below, after the commit.
+            .filter(|(id, _)| !self.st.unwritten_in.contains_key(*id))
             .filter(|(id, j)| {
                 // Energy totals change unstored by design (`energy.rs`): they ride on
                 // the row's next write, so they alone do not count as a change.
@@ -1112,6 +1115,7 @@ impl Harness {
         for id in &rows.tokens {
             self.store.tokens.insert(*id, self.st.tokens[id].clone());
         }
+        self.check_listed_tasks_rebuild();
         let journal = self.st.take_journal();
         for (id, e) in journal.events {
             self.store.events.entry(id).or_default().push(e);
@@ -1142,6 +1146,32 @@ impl Harness {
                 .all(|id| !self.st.jobs[id].view.state.is_terminal()),
             "an ended job stayed in memory: {kept:?}"
         );
+    }
+}
+
+impl Harness {
+    /// Every live job the store has no row of is listed by its array's stored row, and
+    /// rebuilt from that entry exactly as it is in memory: what a restart would load.
+    fn check_listed_tasks_rebuild(&self) {
+        for (id, job) in &self.st.jobs {
+            if self.store.jobs.contains_key(id) {
+                continue;
+            }
+            let t = job
+                .view
+                .array_task
+                .unwrap_or_else(|| panic!("job {id} is live, not an array task, and has no row"));
+            let array = &self.store.jobs[&t.array_id];
+            let list = array.array_progress.as_deref().map(|p| &p.unwritten[..]);
+            let entry = list
+                .and_then(|l| l.iter().find(|e| e.id == *id))
+                .unwrap_or_else(|| panic!("task {id} has no row and its array does not list it"));
+            assert_eq!(
+                super::unwritten::rebuilt(array, entry),
+                **job,
+                "task {id}: the store would rebuild it otherwise"
+            );
+        }
     }
 }
 

@@ -1,0 +1,191 @@
+//! Array tasks kept in their array's row until their first change (schema 10).
+//!
+//! An array materialises tasks ahead of need: to start in this pass, or to wait behind a
+//! running task and start the moment it ends (`follow.rs`). Each used to get a row of its
+//! own at once, then again when it started and ended: 2.5 job rows per trivial task, the
+//! largest part of the server's CPU per task (docs/benchmarks.md (z), (za)). Until it
+//! changes, such a task is exactly what `task_record` makes of its array, its id and its
+//! index, queued behind the job it follows; so three numbers in its array's row
+//! (`ArrayProgress::unwritten`) say all its row would. It gets its row at its first other
+//! change (placed, started, cancelled, sent back...), and leaves the list in the same
+//! transaction. The agent is told of a follower only after the commit that lists it.
+//!
+//! One check carries it, made at the end of every round for each listed task the round
+//! touched: the record in memory must equal the one a restart rebuilds from the array
+//! (`rebuilt`); any other gets its row. An array whose own change would change its tasks
+//! (an update of a pending array) has every listed task checked. The state tests check
+//! the same from the store's side after every round of every scenario.
+//!
+//! At most [`UNWRITTEN_PER_ARRAY`] are listed per array: the array's row is rewritten with
+//! the whole list whenever it changes, so the list stays small and the tasks past it get
+//! rows as before.
+
+use std::collections::{BTreeSet, HashSet};
+
+use gpusched_store::{JobRecord, UnwrittenTask};
+use gpusched_wire::JobState;
+
+use super::array::task_record;
+use super::State;
+
+/// The most tasks one array's row lists (about 40 bytes each in its JSON).
+pub(super) const UNWRITTEN_PER_ARRAY: usize = 256;
+
+/// The task a restart makes of an array's list entry.
+pub(super) fn rebuilt(array: &JobRecord, entry: &UnwrittenTask) -> JobRecord {
+    let mut task = task_record(array, entry.id, entry.index);
+    task.behind = entry.behind;
+    task
+}
+
+/// The list entry for a task (None for a job that is no array task).
+fn entry_of(task: &JobRecord) -> Option<UnwrittenTask> {
+    Some(UnwrittenTask {
+        id: task.view.id,
+        index: task.view.array_task?.index,
+        behind: task.behind,
+    })
+}
+
+/// The tasks the live arrays among `jobs` (as the store holds them) list and that have no
+/// row there, rebuilt. A listed task that has a row is the row's (the list is rewritten
+/// in the transaction that first writes the row, so this does not happen).
+pub(super) fn rebuild_listed(jobs: &[JobRecord]) -> Vec<JobRecord> {
+    let listing: Vec<(&JobRecord, &[UnwrittenTask])> = jobs
+        .iter()
+        .filter(|j| !j.view.state.is_terminal())
+        .filter_map(|j| Some((j, j.array_progress.as_deref()?.unwritten.as_slice())))
+        .filter(|(_, list)| !list.is_empty())
+        .collect();
+    if listing.is_empty() {
+        return Vec::new();
+    }
+    let rows: HashSet<u64> = jobs.iter().map(|j| j.view.id).collect();
+    listing
+        .into_iter()
+        .flat_map(|(array, list)| {
+            list.iter()
+                .filter(|e| !rows.contains(&e.id))
+                .map(move |e| rebuilt(array, e))
+        })
+        .collect()
+}
+
+impl State {
+    /// Task `id` of array `array_id` was just made (or rebuilt at load): its array's row
+    /// lists it while there is room.
+    pub(super) fn list_unwritten(&mut self, array_id: u64, id: u64) {
+        let (Some(array), Some(run)) = (self.jobs.get(&array_id), self.arrays.get_mut(&array_id))
+        else {
+            return;
+        };
+        if run.unwritten.len() >= UNWRITTEN_PER_ARRAY {
+            return;
+        }
+        // What the task was made from, to notice a change of it (an update in this
+        // very round included).
+        if run.template.is_none() {
+            run.template = Some(Box::new(task_record(array, 0, 0)));
+        }
+        run.unwritten.insert(id);
+        self.unwritten_in.insert(id, array_id);
+    }
+
+    /// Before the round's rows are taken: each listed task the round touched stays in its
+    /// array's list (its own row unmarked) if a restart would rebuild it as it is, else
+    /// leaves the list and gets its row; each array whose list changed is marked.
+    pub(super) fn keep_unwritten_in_arrays(&mut self) {
+        if self.unwritten_in.is_empty() {
+            return;
+        }
+        let touched = self.jobs.touched();
+        let mut check = BTreeSet::new();
+        let mut arrays_touched = BTreeSet::new();
+        for (&id, &array_id) in &self.unwritten_in {
+            if touched.contains(&id) {
+                check.insert(id);
+            }
+            if touched.contains(&array_id) {
+                arrays_touched.insert(array_id);
+            }
+        }
+        for array_id in arrays_touched {
+            // An array that ended (its run is gone) lists nothing; one whose tasks would
+            // now be made otherwise has each listed task checked.
+            let template = self
+                .jobs
+                .get(&array_id)
+                .map(|a| Box::new(task_record(a, 0, 0)));
+            let recheck = match (self.arrays.get_mut(&array_id), template) {
+                (Some(run), Some(template)) => {
+                    let changed = run.template.as_ref().is_some_and(|t| *t != template);
+                    run.template = Some(template);
+                    changed
+                }
+                _ => true,
+            };
+            if recheck {
+                check.extend(
+                    self.unwritten_in
+                        .iter()
+                        .filter(|(_, a)| **a == array_id)
+                        .map(|(id, _)| *id),
+                );
+            }
+        }
+        let mut relist = BTreeSet::new();
+        for id in check {
+            let Some(&array_id) = self.unwritten_in.get(&id) else {
+                continue;
+            };
+            relist.insert(array_id);
+            if self.rebuilds_as_is(array_id, id) {
+                self.jobs.stored_elsewhere(&id);
+                continue;
+            }
+            self.unwritten_in.remove(&id);
+            if let Some(run) = self.arrays.get_mut(&array_id) {
+                run.unwritten.remove(&id);
+            }
+            // It changed, or its array did: its row is written this round.
+            self.jobs.store_itself(&id);
+        }
+        for array_id in relist {
+            let list: Vec<UnwrittenTask> =
+                self.arrays.get(&array_id).map_or_else(Vec::new, |run| {
+                    run.unwritten
+                        .iter()
+                        .filter_map(|id| entry_of(self.jobs.get(id)?))
+                        .collect()
+                });
+            let listed = self
+                .jobs
+                .get(&array_id)
+                .and_then(|a| a.array_progress.as_deref())
+                .map(|p| &p.unwritten);
+            if listed.is_some_and(|l| *l != list) {
+                if let Some(p) = self
+                    .jobs
+                    .get_mut(&array_id)
+                    .and_then(|a| a.array_progress.as_deref_mut())
+                {
+                    p.unwritten = list;
+                }
+            }
+        }
+    }
+
+    /// Whether task `id` is still what a restart would rebuild from array `array_id`.
+    fn rebuilds_as_is(&self, array_id: u64, id: u64) -> bool {
+        let (Some(array), Some(task)) = (self.jobs.get(&array_id), self.jobs.get(&id)) else {
+            return false;
+        };
+        if !self.arrays.contains_key(&array_id) || array.view.state.is_terminal() {
+            return false;
+        }
+        if task.view.state != JobState::Pending {
+            return false;
+        }
+        entry_of(task).is_some_and(|e| rebuilt(array, &e) == **task)
+    }
+}
