@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use gpusched_wire::history::{AuditEntry, JobEvent};
+use gpusched_wire::history::{AuditEntry, JobEvent, JobEventKind};
 
 use super::dialect::{pow2_chunks, pow2_sizes, Dialect};
 use super::values::{job_row, Val};
@@ -295,13 +295,28 @@ impl Stmt {
 struct Prepared<'c> {
     conn: &'c rusqlite::Connection,
     by: HashMap<Stmt, rusqlite::Statement<'c>>,
+    /// Each job's last event sequence as this writer committed it, so a round asks the
+    /// database only for jobs it has not written events of: the query cost about a
+    /// twentieth of the server's instructions in an array run (docs/benchmarks.md (za)).
+    /// This thread is the only one that adds job events to the file while it leads (a
+    /// purge deletes only ended jobs, whose timelines are done), so what it committed is
+    /// what the file holds. Forgotten whole after a failed round, when the fence changes
+    /// (another server may have led meanwhile), and when it grows past
+    /// [`SEQS_KEPT`]; a job leaves it with its `ended` event.
+    seqs: HashMap<i64, i64>,
+    fence: Option<u64>,
 }
+
+/// The most jobs whose last sequence the writer keeps (a few MB at most).
+const SEQS_KEPT: usize = 100_000;
 
 impl<'c> Prepared<'c> {
     fn new(conn: &'c rusqlite::Connection) -> Self {
         Prepared {
             conn,
             by: HashMap::new(),
+            seqs: HashMap::new(),
+            fence: None,
         }
     }
 
@@ -326,22 +341,48 @@ fn apply(
     fault: bool,
 ) -> Result<(), StoreError> {
     let conn = p.conn;
+    if p.fence != fence || p.seqs.len() > SEQS_KEPT {
+        p.seqs.clear();
+        p.fence = fence;
+    }
     conn.execute_batch("BEGIN IMMEDIATE")?;
-    let r = statements(p, w, fence).and_then(|()| {
+    let r = statements(p, w, fence).and_then(|seqs| {
         if fault {
             // As a full disk at the commit: nothing written.
             Err(StoreError::InjectedFault)
         } else {
-            Ok(conn.execute_batch("COMMIT")?)
+            conn.execute_batch("COMMIT")?;
+            Ok(seqs)
         }
     });
-    if r.is_err() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
+    match r {
+        Ok(seqs) => {
+            for (job, seq) in seqs {
+                p.seqs.insert(job, seq);
+            }
+            for (job, e) in &w.events {
+                if e.kind == JobEventKind::Ended {
+                    p.seqs.remove(&(*job as i64));
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            p.seqs.clear();
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            Err(e)
+        }
     }
-    r
 }
 
-fn statements(p: &mut Prepared<'_>, w: &RoundWrites, fence: Option<u64>) -> Result<(), StoreError> {
+/// The round's statements; the last event sequence of each job it wrote events of.
+fn statements(
+    p: &mut Prepared<'_>,
+    w: &RoundWrites,
+    fence: Option<u64>,
+) -> Result<HashMap<i64, i64>, StoreError> {
     if let Some(epoch) = fence {
         if p.run(Stmt::Fence, &[Val::Int(epoch as i64)])? != 1 {
             let current: Option<i64> = p.get(Stmt::Epoch)?.query_row([], |r| r.get(0)).ok();
@@ -372,9 +413,27 @@ fn statements(p: &mut Prepared<'_>, w: &RoundWrites, fence: Option<u64>) -> Resu
         ];
         p.run(Stmt::Token, &vals)?;
     }
+    let mut next: HashMap<i64, i64> = HashMap::new();
     if !w.events.is_empty() {
-        let ids = history::event_jobs(&w.events)?;
-        let mut next: HashMap<i64, i64> = HashMap::with_capacity(ids.len());
+        let mut ids = history::event_jobs(&w.events)?;
+        next.reserve(ids.len());
+        ids.retain(|id| match p.seqs.get(id) {
+            Some(&seq) => {
+                next.insert(*id, seq);
+                false
+            }
+            None => true,
+        });
+        // A job whose timeline starts in this round (with `submitted`, its first event
+        // ever) has no sequence to ask for.
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        for (job, e) in &w.events {
+            let job = *job as i64;
+            if seen.insert(job) && e.kind == JobEventKind::Submitted {
+                next.entry(job).or_insert(0);
+            }
+        }
+        ids.retain(|id| !next.contains_key(id));
         for chunk in pow2_chunks(&ids, history::ROWS_PER_STATEMENT) {
             let st = p.get(Stmt::LastSeq(chunk.len()))?;
             let rows = st.query_map(rusqlite::params_from_iter(chunk), |r| {
@@ -404,7 +463,7 @@ fn statements(p: &mut Prepared<'_>, w: &RoundWrites, fence: Option<u64>) -> Resu
             &[Val::Text(key.into()), Val::Text(value.into())],
         )?;
     }
-    Ok(())
+    Ok(next)
 }
 
 #[cfg(test)]
@@ -558,6 +617,75 @@ mod tests {
                 s.meta("predictor").await.unwrap().as_deref(),
                 Some("learnt 1")
             );
+        }
+    }
+
+    /// The writer numbers a job's events on from what it committed last, and asks the
+    /// database again after a failed round and once another server may have written
+    /// (its fence changed): each event gets the next sequence, none is refused as a
+    /// duplicate.
+    #[tokio::test]
+    async fn event_sequences_go_on_across_rounds_failures_and_leaders() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Store::open_dir(dir.path()).await.unwrap();
+        let mut b = Store::open_dir(dir.path()).await.unwrap();
+        let one = |at| {
+            let mut w = RoundWrites::default();
+            w.events(vec![(1, event(at)), (2, event(at))], 256);
+            w
+        };
+        let ea = a
+            .acquire_lease("a", "http://a", 60_000, false)
+            .await
+            .unwrap();
+        a.set_fence(ea);
+        a.write_round(one(1)).await.unwrap();
+        a.write_round(one(2)).await.unwrap();
+        // A failed round: its sequences are not taken.
+        super::super::fail_commits(dir.path(), 1);
+        assert!(a.write_round(one(99)).await.is_err());
+        a.write_round(one(3)).await.unwrap();
+        // b leads and writes; then a leads again.
+        assert!(a.release_lease(ea.unwrap()).await.unwrap());
+        let eb = b
+            .acquire_lease("b", "http://b", 60_000, false)
+            .await
+            .unwrap();
+        b.set_fence(eb);
+        b.write_round(one(4)).await.unwrap();
+        assert!(b.release_lease(eb.unwrap()).await.unwrap());
+        let ea = a
+            .acquire_lease("a", "http://a", 60_000, false)
+            .await
+            .unwrap();
+        a.set_fence(ea);
+        a.write_round(one(5)).await.unwrap();
+        // An ended job leaves the writer's memory; its sequences still go on.
+        let mut w = RoundWrites::default();
+        let mut end = event(6);
+        end.kind = JobEventKind::Ended;
+        w.events(vec![(1, end)], 256);
+        a.write_round(w).await.unwrap();
+        a.write_round(one(7)).await.unwrap();
+        // A timeline that starts in a round (with `submitted`) is not asked for.
+        let mut w = RoundWrites::default();
+        let mut submitted = event(8);
+        submitted.kind = JobEventKind::Submitted;
+        w.events(vec![(3, submitted), (3, event(9))], 256);
+        a.write_round(w).await.unwrap();
+        a.write_round(one(10)).await.unwrap();
+        let t = a.job_events(3).await.unwrap();
+        let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+        assert_eq!(at, [8, 9]);
+        for id in [1u64, 2] {
+            let t = a.job_events(id).await.unwrap();
+            let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+            let want: &[u64] = if id == 1 {
+                &[1, 2, 3, 4, 5, 6, 7, 10]
+            } else {
+                &[1, 2, 3, 4, 5, 7, 10]
+            };
+            assert_eq!(at, want, "job {id}");
         }
     }
 
