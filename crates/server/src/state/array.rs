@@ -42,8 +42,6 @@ pub(super) struct ArrayRun {
     pub ready: bool,
     /// Materialised tasks that have not ended, by index → job id.
     pub live: BTreeMap<u32, u64>,
-    /// Those of them its row lists instead of rows of their own (`unwritten.rs`).
-    pub unwritten: std::collections::BTreeSet<u64>,
     /// What its tasks were made from when last checked (`task_record` of id 0, index 0):
     /// a change of it means its listed tasks are checked again.
     pub template: Option<Box<JobRecord>>,
@@ -224,6 +222,7 @@ impl State {
             .insert(index, id);
         self.enqueue(&task);
         self.jobs.insert(id, Box::new(task));
+        // Past the list's room the task's row is written (it is marked already).
         self.list_unwritten(array_id, id);
         self.note(
             id,

@@ -31,7 +31,7 @@ mod tiers;
 mod tokens;
 mod tracked;
 mod transition;
-mod unwritten;
+pub(super) mod unwritten;
 pub(crate) mod usage;
 pub(crate) mod validate;
 mod workflow;
@@ -172,9 +172,11 @@ pub struct State {
     /// The arrays that have not ended: which may materialise tasks, and their live tasks
     /// (`array.rs`).
     arrays: BTreeMap<u64, array::ArrayRun>,
-    /// Array tasks listed in their array's row instead of rows of their own, each with
-    /// its array (`unwritten.rs`).
+    /// Array tasks listed in their array's row instead of rows of their own: each with
+    /// its array, and each array's (`unwritten.rs`; kept apart from `arrays`, whose
+    /// entry goes when the array ends, so the round that ends it still finds them).
     unwritten_in: BTreeMap<u64, u64>,
+    listed: BTreeMap<u64, BTreeSet<u64>>,
     /// The run-time predictor and attained service, kept in `meta` (`learn.rs`).
     learnt: learn::Learnt,
     /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
@@ -227,6 +229,7 @@ impl State {
             ended: ended::Ended::default(),
             arrays: BTreeMap::new(),
             unwritten_in: BTreeMap::new(),
+            listed: BTreeMap::new(),
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
         };
@@ -243,6 +246,7 @@ impl State {
         // rest (as the store loads them).
         let rebuilt = unwritten::rebuild_listed(&jobs);
         let listed: BTreeSet<u64> = rebuilt.iter().map(|t| t.view.id).collect();
+        let mut trimmed = BTreeSet::new();
         if !rebuilt.is_empty() {
             jobs.extend(rebuilt);
             jobs.sort_by_key(|j| j.view.id);
@@ -268,7 +272,12 @@ impl State {
             st.jobs.insert_stored(id, Box::new(job.clone()));
             st.array_loaded(&job);
             if let Some(t) = job.view.array_task.filter(|_| listed.contains(&id)) {
-                st.list_unwritten(t.array_id, id);
+                // A list longer than this binary keeps: the rest get their rows, and
+                // the array's row lists what is kept, in the first round.
+                if !st.list_unwritten(t.array_id, id) {
+                    st.jobs.store_itself(&id);
+                    trimmed.insert(t.array_id);
+                }
             }
             // An array holds no GPUs itself: its running tasks are restored as jobs.
             if !state.is_terminal()
@@ -278,6 +287,9 @@ impl State {
             {
                 st.restore_running(&job, now);
             }
+        }
+        for array_id in trimmed {
+            st.relist(array_id);
         }
         st.restore_follows();
         st

@@ -20,7 +20,7 @@
 //! the whole list whenever it changes, so the list stays small and the tasks past it get
 //! rows as before.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use gpusched_store::{JobRecord, UnwrittenTask};
 use gpusched_wire::JobState;
@@ -48,8 +48,10 @@ fn entry_of(task: &JobRecord) -> Option<UnwrittenTask> {
 }
 
 /// The tasks the live arrays among `jobs` (as the store holds them) list and that have no
-/// row there, rebuilt. A listed task that has a row is the row's (the list is rewritten
-/// in the transaction that first writes the row, so this does not happen).
+/// row there, rebuilt. Only live rows are loaded, so this rests on an invariant: a task
+/// leaves its array's list in the transaction that first writes its row (and only the
+/// round writes either), so a listed task never has a row, ended or not. One that has
+/// a live row is the row's.
 pub(super) fn rebuild_listed(jobs: &[JobRecord]) -> Vec<JobRecord> {
     let listing: Vec<(&JobRecord, &[UnwrittenTask])> = jobs
         .iter()
@@ -73,43 +75,38 @@ pub(super) fn rebuild_listed(jobs: &[JobRecord]) -> Vec<JobRecord> {
 
 impl State {
     /// Task `id` of array `array_id` was just made (or rebuilt at load): its array's row
-    /// lists it while there is room.
-    pub(super) fn list_unwritten(&mut self, array_id: u64, id: u64) {
+    /// lists it while there is room. False when there is none (its row is written).
+    pub(super) fn list_unwritten(&mut self, array_id: u64, id: u64) -> bool {
         let (Some(array), Some(run)) = (self.jobs.get(&array_id), self.arrays.get_mut(&array_id))
         else {
-            return;
+            return false;
         };
-        if run.unwritten.len() >= UNWRITTEN_PER_ARRAY {
-            return;
+        let list = self.listed.entry(array_id).or_default();
+        if list.len() >= UNWRITTEN_PER_ARRAY {
+            return false;
         }
         // What the task was made from, to notice a change of it (an update in this
         // very round included).
         if run.template.is_none() {
             run.template = Some(Box::new(task_record(array, 0, 0)));
         }
-        run.unwritten.insert(id);
+        list.insert(id);
         self.unwritten_in.insert(id, array_id);
+        true
     }
 
     /// Before the round's rows are taken: each listed task the round touched stays in its
     /// array's list (its own row unmarked) if a restart would rebuild it as it is, else
-    /// leaves the list and gets its row; each array whose list changed is marked.
+    /// leaves the list and gets its row; each array whose list changed is marked. The
+    /// work follows the round's: the smaller of the touched rows and the listed tasks
+    /// is walked, and an array's whole list only when the array changed.
     pub(super) fn keep_unwritten_in_arrays(&mut self) {
         if self.unwritten_in.is_empty() {
             return;
         }
         let touched = self.jobs.touched();
-        let mut check = BTreeSet::new();
-        let mut arrays_touched = BTreeSet::new();
-        for (&id, &array_id) in &self.unwritten_in {
-            if touched.contains(&id) {
-                check.insert(id);
-            }
-            if touched.contains(&array_id) {
-                arrays_touched.insert(array_id);
-            }
-        }
-        for array_id in arrays_touched {
+        let mut check: BTreeSet<u64> = both(touched, &self.unwritten_in);
+        for array_id in both(touched, &self.listed) {
             // An array that ended (its run is gone) lists nothing; one whose tasks would
             // now be made otherwise has each listed task checked.
             let template = self
@@ -125,12 +122,7 @@ impl State {
                 _ => true,
             };
             if recheck {
-                check.extend(
-                    self.unwritten_in
-                        .iter()
-                        .filter(|(_, a)| **a == array_id)
-                        .map(|(id, _)| *id),
-                );
+                check.extend(self.listed.get(&array_id).into_iter().flatten().copied());
             }
         }
         let mut relist = BTreeSet::new();
@@ -144,33 +136,41 @@ impl State {
                 continue;
             }
             self.unwritten_in.remove(&id);
-            if let Some(run) = self.arrays.get_mut(&array_id) {
-                run.unwritten.remove(&id);
+            if let Some(list) = self.listed.get_mut(&array_id) {
+                list.remove(&id);
+                if list.is_empty() {
+                    self.listed.remove(&array_id);
+                }
             }
             // It changed, or its array did: its row is written this round.
             self.jobs.store_itself(&id);
         }
         for array_id in relist {
-            let list: Vec<UnwrittenTask> =
-                self.arrays.get(&array_id).map_or_else(Vec::new, |run| {
-                    run.unwritten
-                        .iter()
-                        .filter_map(|id| entry_of(self.jobs.get(id)?))
-                        .collect()
-                });
-            let listed = self
+            self.relist(array_id);
+        }
+    }
+
+    /// The array's row lists what `listed` holds of it (marked only if that changed).
+    pub(super) fn relist(&mut self, array_id: u64) {
+        let list: Vec<UnwrittenTask> = self
+            .listed
+            .get(&array_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| entry_of(self.jobs.get(id)?))
+            .collect();
+        let stored = self
+            .jobs
+            .get(&array_id)
+            .and_then(|a| a.array_progress.as_deref())
+            .map(|p| &p.unwritten);
+        if stored.is_some_and(|l| *l != list) {
+            if let Some(p) = self
                 .jobs
-                .get(&array_id)
-                .and_then(|a| a.array_progress.as_deref())
-                .map(|p| &p.unwritten);
-            if listed.is_some_and(|l| *l != list) {
-                if let Some(p) = self
-                    .jobs
-                    .get_mut(&array_id)
-                    .and_then(|a| a.array_progress.as_deref_mut())
-                {
-                    p.unwritten = list;
-                }
+                .get_mut(&array_id)
+                .and_then(|a| a.array_progress.as_deref_mut())
+            {
+                p.unwritten = list;
             }
         }
     }
@@ -187,5 +187,17 @@ impl State {
             return false;
         }
         entry_of(task).is_some_and(|e| rebuilt(array, &e) == **task)
+    }
+}
+
+/// The keys of `map` that are in `set`, walking the smaller of the two.
+fn both<V>(set: &BTreeSet<u64>, map: &BTreeMap<u64, V>) -> BTreeSet<u64> {
+    if set.len() <= map.len() {
+        set.iter()
+            .filter(|k| map.contains_key(k))
+            .copied()
+            .collect()
+    } else {
+        map.keys().filter(|k| set.contains(k)).copied().collect()
     }
 }

@@ -351,3 +351,45 @@ fn a_follower_reported_before_the_end_ahead_of_it_takes_a_new_attempt() {
         "#,
     );
 }
+
+/// A store whose array lists more tasks than this binary keeps (a build with a larger
+/// bound wrote it): at the restart every listed task comes back, those past the bound
+/// get rows of their own in the first round, and the list shrinks to the bound.
+#[test]
+fn a_list_longer_than_this_binary_keeps_gives_the_rest_rows_at_restart() {
+    use crate::state::unwritten::UNWRITTEN_PER_ARRAY;
+    let mut h = Harness::with(follow);
+    h.step(Node("n1", 1));
+    h.step(Round);
+    h.step(Submit("alice", "gpus=1 walltime=3600 array=0-999"));
+    h.step(Round);
+    let extra = 10u32;
+    let listed = UNWRITTEN_PER_ARRAY as u32 + extra;
+    let array = h.store.jobs.get_mut(&1).expect("the array's row");
+    let p = array.array_progress.as_deref_mut().expect("its progress");
+    p.next = 500 + u64::from(listed);
+    p.unwritten = (0..listed)
+        .map(|i| gpusched_store::UnwrittenTask {
+            id: 5000 + u64::from(i),
+            index: 500 + i,
+            behind: None,
+        })
+        .collect();
+    h.step(Restart);
+    let live: Vec<u64> = (5000..5000 + u64::from(listed))
+        .filter(|id| h.st.jobs.contains_key(id))
+        .collect();
+    assert_eq!(live.len(), listed as usize, "every listed task is back");
+    h.step(Round);
+    let rows = (5000..5000 + u64::from(listed))
+        .filter(|id| h.store.jobs.contains_key(id))
+        .count();
+    assert_eq!(rows, extra as usize, "the tasks past the bound got rows");
+    let p = h.store.jobs[&1].array_progress.as_deref().unwrap();
+    assert_eq!(p.unwritten.len(), UNWRITTEN_PER_ARRAY);
+    // And a restart from that store gives back the same live jobs.
+    let before: Vec<u64> = h.st.jobs.keys().copied().collect();
+    h.step(Restart);
+    let after: Vec<u64> = h.st.jobs.keys().copied().collect();
+    assert_eq!(before, after);
+}
