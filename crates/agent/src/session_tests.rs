@@ -682,13 +682,7 @@ async fn desired_state_of_an_older_epoch_is_refused_and_another_server_asked() {
             f.events
         );
     }
-    let _ = stop.send(true);
-    tokio::time::timeout(WAIT, agent)
-        .await
-        .expect("agent stops")
-        .unwrap()
-        .unwrap();
-    new_http.abort();
+    shut_down(stop, agent, new_http).await;
     old_http.abort();
 }
 

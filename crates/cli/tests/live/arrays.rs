@@ -218,18 +218,10 @@ fn short_tasks_follow_the_running_ones_on_the_gpus_they_free() {
          echo \"$GPUSCHED_ARRAY_INDEX $CUDA_VISIBLE_DEVICES $a $b\" >> {}/$GPUSCHED_ARRAY_INDEX",
         ledger.display()
     );
-    let o = cli(
+    let array = submit(
         &url,
-        &[
-            "submit", "--array", "0-59", "-t", "1s", "--", "sh", "-c", &task,
-        ],
+        &["--array", "0-59", "-t", "1s", "--", "sh", "-c", &task],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let array: u64 = stdout(&o)
-        .split_whitespace()
-        .nth(2)
-        .and_then(|w| w.trim_end_matches(':').parse().ok())
-        .expect("an array id");
     let v = wait_job(&url, array, LIMIT);
     assert_eq!(v["state"], "succeeded", "{v}");
     // Each index once; per GPU, one task at a time.
@@ -283,10 +275,9 @@ fn waiting_tasks_kept_in_their_arrays_row_survive_server_kills() {
     let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Declared(2));
     let ledger = dir.join("ledger");
     std::fs::create_dir_all(&ledger).unwrap();
-    let o = cli(
+    let array = submit(
         &url,
         &[
-            "submit",
             "--array",
             "0-149",
             "-t",
@@ -297,12 +288,6 @@ fn waiting_tasks_kept_in_their_arrays_row_survive_server_kills() {
             &ledger_task(&ledger),
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let array: u64 = stdout(&o)
-        .split_whitespace()
-        .nth(2)
-        .and_then(|w| w.trim_end_matches(':').parse().ok())
-        .expect("an array id");
     let ran = || std::fs::read_dir(&ledger).map_or(0, |d| d.count());
     for at in [10, 50, 90] {
         // Killed while tasks run and others wait behind them.
