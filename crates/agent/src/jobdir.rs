@@ -191,6 +191,8 @@ pub struct JobDir {
     sync: Arc<Mutex<()>>,
     /// Shared hostfiles written (or found right) in this life.
     hostfiles: Arc<Mutex<std::collections::BTreeSet<PathBuf>>>,
+    /// Empty checkpoint directories kept for the next jobs (`spare_dirs.rs`).
+    spares: Arc<crate::spare_dirs::SpareDirs>,
 }
 
 impl std::fmt::Debug for JobDir {
@@ -212,6 +214,7 @@ impl JobDir {
         let (file, len) = rewrite(root, &mut index)?;
         let live_bytes = index.values().map(|r| r.bytes).sum();
         let logs = LogIndex::scan(&root.join(LOGS), |a| index.contains_key(&a));
+        let spares = crate::spare_dirs::SpareDirs::open(&root.join(CHECKPOINTS));
         Ok(JobDir {
             root: root.to_path_buf(),
             log_index: Arc::new(Mutex::new(logs)),
@@ -230,6 +233,7 @@ impl JobDir {
             })),
             sync: Arc::new(Mutex::new(())),
             hostfiles: Arc::default(),
+            spares: Arc::new(spares),
         })
     }
 
@@ -568,8 +572,13 @@ impl JobDir {
         // Under the lock: a new attempt of the job cannot be created (and its
         // checkpoint directory prepared) between this check and the removal.
         if !job_is_live(&inner, a.job) {
-            let keep_used = crate::retention::may_restart(r.launch.as_ref(), r.outcome.as_ref());
-            crate::retention::clean_checkpoint_dir(&self.checkpoint_dir(a.job), keep_used);
+            let ckpt = self.checkpoint_dir(a.job);
+            // An empty one is kept for the next job rather than removed (most are).
+            if !self.spares.offer(&ckpt) {
+                let keep_used =
+                    crate::retention::may_restart(r.launch.as_ref(), r.outcome.as_ref());
+                crate::retention::clean_checkpoint_dir(&ckpt, keep_used);
+            }
         }
         crate::retention::ended(self, a, r.launch.as_ref(), now_ms());
         self.maybe_compact(&mut inner);
@@ -610,6 +619,11 @@ impl JobDir {
 
     /// The job's checkpoint directory on this node (`GPUSCHED_CHECKPOINT_DIR`), kept
     /// across its attempts here.
+    /// The empty checkpoint directories kept for the next jobs.
+    pub fn spares(&self) -> &crate::spare_dirs::SpareDirs {
+        &self.spares
+    }
+
     pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
         self.root.join(CHECKPOINTS).join(job.to_string())
     }

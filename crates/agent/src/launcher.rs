@@ -48,8 +48,18 @@ pub const DEADLINE_FILE: &str = ".preempt_deadline";
 pub const CHECKPOINT_MARK: &str = "checkpoint";
 
 /// Creates the checkpoint directory (kept across attempts) and gives it to the job's
-/// user; a stale deadline from an earlier preemption is removed.
-fn prepare_checkpoint_dir(dir: &Path, run_as: Option<&identity::RunAs>) -> std::io::Result<()> {
+/// user; a stale deadline from an earlier preemption is removed. A new one is an empty
+/// directory an earlier job left, when one fits (`spare_dirs.rs`), else made.
+fn prepare_checkpoint_dir(
+    dir: &Path,
+    run_as: Option<&identity::RunAs>,
+    spares: &crate::spare_dirs::SpareDirs,
+) -> std::io::Result<()> {
+    let owner = run_as.map(|who| (who.uid.as_raw(), who.gid.as_raw()));
+    if spares.reuse(dir, owner) {
+        // Empty, and already the user's with the mode a new one gets.
+        return Ok(());
+    }
     // A new directory is empty; only one kept from an earlier attempt may hold a deadline.
     let made = match std::fs::create_dir(dir) {
         Ok(()) => true,
@@ -60,7 +70,9 @@ fn prepare_checkpoint_dir(dir: &Path, run_as: Option<&identity::RunAs>) -> std::
         }
         Err(e) => return Err(e),
     };
-    if !made {
+    if made {
+        spares.learn(dir);
+    } else {
         match std::fs::remove_file(dir.join(DEADLINE_FILE)) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -257,7 +269,7 @@ impl Launcher {
             }
         };
         let ckpt = self.checkpoint_dir(launch.job);
-        if let Err(e) = prepare_checkpoint_dir(&ckpt, run_as.as_ref()) {
+        if let Err(e) = prepare_checkpoint_dir(&ckpt, run_as.as_ref(), self.dir.spares()) {
             let message = format!(
                 "cannot prepare the checkpoint directory {}: {e}",
                 ckpt.display()
@@ -547,19 +559,31 @@ mod tests {
     #[test]
     fn a_checkpoint_directory_is_made_or_kept_without_a_stale_deadline() {
         let tmp = tempfile::tempdir().unwrap();
+        let spares = crate::spare_dirs::SpareDirs::open(&tmp.path().join("checkpoints"));
         // New, parents included.
         let dir = tmp.path().join("checkpoints").join("7");
-        prepare_checkpoint_dir(&dir, None).unwrap();
+        prepare_checkpoint_dir(&dir, None, &spares).unwrap();
         assert!(dir.is_dir());
         // Kept from an earlier attempt: what the job saved stays, the deadline goes.
         std::fs::write(dir.join("model.pt"), "weights").unwrap();
         std::fs::write(dir.join(DEADLINE_FILE), "123").unwrap();
-        prepare_checkpoint_dir(&dir, None).unwrap();
+        prepare_checkpoint_dir(&dir, None, &spares).unwrap();
         assert!(dir.join("model.pt").exists());
         assert!(!dir.join(DEADLINE_FILE).exists());
+        // ... also when an empty directory is kept for new ones: it is not put there.
+        let ended = tmp.path().join("checkpoints").join("6");
+        prepare_checkpoint_dir(&ended, None, &spares).unwrap();
+        assert!(spares.offer(&ended));
+        prepare_checkpoint_dir(&dir, None, &spares).unwrap();
+        assert!(dir.join("model.pt").exists());
+        assert_eq!(spares.len(), 1);
+        // A new job's is that kept directory.
+        let next = tmp.path().join("checkpoints").join("9");
+        prepare_checkpoint_dir(&next, None, &spares).unwrap();
+        assert!(next.is_dir() && spares.is_empty());
         // A file where the directory should be is an error, not a directory.
         let file = tmp.path().join("checkpoints").join("8");
         std::fs::write(&file, "").unwrap();
-        assert!(prepare_checkpoint_dir(&file, None).is_err());
+        assert!(prepare_checkpoint_dir(&file, None, &spares).is_err());
     }
 }

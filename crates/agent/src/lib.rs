@@ -17,4 +17,5 @@ pub mod retention;
 mod route;
 pub mod session;
 pub mod slices;
+pub mod spare_dirs;
 pub mod telemetry;

@@ -612,12 +612,17 @@ async fn an_answer_older_than_an_acknowledged_end_does_not_start_the_attempt_aga
             assert_eq!(starts, 1, "job {job} started {starts} times");
         }
     }
-    // The jobs wrote nothing into their checkpoint directories: none is left.
+    // The jobs wrote nothing into their checkpoint directories: none is left under a
+    // job's name; empty ones may be kept for the next jobs (`spare_dirs.rs`).
     let ckpts = dir.path().join("jobs").join("checkpoints");
     let left: Vec<_> = std::fs::read_dir(&ckpts)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
         .unwrap_or_default();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(
+        left.iter()
+            .all(|n| n.to_string_lossy().starts_with(".spare-")),
+        "{left:?}"
+    );
     shut_down(stop, agent, http).await;
 }
 

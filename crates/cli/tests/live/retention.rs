@@ -33,6 +33,26 @@ fn ended_jobs_leave_no_checkpoint_directory_and_their_logs_expire() {
             .iter()
             .all(|id| !ckpts.join(id.to_string()).exists())
     });
+    // The next job's directory is empty and its own, whether made for it or kept from
+    // the quiet job (`spare_dirs.rs`); it writes into it, so it is not kept after.
+    let check =
+        r#"d="$GPUSCHED_CHECKPOINT_DIR"; [ -z "$(ls -A "$d")" ] && [ -O "$d" ] && touch "$d/x""#;
+    let next = submit(&url, &["--cwd", "/tmp", "--", "sh", "-c", check]);
+    let v = wait_job(&url, next, Duration::from_secs(60));
+    assert_eq!(v["state"], "succeeded", "{v}");
+    wait_until(Duration::from_secs(30), || {
+        !ckpts.join(next.to_string()).exists()
+    });
+    // Nothing but kept empty directories is left.
+    for e in std::fs::read_dir(&ckpts).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(".spare-"),
+            "{name} left in {}",
+            ckpts.display()
+        );
+        assert_eq!(std::fs::read_dir(e.path()).unwrap().count(), 0, "{name}");
+    }
     // The output is there, then retention removes it and `logs` says so.
     let ids = printed.to_string();
     let mut said = String::new();

@@ -92,8 +92,7 @@ fn etag(a: &Asset) -> &'static str {
             .iter()
             .map(|a| {
                 let h = Sha256::digest(a.body);
-                let hex: String = h[..12].iter().map(|b| format!("{b:02x}")).collect();
-                format!("\"{hex}\"")
+                format!("\"{}\"", hex::encode(&h[..12]))
             })
             .collect()
     });
