@@ -10,6 +10,7 @@
 //! <root>/hostfiles/<job>.<attempt>             a gang's GPUSCHED_HOSTFILE, until acked
 //! <root>/hostfiles/node-<addr>_slots=<N>       the one every job of one node shares
 //! <root>/checkpoints/<job>                     GPUSCHED_CHECKPOINT_DIR (see crate::retention)
+//! <root>/checkpoints/.spare-<n>                an empty one kept for the next job (crate::spare_dirs)
 //! <root>/logs/.retention-removed               which jobs lost logs to retention
 //! ```
 //!
@@ -619,13 +620,13 @@ impl JobDir {
 
     /// The job's checkpoint directory on this node (`GPUSCHED_CHECKPOINT_DIR`), kept
     /// across its attempts here.
+    pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
+        self.root.join(CHECKPOINTS).join(job.to_string())
+    }
+
     /// The empty checkpoint directories kept for the next jobs.
     pub fn spares(&self) -> &crate::spare_dirs::SpareDirs {
         &self.spares
-    }
-
-    pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
-        self.root.join(CHECKPOINTS).join(job.to_string())
     }
 
     /// Where the logs are.
@@ -1234,8 +1235,25 @@ mod tests {
 
     #[test]
     fn checkpoint_directories_go_when_empty_or_when_the_job_cannot_restart() {
+        checkpoint_directories_go(false);
+    }
+
+    #[test]
+    fn the_same_with_empty_directories_kept_for_the_next_jobs() {
+        checkpoint_directories_go(true);
+    }
+
+    /// `keeping`: the agent has made a checkpoint directory before, so empty ones are
+    /// kept for the next jobs (`spare_dirs.rs`) rather than removed.
+    fn checkpoint_directories_go(keeping: bool) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = JobDir::open(tmp.path()).unwrap();
+        if keeping {
+            let first = dir.checkpoint_dir(0);
+            fs::create_dir_all(&first).unwrap();
+            dir.spares().learn(&first);
+            fs::remove_dir(&first).unwrap();
+        }
         // Empty (only the agent's deadline file): removed, whatever the outcome.
         let empty = dir.checkpoint_dir(1);
         fs::create_dir_all(&empty).unwrap();
@@ -1247,6 +1265,7 @@ mod tests {
         fs::create_dir_all(&bare).unwrap();
         acked_with(&dir, &launch(9, 1), Outcome::Exited { code: 0 });
         assert!(!bare.exists());
+        assert_eq!(dir.spares().len(), usize::from(keeping));
         // Written into, and the job is over (it exited): removed.
         let done = wrote_checkpoint(&dir, 2);
         acked_with(&dir, &launch(2, 1), Outcome::Exited { code: 1 });
@@ -1269,8 +1288,11 @@ mod tests {
             (6, Outcome::Cancelled),
         ] {
             let kept = wrote_checkpoint(&dir, job);
+            let ino = std::os::unix::fs::MetadataExt::ino(&fs::metadata(&kept).unwrap());
             acked_with(&dir, &launch(job, 1), outcome.clone());
             assert!(kept.join("model.pt").exists(), "{outcome:?}");
+            let now = std::os::unix::fs::MetadataExt::ino(&fs::metadata(&kept).unwrap());
+            assert_eq!(now, ino, "{outcome:?}");
         }
         // A part of a gang that exited 0: another part may still requeue the job.
         let mut part = launch(7, 1);

@@ -56,8 +56,8 @@ fn prepare_checkpoint_dir(
     spares: &crate::spare_dirs::SpareDirs,
 ) -> std::io::Result<()> {
     let owner = run_as.map(|who| (who.uid.as_raw(), who.gid.as_raw()));
-    if spares.reuse(dir, owner) {
-        // Empty, and already the user's with the mode a new one gets.
+    if spares.reuse(dir, owner)? {
+        // Bare, and already the user's, as a new one would be.
         return Ok(());
     }
     // A new directory is empty; only one kept from an earlier attempt may hold a deadline.

@@ -3,7 +3,8 @@
 //! - **Checkpoint directories** (`<root>/checkpoints/<job>`, `GPUSCHED_CHECKPOINT_DIR`):
 //!   when an attempt's end is acknowledged and no other attempt of the job is held, an
 //!   empty one (nothing but the agent's own preemption deadline file) is removed at
-//!   once. One the job wrote into is removed too when the job cannot run again, else
+//!   once, or, when it holds nothing at all, kept for the next job of the same owner
+//!   (`spare_dirs.rs`). One the job wrote into is removed too when the job cannot run again, else
 //!   kept (see [`may_restart`]) until the log retention age has passed since it was
 //!   last modified.
 //! - **Logs** of acknowledged attempts go after `--log-retention` (age since the end

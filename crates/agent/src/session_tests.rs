@@ -618,11 +618,15 @@ async fn an_answer_older_than_an_acknowledged_end_does_not_start_the_attempt_aga
     let left: Vec<_> = std::fs::read_dir(&ckpts)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
         .unwrap_or_default();
-    assert!(
-        left.iter()
-            .all(|n| n.to_string_lossy().starts_with(".spare-")),
-        "{left:?}"
-    );
+    assert!(left.len() <= crate::spare_dirs::KEPT, "{left:?}");
+    for n in &left {
+        assert!(
+            n.to_string_lossy().starts_with(crate::spare_dirs::PREFIX),
+            "{left:?}"
+        );
+        let inside = std::fs::read_dir(ckpts.join(n)).unwrap().count();
+        assert_eq!(inside, 0, "{n:?}");
+    }
     shut_down(stop, agent, http).await;
 }
 

@@ -33,13 +33,32 @@ fn ended_jobs_leave_no_checkpoint_directory_and_their_logs_expire() {
             .iter()
             .all(|id| !ckpts.join(id.to_string()).exists())
     });
-    // The next job's directory is empty and its own, whether made for it or kept from
-    // the quiet job (`spare_dirs.rs`); it writes into it, so it is not kept after.
-    let check =
-        r#"d="$GPUSCHED_CHECKPOINT_DIR"; [ -z "$(ls -A "$d")" ] && [ -O "$d" ] && touch "$d/x""#;
-    let next = submit(&url, &["--cwd", "/tmp", "--", "sh", "-c", check]);
+    // The quiet job's empty directory is kept for the next job (`spare_dirs.rs`), unless
+    // new directories here are not bare (extended attributes on every inode): the next
+    // job's is that one, empty and its own; it writes into it, so it is not kept after.
+    let kept: Vec<u64> = std::fs::read_dir(&ckpts)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".spare-"))
+        .map(|e| std::os::unix::fs::MetadataExt::ino(&e.metadata().unwrap()))
+        .collect();
+    let seen = dir.join("next-ino");
+    let check = format!(
+        r#"d="$GPUSCHED_CHECKPOINT_DIR"; [ -z "$(ls -A "$d")" ] && [ -O "$d" ] && stat -c %i "$d" > {} && touch "$d/x""#,
+        seen.display()
+    );
+    let next = submit(&url, &["--cwd", "/tmp", "--", "sh", "-c", &check]);
     let v = wait_job(&url, next, Duration::from_secs(60));
     assert_eq!(v["state"], "succeeded", "{v}");
+    let ino: u64 = std::fs::read_to_string(&seen)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(kept.len() <= 1, "{kept:?}");
+    if let Some(&k) = kept.first() {
+        assert_eq!(ino, k, "the next job got the kept directory");
+    }
     wait_until(Duration::from_secs(30), || {
         !ckpts.join(next.to_string()).exists()
     });
