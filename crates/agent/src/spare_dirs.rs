@@ -14,15 +14,15 @@
 //! just made: no extended attribute (no ACL, no security label), the same mode, size and
 //! inode flags (an encryption policy, case folding, no-COW are flags). Only a bare
 //! directory is kept, checked through a descriptor opened without following links before
-//! it is renamed away from the job's name and again after (what a stray process wrote in
-//! between sends it back); a directory with anything in it is never moved. It is handed
-//! to a job whose new directory would have the same owner and group, under a name no
-//! directory has (`renameat2` with `RENAME_NOREPLACE`, so a directory kept from the job's
-//! earlier attempt is never replaced), and checked again there: while kept, any process
-//! of its user could reach it by its path, so what it finds at the handover must still
-//! be bare, or the directory is removed and a new one made. After the handover the
-//! directory is the new job's, which its user's processes may write into like any of
-//! that user's job directories.
+//! it is renamed away from the job's name, so a directory with anything of its job in it
+//! never moves. It is handed to a job whose new directory would have the same owner and
+//! group, under a name no directory has (`renameat2` with `RENAME_NOREPLACE`, so a
+//! directory kept from the job's earlier attempt is never replaced), and checked again
+//! there: while kept, any process of its user could reach it by its path (and a stray
+//! process of its last job could write into it between the check and the rename), so
+//! it must still be bare, or it is removed with what was put in it and a new one made.
+//! After the handover the directory is the new job's, which its user's processes may
+//! write into like any of that user's job directories.
 //!
 //! Where a directory the agent makes is not bare itself (a security label on every
 //! inode, a default ACL on `checkpoints/`), nothing is kept: each job's is made and
