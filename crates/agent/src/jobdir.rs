@@ -1253,6 +1253,10 @@ mod tests {
             fs::create_dir_all(&first).unwrap();
             dir.spares().learn(&first);
             fs::remove_dir(&first).unwrap();
+            if !dir.spares().keeping() {
+                eprintln!("skipped: new directories here are not bare");
+                return;
+            }
         }
         // Empty (only the agent's deadline file): removed, whatever the outcome.
         let empty = dir.checkpoint_dir(1);
