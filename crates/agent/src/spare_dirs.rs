@@ -585,6 +585,44 @@ mod tests {
         }
     }
 
+    /// Sets (or clears) a file's immutable flag; false without the capability.
+    fn immutable(p: &Path, on: bool) -> bool {
+        let f = File::open(p).unwrap();
+        let flags: libc::c_int = if on { 0x10 } else { 0 };
+        // SAFETY: FS_IOC_SETFLAGS reads one int from the pointer given.
+        unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags) == 0 }
+    }
+
+    #[test]
+    fn one_changed_while_kept_that_cannot_be_removed_is_moved_aside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let Some(spares) = keeping_in(tmp.path()) else {
+            return;
+        };
+        let one = made(tmp.path(), "1", &spares);
+        assert!(spares.offer(&one));
+        let kept = tmp.path().join(&kept_names(tmp.path())[0]);
+        let planted = kept.join("planted");
+        fs::write(&planted, "x").unwrap();
+        // An immutable file in it (root only) makes it impossible to remove.
+        if !immutable(&planted, true) {
+            return;
+        }
+        let two = tmp.path().join("2");
+        let reused = spares.reuse(&two, None);
+        let aside: Vec<String> = kept_names(tmp.path());
+        for n in &aside {
+            let p = tmp.path().join(n).join("planted");
+            if p.exists() {
+                immutable(&p, false);
+            }
+        }
+        assert!(!reused.unwrap(), "not handed over");
+        assert!(!two.exists(), "not left under the job's name");
+        assert_eq!(aside.len(), 1, "{aside:?}");
+        assert!(spares.is_empty(), "and not kept");
+    }
+
     #[test]
     fn at_most_kept_are_kept_and_a_new_life_removes_what_the_last_left() {
         let tmp = tempfile::tempdir().unwrap();
