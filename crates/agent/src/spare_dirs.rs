@@ -408,6 +408,26 @@ mod tests {
         v
     }
 
+    /// Sets a file's inode flags (`FS_IOC_SETFLAGS`); false where the file system or
+    /// the caller's capabilities do not allow them.
+    fn set_flags(p: &Path, flags: libc::c_int) -> bool {
+        let f = File::open(p).unwrap();
+        // SAFETY: FS_IOC_SETFLAGS reads one int from the pointer given.
+        unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags) == 0 }
+    }
+
+    /// Sets (or clears) a file's immutable flag; false without the capability.
+    fn immutable(p: &Path, on: bool) -> bool {
+        set_flags(p, if on { 0x10 } else { 0 })
+    }
+
+    /// Offers a directory the agent made as `name` and returns its kept path.
+    fn kept_one(parent: &Path, name: &str, spares: &SpareDirs) -> PathBuf {
+        let d = made(parent, name, spares);
+        assert!(spares.offer(&d));
+        parent.join(&kept_names(parent)[0])
+    }
+
     /// Sets a user extended attribute; false where the file system has none.
     fn set_xattr(p: &Path) -> bool {
         let path = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
@@ -498,11 +518,7 @@ mod tests {
         // flags too), where the file system lets its owner set one.
         let d = tmp.path().join("9");
         fs::create_dir(&d).unwrap();
-        let f = File::open(&d).unwrap();
-        let noatime: libc::c_int = 0x80;
-        // SAFETY: FS_IOC_SETFLAGS reads one int from the pointer given.
-        let set = unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &noatime) };
-        if set == 0 {
+        if set_flags(&d, 0x80) {
             assert!(!spares.offer(&d) && d.exists());
         }
         // A link to an empty directory: neither it nor what it points to moves.
@@ -561,36 +577,21 @@ mod tests {
         let Some(spares) = keeping_in(tmp.path()) else {
             return;
         };
-        let one = made(tmp.path(), "1", &spares);
-        assert!(spares.offer(&one));
         // Its user writes into it by its kept name.
-        let kept = tmp.path().join(&kept_names(tmp.path())[0]);
+        let kept = kept_one(tmp.path(), "1", &spares);
         fs::write(kept.join("planted"), "x").unwrap();
         let two = tmp.path().join("2");
         assert!(!spares.reuse(&two, None).unwrap());
         assert!(!two.exists(), "removed: the caller makes a new one");
         assert!(!kept.exists() && spares.is_empty());
         // Or gives it an extended attribute, or changes its mode.
-        let three = made(tmp.path(), "3", &spares);
-        assert!(spares.offer(&three));
-        let kept = tmp.path().join(&kept_names(tmp.path())[0]);
-        if set_xattr(&kept) {
-            assert!(!spares.reuse(&two, None).unwrap());
-            assert!(!two.exists());
-        } else {
+        let kept = kept_one(tmp.path(), "3", &spares);
+        if !set_xattr(&kept) {
             let mode = fs::metadata(&kept).unwrap().mode() & 0o7777;
             fs::set_permissions(&kept, fs::Permissions::from_mode(mode | 0o007)).unwrap();
-            assert!(!spares.reuse(&two, None).unwrap());
-            assert!(!two.exists());
         }
-    }
-
-    /// Sets (or clears) a file's immutable flag; false without the capability.
-    fn immutable(p: &Path, on: bool) -> bool {
-        let f = File::open(p).unwrap();
-        let flags: libc::c_int = if on { 0x10 } else { 0 };
-        // SAFETY: FS_IOC_SETFLAGS reads one int from the pointer given.
-        unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags) == 0 }
+        assert!(!spares.reuse(&two, None).unwrap());
+        assert!(!two.exists());
     }
 
     #[test]
@@ -599,9 +600,7 @@ mod tests {
         let Some(spares) = keeping_in(tmp.path()) else {
             return;
         };
-        let one = made(tmp.path(), "1", &spares);
-        assert!(spares.offer(&one));
-        let kept = tmp.path().join(&kept_names(tmp.path())[0]);
+        let kept = kept_one(tmp.path(), "1", &spares);
         let planted = kept.join("planted");
         fs::write(&planted, "x").unwrap();
         // An immutable file in it (root only) makes it impossible to remove.
