@@ -9,9 +9,15 @@ use utoipa::{IntoParams, ToSchema};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobSubmit {
-    /// A name to recognise the job by; defaults to the program's file name.
+    /// A name to recognise the job by; defaults to the program's file name. Not empty,
+    /// without control characters (C0, DEL, C1, bidirectional marks and overrides,
+    /// line separators): it is printed on terminals.
     #[serde(default)]
-    #[schema(max_length = 256, pattern = r"^[^\x00]*$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]*$"
+    )]
     pub name: Option<String>,
     /// Program and arguments, run directly (no shell). Use `["sh", "-c", "..."]` for a
     /// shell line. The program (first item) must not be empty; no item may hold a NUL.

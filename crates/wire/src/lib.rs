@@ -47,7 +47,7 @@ pub use slice::{
     MIB_PATTERN,
 };
 pub use telemetry::{Drain, DrainRequest, GpuHealth, GpuSample, NodeTelemetry, XidEvent};
-pub use text::{agree, count, count_as};
+pub use text::{agree, command_line, count, count_as, terminal_safe};
 pub use usage::{UsageQuery, UsageReport, UsageRow};
 pub use workflow::{WorkflowStep, WorkflowSubmit, WorkflowSubmitted};
 

@@ -35,13 +35,21 @@ pub struct UpdateArgs {
 
 pub async fn hold(args: HoldArgs) -> anyhow::Result<()> {
     let v = args.conn.client()?.hold(args.id).await?;
-    println!("job {} held: {}", v.id, v.reason);
+    println!(
+        "job {} held: {}",
+        v.id,
+        super::fmt::terminal_safe(&v.reason)
+    );
     Ok(())
 }
 
 pub async fn release(args: HoldArgs) -> anyhow::Result<()> {
     let v = args.conn.client()?.release(args.id).await?;
-    println!("job {} released: {}", v.id, v.reason);
+    println!(
+        "job {} released: {}",
+        v.id,
+        super::fmt::terminal_safe(&v.reason)
+    );
     Ok(())
 }
 
@@ -59,7 +67,7 @@ pub async fn update(args: UpdateArgs) -> anyhow::Result<()> {
         queue: args.queue.clone(),
     };
     let v = args.conn.client()?.update(args.id, &up).await?;
-    println!("job {}: {}", v.id, summary(&v));
+    println!("job {}: {}", v.id, super::fmt::terminal_safe(&summary(&v)));
     Ok(())
 }
 

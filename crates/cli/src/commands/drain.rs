@@ -36,16 +36,16 @@ pub async fn drain(args: DrainArgs) -> anyhow::Result<()> {
     let v = args.conn.client()?.drain(&args.node, &req).await?;
     let held = jobs_held(&v);
     let reason = v.drain.as_ref().map_or("", |d| d.reason.as_str());
-    println!("{} drained ({reason}): nothing new starts there", v.name);
+    let name = super::fmt::terminal_safe(&v.name);
+    println!(
+        "{name} drained ({}): nothing new starts there",
+        super::fmt::terminal_safe(reason)
+    );
     match (held, args.now) {
-        (0, _) => println!(
-            "no job runs there; `gpusched resume {}` ends the drain",
-            v.name
-        ),
+        (0, _) => println!("no job runs there; `gpusched resume {name}` ends the drain"),
         (n, false) => println!(
-            "{} running there may finish; `gpusched resume {}` ends the drain",
+            "{} running there may finish; `gpusched resume {name}` ends the drain",
             gpusched_wire::count(n as u64, "job"),
-            v.name
         ),
         (n, true) => println!(
             "{} running there {} requeued (checkpoint signal, then the grace; no retry used)",
@@ -60,7 +60,7 @@ pub async fn resume(args: ResumeArgs) -> anyhow::Result<()> {
     let v = args.conn.client()?.resume(&args.node).await?;
     println!(
         "{} resumed: its GPUs are back in placement (the next samples judge their health again)",
-        v.name
+        super::fmt::terminal_safe(&v.name)
     );
     Ok(())
 }

@@ -2,6 +2,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use unicode_width::UnicodeWidthStr;
+
+/// What a terminal may print of users' and agents' text, and a command as one line
+/// (one quoting for `show`, `history` and the dashboard).
+pub use gpusched_wire::{command_line, terminal_safe};
+
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -49,32 +55,37 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// Left-aligned columns separated by two spaces; the last column is not padded.
+/// Left-aligned columns separated by two spaces; the last column is not padded. Every
+/// cell goes through [`terminal_safe`] (names and commands are users' and agents' text),
+/// and columns are as wide as the terminal draws them (a CJK character or an emoji takes
+/// two columns), so each line stays one line and the columns stay aligned.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let n = header.len();
-    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
+    let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| terminal_safe(c)).collect())
+        .collect();
+    let mut width: Vec<usize> = header.iter().map(|h| h.width()).collect();
+    for r in &rows {
         for (i, c) in r.iter().enumerate().take(n) {
-            width[i] = width[i].max(c.chars().count());
+            width[i] = width[i].max(c.width());
         }
     }
     let mut out = String::new();
     let mut line = |cells: Vec<&str>| {
         let mut l = String::new();
         for (i, c) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                l.push_str(c);
-            } else {
-                l.push_str(c);
-                l.push_str(&" ".repeat(width[i] - c.chars().count() + 2));
+            l.push_str(c);
+            if i + 1 < cells.len() {
+                l.push_str(&" ".repeat(width[i] - c.width() + 2));
             }
         }
         out.push_str(l.trim_end());
         out.push('\n');
     };
     line(header.to_vec());
-    for r in rows {
-        line(r.iter().map(String::as_str).collect());
+    for r in &rows {
+        line(r.iter().map(|c| c.as_ref()).collect());
     }
     out
 }
@@ -163,5 +174,33 @@ mod tests {
             ],
         );
         assert_eq!(t, "ID   NAME\n1    a\n100  bb\n");
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns_and_controls_never_reach_the_terminal() {
+        let t = table(
+            &["NAME", "USER"],
+            &[
+                vec!["训练".into(), "a".into()],
+                vec!["🚀x".into(), "b".into()],
+                vec!["plain".into(), "c".into()],
+                vec!["evil\x1b]0;pwned\x07".into(), "d".into()],
+                vec!["two\nlines".into(), "e".into()],
+            ],
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 6, "one line per row: {t:?}");
+        assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t:?}");
+        // The USER column starts at the same terminal column on every line.
+        let user_col: Vec<usize> = lines
+            .iter()
+            .map(|l| {
+                let (before, _) = l.rsplit_once("  ").unwrap();
+                before.width() + 2
+            })
+            .collect();
+        assert!(user_col.iter().all(|&c| c == user_col[0]), "{t}");
+        assert_eq!(lines[1], "训练                  a");
+        assert_eq!(lines[4], "evil\\x1b]0;pwned\\x07  d");
     }
 }

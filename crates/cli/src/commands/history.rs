@@ -1,7 +1,8 @@
 //! `gpusched history --format gpusched`: the cluster's ended jobs as a trace that
 //! `gpusched simulate --trace` replays (crates/sim/src/trace/native.rs's CSV), so an
 //! operator can try policies on their own cluster's history before switching one on.
-//! Admins export every user's jobs; a user only their own.
+//! By default a user exports their own jobs and an admin everyone's; another user's
+//! (`--user`) come without their commands, as the job list shows them.
 
 use std::io::Write;
 
@@ -9,7 +10,7 @@ use anyhow::bail;
 use clap::Args as ClapArgs;
 use gpusched_wire::export::{HistoryJob, HistoryQuery};
 
-use super::fmt::now_ms;
+use super::fmt::{command_line, now_ms, terminal_safe};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -21,7 +22,8 @@ pub struct Args {
     /// Default: all the history the server holds.
     #[arg(long)]
     pub since: Option<String>,
-    /// Only this user's jobs (admins; a user always gets only their own).
+    /// Only this user's jobs (default: your own; an admin's, everyone's). Another
+    /// user's come without their commands: only their owner and admins see those.
     #[arg(long)]
     pub user: Option<String>,
     #[command(flatten)]
@@ -123,31 +125,15 @@ fn trace_row(j: &HistoryJob) -> Option<String> {
     )
 }
 
-/// The command as one line, each word shell-quoted where it needs it.
-fn command_line(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A CSV field, quoted (RFC 4180) when it holds a separator, a quote, a line break or
-/// edge spaces (the reader trims unquoted fields).
+/// A CSV field, quoted (RFC 4180) when it holds a separator, a quote or edge spaces (the
+/// reader trims unquoted fields). Control characters are escaped first: the trace is
+/// often read on a terminal, and a name stays one distinct name for the predictor.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) || s.trim() != s {
+    let s = terminal_safe(s);
+    if s.contains([',', '"']) || s.trim() != s {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 
@@ -185,6 +171,19 @@ mod tests {
             line,
             "7,1700000000.123,2,60.500,ann,default,3,A100,\"train, v2\",\
              \"python train.py '--msg=it'\\''s \"\"ok\"\"'\",3600"
+        );
+    }
+
+    #[test]
+    fn control_characters_in_a_row_are_escaped() {
+        let mut j = job();
+        j.name = "evil\x1b]0;pwned\x07".into();
+        j.command = vec!["sh".into(), "-c".into(), "a\nb".into()];
+        let line = trace_row(&j).unwrap();
+        assert!(!line.contains(['\x1b', '\x07', '\n']), "{line:?}");
+        assert!(
+            line.contains(r",evil\x1b]0;pwned\x07,sh -c 'a\nb',"),
+            "{line}"
         );
     }
 

@@ -3,7 +3,7 @@
 use clap::Args as ClapArgs;
 use gpusched_wire::{GpuHealth, NodeState};
 
-use super::fmt::{table, time};
+use super::fmt::{table, terminal_safe, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -193,17 +193,18 @@ fn out_of_service(nodes: &[gpusched_wire::NodeView]) -> String {
             let how = if d.now { ", running jobs requeued" } else { "" };
             out.push_str(&format!(
                 "{} drained by {} at {}{how}: {}\n",
-                n.name,
-                d.by,
+                terminal_safe(&n.name),
+                terminal_safe(&d.by),
                 time(d.since_ms),
-                d.reason
+                terminal_safe(&d.reason)
             ));
         }
         for (i, reason, since) in unhealthy(n) {
             out.push_str(&format!(
-                "{} GPU {i} unhealthy since {}: {reason}\n",
-                n.name,
-                time(since)
+                "{} GPU {i} unhealthy since {}: {}\n",
+                terminal_safe(&n.name),
+                time(since),
+                terminal_safe(reason)
             ));
         }
     }
@@ -254,7 +255,7 @@ fn topology(nodes: &[gpusched_wire::NodeView]) -> String {
     let mut out = String::new();
     for n in nodes {
         out.push('\n');
-        out.push_str(&super::topo::where_line(n));
+        out.push_str(&terminal_safe(&super::topo::where_line(n)));
         out.push('\n');
         match super::topo::matrix(n) {
             Some(m) => {

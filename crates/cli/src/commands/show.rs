@@ -5,7 +5,7 @@ use clap::Args as ClapArgs;
 use gpusched_wire::history::JobEvents;
 use gpusched_wire::{JobView, PartState};
 
-use super::fmt::{elapsed, table, time};
+use super::fmt::{command_line, elapsed, table, terminal_safe, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -43,12 +43,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         println!("{out}");
         return Ok(());
     }
-    for (k, v) in describe(&j) {
-        println!("{k:>12}: {v}");
-    }
-    for (k, v) in super::array_text::show_lines(&j) {
-        println!("{k:>12}: {v}");
-    }
+    print!("{}", lines(&j));
     if let Some(t) = parts_table(&j) {
         println!("{:>12}:", "parts");
         for line in t.lines() {
@@ -62,6 +57,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The `label: value` lines of a job (and of an array), every value through
+/// [`terminal_safe`]: the name, the command and the node are users' and agents' text.
+fn lines(j: &JobView) -> String {
+    describe(j)
+        .into_iter()
+        .chain(super::array_text::show_lines(j))
+        .map(|(k, v)| format!("{k:>12}: {}\n", terminal_safe(&v)))
+        .collect()
 }
 
 /// A job's timeline as a table, oldest first, with what was dropped said first.
@@ -226,7 +231,7 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             ),
         ),
         ("reason", j.reason.clone()),
-        ("command", j.command.join(" ")),
+        ("command", command_line(&j.command)),
         ("cwd", j.cwd.clone()),
         ("gpus", super::fmt::gpus_asked(j)),
         (
@@ -386,6 +391,25 @@ mod tests {
         );
         let once = view(serde_json::json!({"preemptions": 1}));
         assert!(field(&once, "attempt").ends_with("preempted 1 time)"));
+    }
+
+    #[test]
+    fn show_quotes_the_command_and_escapes_what_a_terminal_would_obey() {
+        let j = view(serde_json::json!({
+            "name": "evil\u{1b}]0;pwned\u{7}",
+            "command": ["sh", "-c", "echo 'hi'\nsleep 1"],
+        }));
+        assert_eq!(field(&j, "command"), "sh -c 'echo '\\''hi'\\''\nsleep 1'");
+        let out = lines(&j);
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+        assert!(
+            out.contains("        name: evil\\x1b]0;pwned\\x07\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains(r"     command: sh -c 'echo '\''hi'\''\nsleep 1'"),
+            "{out}"
+        );
     }
 
     #[test]

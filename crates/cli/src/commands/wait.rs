@@ -61,7 +61,11 @@ pub async fn wait_all(
         if json {
             println!("{}", serde_json::to_string(&view)?);
         } else {
-            println!("job {id}: {} ({})", view.state.name(), view.reason);
+            println!(
+                "job {id}: {} ({})",
+                view.state.name(),
+                super::fmt::terminal_safe(&view.reason)
+            );
         }
         all_ok &= view.state == JobState::Succeeded;
     }

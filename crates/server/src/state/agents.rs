@@ -32,14 +32,7 @@ impl State {
     /// reconciled with what the server believes.
     pub fn register_as(&mut self, reg: Register, protocol: u32) -> Result<Registered, Fail> {
         let name = reg.node.clone();
-        if name.is_empty()
-            || name.len() > 253
-            || name.chars().any(|c| c.is_whitespace() || c == '/')
-        {
-            return Err(Fail::BadRequest(format!(
-                "node name {name:?} must be 1-253 characters without spaces or '/'"
-            )));
-        }
+        super::validate::check_node_name(&name).map_err(Fail::BadRequest)?;
         let mut seen = BTreeSet::new();
         if let Some(g) = reg.gpus.iter().find(|g| !seen.insert(g.index)) {
             return Err(Fail::BadRequest(format!(

@@ -54,8 +54,21 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
         return Err("`command` contains a NUL byte, which no program can receive".into());
     }
     if let Some(name) = &job.name {
-        if name.chars().count() > 256 || nul(name) {
-            return Err("`name` must be at most 256 characters without NUL bytes".into());
+        if name.is_empty() {
+            return Err(
+                "`name` is empty: give the job a name, or leave `name` out to name the job \
+                 after its program"
+                    .into(),
+            );
+        }
+        // Names are printed on terminals (`queue`, `show`, `top`): an escape sequence
+        // could retitle or redraw an operator's terminal, a newline break a table.
+        if name.chars().count() > 256 || name.chars().any(gpusched_wire::text::is_terminal_control)
+        {
+            return Err(format!(
+                "`name` {name:?} must be 1-256 characters without control characters \
+                 (newlines, escapes, bidirectional overrides)"
+            ));
         }
     }
     if let Some(cwd) = &job.cwd {
@@ -239,6 +252,24 @@ fn slice_could_fit(job: &JobSubmit, gpu: GpuRequest, nodes: &[KnownNode]) -> Res
     req.validate_on(&gpus).map_err(|e| e.to_string())
 }
 
+/// A node's name as an agent registers it: what `nodes`, `queue` and `top` print and
+/// what `drain NODE` is given, so 1-253 characters with no spaces or '/' and no control
+/// characters (an escape sequence would reach every operator's terminal).
+pub fn check_node_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 253
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c == '/' || gpusched_wire::text::is_terminal_control(c))
+    {
+        return Err(format!(
+            "node name {name:?} must be 1-253 characters without spaces, '/' or control \
+             characters; start the agent with another --name (the default is the host name)"
+        ));
+    }
+    Ok(())
+}
+
 /// User names as Unix knows them (and a few extra characters for e-mail-like names).
 pub fn check_user_name(user: &str) -> Result<(), String> {
     let ok = !user.is_empty()
@@ -418,6 +449,47 @@ mod tests {
     fn check_submit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
         super::check_submit(job)?;
         check_fits(job, nodes)
+    }
+
+    #[test]
+    fn node_names_with_spaces_slashes_or_control_characters_are_refused() {
+        for bad in [
+            "",
+            "my node",
+            "a/b",
+            "evil\x1b]0;pwned\x07",
+            "n\u{202e}1",
+            "del\x7f",
+        ] {
+            let e = check_node_name(bad).unwrap_err();
+            assert!(e.contains("--name"), "{bad:?}: {e}");
+        }
+        assert!(check_node_name(&"n".repeat(254)).is_err());
+        for ok in ["gpu-01", "node.rack3.example", "训练-1"] {
+            assert_eq!(check_node_name(ok), Ok(()));
+        }
+    }
+
+    #[test]
+    fn names_that_are_empty_or_hold_control_characters_are_refused() {
+        let named = |n: &str| JobSubmit {
+            name: Some(n.into()),
+            ..job(1)
+        };
+        let e = super::check_submit(&named("")).unwrap_err();
+        assert!(e.starts_with("`name` is empty"), "{e}");
+        for bad in [
+            "evil\x1b]0;pwned\x07",
+            "two\nlines",
+            "nul\0",
+            "a\u{202e}b",
+            "c1\u{9b}",
+        ] {
+            let e = super::check_submit(&named(bad)).unwrap_err();
+            assert!(e.contains("without control characters"), "{bad:?}: {e}");
+        }
+        assert!(super::check_submit(&named("训练 🚀 v2")).is_ok());
+        assert!(super::check_submit(&named(&"x".repeat(257))).is_err());
     }
 
     #[test]

@@ -12,7 +12,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Cell, Paragraph, Row, Table, Widget, Wrap};
 
 use super::model::{self, GpuKind, GpuRow, JobRow, JobSort, Snapshot};
-use crate::commands::fmt::time;
+use crate::commands::fmt::{terminal_safe, time};
+use unicode_width::UnicodeWidthStr;
 
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Panel {
@@ -191,7 +192,7 @@ fn header(snap: &Snapshot, view: &View, area: Rect, buf: &mut Buffer) {
             t.gpus_busy, t.gpus_free, t.gpus_unhealthy, t.gpus_out
         )),
     ]);
-    let queues = model::queue_line(snap);
+    let queues = terminal_safe(&model::queue_line(snap)).into_owned();
     let work = Line::from(vec![
         Span::styled("jobs ", bold),
         Span::raw(format!(
@@ -255,6 +256,15 @@ fn fit(s: &str, max: usize) -> String {
     out
 }
 
+/// A row's cells as a terminal may print them: node names, holders, reasons and queues
+/// are users' and agents' text ([`terminal_safe`]).
+fn safe_cells(cells: Vec<String>) -> Vec<String> {
+    cells
+        .into_iter()
+        .map(|c| terminal_safe(&c).into_owned())
+        .collect()
+}
+
 /// A row's cells, each cut to the width its column was laid out with.
 fn fitted(cells: &[String], fits: &[usize]) -> Vec<Cell<'static>> {
     cells
@@ -271,8 +281,8 @@ fn widths(header: &[&str], rows: &[Vec<String>], caps: &[usize], room: u16) -> V
     let natural: Vec<usize> = (0..n)
         .map(|i| {
             rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].chars().count()])
+                .map(|r| r[i].width())
+                .chain([header[i].width()])
                 .max()
                 .unwrap_or(0)
         })
@@ -364,7 +374,7 @@ fn gpu_panel(snap: &Snapshot, rows: &[GpuRow], view: &View, area: Rect, buf: &mu
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            vec![
+            safe_cells(vec![
                 r.node.clone(),
                 r.index.clone(),
                 r.model.clone(),
@@ -374,7 +384,7 @@ fn gpu_panel(snap: &Snapshot, rows: &[GpuRow], view: &View, area: Rect, buf: &mu
                 r.temp.clone(),
                 r.power.clone(),
                 r.status.clone(),
-            ]
+            ])
         })
         .collect();
     let w = widths(&HEAD, &cells, &CAPS, area.width);
@@ -442,7 +452,7 @@ fn job_panel(snap: &Snapshot, rows: &[JobRow], view: &View, area: Rect, buf: &mu
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            vec![
+            safe_cells(vec![
                 r.id.clone(),
                 r.user.clone(),
                 r.queue.clone(),
@@ -452,7 +462,7 @@ fn job_panel(snap: &Snapshot, rows: &[JobRow], view: &View, area: Rect, buf: &mu
                 r.time.clone(),
                 r.est_start.clone(),
                 r.reason.clone(),
-            ]
+            ])
         })
         .collect();
     let w = widths(&HEAD, &cells, &CAPS, area.width);

@@ -433,3 +433,27 @@ fn scrolling_and_sorting_move_the_rows() {
     );
     assert_eq!(JobSort::User.next(), JobSort::State);
 }
+
+#[test]
+fn names_with_control_characters_are_shown_escaped() {
+    // A bidi override makes "gpu-a\u{202e}lave" read as "gpu-aevil"; a newline in a
+    // reason would start a line of its own.
+    let mut s = snap(
+        vec![node("gpu\u{202e}-a", vec![gpu(0, "H100", None, None)])],
+        vec![job(
+            9,
+            "bob",
+            "pending",
+            json!({"reason": "waiting\nfor \u{1b}[2Jnode"}),
+        )],
+    );
+    s.queues[0].name = "q\u{9b}31m".into();
+    let f = draw(&s, 160, 30);
+    assert!(
+        !f.contains(['\u{202e}', '\u{1b}', '\u{9b}']),
+        "raw controls in the frame: {f:?}"
+    );
+    assert!(f.contains(r"gpu\u{202e}-a"), "{f}");
+    assert!(f.contains(r"waiting\nfor \x1b[2Jnode"), "{f}");
+    assert!(f.contains(r"q\x9b31m"), "{f}");
+}
