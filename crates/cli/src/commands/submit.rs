@@ -48,7 +48,8 @@ pub struct Args {
     #[arg(long)]
     pub mixed_models: bool,
     /// A share of one GPU's compute instead of whole GPUs, e.g. 0.25.
-    #[arg(long, value_name = "FRACTION")]
+    // `-0.5` and `-inf` reach the range check, which says what is allowed.
+    #[arg(long, value_name = "FRACTION", allow_hyphen_values = true)]
     pub gpu_share: Option<f64>,
     /// A share of one GPU by memory instead of whole GPUs, e.g. 20GiB.
     #[arg(long, value_name = "SIZE")]
@@ -62,7 +63,7 @@ pub struct Args {
     /// CPUs the job needs (Slurm's -c): held on its node while it runs, so jobs that
     /// need more than a node has left wait. Accounting only: the job is not confined
     /// to them (no cgroups yet). Also weighed by fair share.
-    #[arg(long, short = 'c')]
+    #[arg(long, short = 'c', allow_hyphen_values = true)]
     pub cpus: Option<f64>,
     /// Memory the job needs: 512M, 16G, 1T (plain numbers are MiB); held on its node
     /// while it runs, like --cpus (accounting only, no limit is enforced).
@@ -74,7 +75,9 @@ pub struct Args {
     #[arg(long, value_name = "NAME=COUNT")]
     pub resource: Vec<String>,
     /// Run-time limit: 90 (seconds), 15m, 2h30m, 1d or HH:MM:SS.
-    #[arg(long, short = 't', value_name = "DURATION")]
+    // Hyphen values reach the duration parser, so `-t -5m` is told what a duration is
+    // rather than clap's "unexpected argument '-5'".
+    #[arg(long, short = 't', value_name = "DURATION", allow_hyphen_values = true)]
     pub walltime: Option<String>,
     /// Working directory on the node (default: the current directory).
     #[arg(long, short = 'D', visible_alias = "chdir")]
@@ -146,6 +149,15 @@ pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> 
         Some(w) => Some(parse_duration(w).map_err(|e| anyhow::anyhow!("--walltime: {e}"))?),
         None => file.walltime,
     };
+    if walltime == Some(0) {
+        bail!(
+            "{} is 0: a job needs a run-time limit above 0 (e.g. -t 15m); leave it out for \
+             no limit",
+            from_flag(args.walltime.is_some(), "--walltime (-t)", "`walltime`")
+        );
+    }
+    check_name(args, &file)?;
+    check_fractions(args, &file)?;
     let cwd = match args.cwd.clone().or(file.cwd.clone()) {
         Some(c) => c,
         None => std::env::current_dir()
@@ -280,6 +292,57 @@ fn gang_gpus(
         }
     }
     Ok(gpus)
+}
+
+/// "--flag" when the value came from the command line, else the job file's field: every
+/// message names what the user wrote.
+fn from_flag(flag_given: bool, flag: &str, field: &str) -> String {
+    if flag_given {
+        flag.to_string()
+    } else {
+        format!("{field} in the job file")
+    }
+}
+
+/// A job's name is what `queue` and `show` print: not empty (leave it out for the
+/// program's name), no control characters (the server refuses them too; here the flag
+/// is named).
+fn check_name(args: &Args, file: &JobFile) -> anyhow::Result<()> {
+    let Some(name) = args.name.as_deref().or(file.name.as_deref()) else {
+        return Ok(());
+    };
+    let what = from_flag(args.name.is_some(), "--name (-J)", "`name`");
+    if name.is_empty() {
+        bail!("{what} is empty: give the job a name, or leave it out to name the job after its program");
+    }
+    if name.chars().any(gpusched_wire::text::is_terminal_control) {
+        bail!(
+            "{what} {:?} holds control characters (a newline, an escape, a bidirectional \
+             override): a name is printed on terminals; use letters, digits and punctuation",
+            name
+        );
+    }
+    Ok(())
+}
+
+/// `--gpu-share` and `--cpus` (flags or job file) as the server reads them: JSON has no
+/// NaN or infinity, so a `nan` would be sent as nothing and the job would silently ask
+/// for a whole GPU (or no CPUs). The share's range is the core's one rule.
+fn check_fractions(args: &Args, file: &JobFile) -> anyhow::Result<()> {
+    if let Some(share) = args.gpu_share.or(file.gpu_share) {
+        let what = from_flag(args.gpu_share.is_some(), "--gpu-share", "`gpu_share`");
+        gpusched_core::resources::gpu_request_from_fields(None, Some(share), None, None)
+            .map_err(|e| anyhow::anyhow!("{what} {share}: {e}"))?;
+    }
+    if let Some(cpus) = args.cpus.or(file.cpus) {
+        if !(cpus.is_finite() && cpus > 0.0) {
+            bail!(
+                "{} {cpus}: CPUs must be a number above 0 (e.g. 4 or 0.5)",
+                from_flag(args.cpus.is_some(), "--cpus (-c)", "`cpus`")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `--mem` as MiB (see [`gpusched_wire::parse_mib`]).
@@ -428,6 +491,66 @@ mod tests {
         .is_ok());
         let j = &build(&args(&["-N", "2", "-G", "8", "--cwd", "/", "--", "true"])).unwrap()[0];
         assert_eq!((j.nodes, j.gpus_per_node, j.gpus), (Some(2), None, Some(8)));
+    }
+
+    fn refused(argv: &[&str]) -> String {
+        let argv: Vec<&str> = argv
+            .iter()
+            .copied()
+            .chain(["--cwd", "/", "--", "true"])
+            .collect();
+        build(&args(&argv)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_share_or_cpus_that_is_not_a_number_in_range_is_refused() {
+        for bad in ["nan", "NaN", "inf", "-inf", "0", "1.5", "-0.25"] {
+            let e = refused(&["--gpu-share", bad]);
+            assert!(
+                e.starts_with("--gpu-share") && e.contains("above 0 and at most 1"),
+                "{bad}: {e}"
+            );
+        }
+        for bad in ["nan", "inf", "0"] {
+            let e = refused(&["--cpus", bad]);
+            assert!(e.starts_with("--cpus (-c)") && e.contains("above 0"), "{e}");
+        }
+        let ok = &build(&args(&["--gpu-share", "0.25", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!(ok.gpu_share, Some(0.25));
+        // TOML has nan and inf too.
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("job.toml");
+        std::fs::write(&path, "command = \"true\"\ncwd = \"/\"\ngpu_share = nan\n").unwrap();
+        let e = build(&args(&["-f", path.to_str().unwrap()]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("`gpu_share` in the job file NaN"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_or_control_character_name_is_refused_naming_the_flag() {
+        let e = refused(&["-J", ""]);
+        assert!(
+            e.starts_with("--name (-J) is empty") && e.contains("leave it out"),
+            "{e}"
+        );
+        for bad in ["evil\x1b]0;pwned\x07", "two\nlines", "a\u{202e}b"] {
+            let e = refused(&["-J", bad]);
+            assert!(e.contains("control characters"), "{e}");
+        }
+        let ok = &build(&args(&["-J", "训练 🚀", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!(ok.name.as_deref(), Some("训练 🚀"));
+    }
+
+    #[test]
+    fn a_zero_or_negative_walltime_names_the_flag() {
+        let e = refused(&["-t", "0"]);
+        assert!(
+            e.starts_with("--walltime (-t) is 0") && !e.contains("walltime_s"),
+            "{e}"
+        );
+        let e = refused(&["-t", "-5m"]);
+        assert!(e.starts_with("--walltime") && e.contains("\"-5m\""), "{e}");
     }
 
     #[test]
