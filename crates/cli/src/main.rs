@@ -7,6 +7,29 @@ mod malloc;
 
 use clap::{Parser, Subcommand};
 
+/// Rust's inclusive ranges in a message (`is not in 1..=65535`) as people write them
+/// (`is not between 1 and 65535`); the rest of the text unchanged.
+fn human_ranges(msg: &str) -> String {
+    let range = |w: &str| -> Option<String> {
+        let trimmed = w.trim_end_matches(|c: char| !c.is_ascii_digit());
+        let (lo, hi) = trimmed.split_once("..=")?;
+        let number = |n: &str| {
+            !n.is_empty()
+                && n.trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+        };
+        (number(lo) && number(hi)).then(|| format!("between {lo} and {hi}{}", &w[trimmed.len()..]))
+    };
+    msg.split_inclusive(' ')
+        .map(|w| {
+            let (word, space) = w.strip_suffix(' ').map_or((w, ""), |x| (x, " "));
+            range(word).map_or_else(|| w.to_string(), |r| r + space)
+        })
+        .collect::<String>()
+        .replace(" is not in between ", " is not between ")
+}
+
 /// gpusched — a GPU cluster scheduler.
 #[derive(Parser)]
 #[command(name = "gpusched", version, about, long_about = None)]
@@ -78,7 +101,15 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| match e.kind() {
+        // A number out of range: clap says it in Rust's syntax (`is not in
+        // 0..=4294967295`); say it as people write it.
+        clap::error::ErrorKind::ValueValidation => {
+            eprint!("{}", human_ranges(&e.render().to_string()));
+            std::process::exit(2);
+        }
+        _ => e.exit(),
+    });
     let result = match cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::SimulateSharing(args) => commands::share_sim::run(args),
@@ -165,4 +196,28 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Simulate(_) | Command::SimulateSharing(_) => unreachable!("handled above"),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[test]
+    fn numbers_out_of_range_are_told_as_people_write_ranges() {
+        let e = super::Cli::try_parse_from(["gpusched", "submit", "--max-retries", "4294967296"])
+            .err()
+            .expect("out of range");
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        let msg = super::human_ranges(&e.render().to_string());
+        assert!(
+            msg.contains("4294967296 is not between 0 and 4294967295"),
+            "{msg}"
+        );
+        assert!(!msg.contains("..="), "{msg}");
+        assert_eq!(
+            super::human_ranges("0 is not in 1..=65535\n"),
+            "0 is not between 1 and 65535\n"
+        );
+        assert_eq!(super::human_ranges("a 1..2 b"), "a 1..2 b");
+    }
 }

@@ -66,7 +66,7 @@ pub enum RequestError {
         "a job must ask for at least one GPU (or `gpus = 0` with CPUs); got 0 GPUs and 0 CPUs"
     )]
     Empty,
-    #[error("gpu share must be above 0 and below 1 (in thousandths: 1..=999); got {0}/1000 — ask for whole GPUs instead of a share of 1 or more")]
+    #[error("gpu share must be above 0 and below 1 (in thousandths: between 1 and 999); got {0}/1000 — ask for whole GPUs instead of a share of 1 or more")]
     ShareOutOfRange(u32),
     #[error(
         "a gang needs at least one node and one GPU per node; got {nodes} nodes x {per_node} GPUs"

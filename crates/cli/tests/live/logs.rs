@@ -90,7 +90,7 @@ fn an_earlier_attempts_output_stays_readable_with_attempt() {
     let o = cli(&url, &["logs", "--attempt", "3", &ids]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("has had 2 attempts; --attempt must be 1..=2"),
+        stderr(&o).contains("has had 2 attempts; --attempt must be between 1 and 2"),
         "{}",
         stderr(&o)
     );

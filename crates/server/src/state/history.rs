@@ -132,7 +132,7 @@ impl State {
         }
         if q.limit.is_some_and(|l| l == 0 || l > AUDIT_PAGE_MAX) {
             return Err(Fail::BadRequest(format!(
-                "`limit` must be 1..={AUDIT_PAGE_MAX}"
+                "`limit` must be between 1 and {AUDIT_PAGE_MAX}"
             )));
         }
         Ok(())

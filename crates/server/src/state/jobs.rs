@@ -430,7 +430,7 @@ impl State {
         };
         let limit = q.limit.unwrap_or(1000);
         if limit == 0 || limit > 100_000 {
-            return Err(Fail::BadRequest("`limit` must be 1..=100000".into()));
+            return Err(Fail::BadRequest("`limit` must be between 1 and 100000".into()));
         }
         // Newest first, ids in [after + 1, before).
         let from = q.after.map_or(Some(0), |a| a.checked_add(1));
@@ -698,7 +698,7 @@ impl State {
         // one that does not exist (yet), like an unknown id.
         if attempt == 0 || attempt > v.attempt {
             let msg = format!(
-                "job {id} has had {}; --attempt must be 1..={}",
+                "job {id} has had {}; --attempt must be between 1 and {}",
                 gpusched_wire::count(v.attempt, "attempt"),
                 v.attempt
             );
@@ -911,7 +911,7 @@ fn part_for_logs<'a>(v: &'a JobView, first: &'a String, ask: &LogAsk) -> Result<
             let ranks = nodes.len() as u64 * u64::from(k);
             let node = nodes.get((r / k) as usize).copied().ok_or_else(|| {
                 Fail::NotFound(format!(
-                    "job {id} has no rank {r}; its ranks are 0..={} ({} x {k} per node)",
+                    "job {id} has no rank {r}; its ranks are 0 to {} ({} x {k} per node)",
                     ranks - 1,
                     gpusched_wire::count(nodes.len() as u32, "node"),
                 ))

@@ -96,7 +96,7 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
     gpusched_wire::resource::check_map(&job.resources).map_err(|e| format!("`resources`: {e}"))?;
     if job.nodes.is_some_and(|n| n == 0 || n > MAX_NODES) {
         return Err(format!(
-            "`nodes` must be 1..={MAX_NODES} (the nodes the job runs on at once)"
+            "`nodes` must be between 1 and {MAX_NODES} (the nodes the job runs on at once)"
         ));
     }
     if job.gpus_per_node.is_some_and(|g| g > MAX_GPUS) {
@@ -104,7 +104,7 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
     }
     if job.tasks_per_node.is_some_and(|k| k == 0 || k > MAX_GPUS) {
         return Err(format!(
-            "`tasks_per_node` must be 1..={MAX_GPUS} (processes started on each node)"
+            "`tasks_per_node` must be between 1 and {MAX_GPUS} (processes started on each node)"
         ));
     }
     let request = gpu_request(job)?;
@@ -607,7 +607,7 @@ mod tests {
         assert!(e.contains("whole cluster has 26"), "{e}");
         // Field bounds are malformed requests (400): check_submit alone says so.
         let e = super::check_submit(&gang(0, 8)).unwrap_err();
-        assert!(e.contains("`nodes` must be 1..=1024"), "{e}");
+        assert!(e.contains("`nodes` must be between 1 and 1024"), "{e}");
         let mut k = gang(2, 8);
         k.tasks_per_node = Some(0);
         let e = super::check_submit(&k).unwrap_err();

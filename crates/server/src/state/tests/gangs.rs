@@ -33,7 +33,7 @@ fn a_job_of_one_node_has_one_part_and_its_own_launch_environment() {
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
             job 1 running on n1 [0, 1, 2, 3] #1: running on n1
             logs of 1 node None rank Some(1): http://n1.test:7000 rank Some(1)
-            logs of 1 node None rank Some(2): NotFound("job 1 has no rank 2; its ranks are 0..=1 (1 node x 2 per node)")
+            logs of 1 node None rank Some(2): NotFound("job 1 has no rank 2; its ranks are 0 to 1 (1 node x 2 per node)")
             logs of 1 node Some("n1") rank None: http://n1.test:7000 rank None
             n1 reports 1 exited 3: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
@@ -179,7 +179,7 @@ fn a_gang_starts_together_after_the_port_and_succeeds_when_every_part_exited_0()
             job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:running port 29500: running on n1, n2
             logs of 1 node Some("n2") rank None: http://n2.test:7000 rank None
             logs of 1 node None rank Some(3): http://n2.test:7000 rank Some(3)
-            logs of 1 node None rank Some(4): NotFound("job 1 has no rank 4; its ranks are 0..=3 (2 nodes x 2 per node)")
+            logs of 1 node None rank Some(4): NotFound("job 1 has no rank 4; its ranks are 0 to 3 (2 nodes x 2 per node)")
             logs of 1 node Some("n3") rank None: NotFound("job 1 has no part on n3; its attempt 1 runs on n1, n2")
             logs of 1 node Some("n1") rank Some(3): NotFound("rank 3 of job 1 runs on n2, not on n1; give one of --node and --rank, or both naming the same node")
             5s pass
