@@ -112,7 +112,8 @@ pub struct Term {
 /// Why a round is refused when its server stopped leading.
 fn deposed(epoch: u64) -> Fail {
     Fail::Unavailable(format!(
-        "this server stopped leading (epoch {epoch}) before the change was saved, so it was          not made; retry: the new leader answers (clients given several --server URLs find it)"
+        "this server stopped leading (epoch {epoch}) before the change was saved, so it was \
+         not made; retry: the new leader answers (clients given several --server URLs find it)"
     ))
 }
 
@@ -133,10 +134,13 @@ enum Read {
     Purge(PurgeRequest, Who, u64, Reply<PurgeResult>),
 }
 
-/// A failed read of the store is a 503: nothing was wrong with the ask.
+/// A failed read of the store is a 503: nothing was wrong with the ask. Not only
+/// history reads fail here: a submission looks its client token up among ended jobs,
+/// a command about one job may read its row, so the message names the store.
 fn unavailable(e: gpusched_store::StoreError) -> Fail {
     Fail::Unavailable(format!(
-        "the server could not read its history from the store ({e}); retry"
+        "the server could not read from its store ({e}), so nothing was done; retry once \
+         the store answers again (a restart or failover of the database takes seconds)"
     ))
 }
 

@@ -37,7 +37,7 @@ fn agent_protocol(headers: &HeaderMap) -> Result<u32, ApiErr> {
 /// An agent joins (or re-joins) and reconciles what it runs with what the server knows.
 /// An agent of a protocol the server cannot serve is refused (409) with both versions
 /// and what to upgrade.
-#[utoipa::path(post, path = "/api/agent/register", request_body = Register,
+#[utoipa::path(post, path = "/api/agent/register", operation_id = "agent_register", tag = "agent", request_body = Register,
     params(("x-gpusched-agent-protocol" = Option<u32>, Header,
         description = "the agent protocol the agent speaks (absent: 1, agents from before \
             the header); a server accepts its own and the one before")),
@@ -74,7 +74,7 @@ pub async fn register(
 }
 
 /// Long-poll for the node's desired state; also the node's heartbeat.
-#[utoipa::path(get, path = "/api/agent/poll", params(PollQuery),
+#[utoipa::path(get, path = "/api/agent/poll", operation_id = "agent_poll", tag = "agent", params(PollQuery),
     responses((status = 200, body = Desired), super::responses::AgentPoll))]
 pub async fn poll(
     State(app): State<App>,
@@ -98,7 +98,7 @@ pub async fn poll(
 }
 
 /// What happened on the node: attempts started and ended. Answered once durable.
-#[utoipa::path(post, path = "/api/agent/report", request_body = Report,
+#[utoipa::path(post, path = "/api/agent/report", operation_id = "agent_report", tag = "agent", request_body = Report,
     responses((status = 200, body = ReportAck), super::responses::AgentBody))]
 pub async fn report(
     State(app): State<App>,

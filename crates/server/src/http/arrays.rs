@@ -24,7 +24,7 @@ fn task_index(raw: &str) -> Result<u32, ApiErr> {
 /// (`tasks` is ignored). Tasks not started yet are not listed one by one: the array's
 /// `array_counts.pending` counts them, and `GET /api/jobs/{id}/tasks/{index}` shows any
 /// one of them. 404 if the job is not an array.
-#[utoipa::path(get, path = "/api/jobs/{id}/tasks", params(("id" = u64, Path), JobListQuery),
+#[utoipa::path(get, path = "/api/jobs/{id}/tasks", operation_id = "list_tasks", tag = "arrays", params(("id" = u64, Path), JobListQuery),
     responses((status = 200, body = JobList), super::responses::ReadJob))]
 pub async fn list(
     State(app): State<App>,
@@ -40,7 +40,7 @@ pub async fn list(
 /// One task of an array: a started task's own job (its `id`, state and node), or for an
 /// index not started yet a pending view of it with id 0 (it has no id until it starts).
 /// 404 if the job is not an array or the index is not one of its tasks.
-#[utoipa::path(get, path = "/api/jobs/{id}/tasks/{index}",
+#[utoipa::path(get, path = "/api/jobs/{id}/tasks/{index}", operation_id = "get_task", tag = "arrays",
     params(("id" = u64, Path), ("index" = u32, Path)),
     responses((status = 200, body = JobView), super::responses::ReadJob))]
 pub async fn get(
@@ -57,7 +57,7 @@ pub async fn get(
 /// Cancel one task of an array: a started task as any job (the answer's `id` is the
 /// task's); an unstarted one never starts (the answer's `id` is the array's). The array
 /// goes on with its other tasks.
-#[utoipa::path(post, path = "/api/jobs/{id}/tasks/{index}/cancel",
+#[utoipa::path(post, path = "/api/jobs/{id}/tasks/{index}/cancel", operation_id = "cancel_task", tag = "arrays",
     params(("id" = u64, Path), ("index" = u32, Path)),
     responses((status = 200, body = CancelResult), super::responses::ChangeJob))]
 pub async fn cancel(

@@ -13,7 +13,7 @@ use crate::auth::Caller;
 /// Cancel several jobs at once, in one transaction: GPUs freed by one of them never go to
 /// another of them. Each id gets its own result; one that cannot be cancelled (unknown,
 /// another user's) is `refused` with the reason while the others are still cancelled.
-#[utoipa::path(post, path = "/api/jobs/cancel", request_body = CancelMany,
+#[utoipa::path(post, path = "/api/jobs/cancel", operation_id = "cancel_jobs", tag = "jobs", request_body = CancelMany,
     responses((status = 200, body = CancelManyResult), super::responses::ChangeJobs))]
 pub async fn cancel_many(
     State(app): State<App>,

@@ -17,7 +17,7 @@ use crate::auth::Caller;
 
 /// Hold a pending job: it stays pending and out of the scheduler's queue until
 /// released. The job's owner or an admin; 409 if it is not pending or already held.
-#[utoipa::path(post, path = "/api/jobs/{id}/hold", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/jobs/{id}/hold", operation_id = "hold_job", tag = "jobs", params(("id" = u64, Path)),
     responses((status = 200, body = JobView), super::responses::ChangeJobState))]
 pub async fn hold(
     State(app): State<App>,
@@ -31,7 +31,7 @@ pub async fn hold(
 
 /// Release a held job: it waits for its turn (and its dependencies) again. The job's
 /// owner or an admin; 409 if it is not pending or not held.
-#[utoipa::path(post, path = "/api/jobs/{id}/release", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/jobs/{id}/release", operation_id = "release_job", tag = "jobs", params(("id" = u64, Path)),
     responses((status = 200, body = JobView), super::responses::ChangeJobState))]
 pub async fn release(
     State(app): State<App>,
@@ -46,7 +46,7 @@ pub async fn release(
 /// Change a pending job's priority, walltime or queue, with the checks of a submit
 /// (a priority above the queue's `max_priority` is for admins only). The job's owner or
 /// an admin; 409 if it is not pending or the new values could never run.
-#[utoipa::path(patch, path = "/api/jobs/{id}", params(("id" = u64, Path)),
+#[utoipa::path(patch, path = "/api/jobs/{id}", operation_id = "update_job", tag = "jobs", params(("id" = u64, Path)),
     request_body = JobUpdate,
     responses((status = 200, body = JobView), super::responses::UpdateJob))]
 pub async fn update(
@@ -74,7 +74,7 @@ pub async fn update(
 /// its edges (`after`, `after_any`, `after_notok` by step key) turned into dependencies
 /// on the new ids. 409 for repeated keys, an edge naming no step, and a cycle (named);
 /// each step's job is checked as a submit checks it, and a refusal names the step.
-#[utoipa::path(post, path = "/api/workflows", request_body = WorkflowSubmit,
+#[utoipa::path(post, path = "/api/workflows", operation_id = "submit_workflow", tag = "workflows", request_body = WorkflowSubmit,
     responses((status = 201, body = WorkflowSubmitted), super::responses::Submit))]
 pub async fn submit_workflow(
     State(app): State<App>,

@@ -4,7 +4,7 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use gpusched_wire::ApiError;
@@ -46,6 +46,24 @@ impl IntoResponse for ApiErr {
     fn into_response(self) -> Response {
         (self.0, Json(ApiError { error: self.1 })).into_response()
     }
+}
+
+/// Seconds a 503 asks a client to wait before trying again. Every cause of one passes
+/// within seconds or is not helped by waiting longer: a store that restarts or fails over
+/// (the round is refused and the state reloaded once it answers), an election, a server
+/// stepping down or shutting down (another takes over), an overloaded inbox.
+pub const RETRY_AFTER_S: u64 = 1;
+
+/// Adds `Retry-After` to a 503 that has none: clients (the CLI, scripts, proxies) retry
+/// what says when to, and nothing was done by a request answered 503.
+pub async fn retry_after_on_503(mut r: Response) -> Response {
+    if r.status() == StatusCode::SERVICE_UNAVAILABLE
+        && !r.headers().contains_key(header::RETRY_AFTER)
+    {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S));
+    }
+    r
 }
 
 /// A JSON body parsed by serde_json, whose errors (syntax, unknown field, wrong type)

@@ -16,7 +16,7 @@ use crate::auth::Caller;
 /// preemptions and requeues with their reasons, a cancel request and who made it, the
 /// end. Its owner or an admin may read it; at most 256 events are kept per job (the
 /// first and the newest), `dropped` counts the others.
-#[utoipa::path(get, path = "/api/jobs/{id}/events", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/jobs/{id}/events", operation_id = "get_job_events", tag = "history", params(("id" = u64, Path)),
     responses((status = 200, body = JobEvents), super::responses::ReadJob))]
 pub async fn events(
     State(app): State<App>,
@@ -30,7 +30,7 @@ pub async fn events(
 
 /// The audit log of admin actions (tokens, drains, queue reloads, cancels of other
 /// users' jobs), newest first, a page at a time (admins only).
-#[utoipa::path(get, path = "/api/audit", params(AuditQuery),
+#[utoipa::path(get, path = "/api/audit", operation_id = "list_audit", tag = "history", params(AuditQuery),
     responses((status = 200, body = AuditList), super::responses::ReadQuery))]
 pub async fn audit(
     State(app): State<App>,
@@ -44,7 +44,7 @@ pub async fn audit(
 /// Delete the jobs that ended before `before_ms` from the history, with their timelines
 /// (admins only; recorded in the audit log). Live jobs are never deleted. A time in the
 /// future is refused (409).
-#[utoipa::path(post, path = "/api/admin/purge", request_body = PurgeRequest,
+#[utoipa::path(post, path = "/api/admin/purge", operation_id = "purge_history", tag = "history", request_body = PurgeRequest,
     responses((status = 200, body = PurgeResult), super::responses::AdminBodyState))]
 pub async fn purge(
     State(app): State<App>,

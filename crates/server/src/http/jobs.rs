@@ -24,7 +24,7 @@ use crate::state::{redact, WaitResult, Who};
 
 /// Submit one job. Over a limit of the server: 400 (command or environment size), 403
 /// (pending jobs per user), 413 (body size), 429 (submit rate).
-#[utoipa::path(post, path = "/api/jobs", request_body = JobSubmit,
+#[utoipa::path(post, path = "/api/jobs", operation_id = "submit_job", tag = "jobs", request_body = JobSubmit,
     responses((status = 201, body = Submitted), super::responses::Submit))]
 pub async fn submit(
     State(app): State<App>,
@@ -41,7 +41,7 @@ pub async fn submit(
 /// Submit many jobs in one transaction: all are accepted or none. Over a limit of the
 /// server: 400 (batch, command or environment size), 403 (pending jobs per user), 413
 /// (body size), 429 (submit rate).
-#[utoipa::path(post, path = "/api/jobs/batch", request_body = BatchSubmit,
+#[utoipa::path(post, path = "/api/jobs/batch", operation_id = "submit_jobs", tag = "jobs", request_body = BatchSubmit,
     responses((status = 201, body = Submitted), super::responses::Submit))]
 pub async fn submit_batch(
     State(app): State<App>,
@@ -68,7 +68,7 @@ async fn groups_for(app: &App, jobs: &[JobSubmit], who: &Who) -> UserGroups {
 
 /// List jobs, newest first, a page at a time (`limit`, default 1000); `next_before` in
 /// the answer is the cursor for the next page.
-#[utoipa::path(get, path = "/api/jobs", params(JobListQuery),
+#[utoipa::path(get, path = "/api/jobs", operation_id = "list_jobs", tag = "jobs", params(JobListQuery),
     responses((status = 200, body = JobList), super::responses::ReadQuery))]
 pub async fn list(
     State(app): State<App>,
@@ -80,7 +80,7 @@ pub async fn list(
 }
 
 /// One job (404 for another user's job when the server runs with `--private-jobs`).
-#[utoipa::path(get, path = "/api/jobs/{id}", params(("id" = u64, Path)),
+#[utoipa::path(get, path = "/api/jobs/{id}", operation_id = "get_job", tag = "jobs", params(("id" = u64, Path)),
     responses((status = 200, body = JobView), super::responses::ReadJob))]
 pub async fn get_job(
     State(app): State<App>,
@@ -94,7 +94,7 @@ pub async fn get_job(
 
 /// Cancel a job: a pending one ends at once; a running one is stopped by its node
 /// (SIGTERM to its process group, a grace period, then SIGKILL).
-#[utoipa::path(post, path = "/api/jobs/{id}/cancel", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/jobs/{id}/cancel", operation_id = "cancel_job", tag = "jobs", params(("id" = u64, Path)),
     responses((status = 200, body = CancelResult), super::responses::ChangeJob))]
 pub async fn cancel(
     State(app): State<App>,
@@ -108,7 +108,7 @@ pub async fn cancel(
 
 /// Report that a running job saved a checkpoint now (the same as touching
 /// `$GPUSCHED_CHECKPOINT_DIR/checkpoint`): a preemption then picks jobs that lose less.
-#[utoipa::path(post, path = "/api/jobs/{id}/checkpoint", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/jobs/{id}/checkpoint", operation_id = "checkpoint_job", tag = "jobs", params(("id" = u64, Path)),
     responses((status = 200, body = JobView), super::responses::ChangeJobState))]
 pub async fn checkpoint(
     State(app): State<App>,
@@ -130,7 +130,7 @@ pub struct WaitQuery {
 }
 
 /// Wait for a job to end.
-#[utoipa::path(get, path = "/api/jobs/{id}/wait", params(("id" = u64, Path), WaitQuery),
+#[utoipa::path(get, path = "/api/jobs/{id}/wait", operation_id = "wait_for_job", tag = "jobs", params(("id" = u64, Path), WaitQuery),
     responses((status = 200, body = JobView), super::responses::ReadJob))]
 pub async fn wait(
     State(app): State<App>,
@@ -179,12 +179,29 @@ pub struct LogQuery {
     pub rank: Option<u32>,
 }
 
+/// The body of a logs answer in the document: the output's bytes as they are (not
+/// necessarily UTF-8), a binary string, so generated clients hand back bytes or a file
+/// rather than a list of numbers (what `Vec<u8>` would document).
+pub struct LogBytes;
+
+impl utoipa::PartialSchema for LogBytes {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for LogBytes {}
+
 /// Bytes of a job's stdout or stderr from `offset` (at most 1 MiB per call), fetched
 /// from the agent of the node it ran on. The `x-gpusched-job-state` header gives the
 /// job's state, so a follower knows when to stop. Only the job's owner and admins may
 /// read it (403 for others).
-#[utoipa::path(get, path = "/api/jobs/{id}/logs", params(("id" = u64, Path), LogQuery),
-    responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>,
+#[utoipa::path(get, path = "/api/jobs/{id}/logs", operation_id = "get_job_logs", tag = "jobs", params(("id" = u64, Path), LogQuery),
+    responses((status = 200, content_type = "application/octet-stream", body = inline(LogBytes),
         headers(("x-gpusched-job-state" = String, description = "the job's state"),
             ("x-gpusched-job-attempt" = u32, description = "the attempt whose output this is"),
             ("x-gpusched-log-offset" = u64, description = "the offset of the first byte returned"))),
@@ -270,7 +287,7 @@ pub async fn logs(
 }
 
 /// Nodes, their GPUs (with the source: nvml, declared or fake) and who holds them.
-#[utoipa::path(get, path = "/api/nodes",
+#[utoipa::path(get, path = "/api/nodes", operation_id = "list_nodes", tag = "nodes",
     responses((status = 200, body = NodeList), super::responses::Read))]
 pub async fn nodes(
     State(app): State<App>,
@@ -281,7 +298,7 @@ pub async fn nodes(
 }
 
 /// GPU-hours, job counts and mean wait per user (or queue) since a time.
-#[utoipa::path(get, path = "/api/usage", params(UsageQuery),
+#[utoipa::path(get, path = "/api/usage", operation_id = "get_usage", tag = "usage", params(UsageQuery),
     responses((status = 200, body = UsageReport), super::responses::ReadUsage))]
 pub async fn usage(
     State(app): State<App>,
@@ -293,7 +310,7 @@ pub async fn usage(
 }
 
 /// The queues: limits, weights, who may use them, and what they hold now.
-#[utoipa::path(get, path = "/api/queues",
+#[utoipa::path(get, path = "/api/queues", operation_id = "list_queues", tag = "queues",
     responses((status = 200, body = QueueList), super::responses::Read))]
 pub async fn queues(
     State(app): State<App>,

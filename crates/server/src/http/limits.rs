@@ -157,9 +157,11 @@ impl utoipa::Modify for Shedding {
                 op.responses.responses.insert(
                     "503".into(),
                     busy(
-                        "The server is overloaded (--max-inbox; retry after Retry-After), \
-                         shutting down, or could not commit to its store (e.g. a full disk), \
-                         or (logs) the node that holds the job's output cannot be reached.",
+                        "Nothing was done; send the request again after Retry-After \
+                         seconds: the server is overloaded (--max-inbox), shutting down or \
+                         stepping down, could not read or write its store (a database \
+                         restarting, a full disk), or (logs) the node that holds the job's \
+                         output cannot be reached.",
                     )
                     .into(),
                 );

@@ -67,7 +67,8 @@ impl App {
 
 // Outermost in both routers: a server that does not lead sends every request but
 // `/api/health` to the leader before anything else looks at it (the leader
-// authenticates).
+// authenticates). Around that, every 503 gets its `Retry-After`, whichever layer or
+// handler made it.
 
 /// The API as served over TCP: bearer tokens.
 pub fn tcp_router(app: App) -> Router {
@@ -77,6 +78,7 @@ pub fn tcp_router(app: App) -> Router {
             app.leadership.clone(),
             crate::leader::follow_leader,
         ))
+        .layer(axum::middleware::map_response(error::retry_after_on_503))
         .with_state(app)
 }
 
@@ -88,6 +90,7 @@ pub fn uds_router(app: App) -> Router {
             app.leadership.clone(),
             crate::leader::follow_leader,
         ))
+        .layer(axum::middleware::map_response(error::retry_after_on_503))
         .with_state(app)
 }
 
@@ -237,11 +240,12 @@ pub struct Health {
 
 /// Liveness, and who leads: the leader answers when its state task does; a follower
 /// answers itself (it is the one route a follower does not redirect).
-#[utoipa::path(get, path = "/api/health", security(()),
+#[utoipa::path(get, path = "/api/health", operation_id = "health", tag = "server", security(()),
     responses((status = 200, body = Health,
         description = "the leader (`status` ok) or a follower (`status` follower, with the leader's URL and epoch when known)"),
         (status = 503, body = ApiError,
-        description = "the server is shutting down or stepping down")))]
+        description = "the server is shutting down or stepping down",
+        headers(("Retry-After" = u64, description = "seconds to wait before asking again")))))]
 pub async fn health(
     axum::extract::State(app): axum::extract::State<App>,
 ) -> Result<Json<Health>, ApiErr> {
@@ -270,6 +274,63 @@ pub async fn health(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A leading server whose state task answers `Ping` with `ping`, or is gone (shutting
+    /// down) when `ping` is None; its TCP API's URL.
+    async fn serve(ping: Option<crate::state::Fail>) -> String {
+        let (tx, mut rx) = mpsc::channel(8);
+        match ping {
+            Some(fail) => {
+                tokio::spawn(async move {
+                    while let Some(cmd) = rx.recv().await {
+                        if let Cmd::Ping(r) = cmd {
+                            let _ = r.send(Err(fail.clone()));
+                        }
+                    }
+                });
+            }
+            None => drop(rx),
+        }
+        let app = App {
+            tx,
+            tokens: std::sync::Arc::new(std::sync::RwLock::new(crate::auth::TokenTable::new(
+                String::new(),
+            ))),
+            poll_wait: Duration::from_secs(1),
+            max_wait: Duration::from_secs(1),
+            http: reqwest::Client::new(),
+            limits: Default::default(),
+            metrics_public: false,
+            rates: Default::default(),
+            groups: Default::default(),
+            leadership: crate::leader::Leadership::leading_for_tests(1),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let router = tcp_router(app).into_make_service_with_connect_info::<std::net::SocketAddr>();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        url
+    }
+
+    /// A 503 from the state task (the store could not be read or written) and one from a
+    /// server shutting down both say when to retry: clients retry only what says so.
+    #[tokio::test]
+    async fn every_503_carries_retry_after() {
+        let unavailable = crate::state::Fail::Unavailable("the store is away".into());
+        for (what, ping) in [
+            ("a store failure", Some(unavailable)),
+            ("shutting down", None),
+        ] {
+            let url = serve(ping).await;
+            let r = reqwest::get(format!("{url}/api/health")).await.unwrap();
+            assert_eq!(r.status(), 503, "{what}");
+            assert_eq!(
+                r.headers().get("retry-after").map(|v| v.to_str().unwrap()),
+                Some("1"),
+                "{what}"
+            );
+        }
+    }
 
     #[test]
     fn every_route_has_a_handler_and_appears_once() {

@@ -14,7 +14,7 @@ use crate::auth::Caller;
 /// Drain a node (admins only): nothing new starts there; running jobs finish, or with
 /// `now` are requeued through the preemption path (checkpoint signal, grace, no retry
 /// used). A drained node stays drained across restarts until resumed.
-#[utoipa::path(post, path = "/api/nodes/{name}/drain", params(("name" = String, Path)),
+#[utoipa::path(post, path = "/api/nodes/{name}/drain", operation_id = "drain_node", tag = "nodes", params(("name" = String, Path)),
     request_body = DrainRequest,
     responses((status = 200, body = NodeView), super::responses::AdminNodeBody))]
 pub async fn drain(
@@ -29,7 +29,7 @@ pub async fn drain(
 
 /// Resume a node (admins only): ends its drain and puts its unhealthy GPUs back in
 /// placement (their next samples judge them again).
-#[utoipa::path(post, path = "/api/nodes/{name}/resume", params(("name" = String, Path)),
+#[utoipa::path(post, path = "/api/nodes/{name}/resume", operation_id = "resume_node", tag = "nodes", params(("name" = String, Path)),
     responses((status = 200, body = NodeView), super::responses::AdminNode))]
 pub async fn resume(
     State(app): State<App>,

@@ -48,6 +48,19 @@ use super::limits::Shedding;
         super::history::purge,
         super::export::jobs,
     ),
+    // Operations are grouped by the resource they act on (a generated client's modules).
+    tags(
+        (name = "jobs", description = "Submit, list, read, change, cancel and wait for jobs; their logs."),
+        (name = "arrays", description = "The tasks of a job array."),
+        (name = "workflows", description = "Several jobs with dependencies, submitted at once."),
+        (name = "nodes", description = "The nodes and their GPUs; drain and resume (admins)."),
+        (name = "queues", description = "The queues and their limits."),
+        (name = "usage", description = "GPU usage per user and queue."),
+        (name = "history", description = "Ended jobs, job timelines, the audit log and purges."),
+        (name = "tokens", description = "API tokens (admins) and who the caller is."),
+        (name = "agent", description = "The protocol between the server and its node agents (join token only)."),
+        (name = "server", description = "Health, leadership and this document."),
+    ),
     modifiers(&BearerAuth, &Shedding),
     security(("bearer" = []))
 )]
@@ -67,7 +80,7 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
-#[utoipa::path(get, path = "/api/openapi.json", security(()),
+#[utoipa::path(get, path = "/api/openapi.json", operation_id = "openapi_document", tag = "server", security(()),
     responses((status = 200, description = "this document", content_type = "application/json")))]
 pub async fn document() -> Json<serde_json::Value> {
     Json(contract())
@@ -161,6 +174,7 @@ fn follower_redirects(doc: &mut serde_json::Value) {
             if responses.get("503").is_none() {
                 responses["503"] = json!({
                     "description": "No server leads right now (an election is under way); retry after `Retry-After` seconds or ask another server.",
+                    "headers": { "Retry-After": { "description": "seconds to wait before sending the request again", "schema": { "type": "integer", "minimum": 1 } } },
                     "content": { "application/json": { "schema": { "$ref": "#/components/schemas/ApiError" } } }
                 });
             }
@@ -197,10 +211,10 @@ fn link_submissions(doc: &mut serde_json::Value) {
     use serde_json::json;
     let targets = [
         ("GetJob", "get_job"),
-        ("CancelJob", "cancel"),
-        ("WaitForJob", "wait"),
-        ("JobLogs", "logs"),
-        ("CheckpointJob", "checkpoint"),
+        ("CancelJob", "cancel_job"),
+        ("WaitForJob", "wait_for_job"),
+        ("JobLogs", "get_job_logs"),
+        ("CheckpointJob", "checkpoint_job"),
     ];
     for path in ["/api/jobs", "/api/jobs/batch"] {
         let created = &mut doc["paths"][path]["post"]["responses"]["201"];
@@ -330,6 +344,62 @@ mod tests {
         let gpu = &s["GpuView"];
         assert!(gpu["properties"]["job"].is_object() && gpu["properties"]["slices"].is_object());
         assert_ne!(gpu["additionalProperties"], false);
+    }
+
+    /// What a client generator needs: each operation named once (OpenAPI requires
+    /// `operationId`s to be unique; generators otherwise rename or drop functions), tags
+    /// that name resources, each declared with a description, and logs typed as bytes.
+    #[test]
+    fn operations_have_unique_ids_and_resource_tags_and_logs_are_binary() {
+        let doc = contract();
+        let mut ids = std::collections::BTreeMap::new();
+        for (method, path, op) in operations(&doc) {
+            let id = op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+            if let Some(other) = ids.insert(id.to_string(), format!("{method} {path}")) {
+                panic!("operationId {id} is both {other} and {method} {path}");
+            }
+            assert!(
+                id.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{method} {path}: operationId {id} is not snake_case"
+            );
+            let tags = op["tags"].as_array().map(Vec::as_slice).unwrap_or_default();
+            assert_eq!(tags.len(), 1, "{method} {path}: tags {tags:?}");
+            for tag in tags {
+                let tag = tag.as_str().unwrap();
+                assert!(
+                    !tag.contains("::") && !tag.contains("super") && !tag.contains("crate"),
+                    "{method} {path}: tag {tag:?} is a Rust module path, not a resource"
+                );
+                let declared = doc["tags"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["name"] == tag);
+                assert!(
+                    declared.is_some_and(|t| t["description"].is_string()),
+                    "{method} {path}: tag {tag:?} is not declared with a description"
+                );
+            }
+        }
+        assert_eq!(ids.len(), 33);
+        // Every 503 says when to come back (`error::retry_after_on_503`).
+        for (method, path, op) in operations(&doc) {
+            if let Some(r) = op["responses"].get("503") {
+                let headers = r["headers"].as_object();
+                assert!(
+                    headers
+                        .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("retry-after"))),
+                    "{method} {path}: its 503 documents no Retry-After"
+                );
+            }
+        }
+        let logs = &doc["paths"]["/api/jobs/{id}/logs"]["get"]["responses"]["200"]["content"];
+        assert_eq!(
+            logs["application/octet-stream"]["schema"],
+            serde_json::json!({ "type": "string", "format": "binary" })
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ fn describe(code: u16) -> &'static str {
         404 => "No such job, token, node or attempt (a job's logs of an attempt it has not had).",
         409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after`, `after_any` or `after_notok` does not exist or already ended so that the job could never start, the job is not pending (hold, release, update) or already held (hold) or not held (release), the priority is above the queue's maximum, a usage window that starts in the future, or (agents) the server restarted and the node must register again.",
         413 => "The body is over the server's `--max-body` limit (64 MiB unless the operator set another).",
-        503 => "The server is shutting down or stopped leading, no server leads right now (a follower, with `Retry-After`), or (logs) the node that holds the job's output cannot be reached.",
+        503 => "Nothing was done; send the request again after `Retry-After` seconds: the server is shutting down or stopped leading, no server leads right now (a follower), it could not read or write its store (a database restarting), or (logs) the node that holds the job's output cannot be reached.",
         _ => "An error.",
     }
 }
@@ -37,6 +37,20 @@ fn error_response(code: u16) -> Response {
             HeaderBuilder::new()
                 .schema(ObjectBuilder::new().schema_type(Type::String))
                 .description(Some("`Bearer`"))
+                .build(),
+        );
+    }
+    if code == 503 {
+        // Every 503 carries it (`error::retry_after_on_503`).
+        b = b.header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(1)),
+                )
+                .description(Some("seconds to wait before sending the request again"))
                 .build(),
         );
     }

@@ -12,7 +12,7 @@ use crate::actor::Cmd;
 use crate::auth::Caller;
 
 /// Issue a token for a user (admins only). The secret is in this answer only.
-#[utoipa::path(post, path = "/api/tokens", request_body = TokenCreate,
+#[utoipa::path(post, path = "/api/tokens", operation_id = "create_token", tag = "tokens", request_body = TokenCreate,
     responses((status = 201, body = TokenCreated), super::responses::AdminBody))]
 pub async fn create(
     State(app): State<App>,
@@ -25,7 +25,7 @@ pub async fn create(
 }
 
 /// Every token ever issued (without secrets; admins only).
-#[utoipa::path(get, path = "/api/tokens",
+#[utoipa::path(get, path = "/api/tokens", operation_id = "list_tokens", tag = "tokens",
     responses((status = 200, body = TokenList), super::responses::Read))]
 pub async fn list(
     State(app): State<App>,
@@ -36,7 +36,7 @@ pub async fn list(
 }
 
 /// Revoke a token at once (admins only).
-#[utoipa::path(post, path = "/api/tokens/{id}/revoke", params(("id" = u64, Path)),
+#[utoipa::path(post, path = "/api/tokens/{id}/revoke", operation_id = "revoke_token", tag = "tokens", params(("id" = u64, Path)),
     responses((status = 200, body = TokenView), super::responses::AdminToken))]
 pub async fn revoke(
     State(app): State<App>,
@@ -51,7 +51,7 @@ pub async fn revoke(
 }
 
 /// How the server sees the caller.
-#[utoipa::path(get, path = "/api/whoami",
+#[utoipa::path(get, path = "/api/whoami", operation_id = "whoami", tag = "tokens",
     responses((status = 200, body = WhoAmI), super::responses::Read))]
 pub async fn whoami(Extension(caller): Extension<Caller>) -> Result<Json<WhoAmI>, ApiErr> {
     person(&caller)?;
