@@ -28,7 +28,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             Ok(c) if c.result == "already_ended" => println!("task {r}: already ended"),
             Ok(c) if c.result == "cancelling" => {
                 println!(
-                    "task {r}: cancelling (job {}; its node is stopping it)",
+                    "task {r}: cancelling (job {}; being stopped where it runs)",
                     c.id
                 )
             }
@@ -47,16 +47,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let answer = client.cancel_many(&whole).await?;
     for r in &answer.results {
-        let id = r.id;
-        match (r.result.as_str(), r.state) {
-            ("cancelling", _) => println!("job {id}: cancelling (its node is stopping it)"),
-            ("already_ended", Some(st)) => println!("job {id}: already ended ({})", st.name()),
-            ("cancelled", _) => println!("job {id}: cancelled"),
-            _ => {
-                eprintln!(
-                    "job {id}: {}",
-                    r.error.as_deref().unwrap_or("not cancelled")
-                );
+        match outcome_line(r) {
+            Ok(line) => println!("{line}"),
+            Err(line) => {
+                eprintln!("{line}");
                 failed += 1;
             }
         }
@@ -69,4 +63,33 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// What one cancel did, in a line; `Err` for an id that was not cancelled.
+fn outcome_line(r: &gpusched_wire::CancelOutcome) -> Result<String, String> {
+    let id = r.id;
+    match (r.result.as_str(), r.state) {
+        // A gang runs on several nodes: say it without knowing how many.
+        ("cancelling", _) => Ok(format!(
+            "job {id}: cancelling (being stopped where it runs)"
+        )),
+        ("already_ended", Some(st)) => Ok(format!("job {id}: already ended ({})", st.name())),
+        ("cancelled", _) => Ok(format!("job {id}: cancelled")),
+        _ => Err(format!(
+            "job {id}: {}",
+            r.error.as_deref().unwrap_or("not cancelled")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cancel_being_carried_out_names_no_single_node() {
+        let r: gpusched_wire::CancelOutcome =
+            serde_json::from_value(serde_json::json!({"id": 4, "result": "cancelling"})).unwrap();
+        let line = super::outcome_line(&r).unwrap();
+        assert_eq!(line, "job 4: cancelling (being stopped where it runs)");
+        assert!(!line.contains("its node"), "{line}");
+    }
 }

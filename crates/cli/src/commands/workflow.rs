@@ -68,7 +68,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The steps of a workflow file; errors name the step (by key, or by place when it has
-/// none) and the field.
+/// none), the field and its line in the file, and keep TOML's own lines.
 pub fn parse(text: &str) -> Result<WorkflowSubmit, String> {
     let doc: toml::Table =
         toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
@@ -82,25 +82,53 @@ pub fn parse(text: &str) -> Result<WorkflowSubmit, String> {
     let Some(steps) = doc.get("step") else {
         return Err("no `[[step]]` tables: a workflow needs at least one step".into());
     };
-    let Some(steps) = steps.as_array() else {
+    if !steps.is_array() {
         return Err("`step` must be an array of tables: write each step as `[[step]]`".into());
-    };
-    let steps = steps
-        .iter()
+    }
+    // The same document again, each field of each step with where its value starts, so
+    // an error names the file's line (not one of a step's table rebuilt as text).
+    #[derive(serde::Deserialize)]
+    struct Spans {
+        step: Vec<std::collections::BTreeMap<String, toml::Spanned<toml::Value>>>,
+    }
+    let spans: Spans = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+    let steps = spans
+        .step
+        .into_iter()
         .enumerate()
-        .map(|(i, s)| step(i, s))
+        .map(|(i, s)| step(i, s, text))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(WorkflowSubmit { steps })
 }
 
-fn step(i: usize, value: &toml::Value) -> Result<WorkflowStep, String> {
-    let Some(table) = value.as_table() else {
-        return Err(format!("step #{}: must be a `[[step]]` table", i + 1));
-    };
-    let mut table = table.clone();
+/// The 1-based line of the file at byte `at`.
+fn line_at(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+fn step(
+    i: usize,
+    fields: std::collections::BTreeMap<String, toml::Spanned<toml::Value>>,
+    text: &str,
+) -> Result<WorkflowStep, String> {
+    let line_of = |v: &toml::Spanned<toml::Value>| line_at(text, v.span().start);
+    let mut lines: std::collections::BTreeMap<String, usize> = fields
+        .iter()
+        .map(|(k, v)| (k.clone(), line_of(v)))
+        .collect();
+    let mut table: toml::Table = fields
+        .into_iter()
+        .map(|(k, v)| (k, v.into_inner()))
+        .collect();
     let key = match table.remove("key") {
         Some(toml::Value::String(k)) => k,
-        Some(_) => return Err(format!("step #{}: `key` must be a string", i + 1)),
+        Some(_) => {
+            return Err(format!(
+                "step #{} (line {}): `key` must be a string",
+                i + 1,
+                lines["key"]
+            ))
+        }
         None => {
             return Err(format!(
                 "step #{}: has no `key`; give each step a name",
@@ -108,7 +136,13 @@ fn step(i: usize, value: &toml::Value) -> Result<WorkflowStep, String> {
             ))
         }
     };
-    let at = |e: String| format!("step `{key}`: {e}");
+    let step_line = lines.remove("key").unwrap_or(0);
+    let at_field = |field: &str, e: String| {
+        format!(
+            "step `{key}`, line {}: {e}",
+            lines.get(field).copied().unwrap_or(step_line)
+        )
+    };
     let mut keys = |field: &str| -> Result<Vec<String>, String> {
         match table.remove(field) {
             None => Ok(Vec::new()),
@@ -116,14 +150,18 @@ fn step(i: usize, value: &toml::Value) -> Result<WorkflowStep, String> {
                 .into_iter()
                 .map(|v| match v {
                     toml::Value::String(s) => Ok(s),
-                    other => Err(at(format!(
-                        "`{field}` lists step keys (strings), not {other}"
-                    ))),
+                    other => Err(at_field(
+                        field,
+                        format!("`{field}` lists step keys (strings), not {other}"),
+                    )),
                 })
                 .collect(),
-            Some(other) => Err(at(format!(
-                "`{field}` must be a list of step keys, e.g. {field} = [\"prep\"], not {other}"
-            ))),
+            Some(other) => Err(at_field(
+                field,
+                format!(
+                    "`{field}` must be a list of step keys, e.g. {field} = [\"prep\"], not {other}"
+                ),
+            )),
         }
     };
     let after = keys("after")?;
@@ -131,21 +169,35 @@ fn step(i: usize, value: &toml::Value) -> Result<WorkflowStep, String> {
     let after_notok = keys("after_notok")?;
     let array = match table.remove("array") {
         None => None,
-        Some(toml::Value::Integer(n)) => {
-            Some(ArraySpec::parse(&n.to_string()).map_err(|e| at(format!("`array`: {e}")))?)
-        }
+        Some(toml::Value::Integer(n)) => Some(
+            ArraySpec::parse(&n.to_string())
+                .map_err(|e| at_field("array", format!("`array`: {e}")))?,
+        ),
         Some(toml::Value::String(s)) => {
-            Some(ArraySpec::parse(&s).map_err(|e| at(format!("`array`: {e}")))?)
+            Some(ArraySpec::parse(&s).map_err(|e| at_field("array", format!("`array`: {e}")))?)
         }
         Some(other) => {
-            return Err(at(format!(
-                "`array` must be a count (4) or a range (\"0-7%2\"), not {other}"
-            )))
+            return Err(at_field(
+                "array",
+                format!("`array` must be a count (4) or a range (\"0-7%2\"), not {other}"),
+            ))
         }
     };
-    let text = toml::to_string(&table).map_err(|e| at(e.to_string()))?;
-    let file = JobFile::parse(&text).map_err(|e| at(e.replace('\n', " ")))?;
-    let job = job_of(file).map_err(|e| at(format!("{e:#}")))?;
+    // Each field alone first, so an error names its line; then the job file whole.
+    for (field, value) in &table {
+        let one: toml::Table = [(field.clone(), value.clone())].into_iter().collect();
+        one.try_into::<JobFile>()
+            .map_err(|e| at_field(field, format!("`{field}`: {}", e.message().trim_end())))?;
+    }
+    let mut file: JobFile = table
+        .try_into()
+        .map_err(|e: toml::de::Error| at_field("", e.message().trim_end().to_string()))?;
+    // A step is known by its key: its jobs are named after it unless it names itself
+    // (rather than after its program, `sh` or `python` for every step).
+    if file.name.is_none() {
+        file.name = Some(key.clone());
+    }
+    let job = job_of(file).map_err(|e| at_field("", format!("{e:#}")))?;
     Ok(WorkflowStep {
         key,
         job: JobSubmit { array, ..job },
@@ -216,7 +268,7 @@ command = "true"
     #[test]
     fn errors_name_the_step_and_the_field() {
         let e = parse("[[step]]\nkey = \"a\"\ncommand = \"true\"\ngpus = \"two\"\n").unwrap_err();
-        assert!(e.starts_with("step `a`: ") && e.contains("gpus"), "{e}");
+        assert!(e.starts_with("step `a`, line 4: `gpus`"), "{e}");
         let e = parse("[[step]]\ncommand = \"true\"\n").unwrap_err();
         assert!(e.contains("step #1") && e.contains("key"), "{e}");
         let e = parse("[[step]]\nkey = \"a\"\nafter = \"b\"\ncommand = \"true\"\n").unwrap_err();
@@ -225,8 +277,38 @@ command = "true"
             "{e}"
         );
         let e = parse("[[step]]\nkey = \"a\"\n").unwrap_err();
-        assert!(e.contains("step `a`") && e.contains("no command"), "{e}");
+        assert!(
+            e.contains("step `a`, line 2") && e.contains("no command"),
+            "{e}"
+        );
         let e = parse("title = \"x\"\n").unwrap_err();
         assert!(e.contains("unknown top-level `title`"), "{e}");
+    }
+
+    #[test]
+    fn errors_give_the_files_line_and_keep_tomls_lines() {
+        let file = "[[step]]\nkey = \"prep\"\ncommand = \"true\"\n\n[[step]]\nkey = \"train\"\n\
+                    command = \"true\"\nwalltime = \"5 parsecs\"\n";
+        let e = parse(file).unwrap_err();
+        assert!(e.starts_with("step `train`, line 8: `walltime`"), "{e}");
+        let e = parse("[[step]]\nkey = \"a\"\ncommand = \"true\"\ntitel = \"x\"\n").unwrap_err();
+        assert!(
+            e.starts_with("step `a`, line 4: `titel`: unknown field"),
+            "{e}"
+        );
+        // A syntax error: TOML's message with the file's line and its caret, over lines.
+        let e = parse("[[step]]\nkey = \"a\"\ncommand = \"true\n").unwrap_err();
+        assert!(e.contains("line 3") && e.lines().count() > 2, "{e}");
+    }
+
+    #[test]
+    fn a_steps_jobs_are_named_after_its_key_unless_it_names_itself() {
+        let wf = parse(
+            "[[step]]\nkey = \"prep\"\ncommand = \"sh -c 'echo hi'\"\n\n\
+             [[step]]\nkey = \"train\"\nname = \"resnet\"\ncommand = \"true\"\n",
+        )
+        .unwrap();
+        assert_eq!(wf.steps[0].job.name.as_deref(), Some("prep"));
+        assert_eq!(wf.steps[1].job.name.as_deref(), Some("resnet"));
     }
 }

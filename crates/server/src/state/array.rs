@@ -328,7 +328,7 @@ impl State {
                 JobState::Failed,
                 format!(
                     "{} of {total} tasks did not succeed ({} failed, {} timed out, {} \
-                     cancelled); `gpusched queue --tasks {id}` lists them",
+                     cancelled); `gpusched queue --all --tasks {id}` lists them",
                     total - c.succeeded,
                     c.failed,
                     c.timed_out,

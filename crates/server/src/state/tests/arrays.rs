@@ -80,7 +80,7 @@ fn an_array_materialises_only_what_can_start_and_ends_with_its_last_task() {
             n1 reports 5 exited 0: ok
             n1 reports 6 exited 0: ok
             round: wrote jobs 1 5 6 nodes - tokens -; woke n1; ended 1 5 6
-            job 1 failed #1 array 0-4 next 5: 1 of 5 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --tasks 1` lists them
+            job 1 failed #1 array 0-4 next 5: 1 of 5 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --all --tasks 1` lists them
             job 5 succeeded on n1 [0] #1 task 1.3: exited with code 0
             job 6 succeeded on n1 [1] #1 task 1.4: exited with code 0
             array 1 failed: pending 0 starting 0 running 0 succeeded 4 failed 1 cancelled 0 timed_out 0
@@ -412,7 +412,7 @@ fn after_an_array_means_after_every_task_succeeded() {
             n1 reports 11 exited 1: ok
             n1 reports 12 exited 0: ok
             round: wrote jobs 9 10 11 12 nodes - tokens -; woke n1; ended 9 10 11 12
-            job 9 failed #1 array 0-1 next 2: 1 of 2 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --tasks 9` lists them
+            job 9 failed #1 array 0-1 next 2: 1 of 2 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --all --tasks 9` lists them
             job 10 failed #1 array 0-1 next 2: dependency job 9 ended failed; it can never start
             job 11 failed on n1 [0] #1 task 9.0: exited with code 1
             job 12 succeeded on n1 [1] #1 task 9.1: exited with code 0
