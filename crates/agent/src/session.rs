@@ -338,7 +338,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
 
     loop {
         let reg = tokio::select! {
-            r = register(&shared) => r,
+            r = register(&shared) => r?,
             _ = shutdown.changed() => return drain(&shared).await,
         };
         // Stop our jobs if the server is silent for half its heartbeat timeout: it
@@ -465,8 +465,26 @@ fn random_secret() -> anyhow::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Registers, retrying until the server answers.
-async fn register(sh: &Shared) -> Registered {
+/// Whether the server's refusal of a registration is final: a malformed registration
+/// (an invalid node name, GPUs of several models) is refused the same way at every try,
+/// so the agent stops with the server's reason instead of retrying forever. Refusals a
+/// retry can outlive are not: a token an admin may still fix (401, 403), a timeout
+/// (408), a server of another protocol during an upgrade (409), load shedding (429).
+fn refusal_is_final(status: StatusCode) -> bool {
+    status.is_client_error()
+        && ![
+            StatusCode::UNAUTHORIZED,
+            StatusCode::FORBIDDEN,
+            StatusCode::REQUEST_TIMEOUT,
+            StatusCode::CONFLICT,
+            StatusCode::TOO_MANY_REQUESTS,
+        ]
+        .contains(&status)
+}
+
+/// Registers, retrying until the server answers; an error for a refusal that no retry
+/// can change ([`refusal_is_final`]).
+async fn register(sh: &Shared) -> anyhow::Result<Registered> {
     let mut backoff = Backoff::new();
     loop {
         let advertise_addr = advertised(sh).await;
@@ -513,13 +531,27 @@ async fn register(sh: &Shared) -> Registered {
                             gpusched_wire::agent::AGENT_PROTOCOL
                         );
                     }
-                    return reg;
+                    return Ok(reg);
                 }
                 Err(e) => tracing::warn!("unreadable registration answer: {e}"),
             },
             Ok(r) => {
                 let status = r.status();
                 let text = r.text().await.unwrap_or_default();
+                // With nothing running here (the agent's first registration) a final
+                // refusal stops the agent; jobs already running are never abandoned.
+                if refusal_is_final(status) && body.running.is_empty() {
+                    // The API's errors are `{"error": "..."}`: the reason alone reads best.
+                    let why = serde_json::from_str::<serde_json::Value>(&text)
+                        .ok()
+                        .and_then(|v| v["error"].as_str().map(str::to_string))
+                        .unwrap_or(text);
+                    anyhow::bail!(
+                        "the server at {} refused to register node {:?} ({status}): {why}",
+                        sh.servers.current(),
+                        sh.cfg.name
+                    );
+                }
                 tracing::error!("the server refused the registration ({status}): {text}");
                 if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                     tracing::error!(
@@ -1109,5 +1141,27 @@ mod epoch_tests {
         assert!(!accept_epoch(&seen, 0));
         assert_eq!(seen.load(Ordering::SeqCst), 3);
         assert!(accept_epoch(&seen, 4));
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_registration_is_final_and_what_may_change_is_retried() {
+        assert!(refusal_is_final(StatusCode::BAD_REQUEST));
+        assert!(refusal_is_final(StatusCode::UNPROCESSABLE_ENTITY));
+        for retried in [
+            StatusCode::UNAUTHORIZED,
+            StatusCode::FORBIDDEN,
+            StatusCode::REQUEST_TIMEOUT,
+            StatusCode::CONFLICT,
+            StatusCode::TOO_MANY_REQUESTS,
+            StatusCode::SERVICE_UNAVAILABLE,
+            StatusCode::INTERNAL_SERVER_ERROR,
+        ] {
+            assert!(!refusal_is_final(retried), "{retried}");
+        }
     }
 }

@@ -56,6 +56,9 @@ pub struct GpuOptions {
     /// Fake backend only: the fault file read at every telemetry pass (the agent's
     /// `STATE_DIR/fake-faults.toml`); ignored by the other backends.
     pub fake_faults: Option<std::path::PathBuf>,
+    /// Fake backend only: the node's name, from which its fake GPUs' UUIDs are made, so
+    /// two fake nodes never report the same GPU (as no two real GPUs do).
+    pub fake_node: Option<String>,
 }
 
 /// The node's GPUs and what the operator should know about how they were found.
@@ -65,6 +68,13 @@ pub struct Discovery {
     pub notes: Vec<String>,
     /// The library, for MIG changes (none for declared GPUs).
     pub control: GpuControl,
+}
+
+/// A node name's 32-bit FNV-1a hash: the fake UUIDs' salt, the same on every run.
+fn uuid_salt(node: &str) -> u32 {
+    node.bytes().fold(0x811c_9dc5, |h: u32, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// Discovers the node's GPUs with the real NVML.
@@ -138,10 +148,15 @@ pub fn discover_with(
             if model.trim().is_empty() {
                 return Err(GpuError::EmptyModel);
             }
-            if declared.is_some() {
-                notes.push("The declared GPUs were ignored: the fake backend is in use.".into());
+            // --gpus and --gpu-model make the fake GPUs; only a declared memory size has
+            // no effect (fake GPUs have NVML's size of their model).
+            if opts.declared_mem_mib.is_some() {
+                notes.push(format!(
+                    "The declared GPU memory was ignored: fake GPUs have {FAKE_MEM_MIB} MiB."
+                ));
             }
-            let mut lib = FakeNvml::uniform(*count, &nvml_style_name(model), FAKE_MEM_MIB);
+            let mut lib = FakeNvml::uniform(*count, &nvml_style_name(model), FAKE_MEM_MIB)
+                .with_uuid_salt(opts.fake_node.as_deref().map_or(0, uuid_salt));
             if let Some(spec) = &opts.fake_mig {
                 lib = lib.with_mig_spec(spec)?;
             }
@@ -459,6 +474,48 @@ mod tests {
         assert_eq!(
             discover_with(&prefixed, unused).unwrap().gpus[0].model,
             "L4"
+        );
+    }
+
+    #[test]
+    fn fake_gpus_take_their_count_from_gpus_and_their_uuids_from_the_node() {
+        let fake = |node: &str| GpuOptions {
+            backend: GpuBackend::Fake {
+                count: 2,
+                model: "A100-SXM4-80GB".into(),
+            },
+            fake_node: Some(node.into()),
+            ..declared(2, Some("A100-SXM4-80GB"))
+        };
+        let a = discover_with(&fake("n1"), unused).unwrap();
+        // --gpus 2 is the fake count, not a declaration the fake backend ignored.
+        assert!(
+            a.notes.iter().all(|n| !n.contains("ignored")),
+            "{:?}",
+            a.notes
+        );
+        let uuids = |d: &Discovery| -> Vec<String> {
+            d.gpus.iter().map(|g| g.uuid.clone().unwrap()).collect()
+        };
+        let b = discover_with(&fake("n2"), unused).unwrap();
+        assert!(
+            uuids(&a).iter().all(|u| !uuids(&b).contains(u)),
+            "{:?} {:?}",
+            uuids(&a),
+            uuids(&b)
+        );
+        assert_eq!(
+            uuids(&a),
+            uuids(&discover_with(&fake("n1"), unused).unwrap())
+        );
+        let sized = GpuOptions {
+            declared_mem_mib: Some(1024),
+            ..fake("n1")
+        };
+        let notes = discover_with(&sized, unused).unwrap().notes;
+        assert!(
+            notes.iter().any(|n| n.contains("memory was ignored")),
+            "{notes:?}"
         );
     }
 

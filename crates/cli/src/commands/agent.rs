@@ -288,9 +288,14 @@ pub fn host_name() -> String {
 }
 
 impl GpuArgs {
-    /// Discovers the GPUs, printing what the operator should know. Fake GPUs read their
-    /// injected faults from `STATE_DIR/fake-faults.toml`.
-    pub fn discover(&self, state_dir: &Path) -> anyhow::Result<gpusched_agent::gpu::Discovery> {
+    /// Discovers the GPUs of node `node`, printing what the operator should know. Fake
+    /// GPUs read their injected faults from `STATE_DIR/fake-faults.toml` and take their
+    /// UUIDs from the node's name.
+    pub fn discover(
+        &self,
+        state_dir: &Path,
+        node: &str,
+    ) -> anyhow::Result<gpusched_agent::gpu::Discovery> {
         let backend = match self.gpu_backend {
             Backend::Auto => GpuBackend::Auto,
             Backend::Nvml => GpuBackend::Nvml,
@@ -312,6 +317,7 @@ impl GpuArgs {
             fake_mig: self.fake_mig.clone(),
             fake_topology: self.fake_topology,
             fake_faults: Some(gpusched_agent::gpu::fake_telemetry::faults_path(state_dir)),
+            fake_node: Some(node.to_string()),
         };
         let found = discover(&opts)?;
         for note in &found.notes {
@@ -343,7 +349,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         Some(d) => d.clone(),
         None => super::server::default_data_dir()?.join(format!("agent-{name}")),
     };
-    let found = args.gpu.discover(&state_dir)?;
+    let found = args.gpu.discover(&state_dir, &name)?;
     let (cpus, mem_mib, resources) = args.node.offer()?;
     let (advertise_addr, location) = args.place.place()?;
     Ok(AgentConfig {

@@ -32,11 +32,11 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = args.server.config()?;
     let agent_dir = cfg.data_dir.join("agent");
-    let found = args.gpu.discover(&agent_dir)?;
+    let name = args.name.clone().unwrap_or_else(host_name);
+    let found = args.gpu.discover(&agent_dir, &name)?;
     let gpus = found.gpus.clone();
     let bound = gpusched_server::bind(cfg.clone()).await?;
     let server = bound.url();
-    let name = args.name.clone().unwrap_or_else(host_name);
     let (cpus, mem_mib, resources) = args.node.offer()?;
     let agent = AgentConfig {
         server: server.clone(),
