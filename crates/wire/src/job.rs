@@ -158,6 +158,13 @@ pub struct QueueView {
     pub groups: Vec<String>,
     pub default_priority: i32,
     pub max_priority: Option<i32>,
+    /// The lowest base priority of each tier above the first, ascending (`[100, 1000]`:
+    /// below 100, 100 to 999, 1000 and up); empty: one tier (docs/preemption.md).
+    #[serde(default)]
+    pub priority_tiers: Vec<i32>,
+    /// A waiting job may preempt running jobs of lower tiers of this queue.
+    #[serde(default)]
+    pub preempt_lower_priority: bool,
     /// GPUs its starting and running jobs hold now.
     pub used_gpus: u32,
     pub running: u32,

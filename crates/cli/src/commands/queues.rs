@@ -42,6 +42,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 } else {
                     who.join(",")
                 },
+                tiers(q),
             ]
         })
         .collect();
@@ -56,10 +57,53 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "GPUS USED",
                 "RUNNING",
                 "PENDING",
-                "WHO"
+                "WHO",
+                "PRIORITY TIERS"
             ],
             &rows
         )
     );
     Ok(())
+}
+
+/// A queue's priority tiers as ranges of base priority (`<100, 100-999, 1000+`), and
+/// whether a waiting job preempts lower tiers; `-` for one tier.
+pub fn tiers(q: &gpusched_wire::QueueView) -> String {
+    let Some((first, rest)) = q.priority_tiers.split_first() else {
+        return "-".into();
+    };
+    let mut ranges = vec![format!("<{first}")];
+    let mut low = *first;
+    for &next in rest {
+        ranges.push(format!("{low}-{}", next - 1));
+        low = next;
+    }
+    ranges.push(format!("{low}+"));
+    let mut s = ranges.join(", ");
+    if q.preempt_lower_priority {
+        s.push_str(" (preempts lower)");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tiers_read_as_ranges_with_the_preemption_rule() {
+        let q = |tiers: &[i32], preempt: bool| -> gpusched_wire::QueueView {
+            serde_json::from_value(serde_json::json!({
+                "name": "q", "quota": 0, "max": null, "weight": 1.0, "users": [],
+                "groups": [], "default_priority": 0, "max_priority": null,
+                "priority_tiers": tiers, "preempt_lower_priority": preempt,
+                "used_gpus": 0, "running": 0, "pending": 0
+            }))
+            .unwrap()
+        };
+        assert_eq!(super::tiers(&q(&[], false)), "-");
+        assert_eq!(
+            super::tiers(&q(&[100, 1000], true)),
+            "<100, 100-999, 1000+ (preempts lower)"
+        );
+        assert_eq!(super::tiers(&q(&[10], false)), "<10, 10+");
+    }
 }

@@ -74,7 +74,8 @@ function row(n, admin, act) {
       : h('span', { class: 'muted' }, '—')),
     h('td', {}, sick.length
       ? sick.map((g) => h('div', {}, badge(`GPU ${g.index}`, 'bad'), ' ', h('span', { class: 'reason' }, health(n, g.index).reason)))
-      : badge('healthy', 'ok')),
+      // Nobody hears from a node that is not online: its GPUs' health is unknown.
+      : n.state === 'online' ? badge('healthy', 'ok') : h('span', { class: 'muted' }, 'unknown')),
     h('td', { class: 'small' }, n.agent_version),
     h('td', { class: 'num' }, `${Math.round(n.last_seen_ms_ago / 1000)}s`),
   ];

@@ -18,22 +18,33 @@ export function start(root, ctx) {
   });
 }
 
-function cards(nodes) {
-  let gpus = 0; let busy = 0; let sick = 0; let online = 0; let drained = 0;
+// The summary's counts. GPUs of a node that is not online count apart: nothing is
+// placed on them and nobody knows what they do, so they are neither in use nor free.
+export function counts(nodes) {
+  const c = { nodes: nodes.length, online: 0, drained: 0, gpus: 0, busy: 0, sick: 0, offline: 0 };
   for (const n of nodes) {
-    if (n.state === 'online') online += 1;
-    if (n.drain) drained += 1;
+    if (n.drain) c.drained += 1;
+    if (n.state !== 'online') {
+      c.offline += n.gpus.length;
+      continue;
+    }
+    c.online += 1;
     for (const g of n.gpus) {
-      gpus += 1;
-      if (g.job !== null && g.job !== undefined || g.user || (g.slices || []).some((x) => x.job)) busy += 1;
-      if (health(n, g.index).state === 'unhealthy') sick += 1;
+      c.gpus += 1;
+      if (g.job !== null && g.job !== undefined || g.user || (g.slices || []).some((x) => x.job)) c.busy += 1;
+      if (health(n, g.index).state === 'unhealthy') c.sick += 1;
     }
   }
+  return c;
+}
+
+function cards(nodes) {
+  const { online, drained, gpus, busy, sick, offline } = counts(nodes);
   const card = (label, value, kind) => h('div', { class: `card ${kind || ''}` },
     h('div', { class: 'value' }, String(value)), h('div', { class: 'label' }, label));
   return [
     card('nodes online', `${online} / ${nodes.length}`, online < nodes.length ? 'warn' : ''),
-    card('GPUs in use', `${busy} / ${gpus}`),
+    card(offline ? `GPUs in use (${offline} more on offline nodes)` : 'GPUs in use', `${busy} / ${gpus}`),
     card('unhealthy GPUs', sick, sick ? 'bad' : ''),
     card('drained nodes', drained, drained ? 'warn' : ''),
   ];
@@ -84,14 +95,16 @@ function gpuRow(n, g, t) {
   const memPct = memUsed !== null && g.mem_mib ? (100 * memUsed) / g.mem_mib : NaN;
   const temp = t && t.temp_c !== null && t.temp_c !== undefined ? t.temp_c : null;
   let healthCell;
-  if (t && t.lost) healthCell = badge('lost', 'bad');
+  // A node that is not online: its GPUs' state is unknown, not healthy and idle.
+  if (n.state !== 'online') healthCell = badge(n.state, 'bad');
+  else if (t && t.lost) healthCell = badge('lost', 'bad');
   else if (hl.state === 'unhealthy') {
     healthCell = h('span', {}, badge('unhealthy', 'bad'), ' ', h('span', { class: 'reason' }, hl.reason));
   } else healthCell = badge('healthy', 'ok');
   return h('tr', { dataset: { gpu: g.index } },
     h('td', { class: 'num' }, String(g.index)),
     h('td', {}, g.model, h('span', { class: 'muted' }, ` ${g.source}`)),
-    h('td', {}, holder(g)),
+    h('td', {}, n.state === 'online' ? holder(g) : h('span', { class: 'muted' }, n.state)),
     h('td', {}, t && t.util_pct !== null && t.util_pct !== undefined
       ? meter(t.util_pct, `${t.util_pct}%`) : h('span', { class: 'muted' }, '—')),
     h('td', {}, memUsed !== null

@@ -18,7 +18,7 @@ export function start(root, ctx) {
     // One queue without a file has quota 0: everything it holds is not "borrowed".
     const quotas = queues.some((q) => q.quota > 0);
     fill(body, table(
-      ['queue', 'GPUs used', 'quota', 'max', 'borrowing', 'weight', 'fair share', 'running', 'pending', 'who', 'priority'],
+      ['queue', 'GPUs used', 'quota', 'max', 'borrowing', 'weight', 'fair share', 'running', 'pending', 'who', 'priority', 'priority tiers'],
       queues.map((q) => {
         const borrowing = quotas ? Math.max(0, q.used_gpus - q.quota) : 0;
         const cap = q.quota || q.max || 0;
@@ -34,9 +34,20 @@ export function start(root, ctx) {
           h('td', { class: 'num' }, String(q.running)),
           h('td', { class: 'num' }, String(q.pending)),
           h('td', { class: 'small' }, who(q)),
-          h('td', { class: 'num' }, `${q.default_priority}${q.max_priority !== null && q.max_priority !== undefined ? ` (max ${q.max_priority})` : ''}`));
+          h('td', { class: 'num' }, `${q.default_priority}${q.max_priority !== null && q.max_priority !== undefined ? ` (max ${q.max_priority})` : ''}`),
+          h('td', { class: 'small' }, tiers(q)));
       }), 'grid queues'));
   });
+}
+
+// Tiers as ranges of base priority, as `gpusched queues` prints them.
+function tiers(q) {
+  const t = q.priority_tiers || [];
+  if (!t.length) return '—';
+  const ranges = [`<${t[0]}`];
+  for (let i = 1; i < t.length; i += 1) ranges.push(`${t[i - 1]}-${t[i] - 1}`);
+  ranges.push(`${t[t.length - 1]}+`);
+  return ranges.join(', ') + (q.preempt_lower_priority ? ' (preempts lower)' : '');
 }
 
 function who(q) {

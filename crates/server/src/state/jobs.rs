@@ -984,6 +984,8 @@ impl State {
                     max_priority: d.max_priority,
                     used_gpus: used.get(name.as_str()).copied().unwrap_or(0),
                     running,
+                    priority_tiers: d.priority_tiers.clone(),
+                    preempt_lower_priority: d.preempt_lower_priority,
                     pending,
                 }
             })

@@ -191,6 +191,45 @@ mod tests {
         }
     }
 
+    /// The overview's counts, run by Node.js on the module as served: GPUs of an offline
+    /// node are neither in use nor in the total. Without Node.js the test says so and
+    /// passes, except under CI, where it must run.
+    #[test]
+    fn the_overview_counts_only_the_gpus_of_online_nodes() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/js");
+        let script = "import { counts } from './overview.js';
+            const gpu = (index, job) => ({ index, job, slices: [] });
+            const c = counts([
+              { state: 'online', gpus: [gpu(0, 7), gpu(1, null)] },
+              { state: 'offline', gpus: [gpu(0, null), gpu(1, null), gpu(2, null)] },
+              { state: 'unknown', gpus: [gpu(0, 9)] },
+            ]);
+            process.stdout.write(JSON.stringify(c));";
+        let out = match std::process::Command::new("node")
+            .args(["--input-type=module", "-e", script])
+            .current_dir(dir)
+            .output()
+        {
+            Ok(out) => out,
+            Err(e) if std::env::var_os("CI").is_none() => {
+                eprintln!("SKIPPED: this test needs Node.js (`node`) on PATH: {e}");
+                return;
+            }
+            Err(e) => panic!("this test needs Node.js (`node`) on PATH: {e}"),
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            (&c["online"], &c["gpus"], &c["busy"], &c["offline"]),
+            (&1.into(), &2.into(), &1.into(), &4.into()),
+            "{c}"
+        );
+    }
+
     #[test]
     fn the_tags_differ_per_asset() {
         let mut tags: Vec<&str> = ASSETS.iter().map(etag).collect();
