@@ -123,9 +123,15 @@ impl std::fmt::Display for Refused {
 impl std::error::Error for Refused {}
 
 /// How long a request to one of several servers goes unanswered before the client asks
-/// the others who leads, and how often it asks again while it waits.
+/// the others who leads, and how often it asks again while it waits: often through the
+/// first `PROBE_FAST_FOR` (a stopped leader's lease runs out and a follower takes over
+/// within seconds, and the request should move then, not at the next slow probe), then
+/// rarely (a long poll such as `wait` or `logs -f` may rightly go unanswered for minutes,
+/// and each probe is a request to every other server).
 const PROBE_AFTER: Duration = Duration::from_secs(1);
-const PROBE_EVERY: Duration = Duration::from_secs(5);
+const PROBE_EVERY: Duration = Duration::from_millis(500);
+const PROBE_FAST_FOR: Duration = Duration::from_secs(20);
+const PROBE_SLOW_EVERY: Duration = Duration::from_secs(5);
 /// The longest a probe of one server's health waits.
 const PROBE_WAIT: Duration = Duration::from_secs(1);
 
@@ -154,11 +160,12 @@ async fn send_watching(
         return Sent::Answer(fut.await);
     }
     tokio::pin!(fut);
+    let sent = std::time::Instant::now();
     let mut next_probe = PROBE_AFTER;
     loop {
         match tokio::time::timeout(next_probe, &mut fut).await {
             Ok(r) => return Sent::Answer(r),
-            Err(_) => next_probe = PROBE_EVERY,
+            Err(_) => next_probe = probe_interval(sent.elapsed()),
         }
         tokio::select! {
             r = &mut fut => return Sent::Answer(r),
@@ -168,6 +175,15 @@ async fn send_watching(
                 }
             }
         }
+    }
+}
+
+/// The wait before the next probe of a request unanswered for `waited`.
+fn probe_interval(waited: Duration) -> Duration {
+    if waited < PROBE_FAST_FOR {
+        PROBE_EVERY
+    } else {
+        PROBE_SLOW_EVERY
     }
 }
 
@@ -196,8 +212,11 @@ async fn leader_besides(
 /// How long a client of several servers keeps trying while none leads (a failover).
 const FAILOVER_WAIT: Duration = Duration::from_secs(30);
 
-/// Tries of one request the server turns away as busy (503 or 429 with Retry-After).
+/// Tries of one request the server turns away for now (503, or 429 with Retry-After).
 const BUSY_TRIES: u32 = 6;
+/// The wait before trying a 503 again that does not say how long (a proxy's, an older
+/// server's): the servers' own `Retry-After`.
+const UNAVAILABLE_WAIT: u64 = 1;
 /// The longest single wait, whatever Retry-After says.
 const BUSY_WAIT_MAX: Duration = Duration::from_secs(30);
 
@@ -209,6 +228,25 @@ fn attempt_of(h: Option<&hyper::header::HeaderValue>) -> Option<u32> {
 fn retry_after(h: Option<&hyper::header::HeaderValue>) -> Option<u64> {
     h.and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// The servers of a TCP target. A URL of another scheme is refused naming every form
+/// `--server` takes: the shared parser (also the agent's, which has no socket) knows only
+/// http and https, but the CLI also reaches a server by its socket, `unix:PATH`.
+fn parse_servers(base: &str) -> anyhow::Result<gpusched_wire::servers::ServerList> {
+    let bad = base
+        .split(',')
+        .map(str::trim)
+        .find(|u| !u.is_empty() && !u.starts_with("http://") && !u.starts_with("https://"));
+    if let Some(bad) = bad {
+        anyhow::bail!(
+            "server {bad:?} is not one gpusched can reach: give unix:PATH for a server's \
+             socket (DATA_DIR/{}), or http://HOST:PORT or https://HOST:PORT, several \
+             comma-separated for servers that fail over",
+            gpusched_server::SOCKET_NAME
+        );
+    }
+    gpusched_wire::servers::ServerList::parse(base).map_err(anyhow::Error::msg)
 }
 
 impl Client {
@@ -237,9 +275,7 @@ impl Client {
         };
         let servers = match &target {
             Target::Unix(_) => None,
-            Target::Http { base, .. } => {
-                Some(gpusched_wire::servers::ServerList::parse(base).map_err(anyhow::Error::msg)?)
-            }
+            Target::Http { base, .. } => Some(parse_servers(base)?),
         };
         Ok(Client {
             target,
@@ -248,9 +284,11 @@ impl Client {
         })
     }
 
-    /// One request; when the server says it is busy (503 or 429 with `Retry-After`:
-    /// overloaded, or this user over the submit rate; nothing was done), waits as told
-    /// and tries again, a bounded number of times.
+    /// One request; when the server turns it away for now (503: the store could not be
+    /// read or written, an election, a server stepping down, overloaded; 429 with
+    /// `Retry-After`: this user over the submit rate; nothing was done either way), waits
+    /// as told and tries again, a bounded number of times. A submission carries its
+    /// client token, so trying it again never makes a second job.
     async fn call(
         &self,
         method: Method,
@@ -269,7 +307,15 @@ impl Client {
             // once the old leader's lease has run out (4 s by default).
             let again =
                 tries < BUSY_TRIES || (answer.failover && started.elapsed() < FAILOVER_WAIT);
-            match answer.retry_after {
+            // Every 503 may be tried again (the servers always say when); a 429 only
+            // when it says when.
+            let retry_after = match answer.status {
+                StatusCode::SERVICE_UNAVAILABLE => {
+                    Some(answer.retry_after.unwrap_or(UNAVAILABLE_WAIT))
+                }
+                _ => answer.retry_after,
+            };
+            match retry_after {
                 Some(secs) if busy && again => {
                     let wait = Duration::from_secs(secs.max(1)).min(BUSY_WAIT_MAX);
                     if answer.failover {
@@ -280,8 +326,11 @@ impl Client {
                         );
                     } else {
                         eprintln!(
-                            "the server is busy (HTTP {}); trying again in {} s",
-                            answer.status.as_u16(),
+                            "the server cannot take this now ({}); trying again in {} s",
+                            Self::checked(answer)
+                                .err()
+                                .map(|e| e.to_string())
+                                .unwrap_or_default(),
                             wait.as_secs()
                         );
                     }
@@ -764,6 +813,21 @@ mod tests {
             token: None,
         };
         assert!(Client::new(tcp, None).unwrap().http.is_some());
+    }
+
+    #[test]
+    fn a_server_of_another_scheme_is_refused_naming_every_form() {
+        for base in ["ftp://x", "http://a:1,ftp://x"] {
+            let target = Target::Http {
+                base: base.into(),
+                token: None,
+            };
+            let e = Client::new(target, None).err().unwrap().to_string();
+            assert!(e.contains("\"ftp://x\""), "{e}");
+            for form in ["unix:PATH", "http://", "https://"] {
+                assert!(e.contains(form), "{base}: {e} does not name {form}");
+            }
+        }
     }
 
     #[test]

@@ -130,6 +130,108 @@ fn postgres_restarted_under_load_loses_no_acknowledged_job() {
     assert_eq!(sorted.len(), ids.len(), "an id was acknowledged twice");
 }
 
+/// Submits held jobs through `server` (`token`: over TCP with it, else the server's own
+/// target) until `stop`; every failure's message and the longest a submission took.
+fn strict_submitter(
+    server: String,
+    token: Option<String>,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Vec<u64>>>,
+) -> std::thread::JoinHandle<(Vec<String>, Duration)> {
+    std::thread::spawn(move || {
+        let mut failures = Vec::new();
+        let mut longest = Duration::ZERO;
+        while !stop.load(Ordering::Relaxed) {
+            let args = ["submit", "--json", "--hold", "--", "true"];
+            let t = std::time::Instant::now();
+            let o = match &token {
+                Some(t) => cli_as(&server, Some(t), &args),
+                None => cli(&server, &args),
+            };
+            longest = longest.max(t.elapsed());
+            if !o.status.success() {
+                failures.push(stderr(&o));
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+            acked
+                .lock()
+                .unwrap()
+                .push(v["ids"][0].as_u64().expect("an id"));
+        }
+        (failures, longest)
+    })
+}
+
+/// The store going away for a moment is not the user's problem: while PostgreSQL is
+/// restarted (as a crash would, four times) under two submit loops, one over the Unix
+/// socket and one over TCP with a token, no submission fails. The server answers what it
+/// cannot save or read 503 with `Retry-After` and the CLI sends it again (the client
+/// token makes that the same job); every acknowledged job is stored once.
+#[test]
+fn no_submission_fails_while_postgres_restarts() {
+    let Some(pg) = TempPostgres::start_or_skip("no_submission_fails_while_postgres_restarts")
+    else {
+        return;
+    };
+    let (_d, dir) = scratch();
+    let store = pg.url();
+    let (_server, url) = server(&dir.join("data"), 0, &["--store", &store]);
+    // A node that could hold the jobs: without one a submission is refused (409).
+    let _a = agent(&url, "node-a", &dir.join("a"), Gpus::Declared(1));
+    let o = cli(&url, &["token", "create", "nobody"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let token = stdout(&o).trim().to_string();
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let loops = [
+        strict_submitter(url.clone(), None, stop.clone(), acked.clone()),
+        strict_submitter(url.clone(), Some(token), stop.clone(), acked.clone()),
+    ];
+    wait_until(SLOW, || acked_len(&acked) >= 10);
+    for round in 0..4 {
+        let t = std::time::Instant::now();
+        pg.restart().expect("PostgreSQL restarts");
+        let after = acked_len(&acked);
+        wait_until(SLOW, || acked_len(&acked) >= after + 10);
+        eprintln!(
+            "restart {round}: PostgreSQL back and 10 more acknowledged {:?} after the stop",
+            t.elapsed()
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut failures = Vec::new();
+    for (how, l) in ["the socket", "TCP"].into_iter().zip(loops) {
+        let (failed, longest) = l.join().unwrap();
+        eprintln!("over {how}: the longest submission took {longest:?}");
+        failures.extend(failed);
+    }
+    let ids = acked.lock().unwrap().clone();
+    assert!(
+        failures.is_empty(),
+        "{} of {} submissions failed while PostgreSQL restarted; the first: {}",
+        failures.len(),
+        failures.len() + ids.len(),
+        failures[0]
+    );
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), ids.len(), "an id was acknowledged twice");
+    let o = cli(&url, &["queue", "--json", "--all", "--limit", "100000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let stored: std::collections::BTreeSet<u64> = list["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .filter_map(|j| j["id"].as_u64())
+        .collect();
+    for id in &ids {
+        assert!(stored.contains(id), "job {id} was acknowledged, not listed");
+    }
+}
+
 #[test]
 fn a_backup_taken_under_submissions_holds_every_job_acknowledged_before_it() {
     let Some(pg) = TempPostgres::start_or_skip("a_backup_taken_under_submissions") else {
