@@ -24,6 +24,7 @@ mod running;
 mod spawn;
 mod spawn_error;
 mod supervise;
+pub(crate) use supervise::FENCE_GRACE;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -339,18 +339,16 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     loop {
         let reg = tokio::select! {
             r = register(&shared) => r?,
-            _ = shutdown.changed() => return drain(&shared).await,
+            _ = shutdown.changed() => return drain(&shared, None).await,
         };
-        // Stop our jobs if the server is silent for half its heartbeat timeout: it
-        // requeues them after the whole timeout, and they must be gone by then.
-        lease_tx.send_replace(Duration::from_millis(reg.heartbeat_timeout_ms / 2));
+        lease_tx.send_replace(fence_after(&reg));
         instance_tx.send_replace(reg.instance.clone());
         while rereg_rx.try_recv().is_ok() {}
         let poll_wait = Duration::from_millis(reg.poll_wait_ms);
         tokio::select! {
             _ = poll_loop(&shared, &reg.instance, poll_wait) => {}
             _ = rereg_rx.recv() => {}
-            _ = shutdown.changed() => return drain(&shared).await,
+            _ = shutdown.changed() => return drain(&shared, Some(&reg.instance)).await,
         }
         tracing::info!("the server does not know this node (it restarted?); registering again");
     }
@@ -364,10 +362,31 @@ const DRAIN_JOBS: Duration = Duration::from_secs(15 * 60);
 /// acknowledged by then is journalled and reported by the next agent life.
 const DRAIN_REPORT: Duration = Duration::from_secs(10);
 
+/// How long the server may be silent before this agent stops its jobs: the node lease
+/// the server announced, less the time a fenced job takes to stop (its short grace and
+/// a margin), so they are gone before the server, counting the same lease from the
+/// request it received (never before this agent sent it), requeues them. A server that
+/// announces no lease (an older release) requeues after its heartbeat timeout: half of
+/// that, as before.
+fn fence_after(reg: &Registered) -> Duration {
+    match reg.lease_ms {
+        Some(ms) => {
+            let lease = Duration::from_millis(ms);
+            lease.saturating_sub(FENCE_MARGIN.min(lease / 2))
+        }
+        None => Duration::from_millis(reg.heartbeat_timeout_ms / 2),
+    }
+}
+
+/// What a fence takes before its jobs are gone: their grace before SIGKILL, and a margin
+/// for a busy machine.
+const FENCE_MARGIN: Duration = Duration::from_secs(crate::launcher::FENCE_GRACE.as_secs() + 5);
+
 /// The agent was told to stop: every job is stopped with its grace and ends `Stopped`,
 /// and the ends are delivered before the agent goes. No new job starts meanwhile (the
-/// poll loop is no longer running).
-async fn drain(sh: &Shared) -> anyhow::Result<()> {
+/// poll loop is no longer running). Then the server of `instance` is told the node is
+/// leaving, so it places nothing more here.
+async fn drain(sh: &Shared, instance: Option<&str>) -> anyhow::Result<()> {
     // No attempt queued behind another starts while the agent stops its jobs.
     sh.followers.stop();
     let running = sh.launcher.running();
@@ -396,8 +415,33 @@ async fn drain(sh: &Shared) -> anyhow::Result<()> {
             "the server did not confirm every job's end before the agent stopped; the next \
              agent start reports them"
         );
+    } else if let Some(instance) = instance {
+        leave(sh, instance).await;
     }
     Ok(())
+}
+
+/// Tells the server this node runs nothing and is going (best effort, bounded: a server
+/// that does not hear it takes the node out after the heartbeat timeout instead).
+async fn leave(sh: &Shared, instance: &str) {
+    let body = Report {
+        node: sh.cfg.name.clone(),
+        instance: instance.to_string(),
+        events: Vec::new(),
+        telemetry: None,
+        leaving: true,
+    };
+    let req = |url: String| {
+        sh.http
+            .post(url)
+            .json(&body)
+            .timeout(Duration::from_secs(3))
+    };
+    match send(sh, "/api/agent/report", req).await {
+        Ok(r) if r.status().is_success() => tracing::info!("told the server this node is leaving"),
+        Ok(r) => tracing::debug!("the server did not take the node's leave ({})", r.status()),
+        Err(e) => tracing::debug!("could not tell the server this node is leaving: {e}"),
+    }
 }
 
 /// Fences the node: when no poll has succeeded for the lease, every running attempt is
@@ -511,6 +555,7 @@ async fn register(sh: &Shared) -> anyhow::Result<Registered> {
         };
         // Bounded: a server that is stopped or cut off accepts the connection and never
         // answers; the next try goes to the next server.
+        let sent = Instant::now();
         match send(sh, "/api/agent/register", |url| {
             sh.http
                 .post(url)
@@ -521,6 +566,9 @@ async fn register(sh: &Shared) -> anyhow::Result<Registered> {
         {
             Ok(r) if r.status().is_success() => match r.json::<Registered>().await {
                 Ok(reg) => {
+                    // The server counts this node's lease from this request: so does
+                    // the agent (a job it places now must not be fenced at once).
+                    heard(sh, sent);
                     acknowledge(sh, &events);
                     tracing::info!(node = %sh.cfg.name, server = %sh.servers.current(), gpus = sh.cfg.gpus.len(), server_protocol = reg.protocol, "registered");
                     if reg.protocol < gpusched_wire::agent::AGENT_PROTOCOL {
@@ -644,6 +692,15 @@ async fn advertised(sh: &Shared) -> Option<String> {
     }
 }
 
+/// The server answered a request sent at `sent`: the lease counts from then (the latest
+/// such time wins; an answer to an older request does not move it back).
+fn heard(sh: &Shared, sent: Instant) {
+    let mut last = sh.last_contact.lock().unwrap_or_else(|p| p.into_inner());
+    if sent > *last {
+        *last = sent;
+    }
+}
+
 /// Long-polls the desired state and reconciles, until the server forgets the node.
 async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
     let mut gen = u64::MAX; // never equal: the first poll answers at once
@@ -663,6 +720,9 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
                 ])
                 .timeout(poll_wait + Duration::from_secs(10))
         };
+        // The lease counts from when the request left: the server counts from when it
+        // arrived, never earlier (`fence_after`).
+        let sent = Instant::now();
         match send(sh, "/api/agent/poll", req).await {
             Ok(r) if r.status() == StatusCode::CONFLICT => return,
             Ok(r) if r.status().is_success() => match r.json::<Desired>().await {
@@ -678,7 +738,7 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
                 }
                 Ok(d) => {
                     backoff.reset();
-                    *sh.last_contact.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                    heard(sh, sent);
                     gen = d.gen;
                     reconcile(sh, &d, &mut cancelled_unseen);
                     sh.launcher.records().forget_acked_before(acked_before);
@@ -931,6 +991,7 @@ async fn reporter(
             instance: inst,
             events: events.clone(),
             telemetry,
+            leaving: false,
         };
         let req = |url: String| {
             sh.http

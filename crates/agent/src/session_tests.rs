@@ -43,6 +43,9 @@ struct Fake {
     unavailable: bool,
     /// Polls answered.
     polls: u32,
+    /// The heartbeat timeout and node lease registration announces (0: 120 s, none).
+    heartbeat_ms: u64,
+    lease_ms: Option<u64>,
 }
 
 type Shared = Arc<Mutex<Fake>>;
@@ -54,7 +57,12 @@ async fn register(State(s): State<Shared>, Json(r): Json<Register>) -> Json<Regi
     Json(Registered {
         instance: "i1".into(),
         poll_wait_ms: 100,
-        heartbeat_timeout_ms: 120_000,
+        heartbeat_timeout_ms: if f.heartbeat_ms == 0 {
+            120_000
+        } else {
+            f.heartbeat_ms
+        },
+        lease_ms: f.lease_ms,
         protocol: gpusched_wire::agent::AGENT_PROTOCOL,
     })
 }
@@ -867,4 +875,92 @@ async fn a_queued_attempt_never_starts_behind_a_preempted_one() {
         "job 2 started behind a preempted job"
     );
     shut_down(stop, agent, http).await;
+}
+
+/// The node lease, as the agent keeps it: a server that announces one is given all of
+/// it less the time a fenced job takes to stop; an older one half its heartbeat timeout.
+#[test]
+fn the_agent_fences_before_the_lease_ends_on_the_server() {
+    let reg = |hb: u64, lease: Option<u64>| Registered {
+        instance: "i".into(),
+        poll_wait_ms: 1,
+        heartbeat_timeout_ms: hb,
+        lease_ms: lease,
+        protocol: gpusched_wire::agent::AGENT_PROTOCOL,
+    };
+    let fence = |r: Registered| super::fence_after(&r);
+    // 5 minutes: the last 8 s (3 s of grace, 5 s of margin) are the fence's.
+    assert_eq!(fence(reg(30_000, Some(300_000))), Duration::from_secs(292));
+    // A lease too short for that margin keeps half of it.
+    assert_eq!(fence(reg(2_000, Some(2_000))), Duration::from_secs(1));
+    // An older server: half its heartbeat timeout, as before.
+    assert_eq!(fence(reg(30_000, None)), Duration::from_secs(15));
+}
+
+/// A server silent for longer than half its heartbeat timeout (the old fence) but
+/// shorter than its lease: the job runs on; past the lease it is fenced and reported
+/// lost, well before the server (counting from the poll it received) would requeue it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_kills_nothing_within_the_lease() {
+    let (s, url, http) = fake_server().await;
+    {
+        let mut f = s.lock().unwrap();
+        f.heartbeat_ms = 1_000;
+        f.lease_ms = Some(6_000);
+    }
+    let mut l = launch(9);
+    l.command = vec!["sleep".into(), "30".into()];
+    set_desired(&s, vec![l], vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+    let (stop, stop_rx) = watch::channel(false);
+    let agent = tokio::spawn(run(config(url, dir.path(), lib), stop_rx));
+    let a = AttemptRef { job: 9, attempt: 1 };
+    wait_event(&s, a, |e| {
+        matches!(e, RunEventKind::Started { .. }).then_some(())
+    })
+    .await;
+    let silent = Instant::now();
+    s.lock().unwrap().unavailable = true;
+    // Twice the old fence (half the heartbeat timeout): still running.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(
+        !s.lock()
+            .unwrap()
+            .events
+            .iter()
+            .any(|e| e.job == 9 && matches!(e.event, RunEventKind::Ended { .. })),
+        "the job ended while the server was silent for less than its lease"
+    );
+    // The fence comes at half the 6 s lease (its margin), and its end is reported once
+    // the server answers again.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    s.lock().unwrap().unavailable = false;
+    let outcome = wait_event(&s, a, |e| match e {
+        RunEventKind::Ended { outcome } => Some(outcome.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(
+        matches!(&outcome, gpusched_wire::Outcome::Lost { message } if message.contains("heard nothing")),
+        "{outcome:?}"
+    );
+    assert!(silent.elapsed() < Duration::from_secs(6), "fenced too late");
+    shut_down(stop, agent, http).await;
+}
+
+/// An agent told to stop while it runs nothing tells the server it is leaving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_agent_says_it_leaves() {
+    let (s, url, http) = fake_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let lib = FakeNvml::uniform(2, "NVIDIA A100-SXM4-80GB", 81920);
+    let (stop, stop_rx) = watch::channel(false);
+    let agent = tokio::spawn(run(config(url, dir.path(), lib), stop_rx));
+    wait_until(&s, "a poll", |f| f.polls >= 1).await;
+    shut_down(stop, agent, http).await;
+    let f = s.lock().unwrap();
+    let leaves: Vec<_> = f.reports.iter().filter(|(r, _)| r.leaving).collect();
+    assert_eq!(leaves.len(), 1, "{:?}", f.reports);
+    assert!(leaves[0].0.events.is_empty() && leaves[0].0.instance == "i1");
 }

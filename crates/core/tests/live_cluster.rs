@@ -286,6 +286,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
                 resources: Default::default(),
                 topology: Default::default(),
                 drained: None,
+                unreachable: None,
                 follows: false,
             })
             .to_vec()

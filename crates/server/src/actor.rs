@@ -592,6 +592,9 @@ async fn handle(
                     state.cfg.metrics.saw_telemetry(&rep.node, t);
                     state.telemetry(&rep.node, t);
                 }
+                if rep.leaving {
+                    state.node_leaving(&rep.node);
+                }
             }
             answer(out, r, v)
         }

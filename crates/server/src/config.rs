@@ -14,6 +14,11 @@ pub const SOCKET_NAME: &str = "gpusched.sock";
 /// machine's stall of a second does not depose a healthy leader.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(4);
 
+/// The node lease by default: long enough that a server restart or an upgrade (minutes)
+/// kills no job on any agent; it is also how long a dead node's jobs wait before they are
+/// requeued elsewhere.
+pub const DEFAULT_NODE_LEASE: Duration = Duration::from_secs(300);
+
 /// The longest a `wait` request is held by default; `gpusched wait` asks for at most a
 /// minute at a time and asks again.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(300);
@@ -26,8 +31,14 @@ pub struct ServerConfig {
     /// `--store URL`; None: `sqlite:DATA_DIR/gpusched.db`.
     pub store: Option<gpusched_store::StoreUrl>,
     pub listen: SocketAddr,
-    /// Silence after which a node is declared lost and its jobs requeued.
+    /// Silence after which nothing new is placed on a node (it is unreachable).
     pub heartbeat_timeout: Duration,
+    /// The node lease: silence after which a node's jobs are declared lost and requeued,
+    /// counted from the last request of its agent the server received, or from the
+    /// server's start for a node not heard from since. Its agent stops them once the
+    /// same span has passed since it sent the last request the server answered, so a
+    /// job never runs twice (ARCHITECTURE.md, invariants). At least `heartbeat_timeout`.
+    pub node_lease: Duration,
     /// Queue order on the live cluster; `srtf`, `srsf`, `tiresias` and `blend` preempt through
     /// the checkpoint contract (`state/preempt.rs`).
     pub policy: PolicyKind,
@@ -157,6 +168,7 @@ impl ServerConfig {
             store: None,
             listen,
             heartbeat_timeout: Duration::from_secs(30),
+            node_lease: DEFAULT_NODE_LEASE,
             policy: PolicyKind::Fifo,
             las_limits: vec![3250.0, 7200.0],
             default_max_retries: 3,

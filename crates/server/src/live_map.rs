@@ -40,6 +40,8 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
                 .collect(),
         },
         drained: record.drain.as_ref().map(|d| d.reason.clone()),
+        // Whether its agent is heard from is the server's to say (`Liveness`).
+        unreachable: None,
         // What its agent can do is known from its registration (`NodeEntry::follows`).
         follows: false,
     }

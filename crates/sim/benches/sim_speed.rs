@@ -202,6 +202,7 @@ fn a100_node(name: String) -> gpusched_core::live::LiveNode {
         resources: Default::default(),
         topology: Default::default(),
         drained: None,
+        unreachable: None,
         follows: false,
     }
 }

@@ -123,8 +123,16 @@ pub struct Registered {
     pub instance: String,
     /// The longest the server holds a poll; the agent polls again at once after each.
     pub poll_wait_ms: u64,
-    /// Silence after which the server declares the node lost.
+    /// Silence after which the server places nothing more on the node (it stays
+    /// unreachable, its jobs kept, until its agent is heard again or the lease ends).
     pub heartbeat_timeout_ms: u64,
+    /// The node lease: silence after which the server declares the node's jobs lost and
+    /// requeues them, counted from the last request it received from the agent (or from
+    /// its own start). The agent stops its jobs before the same span has passed since
+    /// it sent the last request the server answered, so no job runs twice. Absent from
+    /// servers before it was sent: the agent then uses half the heartbeat timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
     /// The agent protocol the server speaks ([`AGENT_PROTOCOL`]); absent from servers of
     /// protocol 1.
     #[serde(default = "protocol_without_header")]
@@ -329,6 +337,11 @@ pub struct Report {
     /// `--telemetry-interval` when no event goes out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<crate::telemetry::NodeTelemetry>,
+    /// The agent is stopping and runs nothing any more (it stopped its jobs and these
+    /// events report their ends): the server takes the node out of placement now
+    /// instead of after the heartbeat timeout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leaving: bool,
 }
 
 #[cfg(test)]

@@ -45,7 +45,12 @@ pub struct GpuInfo {
 #[serde(rename_all = "snake_case")]
 pub enum NodeState {
     Online,
-    /// Missed its heartbeats; its jobs were requeued.
+    /// Its agent has not been heard from for the heartbeat timeout, or since the
+    /// server started: nothing new is placed there, and its jobs are kept (they may
+    /// still run) until the agent is heard again or the node lease ends.
+    Unreachable,
+    /// Its agent stopped, or was silent for the whole node lease (its jobs were
+    /// requeued).
     Offline,
 }
 

@@ -24,7 +24,7 @@ use super::running::{Running, Stop};
 use crate::jobdir::JobDir;
 
 /// The most a fenced job gets between SIGTERM and SIGKILL: the server requeues it soon.
-const FENCE_GRACE: Duration = Duration::from_secs(3);
+pub(crate) const FENCE_GRACE: Duration = Duration::from_secs(3);
 
 /// How long the end of a job waits for its output pipes to drain.
 const COPY_DRAIN: Duration = Duration::from_secs(2);

@@ -30,6 +30,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     let state = |s: NodeState| match s {
         NodeState::Online => "online",
+        NodeState::Unreachable => "unreachable",
         NodeState::Offline => "offline",
     };
     if args.gpus {

@@ -52,9 +52,17 @@ pub struct ServerArgs {
     /// drops to the next queue, one per queue but the last (e.g. 1h,4h).
     #[arg(long, value_name = "DURATIONS", default_value = "3250s,7200s")]
     pub las_limits: String,
-    /// A node silent this long is declared lost and its jobs requeued.
+    /// A node whose agent is silent this long is unreachable: nothing new is placed on
+    /// it, and its jobs are kept (they may still run) until the node lease ends.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     pub heartbeat_timeout: String,
+    /// The node lease: a node whose agent is silent this long (or that has not
+    /// registered this long after the server started) has its jobs declared lost and
+    /// requeued; the agent stops them itself once the server has been silent this long.
+    /// Long enough that a server restart or upgrade kills nothing; short enough that a
+    /// dead node's jobs do not wait too long to run elsewhere (docs/live-cluster.md).
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub node_lease: String,
     /// The longest the server holds a `wait` request before answering with the job as it
     /// is (clients ask again); shorter than the idle timeout of a proxy in front of it.
     #[arg(long, default_value = "300s", value_name = "DURATION")]
@@ -205,6 +213,15 @@ impl ServerArgs {
         let hb = parse_duration(&self.heartbeat_timeout).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(hb >= 1, "--heartbeat-timeout must be at least 1 second");
         cfg.heartbeat_timeout = std::time::Duration::from_secs(hb);
+        let lease = parse_duration(&self.node_lease).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            lease >= hb,
+            "--node-lease {} is shorter than --heartbeat-timeout {}; the lease counts from \
+             the same silence and must be at least as long (e.g. --node-lease 5m)",
+            self.node_lease,
+            self.heartbeat_timeout
+        );
+        cfg.node_lease = std::time::Duration::from_secs(lease);
         let max_wait = parse_duration(&self.max_wait).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(
             max_wait >= 1,

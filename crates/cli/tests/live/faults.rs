@@ -377,21 +377,41 @@ fn an_interrupted_agent_stops_its_jobs_and_they_are_requeued_without_a_retry() {
     cli(&url, &["cancel", &id.to_string()]);
 }
 
-/// SIGTERM to the server alone leaves the jobs running on their agents; when it is back
-/// they reconcile and the same attempt runs on.
+/// A server stopped for 20 s (longer than the agents' old lease of half a 30 s heartbeat
+/// timeout) kills nothing: the jobs on two agents, `--max-retries 0`, run on through the
+/// outage and succeed as their first attempt, each run once. A node whose agent died
+/// before the stop is known from the store but unreachable after the start: nothing is
+/// placed on it, though its GPUs are free.
 #[test]
-fn a_terminated_server_leaves_jobs_running_and_its_agents_reconcile() {
+fn a_server_outage_kills_nothing_and_nothing_goes_to_a_node_without_an_agent() {
     use std::process::Command;
     let (_d, dir) = scratch();
     let data = dir.join("data");
     let port = free_port();
-    // A long heartbeat timeout, so the agents' lease outlasts the restart.
-    let (mut s1, url) = server(&data, port, &["--heartbeat-timeout", "60s"]);
-    let _a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    // The default lease (5 minutes); a short heartbeat timeout so the dead agent's node
+    // is unreachable within seconds.
+    let flags = ["--heartbeat-timeout", "3s", "--node-lease", "5m"];
+    let (mut s1, url) = server(&data, port, &flags);
+    let _a1 = agent(&url, "n1", &dir.join("a1"), Gpus::Declared(1));
+    let _a2 = agent(&url, "n2", &dir.join("a2"), Gpus::Declared(1));
+    let mut a3 = agent(&url, "n3", &dir.join("a3"), Gpus::Declared(2));
+    a3.kill();
+    wait_until(SLOW, || {
+        node_state(&url, "n3").as_deref() == Some("unreachable")
+    });
     let ledger = dir.join("ledger");
-    let j = ledger_job(&ledger, 5.0);
-    let id = submit(&url, &args(&j));
-    let job_pid = wait_ledger(&ledger, id, 1);
+    let j = ledger_job(&ledger, 30.0);
+    let mut a = args(&j);
+    a.splice(0..0, ["-G", "1", "--max-retries", "0"]);
+    let ids = [submit(&url, &a), submit(&url, &a)];
+    let pids: Vec<i32> = ids.iter().map(|&id| wait_ledger(&ledger, id, 1)).collect();
+    let nodes: Vec<String> = ids
+        .iter()
+        .map(|&id| job(&url, id)["node"].as_str().unwrap_or("").to_string())
+        .collect();
+    let mut sorted = nodes.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["n1", "n2"], "one job on each live agent");
     let pid = s1.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     let start = std::time::Instant::now();
@@ -399,17 +419,57 @@ fn a_terminated_server_leaves_jobs_running_and_its_agents_reconcile() {
         assert!(start.elapsed() < SLOW, "the server did not stop on SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(pid_alive(job_pid), "the job died with the server");
-    let (_s2, url2) = server(&data, port, &["--heartbeat-timeout", "60s"]);
+    std::thread::sleep(Duration::from_secs(20));
+    for &p in &pids {
+        assert!(pid_alive(p), "a job died during the server's outage");
+    }
+    let (_s2, url2) = server(&data, port, &flags);
     assert_eq!(url, url2);
-    // The agent re-registers with its running attempt, which ends well and is
-    // reported to the new server: attempt 1 succeeded, run once.
+    // n3 is known from the store, and its agent is gone: unreachable, not online.
+    assert_eq!(node_state(&url, "n3").as_deref(), Some("unreachable"));
+    // Only n3 could hold two GPUs: the job waits, and says why.
+    let big = submit(&url, &["-G", "2", "--max-retries", "0", "--", "true"]);
+    for &id in &ids {
+        let v = wait_job(&url, id, Duration::from_secs(90));
+        assert_eq!(
+            (v["state"].as_str(), v["attempt"].as_u64()),
+            (Some("succeeded"), Some(1)),
+            "{v}"
+        );
+    }
+    let v = job(&url, big);
+    assert_eq!(v["state"].as_str(), Some("pending"), "{v}");
+    let reason = v["reason"].as_str().unwrap_or("");
+    assert!(reason.contains("unreachable"), "{v}");
+    let runs = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(ledger_runs(&runs).len(), 2, "each job ran once: {runs}");
+    cli(&url, &["cancel", &big.to_string()]);
+}
+
+/// An agent stopped with SIGTERM while idle takes its node out at once: the next job
+/// goes to the node whose agent runs, not to the stopped one (where it would wait for a
+/// start nobody makes and be lost).
+#[test]
+fn nothing_is_placed_on_a_node_whose_agent_stopped() {
+    use std::process::Command;
+    let (_d, dir) = scratch();
+    let (_s, url) = server(&dir.join("data"), 0, &["--heartbeat-timeout", "30s"]);
+    let _a1 = agent(&url, "n1", &dir.join("a1"), Gpus::Declared(1));
+    // n2 has the most GPUs: placement would pick it while it counted as online.
+    let mut a2 = agent(&url, "n2", &dir.join("a2"), Gpus::Declared(4));
+    let pid = a2.child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let start = std::time::Instant::now();
+    while a2.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < SLOW, "the agent did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(node_state(&url, "n2").as_deref(), Some("offline"));
+    let id = submit(&url, &["-G", "1", "--max-retries", "0", "--", "true"]);
     let v = wait_job(&url, id, SLOW);
     assert_eq!(
-        (v["state"].as_str(), v["attempt"].as_u64()),
-        (Some("succeeded"), Some(1)),
+        (v["state"].as_str(), v["node"].as_str()),
+        (Some("succeeded"), Some("n1")),
         "{v}"
     );
-    let runs = std::fs::read_to_string(&ledger).unwrap();
-    assert_eq!(ledger_runs(&runs).len(), 1, "{runs}");
 }

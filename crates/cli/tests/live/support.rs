@@ -93,10 +93,19 @@ pub fn server(data: &Path, port: u16, extra: &[&str]) -> (Proc, String) {
         .args(if extra.contains(&"--heartbeat-timeout") {
             &[][..]
         } else {
-            // Long enough that an agent starved of CPU on a busy machine keeps its lease
-            // (half of it); tests about expiry pass a shorter one.
+            // Long enough that an agent starved of CPU on a busy machine stays online;
+            // tests about expiry pass a shorter one.
             &["--heartbeat-timeout", "10s"][..]
         })
+        .args(
+            match extra.iter().position(|a| *a == "--heartbeat-timeout") {
+                // The node lease as long as the heartbeat timeout unless a test says
+                // otherwise: tests about a lost node wait for that silence, not 5 minutes.
+                _ if extra.contains(&"--node-lease") => vec![],
+                Some(i) => vec!["--node-lease", extra[i + 1]],
+                None => vec!["--node-lease", "10s"],
+            },
+        )
         .args(["--grace", "1s"])
         .args(extra)
         .env("GPUSCHED_LOG", "warn")

@@ -110,10 +110,10 @@ impl NodeSlices {
             out: node
                 .gpus
                 .iter()
-                .filter(|g| node.drained.is_some() || g.unhealthy.is_some())
+                .filter(|g| node.closed() || g.unhealthy.is_some())
                 .map(|g| g.index)
                 .collect(),
-            drained: node.drained.is_some(),
+            drained: node.closed(),
         }
     }
 

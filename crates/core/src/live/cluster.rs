@@ -526,7 +526,7 @@ impl LiveCluster {
         self.scheduler.set_cluster(&cluster);
         self.scheduler.set_locations(locations);
         let drained: Vec<NodeId> = (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].drained.is_some())
+            .filter(|&i| self.nodes[i].closed())
             .map(|i| NodeId(i as u32))
             .collect();
         self.scheduler.close_nodes(&drained);

@@ -240,7 +240,7 @@ impl LiveCluster {
             };
             let node = self.nodes.get(n.index())?;
             let id = j.spec.id.0;
-            if !node.follows || node.drained.is_some() || self.preempts.contains(&id) {
+            if !node.follows || node.closed() || self.preempts.contains(&id) {
                 return None;
             }
             let len = self.followers.chain_len(id);

@@ -27,6 +27,7 @@ fn node(name: &str, n: u32, model: &str) -> LiveNode {
         resources: BTreeMap::new(),
         topology: Default::default(),
         drained: None,
+        unreachable: None,
         follows: false,
     }
 }

@@ -20,6 +20,11 @@ pub struct LiveNode {
     /// `Some(reason)` while an operator drains it: nothing new is placed here (whole,
     /// share, MIG or GPU-less with room), its running jobs keep what they hold.
     pub drained: Option<String>,
+    /// `Some(why)` while its agent is not heard from (silent past the heartbeat
+    /// timeout, or not yet registered since the server started): nothing new is placed
+    /// here, as on a drained node, and its running jobs keep what they hold until the
+    /// server declares them lost.
+    pub unreachable: Option<String>,
     /// Its agent starts a job queued behind a running one by itself when that one ends
     /// (agent protocol 3; see `follow.rs`): only such nodes get followers.
     pub follows: bool,
@@ -88,6 +93,11 @@ pub struct MigInstance {
 }
 
 impl LiveNode {
+    /// Nothing new is placed here: an operator drained it or its agent is unreachable.
+    pub fn closed(&self) -> bool {
+        self.drained.is_some() || self.unreachable.is_some()
+    }
+
     /// GPUs the whole-GPU scheduler may use: those not in MIG mode.
     pub fn whole_gpus(&self) -> u32 {
         self.gpus.iter().filter(|g| g.mig.is_none()).count() as u32
@@ -105,7 +115,7 @@ impl LiveNode {
     /// GPUs whole-GPU jobs may be placed on now: not in MIG mode, healthy, and none
     /// while the node is drained.
     pub fn usable_whole_gpus(&self) -> u32 {
-        if self.drained.is_some() {
+        if self.closed() {
             return 0;
         }
         self.gpus
@@ -118,6 +128,9 @@ impl LiveNode {
     /// ("drained (maintenance)", "GPU 1 is unhealthy (Xid 79)"); `None` when it skips
     /// nothing.
     pub fn out_of_service(&self) -> Option<String> {
+        if let Some(r) = &self.unreachable {
+            return Some(format!("unreachable ({r})"));
+        }
         if let Some(r) = &self.drained {
             return Some(format!("drained ({r})"));
         }

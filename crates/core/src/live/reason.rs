@@ -117,7 +117,7 @@ impl LiveCluster {
         let mut kinds: BTreeMap<(String, u32), u32> = BTreeMap::new();
         let mut usable: BTreeMap<String, u32> = BTreeMap::new();
         for n in &self.nodes {
-            if n.drained.is_none() {
+            if !n.closed() {
                 let most = usable.entry(n.model.clone()).or_default();
                 *most = (*most).max(n.usable_whole_gpus());
             }
@@ -310,7 +310,7 @@ impl LiveCluster {
                 }
                 let key = if gang.mixed_models { "" } else { &node.model };
                 *ever.entry(key).or_default() += 1;
-                if node.drained.is_none() && node.usable_whole_gpus() >= g {
+                if !node.closed() && node.usable_whole_gpus() >= g {
                     *usable.entry(key).or_default() += 1;
                 }
                 let room_now =

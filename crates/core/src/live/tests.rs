@@ -34,6 +34,7 @@ pub(super) fn node(name: &str, n: u32, mig: bool) -> LiveNode {
         resources: BTreeMap::new(),
         topology: Default::default(),
         drained: None,
+        unreachable: None,
         follows: false,
     }
 }

@@ -9,15 +9,23 @@ use super::sheet::{Labels, Sheet};
 use super::View;
 
 /// The states `gpusched_nodes` counts, every one written (zeros too).
-pub const NODE_STATES: [&str; 3] = ["online", "offline", "drained"];
+pub const NODE_STATES: [&str; 4] = ["online", "unreachable", "offline", "drained"];
 /// The states `gpusched_gpus` counts: a partition of every registered GPU.
-pub const GPU_STATES: [&str; 5] = ["free", "used", "unhealthy", "drained", "offline"];
+pub const GPU_STATES: [&str; 6] = [
+    "free",
+    "used",
+    "unhealthy",
+    "drained",
+    "unreachable",
+    "offline",
+];
 
-/// A node's state for `gpusched_nodes`: offline first (a drained node that died is
-/// offline), then drained.
+/// A node's state for `gpusched_nodes`: offline or unreachable first (a drained node
+/// that died is offline), then drained.
 pub fn node_state(n: &NodeView) -> &'static str {
     match n.state {
         NodeState::Offline => "offline",
+        NodeState::Unreachable => "unreachable",
         _ if n.drain.is_some() => "drained",
         _ => "online",
     }
@@ -32,11 +40,14 @@ fn unhealthy(n: &NodeView, index: u32) -> bool {
     matches!(n.gpu_health.get(&index), Some(GpuHealth::Unhealthy { .. }))
 }
 
-/// A GPU's state for `gpusched_gpus`: the node offline, else unhealthy (held or not: it
-/// takes no new work), else used, else drained (free on a drained node), else free.
+/// A GPU's state for `gpusched_gpus`: the node offline or unreachable (what its jobs do
+/// there is not known now), else unhealthy (held or not: it takes no new work), else
+/// used, else drained (free on a drained node), else free.
 pub fn gpu_state(n: &NodeView, g: &GpuView) -> &'static str {
     if n.state == NodeState::Offline {
         "offline"
+    } else if n.state == NodeState::Unreachable {
+        "unreachable"
     } else if unhealthy(n, g.info.index) {
         "unhealthy"
     } else if held(g) {
@@ -116,14 +127,14 @@ fn nodes(view: &View, out: &mut Sheet) {
     }
     out.gauge(
         "gpusched_nodes",
-        "Registered nodes by state (offline: its agent is silent; drained: online, an operator stopped new work)",
+        "Registered nodes by state (unreachable: its agent is silent past the heartbeat timeout, its jobs kept; offline: its agent stopped or was silent for the node lease; drained: online, an operator stopped new work)",
     );
     for s in NODE_STATES {
         out.add(l(&[("state", s)]), by_state[s] as f64);
     }
     out.gauge(
         "gpusched_gpus",
-        "Registered GPUs by state (offline node, unhealthy, used, free on a drained node, free)",
+        "Registered GPUs by state (offline node, unreachable node, unhealthy, used, free on a drained node, free)",
     );
     for s in GPU_STATES {
         out.add(l(&[("state", s)]), gpus[s] as f64);

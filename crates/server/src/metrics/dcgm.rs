@@ -93,7 +93,7 @@ fn labels(node: &str, g: &GpuView) -> Labels {
 pub fn gpus(nodes: &NodeList, last_xid: &BTreeMap<(String, u32), u64>, out: &mut Sheet) {
     // (node, its GPU, its sample) for every GPU with a sample that is not lost.
     let mut read: Vec<(&str, &GpuView, &GpuSample)> = Vec::new();
-    for n in nodes.nodes.iter().filter(|n| n.state != NodeState::Offline) {
+    for n in nodes.nodes.iter().filter(|n| n.state == NodeState::Online) {
         for g in &n.gpus {
             let sample = n
                 .telemetry
@@ -129,7 +129,7 @@ pub fn gpus(nodes: &NodeList, last_xid: &BTreeMap<(String, u32), u64>, out: &mut
         "gpusched_gpu_lost",
         "1 if NVML no longer sees the GPU (fallen off the bus) in its node's latest sample",
     );
-    for n in nodes.nodes.iter().filter(|n| n.state != NodeState::Offline) {
+    for n in nodes.nodes.iter().filter(|n| n.state == NodeState::Online) {
         let Some(t) = &n.telemetry else { continue };
         for g in &n.gpus {
             if let Some(s) = t.gpus.iter().find(|s| s.index == g.info.index) {

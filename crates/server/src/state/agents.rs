@@ -82,7 +82,7 @@ impl State {
             .nodes
             .get_mut_unstored(&name)
             .expect("registered above");
-        entry.online = true;
+        entry.liveness = super::Liveness::Online;
         entry.last_seen = now;
         // Protocol 3 starts queued attempts itself (`follow.rs`); an older agent would
         // leave them waiting.
@@ -120,6 +120,12 @@ impl State {
             instance: self.instance.clone(),
             poll_wait_ms: self.cfg.poll_wait().as_millis() as u64,
             heartbeat_timeout_ms: self.cfg.heartbeat_timeout.as_millis() as u64,
+            lease_ms: Some(
+                self.cfg
+                    .node_lease
+                    .max(self.cfg.heartbeat_timeout)
+                    .as_millis() as u64,
+            ),
             protocol: gpusched_wire::agent::AGENT_PROTOCOL,
         })
     }
@@ -130,7 +136,7 @@ impl State {
         // A poll changes nothing stored, so it writes nothing (a full disk does not make
         // agents fence their jobs).
         match self.nodes.get_mut_unstored(node) {
-            Some(n) if instance == me && n.online => {
+            Some(n) if instance == me && n.online() => {
                 n.last_seen = now;
                 Ok(n)
             }
@@ -349,12 +355,7 @@ impl State {
             self.gang_part_ended(id, node, outcome, at_ms);
             return;
         }
-        let (state, code, signal) = match outcome {
-            Outcome::Exited { code: 0 } => (PartState::Done, Some(0), None),
-            Outcome::Exited { code } => (PartState::Failed, Some(*code), None),
-            Outcome::Signaled { signal } => (PartState::Failed, None, Some(*signal)),
-            _ => (PartState::Failed, None, None),
-        };
+        let (state, code, signal) = gang::part_end(outcome, self.cfg.preempt_signal);
         self.mark_part(id, node, state, Some((code, signal)));
         self.ended(id, outcome, at_ms, Some(node));
     }

@@ -169,7 +169,7 @@ impl State {
         let online: Vec<&str> = self
             .nodes
             .values()
-            .filter(|n| n.online)
+            .filter(|n| n.online())
             .map(|n| n.record.register.node.as_str())
             .collect();
         let whole = v.slice.is_none() && v.gpus > 0;

@@ -430,7 +430,9 @@ impl State {
         };
         let limit = q.limit.unwrap_or(1000);
         if limit == 0 || limit > 100_000 {
-            return Err(Fail::BadRequest("`limit` must be between 1 and 100000".into()));
+            return Err(Fail::BadRequest(
+                "`limit` must be between 1 and 100000".into(),
+            ));
         }
         // Newest first, ids in [after + 1, before).
         let from = q.after.map_or(Some(0), |a| a.checked_add(1));
@@ -746,7 +748,7 @@ impl State {
                 "the agent on {node_name} serves no logs (it has no log URL)"
             ))
         })?;
-        if !node.online {
+        if !node.online() {
             return Err(Fail::Unavailable(format!(
                 "{node_name} is offline; job {id}'s logs are on that host under the agent's \
                  state directory, jobs/{id}.{attempt}/"
@@ -771,10 +773,10 @@ impl State {
             .values()
             .map(|n| NodeView {
                 name: n.record.register.node.clone(),
-                state: if n.online {
-                    NodeState::Online
-                } else {
-                    NodeState::Offline
+                state: match n.liveness {
+                    super::Liveness::Online => NodeState::Online,
+                    super::Liveness::Unreachable => NodeState::Unreachable,
+                    super::Liveness::Offline => NodeState::Offline,
                 },
                 gpus: n
                     .record
@@ -831,7 +833,7 @@ impl State {
 
     /// The whole-GPU job holding GPU `index` of an online node, from the core's book.
     fn whole_holder(&self, n: &super::NodeEntry, index: u32) -> Option<u64> {
-        if !n.online {
+        if !n.present() {
             return None;
         }
         self.queue.slices(&n.record.register.node)?.holder(index)
@@ -982,10 +984,10 @@ impl State {
                     groups: d.groups.clone(),
                     default_priority: d.default_priority,
                     max_priority: d.max_priority,
-                    used_gpus: used.get(name.as_str()).copied().unwrap_or(0),
-                    running,
                     priority_tiers: d.priority_tiers.clone(),
                     preempt_lower_priority: d.preempt_lower_priority,
+                    used_gpus: used.get(name.as_str()).copied().unwrap_or(0),
+                    running,
                     pending,
                 }
             })

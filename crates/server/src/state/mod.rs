@@ -19,6 +19,7 @@ mod hold;
 mod jobs;
 pub(crate) mod learn;
 mod limits;
+mod liveness;
 mod metrics;
 mod preempt;
 mod privacy;
@@ -38,7 +39,7 @@ mod workflow;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use gpusched_core::{JobState as CoreState, PolicyConfig, QueueId};
 use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
@@ -51,6 +52,7 @@ use crate::config::ServerConfig;
 use crate::live_map;
 use crate::queues::Queues;
 use gpusched_core::live::{LiveCluster, LivePlacement};
+pub use liveness::Liveness;
 
 pub use agents::PollResult;
 pub use jobs::{LogAsk, LogTarget, WaitResult};
@@ -93,7 +95,10 @@ pub struct Who {
 /// A node as the server tracks it.
 pub struct NodeEntry {
     pub record: NodeRecord,
-    pub online: bool,
+    /// Whether its agent is heard from (`liveness.rs`).
+    pub liveness: Liveness,
+    /// The last request of its agent this server received, or the server's start: the
+    /// heartbeat timeout and the node lease count from it.
     pub last_seen: Instant,
     /// Generation of the node's desired state; bumped on every change.
     pub gen: u64,
@@ -189,9 +194,9 @@ pub(super) fn held_milli(v: &gpusched_wire::JobView) -> u64 {
 }
 
 impl State {
-    /// Rebuilds the state from the store at `now`. Nodes of the last life count as
-    /// online for one heartbeat timeout so their agents can re-register and keep their
-    /// jobs.
+    /// Rebuilds the state from the store at `now`. Nodes of the last life are
+    /// unreachable until their agents register again: nothing new is placed on them, and
+    /// their jobs are kept for one node lease from now (`liveness.rs`).
     pub fn load(
         cfg: Arc<ServerConfig>,
         mut jobs: Vec<JobRecord>,
@@ -523,9 +528,10 @@ impl State {
         let live = self
             .nodes
             .values()
-            .filter(|n| n.online)
+            .filter(|n| n.present())
             .map(|n| gpusched_core::live::LiveNode {
                 follows: n.follows,
+                unreachable: n.unreachable_reason(),
                 ..live_map::node(&n.record, &self.cfg.topology)
             })
             .collect();
@@ -814,7 +820,7 @@ impl State {
         if empty {
             if let Some(n) = self.nodes.get_mut_unstored(&node) {
                 tracing::info!(node = %node, "its agent stopped: node offline until it registers again");
-                n.online = false;
+                n.liveness = Liveness::Offline;
             }
             self.refresh_nodes();
         }
@@ -840,62 +846,14 @@ impl State {
         }
         out
     }
-
-    /// Nodes silent for longer than the heartbeat timeout go offline; their jobs are
-    /// lost and requeued.
-    /// `stalled` is how long since the state task last finished a round: if that is a
-    /// large part of the timeout, the nodes' polls were waiting on us, so their clocks
-    /// restart instead.
-    pub fn expire_nodes(&mut self, stalled: Duration) {
-        let now = self.now.instant;
-        let timeout: Duration = self.cfg.heartbeat_timeout;
-        if stalled > timeout / 2 {
-            tracing::warn!(
-                "the state task was busy for {stalled:?}; not expiring nodes this round"
-            );
-            for (_, n) in self.nodes.iter_mut_unstored() {
-                n.last_seen = now;
-            }
-            return;
-        }
-        let dead: Vec<String> = self
-            .nodes
-            .iter()
-            .filter(|(_, n)| n.online && now.duration_since(n.last_seen) > timeout)
-            .map(|(k, _)| k.clone())
-            .collect();
-        if dead.is_empty() {
-            return;
-        }
-        for name in &dead {
-            tracing::warn!(node = %name, "no heartbeat for {timeout:?}: node offline, its jobs requeued");
-            // Still in the core's cluster until `refresh_nodes` below.
-            let jobs = self.jobs_on(name);
-            if let Some(n) = self.nodes.get_mut_unstored(name) {
-                n.online = false;
-            }
-            for id in jobs {
-                let why = format!("no heartbeat from {name} for {}s", timeout.as_secs_f64());
-                // A gang's part on the silent node is lost; its other parts are stopped
-                // and keep their GPUs until they have (the core keeps them, see
-                // `LiveCluster::take_lost_parts`), then the gang requeues as one.
-                if self.jobs.get(&id).is_some_and(|j| j.view.parts.len() > 1) {
-                    let outcome = gpusched_wire::Outcome::Lost { message: why };
-                    self.gang_part_ended(id, name, &outcome, self.now.ms);
-                } else {
-                    self.lose(id, &why);
-                }
-            }
-        }
-        self.refresh_nodes();
-    }
 }
 
 impl NodeEntry {
     fn new(record: NodeRecord, now: Instant) -> Self {
         NodeEntry {
             record,
-            online: true,
+            // Known from the store or just registering: `register_as` makes it online.
+            liveness: Liveness::Unreachable,
             last_seen: now,
             gen: 0,
             watch: watch::channel(0).0,

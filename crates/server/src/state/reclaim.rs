@@ -142,7 +142,7 @@ impl State {
         let online: Vec<String> = self
             .nodes
             .iter()
-            .filter(|(_, n)| n.online)
+            .filter(|(_, n)| n.online())
             .map(|(k, _)| k.clone())
             .collect();
         let node_id = |name: &str| {

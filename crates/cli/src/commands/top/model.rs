@@ -196,7 +196,7 @@ fn gpu_kind(n: &NodeView, g: &GpuView) -> GpuKind {
         n.gpu_health.get(&g.info.index),
         Some(GpuHealth::Unhealthy { .. })
     );
-    if n.state == NodeState::Offline {
+    if n.state != NodeState::Online {
         GpuKind::Offline
     } else if sick {
         GpuKind::Unhealthy

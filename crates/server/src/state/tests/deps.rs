@@ -110,6 +110,7 @@ fn a_held_job_waits_out_of_the_queue_until_released_and_a_restart_keeps_it_so() 
             Hold("alice", 1),
             Round,
             Restart,
+            Rejoin("n1", 1, &[]),
             Round,
             Reason(3, "held by alice; release with `gpusched release 3`"),
             Release("root", 2),
@@ -146,7 +147,8 @@ fn a_held_job_waits_out_of_the_queue_until_released_and_a_restart_keeps_it_so() 
               job 2 pending #1: held by alice
               job 3 pending #1: held by alice
               job 4 pending #1
-            round: wrote jobs - nodes - tokens -; woke -; ended -
+            node n1 registers again running []: ok
+            round: wrote jobs - nodes - tokens -; woke n1; ended -
             root releases 2: ok waiting for 1 free GPU on one node (at most 0 free on a node now; 1 job waiting)
             n1 reports 1 started: ok
             n1 reports 1 exited 0: ok

@@ -252,6 +252,7 @@ fn tasks_kept_in_their_arrays_row_survive_a_restart_and_get_rows_when_they_chang
             Round,
             Poll("n1"),
             Restart,
+            Rejoin("n1", 1, &[]),
             Round,
             Poll("n1"),
             CancelTask("alice", 1, 2),
@@ -261,9 +262,11 @@ fn tasks_kept_in_their_arrays_row_survive_a_restart_and_get_rows_when_they_chang
             // Updated in the first round after a restart: its listed task is made
             // otherwise now, so it gets its row (as it was).
             Restart,
-            Update("bob", 6, "priority=3"),
+            Rejoin("n1", 1, &[]),
+            Update("bob", 7, "priority=3"),
             Round,
             Restart,
+            Rejoin("n1", 1, &[]),
             Round,
         ],
         r#"
@@ -279,37 +282,42 @@ fn tasks_kept_in_their_arrays_row_survive_a_restart_and_get_rows_when_they_chang
             job 2 starting on n1 [0] #1 task 1.0: sent to n1
             job 3 pending #1 behind 2 task 1.1
             job 4 pending #1 behind 3 task 1.2
-            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+            node n1 registers again running []: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
             job 1 running #1 array 0-5 next 4: its tasks are running
             n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
             alice cancels 1.2: cancelled (cancelled) job 4
             round: wrote jobs 1 4 nodes - tokens -; woke n1; ended 4
-            job 1 running #1 array 0-5 next 4: its tasks are running
+            job 1 running #1 array 0-5 next 5: its tasks are running
             job 4 cancelled #1 task 1.2: cancelled before it started
-            bob submits gpus=1 walltime=1 array=0-3: ok 6
-            round: wrote jobs 6 nodes - tokens -; woke -; ended -
-            job 6 pending #1 array 0-3 next 1
+            bob submits gpus=1 walltime=1 array=0-3: ok 7
+            round: wrote jobs 7 nodes - tokens -; woke -; ended -
+            job 7 pending #1 array 0-3 next 1
             server restarts
-            job 1 running #1 array 0-5 next 4: its tasks are running
+            job 1 running #1 array 0-5 next 5: its tasks are running
             job 2 starting on n1 [0] #1 task 1.0: sent to n1
             job 3 pending #1 behind 2 task 1.1
-            job 5 pending #1 task 1.3
-            job 6 pending #1 array 0-3 next 1
-            job 7 pending #1 task 6.0
+            job 5 pending #1 behind 3 task 1.3
+            job 6 pending #1 task 1.4
+            job 7 pending #1 array 0-3 next 1
+            job 8 pending #1 task 7.0
             ended, in the store only: 1
-            bob updates 6 priority=3: ok priority 3 walltime Some(1) queue default
-            round: wrote jobs 6 7 nodes - tokens -; woke -; ended -
-            job 6 pending #1 array 0-3 next 1
-            job 7 pending #1 task 6.0
+            node n1 registers again running []: ok
+            bob updates 7 priority=3: ok priority 3 walltime Some(1) queue default
+            round: wrote jobs 7 8 nodes - tokens -; woke n1; ended -
+            job 7 pending #1 array 0-3 next 1
+            job 8 pending #1 task 7.0
             server restarts
-            job 1 running #1 array 0-5 next 4: its tasks are running
+            job 1 running #1 array 0-5 next 5: its tasks are running
             job 2 starting on n1 [0] #1 task 1.0: sent to n1
             job 3 pending #1 behind 2 task 1.1
-            job 5 pending #1 task 1.3
-            job 6 pending #1 array 0-3 next 1
-            job 7 pending #1 task 6.0
+            job 5 pending #1 behind 3 task 1.3
+            job 6 pending #1 task 1.4
+            job 7 pending #1 array 0-3 next 1
+            job 8 pending #1 task 7.0
             ended, in the store only: 1
-            round: wrote jobs - nodes - tokens -; woke -; ended -
+            node n1 registers again running []: ok
+            round: wrote jobs - nodes - tokens -; woke n1; ended -
         "#,
     );
 }

@@ -27,6 +27,7 @@ fn a_drained_node_runs_its_jobs_out_starts_nothing_and_resumes() {
             Exit("n1", 1, 0),
             Round,
             Restart,
+            Rejoin("n1", 2, &[]),
             Round,
             Nodes,
             Reason(2, "n1 is drained (maintenance)"),
@@ -60,7 +61,8 @@ fn a_drained_node_runs_its_jobs_out_starts_nothing_and_resumes() {
             server restarts
             job 2 pending #1
             ended, in the store only: 1
-            round: wrote jobs - nodes - tokens -; woke -; ended -
+            node n1 registers again running []: ok
+            round: wrote jobs - nodes - tokens -; woke n1; ended -
             nodes: n1 drain maintenance by root now=false; unhealthy -
             alice resumes n1: Forbidden(\"only an admin may resume a node (alice is not one); ask an admin, or use an admin token\")
             root resumes n1: ok
@@ -151,6 +153,8 @@ fn hot_xid_and_lost_gpus_leave_placement_and_their_jobs_finish() {
             Exit("n1", 1, 0),
             Round,
             Restart,
+            Rejoin("n1", 2, &[]),
+            Rejoin("n2", 1, &[]),
             Round,
             Nodes,
             Reason(3, "n2's GPU 0 is unhealthy (NVML lost the GPU"),
@@ -192,7 +196,9 @@ fn hot_xid_and_lost_gpus_leave_placement_and_their_jobs_finish() {
             job 2 starting on n2 [0] #1: sent to n2
             job 3 pending #1
             ended, in the store only: 1
-            round: wrote jobs - nodes - tokens -; woke -; ended -
+            node n1 registers again running []: ok
+            node n2 registers again running []: ok
+            round: wrote jobs - nodes - tokens -; woke n1 n2; ended -
             nodes: n1 drain -; unhealthy 0:Xid 79 1:95 C, above the 90 C limit
             nodes: n2 drain -; unhealthy 0:NVML lost the GPU (fallen off the bus)
             root resumes n1: ok

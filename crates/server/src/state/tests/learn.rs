@@ -209,6 +209,7 @@ fn a_job_without_walltime_gets_a_predicted_estimate_that_survives_a_restart() {
             Show("alice", 3),
             Show("alice", 4),
             Restart,
+            Rejoin("n1", 1, &[]),
             Round,
             Show("alice", 3),
         ],
@@ -242,7 +243,8 @@ fn a_job_without_walltime_gets_a_predicted_estimate_that_survives_a_restart() {
               job 3 pending #1
               job 4 pending #1
             ended, in the store only: 1
-            round: wrote jobs - nodes - tokens -; woke -; ended -
+            node n1 registers again running []: ok
+            round: wrote jobs - nodes - tokens -; woke n1; ended -
             alice shows 3: 3 pending: waiting for 1 free GPU on one node (at most 0 free on a node now; 2 jobs waiting); run time predicted 83s from every past job (too few of its kind yet)
         ",
     );

@@ -19,6 +19,7 @@ mod gangs;
 mod health;
 mod history;
 mod learn;
+mod liveness;
 mod scenarios;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -57,6 +58,10 @@ pub(super) enum Step {
     Round,
     /// The node's agent polls: what it should run, cancel or preempt.
     Poll(&'static str),
+    /// The node's agent stops: it reports that it runs nothing more and is leaving.
+    Leave(&'static str),
+    /// Whether the node's agent is heard from, as `nodes` shows it.
+    NodeIs(&'static str),
     /// The node reports that the job's current attempt started.
     Started(&'static str, u64),
     /// The node reports that the job's current attempt exited with this code.
@@ -190,7 +195,12 @@ pub(super) fn one_gpu_state() -> State {
     };
     let queues = crate::queues::Queues::default();
     let now = crate::clock::Now::read();
-    State::load(Arc::new(cfg), vec![], vec![node], vec![], queues, now)
+    // Registered, not loaded: a node known only from the store is unreachable until
+    // its agent registers.
+    let mut st = State::load(Arc::new(cfg), vec![], vec![], vec![], queues, now);
+    st.begin_round(now);
+    st.register(node.register).expect("a valid registration");
+    st
 }
 
 fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
@@ -399,6 +409,9 @@ impl Harness {
         let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let mut cfg = ServerConfig::new("/nonexistent/gpusched-test".into(), listen);
         cfg.default_max_retries = 0;
+        // The scenarios written before the node lease lose a silent node's jobs at the
+        // heartbeat timeout; those of `liveness.rs` set a longer lease.
+        cfg.node_lease = cfg.heartbeat_timeout;
         // Followers change when jobs start; the scenarios of `follow.rs` turn them on.
         cfg.follow = None;
         set(&mut cfg);
@@ -523,6 +536,24 @@ impl Harness {
                 self.line(format!(
                     "node {name} ({gpus} GPUs, agent protocol 2) registers: {r}"
                 ));
+            }
+            Step::NodeIs(name) => {
+                let state = (self.st.node_list(&who("root")).nodes)
+                    .into_iter()
+                    .find(|n| n.name == name)
+                    .map_or("unknown".to_string(), |n| format!("{:?}", n.state));
+                self.line(format!("{name} is {state}"));
+            }
+            Step::Leave(name) => {
+                let instance = self.instance.get(name).cloned().unwrap_or_default();
+                let r = match self.st.report(name, &instance, &[]) {
+                    Ok(()) => {
+                        self.st.node_leaving(name);
+                        "ok".to_string()
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{name} leaves: {r}"));
             }
             Step::Rejoin(name, gpus, running) => {
                 let r = self.register(name, gpus, running);
