@@ -227,9 +227,9 @@ impl Elector {
             .unwrap_or_else(|p| p.into_inner())
             .replace(&tokens);
         tracing::info!(epoch, jobs = jobs.len(), nodes = nodes.len(), store = %self.cfg.store_url(), url = %self.lead.advertise(), "leading: state loaded from the store");
-        // Nodes of the stored state count as online for one heartbeat timeout from now
-        // (`State::load`): the takeover grace, in which their agents re-register and
-        // keep their jobs.
+        // Nodes of the stored state are unreachable until their agents register with this
+        // leader (`State::load`): nothing new goes there, and their jobs are kept for one
+        // node lease from now, the takeover grace (`state/liveness.rs`).
         let mut state = crate::state::State::load(
             self.cfg.clone(),
             jobs,
