@@ -1,8 +1,8 @@
 //! The cluster's ended jobs as a trace (`gpusched history --format gpusched`,
 //! `GET /api/history/jobs`): what the simulator needs to replay them (submit, start and
 //! end times, GPUs) and what the run-time predictor learns from (user, queue, name,
-//! command, walltime, GPU model). Admins read every user's jobs, users only their own:
-//! a command line may hold secrets.
+//! command, walltime, GPU model). Whose jobs a caller reads is the job list's rule: other
+//! users' without their commands (a command line may hold secrets).
 
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -18,8 +18,8 @@ pub struct HistoryQuery {
     /// Only jobs submitted at or after this Unix time (ms).
     #[serde(default)]
     pub since_ms: Option<u64>,
-    /// Only this user's jobs. A user who is not an admin may name only themselves
-    /// (their own jobs are all they get either way).
+    /// Only this user's jobs (default: the caller's own; an admin's, everyone's).
+    /// Another user's come without their commands, as the job list shows them.
     #[serde(default)]
     pub user: Option<String>,
     /// At most this many jobs (default 1000, at most 10000).
@@ -35,7 +35,8 @@ pub struct HistoryJob {
     pub user: String,
     pub queue: String,
     pub name: String,
-    /// The command line, as submitted.
+    /// The command line, as submitted; empty in another user's job (a command line may
+    /// hold secrets: only its owner and admins see it).
     pub command: Vec<String>,
     /// Whole GPUs (0 for a job on part of one GPU or on CPUs only).
     pub gpus: u32,

@@ -249,6 +249,8 @@ pub struct JobView {
     pub state: JobState,
     /// Why the job is in this state: why it waits, how it ended.
     pub reason: String,
+    /// The program and its arguments; empty in another user's job (a command line may
+    /// hold secrets: only its owner and admins see it).
     pub command: Vec<String>,
     pub cwd: String,
     /// Whole GPUs (0 for a job on part of one GPU).

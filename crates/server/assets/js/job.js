@@ -126,7 +126,9 @@ function render(j, els, ctx, refresh) {
     ['asks', [ask(j), j.gpu_model ? ` of ${j.gpu_model}` : '',
       j.cpu_milli ? ` · ${milli(j.cpu_milli)} CPUs` : '', j.mem_mib ? ` · ${mib(j.mem_mib)}` : '',
       ...Object.entries(j.resources || {}).map(([k, v]) => ` · ${k}=${v}`)].join('')],
-    ['command', h('code', { class: 'cmd' }, j.command.map(quote).join(' '))],
+    // Another user's command comes empty: only its owner and admins see it.
+    ['command', j.command.length ? h('code', { class: 'cmd' }, j.command.map(quote).join(' '))
+      : 'only its owner and admins see it'],
     ['cwd', h('code', {}, j.cwd)],
     ['node', j.node ? `${j.node}${j.gpu_indices.length ? ` · GPU ${j.gpu_indices.join(', ')}` : ''}` : ''],
     ['submitted', clock(j.submit_ms)],

@@ -1,11 +1,12 @@
 //! `GET /api/history/jobs`: the ended jobs that ran, as trace rows for
 //! `gpusched history --format gpusched` (replayed with `gpusched simulate`). A page of
 //! the job list's ended jobs (the store's `EndedQuery` through the actor's list), cut
-//! down to what a trace needs. Admins read every user's jobs; a user only their own,
-//! because a command line may hold secrets.
+//! down to what a trace needs. Whose jobs and which of their fields a caller sees is the
+//! job list's rule, through the same list (`state/privacy.rs`): other users' jobs without
+//! their commands (a command line may hold secrets), none of them under
+//! `--private-jobs`.
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::{Extension, Json};
 use gpusched_wire::export::{HistoryJob, HistoryPage, HistoryQuery};
 use gpusched_wire::{JobListQuery, JobView};
@@ -18,9 +19,11 @@ use crate::auth::Caller;
 
 /// The ended jobs that ran (succeeded, failed, cancelled or timed out after starting),
 /// newest first, a page at a time, with the run-time predictor's features: user, queue,
-/// name, command, GPUs, GPU model, walltime. Admins see every user's jobs; a user only
-/// their own (403 when asking for another user's).
-#[utoipa::path(get, path = "/api/history/jobs", params(HistoryQuery),
+/// name, command, GPUs, GPU model, walltime. Without `user`, a user's own jobs (an
+/// admin's: everyone's). Another user's jobs come as the job list shows them: without
+/// their commands (`command` empty; only their owner and admins see it), and none at all
+/// under `--private-jobs`.
+#[utoipa::path(get, path = "/api/history/jobs", operation_id = "export_history", tag = "history", params(HistoryQuery),
     responses((status = 200, body = HistoryPage), super::responses::ReadQuery))]
 pub async fn jobs(
     State(app): State<App>,
@@ -32,17 +35,9 @@ pub async fn jobs(
     if limit == 0 || limit > 10_000 {
         return Err(ApiErr::bad("`limit` must be 1..=10000"));
     }
+    // The list applies the one rule of who sees what (`state/privacy.rs`); here only the
+    // default differs: a user's own history, as `gpusched history` means.
     let user = match q.user {
-        Some(u) if !who.admin && u != who.user => {
-            return Err(ApiErr(
-                StatusCode::FORBIDDEN,
-                format!(
-                    "you are {} (user): you may export only your own jobs (their commands \
-                     may hold secrets); leave out `user`, or ask an admin to export {u}'s",
-                    who.user
-                ),
-            ))
-        }
         Some(u) => Some(u),
         None if who.admin => None,
         None => Some(who.user.clone()),

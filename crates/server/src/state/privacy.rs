@@ -1,8 +1,13 @@
 //! Who may see which jobs, and which parts of them.
 //!
-//! - A job's output (every attempt's logs), environment and checkpoint information belong
-//!   to its owner and the admins; anyone else asking gets 403 (or, for the checkpoint
-//!   time in a job's view, nothing).
+//! - A job's command, output (every attempt's logs), environment and checkpoint
+//!   information belong to its owner and the admins; anyone else asking gets 403 (or,
+//!   for the command and the checkpoint time in a job's view, nothing). As Slurm's
+//!   `squeue`, everyone sees that other users' jobs exist, their names, shapes, states
+//!   and times, which is what sharing a cluster needs; a command line may hold secrets
+//!   (tokens, passwords in arguments), so it is the owner's. One rule for every answer
+//!   that carries a job: the job list, one job, `wait`, an array's tasks and the history
+//!   export all go through [`redact`].
 //! - With `--private-jobs` (Slurm's `PrivateData=jobs`) a non-admin user does not even
 //!   learn that other users' jobs exist: they are missing from lists, single-job calls
 //!   answer 404 exactly as for an id never issued, and GPUs they hold show an anonymous
@@ -25,6 +30,7 @@ pub fn owns(v: &JobView, who: &Who) -> bool {
 pub fn redact(v: &mut JobView, who: &Who) {
     if !owns(v, who) {
         v.last_checkpoint_ms = None;
+        v.command = Vec::new();
     }
 }
 
