@@ -16,9 +16,13 @@ L - L/3 and L after the kill (it was renewed at most L/3 before), and a follower
 every L/8, so about 2.7 to 4.5 s.
 
 Usage: python3 scripts/failover_bench.py [--kills 20] [--lease 4s (whole seconds)] [--seed 1] [--exe PATH (default: the release build)]
-       [--store sqlite|postgres] [--json FILE]
+       [--store sqlite|postgres] [--json FILE] [--keep]
+
+The temporary directory (the servers' data directories and logs, the shared SQLite file,
+the join token) is deleted at the end, also after an error, Ctrl-C or SIGTERM; --keep
+keeps it and prints where it is (the servers' logs, to see why a run failed).
 """
-import argparse, json, os, random, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_live import binary  # noqa: E402
@@ -40,12 +44,13 @@ def health(url):
 
 
 def start(exe, data, port, store, join, lease):
-    log = open(os.path.join(data + ".log"), "ab")
-    return subprocess.Popen(
-        [exe, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--store", store,
-         "--join-token-file", join, "--lease", lease],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-        env={**os.environ, "GPUSCHED_LOG": "warn"})
+    # The child keeps its own descriptor: ours is closed at once, not left open per start.
+    with open(os.path.join(data + ".log"), "ab") as log:
+        return subprocess.Popen(
+            [exe, "server", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--store", store,
+             "--join-token-file", join, "--lease", lease],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            env={**os.environ, "GPUSCHED_LOG": "warn"})
 
 
 def wait(cond, limit, what):
@@ -64,17 +69,25 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
     args = ap.parse_args()
     # A SIGTERM stops the servers and the throwaway PostgreSQL too (the finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     exe = binary(args.exe)
     tmp = tempfile.mkdtemp(prefix="gpusched-failover-")
-    if args.store == "postgres":
-        with throwaway_pg.cluster() as (url, version):
-            print(f"store: a throwaway {version} at {url}", flush=True)
-            run(args, exe, tmp, url, version)
-    else:
-        run(args, exe, tmp, "sqlite:" + os.path.join(tmp, "shared.db"), None)
+    try:
+        if args.store == "postgres":
+            with throwaway_pg.cluster() as (url, version):
+                print(f"store: a throwaway {version} at {url}", flush=True)
+                run(args, exe, tmp, url, version)
+        else:
+            run(args, exe, tmp, "sqlite:" + os.path.join(tmp, "shared.db"), None)
+    finally:
+        # The servers are stopped by now (run's finally): nothing writes here any more.
+        if args.keep:
+            print(f"kept {tmp} (the servers' data directories and logs)", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run(args, exe, tmp, store, pg_version):
