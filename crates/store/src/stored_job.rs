@@ -151,6 +151,7 @@ pub enum StoredPartState {
     Running,
     Done,
     Failed,
+    Stopped,
 }
 
 /// The first failing part of a gang's attempt (the store's copy of `PartFailure`).
@@ -427,6 +428,7 @@ impl StoredPart {
                 PartState::Running => StoredPartState::Running,
                 PartState::Done => StoredPartState::Done,
                 PartState::Failed => StoredPartState::Failed,
+                PartState::Stopped => StoredPartState::Stopped,
             },
             exit_code: p.exit_code,
             signal: p.signal,
@@ -444,6 +446,7 @@ impl StoredPart {
                 StoredPartState::Running => PartState::Running,
                 StoredPartState::Done => PartState::Done,
                 StoredPartState::Failed => PartState::Failed,
+                StoredPartState::Stopped => PartState::Stopped,
             },
             exit_code: self.exit_code,
             signal: self.signal,
@@ -628,6 +631,15 @@ pub(crate) mod tests {
                         addr: None,
                         state: PartState::Failed,
                         exit_code: Some(3),
+                        signal: Some(15),
+                    },
+                    JobPart {
+                        rank: 2,
+                        node: "n3".into(),
+                        gpu_indices: vec![2],
+                        addr: None,
+                        state: PartState::Stopped,
+                        exit_code: None,
                         signal: Some(15),
                     },
                 ],

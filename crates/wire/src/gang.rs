@@ -68,7 +68,8 @@ pub struct JobPart {
     /// The part's (first failing) process exit status, once it ended by itself.
     #[serde(default)]
     pub exit_code: Option<i32>,
-    /// The signal that killed it, if one did.
+    /// The signal that killed it, if one did; for a part gpusched stopped, the signal it
+    /// was stopped with (SIGTERM, or the checkpoint signal of a preemption).
     #[serde(default)]
     pub signal: Option<i32>,
 }
@@ -82,8 +83,12 @@ pub enum PartState {
     Running,
     /// Exited 0; it waits for the other parts.
     Done,
-    /// Ended otherwise (non-zero exit, signal, spawn failure, lost, stopped).
+    /// Ended otherwise by itself or its node (non-zero exit, a signal gpusched did not
+    /// send, spawn failure, lost, walltime passed).
     Failed,
+    /// gpusched stopped it: a cancel, a preemption, a drain, or the rest of a gang
+    /// stopped after one part failed. Not a failure of its own.
+    Stopped,
 }
 
 /// How two GPUs of one node are linked, best first (NVML's topology levels, NVLink

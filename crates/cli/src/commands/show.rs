@@ -149,6 +149,7 @@ fn part_state(s: PartState) -> &'static str {
         PartState::Running => "running",
         PartState::Done => "done",
         PartState::Failed => "failed",
+        PartState::Stopped => "stopped",
     }
 }
 
@@ -421,7 +422,7 @@ mod tests {
                 {"rank": 0, "node": "n1", "gpu_indices": [0, 1], "addr": "10.0.0.1",
                  "state": "failed", "exit_code": 1},
                 {"rank": 1, "node": "n2", "gpu_indices": [2, 3], "addr": "10.0.0.2",
-                 "state": "failed", "signal": 15}
+                 "state": "stopped", "signal": 15}
             ]
         }));
         assert_eq!(field(&j, "nodes"), "2 x 2 GPUs, 2 tasks per node");
@@ -429,9 +430,10 @@ mod tests {
         assert_eq!(field(&j, "gpus"), "2x2");
         let t = parts_table(&j).unwrap();
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines[0], "RANK  NODE  ADDR      GPUS  STATE   EXIT");
-        assert_eq!(lines[1], "0     n1    10.0.0.1  0,1   failed  1");
-        assert_eq!(lines[2], "1     n2    10.0.0.2  2,3   failed  signal 15");
+        // The rank that failed, and the one gpusched stopped because of it.
+        assert_eq!(lines[0], "RANK  NODE  ADDR      GPUS  STATE    EXIT");
+        assert_eq!(lines[1], "0     n1    10.0.0.1  0,1   failed   1");
+        assert_eq!(lines[2], "1     n2    10.0.0.2  2,3   stopped  signal 15");
 
         // Waiting: no parts yet, and it says why; a split not yet placed says so.
         let waiting = view(serde_json::json!({"gpus": 16, "split": true, "nodes": 0}));

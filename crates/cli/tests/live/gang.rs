@@ -79,6 +79,14 @@ fn lines(out: &std::process::Output) -> String {
 
 #[test]
 fn a_two_node_gang_rendezvous_at_the_master_and_agrees_on_ranks() {
+    // The parts run a Python script.
+    let Some(_python) = gpusched_store::testing::require_program(
+        "a_two_node_gang_rendezvous_at_the_master_and_agrees_on_ranks",
+        "python3",
+        "python3",
+    ) else {
+        return;
+    };
     let (_d, dir) = scratch();
     let (_server, url) = server(&dir.join("data"), 0, &[]);
     let _a = agent_with(
@@ -367,8 +375,16 @@ fn a_part_that_exits_1_brings_the_others_down_and_the_job_fails_once() {
     assert_eq!(v["attempt"], 1, "a non-zero exit is not requeued: {v}");
     let parts = v["parts"].as_array().expect("parts");
     assert_eq!(parts.len(), 3, "{v}");
-    assert!(parts.iter().all(|p| p["state"] == "failed"), "{v}");
+    // Rank 2 failed; gpusched stopped the other two because of it.
+    assert_eq!(parts[2]["state"], "failed", "{v}");
     assert_eq!(parts[2]["exit_code"], 1, "{v}");
+    for p in &parts[..2] {
+        assert_eq!(
+            (&p["state"], &p["signal"]),
+            (&"stopped".into(), &15.into()),
+            "{v}"
+        );
+    }
     // Once: one run per rank, all of attempt 1.
     let runs = ledger(&std::fs::read_to_string(&book).unwrap());
     let mut seen: Vec<(u32, u32)> = runs.iter().map(|&(a, r, _)| (a, r)).collect();
@@ -378,8 +394,16 @@ fn a_part_that_exits_1_brings_the_others_down_and_the_job_fails_once() {
     let shown = stdout(&cli(&url, &["show", &id.to_string()]));
     assert_eq!(
         shown.lines().filter(|l| l.contains(" failed ")).count(),
-        3,
-        "every part listed as failed: {shown}"
+        1,
+        "only rank 2 listed as failed: {shown}"
+    );
+    assert_eq!(
+        shown
+            .lines()
+            .filter(|l| l.contains(" stopped ") && l.ends_with("signal 15"))
+            .count(),
+        2,
+        "ranks 0 and 1 listed as stopped by SIGTERM: {shown}"
     );
 }
 

@@ -17,9 +17,40 @@ use gpusched_wire::{DistHost, DistLaunch, JobPart, JobState, JobView, Outcome, P
 
 use super::State;
 
-/// Whether a part has ended (it waits for the others, or it failed).
+/// Whether a part has ended (it waits for the others, it failed, or it was stopped).
 pub(super) fn ended(p: &JobPart) -> bool {
-    matches!(p.state, PartState::Done | PartState::Failed)
+    matches!(
+        p.state,
+        PartState::Done | PartState::Failed | PartState::Stopped
+    )
+}
+
+/// The signal an agent stops a part with when gpusched asks it to (a cancel, a drain,
+/// the rest of a gang after one part failed): SIGTERM, then SIGKILL after the grace.
+const STOP_SIGNAL: i32 = 15;
+
+/// How a part that ended with `outcome` shows: its state, exit code and signal. A part
+/// gpusched itself stopped is `Stopped` with the signal it was stopped with, so a gang
+/// cancelled, or stopped because another part failed, shows which rank failed and which
+/// were only stopped. `preempt_signal` is the checkpoint signal a preemption sends.
+pub(super) fn part_end(
+    outcome: &Outcome,
+    preempt_signal: i32,
+) -> (PartState, Option<i32>, Option<i32>) {
+    match outcome {
+        Outcome::Exited { code: 0 } => (PartState::Done, Some(0), None),
+        Outcome::Exited { code } => (PartState::Failed, Some(*code), None),
+        Outcome::Signaled { signal } => (PartState::Failed, None, Some(*signal)),
+        Outcome::Cancelled | Outcome::Stopped { .. } => {
+            (PartState::Stopped, None, Some(STOP_SIGNAL))
+        }
+        Outcome::Preempted => (PartState::Stopped, None, Some(preempt_signal)),
+        // The walltime decides how the job ends, and a lost or unstartable part was not
+        // stopped by anyone: these failed.
+        Outcome::TimedOut { .. } | Outcome::SpawnFailed { .. } | Outcome::Lost { .. } => {
+            (PartState::Failed, None, None)
+        }
+    }
 }
 
 /// The nodes of a job's parts, `n1, n2`; its node for a job placed before parts existed.
@@ -203,18 +234,12 @@ impl State {
         }
         let ok = matches!(outcome, Outcome::Exited { code: 0 });
         let first = !ok && job.first_failure.is_none();
+        let (state, exit_code, signal) = part_end(outcome, self.cfg.preempt_signal);
         let job = self.jobs.get_mut(&id).expect("looked up above");
         let part = &mut job.view.parts[i];
-        part.state = if ok {
-            PartState::Done
-        } else {
-            PartState::Failed
-        };
-        match outcome {
-            Outcome::Exited { code } => part.exit_code = Some(*code),
-            Outcome::Signaled { signal } => part.signal = Some(*signal),
-            _ => {}
-        }
+        part.state = state;
+        part.exit_code = exit_code;
+        part.signal = signal;
         let rank = part.rank;
         let left = job.view.parts.iter().filter(|p| !ended(p)).count();
         if first {

@@ -251,10 +251,10 @@ fn a_part_that_fails_stops_the_others_and_the_gang_fails_once_all_ended() {
             job 2 pending #1
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:failed n2[0]:failed(1) n3[0]:running port 29500: part 1 on n2 exited with code 1; stopping the other 2 parts
+            job 1 running on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed(1) n3[0]:running port 29500: part 1 on n2 exited with code 1; stopping the other 2 parts
             n3 reports 1 cancelled: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2 n3; ended 1
-            job 1 failed on n1 [0] #1 parts n1[0]:failed n2[0]:failed(1) n3[0]:failed port 29500: part 1 on n2: exited with code 1; every other part was stopped
+            job 1 failed on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed(1) n3[0]:stopped(sig 15) port 29500: part 1 on n2: exited with code 1; every other part was stopped
             job 2 starting on n1 [0] #1: sent to n1
             n2 polls: run -; cancel -; preempt -
         ",
@@ -344,7 +344,7 @@ fn a_lost_node_requeues_the_gang_once_as_one_unit() {
             n2 polls: run -; cancel 1#2; preempt -
             n2 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 failed on n1 [0] #2 parts n1[0]:failed n2[0]:failed port 29501: part 0 on n1: lost 2 times, the last on n1, n2: the agent lost it; no retries left (max_retries = 1); every other part was stopped
+            job 1 failed on n1 [0] #2 parts n1[0]:failed n2[0]:stopped(sig 15) port 29501: part 0 on n1: lost 2 times, the last on n1, n2: the agent lost it; no retries left (max_retries = 1); every other part was stopped
         ",
     );
 }
@@ -395,7 +395,7 @@ fn cancel_and_walltime_reach_every_part() {
             n1 reports 1 cancelled: ok
             n2 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 cancelled on n1 [0] #1 parts n1[0]:failed n2[0]:failed: cancelled; all 2 parts stopped
+            job 1 cancelled on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:stopped(sig 15): cancelled; all 2 parts stopped
             alice submits nodes=2 gpn=1: ok 2
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended -
             job 2 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
@@ -412,7 +412,7 @@ fn cancel_and_walltime_reach_every_part() {
             n1 polls: run -; cancel 2#1; preempt -
             n1 reports 2 cancelled: ok
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended 2
-            job 2 timed_out on n1 [0] #1 parts n1[0]:failed n2[0]:failed port 29500: part 1 on n2: stopped after passing its walltime of 60 s; every other part was stopped
+            job 2 timed_out on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed port 29500: part 1 on n2: stopped after passing its walltime of 60 s; every other part was stopped
         ",
     );
 }
@@ -522,7 +522,7 @@ fn preemption_reaches_every_part_and_requeues_the_gang_without_a_retry() {
             n2 polls: run -; cancel -; preempt 1#1
             n2 reports 1 preempted: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:stopped(sig 10) port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
             n1 polls: run -; cancel -; preempt 1#1
             n1 reports 1 preempted: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
@@ -775,7 +775,7 @@ fn a_stopped_agent_requeues_the_gang_without_a_retry_and_its_node_leaves() {
             job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             n2 reports 1 stopped: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was stopped: the agent was told to stop; stopping the other part
+            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:stopped(sig 15) port 29500: part 1 on n2 was stopped: the agent was told to stop; stopping the other part
             n1 polls: run -; cancel 1#1; preempt -
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
