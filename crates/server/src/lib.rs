@@ -161,8 +161,11 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
     let (tx, rx) = mpsc::channel(16384);
     // The store first: a database it cannot use stops the start before any port opens.
     let pending_lead = leader::Leadership::new(String::new(), cfg.lease);
-    let elector =
+    let mut elector =
         leader::Elector::open(cfg.clone(), pending_lead, tx.clone(), shared_tokens.clone()).await?;
+    elector
+        .agree_on_join_token(&auth::hash(&join_token))
+        .await?;
     let listener = TcpListener::bind(cfg.listen).await.with_context(|| {
         format!(
             "cannot listen on {}; is another gpusched server running there? pick another with --listen",

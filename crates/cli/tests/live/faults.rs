@@ -473,3 +473,65 @@ fn nothing_is_placed_on_a_node_whose_agent_stopped() {
         "{v}"
     );
 }
+
+/// Servers on one PostgreSQL store cannot disagree on the join token: the second server,
+/// whose data directory made a token of its own, refuses to start and says which file
+/// to copy, instead of running until the first failover refuses every agent.
+#[test]
+fn a_server_whose_join_token_differs_from_its_stores_refuses_to_start() {
+    use gpusched_store::testing::TempPostgres;
+    let Some(pg) = TempPostgres::start_or_skip("join_token_differs_on_postgres") else {
+        return;
+    };
+    let (_d, dir) = scratch();
+    let store = pg.url();
+    let (_s1, url) = server(&dir.join("one"), 0, &["--store", &store]);
+    let _a = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    let other = dir.join("two");
+    let run_second = |token_file: &std::path::Path| {
+        let mut child = std::process::Command::new(BIN)
+            .args(["server", "--listen", "127.0.0.1:0", "--store", &store])
+            .arg("--data-dir")
+            .arg(&other)
+            .arg("--join-token-file")
+            .arg(token_file)
+            .env("GPUSCHED_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn gpusched server");
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                use std::io::Read;
+                child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                return Some((status, err));
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let own = other.join("join-token");
+    let (status, err) = run_second(&own).expect("the second server exits at once");
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("join token") && err.contains(&own.display().to_string()),
+        "{err}"
+    );
+    // With the first server's file it starts (and is stopped here).
+    assert!(
+        run_second(&dir.join("one").join("join-token")).is_none(),
+        "a server with the store's join token starts and runs"
+    );
+}

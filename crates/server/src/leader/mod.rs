@@ -11,6 +11,7 @@
 //! `leader_lease`), so a deposed leader that wakes up cannot write, whatever it believes.
 
 mod follow;
+pub(crate) mod join_token;
 mod term;
 
 use std::sync::{Arc, Mutex};

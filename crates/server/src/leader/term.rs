@@ -131,6 +131,14 @@ impl Elector {
         })
     }
 
+    /// Servers sharing a PostgreSQL store must share the join token (`join_token.rs`).
+    pub async fn agree_on_join_token(&mut self, hash: &str) -> anyhow::Result<()> {
+        if !matches!(self.cfg.store_url(), gpusched_store::StoreUrl::Postgres(_)) {
+            return Ok(());
+        }
+        super::join_token::agree(&mut self.store, hash, &self.cfg.join_token_path()).await
+    }
+
     /// The leadership it sets (known once the listener, so the advertised URL, is).
     pub fn with_leadership(mut self, lead: Leadership) -> Self {
         self.lead = lead;
