@@ -24,6 +24,11 @@
 //!   ahead, bounded and small. (The predictor's finest bucket is a second, so the bound
 //!   is in jobs of at most `under`, not a sum of their estimates.)
 //! - **Only on one node, whole GPUs**, and only on nodes whose agent knows followers.
+//! - **Only behind a job that is still short**: one that has run longer than `under`
+//!   takes no new follower (its kind's estimate was wrong for it). A follower queued in
+//!   the first `under` seconds of a job that then runs long still waits for it (at most
+//!   `depth` of them): the server cannot take a follower back without a round trip that
+//!   proves the agent has not started it (see docs/live-cluster.md).
 //!
 //! A follower is out of the waiting queue (no pass places it elsewhere) and holds
 //! nothing until its predecessor leaves: [`LiveCluster::remove`] hands the predecessor's
@@ -245,6 +250,13 @@ impl LiveCluster {
             }
             let len = self.followers.chain_len(id);
             if len >= cfg.depth {
+                return None;
+            }
+            // A job that has already run longer than a follower may (as of this pass's
+            // accounting) is not short, whatever its kind's estimate said: a job queued
+            // behind it could wait for minutes while GPUs it fits come free elsewhere,
+            // where the queue would place it at the next pass.
+            if j.attained > cfg.under {
                 return None;
             }
             // No new follower onto a GPU out of placement (unhealthy): it gets nothing new.

@@ -356,3 +356,34 @@ fn a_follower_sent_back_alone_waits_in_its_place_and_the_next_moves_up() {
     assert_eq!(c.followers_of(1), vec![2, 4]);
     assert_eq!(c.waiting_order(), vec![3]);
 }
+
+/// A running job of the followers' kind that has run longer than `under` takes no
+/// follower: the short job waits in the queue and starts on the next GPU that comes
+/// free anywhere (the issue: an echo queued for minutes behind a 90 s job of the same
+/// name while a GPU on another node was free).
+#[test]
+fn no_job_follows_one_that_has_run_longer_than_a_follower_may() {
+    let mut c = cluster(vec![node("a", 1), node("b", 1)], 4);
+    c.add(&short(1, "u"));
+    c.add(&short(2, "u"));
+    assert_eq!(c.pass(0.0, &[]).len(), 2);
+    // Both have run 5 s (their 10 ms estimate was wrong): job 3 does not follow either.
+    c.add(&short(3, "u"));
+    assert!(c.pass(5.0, &[]).is_empty());
+    assert!(c.follow_pass(|_| None).is_empty());
+    assert_eq!(c.waiting_order(), vec![3]);
+    // Job 2 is cancelled: job 3 starts on its GPU at the next pass.
+    c.remove(2, 6.0);
+    let starts = c.pass(6.0, &[]);
+    assert_eq!(starts.iter().map(|p| p.job).collect::<Vec<_>>(), vec![3]);
+    // Within `under` of its start a job of the kind still takes followers.
+    c.add(&short(4, "u"));
+    assert!(c.pass(6.5, &[]).is_empty());
+    assert_eq!(
+        c.follow_pass(|_| None)
+            .iter()
+            .map(|f| (f.job, f.after))
+            .collect::<Vec<_>>(),
+        vec![(4, 3)]
+    );
+}
