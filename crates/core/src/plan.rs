@@ -75,7 +75,11 @@ impl Scheduler {
             |spec: &JobSpec, reserved: bool| (reserved && room::asks(spec)).then(|| spec.clone());
         let mut ends = BinaryHeap::new();
         for j in jobs.iter().filter(|j| j.running) {
-            let left = j.estimated_remaining();
+            // Remaining as of `now`, not as of the job's last accounting: the live
+            // cluster asks between passes, and a blocker's end must stay where its start
+            // and estimate put it, not move on with the clock.
+            let since = (now - j.last_update).max(0.0);
+            let left = (j.estimated_remaining() - since).max(0.0);
             if let (true, Some(p)) = (left.is_finite(), &j.placement) {
                 ends.push(End {
                     at: now + left,

@@ -703,3 +703,21 @@ fn estimates_never_count_on_gpus_out_of_placement() {
     ]);
     assert_eq!(c.estimate_starts(0.0).get(&3), Some(&300.0));
 }
+
+/// A blocker's end is its start plus its walltime, whenever the estimate is asked: not
+/// "now + walltime" from the last pass's accounting (which moved the answer on with the
+/// clock between passes).
+#[test]
+fn an_estimated_start_stays_put_between_passes() {
+    let mut c = cluster(PolicyKind::Fifo);
+    c.set_nodes(vec![node("a", 1, false)]);
+    c.add(&LiveJob {
+        walltime: Some(600.0),
+        ..whole(1, 1)
+    });
+    assert_eq!(c.pass(0.0, &[]).len(), 1);
+    c.add(&whole(2, 1));
+    for now in [0.0, 4.0, 9.0, 35.0] {
+        assert_eq!(c.estimate_starts(now).get(&2), Some(&600.0), "asked at {now}");
+    }
+}
