@@ -62,7 +62,8 @@ pub struct JobEvent {
     /// The server's clock, Unix ms (a `checkpoint` or `started` carries the node's).
     pub at_ms: u64,
     pub kind: JobEventKind,
-    /// The attempt it belongs to (0 before the first start).
+    /// The attempt it belongs to (0 while the job has never been placed: `submitted`,
+    /// and what happens to it while it first waits).
     pub attempt: u32,
     /// The nodes involved, in rank order (empty when none is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

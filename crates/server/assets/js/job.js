@@ -166,7 +166,7 @@ async function events(id, el, ctx) {
   if (!ctx.live()) return;
   const rows = ev.events.map((e) => h('tr', {},
     h('td', {}, clock(e.at_ms)), h('td', {}, badge(e.kind.replace('_', ' '), kindClass(e.kind))),
-    h('td', { class: 'num' }, String(e.attempt)), h('td', {}, (e.nodes || []).join(', ')),
+    h('td', { class: 'num' }, e.attempt ? String(e.attempt) : '-'), h('td', {}, (e.nodes || []).join(', ')),
     h('td', { class: 'reason' }, e.detail || '')));
   fill(el, h('h2', {}, 'Events'),
     ev.dropped ? h('p', { class: 'note muted' }, `${ev.dropped} older events were dropped (the server keeps 256 per job)`) : '',

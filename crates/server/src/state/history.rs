@@ -72,11 +72,16 @@ impl State {
         };
         let v = &job.view;
         let submitted = kind == JobEventKind::Submitted;
+        // A job never placed (nor queued behind a running job, whose launch went out)
+        // has no attempt yet: what happens to it while it waits (held, released,
+        // updated, cancelled) belongs to none, as its `submitted` does. Any earlier run
+        // left it at attempt 2 or more.
+        let unplaced =
+            v.attempt <= 1 && v.node.is_none() && v.parts.is_empty() && job.behind.is_none();
         let event = JobEvent {
             at_ms,
             kind,
-            // Nothing has run, nor been placed, when it is submitted.
-            attempt: if submitted { 0 } else { v.attempt },
+            attempt: if submitted || unplaced { 0 } else { v.attempt },
             nodes: if submitted { Vec::new() } else { nodes_of(v) },
             detail,
         };

@@ -157,11 +157,11 @@ fn a_held_job_waits_out_of_the_queue_until_released_and_a_restart_keeps_it_so() 
               job 2 starting on n1 [0] #1: sent to n1
             alice reads events of 3:
             - 0s submitted #0 [] queue default
-            - 0s held #1 [] by alice
+            - 0s held #0 [] by alice
             alice reads events of 2:
             - 0s submitted #0 [] queue default
-            - 0s held #1 [] by alice at submit
-            - 0s released #1 [] by root (held by alice)
+            - 0s held #0 [] by alice at submit
+            - 0s released #0 [] by root (held by alice)
             - 0s placed #1 [n1] n1: GPU 0
             alice reads the audit log: Forbidden(\"only an admin may read the audit log (alice is not one); ask an admin, or use an admin token\")
             audit log:
@@ -226,10 +226,10 @@ fn an_update_passes_the_checks_of_a_submit_and_is_recorded() {
               job 3 pending #1
             alice reads events of 2:
             - 0s submitted #0 [] queue default
-            - 0s updated #1 [] by alice: priority 0 -> 1, walltime none -> 600s
+            - 0s updated #0 [] by alice: priority 0 -> 1, walltime none -> 600s
             alice reads events of 3:
             - 0s submitted #0 [] queue default
-            - 0s updated #1 [] by root: priority 0 -> 9
+            - 0s updated #0 [] by root: priority 0 -> 9
             alice reads the audit log: Forbidden(\"only an admin may read the audit log (alice is not one); ask an admin, or use an admin token\")
             audit log:
             - 0s server queue_reload queues: queues now: default, small, staff

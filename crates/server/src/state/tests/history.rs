@@ -297,12 +297,12 @@ fn a_cancel_names_who_asked_and_an_admins_cancel_of_anothers_job_is_audited() {
             - 0s ended #1 [n1] cancelled: cancelled while running
             alice reads events of 2:
             - 0s submitted #0 [] queue default
-            - 0s cancel_requested #1 [] by root
-            - 0s ended #1 [] cancelled: cancelled before it started
+            - 0s cancel_requested #0 [] by root
+            - 0s ended #0 [] cancelled: cancelled before it started
             bob reads events of 3:
             - 0s submitted #0 [] queue default
-            - 0s cancel_requested #1 [] by bob
-            - 0s ended #1 [] cancelled: cancelled before it started
+            - 0s cancel_requested #0 [] by bob
+            - 0s ended #0 [] cancelled: cancelled before it started
             alice reads the audit log: Forbidden("only an admin may read the audit log (alice is not one); ask an admin, or use an admin token")
             audit log:
             - 0s root cancel_other job 2: of alice, pending
@@ -399,5 +399,60 @@ fn a_drain_now_records_the_preemption_with_the_drains_reason_and_the_requeue() {
             - 0s preempted #1 [n1] n1 is drained (bios update)
             - 0s requeued #1 [n1] requeued without using a retry: n1 was drained (bios update)
         "#,
+    );
+}
+
+#[test]
+fn what_happens_to_a_job_before_it_is_placed_belongs_to_no_attempt() {
+    run(
+        "timeline: attempts of a waiting job",
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 retries=1"),
+            Submit("alice", "gpus=1 hold=1"),
+            Round,
+            Release("alice", 2),
+            Round,
+            Started("n1", 1),
+            Round,
+            // Lost and requeued: held while it waits again, it keeps its next attempt.
+            Lost("n1", 1),
+            Hold("alice", 1),
+            Round,
+            Events("alice", 2),
+            Events("alice", 1),
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 retries=1: ok 1
+            alice submits gpus=1 hold=1: ok 2
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1: held by alice
+            alice releases 2: ok waiting for 1 free GPU on one node (at most 0 free on a node now; 1 job waiting)
+            round: wrote jobs 2 nodes - tokens -; woke -; ended -
+              job 2 pending #1
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+              job 1 running on n1 [0] #1: running on n1
+            n1 reports 1 lost: ok
+            alice holds 1: ok held by alice; release with `gpusched release 1`
+            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
+              job 1 pending #2: held by alice
+              job 2 starting on n1 [0] #1: sent to n1
+            alice reads events of 2:
+            - 0s submitted #0 [] queue default
+            - 0s held #0 [] by alice at submit
+            - 0s released #0 [] by alice (held by alice)
+            - 0s placed #1 [n1] n1: GPU 0
+            alice reads events of 1:
+            - 0s submitted #0 [] queue default
+            - 0s placed #1 [n1] n1: GPU 0
+            - 0s started #1 [n1]
+            - 0s requeued #1 [n1] requeued after attempt 1 on n1 was lost: the agent lost it
+            - 0s held #2 [] by alice
+        ",
     );
 }
