@@ -46,6 +46,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -209,6 +210,12 @@ impl JobDir {
             let d = root.join(sub);
             fs::create_dir_all(&d).map_err(io_err("create", &d))?;
         }
+        // Jobs' output is their owners' alone: the agent (root) reads it and serves it to
+        // whoever may read it (the server checks). Set on every start, so a state
+        // directory of an earlier release is closed too.
+        let logs = root.join(LOGS);
+        fs::set_permissions(&logs, fs::Permissions::from_mode(0o700))
+            .map_err(io_err("set the mode of", &logs))?;
         let path = root.join(JOURNAL);
         let mut index = read_journal(&path)?;
         index.retain(|_, r| !r.acked && r.launch.is_some());
@@ -722,7 +729,17 @@ fn rewrite(
     let tmp = root.join(format!(".{JOURNAL}.tmp"));
     let bytes = compacted(index);
     {
-        let mut f = File::create(&tmp).map_err(io_err("create", &tmp))?;
+        // The journal holds every job's command and environment (secrets among them):
+        // the agent's alone.
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io_err("create", &tmp))?;
+        f.set_permissions(fs::Permissions::from_mode(0o600))
+            .map_err(io_err("set the mode of", &tmp))?;
         f.write_all(&bytes).map_err(io_err("write", &tmp))?;
         f.sync_all().map_err(io_err("sync", &tmp))?;
     }
@@ -1332,5 +1349,22 @@ mod tests {
         fs::create_dir_all(&busy).unwrap();
         acked_with(&dir, &launch(8, 1), Outcome::Exited { code: 0 });
         assert!(busy.exists());
+    }
+
+    /// Jobs' output and the journal (commands, environments) are the agent's alone, and
+    /// a job's checkpoint directory its owner's: another user on the node reads none of
+    /// them (a state directory of an earlier release is closed at the next start).
+    #[test]
+    fn logs_and_the_journal_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        drop(JobDir::open(tmp.path()).unwrap());
+        let logs = tmp.path().join(LOGS);
+        fs::set_permissions(&logs, fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = JobDir::open(tmp.path()).unwrap();
+        assert_eq!(mode(&logs), 0o700);
+        assert_eq!(mode(&tmp.path().join(JOURNAL)), 0o600);
+        drop(dir);
     }
 }

@@ -26,6 +26,7 @@ mod spawn_error;
 mod supervise;
 pub(crate) use supervise::FENCE_GRACE;
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -62,11 +63,15 @@ fn prepare_checkpoint_dir(
         return Ok(());
     }
     // A new directory is empty; only one kept from an earlier attempt may hold a deadline.
-    let made = match std::fs::create_dir(dir) {
+    // Only its owner's (and root's): another user's job has no business in it.
+    let made = match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir)?;
+            if let Some(parent) = dir.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::DirBuilder::new().mode(0o700).create(dir)?;
             true
         }
         Err(e) => return Err(e),
@@ -565,6 +570,10 @@ mod tests {
         let dir = tmp.path().join("checkpoints").join("7");
         prepare_checkpoint_dir(&dir, None, &spares).unwrap();
         assert!(dir.is_dir());
+        // Its owner's alone: other users' jobs on the node cannot read what it saves.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
         // Kept from an earlier attempt: what the job saved stays, the deadline goes.
         std::fs::write(dir.join("model.pt"), "weights").unwrap();
         std::fs::write(dir.join(DEADLINE_FILE), "123").unwrap();

@@ -32,6 +32,14 @@ pub use url::{BadStoreUrl, StoreUrl};
 /// requests 503, forgets the round's changes and reloads its state from the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    #[error(
+        "cannot create the database file {path} or make it private (mode 0600): {source}; \
+         check who owns the data directory"
+    )]
+    DbFile {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: String,

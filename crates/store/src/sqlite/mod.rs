@@ -204,6 +204,10 @@ impl Store {
                 source,
             })?;
         }
+        private_file(path).map_err(|source| StoreError::DbFile {
+            path: path.display().to_string(),
+            source,
+        })?;
         let mut store = Store::connect(Dialect::Sqlite, path.to_path_buf(), None).await?;
         let shown = store.shown();
         migrate::run(&mut store.conn, Dialect::Sqlite, &shown).await?;
@@ -1176,5 +1180,52 @@ mod tests {
                 s.close().await.unwrap();
             }
         }
+    }
+}
+
+/// The database holds every job's command and environment (secrets among them) and the
+/// token hashes: it is the server's alone (mode 0600, made so before SQLite creates it,
+/// and set again on files of an earlier release). SQLite gives the `-wal` and `-shm`
+/// files the database's mode; those already there are set too.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)?;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        match std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod private_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The database and its WAL are the server's alone, also when an earlier release
+    /// left them readable by everyone.
+    #[tokio::test]
+    async fn the_database_file_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gpusched.db");
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        drop(super::Store::open_file(&path).await.unwrap());
+        assert_eq!(mode(&path), 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let store = super::Store::open_file(&path).await.unwrap();
+        assert_eq!(mode(&path), 0o600);
+        let wal = dir.path().join("gpusched.db-wal");
+        if wal.exists() {
+            assert_eq!(mode(&wal), 0o600);
+        }
+        drop(store);
     }
 }
