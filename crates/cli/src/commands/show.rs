@@ -232,7 +232,16 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             ),
         ),
         ("reason", j.reason.clone()),
-        ("command", command_line(&j.command)),
+        // No job runs an empty command: an empty one is another user's, hidden by the
+        // server (only the owner and admins see it: it may hold secrets).
+        (
+            "command",
+            if j.command.is_empty() {
+                "(hidden: only its owner and admins see it)".to_string()
+            } else {
+                command_line(&j.command)
+            },
+        ),
         ("cwd", j.cwd.clone()),
         ("gpus", super::fmt::gpus_asked(j)),
         (
@@ -392,6 +401,12 @@ mod tests {
         );
         let once = view(serde_json::json!({"preemptions": 1}));
         assert!(field(&once, "attempt").ends_with("preempted 1 time)"));
+    }
+
+    #[test]
+    fn another_users_hidden_command_says_so() {
+        let j = view(serde_json::json!({"command": []}));
+        assert_eq!(field(&j, "command"), "(hidden: only its owner and admins see it)");
     }
 
     #[test]
