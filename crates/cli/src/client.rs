@@ -325,12 +325,13 @@ impl Client {
                             wait.as_secs()
                         );
                     } else {
+                        // The server's reason: a store restarting, an overload, a rate.
+                        let reason = serde_json::from_slice::<ApiError>(&answer.body)
+                            .map(|e| e.error)
+                            .unwrap_or_default();
                         eprintln!(
-                            "the server cannot take this now ({}); trying again in {} s",
-                            Self::checked(answer)
-                                .err()
-                                .map(|e| e.to_string())
-                                .unwrap_or_default(),
+                            "the server is busy (HTTP {}): {reason}; trying again in {} s",
+                            answer.status.as_u16(),
                             wait.as_secs()
                         );
                     }

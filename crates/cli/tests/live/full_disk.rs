@@ -49,6 +49,10 @@ fn a_full_disk_answers_503_keeps_what_was_accepted_and_recovers_when_freed() {
     // write nothing), not by luck.
     let (_server, url) = server(&data, 0, &["--heartbeat-timeout", "10s"]);
     let _agent = agent(&url, "n1", &dir.join("a"), Gpus::Declared(1));
+    // A token for the raw requests below (made while the disk has room).
+    let o = cli(&url, &["token", "create", "root", "--admin"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let token = stdout(&o).trim().to_string();
     let before: Vec<u64> = (0..3)
         .map(|_| submit(&url, &["--", "sleep", "1"]))
         .collect();
@@ -60,24 +64,42 @@ fn a_full_disk_answers_503_keeps_what_was_accepted_and_recovers_when_freed() {
         let block = vec![0u8; 1 << 16];
         while f.write_all(&block).and_then(|_| f.flush()).is_ok() {}
     }
-    let pad = format!("PAD={}", "x".repeat(3000));
+    // Raw requests first: the first refusal and a read right after it, before the lone
+    // server's lease (which it cannot renew on a full disk) runs out.
+    let body =
+        serde_json::json!({ "command": ["true"], "env": { "PAD": "x".repeat(3000) } }).to_string();
     let mut refusal = None;
     for _ in 0..500 {
-        let o = cli(&url, &["submit", "--json", "-e", &pad, "--", "true"]);
-        if !o.status.success() {
-            refusal = Some(stderr(&o));
+        let (code, head, text) = http_full(&url, Some(&token), "POST", "/api/jobs", Some(&body));
+        if code != 201 {
+            refusal = Some((code, head, text));
             break;
         }
     }
-    let refusal = refusal.expect("a submission is refused on a full disk");
+    let (code, head, text) = refusal.expect("a submission is refused on a full disk");
+    assert_eq!(code, 503, "{text}");
+    assert!(text.contains("free space"), "{text}");
+    // Nothing was done, and the answer says when to try again.
     assert!(
-        refusal.contains("HTTP 503") && refusal.contains("free space"),
-        "{refusal}"
+        head.to_ascii_lowercase().contains("retry-after: 1"),
+        "{head}"
     );
     // Reads are answered meanwhile, and the jobs accepted before go on (their ends are
     // refused and resent); held past the agent's 5 s lease.
     let (code, _) = http(&url, "GET", "/api/jobs?limit=10", None);
     assert_eq!(code, 200);
+    // The CLI sends a 503 again after its Retry-After, saying why, then gives up with
+    // the server's advice.
+    let pad = format!("PAD={}", "x".repeat(3000));
+    let o = cli(&url, &["submit", "--json", "-e", &pad, "--", "true"]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains("the server is busy (HTTP 503)")
+            && said.contains("free space")
+            && said.contains("trying again in 1 s"),
+        "{said}"
+    );
     std::thread::sleep(Duration::from_secs(6));
 
     std::fs::remove_file(data.join("filler")).unwrap();

@@ -208,9 +208,10 @@ fn a_fast_submitter_gets_429_and_the_cli_waits_its_turn() {
             "{path} {method} {status}: {r}"
         );
     }
-    // The agent protocol is never shed: its 503 (a server shutting down) has no Retry-After.
+    // The agent protocol is never shed, but its 503 (a server shutting down or stepping
+    // down) says when to retry, as every 503 does.
     assert!(
-        paths["/api/agent/poll"]["get"]["responses"]["503"]["headers"]["Retry-After"].is_null()
+        paths["/api/agent/poll"]["get"]["responses"]["503"]["headers"]["Retry-After"].is_object()
     );
 }
 
