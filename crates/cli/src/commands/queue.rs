@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long)]
     pub start: bool,
     /// Also list the started tasks of arrays (an array is one line otherwise, with its
-    /// counts); `--tasks ID` lists only array ID's started tasks.
+    /// counts); `--tasks ID` lists only array ID's started tasks (with --all, the ended
+    /// ones too, those cancelled before they started included).
     #[arg(long, value_name = "ARRAY", num_args = 0..=1)]
     pub tasks: Option<Option<u64>>,
     /// JSON instead of a table.

@@ -170,10 +170,22 @@ fn one_task_or_the_whole_array_is_cancelled() {
     wait_until(LIMIT, || pids.join("2").exists());
     let t1 = json_of(&cli(&url, &["show", "--json", &format!("{array}.1")]));
     assert_eq!(t1["state"], "cancelled", "{t1}");
+    // Cancelled before it started, task 40 still became a job of its own: an id, and a
+    // line in `queue --all --tasks`.
     let t40 = json_of(&cli(&url, &["show", "--json", &format!("{array}.40")]));
-    assert_eq!(
-        (t40["state"].as_str(), t40["id"].as_u64()),
-        (Some("cancelled"), Some(0))
+    assert_eq!(t40["state"], "cancelled", "{t40}");
+    let t40_id = t40["id"].as_u64().filter(|&id| id > array);
+    assert!(t40_id.is_some(), "task 40 has an id of its own: {t40}");
+    let listed = json_of(&cli(
+        &url,
+        &["queue", "--tasks", &array.to_string(), "--all", "--json"],
+    ));
+    let listed = listed["jobs"].as_array().expect("jobs");
+    assert!(
+        listed
+            .iter()
+            .any(|j| j["id"].as_u64() == t40_id && j["state"] == "cancelled"),
+        "task 40 listed as cancelled: {listed:?}"
     );
     let o = cli(&url, &["logs", &format!("{array}.45")]);
     assert!(!o.status.success());

@@ -54,9 +54,10 @@ pub async fn get(
     Ok(Json(app.ask(|r| Cmd::Task(id, index, who, r)).await?))
 }
 
-/// Cancel one task of an array: a started task as any job (the answer's `id` is the
-/// task's); an unstarted one never starts (the answer's `id` is the array's). The array
-/// goes on with its other tasks.
+/// Cancel one task of an array: a started task as any job; an unstarted one becomes a
+/// job of its own, cancelled at once, so it never starts and is listed with the array's
+/// tasks. The answer's `id` is the task's (the array's for a task that ended before and
+/// is no longer in the server's memory). The array goes on with its other tasks.
 #[utoipa::path(post, path = "/api/jobs/{id}/tasks/{index}/cancel", operation_id = "cancel_task", tag = "arrays",
     params(("id" = u64, Path), ("index" = u32, Path)),
     responses((status = 200, body = CancelResult), super::responses::ChangeJob))]

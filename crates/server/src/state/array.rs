@@ -209,12 +209,25 @@ impl State {
                 break index;
             }
         };
-        let id = self.next_id;
-        self.next_id += 1;
-        let task = task_record(array, id, index);
         if let Some(a) = self.jobs.get_mut(&array_id) {
             a.array_progress = Some(progress);
         }
+        let Some(id) = self.make_task(array_id, index) else {
+            return false;
+        };
+        // Past the list's room the task's row is written (it is marked already).
+        self.list_unwritten(array_id, id);
+        true
+    }
+
+    /// Makes index `index` of array `array_id` a pending job of its own, in the core's
+    /// queue, with the next id; its id (None if there is no such array). The caller
+    /// keeps the array's progress.
+    pub(super) fn make_task(&mut self, array_id: u64, index: u32) -> Option<u64> {
+        let array = self.jobs.get(&array_id)?;
+        let id = self.next_id;
+        self.next_id += 1;
+        let task = task_record(array, id, index);
         self.arrays
             .entry(array_id)
             .or_default()
@@ -222,14 +235,12 @@ impl State {
             .insert(index, id);
         self.enqueue(&task);
         self.jobs.insert(id, Box::new(task));
-        // Past the list's room the task's row is written (it is marked already).
-        self.list_unwritten(array_id, id);
         self.note(
             id,
             JobEventKind::Submitted,
             format!("task {index} of array {array_id}"),
         );
-        true
+        Some(id)
     }
 
     /// A task was placed: its array is running from now on.
@@ -282,9 +293,12 @@ impl State {
             return;
         };
         let p = a.array_progress.get_or_insert_with(Default::default);
+        // A task cancelled before it started is counted through `skipped`.
+        let skipped = p.skipped.binary_search(&t.index).is_ok();
         match state {
             JobState::Succeeded => p.succeeded += 1,
             JobState::Failed => p.failed += 1,
+            JobState::Cancelled if skipped => {}
             JobState::Cancelled => p.cancelled += 1,
             JobState::TimedOut => p.timed_out += 1,
             _ => {}

@@ -92,7 +92,9 @@ impl State {
     }
 
     /// Cancels one task of an array (`cancel 12.7`): a started one like any job, an
-    /// unstarted one by never starting it.
+    /// unstarted one by never starting it. The unstarted one is still made a job of its
+    /// own, cancelled at once, so it has an id, a row and a timeline: `queue --all
+    /// --tasks` lists it and `show 12.7` finds it like any task that ended.
     pub fn cancel_task(&mut self, id: u64, index: u32, who: &Who) -> Result<CancelResult, Fail> {
         let job = self.owned_job(id, who, "cancel its tasks")?;
         let spec = array_spec(job, index)?;
@@ -121,12 +123,12 @@ impl State {
             JobEventKind::CancelRequested,
             format!("task {index}, before it started, by {}", who.user),
         );
-        self.array_settle(id, self.now.ms);
-        Ok(CancelResult {
-            id,
-            result: "cancelled".into(),
-            state: JobState::Cancelled,
-        })
+        // Skipped (above) first: the array never makes this index again, and counts it
+        // cancelled once, through `skipped`, also once the task's record leaves memory.
+        match self.make_task(id, index) {
+            Some(task) => self.cancel(task, who),
+            None => Err(super::jobs::no_such_job(id)),
+        }
     }
 
     /// One task of an array: a started task's own view, or, for an index not started

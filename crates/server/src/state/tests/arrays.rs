@@ -150,54 +150,73 @@ fn cancelling_one_task_or_the_whole_array() {
             Task(1, 1),
             CancelTask("alice", 1, 0),
             Round,
+            // Task 1 was cancelled before it started: listed as cancelled, with its own
+            // id and timeline, and the array's counts hold it once.
+            Tasks("alice", 1),
+            Events("alice", 3),
             Poll("n1"),
             Cancelled("n1", 2),
             Round,
             Counts(1),
             Cancel("alice", 1),
             Poll("n1"),
-            Cancelled("n1", 3),
+            Cancelled("n1", 4),
             Round,
             Counts(1),
             Task(1, 5),
+            Task(1, 1),
             Cancel("alice", 1),
+            Restart,
+            Tasks("alice", 1),
+            Counts(1),
         ],
         r#"
             node n1 (1 GPUs) registers: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 array=0-5: ok 1
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-5 next 1: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 1 running #1 array 0-5 next 1: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
             n1 polls: run 2#1 [0]; cancel -; preempt -
             n1 reports 2 started: ok
             round: wrote jobs 2 nodes - tokens -; woke -; ended -
-            job 2 running on n1 [0] #1 task 1.0: running on n1
-            alice cancels 1.1: cancelled (cancelled) job 1
-            alice cancels 1.1: already_ended (cancelled) job 1
+              job 2 running on n1 [0] #1 task 1.0: running on n1
+            alice cancels 1.1: cancelled (cancelled) job 3
+            alice cancels 1.1: already_ended (cancelled) job 3
             bob cancels 1.2: Forbidden("job 1 belongs to alice; only its owner or an admin may cancel its tasks (you are bob)")
             alice cancels 1.9: NotFound("array 1 has no task 9; its indices are 0-5 (6 tasks)")
-            task 1.1: job 0 true[1] cancelled: cancelled before it started
+            task 1.1: job 3 true[1] cancelled: cancelled before it started
             alice cancels 1.0: cancelling (running) job 2
-            round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-5 next 1: its tasks are running
-            job 2 running on n1 [0] #1 task 1.0: cancel requested; n1 is stopping it
+            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 3
+              job 1 running #1 array 0-5 next 3: its tasks are running
+              job 2 running on n1 [0] #1 task 1.0: cancel requested; n1 is stopping it
+              job 3 cancelled #1 task 1.1: cancelled before it started
+            alice lists the tasks of 1: 4:1.2:pending 3:1.1:cancelled 2:1.0:running; next_before None
+            alice reads events of 3:
+            - 0s submitted #0 [] task 1 of array 1
+            - 0s cancel_requested #0 [] by alice
+            - 0s ended #0 [] cancelled: cancelled before it started
             n1 polls: run -; cancel 2#1; preempt -
             n1 reports 2 cancelled: ok
-            round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 2
-            job 1 running #1 array 0-5 next 3: its tasks are running
-            job 2 cancelled on n1 [0] #1 task 1.0: cancelled while running
-            job 3 starting on n1 [0] #1 task 1.2: sent to n1
+            round: wrote jobs 1 2 4 nodes - tokens -; woke n1; ended 2
+              job 1 running #1 array 0-5 next 3: its tasks are running
+              job 2 cancelled on n1 [0] #1 task 1.0: cancelled while running
+              job 4 starting on n1 [0] #1 task 1.2: sent to n1
             array 1 running: pending 3 starting 1 running 0 succeeded 0 failed 0 cancelled 2 timed_out 0
             alice cancels 1: cancelling (running)
-            n1 polls: run -; cancel 3#1; preempt -
-            n1 reports 3 cancelled: ok
-            round: wrote jobs 1 3 nodes - tokens -; woke n1; ended 1 3
-            job 1 cancelled #1 array 0-5 next 6: cancelled: 0 of 6 tasks succeeded before
-            job 3 cancelled on n1 [0] #1 task 1.2: cancelled while running
+            n1 polls: run -; cancel 4#1; preempt -
+            n1 reports 4 cancelled: ok
+            round: wrote jobs 1 4 nodes - tokens -; woke n1; ended 1 4
+              job 1 cancelled #1 array 0-5 next 6: cancelled: 0 of 6 tasks succeeded before
+              job 4 cancelled on n1 [0] #1 task 1.2: cancelled while running
             array 1 cancelled: pending 0 starting 0 running 0 succeeded 0 failed 0 cancelled 6 timed_out 0
             task 1.5: job 0 true[5] cancelled: cancelled before it started
+            task 1.1: job 3 true[1] cancelled: cancelled before it started
             alice cancels 1: already_ended (cancelled)
+            server restarts
+            ended, in the store only: 4
+            alice lists the tasks of 1: 4:1.2:cancelled 3:1.1:cancelled 2:1.0:cancelled; next_before None
+            array 1 cancelled: pending 0 starting 0 running 0 succeeded 0 failed 0 cancelled 6 timed_out 0
         "#,
     );
 }

@@ -138,6 +138,9 @@ pub(super) enum Step {
     /// `user` lists jobs: `state=S limit=N before=ID after=ID user=U node=N`, the store
     /// answering for the ended ones as the actor's store read would.
     List(&'static str, &'static str),
+    /// `user` lists an array's tasks (`gpusched queue --all --tasks ID`: every state),
+    /// the store answering for the ended ones.
+    Tasks(&'static str, u64),
     /// `user` cancels one task (by index) of an array.
     CancelTask(&'static str, u64, u32),
     /// An array's state and counts as its view says.
@@ -463,6 +466,13 @@ impl Harness {
             .filter(|j| j.view.state.is_terminal() && !self.st.jobs.contains_key(&j.view.id))
             .filter(|j| q.states.is_empty() || q.states.contains(&j.view.state))
             .filter(|j| q.user.as_ref().is_none_or(|u| &j.view.user == u))
+            .filter(|j| match q.tasks {
+                gpusched_store::TaskRows::All => true,
+                gpusched_store::TaskRows::None => j.view.array_task.is_none(),
+                gpusched_store::TaskRows::Of(a) => {
+                    j.view.array_task.is_some_and(|t| t.array_id == a)
+                }
+            })
             .filter(|j| {
                 q.node.as_ref().is_none_or(|n| {
                     j.view.node.as_ref() == Some(n) || j.view.parts.iter().any(|p| &p.node == n)
@@ -1027,6 +1037,28 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} lists {spec}: {r}"));
+            }
+            Step::Tasks(user, id) => {
+                let q = gpusched_wire::JobListQuery::default();
+                let stored = match self.st.task_query(id, &q, &who(user)) {
+                    Ok(Some(eq)) => self.stored_page(&eq),
+                    Ok(None) => Vec::new(),
+                    Err(f) => {
+                        self.line(format!("{user} lists the tasks of {id}: {f:?}"));
+                        return;
+                    }
+                };
+                let r = match self.st.list_tasks(id, &q, &who(user), stored) {
+                    Ok(l) => {
+                        let jobs = l.jobs.iter().map(|v| {
+                            let index = v.array_task.map_or(0, |t| t.index);
+                            format!("{}:{id}.{index}:{}", v.id, v.state.name())
+                        });
+                        format!("{}; next_before {:?}", list(jobs), l.next_before)
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} lists the tasks of {id}: {r}"));
             }
             Step::CancelTask(user, id, index) => {
                 let r = match self.st.cancel_task(id, index, &who(user)) {
