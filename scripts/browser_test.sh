@@ -27,7 +27,7 @@ install() {
     cmp -s "$ROOT/tests/browser/package-lock.json" "$DEPS/package-lock.json"; then
     return 0
   fi
-  command -v npm >/dev/null || { echo "npm is required (apt-get install nodejs npm)" >&2; return 1; }
+  command -v npm >/dev/null || { echo "npm is required: scripts/install_test_deps.sh (apt-get install nodejs npm)" >&2; return 1; }
   mkdir -p "$DEPS"
   cp "$ROOT/tests/browser/package.json" "$ROOT/tests/browser/package-lock.json" "$DEPS/"
   (cd "$DEPS" && npm ci --no-audit --no-fund --ignore-scripts)
@@ -42,7 +42,7 @@ BIN="${1:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/gpusched}"
 [ -x "$BIN" ] || { echo "$BIN not found: build it first (cargo build -p gpusched) or pass its path" >&2; exit 1; }
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
-[ -x "$CHROMIUM" ] || { echo "$CHROMIUM not found: apt-get install chromium (or set CHROMIUM)" >&2; exit 1; }
+[ -x "$CHROMIUM" ] || { echo "$CHROMIUM not found: scripts/install_test_deps.sh (apt-get install chromium), or set CHROMIUM" >&2; exit 1; }
 export CHROMIUM
 install
 

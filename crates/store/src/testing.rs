@@ -4,8 +4,9 @@
 //!
 //! PostgreSQL's binaries come from Debian's packages (`/usr/lib/postgresql/*/bin`) or
 //! `PATH`. Where they are missing, [`TempPostgres::start_or_skip`] fails the test under CI
-//! (`CI` set), naming the package to install, and elsewhere prints a skip line: a
-//! developer without PostgreSQL still runs every other test.
+//! (`CI=true`), naming the package to install, and elsewhere prints one skip line naming
+//! `scripts/install_test_deps.sh` ([`skip_or_fail`], which every test that runs an outside
+//! program shares): a developer without PostgreSQL still runs every other test.
 //!
 //! initdb refuses to run as root: as root, every PostgreSQL command runs as the
 //! `postgres` user (which Debian's package creates) through `runuser`, in a directory
@@ -15,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, Weak};
 
+mod needs;
 mod proxy;
+pub use needs::{on_path, require_program, skip_or_fail, under_ci, INSTALL_SCRIPT};
 pub use proxy::TcpProxy;
 
 /// The package the tests need, as the messages name it.
@@ -71,18 +74,15 @@ fn free_port() -> std::io::Result<u16> {
 
 impl TempPostgres {
     /// A running cluster, or `None` with a skip line when PostgreSQL is not installed and
-    /// `CI` is not set. Panics (the test fails) when it is missing under CI, or when it
-    /// is installed and does not start.
+    /// the tests do not run under CI ([`under_ci`]). Panics (the test fails) when it is
+    /// missing under CI, or when it is installed and does not start.
     pub fn start_or_skip(test: &str) -> Option<TempPostgres> {
         let Some(bin) = find_bin() else {
-            let msg = format!(
-                "PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or \
-                 on PATH): install it with `apt-get install -y {PACKAGE}`"
+            skip_or_fail(
+                test,
+                "PostgreSQL (initdb under /usr/lib/postgresql/*/bin or on PATH)",
+                PACKAGE,
             );
-            if std::env::var_os("CI").is_some() {
-                panic!("{test}: {msg} (CI runs every PostgreSQL test)");
-            }
-            eprintln!("SKIPPED {test} on PostgreSQL: {msg}");
             return None;
         };
         match TempPostgres::start_with(bin) {
@@ -348,7 +348,9 @@ pub fn shared(test: &str) -> Option<Arc<TempPostgres>> {
     if let Some(pg) = slot.upgrade() {
         return Some(pg);
     }
-    let pg = Arc::new(TempPostgres::start_or_skip(test)?);
+    // Its SQLite half still runs: only the PostgreSQL half is skipped.
+    let test = format!("{test} on PostgreSQL");
+    let pg = Arc::new(TempPostgres::start_or_skip(&test)?);
     *slot = Arc::downgrade(&pg);
     Some(pg)
 }

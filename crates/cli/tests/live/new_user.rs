@@ -261,7 +261,14 @@ fn more_than_a_page_of_jobs_pages_newest_first_and_show_prints_resources() {
 fn a_ca_certificate_is_refused_at_start_with_the_command_for_a_leaf() {
     let (_d, dir) = scratch();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let made = Command::new("openssl")
+    let Some(openssl) = gpusched_store::testing::require_program(
+        "a_ca_certificate_is_refused_at_start_with_the_command_for_a_leaf",
+        "openssl",
+        "openssl",
+    ) else {
+        return;
+    };
+    let made = Command::new(openssl)
         .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
         .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"])
         .args(["-subj", "/CN=localhost"])
@@ -271,13 +278,13 @@ fn a_ca_certificate_is_refused_at_start_with_the_command_for_a_leaf() {
         .arg(&key)
         .arg("-out")
         .arg(&cert)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: needs the openssl command to make a certificate");
-        return;
-    }
+        .output()
+        .expect("run openssl");
+    assert!(
+        made.status.success(),
+        "openssl req could not make a certificate: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let mut server = Proc {
         child: Command::new(BIN)
             .args(["server", "--listen", "127.0.0.1:0", "--data-dir"])

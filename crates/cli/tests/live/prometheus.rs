@@ -1,8 +1,9 @@
 //! `/metrics` end to end: a real Prometheus (Debian's `prometheus` package, which
-//! `.ci/run` installs) scrapes a live server with a metrics token, and its HTTP API
-//! answers for the series the docs promise; every query of the shipped Grafana
-//! dashboard is sent to that Prometheus and must parse. Also who may read `/metrics`,
-//! and what a metrics token may do elsewhere (nothing).
+//! scripts/install_test_deps.sh installs; without it that test skips, and fails under
+//! CI) scrapes a live server with a metrics token, and its HTTP API answers for the
+//! series the docs promise; every query of the shipped Grafana dashboard is sent to that
+//! Prometheus and must parse. Also who may read `/metrics`, and what a metrics token may
+//! do elsewhere (nothing).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,19 +15,22 @@ use serde_json::Value;
 
 use crate::support::*;
 
-/// Where Debian's package puts the server; `GPUSCHED_PROMETHEUS` overrides it.
-fn prometheus_bin() -> PathBuf {
-    let path = std::env::var_os("GPUSCHED_PROMETHEUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/prometheus"));
-    assert!(
-        path.is_file(),
-        "this test needs a Prometheus server at {}: install Debian's package with \
-         `apt-get install -y prometheus` (.ci/run does), or point GPUSCHED_PROMETHEUS at \
-         a prometheus binary",
-        path.display()
-    );
-    path
+/// Where Debian's package puts the server; `GPUSCHED_PROMETHEUS` overrides it. `None`
+/// (after a skip line, or a failure under CI) where it is not installed.
+fn prometheus_bin(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("GPUSCHED_PROMETHEUS") {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            assert!(
+                path.is_file(),
+                "GPUSCHED_PROMETHEUS is {}, which is no file: point it at a prometheus binary \
+                 or unset it for /usr/bin/prometheus",
+                path.display()
+            );
+            Some(path)
+        }
+        None => gpusched_store::testing::require_program(test, "/usr/bin/prometheus", "prometheus"),
+    }
 }
 
 /// The dashboard the repository ships.
@@ -54,8 +58,7 @@ struct Prom {
 }
 
 impl Prom {
-    fn start(dir: &Path, target: &str, token: &str) -> Prom {
-        let bin = prometheus_bin();
+    fn start(bin: PathBuf, dir: &Path, target: &str, token: &str) -> Prom {
         std::fs::create_dir_all(dir).unwrap();
         let token_file = dir.join("token");
         std::fs::write(&token_file, token).unwrap();
@@ -355,6 +358,10 @@ fn metrics_public_serves_anyone_and_private_jobs_names_no_job() {
 
 #[test]
 fn prometheus_scrapes_the_server_and_the_dashboard_queries_parse() {
+    let Some(bin) = prometheus_bin("prometheus_scrapes_the_server_and_the_dashboard_queries_parse")
+    else {
+        return;
+    };
     let (_d, dir) = scratch();
     let data = dir.join("data");
     let (_server, url) = server(&data, 0, &[]);
@@ -365,6 +372,7 @@ fn prometheus_scrapes_the_server_and_the_dashboard_queries_parse() {
     // Samples from a node of our own: the fake agent's depend on its version.
     let _probe = Probe::start(&url, &join_token(&data));
     let prom = Prom::start(
+        bin,
         &dir.join("prom"),
         &url,
         &token(&url, "prometheus", "metrics"),

@@ -193,7 +193,7 @@ mod tests {
 
     /// The overview's counts, run by Node.js on the module as served: GPUs of an offline
     /// node are neither in use nor in the total. Without Node.js the test says so and
-    /// passes, except under CI, where it must run.
+    /// passes (scripts/install_test_deps.sh installs it), except under CI, where it fails.
     #[test]
     fn the_overview_counts_only_the_gpus_of_online_nodes() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/js");
@@ -205,18 +205,18 @@ mod tests {
               { state: 'unknown', gpus: [gpu(0, 9)] },
             ]);
             process.stdout.write(JSON.stringify(c));";
-        let out = match std::process::Command::new("node")
+        let Some(node) = gpusched_store::testing::require_program(
+            "the_overview_counts_only_the_gpus_of_online_nodes",
+            "node",
+            "nodejs",
+        ) else {
+            return;
+        };
+        let out = std::process::Command::new(node)
             .args(["--input-type=module", "-e", script])
             .current_dir(dir)
             .output()
-        {
-            Ok(out) => out,
-            Err(e) if std::env::var_os("CI").is_none() => {
-                eprintln!("SKIPPED: this test needs Node.js (`node`) on PATH: {e}");
-                return;
-            }
-            Err(e) => panic!("this test needs Node.js (`node`) on PATH: {e}"),
-        };
+            .expect("run node");
         assert!(
             out.status.success(),
             "{}",
