@@ -293,7 +293,12 @@ fn nix_is_root() -> bool {
 fn tls_on_the_tcp_listener() {
     let (_d, dir) = scratch();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let made = Command::new("openssl")
+    let Some(openssl) =
+        gpusched_store::testing::require_program("tls_on_the_tcp_listener", "openssl", "openssl")
+    else {
+        return;
+    };
+    let made = Command::new(openssl)
         .args([
             "req",
             "-x509",
@@ -309,13 +314,13 @@ fn tls_on_the_tcp_listener() {
         .arg(&key)
         .arg("-out")
         .arg(&cert)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: needs the openssl command to make a certificate");
-        return;
-    }
+        .output()
+        .expect("run openssl");
+    assert!(
+        made.status.success(),
+        "openssl req could not make a certificate: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let (c, k) = (cert.to_str().unwrap(), key.to_str().unwrap());
     let (_server, url) = server(&dir.join("data"), 0, &["--tls-cert", c, "--tls-key", k]);
     assert!(url.starts_with("https://"), "{url}");
