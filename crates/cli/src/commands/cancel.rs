@@ -75,10 +75,15 @@ fn outcome_line(r: &gpusched_wire::CancelOutcome) -> Result<String, String> {
         )),
         ("already_ended", Some(st)) => Ok(format!("job {id}: already ended ({})", st.name())),
         ("cancelled", _) => Ok(format!("job {id}: cancelled")),
-        _ => Err(format!(
-            "job {id}: {}",
-            r.error.as_deref().unwrap_or("not cancelled")
-        )),
+        _ => {
+            let why = r.error.as_deref().unwrap_or("not cancelled");
+            // The server's reasons often name the job already ("job 2 belongs to ...").
+            if why.starts_with(&format!("job {id} ")) {
+                Err(why.to_string())
+            } else {
+                Err(format!("job {id}: {why}"))
+            }
+        }
     }
 }
 
@@ -91,5 +96,23 @@ mod tests {
         let line = super::outcome_line(&r).unwrap();
         assert_eq!(line, "job 4: cancelling (being stopped where it runs)");
         assert!(!line.contains("its node"), "{line}");
+    }
+
+    #[test]
+    fn a_refusal_that_names_the_job_is_not_prefixed_again() {
+        let r: gpusched_wire::CancelOutcome = serde_json::from_value(serde_json::json!({
+            "id": 2, "result": "refused",
+            "error": "job 2 belongs to alice; only its owner or an admin may cancel it"
+        }))
+        .unwrap();
+        assert_eq!(
+            super::outcome_line(&r).unwrap_err(),
+            "job 2 belongs to alice; only its owner or an admin may cancel it"
+        );
+        let r: gpusched_wire::CancelOutcome = serde_json::from_value(
+            serde_json::json!({"id": 3, "result": "refused", "error": "no such job"}),
+        )
+        .unwrap();
+        assert_eq!(super::outcome_line(&r).unwrap_err(), "job 3: no such job");
     }
 }
