@@ -406,7 +406,10 @@ mod tests {
     #[test]
     fn another_users_hidden_command_says_so() {
         let j = view(serde_json::json!({"command": []}));
-        assert_eq!(field(&j, "command"), "(hidden: only its owner and admins see it)");
+        assert_eq!(
+            field(&j, "command"),
+            "(hidden: only its owner and admins see it)"
+        );
     }
 
     #[test]

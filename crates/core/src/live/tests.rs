@@ -718,6 +718,10 @@ fn an_estimated_start_stays_put_between_passes() {
     assert_eq!(c.pass(0.0, &[]).len(), 1);
     c.add(&whole(2, 1));
     for now in [0.0, 4.0, 9.0, 35.0] {
-        assert_eq!(c.estimate_starts(now).get(&2), Some(&600.0), "asked at {now}");
+        assert_eq!(
+            c.estimate_starts(now).get(&2),
+            Some(&600.0),
+            "asked at {now}"
+        );
     }
 }
