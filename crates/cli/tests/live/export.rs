@@ -135,6 +135,7 @@ fn an_exported_history_holds_whose_jobs_it_may_and_replays_in_the_simulator() {
     );
     let (code, body) = http_with(&url, Some(&bob), "GET", "/api/history/jobs?limit=0", None);
     assert_eq!(code, 400, "{body}");
+    assert!(body.contains("between 1 and 10000"), "{body}");
 
     // Paging: one job a page still gives all three, newest first.
     let mut seen = Vec::new();

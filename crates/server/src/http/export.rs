@@ -17,6 +17,20 @@ use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
 
+/// The most jobs one page of the history gives.
+const MAX_LIMIT: usize = 10_000;
+
+/// The page size asked for (1000 by default), refused outside 1 to [`MAX_LIMIT`].
+fn page_limit(limit: Option<usize>) -> Result<usize, ApiErr> {
+    let limit = limit.unwrap_or(1000);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(ApiErr::bad(format!(
+            "`limit` must be between 1 and {MAX_LIMIT} (jobs per page); got {limit}"
+        )));
+    }
+    Ok(limit)
+}
+
 /// The ended jobs that ran (succeeded, failed, cancelled or timed out after starting),
 /// newest first, a page at a time, with the run-time predictor's features: user, queue,
 /// name, command, GPUs, GPU model, walltime. Without `user`, a user's own jobs (an
@@ -31,10 +45,7 @@ pub async fn jobs(
     QueryArgs(q): QueryArgs<HistoryQuery>,
 ) -> Result<Json<HistoryPage>, ApiErr> {
     let who = person(&caller)?;
-    let limit = q.limit.unwrap_or(1000);
-    if limit == 0 || limit > 10_000 {
-        return Err(ApiErr::bad("`limit` must be 1..=10000"));
-    }
+    let limit = page_limit(q.limit)?;
     // The list applies the one rule of who sees what (`state/privacy.rs`); here only the
     // default differs: a user's own history, as `gpusched history` means.
     let user = match q.user {
@@ -91,4 +102,23 @@ fn row(v: JobView) -> Option<HistoryJob> {
         end_ms: end_ms.max(start_ms),
         preemptions: v.preemptions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_size_out_of_range_is_refused_in_words() {
+        assert_eq!(page_limit(None).unwrap(), 1000);
+        assert_eq!(page_limit(Some(10_000)).unwrap(), 10_000);
+        for bad in [0, 10_001] {
+            let e = page_limit(Some(bad)).unwrap_err();
+            assert_eq!(e.0, axum::http::StatusCode::BAD_REQUEST);
+            assert_eq!(
+                e.1,
+                format!("`limit` must be between 1 and 10000 (jobs per page); got {bad}")
+            );
+        }
+    }
 }
