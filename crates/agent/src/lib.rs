@@ -4,6 +4,7 @@
 //! ready first ([`slices`]); sampling its GPUs for the server ([`telemetry`]) and for
 //! Prometheus ([`metrics`]).
 
+pub mod ca;
 #[doc(hidden)]
 mod follow;
 pub mod fuzz_entry;

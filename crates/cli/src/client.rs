@@ -87,6 +87,9 @@ pub struct Client {
     http: Option<reqwest::Client>,
     /// The TCP target's servers (None on the socket).
     servers: Option<gpusched_wire::servers::ServerList>,
+    /// The `--ca-cert` file trusted besides the system's roots, named in the advice
+    /// when the server's certificate is refused anyway.
+    ca_cert: Option<std::path::PathBuf>,
 }
 
 /// Redirects followed for one request (a follower points at the leader: one hop; more
@@ -252,7 +255,7 @@ fn parse_servers(base: &str) -> anyhow::Result<gpusched_wire::servers::ServerLis
 impl Client {
     pub fn new(target: Target, ca_cert: Option<&std::path::Path>) -> anyhow::Result<Self> {
         // A named CA file that cannot be used is an error whatever the target, as before.
-        let extra_root = ca_cert.map(read_cert).transpose()?;
+        let extra_roots = ca_cert.map(read_cert).transpose()?;
         let http = match &target {
             Target::Unix(_) => None,
             Target::Http { base, .. } => {
@@ -267,7 +270,7 @@ impl Client {
                     .connect_timeout(Duration::from_secs(3))
                     .redirect(reqwest::redirect::Policy::none())
                     .tls_built_in_root_certs(base.starts_with("https://"));
-                if let Some(cert) = extra_root {
+                for cert in extra_roots.into_iter().flatten() {
                     b = b.add_root_certificate(cert);
                 }
                 Some(b.build().context("cannot build the HTTP client")?)
@@ -281,6 +284,7 @@ impl Client {
             target,
             http,
             servers,
+            ca_cert: ca_cert.map(std::path::Path::to_path_buf),
         })
     }
 
@@ -353,16 +357,23 @@ impl Client {
             Target::Unix(sock) => unix_call(sock, method, path, body).await,
             Target::Http { token, .. } => self.tcp_call(method, path, body, token).await,
         };
-        sent.map_err(|e| {
-            if let Some(advice) = certificate_advice(&self.target.shown(), &e.to_string()) {
-                return anyhow!(advice);
-            }
-            anyhow!(
-                "cannot reach the gpusched server at {} ({e}); start one with `gpusched up`, \
-                 or point --server / GPUSCHED_SERVER at it",
-                self.target.shown()
-            )
-        })
+        sent.map_err(|e| self.unreachable(&e))
+    }
+
+    /// What a request that reached no server says: for a refused certificate what to
+    /// trust (`gpusched up` would not help), else where the server should be.
+    fn unreachable(&self, e: &anyhow::Error) -> anyhow::Error {
+        let (server, error) = (self.target.shown(), e.to_string());
+        let advice = certificate_advice(&server, &error).or_else(|| {
+            gpusched_agent::ca::certificate_advice(&server, &error, self.ca_cert.as_deref())
+        });
+        if let Some(advice) = advice {
+            return anyhow!(advice);
+        }
+        anyhow!(
+            "cannot reach the gpusched server at {server} ({e}); start one with `gpusched up`, \
+             or point --server / GPUSCHED_SERVER at it"
+        )
     }
 
     /// A request over TCP to the servers of the target: the last good one first; a 307
@@ -720,11 +731,9 @@ fn url_component(s: &str) -> String {
     out
 }
 
-pub fn read_cert(path: &std::path::Path) -> anyhow::Result<reqwest::Certificate> {
-    let pem = std::fs::read(path)
-        .with_context(|| format!("cannot read the CA certificate {}", path.display()))?;
-    reqwest::Certificate::from_pem(&pem)
-        .with_context(|| format!("{} is not a PEM certificate", path.display()))
+/// The certificates of a `--ca-cert` file; one that holds none is refused, naming it.
+pub fn read_cert(path: &std::path::Path) -> anyhow::Result<Vec<reqwest::Certificate>> {
+    gpusched_agent::ca::read_ca_certs(path)
 }
 
 fn header(h: &reqwest::header::HeaderMap) -> String {
@@ -842,6 +851,52 @@ mod tests {
                 .contains("cannot read the CA certificate /nonexistent/ca.pem"),
             "{e:#}"
         );
+    }
+
+    #[test]
+    fn a_ca_file_without_a_certificate_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key.pem");
+        std::fs::write(
+            &key,
+            "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIB8XsLKb3wJkC2qU4Ww3xYf6n8u0Jb2iWQyGQ1p5fW3T\n-----END PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        let target = Target::Http {
+            base: "https://gpu1:6450".into(),
+            token: None,
+        };
+        let e = Client::new(target, Some(&key)).err().unwrap().to_string();
+        assert!(
+            e.starts_with(&format!("{} holds no PEM certificate", key.display())),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_untrusted_certificate_asks_for_ca_cert_not_for_up() {
+        let target = Target::Http {
+            base: "https://gpu1:6450".into(),
+            token: None,
+        };
+        let client = Client::new(target, None).unwrap();
+        // What `tcp_call` keeps of rustls's refusal: the root cause.
+        let refused = anyhow!("invalid peer certificate: UnknownIssuer");
+        let said = client.unreachable(&refused).to_string();
+        assert!(
+            said.starts_with("the server at https://gpu1:6450 presents a certificate"),
+            "{said}"
+        );
+        assert!(
+            said.contains("--ca-cert FILE (or GPUSCHED_CA_CERT=FILE)"),
+            "{said}"
+        );
+        assert!(!said.contains("gpusched up"), "{said}");
+        // Anything else is a server that is not there.
+        let said = client
+            .unreachable(&anyhow!("connection refused"))
+            .to_string();
+        assert!(said.contains("start one with `gpusched up`"), "{said}");
     }
 
     #[test]

@@ -3,11 +3,12 @@
 //! Handshakes run in their own tasks and finished connections queue for axum, so one
 //! slow or silent client cannot hold up everyone else's accept.
 
+use std::collections::HashMap;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use rustls_pki_types::pem::PemObject;
@@ -19,6 +20,67 @@ use tokio_rustls::TlsAcceptor;
 
 /// A handshake that takes longer than this is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At most one warning of failed handshakes per peer address in this time: a client that
+/// does not trust the certificate retries every few seconds, and should not fill the log.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// Peer addresses remembered for [`WARN_EVERY`]; past this many, those older than it are
+/// forgotten (and, under a flood of new addresses, all of them: a few lines too many
+/// rather than memory without bound).
+const WARN_PEERS: usize = 4096;
+
+/// When each peer address was last warned of, and how many failures since were not.
+#[derive(Debug, Default)]
+struct HandshakeWarnings {
+    peers: HashMap<IpAddr, (Instant, u64)>,
+}
+
+impl HandshakeWarnings {
+    /// A failed handshake from `ip` at `now`: Some(failures not logged since the last
+    /// line for it) when this one is logged, None when it is held back.
+    fn admit(&mut self, ip: IpAddr, now: Instant) -> Option<u64> {
+        if let Some((at, held)) = self.peers.get_mut(&ip) {
+            if now.duration_since(*at) < WARN_EVERY {
+                *held += 1;
+                return None;
+            }
+            let before = *held;
+            *at = now;
+            *held = 0;
+            return Some(before);
+        }
+        if self.peers.len() >= WARN_PEERS {
+            self.peers
+                .retain(|_, (at, _)| now.duration_since(*at) < WARN_EVERY);
+            if self.peers.len() >= WARN_PEERS {
+                self.peers.clear();
+            }
+        }
+        self.peers.insert(ip, (now, 0));
+        Some(0)
+    }
+}
+
+/// The warning of a failed handshake: a client refusing the certificate says so with an
+/// alert, which is what an operator most often needs to hear (an agent or CLI without
+/// `--ca-cert`, or with the wrong one).
+fn handshake_warning(peer: SocketAddr, error: &io::Error, held: u64) -> String {
+    let hint = if error.to_string().contains("alert") {
+        "; a client that does not trust this server's certificate refuses it so: give it \
+         the certificate (or its CA) with --ca-cert"
+    } else {
+        ""
+    };
+    let more = match held {
+        0 => String::new(),
+        n => format!(
+            " ({n} more from {} not logged in the last minute)",
+            peer.ip()
+        ),
+    };
+    format!("TLS handshake with {peer} failed: {error}{hint}{more}")
+}
 
 /// Reads a PEM certificate chain and private key into a rustls server configuration.
 pub fn server_config(cert: &Path, key: &Path) -> anyhow::Result<Arc<rustls::ServerConfig>> {
@@ -103,6 +165,7 @@ impl TlsListener {
         let local = tcp.local_addr()?;
         let acceptor = TlsAcceptor::from(config);
         let (tx, ready) = mpsc::channel(256);
+        let warnings = Arc::new(Mutex::new(HandshakeWarnings::default()));
         tokio::spawn(async move {
             loop {
                 let (stream, peer) = match tcp.accept().await {
@@ -115,12 +178,29 @@ impl TlsListener {
                     }
                 };
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                let warnings = warnings.clone();
                 tokio::spawn(async move {
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                         Ok(Ok(tls)) => {
                             let _ = tx.send((tls, peer)).await;
                         }
-                        Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                        // A TCP probe (a load balancer's health check, a port scan)
+                        // closes before a word of TLS: nothing failed.
+                        Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                            tracing::debug!(%peer, "TLS handshake failed: {e}");
+                        }
+                        Ok(Err(e)) => {
+                            let held = warnings
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .admit(peer.ip(), Instant::now());
+                            match held {
+                                Some(held) => {
+                                    tracing::warn!("{}", handshake_warning(peer, &e, held))
+                                }
+                                None => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                            }
+                        }
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                 });
@@ -144,5 +224,52 @@ impl axum::serve::Listener for TlsListener {
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
         Ok(self.local)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handshake_failures_are_warned_of_once_a_minute_per_peer_address() {
+        let mut w = HandshakeWarnings::default();
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let t0 = Instant::now();
+        assert_eq!(w.admit(a, t0), Some(0));
+        // Another port of the same host is the same peer; another host is not.
+        assert_eq!(w.admit(a, t0 + Duration::from_secs(2)), None);
+        assert_eq!(w.admit(a, t0 + Duration::from_secs(59)), None);
+        assert_eq!(w.admit(b, t0 + Duration::from_secs(3)), Some(0));
+        // A minute on: logged again, saying how many were held back.
+        assert_eq!(w.admit(a, t0 + WARN_EVERY), Some(2));
+        assert_eq!(w.admit(a, t0 + WARN_EVERY + Duration::from_secs(1)), None);
+        // A flood of addresses forgets the old ones rather than grow without bound.
+        for i in 0..(WARN_PEERS as u32 + 10) {
+            let ip = IpAddr::from(std::net::Ipv4Addr::from(0x0b00_0000 + i));
+            assert_eq!(w.admit(ip, t0 + WARN_EVERY * 3), Some(0));
+        }
+        assert!(w.peers.len() <= WARN_PEERS);
+    }
+
+    #[test]
+    fn a_refused_certificate_is_worded_with_its_fix() {
+        let peer: SocketAddr = "10.0.0.1:40000".parse().unwrap();
+        let alert = io::Error::new(
+            io::ErrorKind::InvalidData,
+            "received fatal alert: UnknownCA",
+        );
+        assert_eq!(
+            handshake_warning(peer, &alert, 0),
+            "TLS handshake with 10.0.0.1:40000 failed: received fatal alert: UnknownCA; a \
+             client that does not trust this server's certificate refuses it so: give it the \
+             certificate (or its CA) with --ca-cert"
+        );
+        let other = io::Error::new(io::ErrorKind::InvalidData, "received corrupt message");
+        assert_eq!(
+            handshake_warning(peer, &other, 3),
+            "TLS handshake with 10.0.0.1:40000 failed: received corrupt message (3 more from \
+             10.0.0.1 not logged in the last minute)"
+        );
     }
 }

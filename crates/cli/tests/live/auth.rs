@@ -347,9 +347,21 @@ fn tls_on_the_tcp_listener() {
         "{}",
         stderr(&o)
     );
+    // Untrusted: the certificate is the cause, and `--ca-cert` the fix (not `up`).
     let o = run(None, &["whoami"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("cannot reach"), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(said.contains("(UnknownIssuer)"), "{said}");
+    assert!(said.contains("--ca-cert FILE"), "{said}");
+    assert!(!said.contains("gpusched up"), "{said}");
+    // A key given as the CA is refused before any request, naming the file.
+    let o = run(Some(k), &["whoami"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("{k} holds no PEM certificate")),
+        "{}",
+        stderr(&o)
+    );
     // Plain HTTP to the TLS port gets nowhere.
     let plain = url.replace("https://", "http://");
     assert_eq!(
@@ -403,4 +415,161 @@ fn tls_on_the_tcp_listener() {
         stdout(&cli_as(&sock, None, &["logs", &id.to_string()])),
         "over tls\n"
     );
+}
+
+/// Makes Unix user `name` unless there is one (CI runs as root and has none of ours).
+fn ensure_user(name: &str) -> u32 {
+    let uid = |name: &str| {
+        nix::unistd::User::from_name(name)
+            .ok()
+            .flatten()
+            .map(|u| u.uid.as_raw())
+    };
+    if let Some(u) = uid(name) {
+        return u;
+    }
+    let o = Command::new("useradd")
+        .args(["--no-create-home", "--shell", "/bin/sh", name])
+        .output()
+        .expect("run useradd");
+    assert!(o.status.success(), "useradd {name}: {}", stderr(&o));
+    uid(name).unwrap()
+}
+
+/// Two Unix users on one pair of nodes: bob's job can read, list or guess none of
+/// alice's files (logs of a plain job, an array task and both ranks of a gang, their
+/// checkpoint directories, the gang's hostfile, the journal holding her environment
+/// values, the server's database), while her jobs use their own checkpoint directories.
+#[test]
+fn another_users_job_reads_none_of_a_jobs_files() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !nix_is_root() {
+        eprintln!("skipped: needs root to run jobs as two Unix users");
+        return;
+    }
+    let alice_uid = ensure_user("alice");
+    ensure_user("bob");
+    let (_d, dir) = scratch();
+    // The scratch directory is 0700: jobs that run as alice and bob must pass through.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let states = [dir.join("a1"), dir.join("a2")];
+    let _n1 = agent(&url, "n1", &states[0], Gpus::Declared(3));
+    let _n2 = agent(&url, "n2", &states[1], Gpus::Declared(3));
+    let sock = socket(&url);
+    let token = |who: &str| {
+        stdout(&cli_as(&sock, None, &["token", "create", who]))
+            .trim()
+            .to_string()
+    };
+    let (alice, bob) = (token("alice"), token("bob"));
+    let submit_as = |token: &str, args: &[&str]| -> Vec<u64> {
+        let o = cli_as(&url, Some(token), &[&["submit", "--json"], args].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    // Each of alice's processes prints her secret, keeps it in its checkpoint
+    // directory and runs on, so nothing of hers is cleaned up while bob looks.
+    let work = "echo out-$SECRET; echo err-$SECRET >&2; \
+                echo ckpt-$SECRET > \"$GPUSCHED_CHECKPOINT_DIR/state.$RANK\" && sleep 300";
+    let common = [
+        "--env",
+        "SECRET=alice-s3cret",
+        "--cwd",
+        "/tmp",
+        "-t",
+        "10m",
+        "--",
+        "sh",
+        "-c",
+        work,
+    ];
+    let mut ids = submit_as(&alice, &[&["--env", "RANK=0"], &common[..]].concat());
+    let array = submit_as(&alice, &[&["--env", "RANK=0", "--array", "0-1"], &common[..]].concat());
+    ids.extend(array);
+    let gang = submit_as(&alice, &[&["-N", "2", "--gpus-per-node", "1"], &common[..]].concat())[0];
+    // Every process of hers has written its secret where bob would look.
+    let files = |root: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let mut all = Vec::new();
+        let mut todo = vec![root.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            all.push(d.clone());
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    todo.push(e.path());
+                } else {
+                    all.push(e.path());
+                }
+            }
+        }
+        all
+    };
+    let secret_files = || {
+        states
+            .iter()
+            .flat_map(|s| files(s))
+            .filter(|p| {
+                std::fs::read_to_string(p).is_ok_and(|t| t.contains("ckpt-alice-s3cret"))
+            })
+            .count()
+    };
+    // A plain job, the array task that runs, and both ranks of the gang (a job that
+    // could not run, in a state other than running, fails the wait).
+    wait_until(SLOW, || secret_files() >= 4);
+    for id in ids.iter().chain([&gang]) {
+        let v = job(&url, *id);
+        assert!(
+            ["running", "pending"].contains(&v["state"].as_str().unwrap()),
+            "{v}"
+        );
+    }
+    let hostfile = states
+        .iter()
+        .map(|s| s.join(format!("hostfiles/{gang}.1")))
+        .find(|p| p.exists())
+        .expect("the gang's hostfile");
+    let meta = std::fs::metadata(&hostfile).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (alice_uid, 0o600));
+    // What bob tries: every directory and file of both agents (but the hostfile that
+    // every job of a node shares, which names only the node) and of the server.
+    let mut targets: Vec<std::path::PathBuf> = states
+        .iter()
+        .flat_map(|s| files(s))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("node-")
+        })
+        .collect();
+    targets.extend(files(&dir.join("data")).into_iter().filter(|p| {
+        // The socket is everyone's way in.
+        !p.ends_with(gpusched_server::SOCKET_NAME)
+    }));
+    let probe = "for p in \"$@\"; do \
+                 if [ -d \"$p\" ]; then ls \"$p\" >/dev/null 2>&1 && echo \"LISTED $p\"; \
+                 else cat \"$p\" 2>/dev/null | grep -q . && echo \"READ $p\"; fi; \
+                 done; grep -rl alice-s3cret / --exclude-dir=proc --exclude-dir=sys \
+                 --exclude-dir=dev 2>/dev/null | sed 's/^/FOUND /'; echo probed";
+    let mut args = vec!["--cwd", "/tmp", "-t", "5m", "--", "sh", "-c", probe, "sh"];
+    let owned: Vec<String> = targets.iter().map(|p| p.display().to_string()).collect();
+    args.extend(owned.iter().map(String::as_str));
+    let id = submit_as(&bob, &args)[0];
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let out = stdout(&cli(&url, &["logs", &id.to_string()]));
+    assert!(out.ends_with("probed\n"), "bob's job did not finish its look: {out}");
+    let seen: Vec<&str> = out.lines().filter(|l| *l != "probed").collect();
+    assert!(
+        seen.is_empty(),
+        "bob's job got at alice's files ({} tried):\n{}",
+        targets.len(),
+        seen.join("\n")
+    );
+    assert!(targets.len() > 15, "{targets:?}");
 }
