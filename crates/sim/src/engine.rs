@@ -250,8 +250,6 @@ pub fn simulate(
         prediction: None,
     };
     let mut estimator = Estimator::new(&opts.estimates);
-    // Whether the scheduler may see each job's true remaining time (srtf's key).
-    let truth = opts.estimates.knows_truth();
     let mut jobs: Vec<SchedJob> = Vec::new();
     let mut state: Vec<Progress> = Vec::new();
     let mut next_group = 0;
@@ -361,7 +359,9 @@ pub fn simulate(
                     job.belief = estimator.belief(ti).map(std::sync::Arc::new);
                 }
                 sched.admit(&mut job).expect("checked before the run");
-                if truth {
+                // The true remaining time (srtf's key) only where the policy is told the
+                // true run time; `remaining` stays `None` for every other job.
+                if opts.estimates.knows_truth(t) {
                     job.remaining = Some(t.work.units * t.work.unit_time);
                 }
                 jobs.push(job);
@@ -398,7 +398,7 @@ pub fn simulate(
                 } else {
                     progressed / p.unit_time * rate
                 };
-                if truth {
+                if job.remaining.is_some() {
                     job.remaining = Some(p.units * p.unit_time);
                 } else {
                     job.grow_estimate();

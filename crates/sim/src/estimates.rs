@@ -77,9 +77,17 @@ impl Estimates {
         }
     }
 
-    /// Whether the scheduler may know the true remaining time (srtf's key), as today.
-    pub fn knows_truth(&self) -> bool {
-        matches!(self, Estimates::Trace | Estimates::Oracle)
+    /// Whether the scheduler may read job `t`'s true remaining time (srtf's and srsf's
+    /// key): only where what the policy is told of it is the true run time, i.e.
+    /// `oracle`, or `trace` for a job without its own estimate (the column's default).
+    /// A job whose trace gives an estimate is ranked by that estimate, as sjf and
+    /// backfill rank it, and has it doubled when it outlives it (the user's guess).
+    pub fn knows_truth(&self, t: &TraceJob) -> bool {
+        match self {
+            Estimates::Oracle => true,
+            Estimates::Trace => !t.known.estimate_given,
+            _ => false,
+        }
     }
 }
 

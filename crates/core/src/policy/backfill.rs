@@ -4,8 +4,10 @@
 //! estimates); a later job may start now if it fits and either ends by the shadow time
 //! or only uses GPUs the reserved job will not need then ("extra" GPUs).
 //!
-//! The reservation counts GPUs across the cluster and ignores topology; a job without an
-//! estimate is taken to run forever, so it never delays the reserved job.
+//! The reservation counts GPUs across the cluster and ignores topology. A job without an
+//! estimate is taken to run forever: it never ends by the shadow time, not even by an
+//! unknown (infinite) one, so it passes the reserved job only in the extra GPUs (none
+//! when the shadow is unknown) and never delays it.
 
 use std::collections::BinaryHeap;
 
@@ -76,7 +78,7 @@ pub fn reserve_from(
 
 /// An integer ordered as [`f64::total_cmp`] orders the floats (the standard's own
 /// transform: negative floats' magnitude bits flipped), and back.
-fn total_order_key(x: f64) -> i64 {
+pub(crate) fn total_order_key(x: f64) -> i64 {
     let bits = x.to_bits() as i64;
     bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
@@ -94,13 +96,20 @@ impl Reservation {
 
     /// [`Self::allows`] for a job of `gpus` GPUs expected to run `remaining` more seconds.
     pub fn allows_queued(&self, gpus: u32, remaining: Seconds, now: Seconds) -> bool {
-        now + remaining <= self.shadow || gpus as u64 <= self.extra
+        self.ends_by_shadow(remaining, now) || gpus as u64 <= self.extra
+    }
+
+    /// Whether a job expected to run `remaining` more seconds ends by the shadow time. A
+    /// job without an estimate (infinite) never does: `now + inf <= inf` holds, and
+    /// would let it jump a head whose shadow is unknown and hold its GPUs for ever.
+    fn ends_by_shadow(&self, remaining: Seconds, now: Seconds) -> bool {
+        remaining.is_finite() && now + remaining <= self.shadow
     }
 
     /// Records that `job` (which [`Self::allows`]) started: a job that outlives the
     /// shadow time spends extra GPUs.
     pub fn admit(&mut self, job: &SchedJob, now: Seconds) {
-        if now + job.estimated_remaining() > self.shadow {
+        if !self.ends_by_shadow(job.estimated_remaining(), now) {
             self.extra -= job.spec.gpus as u64;
         }
     }
@@ -109,6 +118,28 @@ impl Reservation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job without an estimate never ends by the shadow: not by a known one, and not by
+    /// an unknown one (issue 31: `now + inf <= inf` let every such job backfill). It may
+    /// still use the extra GPUs, which no one else's shadow needs.
+    #[test]
+    fn a_job_without_an_estimate_passes_only_in_the_extra_gpus() {
+        let unknown = Reservation {
+            shadow: f64::INFINITY,
+            extra: 0,
+        };
+        assert!(!unknown.allows_queued(1, f64::INFINITY, 50.0));
+        let known = Reservation {
+            shadow: 100.0,
+            extra: 2,
+        };
+        assert!(!known.allows_queued(3, f64::INFINITY, 50.0));
+        assert!(known.allows_queued(2, f64::INFINITY, 50.0));
+        assert!(known.allows_queued(3, 50.0, 50.0), "it ends by the shadow");
+        assert!(!known.allows_queued(3, 50.5, 50.0));
+        // Known-length jobs still pass an unknown shadow, as before: they end.
+        assert!(unknown.allows_queued(4, 1e6, 50.0));
+    }
 
     /// The reservation as first written: every running end, stably sorted.
     fn by_sort(ends: &[(Seconds, u32)], head_gpus: u32, free_now: u64) -> Reservation {
