@@ -26,6 +26,7 @@ use crate::ids::{JobId, NodeId, QueueId};
 use crate::job::JobSpec;
 use crate::placement::{place_job, Placement, PlacementStrategy};
 use crate::policy::queue::{OrderedQueue, QueueSlot, Queued};
+use crate::policy::ranked::{key_bits, RankedQueue};
 use crate::policy::tiresias::{self, LasState};
 use crate::policy::{backfill, backfill_nodes, drf, order, PolicyConfig, PolicyKind};
 use crate::room::{self, Room, RoomWait};
@@ -155,6 +156,7 @@ pub enum PreemptMode {
 }
 
 mod deferred;
+mod ranked;
 pub use deferred::restore_service;
 
 /// " of model M" for a job that asks for a model, else nothing (for [`NeverFits`]).
@@ -215,6 +217,8 @@ pub struct Scheduler {
     history: drf::History,
     /// The waiting jobs in policy order, when the caller asked for it.
     queue: Option<OrderedQueue>,
+    /// The same for `srtf`, `srsf` and `blend` (`policy/ranked.rs`).
+    ranked: Option<RankedQueue>,
     next_admitted: u64,
     /// CPUs, memory and generic resources free per node, when running jobs hold them
     /// ([`Scheduler::reserve_node_resources`]; the live server turns it on).
@@ -249,6 +253,7 @@ impl Scheduler {
             queue_limits: BTreeMap::new(),
             history: drf::History::default(),
             queue: None,
+            ranked: None,
             next_admitted: 0,
             room: None,
             node_reservation: None,
@@ -310,21 +315,24 @@ impl Scheduler {
 
     /// Keeps the waiting queue in policy order between passes instead of sorting it at
     /// every pass, for the non-preemptive policies whose order does not move while jobs
-    /// wait (`fifo`, `priority`, `sjf`, `backfill`, `drf`; see [`crate::policy::queue`]).
-    /// A contended pass then costs the jobs it considers, not a sort of the whole queue,
-    /// and decides exactly as the sort would.
+    /// wait (`fifo`, `priority`, `sjf`, `backfill`, `drf`; see [`crate::policy::queue`]),
+    /// and for `srtf`, `srsf` and `blend` under [`PreemptMode::Repack`], whose waiting
+    /// jobs' keys do not move while they wait ([`crate::policy::ranked`]). A contended
+    /// pass then costs the jobs it considers (and, preemptive, the running ones), not a
+    /// sort of the whole queue, and decides exactly as the sort would.
     ///
     /// The caller promises to pass the jobs in the order it enqueued them (removing some
     /// is fine), not to read `rank` (passes no longer renumber it), and to leave a waiting
-    /// job's spec and attained service as they were when it was enqueued (the queue keeps
-    /// its key, GPUs and estimated remaining time; a debug build checks the last two where
-    /// `backfill` refuses from them); the job's `slot` finds it. Call before enqueuing any
-    /// job. Returns whether the queue is kept.
+    /// job's spec, attained service and remaining time as they were when it was enqueued
+    /// or last stopped (the queue keeps its key, GPUs and estimated remaining time; a
+    /// debug build checks them where it reads them); the job's `slot` finds it. Call
+    /// before enqueuing any job. Returns whether the queue is kept.
     pub fn keep_ordered_queue(&mut self) -> bool {
         if self.next_admitted == 0 {
             self.queue = OrderedQueue::new(&self.policy);
+            self.ranked = RankedQueue::new(&self.policy, self.mode);
         }
-        self.queue.is_some()
+        self.queue.is_some() || self.ranked.is_some()
     }
 
     /// Caps the GPUs each queue may hold. Non-preemptive passes skip a waiting job whose
@@ -473,6 +481,9 @@ impl Scheduler {
         if let Some(q) = &mut self.queue {
             q.insert(job);
         }
+        if let Some(r) = &mut self.ranked {
+            r.admit(job);
+        }
     }
 
     /// Swaps in a new cluster (nodes joined or left) with every GPU free, keeping the
@@ -516,6 +527,9 @@ impl Scheduler {
         if job.running || !self.occupy_job(&job.spec, &placement) {
             return false;
         }
+        if let Some(r) = &mut self.ranked {
+            r.started(job, key_bits(order::key(&self.policy, job, now)));
+        }
         job.account(now);
         job.running = true;
         job.placement = Some(placement);
@@ -539,6 +553,9 @@ impl Scheduler {
         job.preemptions += 1;
         if let Some(q) = &mut self.queue {
             q.put_back(job);
+        }
+        if let Some(r) = &mut self.ranked {
+            r.put_back(job);
         }
     }
 
@@ -598,6 +615,13 @@ impl Scheduler {
             // A waiting job leaves the queue.
             q.remove(job);
         }
+        if let Some(r) = &mut self.ranked {
+            // The keys of these policies do not read the time.
+            r.remove(
+                job,
+                key_bits(order::key(&self.policy, job, job.last_update)),
+            );
+        }
         if let Some(p) = job.placement.take() {
             if job.running {
                 for &(node, k) in &p.parts {
@@ -635,6 +659,11 @@ impl Scheduler {
             tiresias::update_queues(&self.policy, jobs, &mut self.next_seq);
         }
         let mut out = PassOutcome::default();
+        if let Some(mut r) = self.ranked.take() {
+            self.ranked_pass(&mut r, jobs, now, &mut out);
+            self.ranked = Some(r);
+            return out;
+        }
         if kind.preemptive()
             && self.mode != PreemptMode::Deferred
             && self.start_all_waiting(jobs, now, &mut out)
@@ -780,21 +809,27 @@ impl Scheduler {
         self.work.reset_from(&self.idle);
         let mut smallest_failure = u32::MAX;
         for &i in order {
-            let spec = &jobs[i].spec;
-            let model = spec.gpu_model.as_deref();
-            // `topology` splits into equal parts, whose fit is not monotone (5 GPUs may
-            // fail where 6 fit as 2 x 3): no shortcut there.
-            let monotone = self.placement != PlacementStrategy::Topology;
-            let placed = if monotone && model.is_none() && spec.gpus >= smallest_failure {
-                None
-            } else {
-                self.placement.place(&mut self.work, spec.gpus, model)
-            };
-            if placed.is_none() && model.is_none() {
-                smallest_failure = smallest_failure.min(spec.gpus);
-            }
+            let placed = self.place_from_idle(&jobs[i].spec, &mut smallest_failure);
             each(i, placed);
         }
+    }
+
+    /// One job of [`Self::pack_from_idle`] on `self.work`: `smallest_failure` is the
+    /// fewest GPUs a job without a model failed to get so far.
+    fn place_from_idle(&mut self, spec: &JobSpec, smallest_failure: &mut u32) -> Option<Placement> {
+        let model = spec.gpu_model.as_deref();
+        // `topology` splits into equal parts, whose fit is not monotone (5 GPUs may
+        // fail where 6 fit as 2 x 3): no shortcut there.
+        let monotone = self.placement != PlacementStrategy::Topology;
+        let placed = if monotone && model.is_none() && spec.gpus >= *smallest_failure {
+            None
+        } else {
+            self.placement.place(&mut self.work, spec.gpus, model)
+        };
+        if placed.is_none() && model.is_none() {
+            *smallest_failure = (*smallest_failure).min(spec.gpus);
+        }
+        placed
     }
 
     fn repack(

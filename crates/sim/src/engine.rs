@@ -190,6 +190,9 @@ pub fn simulate(
     let mut sched = Scheduler::new(cluster, opts.policy.clone(), opts.placement, opts.mode);
     sched.set_queue_limits(opts.queue_limits.clone());
     // Reclaim reads the waiting jobs' ranks, which an ordered queue stops renumbering.
+    // (The preemptive policies that keep one, srtf, srsf and blend, read the waiting jobs'
+    // keys from it: the engine changes a job's remaining time and estimate only while it
+    // runs, as the queue needs.)
     let ordered = opts.reclaim.is_none() && sched.keep_ordered_queue();
     for job in &workload.jobs {
         if let Some(model) = &job.spec.gpu_model {
@@ -420,9 +423,17 @@ pub fn simulate(
         let outcome = sched.pass(&mut jobs, now);
         if lazy {
             for d in &outcome.decisions {
-                if let gpusched_core::Decision::Start { index, .. } = *d {
-                    if let Err(k) = running.binary_search(&index) {
-                        running.insert(k, index);
+                match *d {
+                    gpusched_core::Decision::Start { index, .. } => {
+                        if let Err(k) = running.binary_search(&index) {
+                            running.insert(k, index);
+                        }
+                    }
+                    // srtf, srsf and blend keep an ordered queue too, and preempt.
+                    gpusched_core::Decision::Preempt { index, .. } => {
+                        if let Ok(k) = running.binary_search(&index) {
+                            running.remove(k);
+                        }
                     }
                 }
             }

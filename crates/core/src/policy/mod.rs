@@ -21,6 +21,7 @@ pub mod blend;
 pub mod drf;
 pub mod order;
 pub mod queue;
+pub mod ranked;
 pub mod tiresias;
 
 use std::collections::BTreeMap;

@@ -159,17 +159,16 @@ fn every_fixed_key_policy_decides_as_the_sort_does() {
 }
 
 #[test]
-fn preemptive_policies_and_negative_aging_keep_sorting() {
+fn tiresias_and_negative_aging_keep_sorting() {
+    // (srtf, srsf and blend keep their order with the ranked queue: schedule/ranked_tests.rs.)
     let cluster = Cluster::uniform(1, 1, 4, "V100");
-    for kind in [PolicyKind::Srtf, PolicyKind::Srsf, PolicyKind::Tiresias] {
-        let mut s = Scheduler::new(
-            &cluster,
-            PolicyConfig::new(kind),
-            PlacementStrategy::Consolidated,
-            PreemptMode::Repack,
-        );
-        assert!(!s.keep_ordered_queue());
-    }
+    let mut s = Scheduler::new(
+        &cluster,
+        PolicyConfig::new(PolicyKind::Tiresias),
+        PlacementStrategy::Consolidated,
+        PreemptMode::Repack,
+    );
+    assert!(!s.keep_ordered_queue());
     let mut policy = PolicyConfig::new(PolicyKind::Priority);
     policy.aging_per_hour = -1.0;
     let mut s = Scheduler::new(
