@@ -151,6 +151,9 @@ struct Prepared {
     ids: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
     die_with: Option<libc::pid_t>,
     stdio: [libc::c_int; 3],
+    /// One past the highest descriptor the child may hold (the soft `RLIMIT_NOFILE`),
+    /// for closing them one by one on kernels without `close_range` (before 5.9).
+    fd_limit: libc::c_int,
 }
 
 fn cstring(s: &OsStr, what: &str) -> io::Result<CString> {
@@ -230,6 +233,7 @@ fn prepare(cmd: &JobCommand, stdio: &Stdio) -> io::Result<Prepared> {
             )
         }),
         die_with: cmd.die_with.map(Pid::as_raw),
+        fd_limit: fd_limit(),
         stdio: [
             stdio.stdin.as_raw_fd(),
             stdio.stdout.as_raw_fd(),
@@ -320,6 +324,22 @@ fn child_main(p: &mut Prepared, failure: &AtomicI32) -> isize {
                 return fail(errno());
             }
         }
+        // Nothing of the agent's reaches the job but these three: a descriptor it
+        // inherited without close-on-exec (a pipe of the shell that started it), or one
+        // another thread opened without it, would otherwise pass to every job, which
+        // runs as another user. The descriptor table is the child's own (no
+        // CLONE_FILES), so this closes nothing of the agent's.
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            0,
+        ) != 0
+        {
+            for fd in 3..p.fd_limit {
+                libc::close(fd);
+            }
+        }
         if libc::chdir(p.cwd.as_ptr()) != 0 {
             return fail(errno());
         }
@@ -368,6 +388,21 @@ fn child_main(p: &mut Prepared, failure: &AtomicI32) -> isize {
             }
         }
         fail(if denied { libc::EACCES } else { last })
+    }
+}
+
+/// The soft descriptor limit, the bound of the child's close loop where `close_range`
+/// is missing; 65,536 where it cannot be read or is unlimited.
+fn fd_limit() -> libc::c_int {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only the struct it is given.
+    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    match limit.rlim_cur {
+        soft if read && soft < libc::c_int::MAX as libc::rlim_t => soft as libc::c_int,
+        _ => 65_536,
     }
 }
 
@@ -451,6 +486,22 @@ mod tests {
         cmd.env("PATH", format!("/nonexistent:{}", dir.path().display()));
         let denied = run(&cmd).unwrap_err();
         assert_eq!(denied.raw_os_error(), Some(libc::EACCES), "{denied}");
+    }
+
+    #[test]
+    fn the_job_inherits_only_its_three_standard_descriptors() {
+        // A descriptor of the agent's without close-on-exec, as one inherited from the
+        // shell that started it (dup does not set the flag), high like that one was.
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let stray = nix::unistd::dup(file.as_raw_fd()).unwrap();
+        let high = nix::fcntl::fcntl(stray, nix::fcntl::FcntlArg::F_DUPFD(251)).unwrap();
+        // The shell's own descriptors are what it lists ($$: not ls's directory).
+        let (status, out) = run(&sh("ls /proc/$$/fd")).unwrap();
+        nix::unistd::close(stray).unwrap();
+        nix::unistd::close(high).unwrap();
+        assert!(matches!(status, WaitStatus::Exited(_, 0)), "{status:?}");
+        let fds: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(fds, ["0", "1", "2"], "the job's descriptors: {out}");
     }
 
     #[test]
