@@ -257,11 +257,9 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
     );
     let mut builder = reqwest::Client::builder();
     if let Some(path) = &cfg.ca_cert {
-        let pem = std::fs::read(path)
-            .with_context(|| format!("cannot read the CA certificate {}", path.display()))?;
-        let cert = reqwest::Certificate::from_pem(&pem)
-            .with_context(|| format!("{} is not a PEM certificate", path.display()))?;
-        builder = builder.add_root_certificate(cert);
+        for cert in crate::ca::read_ca_certs(path)? {
+            builder = builder.add_root_certificate(cert);
+        }
     }
     let servers = ServerList::parse(&cfg.server).map_err(|e| anyhow::anyhow!("--server: {e}"))?;
     // Redirects are followed by `send`, not reqwest, which would drop the join token
@@ -364,15 +362,17 @@ const DRAIN_REPORT: Duration = Duration::from_secs(10);
 
 /// How long the server may be silent before this agent stops its jobs: the node lease
 /// the server announced, less the time a fenced job takes to stop (its short grace and
-/// a margin), so they are gone before the server, counting the same lease from the
-/// request it received (never before this agent sent it), requeues them. A server that
+/// a margin; a quarter of a lease too short for that), so they are gone before the
+/// server, counting the same lease from the request it received (never before this
+/// agent sent it), requeues them. The server holds a poll at most an eighth of the
+/// lease, so a live server is never silent that long between two answers. A server that
 /// announces no lease (an older release) requeues after its heartbeat timeout: half of
 /// that, as before.
 fn fence_after(reg: &Registered) -> Duration {
     match reg.lease_ms {
         Some(ms) => {
             let lease = Duration::from_millis(ms);
-            lease.saturating_sub(FENCE_MARGIN.min(lease / 2))
+            lease.saturating_sub(FENCE_MARGIN.min(lease / 4))
         }
         None => Duration::from_millis(reg.heartbeat_timeout_ms / 2),
     }
@@ -607,7 +607,7 @@ async fn register(sh: &Shared) -> anyhow::Result<Registered> {
                     );
                 }
             }
-            Err(e) => backoff.note(&sh.servers.shown(), &e),
+            Err(e) => backoff.note(&sh.servers.shown(), &e, sh.cfg.ca_cert.as_deref()),
         }
         backoff.sleep().await;
     }
@@ -754,7 +754,7 @@ async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
                     r.text().await.unwrap_or_default()
                 );
             }
-            Err(e) => backoff.note(&sh.servers.shown(), &e),
+            Err(e) => backoff.note(&sh.servers.shown(), &e, sh.cfg.ca_cert.as_deref()),
         }
         backoff.sleep().await;
     }
@@ -1020,7 +1020,7 @@ async fn reporter(
                     r.text().await.unwrap_or_default()
                 );
             }
-            Err(e) => backoff.note(&sh.servers.shown(), &e),
+            Err(e) => backoff.note(&sh.servers.shown(), &e, sh.cfg.ca_cert.as_deref()),
         }
         backoff.sleep().await;
     }
@@ -1156,6 +1156,16 @@ fn now_ms() -> u64 {
 #[path = "session_tests.rs"]
 mod tests;
 
+/// Why the server at `server` could not be reached (`chain`: the request's error with its
+/// causes, where a refused certificate is named), and for a refused certificate what to
+/// give the agent instead.
+fn unreachable(server: &str, chain: &str, ca_cert: Option<&std::path::Path>) -> String {
+    match crate::ca::certificate_advice(server, chain, ca_cert) {
+        Some(advice) => format!("cannot reach the server: {advice}; retrying"),
+        None => format!("cannot reach the server at {server} ({chain}); retrying"),
+    }
+}
+
 /// 100 ms doubling to 2 s; logs the first failure of a run of them, then every 10th.
 struct Backoff {
     delay: Duration,
@@ -1172,9 +1182,10 @@ impl Backoff {
     fn reset(&mut self) {
         *self = Backoff::new();
     }
-    fn note(&mut self, server: &str, e: &reqwest::Error) {
+    fn note(&mut self, server: &str, e: &reqwest::Error, ca_cert: Option<&std::path::Path>) {
         if self.failures.is_multiple_of(10) {
-            tracing::warn!("cannot reach the server at {server} ({e}); retrying");
+            let chain = crate::ca::error_chain(e);
+            tracing::warn!("{}", unreachable(server, &chain, ca_cert));
         }
         self.failures += 1;
     }

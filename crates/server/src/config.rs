@@ -218,9 +218,16 @@ impl ServerConfig {
     }
 
     /// How long the server holds an agent's poll: a third of the heartbeat timeout, so
-    /// a live agent is heard from at least twice per timeout.
+    /// a live agent is heard from at least twice per timeout, and at most an eighth of
+    /// the node lease. The agent counts its lease from when it sent the last answered
+    /// poll, so between two answers its count reaches twice this wait; it must stay well
+    /// short of the point where the agent fences (three quarters of the lease at the
+    /// least, see the agent's `fence_after`).
     pub fn poll_wait(&self) -> Duration {
-        (self.heartbeat_timeout / 3).max(Duration::from_millis(50))
+        let lease = self.node_lease.max(self.heartbeat_timeout);
+        (self.heartbeat_timeout / 3)
+            .min(lease / 8)
+            .max(Duration::from_millis(50))
     }
 }
 

@@ -83,17 +83,24 @@ pub fn out_of_service(nodes: &[(String, String)]) -> String {
     let each: Vec<String> = nodes
         .iter()
         .map(|(name, why)| {
-            if why.starts_with("drained") {
+            if why.starts_with("drained") || why.starts_with("unreachable") {
                 format!("{name} is {why}")
             } else {
                 format!("{name}'s {why}")
             }
         })
         .collect();
-    format!(
-        "no node can hold it now: {} (an admin's `gpusched resume NODE` puts a node back)",
-        each.join("; ")
-    )
+    let unreachable = nodes.iter().any(|(_, why)| why.starts_with("unreachable"));
+    let other = nodes.iter().any(|(_, why)| !why.starts_with("unreachable"));
+    let hint = match (unreachable, other) {
+        (true, false) => "an unreachable node takes work again once its agent is heard from",
+        (true, true) => {
+            "an unreachable node takes work again once its agent is heard from; an admin's \
+             `gpusched resume NODE` puts a drained one back"
+        }
+        _ => "an admin's `gpusched resume NODE` puts a node back",
+    };
+    format!("no node can hold it now: {} ({hint})", each.join("; "))
 }
 
 /// ` of model A100*`, or nothing when any model will do.
