@@ -206,16 +206,28 @@ impl std::fmt::Debug for JobDir {
 impl JobDir {
     /// Opens `root` (creating it if needed), reads the journal and compacts it.
     pub fn open(root: &Path) -> Result<JobDir, JobDirError> {
-        for sub in [LOGS, HOSTFILES] {
+        for sub in [LOGS, HOSTFILES, CHECKPOINTS] {
             let d = root.join(sub);
             fs::create_dir_all(&d).map_err(io_err("create", &d))?;
         }
-        // Jobs' output is their owners' alone: the agent (root) reads it and serves it to
-        // whoever may read it (the server checks). Set on every start, so a state
-        // directory of an earlier release is closed too.
-        let logs = root.join(LOGS);
-        fs::set_permissions(&logs, fs::Permissions::from_mode(0o700))
-            .map_err(io_err("set the mode of", &logs))?;
+        // Jobs' files are their owners' alone. Jobs' output: the agent (root) reads it
+        // and serves it to whoever may read it (the server checks), so nobody else
+        // enters `logs/`. A job must reach its own checkpoint directory and hostfile,
+        // which are its user's (0700, 0600), so the directories on the way are 0711:
+        // anyone may pass through, nobody but root may list them, so nobody learns
+        // another job's names. Set on every start, so a state directory of an earlier
+        // release (0755, or 0700, where no non-root job could use its checkpoint
+        // directory) is set right too.
+        for (dir, mode) in [
+            (root.to_path_buf(), 0o711),
+            (root.join(LOGS), 0o700),
+            (root.join(HOSTFILES), 0o711),
+            (root.join(CHECKPOINTS), 0o711),
+        ] {
+            fs::set_permissions(&dir, fs::Permissions::from_mode(mode))
+                .map_err(io_err("set the mode of", &dir))?;
+        }
+        warn_if_unreachable(root);
         let path = root.join(JOURNAL);
         let mut index = read_journal(&path)?;
         index.retain(|_, r| !r.acked && r.launch.is_some());
@@ -402,11 +414,44 @@ impl JobDir {
         if !fs::read_to_string(path).is_ok_and(|t| t == text) {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-            fs::write(&tmp, text)?;
+            // Every job of this node and size reads it, whoever runs it; it holds only
+            // the node's address and slot count, nothing of any job.
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o644)
+                .open(&tmp)?;
+            f.set_permissions(fs::Permissions::from_mode(0o644))?;
+            f.write_all(text.as_bytes())?;
+            drop(f);
             fs::rename(&tmp, path)?;
         }
         known().insert(path.to_path_buf());
         Ok(())
+    }
+
+    /// Writes an attempt's own hostfile (a gang's nodes) readable by its job's user
+    /// alone (`owner`, uid and gid; the agent's own user when `None`): it names the
+    /// other nodes and ports the job uses, which other users have no business reading.
+    pub fn write_job_hostfile(
+        &self,
+        path: &Path,
+        text: &str,
+        owner: Option<(u32, u32)>,
+    ) -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)?;
+        // An earlier file of that name may have had another mode or owner.
+        f.set_permissions(fs::Permissions::from_mode(0o600))?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::fchown(&f, Some(uid), Some(gid))?;
+        }
+        f.write_all(text.as_bytes())
     }
 
     /// Where the attempt's hostfile goes (`GPUSCHED_HOSTFILE`).
@@ -668,11 +713,41 @@ impl JobDir {
         stream: Stream,
     ) -> Result<File, JobDirError> {
         let path = self.rank_log_path(a, rank, stream);
+        // Its directory already shuts everyone but root out; the file too, so a log
+        // moved or copied elsewhere by an admin stays private.
         OpenOptions::new()
             .append(true)
             .create(true)
+            .mode(0o600)
             .open(&path)
             .map_err(io_err("open", &path))
+    }
+}
+
+/// Says, once at open, when a directory above the state directory lets no other user
+/// through: a job that runs as its submitter could then not reach its checkpoint
+/// directory or hostfile (it would fail at its first use of them).
+fn warn_if_unreachable(root: &Path) {
+    if !nix::unistd::geteuid().is_root() {
+        return; // its jobs run as the agent's own user
+    }
+    let Ok(root) = fs::canonicalize(root) else {
+        return;
+    };
+    for dir in root.ancestors().skip(1) {
+        if let Ok(meta) = fs::metadata(dir) {
+            if meta.permissions().mode() & 0o001 == 0 {
+                tracing::warn!(
+                    "{} is mode {:o}: jobs that run as their submitters cannot pass through \
+                     it to their checkpoint directories and hostfiles under {}; make it \
+                     0711 (chmod o+x) or choose another --state-dir",
+                    dir.display(),
+                    meta.permissions().mode() & 0o7777,
+                    root.display()
+                );
+                return;
+            }
+        }
     }
 }
 

@@ -283,7 +283,7 @@ impl Launcher {
             self.end_unstarted(a, Outcome::Lost { message });
             return Ok(());
         }
-        let plan = match self.plan(launch) {
+        let plan = match self.plan(launch, run_as.as_ref()) {
             Ok(plan) => plan,
             Err(outcome) => {
                 self.end_unstarted(a, outcome);
@@ -368,7 +368,11 @@ impl Launcher {
 
     /// The part's processes and environment; the job's port is reserved here for a job
     /// of one node, and the hostfile written. `Err`: the outcome to end it with.
-    fn plan(&self, launch: &Launch) -> Result<dist::Plan, Outcome> {
+    fn plan(
+        &self,
+        launch: &Launch,
+        run_as: Option<&identity::RunAs>,
+    ) -> Result<dist::Plan, Outcome> {
         let a = launch.attempt_ref();
         let addr = self.advertise_addr();
         let needs_port =
@@ -402,7 +406,8 @@ impl Launcher {
             let written = if dist::is_one_node(launch) {
                 self.dir.write_shared_hostfile(&hostfile, text)
             } else {
-                std::fs::write(&hostfile, text)
+                let owner = run_as.map(|w| (w.uid.as_raw(), w.gid.as_raw()));
+                self.dir.write_job_hostfile(&hostfile, text, owner)
             };
             if let Err(e) = written {
                 self.ports.release(a);

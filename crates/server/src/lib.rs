@@ -148,12 +148,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         "--lease must be at least 1 s"
     );
     let cfg = Arc::new(cfg);
-    std::fs::create_dir_all(&cfg.data_dir).with_context(|| {
-        format!(
-            "cannot create the data directory {}",
-            cfg.data_dir.display()
-        )
-    })?;
+    private_data_dir(&cfg.data_dir)?;
     let join_token = auth::load_or_create_join_token(&cfg.join_token_path())?;
     // The stored tokens join the table when a term loads the state.
     let table = auth::TokenTable::new(auth::hash(&join_token));
@@ -257,6 +252,44 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         resign: Some(resign),
         leadership,
     })
+}
+
+/// Creates the data directory 0711: local users reach the socket in it by its name,
+/// nobody else lists it (the database, the join token and their names are the
+/// server's).
+fn private_data_dir(dir: &Path) -> anyhow::Result<()> {
+    unlistable_dir(dir, "the data directory", "--data-dir")
+}
+
+/// Creates `dir` (`what`, chosen with `flag`) mode 0711: others may pass through to
+/// what they are given the name of, never list it. One made by an earlier release, or
+/// by hand, that others may list and this process owns is closed the same way; a
+/// shared directory (sticky, as /tmp) or another user's is left as it is.
+pub fn unlistable_dir(dir: &Path, what: &str, flag: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o711)
+        .create(dir)
+        .with_context(|| {
+            format!(
+                "cannot create {what} {}; pass a writable {flag}",
+                dir.display()
+            )
+        })?;
+    let meta =
+        std::fs::metadata(dir).with_context(|| format!("cannot read {what} {}", dir.display()))?;
+    let mode = meta.permissions().mode();
+    if meta.uid() == nix::unistd::geteuid().as_raw() && mode & 0o1000 == 0 && mode & 0o044 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & 0o7711))
+            .with_context(|| {
+                format!(
+                    "cannot make {what} {} unlistable by other users (chmod go-r it)",
+                    dir.display()
+                )
+            })?;
+    }
+    Ok(())
 }
 
 /// Binds the local socket, replacing a stale one but never a live server's, and lets

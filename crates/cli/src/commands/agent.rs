@@ -349,6 +349,9 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         Some(d) => d.clone(),
         None => super::server::default_data_dir()?.join(format!("agent-{name}")),
     };
+    // Jobs that run as their submitters pass through it to their own checkpoint
+    // directories and hostfiles; nobody but the agent lists it.
+    gpusched_server::unlistable_dir(&state_dir, "the agent's state directory", "--state-dir")?;
     let found = args.gpu.discover(&state_dir, &name)?;
     let (cpus, mem_mib, resources) = args.node.offer()?;
     let (advertise_addr, location) = args.place.place()?;

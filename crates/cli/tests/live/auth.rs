@@ -454,8 +454,8 @@ fn another_users_job_reads_none_of_a_jobs_files() {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711)).unwrap();
     let (_server, url) = server(&dir.join("data"), 0, &[]);
     let states = [dir.join("a1"), dir.join("a2")];
-    let _n1 = agent(&url, "n1", &states[0], Gpus::Declared(3));
-    let _n2 = agent(&url, "n2", &states[1], Gpus::Declared(3));
+    let _n1 = agent(&url, "n1", &states[0], Gpus::Declared(4));
+    let _n2 = agent(&url, "n2", &states[1], Gpus::Declared(4));
     let sock = socket(&url);
     let token = |who: &str| {
         stdout(&cli_as(&sock, None, &["token", "create", who]))
@@ -476,7 +476,7 @@ fn another_users_job_reads_none_of_a_jobs_files() {
     // Each of alice's processes prints her secret, keeps it in its checkpoint
     // directory and runs on, so nothing of hers is cleaned up while bob looks.
     let work = "echo out-$SECRET; echo err-$SECRET >&2; \
-                echo ckpt-$SECRET > \"$GPUSCHED_CHECKPOINT_DIR/state.$RANK\" && sleep 300";
+                echo ckpt-$SECRET > \"$GPUSCHED_CHECKPOINT_DIR/state.${RANK:-0}\" && sleep 300";
     let common = [
         "--env",
         "SECRET=alice-s3cret",
@@ -489,10 +489,13 @@ fn another_users_job_reads_none_of_a_jobs_files() {
         "-c",
         work,
     ];
-    let mut ids = submit_as(&alice, &[&["--env", "RANK=0"], &common[..]].concat());
-    let array = submit_as(&alice, &[&["--env", "RANK=0", "--array", "0-1"], &common[..]].concat());
+    let mut ids = submit_as(&alice, &common);
+    let array = submit_as(&alice, &[&["--array", "0-1"], &common[..]].concat());
     ids.extend(array);
-    let gang = submit_as(&alice, &[&["-N", "2", "--gpus-per-node", "1"], &common[..]].concat())[0];
+    let gang = submit_as(
+        &alice,
+        &[&["-N", "2", "--gpus-per-node", "1"], &common[..]].concat(),
+    )[0];
     // Every process of hers has written its secret where bob would look.
     let files = |root: &std::path::Path| -> Vec<std::path::PathBuf> {
         let mut all = Vec::new();
@@ -513,26 +516,44 @@ fn another_users_job_reads_none_of_a_jobs_files() {
         states
             .iter()
             .flat_map(|s| files(s))
-            .filter(|p| {
-                std::fs::read_to_string(p).is_ok_and(|t| t.contains("ckpt-alice-s3cret"))
-            })
+            .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("ckpt-alice-s3cret")))
             .count()
     };
-    // A plain job, the array task that runs, and both ranks of the gang (a job that
-    // could not run, in a state other than running, fails the wait).
-    wait_until(SLOW, || secret_files() >= 4);
+    // A plain job, both array tasks, and both ranks of the gang: each could use its
+    // checkpoint directory.
+    let t0 = std::time::Instant::now();
+    while secret_files() < 5 {
+        if t0.elapsed() > SLOW {
+            let states: Vec<String> = ids
+                .iter()
+                .chain([&gang])
+                .map(|id| {
+                    let v = job(&url, *id);
+                    format!("job {id}: {} {} {}", v["state"], v["reason"], v["note"])
+                })
+                .collect();
+            panic!(
+                "alice's processes did not all write to their checkpoint directories:\n{}",
+                states.join("\n")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     for id in ids.iter().chain([&gang]) {
         let v = job(&url, *id);
-        assert!(
-            ["running", "pending"].contains(&v["state"].as_str().unwrap()),
-            "{v}"
-        );
+        assert_eq!(v["state"], "running", "{v}");
     }
     let hostfile = states
         .iter()
-        .map(|s| s.join(format!("hostfiles/{gang}.1")))
+        .map(|s| s.join(format!("jobs/hostfiles/{gang}.1")))
         .find(|p| p.exists())
-        .expect("the gang's hostfile");
+        .unwrap_or_else(|| {
+            let held: Vec<_> = states
+                .iter()
+                .flat_map(|s| files(&s.join("jobs/hostfiles")))
+                .collect();
+            panic!("no hostfile of gang {gang} among {held:?}")
+        });
     let meta = std::fs::metadata(&hostfile).unwrap();
     assert_eq!((meta.uid(), meta.mode() & 0o777), (alice_uid, 0o600));
     // What bob tries: every directory and file of both agents (but the hostfile that
@@ -548,14 +569,14 @@ fn another_users_job_reads_none_of_a_jobs_files() {
         })
         .collect();
     targets.extend(files(&dir.join("data")).into_iter().filter(|p| {
-        // The socket is everyone's way in.
-        !p.ends_with(gpusched_server::SOCKET_NAME)
+        // The socket is everyone's way in; the server's id names the server, nothing
+        // of any job.
+        !p.ends_with(gpusched_server::SOCKET_NAME) && !p.ends_with("server-id")
     }));
     let probe = "for p in \"$@\"; do \
                  if [ -d \"$p\" ]; then ls \"$p\" >/dev/null 2>&1 && echo \"LISTED $p\"; \
                  else cat \"$p\" 2>/dev/null | grep -q . && echo \"READ $p\"; fi; \
-                 done; grep -rl alice-s3cret / --exclude-dir=proc --exclude-dir=sys \
-                 --exclude-dir=dev 2>/dev/null | sed 's/^/FOUND /'; echo probed";
+                 done; echo probed";
     let mut args = vec!["--cwd", "/tmp", "-t", "5m", "--", "sh", "-c", probe, "sh"];
     let owned: Vec<String> = targets.iter().map(|p| p.display().to_string()).collect();
     args.extend(owned.iter().map(String::as_str));
@@ -563,7 +584,10 @@ fn another_users_job_reads_none_of_a_jobs_files() {
     let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "succeeded", "{v}");
     let out = stdout(&cli(&url, &["logs", &id.to_string()]));
-    assert!(out.ends_with("probed\n"), "bob's job did not finish its look: {out}");
+    assert!(
+        out.ends_with("probed\n"),
+        "bob's job did not finish its look: {out}"
+    );
     let seen: Vec<&str> = out.lines().filter(|l| *l != "probed").collect();
     assert!(
         seen.is_empty(),
