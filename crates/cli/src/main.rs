@@ -137,6 +137,9 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
         }
     }
     if daemon {
+        // A server holds a descriptor per connection, an agent several per job: the soft
+        // limit (1024 on many systems) is raised to the hard one.
+        gpusched_server::raise_open_files_limit();
         let filter = tracing_subscriber::EnvFilter::try_from_env("GPUSCHED_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
         tracing_subscriber::fmt()

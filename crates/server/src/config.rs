@@ -52,6 +52,9 @@ pub struct ServerConfig {
     /// The longest `GET /api/jobs/ID/wait` holds a request (`--max-wait`): a proxy in
     /// front of the server that drops idle requests sooner wants it shorter.
     pub max_wait: Duration,
+    /// The most TCP connections open at once (`--max-connections`); fewer where the
+    /// descriptor limit is lower. The Unix socket has a share of its own.
+    pub max_connections: usize,
     /// The local socket whose callers are known by uid (default `DATA_DIR/gpusched.sock`).
     pub unix_socket: Option<PathBuf>,
     /// PEM certificate chain and private key: serve HTTPS instead of HTTP on TCP.
@@ -174,6 +177,7 @@ impl ServerConfig {
             default_max_retries: 3,
             grace_s: 10,
             max_wait: DEFAULT_MAX_WAIT,
+            max_connections: 4096,
             follow: Some(DEFAULT_FOLLOW),
             unix_socket: None,
             tls: None,

@@ -11,6 +11,7 @@
 
 mod actor;
 pub mod auth;
+mod bounded;
 pub mod clock;
 pub mod config;
 #[doc(hidden)]
@@ -44,9 +45,14 @@ enum Tcp {
     Tls(tls::TlsListener),
 }
 
+pub use bounded::raise_open_files_limit;
+
 /// A server whose store is open and whose listeners are bound, ready to serve.
 pub struct Bound {
     listener: Tcp,
+    /// The most connections the TCP listener and the Unix socket hold open at once, and
+    /// how long one may stay idle (`bounded.rs`).
+    limits: (usize, usize, std::time::Duration),
     router: axum::Router,
     addr: SocketAddr,
     unix: UnixListener,
@@ -106,6 +112,7 @@ impl Bound {
             let _ = rx.wait_for(|s| *s).await;
         };
         let tcp_stop = stop_rx.clone();
+        let (tcp_max, unix_max, idle) = self.limits;
         let tcp = async move {
             match self.listener {
                 // Each connection's peer address, for agents that advertise none.
@@ -113,6 +120,7 @@ impl Bound {
                     let app = self
                         .router
                         .into_make_service_with_connect_info::<http::TcpPeer>();
+                    let l = bounded::Bounded::new(l, tcp_max, idle, "the TCP listener");
                     axum::serve(l, app)
                         .with_graceful_shutdown(wait(tcp_stop))
                         .await
@@ -121,14 +129,16 @@ impl Bound {
                     let app = self
                         .router
                         .into_make_service_with_connect_info::<http::TcpPeer>();
+                    let l = bounded::Bounded::new(l, tcp_max, idle, "the TLS listener");
                     axum::serve(l, app)
                         .with_graceful_shutdown(wait(tcp_stop))
                         .await
                 }
             }
         };
+        let unix = bounded::Bounded::new(self.unix, unix_max, idle, "the Unix socket");
         let uds = axum::serve(
-            self.unix,
+            unix,
             self.unix_router
                 .into_make_service_with_connect_info::<http::UdsPeer>(),
         )
@@ -241,7 +251,23 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         groups,
         leadership: leadership.clone(),
     };
+    // Idle connections close after the longest a request may be held (a `wait`), and a
+    // minute more; the caps fit the descriptors this process may open.
+    let idle =
+        cfg.max_wait.max(std::time::Duration::from_secs(60)) + std::time::Duration::from_secs(60);
+    let open_files = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft);
+    let (tcp_max, unix_max) = bounded::caps(open_files, cfg.max_connections);
+    if tcp_max < cfg.max_connections {
+        tracing::warn!(
+            "this process may open {open_files} files: at most {tcp_max} TCP connections \
+             (--max-connections {}); raise the limit (LimitNOFILE= in the systemd unit, \
+             ulimit -n) for more",
+            cfg.max_connections
+        );
+    }
     Ok(Bound {
+        limits: (tcp_max, unix_max, idle),
         listener,
         router: http::tcp_router(app.clone()),
         addr,

@@ -67,6 +67,12 @@ pub struct ServerArgs {
     /// is (clients ask again); shorter than the idle timeout of a proxy in front of it.
     #[arg(long, default_value = "300s", value_name = "DURATION")]
     pub max_wait: String,
+    /// The most TCP connections open at once (fewer where the open-files limit is
+    /// lower); more wait in the kernel's queue until one closes. A connection idle for
+    /// --max-wait plus a minute is closed. The Unix socket has a share of its own.
+    #[arg(long, default_value_t = 4096, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(16..))]
+    pub max_connections: u32,
     /// Worker threads of the server's runtime (default: one per CPU). One costs less
     /// CPU per job (no hand-offs between workers: about a fifth less per array task on
     /// 2 cores, docs/benchmarks.md (y)), but then a long scheduling pass or a large
@@ -229,6 +235,7 @@ impl ServerArgs {
             self.max_wait
         );
         cfg.max_wait = std::time::Duration::from_secs(max_wait);
+        cfg.max_connections = self.max_connections as usize;
         let under = parse_duration(&self.follow_under)
             .map_err(|e| anyhow::anyhow!("--follow-under: {e}"))?;
         cfg.follow = (under > 0).then_some(gpusched_core::live::FollowConfig {

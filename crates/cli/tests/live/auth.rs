@@ -307,7 +307,9 @@ fn tls_on_the_tcp_listener() {
             "-pkeyopt",
             "ec_paramgen_curve:prime256v1",
         ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        // A subject no system certificate has (Debian's snakeoil one, made with
+        // PostgreSQL's package, is CN=localhost): untrusted means UnknownIssuer.
+        .args(["-nodes", "-days", "1", "-subj", "/CN=gpusched test server"])
         .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
         // A leaf, not a CA: rustls refuses a CA certificate as the server's own.
         .args(["-addext", "basicConstraints=critical,CA:FALSE", "-keyout"])

@@ -535,3 +535,68 @@ fn a_server_whose_join_token_differs_from_its_stores_refuses_to_start() {
         "a server with the store's join token starts and runs"
     );
 }
+
+/// Two thousand idle and half-sent TCP connections (a slow or hostile client, a leaking
+/// proxy) do not keep the CLI out: the server raises its open-files limit from the 1024
+/// it was started with, each listener holds at most its cap, and the Unix socket keeps a
+/// share of its own. Before, the 1,025th descriptor failed and `nodes` hung.
+#[test]
+fn two_thousand_idle_connections_leave_the_cli_its_answer() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("getrlimit");
+    if hard < 4096 {
+        eprintln!(
+            "SKIPPED two_thousand_idle_connections: the hard open-files limit here is {hard}; \
+             it needs 4096"
+        );
+        return;
+    }
+    // This test holds the connections: its own limit up to the hard one too.
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).expect("raise this test's limit");
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["server", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .args(["--heartbeat-timeout", "10s", "--node-lease", "10s"])
+        .env("GPUSCHED_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    // Started as many systems start a service: a soft limit of 1024.
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            setrlimit(Resource::RLIMIT_NOFILE, 1024, hard).map_err(std::io::Error::from)
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn gpusched server");
+    let url = read_url(child.stderr.take().expect("piped"), "listening on ");
+    let _server = Proc { child };
+    register(&url, &data);
+    let addr = url.trim_start_matches("http://").to_string();
+    let mut held = Vec::with_capacity(2000);
+    for i in 0..2000 {
+        let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+        if i % 4 == 0 {
+            // Half-sent: headers that never end.
+            s.write_all(b"GET /api/health HTTP/1.1\r\nHost: x\r\n")
+                .expect("write");
+        }
+        held.push(s);
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let began = std::time::Instant::now();
+    let o = cli(&url, &["nodes"]);
+    let took = began.elapsed();
+    assert!(o.status.success(), "{}", stderr(&o));
+    eprintln!(
+        "the CLI answered in {took:?} beside {} open connections",
+        held.len()
+    );
+    // The bound is generous for a busy machine; the failure it guards against is a hang.
+    assert!(took < Duration::from_secs(10), "the CLI took {took:?}");
+    drop(held);
+}

@@ -11,6 +11,7 @@ use tokio::net::UnixListener;
 use super::error::ApiErr;
 use super::App;
 use crate::auth::{local_caller, Caller};
+use crate::bounded::Bounded;
 use crate::state::Who;
 
 /// Endpoints anyone may call: liveness, the API description, and the dashboard's page
@@ -25,10 +26,10 @@ pub struct UdsPeer {
     pub uid: Option<u32>,
 }
 
-impl axum::extract::connect_info::Connected<IncomingStream<'_, UnixListener>> for UdsPeer {
-    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
+impl axum::extract::connect_info::Connected<IncomingStream<'_, Bounded<UnixListener>>> for UdsPeer {
+    fn connect_info(stream: IncomingStream<'_, Bounded<UnixListener>>) -> Self {
         UdsPeer {
-            uid: stream.io().peer_cred().ok().map(|c| c.uid()),
+            uid: stream.io().get_ref().peer_cred().ok().map(|c| c.uid()),
         }
     }
 }

@@ -8,20 +8,21 @@ use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
 use tokio::net::TcpListener;
 
+use crate::bounded::Bounded;
 use crate::tls::TlsListener;
 
 /// The remote address of a TCP (or TLS) connection.
 #[derive(Clone, Copy, Debug)]
 pub struct TcpPeer(pub SocketAddr);
 
-impl Connected<IncomingStream<'_, TcpListener>> for TcpPeer {
-    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+impl Connected<IncomingStream<'_, Bounded<TcpListener>>> for TcpPeer {
+    fn connect_info(stream: IncomingStream<'_, Bounded<TcpListener>>) -> Self {
         TcpPeer(*stream.remote_addr())
     }
 }
 
-impl Connected<IncomingStream<'_, TlsListener>> for TcpPeer {
-    fn connect_info(stream: IncomingStream<'_, TlsListener>) -> Self {
+impl Connected<IncomingStream<'_, Bounded<TlsListener>>> for TcpPeer {
+    fn connect_info(stream: IncomingStream<'_, Bounded<TlsListener>>) -> Self {
         TcpPeer(*stream.remote_addr())
     }
 }
