@@ -36,6 +36,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let found = args.gpu.discover(&agent_dir, &name)?;
     let gpus = found.gpus.clone();
     let bound = gpusched_server::bind(cfg.clone()).await?;
+    // As an agent's own (`agent.rs`): jobs pass through it, nobody lists it; after the
+    // server made the data directory above it.
+    gpusched_server::unlistable_dir(
+        &agent_dir,
+        "the local agent's state directory",
+        "--data-dir",
+    )?;
     let server = bound.url();
     let (cpus, mem_mib, resources) = args.node.offer()?;
     let agent = AgentConfig {

@@ -55,6 +55,12 @@ fn up_runs_a_one_box_cluster_that_runs_jobs() {
     );
     let nodes = stdout(&cli(&url, &["nodes"]));
     assert!(nodes.contains("declared"), "{nodes}");
+    // Its files are its own: local users pass through to the socket and jobs to their
+    // checkpoint directories, nobody lists either directory.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir.join("data")), 0o711);
+    assert_eq!(mode(&dir.join("data").join("agent")), 0o711);
 }
 
 /// `gpusched up` on `data`, with its URL and its stderr lines as they come.
