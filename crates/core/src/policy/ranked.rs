@@ -13,7 +13,9 @@
 //!
 //! So this queue keeps the waiting jobs in a B-tree by (key, label), where a job's label
 //! (its [`crate::policy::queue::QueueSlot::tie`]) is ordered as its rank would be, and the
-//! few others apart ("moving"). A pass sorts the moving jobs by (key, label), merges them
+//! few others apart ("moving": running, or admitted or put back since the last pass). A
+//! pass that cannot start every waiting job where GPUs are free (the uncontended
+//! shortcut, which reads no running job) sorts the moving jobs by (key, label), merges them
 //! with the B-tree's order, which is the sort's order, and walks it only as long as a job
 //! could still be placed (no GPU left: the rest of the waiting jobs cannot start, and
 //! nothing happens to them). The waiting jobs keep their labels, which are already in the
@@ -52,10 +54,11 @@ pub struct RankedQueue {
     /// Waiting jobs whose key has not moved since they got their label: (key, label) ->
     /// (admission number, GPUs).
     pub(crate) waiting: BTreeMap<(Key, i64), (u64, u32)>,
-    /// Running jobs, and waiting ones admitted or put back since the last pass, by
-    /// admission number.
-    pub(crate) moving: BTreeSet<u64>,
-    /// GPUs of the waiting jobs (in `waiting`, or in `moving` and not running).
+    /// Running jobs, by admission number.
+    pub(crate) running: BTreeSet<u64>,
+    /// Waiting jobs admitted or put back since the last pass, by admission number.
+    pub(crate) pending: BTreeSet<u64>,
+    /// GPUs of the waiting jobs (in `waiting` or `pending`).
     pub(crate) waiting_gpus: u64,
     /// Waiting jobs that ask for no GPU (they may start with every GPU taken).
     pub(crate) zero_gpu: usize,
@@ -80,7 +83,8 @@ impl RankedQueue {
     pub(crate) fn with_spacing(spacing: i64) -> Self {
         RankedQueue {
             waiting: BTreeMap::new(),
-            moving: BTreeSet::new(),
+            running: BTreeSet::new(),
+            pending: BTreeSet::new(),
             waiting_gpus: 0,
             zero_gpu: 0,
             next_label: 0,
@@ -105,7 +109,7 @@ impl RankedQueue {
     pub(crate) fn admit(&mut self, job: &mut SchedJob) {
         job.slot.tie = self.next_label;
         self.next_label = self.next_label.saturating_add(self.spacing);
-        self.moving.insert(job.slot.admitted);
+        self.pending.insert(job.slot.admitted);
         self.count_waiting(job, true);
     }
 
@@ -113,17 +117,18 @@ impl RankedQueue {
     /// key while it waited.
     pub(crate) fn started(&mut self, job: &SchedJob, key: Key) {
         if self.waiting.remove(&(key, job.slot.tie)).is_some()
-            || self.moving.contains(&job.slot.admitted)
+            || self.pending.remove(&job.slot.admitted)
         {
             self.count_waiting(job, false);
         }
-        self.moving.insert(job.slot.admitted);
+        self.running.insert(job.slot.admitted);
     }
 
     /// A running job waits again, outside a pass ([`crate::Scheduler::preempt_now`]): it
     /// stays with the moving jobs (its key moved while it ran) until the next pass.
     pub(crate) fn put_back(&mut self, job: &SchedJob) {
-        self.moving.insert(job.slot.admitted);
+        self.running.remove(&job.slot.admitted);
+        self.pending.insert(job.slot.admitted);
         self.count_waiting(job, true);
     }
 
@@ -131,8 +136,8 @@ impl RankedQueue {
     pub(crate) fn remove(&mut self, job: &SchedJob, key: Key) {
         let admitted = job.slot.admitted;
         if job.running {
-            self.moving.remove(&admitted);
-        } else if self.moving.remove(&admitted)
+            self.running.remove(&admitted);
+        } else if self.pending.remove(&admitted)
             || self.waiting.remove(&(key, job.slot.tie)).is_some()
         {
             self.count_waiting(job, false);
