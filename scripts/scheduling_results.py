@@ -80,15 +80,20 @@ def table(setup, reports):
             f"{human(r['p99_jct'])} | {human(r['avg_queue_delay'])} | "
             f"{r['utilization'] * 100:.1f}% | {avg:.2f} | {p99:.2f} |"
         )
-    pred = reports.get(("predicted", "sjf"), {}).get("prediction")
-    if pred:
-        lines.append("")
-        lines.append(
-            f"Predictor: {pred['predicted']} jobs predicted ({pred['unpredicted']} before any "
-            f"had ended), median relative error {pred['median_rel_error'] * 100:.0f}%, "
-            f"p90 {pred['p90_rel_error'] * 100:.0f}%, "
-            f"{pred['underestimated'] * 100:.0f}% underestimated."
-        )
+    # Each run's predictor learns from the jobs that ended before each admission in that
+    # run, so its accuracy differs between policies: one line per policy that orders by
+    # predictions, named (fifo and tiresias read none, and the predictor of their runs is
+    # nobody's).
+    for label, run, pol in ROWS:
+        pred = reports[(run, pol)].get("prediction") if label.endswith("(predicted)") else None
+        if pred:
+            lines.append("")
+            lines.append(
+                f"Predictor in the {label} run: {pred['predicted']} jobs predicted "
+                f"({pred['unpredicted']} before any had ended), median relative error "
+                f"{pred['median_rel_error'] * 100:.0f}%, p90 {pred['p90_rel_error'] * 100:.0f}%, "
+                f"{pred['underestimated'] * 100:.0f}% underestimated."
+            )
     return "\n".join(lines) + "\n", ratios
 
 

@@ -38,6 +38,8 @@ run() { # setup, estimates, policies, simulate args...
   cat "$dir/stdout.txt" >&2
 }
 setups=(philly-64x8 philly-256x8 muri-trace3)
+# SETUPS="muri-trace3 ..." runs only those (a quick check of the script itself).
+if [ -n "${SETUPS:-}" ]; then read -r -a setups <<< "$SETUPS"; fi
 if [ -n "${HELDOUT:-}" ]; then
   for t in trace1 trace2 trace4; do
     [ -f "$HELDOUT/$t.csv" ] || { echo "no $HELDOUT/$t.csv (see the top of this script)" >&2; exit 2; }

@@ -42,9 +42,16 @@ pub fn estimates(summaries: &[Summary]) -> String {
         return String::new();
     };
     let mut out = format!("run-time estimates: {}\n", first.estimates);
-    if let Some(p) = summaries.iter().find_map(|s| s.prediction.as_ref()) {
+    // Each policy's run has a predictor of its own, which learns from the jobs as they end
+    // in that run: its accuracy is the run's, so each line names its policy (one line, the
+    // first policy's, was once quoted as another's).
+    for (s, p) in summaries
+        .iter()
+        .filter_map(|s| s.prediction.as_ref().map(|p| (s, p)))
+    {
         out.push_str(&format!(
-            "predictor: {} jobs predicted ({} admitted before any job had ended), median error {:.0}%, p90 {:.0}%, {:.0}% underestimated, {} keys\n",
+            "predictor ({}): {} jobs predicted ({} admitted before any job had ended), median error {:.0}%, p90 {:.0}%, {:.0}% underestimated, {} keys\n",
+            s.policy,
             p.predicted,
             p.unpredicted,
             p.median_rel_error * 100.0,
