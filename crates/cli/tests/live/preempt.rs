@@ -35,6 +35,12 @@ fn resumed_after(url: &str, agent_dir: &Path, victim: u64, before: &[u64]) {
     wait_until(SLOW, || {
         run_log(agent_dir, victim, 2).contains("start restart=1 marker=yes")
     });
+    // The job's line in its log comes before its agent's report of the start reaches
+    // the server: wait for that evidence too before reading the start.
+    wait_until(SLOW, || {
+        let l = job(url, victim);
+        l["attempt"].as_u64() == Some(2) && l["start_ms"].is_u64()
+    });
     let l = job(url, victim);
     assert_eq!(
         (l["attempt"].as_u64(), l["preemptions"].as_u64()),
