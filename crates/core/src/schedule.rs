@@ -1094,9 +1094,17 @@ impl Scheduler {
             PolicyKind::Backfill => {
                 let mut state = (None, self.queue_usage(jobs));
                 self.node_reservation = None;
+                // Counted before the walk (the queue changes after it): with no queued job
+                // that has an estimate or fits the extra GPUs, a refusal ends the walk
+                // (every later job would be refused too: `--estimates none`).
+                let none_pass = |extra: u64| q.none_can_pass(extra);
                 q.walk(now, |w| {
                     if let Some(go_on) = self.refuse_queued(&state.0, w, now) {
                         debug_assert!(queued_as_now(jobs, w));
+                        let r: &Option<backfill::Reservation> = &state.0;
+                        if go_on && r.as_ref().is_some_and(|r| none_pass(r.extra)) {
+                            return false;
+                        }
                         return go_on;
                     }
                     match resolve(jobs, w.admitted) {

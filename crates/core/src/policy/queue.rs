@@ -98,6 +98,11 @@ pub struct OrderedQueue {
     returned: Vec<(u64, i64, u64)>,
     /// The smallest tie given so far; jobs that come back go below it.
     low_tie: i64,
+    /// Queued jobs with a finite estimated remaining time, and the queued jobs' GPU
+    /// counts (a multiset): when none has an estimate and none fits a reservation's
+    /// extra GPUs, `backfill` stops its walk at once instead of refusing every job.
+    finite: usize,
+    gpus: BTreeMap<u32, usize>,
 }
 
 impl OrderedQueue {
@@ -118,6 +123,8 @@ impl OrderedQueue {
             passes: 0,
             returned: Vec::new(),
             low_tie: 0,
+            finite: 0,
+            gpus: BTreeMap::new(),
         })
     }
 
@@ -145,7 +152,36 @@ impl OrderedQueue {
     /// remaining time may be older).
     pub fn insert(&mut self, job: &SchedJob) {
         let (class, entry) = self.place(job);
-        self.classes.entry(class).or_default().replace(entry);
+        if let Some(old) = self.classes.entry(class).or_default().replace(entry) {
+            self.count(old.queued, false);
+        }
+        self.count(entry.queued, true);
+    }
+
+    fn count(&mut self, q: Queued, add: bool) {
+        let finite = usize::from(q.remaining.is_finite());
+        let n = self.gpus.entry(q.gpus).or_insert(0);
+        if add {
+            self.finite += finite;
+            *n += 1;
+        } else {
+            self.finite -= finite;
+            *n -= 1;
+            if *n == 0 {
+                self.gpus.remove(&q.gpus);
+            }
+        }
+    }
+
+    /// Whether no queued job could pass a `backfill` reservation with `extra` GPUs: none
+    /// has an estimate (so none ends by the shadow) and none fits in the extra GPUs.
+    pub fn none_can_pass(&self, extra: u64) -> bool {
+        self.finite == 0
+            && self
+                .gpus
+                .keys()
+                .next()
+                .is_none_or(|&g| u64::from(g) > extra)
     }
 
     /// Removes a job (it started or left); false if it was not queued.
@@ -154,18 +190,31 @@ impl OrderedQueue {
         let Some(set) = self.classes.get_mut(&class) else {
             return false;
         };
-        let removed = set.remove(&entry);
+        let removed = set.take(&entry);
         if set.is_empty() {
             self.classes.remove(&class);
         }
-        removed || self.forget_returned(job.slot.admitted)
+        if let Some(old) = removed {
+            self.count(old.queued, false);
+        }
+        removed.is_some() || self.forget_returned(job.slot.admitted)
     }
 
     /// Removes the job admitted as `admitted`, wherever it is (a scan: only for jobs the
     /// caller dropped without saying).
     pub fn remove_admitted(&mut self, admitted: u64) {
+        let mut gone = Vec::new();
         for set in self.classes.values_mut() {
-            set.retain(|e| e.queued.admitted != admitted);
+            set.retain(|e| {
+                let keep = e.queued.admitted != admitted;
+                if !keep {
+                    gone.push(e.queued);
+                }
+                keep
+            });
+        }
+        for q in gone {
+            self.count(q, false);
         }
         self.classes.retain(|_, set| !set.is_empty());
         self.forget_returned(admitted);
