@@ -237,7 +237,7 @@ impl FreeMap {
 
     /// Whether node's GPUs are of a model accepted by `prefix`.
     pub fn model_matches(&self, node: usize, prefix: Option<&str>) -> bool {
-        prefix.is_none_or(|p| self.model_names[self.model[node] as usize].starts_with(p))
+        crate::resources::model_matches(&self.model_names[self.model[node] as usize], prefix)
     }
 
     /// The lowest-numbered node of `switch` with at least `k` free GPUs.

@@ -103,12 +103,8 @@ pub fn plan(
     }
     let want = claim.nodes.max(1) as usize;
     let per_node = claim.gpus / want as u32;
-    let fits_model = |n: &NodeRoom| {
-        claim
-            .model
-            .as_deref()
-            .is_none_or(|m| n.model.starts_with(m))
-    };
+    let fits_model =
+        |n: &NodeRoom| crate::resources::model_matches(&n.model, claim.model.as_deref());
     // Nodes of one GPU model (any, for a job of one node) with room already: the policy's
     // order held the job back; nothing to take back, but the quota entitles it to go
     // first there.

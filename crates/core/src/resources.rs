@@ -144,8 +144,16 @@ impl ResourceRequest {
             || self
                 .gpu_models
                 .iter()
-                .any(|m| model.starts_with(m.as_str()))
+                .any(|m| model_matches(model, Some(m)))
     }
+}
+
+/// Whether a GPU of `model` is one a job asking for `wanted` accepts: `wanted` is a
+/// prefix, as users write it (`A100` takes `A100-SXM4-80GB`), and `None` takes any. The
+/// one definition of the rule: placement, reasons, reclaim, tiers, shares, validation and
+/// the simulator all ask it.
+pub fn model_matches(model: &str, wanted: Option<&str>) -> bool {
+    wanted.is_none_or(|w| model.starts_with(w))
 }
 
 /// A MIG profile by name on an A100-40GB, for callers that do not know the model.
@@ -527,5 +535,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("A100-40GB") && e.contains("7g.40gb"), "{e}");
+    }
+
+    /// A model is a prefix as users write it; none takes any GPU.
+    #[test]
+    fn a_model_is_asked_for_by_its_prefix() {
+        assert!(super::model_matches("A100-SXM4-80GB", Some("A100")));
+        assert!(super::model_matches("A100-SXM4-80GB", None));
+        assert!(!super::model_matches("A100-SXM4-80GB", Some("H100")));
+        assert!(!super::model_matches("A10", Some("A100")));
     }
 }

@@ -32,10 +32,7 @@ pub fn plan(
     }
     let fits = |n: &&NodeRoom| {
         n.capacity >= claim.gpus
-            && claim
-                .model
-                .as_deref()
-                .is_none_or(|m| n.model.starts_with(m))
+            && crate::resources::model_matches(&n.model, claim.model.as_deref())
     };
     let usable: Vec<&NodeRoom> = nodes.iter().filter(fits).collect();
     if usable.iter().any(|n| n.free >= claim.gpus) {

@@ -196,7 +196,7 @@ pub fn simulate(
     let ordered = opts.reclaim.is_none() && sched.keep_ordered_queue();
     for job in &workload.jobs {
         if let Some(model) = &job.spec.gpu_model {
-            let has = |m: &str| m.starts_with(model.as_str());
+            let has = |m: &str| gpusched_core::resources::model_matches(m, Some(model));
             if !cluster
                 .nodes
                 .iter()

@@ -151,6 +151,6 @@ impl LiveNode {
     /// Whether the node's GPUs are of `model` (a prefix, as users write it) or any model
     /// will do.
     pub fn has_model(&self, model: Option<&str>) -> bool {
-        model.is_none_or(|m| self.model.starts_with(m))
+        crate::resources::model_matches(&self.model, model)
     }
 }

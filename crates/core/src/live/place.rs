@@ -34,7 +34,7 @@ pub fn place(
     strategy: ShareStrategy,
 ) -> Option<(usize, SliceAt)> {
     let model = job.model.as_deref();
-    let fits_model = |n: &NodeSlices| model.is_none_or(|m| n.model.starts_with(m));
+    let fits_model = |n: &NodeSlices| crate::resources::model_matches(&n.model, model);
     match &job.ask {
         SliceAsk::Mig { profile } => {
             let mut best: Option<(u32, usize, u32, MigOption)> = None;
@@ -141,7 +141,7 @@ fn share_size<'a>(
         SliceAsk::Share { milli } => Some((*milli, None)),
         SliceAsk::Memory { mib } => {
             let smallest = nodes
-                .filter(|n| model.is_none_or(|m| n.model.starts_with(m)))
+                .filter(|n| crate::resources::model_matches(&n.model, model))
                 .flat_map(|n| n.gpus.iter().filter(|g| g.mig.is_none()))
                 .map(|g| g.mem_mib)
                 .filter(|&m| m >= *mib)

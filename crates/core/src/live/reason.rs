@@ -199,7 +199,7 @@ impl LiveCluster {
         let fitting: Vec<u32> = ctx
             .kinds
             .iter()
-            .filter(|((m, cap), _)| model.is_none_or(|p| m.starts_with(p)) && *cap >= job.gpus)
+            .filter(|((m, cap), _)| crate::resources::model_matches(m, model) && *cap >= job.gpus)
             .map(|(_, &free)| free)
             .collect();
         if fitting.is_empty() {
@@ -211,7 +211,7 @@ impl LiveCluster {
         let in_service = ctx
             .usable
             .iter()
-            .any(|(m, &u)| model.is_none_or(|p| m.starts_with(p)) && u >= job.gpus);
+            .any(|(m, &u)| crate::resources::model_matches(m, model) && u >= job.gpus);
         if !in_service {
             // Rare (nodes out of service), so every node is looked at.
             let nodes = self

@@ -39,7 +39,7 @@ pub fn choose_share(
     let usable: Vec<usize> = (0..hosts.len())
         .filter(|&i| {
             let h = &hosts[i];
-            model.is_none_or(|m| h.model.starts_with(m))
+            crate::resources::model_matches(&h.model, model)
                 && h.gpus.len() <= 16
                 && h.gpus
                     .iter()

@@ -164,10 +164,7 @@ fn matching(job: &JobSubmit, n: &KnownNode) -> u32 {
         .iter()
         .filter(|g| {
             g.mig.is_none()
-                && job
-                    .gpu_model
-                    .as_ref()
-                    .is_none_or(|m| g.model.starts_with(m.as_str()))
+                && gpusched_core::resources::model_matches(&g.model, job.gpu_model.as_deref())
         })
         .count() as u32
 }
