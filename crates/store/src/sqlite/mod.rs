@@ -152,6 +152,16 @@ fn take_fault(path: &Path) -> bool {
 const DB_FILE: &str = "gpusched.db";
 
 /// The `meta` keys the store writes itself.
+/// How every SQLite connection of the store is set (the store's own and the round
+/// writer's, `round.rs`): wait 5 s for a lock, write ahead, fsync the log at every commit,
+/// a page cache of 1 MiB (why: below, where the store's connection opens).
+pub(super) const SQLITE_PRAGMAS: [&str; 4] = [
+    "PRAGMA busy_timeout = 5000",
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = FULL",
+    "PRAGMA cache_size = -1024",
+];
+
 const RESERVED_META: [&str; 3] = ["schema_version", "written_by", "max_job_id"];
 
 /// The file as a `sqlite:` URL for the `Any` driver, which percent-decodes it.
@@ -260,12 +270,7 @@ impl Store {
             // with a million jobs in history the caches filled to their limit and were
             // 3.6 MiB of the server's 21.6 MiB of own memory (docs/benchmarks.md (y)),
             // for no measurable CPU per job.
-            for pragma in [
-                "PRAGMA busy_timeout = 5000",
-                "PRAGMA journal_mode = WAL",
-                "PRAGMA synchronous = FULL",
-                "PRAGMA cache_size = -1024",
-            ] {
+            for pragma in SQLITE_PRAGMAS {
                 if let Err(source) = sqlx::query(pragma).execute(&mut store.conn).await {
                     return Err(StoreError::Open {
                         path: store.shown(),

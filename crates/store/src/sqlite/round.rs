@@ -244,14 +244,14 @@ fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
         path: shown(),
         source,
     })?;
-    conn.execute_batch(
-        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-         PRAGMA cache_size = -1024; PRAGMA temp_store = MEMORY;",
-    )
-    .map_err(|source| StoreError::OpenWriter {
-        path: shown(),
-        source,
-    })?;
+    // The store's settings, and statement journals in memory (this connection's own:
+    // see above).
+    let pragmas = super::SQLITE_PRAGMAS.join("; ") + "; PRAGMA temp_store = MEMORY;";
+    conn.execute_batch(&pragmas)
+        .map_err(|source| StoreError::OpenWriter {
+            path: shown(),
+            source,
+        })?;
     Ok(conn)
 }
 
