@@ -3,8 +3,8 @@
 without pause and jobs keep completing; then check that nothing was lost, duplicated or
 run twice.
 
-Setup: one server (heartbeat timeout 30 s, so the agent's 15 s lease outlasts every
-restart), one agent with 8 declared GPUs, K submitter threads each running
+Setup: one server (heartbeat timeout 30 s; the agent keeps its jobs for the node lease,
+5 minutes by default, which outlasts every restart), one agent with 8 declared GPUs, K submitter threads each running
 `gpusched submit --json --name sT-N` through the Unix socket in a loop. Every job appends
 "JOB_ID ATTEMPT NAME" to a ledger and sleeps 0.05-1 s. An id counts as accepted only
 when the CLI printed it. After each kill the server is restarted at once on the same

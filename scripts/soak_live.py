@@ -19,7 +19,7 @@ PORT=17777; BASE=f"http://127.0.0.1:{PORT}"
 env=dict(os.environ, GPUSCHED_LOG="warn")
 open(f"{D}/q.toml","w").write("[queues.a]\nquota = 3\n\n[queues.b]\nquota = 3\n\n[queues.c]\n")
 def server():
-    return subprocess.Popen([G,"server","--listen",f"127.0.0.1:{PORT}","--data-dir",f"{D}/data","--heartbeat-timeout","3s","--queues",f"{D}/q.toml","--min-runtime","1s","--preempt-grace","1s","--grace","1s"],env=env,stdout=subprocess.DEVNULL,stderr=open(f"{D}/server.log","a"))
+    return subprocess.Popen([G,"server","--listen",f"127.0.0.1:{PORT}","--data-dir",f"{D}/data","--heartbeat-timeout","3s","--node-lease","3s","--queues",f"{D}/q.toml","--min-runtime","1s","--preempt-grace","1s","--grace","1s"],env=env,stdout=subprocess.DEVNULL,stderr=open(f"{D}/server.log","a"))
 def agent(name):
     return subprocess.Popen([G,"agent","--server",BASE,"--name",name,"--state-dir",f"{D}/{name}","--join-token-file",f"{D}/data/join-token","--allow-root-jobs","--gpus","4","--gpu-backend","declared"],env=env,stdout=subprocess.DEVNULL,stderr=open(f"{D}/{name}.log","a"))
 sock=f"unix:{D}/data/gpusched.sock"
