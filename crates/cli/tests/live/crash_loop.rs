@@ -41,8 +41,8 @@ fn five_server_kills_under_load_lose_duplicate_and_rerun_nothing() {
     let (_d, dir) = scratch();
     let data = dir.join("data");
     let port = free_port();
-    // The agent's lease (half the heartbeat timeout) outlasts every restart, so no run
-    // is fenced: every job must run exactly once.
+    // The node lease (30 s here: the test servers' lease follows the heartbeat timeout)
+    // outlasts every restart, so no run is fenced: every job must run exactly once.
     let hb = ["--heartbeat-timeout", "30s"];
     let (first, url) = server(&data, port, &hb);
     let _agent = agent(&url, "n1", &dir.join("a"), Gpus::Declared(8));
