@@ -221,6 +221,12 @@ impl ServerConfig {
             .unwrap_or_else(|| self.data_dir.join("join-token"))
     }
 
+    /// The node lease in force: never shorter than the heartbeat timeout (the CLI refuses
+    /// one that is; a config built in code is held to it here).
+    pub fn lease(&self) -> Duration {
+        self.node_lease.max(self.heartbeat_timeout)
+    }
+
     /// How long the server holds an agent's poll: a third of the heartbeat timeout, so
     /// a live agent is heard from at least twice per timeout, and at most an eighth of
     /// the node lease. The agent counts its lease from when it sent the last answered
@@ -228,9 +234,8 @@ impl ServerConfig {
     /// short of the point where the agent fences (three quarters of the lease at the
     /// least, see the agent's `fence_after`).
     pub fn poll_wait(&self) -> Duration {
-        let lease = self.node_lease.max(self.heartbeat_timeout);
         (self.heartbeat_timeout / 3)
-            .min(lease / 8)
+            .min(self.lease() / 8)
             .max(Duration::from_millis(50))
     }
 }

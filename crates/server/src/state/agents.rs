@@ -120,12 +120,7 @@ impl State {
             instance: self.instance.clone(),
             poll_wait_ms: self.cfg.poll_wait().as_millis() as u64,
             heartbeat_timeout_ms: self.cfg.heartbeat_timeout.as_millis() as u64,
-            lease_ms: Some(
-                self.cfg
-                    .node_lease
-                    .max(self.cfg.heartbeat_timeout)
-                    .as_millis() as u64,
-            ),
+            lease_ms: Some(self.cfg.lease().as_millis() as u64),
             protocol: gpusched_wire::agent::AGENT_PROTOCOL,
         })
     }

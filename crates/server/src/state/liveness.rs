@@ -59,7 +59,7 @@ impl State {
     pub fn expire_nodes(&mut self, stalled: Duration) {
         let now = self.now.instant;
         let timeout = self.cfg.heartbeat_timeout;
-        let lease = self.cfg.node_lease.max(timeout);
+        let lease = self.cfg.lease();
         if stalled > timeout / 2 {
             tracing::warn!(
                 "the state task was busy for {stalled:?}; not expiring nodes this round"
