@@ -122,6 +122,9 @@ pub struct PidRecord {
 pub struct StoredOutcome {
     pub outcome: Outcome,
     pub at_ms: u64,
+    /// What the attempt used (its cgroup's reading at the end), reported with its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<gpusched_wire::contain::Usage>,
 }
 
 /// One journal line.
@@ -521,7 +524,17 @@ impl JobDir {
     /// written at the same time share one `fdatasync` (group commit, `sync_through`):
     /// jobs that end together no longer queue behind each other's syncs.
     pub fn write_outcome(&self, a: AttemptRef, outcome: &Outcome) -> Result<(), JobDirError> {
-        let (generation, end) = self.append_outcome(a, outcome)?;
+        self.write_end(a, outcome, None)
+    }
+
+    /// [`JobDir::write_outcome`] with what the attempt used.
+    pub fn write_end(
+        &self,
+        a: AttemptRef,
+        outcome: &Outcome,
+        usage: Option<&gpusched_wire::contain::Usage>,
+    ) -> Result<(), JobDirError> {
+        let (generation, end) = self.append_end(a, outcome, usage)?;
         self.sync_through(generation, end)
     }
 
@@ -534,9 +547,20 @@ impl JobDir {
         a: AttemptRef,
         outcome: &Outcome,
     ) -> Result<(u64, u64), JobDirError> {
+        self.append_end(a, outcome, None)
+    }
+
+    /// [`JobDir::append_outcome`] with what the attempt used.
+    pub fn append_end(
+        &self,
+        a: AttemptRef,
+        outcome: &Outcome,
+        usage: Option<&gpusched_wire::contain::Usage>,
+    ) -> Result<(u64, u64), JobDirError> {
         let stored = StoredOutcome {
             outcome: outcome.clone(),
             at_ms: now_ms(),
+            usage: usage.cloned(),
         };
         let mut inner = self.lock();
         let e = Entry::Outcome {
@@ -937,6 +961,10 @@ mod tests {
             slice: None,
             resources: Default::default(),
             dist: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            pids_max: None,
+            image: None,
         }
     }
 
@@ -976,6 +1004,7 @@ mod tests {
                 stored: StoredOutcome {
                     outcome: Outcome::Exited { code: 0 },
                     at_ms: 1,
+                    usage: None,
                 },
             };
             let n = dir.append(&mut inner, &e).unwrap();

@@ -140,6 +140,11 @@ pub struct Launcher {
 }
 
 impl Launcher {
+    /// What this launcher enforces on its jobs, for the server and `nodes`.
+    pub fn containment(&self) -> gpusched_wire::contain::Containment {
+        gpusched_wire::contain::Containment::accounting_only("this agent does not contain jobs yet")
+    }
+
     /// A launcher keeping its attempt records under `jobs_root` (the agent uses
     /// `<state dir>/jobs`, created if missing) and sending every attempt's `Started` and
     /// `Ended` on `events`. Dropping it kills the leaders of its running jobs.
@@ -207,6 +212,7 @@ impl Launcher {
                     at_ms: stored.at_ms,
                     event: RunEventKind::Ended {
                         outcome: stored.outcome,
+                        usage: stored.usage,
                     },
                 }),
                 Ok(None) => events.push(self.lose(a, LOST_ON_RESTART.to_string())),
@@ -228,7 +234,13 @@ impl Launcher {
         kill_leftovers(&self.dir, a);
         let outcome = Outcome::Lost { message };
         record_outcome(&self.dir, a, &outcome);
-        event(a, RunEventKind::Ended { outcome })
+        event(
+            a,
+            RunEventKind::Ended {
+                outcome,
+                usage: None,
+            },
+        )
     }
 
     /// Whether this attempt was ever received; a received attempt is never started again.
@@ -484,7 +496,13 @@ impl Launcher {
     fn end_unstarted(&self, a: AttemptRef, outcome: Outcome) {
         self.ports.release(a);
         record_outcome(&self.dir, a, &outcome);
-        self.send(event(a, RunEventKind::Ended { outcome }));
+        self.send(event(
+            a,
+            RunEventKind::Ended {
+                outcome,
+                usage: None,
+            },
+        ));
     }
 
     fn send(&self, event: RunEvent) {

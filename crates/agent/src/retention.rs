@@ -425,6 +425,10 @@ mod tests {
             slice: None,
             resources: Default::default(),
             dist: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            pids_max: None,
+            image: None,
         }
     }
 

@@ -188,7 +188,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
                 attempt: ev.attempt,
             };
             let urgent = match &ev.event {
-                RunEventKind::Ended { outcome } => {
+                RunEventKind::Ended { outcome, .. } => {
                     // A MIG instance made for the attempt goes before the server hears of
                     // the end.
                     slices.ended(a);
@@ -550,6 +550,7 @@ async fn register(sh: &Shared) -> anyhow::Result<Registered> {
             advertise_addr,
             location: sh.cfg.location.clone(),
             gpu_links: sh.gpu_links.clone(),
+            containment: Some(sh.launcher.containment()),
             running,
             events: events.clone(),
         };
@@ -804,6 +805,7 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
                         at_ms: now_ms(),
                         event: RunEventKind::Ended {
                             outcome: Outcome::Lost { message },
+                            usage: None,
                         },
                     });
                 }
@@ -830,6 +832,7 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
                 at_ms: now_ms(),
                 event: RunEventKind::Ended {
                     outcome: Outcome::Cancelled,
+                    usage: None,
                 },
             });
         }
@@ -852,6 +855,7 @@ fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRe
                 at_ms: now_ms(),
                 event: RunEventKind::Ended {
                     outcome: Outcome::Preempted,
+                    usage: None,
                 },
             });
         }

@@ -335,6 +335,10 @@ async fn a_gangs_first_part_reserves_its_port_holds_it_and_lets_go_at_start() {
                 },
             ],
         }),
+        cpu_milli: 0,
+        mem_mib: 0,
+        pids_max: None,
+        image: None,
     };
     set_desired(&state, vec![launch], vec![]);
     wait_event(&state, a, |e| {
@@ -350,7 +354,7 @@ async fn a_gangs_first_part_reserves_its_port_holds_it_and_lets_go_at_start() {
         .expect("agent stops");
     done.unwrap().unwrap();
     let outcome = wait_event(&state, a, |e| match e {
-        RunEventKind::Ended { outcome } => Some(outcome.clone()),
+        RunEventKind::Ended { outcome, .. } => Some(outcome.clone()),
         _ => None,
     })
     .await;
@@ -483,6 +487,10 @@ async fn reports_carry_gpu_samples_alone_or_with_events_and_each_xid_arrives_onc
         slice: None,
         resources: BTreeMap::new(),
         dist: None,
+        cpu_milli: 0,
+        mem_mib: 0,
+        pids_max: None,
+        image: None,
     };
     set_desired(&state, vec![launch], vec![]);
     wait_event(&state, a, |e| {
@@ -596,6 +604,10 @@ async fn an_answer_older_than_an_acknowledged_end_does_not_start_the_attempt_aga
             slice: None,
             resources: BTreeMap::new(),
             dist: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            pids_max: None,
+            image: None,
         })
         .collect();
     set_desired(&state, jobs, vec![]);
@@ -653,6 +665,10 @@ fn launch(job: u64) -> Launch {
         slice: None,
         resources: BTreeMap::new(),
         dist: None,
+        cpu_milli: 0,
+        mem_mib: 0,
+        pids_max: None,
+        image: None,
     }
 }
 
@@ -719,6 +735,10 @@ fn sh_launch(job: u64, script: &str) -> Launch {
         slice: None,
         resources: BTreeMap::new(),
         dist: None,
+        cpu_milli: 0,
+        mem_mib: 0,
+        pids_max: None,
+        image: None,
     }
 }
 
@@ -793,7 +813,7 @@ async fn queued_attempts_start_the_moment_the_one_ahead_ends_and_are_reported_in
             attempt: 1,
         },
         |e| match e {
-            RunEventKind::Ended { outcome } => Some(outcome.clone()),
+            RunEventKind::Ended { outcome, .. } => Some(outcome.clone()),
             _ => None,
         },
     )
@@ -857,7 +877,7 @@ async fn a_queued_attempt_never_starts_behind_a_preempted_one() {
         vec![1],
     );
     let outcome = wait_event(&state, AttemptRef { job: 1, attempt: 1 }, |e| match e {
-        RunEventKind::Ended { outcome } => Some(outcome.clone()),
+        RunEventKind::Ended { outcome, .. } => Some(outcome.clone()),
         _ => None,
     })
     .await;
@@ -937,7 +957,7 @@ async fn a_silent_server_kills_nothing_within_the_lease() {
     tokio::time::sleep(Duration::from_millis(4_000)).await;
     s.lock().unwrap().unavailable = false;
     let outcome = wait_event(&s, a, |e| match e {
-        RunEventKind::Ended { outcome } => Some(outcome.clone()),
+        RunEventKind::Ended { outcome, .. } => Some(outcome.clone()),
         _ => None,
     })
     .await;

@@ -153,6 +153,10 @@ mod tests {
             slice: Some(slice),
             resources: Default::default(),
             dist: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            pids_max: None,
+            image: None,
         }
     }
 

@@ -35,6 +35,10 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         slice: None,
         resources: Default::default(),
         dist: None,
+        cpu_milli: 0,
+        mem_mib: 0,
+        pids_max: None,
+        image: None,
     }
 }
 
@@ -65,7 +69,7 @@ async fn expect_started(rx: &mut UnboundedReceiver<RunEvent>) -> u32 {
 
 async fn expect_ended(rx: &mut UnboundedReceiver<RunEvent>) -> Outcome {
     match next_event(rx).await.event {
-        RunEventKind::Ended { outcome } => outcome,
+        RunEventKind::Ended { outcome, .. } => outcome,
         other => panic!("expected Ended, got {other:?}"),
     }
 }
@@ -465,7 +469,8 @@ fn recovery_stops_and_reports_a_job_of_a_dead_agent() {
     assert_eq!(
         events[0].event,
         RunEventKind::Ended {
-            outcome: lost.clone()
+            outcome: lost.clone(),
+            usage: None,
         }
     );
     assert!(wait_dead(grandchild), "recovery left {grandchild} running");
@@ -494,7 +499,8 @@ async fn recovery_reports_stored_outcomes_until_acknowledged() {
     assert_eq!(
         events[0].event,
         RunEventKind::Ended {
-            outcome: Outcome::Exited { code: 4 }
+            outcome: Outcome::Exited { code: 4 },
+            usage: None,
         }
     );
     assert!(events[0].at_ms > 0);
@@ -520,7 +526,8 @@ fn recovery_of_an_attempt_that_never_started_reports_it_lost() {
     assert!(matches!(
         &events[0].event,
         RunEventKind::Ended {
-            outcome: Outcome::Lost { .. }
+            outcome: Outcome::Lost { .. },
+            ..
         }
     ));
 }
@@ -803,7 +810,8 @@ fn recovery_reports_a_part_of_several_processes_lost_once() {
     assert!(matches!(
         &events[0].event,
         RunEventKind::Ended {
-            outcome: Outcome::Lost { .. }
+            outcome: Outcome::Lost { .. },
+            ..
         }
     ));
     for pid in background {

@@ -174,6 +174,7 @@ pub enum StoredOutcome {
     Lost { message: String },
     Preempted,
     Stopped { message: String },
+    OutOfMemory { peak_bytes: u64, limit_bytes: u64 },
 }
 
 /// What part of one GPU a job asked for (the store's own copy of `wire::SliceAsk`).
@@ -473,6 +474,13 @@ impl StoredFailure {
             Outcome::Stopped { message } => StoredOutcome::Stopped {
                 message: message.clone(),
             },
+            Outcome::OutOfMemory {
+                peak_bytes,
+                limit_bytes,
+            } => StoredOutcome::OutOfMemory {
+                peak_bytes: *peak_bytes,
+                limit_bytes: *limit_bytes,
+            },
         };
         StoredFailure {
             rank: f.rank,
@@ -491,6 +499,13 @@ impl StoredFailure {
             StoredOutcome::Lost { message } => Outcome::Lost { message },
             StoredOutcome::Preempted => Outcome::Preempted,
             StoredOutcome::Stopped { message } => Outcome::Stopped { message },
+            StoredOutcome::OutOfMemory {
+                peak_bytes,
+                limit_bytes,
+            } => Outcome::OutOfMemory {
+                peak_bytes,
+                limit_bytes,
+            },
         };
         PartFailure {
             rank: self.rank,

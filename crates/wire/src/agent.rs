@@ -23,12 +23,17 @@ use crate::node::GpuInfo;
 /// - 3: [`Desired::queued`]: attempts queued behind running ones, which the agent starts
 ///   by itself the moment those end. A server gives them only to agents of protocol 3
 ///   (an older agent would ignore the field, and its nodes would wait for nothing).
+/// - 4: containment: [`Register::containment`], the limits and image of a [`Launch`]
+///   (`cpu_milli`, `mem_mib`, `pids_max`, `image`), [`Outcome::OutOfMemory`] and the
+///   [`Usage`](crate::contain::Usage) of an ended attempt. A server sends limits and
+///   images only to agents of protocol 4 (an older agent refuses the fields and
+///   enforced nothing anyway).
 ///
 /// Bump it (and keep the previous version's messages readable both ways) whenever a
 /// message changes in a way the other side must know of: a new required field, a field
 /// whose meaning changes, a new field in a type read with `deny_unknown_fields` by the
 /// previous release ([`Launch`], [`PreemptOrder`], [`AttemptRef`], [`Outcome`]).
-pub const AGENT_PROTOCOL: u32 = 3;
+pub const AGENT_PROTOCOL: u32 = 4;
 
 /// The oldest agent protocol a server of this build accepts.
 pub const MIN_AGENT_PROTOCOL: u32 = AGENT_PROTOCOL - 1;
@@ -111,6 +116,10 @@ pub struct Register {
     /// How its GPUs are linked, pair by pair (NVML topology; empty where unknown).
     #[serde(default)]
     pub gpu_links: Vec<crate::gang::GpuLink>,
+    /// What the agent enforces on its jobs (`None` from agents before protocol 4:
+    /// accounting only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<crate::contain::Containment>,
     /// Attempts running right now.
     pub running: Vec<AttemptRef>,
     /// Ends the server has not acknowledged yet (applied before `running` is compared).
@@ -237,6 +246,25 @@ pub struct Launch {
     /// node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dist: Option<crate::gang::DistLaunch>,
+    /// CPUs the part may use, in thousandths (0: none asked; the node's default per
+    /// GPU applies). Enforced where the agent has a cgroup.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cpu_milli: u64,
+    /// The part's memory limit in MiB (0: none asked; the node's default per GPU
+    /// applies). Enforced where the agent has a cgroup, with no swap beyond it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mem_mib: u64,
+    /// The most processes (and threads) the part may have at once (`None`: the node's
+    /// default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids_max: Option<u64>,
+    /// The container image the part runs in (`None`: a host process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Launch {
@@ -272,6 +300,9 @@ pub enum Outcome {
     /// stopped it (SIGTERM to its group, the grace, SIGKILL); the server requeues it
     /// without using a retry: nothing went wrong with the job.
     Stopped { message: String },
+    /// The kernel killed it for passing its memory limit (`mem_mib` or the node's
+    /// default): `peak_bytes` is the most it held, `limit_bytes` the limit.
+    OutOfMemory { peak_bytes: u64, limit_bytes: u64 },
 }
 
 impl Outcome {
@@ -302,11 +333,12 @@ pub enum RunEventKind {
     Checkpoint,
     /// The port this node reserved for the attempt's `MASTER_PORT` (see
     /// [`Desired::reserve_ports`]).
-    PortReserved {
-        port: u16,
-    },
+    PortReserved { port: u16 },
     Ended {
         outcome: Outcome,
+        /// What the part used, read from its cgroup (`None` where it had none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<crate::contain::Usage>,
     },
 }
 

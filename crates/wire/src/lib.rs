@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod array;
 pub mod auth;
+pub mod contain;
 pub mod duration;
 pub mod export;
 #[doc(hidden)]

@@ -207,6 +207,10 @@ mod tests {
             slice: None,
             resources: Default::default(),
             dist,
+            cpu_milli: 0,
+            mem_mib: 0,
+            pids_max: None,
+            image: None,
         }
     }
 

@@ -149,7 +149,13 @@ pub async fn supervise(mut s: Supervised) {
     }
     // The end is delivered before the attempt leaves `running`: whoever reads `running`
     // and then the delivered events sees it in one or the other.
-    (s.events)(event(a, RunEventKind::Ended { outcome }));
+    (s.events)(event(
+        a,
+        RunEventKind::Ended {
+            outcome,
+            usage: None,
+        },
+    ));
     s.running.remove(a);
 }
 

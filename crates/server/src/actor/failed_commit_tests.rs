@@ -56,6 +56,7 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
     // A node, so jobs are admitted; one GPU, so the first job holds it.
     let reg = Register {
         node: "n1".into(),
+        containment: None,
         agent_version: "test".into(),
         gpus: vec![GpuInfo {
             index: 0,

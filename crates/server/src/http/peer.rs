@@ -48,6 +48,7 @@ mod tests {
         for (node, said) in [("quiet", None), ("says", Some("10.1.2.3"))] {
             let reg = Register {
                 node: node.into(),
+                containment: None,
                 agent_version: "test".into(),
                 gpus: vec![],
                 cpus: 1,

@@ -232,6 +232,10 @@ impl State {
             slice: v.slice_at.as_deref().cloned(),
             resources: v.resources.clone(),
             dist: Some(dist),
+            cpu_milli: v.cpu_milli,
+            mem_mib: v.mem_mib,
+            pids_max: None,
+            image: None,
         }
     }
 
@@ -338,7 +342,9 @@ impl State {
                         );
                     }
                 }
-                RunEventKind::Ended { outcome } => self.part_ended(e.job, node, outcome, e.at_ms),
+                RunEventKind::Ended { outcome, .. } => {
+                    self.part_ended(e.job, node, outcome, e.at_ms)
+                }
             }
         }
     }
@@ -444,6 +450,16 @@ impl State {
             ),
             Outcome::SpawnFailed { message } => {
                 (JobState::Failed, format!("could not start: {message}"))
+            }
+            Outcome::OutOfMemory {
+                peak_bytes,
+                limit_bytes,
+            } => {
+                v.signal = Some(9);
+                (
+                    JobState::Failed,
+                    gpusched_wire::contain::out_of_memory_text(*peak_bytes, *limit_bytes),
+                )
             }
         };
         self.end(id, state, reason, at_ms);

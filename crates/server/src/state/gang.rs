@@ -41,6 +41,7 @@ pub(super) fn part_end(
         Outcome::Exited { code: 0 } => (PartState::Done, Some(0), None),
         Outcome::Exited { code } => (PartState::Failed, Some(*code), None),
         Outcome::Signaled { signal } => (PartState::Failed, None, Some(*signal)),
+        Outcome::OutOfMemory { .. } => (PartState::Failed, None, Some(9)),
         Outcome::Cancelled | Outcome::Stopped { .. } => {
             (PartState::Stopped, None, Some(STOP_SIGNAL))
         }
@@ -132,6 +133,13 @@ fn says(outcome: &Outcome) -> String {
         Outcome::Lost { message } => format!("was lost: {message}"),
         Outcome::Preempted => "was preempted".into(),
         Outcome::Stopped { message } => format!("was stopped: {message}"),
+        Outcome::OutOfMemory {
+            peak_bytes,
+            limit_bytes,
+        } => format!(
+            "ran {}",
+            gpusched_wire::contain::out_of_memory_text(*peak_bytes, *limit_bytes)
+        ),
     }
 }
 

@@ -499,7 +499,14 @@ fn a_ten_thousand_task_array_is_one_record_and_a_handful_of_tasks() {
                     },
                 );
                 let outcome = gpusched_wire::Outcome::Exited { code: 0 };
-                h.report("n1", id, gpusched_wire::RunEventKind::Ended { outcome });
+                h.report(
+                    "n1",
+                    id,
+                    gpusched_wire::RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
             }
         }
         h.step(Round);

@@ -208,6 +208,7 @@ pub(super) fn one_gpu_state() -> State {
 
 fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
     Register {
+        containment: None,
         node: name.to_string(),
         agent_version: "test".into(),
         gpus: (0..gpus)
@@ -646,19 +647,40 @@ impl Harness {
             }
             Step::Exit(node, job, code) => {
                 let outcome = Outcome::Exited { code };
-                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
                 self.line(format!("{node} reports {job} exited {code}: {r}"));
             }
             Step::Lost(node, job) => {
                 let outcome = Outcome::Lost {
                     message: "the agent lost it".into(),
                 };
-                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
                 self.line(format!("{node} reports {job} lost: {r}"));
             }
             Step::Preempted(node, job) => {
                 let outcome = Outcome::Preempted;
-                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
                 self.line(format!("{node} reports {job} preempted: {r}"));
             }
             Step::Port(node, job, port) => {
@@ -669,17 +691,38 @@ impl Harness {
                 let outcome = Outcome::Stopped {
                     message: "the agent was told to stop".into(),
                 };
-                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
                 self.line(format!("{node} reports {job} stopped: {r}"));
             }
             Step::Cancelled(node, job) => {
                 let outcome = Outcome::Cancelled;
-                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
                 self.line(format!("{node} reports {job} cancelled: {r}"));
             }
             Step::TimedOut(node, job) => {
                 let outcome = Outcome::TimedOut { walltime_s: 60 };
-                let r = self.report(node, job, RunEventKind::Ended { outcome });
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
                 self.line(format!("{node} reports {job} timed out: {r}"));
             }
             Step::Logs(job, node, rank) => {
