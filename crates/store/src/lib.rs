@@ -24,7 +24,7 @@ pub use sqlite::{
 };
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
-    StoredPartState, StoredSlice, StoredSliceAt,
+    StoredPartState, StoredSlice, StoredSliceAt, StoredUsage,
 };
 pub use url::{BadStoreUrl, StoreUrl};
 

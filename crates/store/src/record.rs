@@ -130,12 +130,14 @@ pub struct TokenRecord {
 mod size {
     /// The server keeps one record per live job (10,000 pending is the budget of
     /// docs/benchmarks.md (q)), so what is rare stays boxed: a slice, its placement, an
-    /// array's counts and progress, a gang's first failure.
+    /// array's counts and progress, a gang's first failure, what an attempt used. A
+    /// job's image and process cap (40 bytes, schema 11) are inline: every launch reads
+    /// them.
     #[test]
     fn a_record_stays_small() {
         let record = std::mem::size_of::<super::JobRecord>();
         assert!(
-            record <= 736,
+            record <= 784,
             "JobRecord grew to {record} bytes; box what is rare"
         );
     }

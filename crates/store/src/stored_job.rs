@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use gpusched_wire::contain::Usage;
 use gpusched_wire::slice::{MigAt, SliceAsk, SliceAt};
 use gpusched_wire::{JobPart, JobState, JobView, Outcome, PartState};
 use serde::{Deserialize, Serialize};
@@ -89,6 +90,47 @@ pub struct StoredJob {
     /// The job this pending one is queued behind.
     pub behind: Option<u64>,
     pub recalls: u32,
+    // Schema 11: containment.
+    /// The container image its parts run in.
+    pub image: Option<String>,
+    pub pids_max: Option<u64>,
+    /// What the current (or last) attempt used (`used_*` columns).
+    pub usage: Option<StoredUsage>,
+}
+
+/// What an attempt used (the store's own copy of `wire::contain::Usage`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoredUsage {
+    pub cpu_ms: u64,
+    pub mem_peak_bytes: Option<u64>,
+    pub cpu_pressure_ms: Option<u64>,
+    pub mem_pressure_ms: Option<u64>,
+}
+
+impl StoredUsage {
+    fn from_wire(u: &Usage) -> Self {
+        let Usage {
+            cpu_ms,
+            mem_peak_bytes,
+            cpu_pressure_ms,
+            mem_pressure_ms,
+        } = *u;
+        StoredUsage {
+            cpu_ms,
+            mem_peak_bytes,
+            cpu_pressure_ms,
+            mem_pressure_ms,
+        }
+    }
+
+    fn into_wire(self) -> Usage {
+        Usage {
+            cpu_ms: self.cpu_ms,
+            mem_peak_bytes: self.mem_peak_bytes,
+            cpu_pressure_ms: self.cpu_pressure_ms,
+            mem_pressure_ms: self.mem_pressure_ms,
+        }
+    }
 }
 
 /// An array's indices (the store's own copy of `wire::ArraySpec`).
@@ -277,6 +319,9 @@ impl StoredJob {
             // Derived: counted by the server from its tasks.
             array_counts: _,
             array_task,
+            image,
+            pids_max,
+            usage,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -341,6 +386,9 @@ impl StoredJob {
             array_progress: array_progress.as_deref().cloned(),
             behind: behind.map(std::num::NonZeroU64::get),
             recalls: *recalls,
+            image: image.clone(),
+            pids_max: *pids_max,
+            usage: usage.as_deref().map(StoredUsage::from_wire),
         }
     }
 
@@ -403,6 +451,9 @@ impl StoredJob {
                     array_id: t.array_id,
                     index: t.index,
                 }),
+                image: self.image,
+                pids_max: self.pids_max,
+                usage: self.usage.map(|u| Box::new(u.into_wire())),
             },
             env: self.env,
             client_token: self.client_token,
@@ -674,6 +725,14 @@ pub(crate) mod tests {
                     array_id: 2,
                     index: 9,
                 }),
+                image: Some("localhost/pytorch:24.01".into()),
+                pids_max: Some(512),
+                usage: Some(Box::new(Usage {
+                    cpu_ms: 3_723_000,
+                    mem_peak_bytes: Some(3 << 30),
+                    cpu_pressure_ms: Some(1_200),
+                    mem_pressure_ms: Some(40),
+                })),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

@@ -350,6 +350,19 @@ pub struct JobView {
     /// (see docs/energy.md); `None` when no sample ever covered it.
     #[serde(default)]
     pub energy_j: Option<u64>,
+    /// The container image its parts run in (`submit --image`); `None`: host processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// The most processes (and threads) each part may have at once (`None`: the node's
+    /// default). Enforced where the node has a cgroup (`containment` of its node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids_max: Option<u64>,
+    /// What the current (or last) attempt used, as its nodes' cgroups measured it when
+    /// its parts ended: CPU time and pressure summed over its parts, the peak memory of
+    /// its largest part. `None` while it runs, and for an attempt whose agents measured
+    /// nothing (no cgroup, or an agent before protocol 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Box<crate::contain::Usage>>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

@@ -300,6 +300,10 @@ impl State {
                 array: j.array,
                 array_counts: None,
                 array_task: None,
+                // Set from the submission by the image work (issue 32).
+                image: None,
+                pids_max: None,
+                usage: None,
             },
             env: j.env,
             client_token: j.client_token,

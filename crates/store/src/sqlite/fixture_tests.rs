@@ -90,6 +90,13 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
         assert_eq!(job.first_failure, None);
         // Schema 4's column: nothing was measured before it.
         assert_eq!(v.energy_j, None, "job {}", v.id);
+        // Schema 11's columns: host processes, measured by no cgroup.
+        assert_eq!(
+            (&v.image, v.pids_max, &v.usage),
+            (&None, None, &None),
+            "job {}",
+            v.id
+        );
     }
 
     // Ended jobs: their end reasons and exit codes.
@@ -240,7 +247,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=10 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=11 are recorded once each.
     assert_eq!(
         history,
         [
@@ -252,7 +259,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (7, RELEASE.to_string()),
             (8, RELEASE.to_string()),
             (9, RELEASE.to_string()),
-            (10, RELEASE.to_string())
+            (10, RELEASE.to_string()),
+            (11, RELEASE.to_string())
         ]
     );
     assert_eq!(

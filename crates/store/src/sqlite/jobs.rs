@@ -1,4 +1,5 @@
-//! The `jobs` table (created by schema 2, widened by schema 3 with the gang columns) and a
+//! The `jobs` table (created by schema 2, widened by later schemas: gangs, energy,
+//! workflows, followers, containment) and a
 //! [`StoredJob`] in and out of it: one column per fact, JSON only for lists and maps.
 
 use sqlx::any::AnyRow;
@@ -105,6 +106,30 @@ pub const ADD_FOLLOW_COLUMNS: &[&str] = &[
 /// The columns schema 9 added, in the order of [`ADD_FOLLOW_COLUMNS`].
 const FOLLOW_COLUMNS: &[&str] = &["behind", "recalls"];
 
+/// Schema 11 (issue 32): containment. What a job asked its nodes to hold it to beyond
+/// `cpu_milli` and `mem_mib` (its container image, its process cap), and what its
+/// current (or last) attempt used as its cgroups measured it: `used_cpu_ms` NULL means
+/// nothing was measured (no cgroup, an agent before protocol 4), and then the other
+/// `used_` columns are NULL too. Rows from before it ran host processes, measured.
+pub const ADD_CONTAIN_COLUMNS: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN image TEXT",
+    "ALTER TABLE jobs ADD COLUMN pids_max INTEGER",
+    "ALTER TABLE jobs ADD COLUMN used_cpu_ms INTEGER",
+    "ALTER TABLE jobs ADD COLUMN used_mem_peak_bytes INTEGER",
+    "ALTER TABLE jobs ADD COLUMN used_cpu_pressure_ms INTEGER",
+    "ALTER TABLE jobs ADD COLUMN used_mem_pressure_ms INTEGER",
+];
+
+/// The columns schema 11 added, in the order of [`ADD_CONTAIN_COLUMNS`].
+pub(super) const CONTAIN_COLUMNS: &[&str] = &[
+    "image",
+    "pids_max",
+    "used_cpu_ms",
+    "used_mem_peak_bytes",
+    "used_cpu_pressure_ms",
+    "used_mem_pressure_ms",
+];
+
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
     "after_any",
@@ -182,7 +207,8 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + GANG_COLUMNS.len()
     + ENERGY_COLUMNS.len()
     + WORKFLOW_COLUMNS.len()
-    + FOLLOW_COLUMNS.len();
+    + FOLLOW_COLUMNS.len()
+    + CONTAIN_COLUMNS.len();
 
 pub(super) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -191,6 +217,7 @@ pub(super) fn all_columns() -> Vec<&'static str> {
         .chain(ENERGY_COLUMNS)
         .chain(WORKFLOW_COLUMNS)
         .chain(FOLLOW_COLUMNS)
+        .chain(CONTAIN_COLUMNS)
         .copied()
         .collect()
 }
@@ -433,5 +460,16 @@ pub(super) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
             .try_get::<Option<i64>, _>("behind")?
             .map(|b| b.max(0) as u64),
         recalls: int("recalls")?,
+        image: r.try_get("image")?,
+        pids_max: opt_big("pids_max")?,
+        usage: match opt_big("used_cpu_ms")? {
+            None => None,
+            Some(cpu_ms) => Some(crate::StoredUsage {
+                cpu_ms,
+                mem_peak_bytes: opt_big("used_mem_peak_bytes")?,
+                cpu_pressure_ms: opt_big("used_cpu_pressure_ms")?,
+                mem_pressure_ms: opt_big("used_mem_pressure_ms")?,
+            }),
+        },
     })
 }

@@ -43,7 +43,7 @@ pub struct Migration {
 }
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 10;
+pub const LATEST: i64 = 11;
 
 /// The newest schema this binary knows for `d`.
 pub fn latest(d: Dialect) -> i64 {
@@ -133,8 +133,20 @@ pub fn migrations() -> Vec<Migration> {
                 .collect(),
         },
         UNWRITTEN_TASKS,
+        Migration {
+            version: 11,
+            name: CONTAIN_NAME,
+            steps: jobs::ADD_CONTAIN_COLUMNS
+                .iter()
+                .map(|s| Step::Sql(s))
+                .collect(),
+        },
     ]
 }
+
+/// Schema 11's name (PostgreSQL's schema 4 is the same change).
+pub(super) const CONTAIN_NAME: &str =
+    "containment: a job's image and process cap, and what its attempt used (CPU, peak memory, pressure)";
 
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
@@ -263,6 +275,15 @@ async fn run_locked(
         applied.push(m.version);
     }
     Ok(applied)
+}
+
+/// Brings a new database of `d` to schema `version` only, as an older release left it
+/// (for the tests of an upgrade from it).
+#[cfg(test)]
+pub(super) async fn run_to(conn: &mut AnyConnection, d: Dialect, version: i64) {
+    for m in list(d).into_iter().filter(|m| m.version <= version) {
+        apply(conn, d, &m).await.unwrap();
+    }
 }
 
 async fn apply(conn: &mut AnyConnection, d: Dialect, m: &Migration) -> Result<(), StoreError> {

@@ -777,6 +777,9 @@ mod tests {
                 array: None,
                 array_counts: None,
                 array_task: None,
+                image: None,
+                pids_max: None,
+                usage: None,
             },
             env: Default::default(),
             client_token: token.map(String::from),
@@ -850,6 +853,12 @@ mod tests {
             ended.view.reason = "stopped after passing its walltime of 2 h".into();
             // Never measured: NULL, not 0.
             ended.view.energy_j = None;
+            // Measured with no peak or pressure (cgroup v1): CPU 0 is a measure, kept.
+            ended.view.usage = Some(Box::new(gpusched_wire::contain::Usage {
+                cpu_ms: 0,
+                ..Default::default()
+            }));
+            ended.view.image = None;
             {
                 let mut s = db.open().await;
                 let mut tx = s.begin().await.unwrap();
@@ -860,6 +869,49 @@ mod tests {
             }
             let mut s = db.open().await;
             assert_eq!(s.load_jobs().await.unwrap(), [full, ended]);
+        }
+    }
+
+    /// A store of the schema before containment (SQLite's 10, PostgreSQL's 3) with a job
+    /// in it upgrades in place: the job reads back as it was written, with no image, no
+    /// process cap and nothing measured (not zeros).
+    #[tokio::test]
+    async fn a_store_from_before_containment_upgrades_and_its_jobs_measured_nothing() {
+        for db in &test_dbs("a_store_from_before_containment_upgrades").await {
+            let mut old = crate::stored_job::tests::full_record();
+            old.view.image = None;
+            old.view.pids_max = None;
+            old.view.usage = None;
+            let before = migrate::latest(db.dialect) - 1;
+            {
+                let path = match &db.url {
+                    StoreUrl::Sqlite(f) => f.clone(),
+                    StoreUrl::Postgres(u) => PathBuf::from(u),
+                };
+                let mut s = Store::connect(db.dialect, path, None).await.unwrap();
+                migrate::run_to(&mut s.conn, db.dialect, before).await;
+                // The row as that schema's release wrote it: every column but schema 11's.
+                let n = jobs::COLUMN_COUNT - jobs::CONTAIN_COLUMNS.len();
+                let row = StoredJob::from_record(&old);
+                let vals = values::job_row(&row).unwrap();
+                let sql = format!(
+                    "INSERT INTO jobs ({}) VALUES ({})",
+                    jobs::all_columns()[..n].join(", "),
+                    dialect::marks(n)
+                );
+                values::bind_all(sqlx::query(&sql), &vals[..n])
+                    .execute(&mut s.conn)
+                    .await
+                    .unwrap();
+                assert_eq!(s.schema_version().await.unwrap(), before);
+                s.close().await.unwrap();
+            }
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), [old]);
         }
     }
 

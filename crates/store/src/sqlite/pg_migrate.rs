@@ -12,7 +12,7 @@
 use super::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 3;
+pub const LATEST: i64 = 4;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -132,6 +132,18 @@ pub fn migrations() -> Vec<Migration> {
         Migration {
             version: 3,
             ..super::migrate::UNWRITTEN_TASKS
+        },
+        Migration {
+            version: 4,
+            name: super::migrate::CONTAIN_NAME,
+            steps: vec![
+                Step::Sql("ALTER TABLE jobs ADD COLUMN image TEXT"),
+                Step::Sql("ALTER TABLE jobs ADD COLUMN pids_max BIGINT"),
+                Step::Sql("ALTER TABLE jobs ADD COLUMN used_cpu_ms BIGINT"),
+                Step::Sql("ALTER TABLE jobs ADD COLUMN used_mem_peak_bytes BIGINT"),
+                Step::Sql("ALTER TABLE jobs ADD COLUMN used_cpu_pressure_ms BIGINT"),
+                Step::Sql("ALTER TABLE jobs ADD COLUMN used_mem_pressure_ms BIGINT"),
+            ],
         },
     ]
 }

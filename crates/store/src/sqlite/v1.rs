@@ -203,6 +203,10 @@ impl V1Job {
             array_progress: None,
             behind: None,
             recalls: 0,
+            // Schema 1 ran host processes and measured nothing.
+            image: None,
+            pids_max: None,
+            usage: None,
         })
     }
 }

@@ -153,5 +153,24 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
         // Schema 9: followers.
         opt_int(id, "behind", j.behind)?,
         Val::Int(i64::from(j.recalls)),
+        // Schema 11: containment.
+        Val::opt_text(j.image.as_deref()),
+        opt_int(id, "pids_max", j.pids_max)?,
+        opt_int(id, "used_cpu_ms", j.usage.as_ref().map(|u| u.cpu_ms))?,
+        opt_int(
+            id,
+            "used_mem_peak_bytes",
+            j.usage.as_ref().and_then(|u| u.mem_peak_bytes),
+        )?,
+        opt_int(
+            id,
+            "used_cpu_pressure_ms",
+            j.usage.as_ref().and_then(|u| u.cpu_pressure_ms),
+        )?,
+        opt_int(
+            id,
+            "used_mem_pressure_ms",
+            j.usage.as_ref().and_then(|u| u.mem_pressure_ms),
+        )?,
     ])
 }
