@@ -13,6 +13,9 @@ use gpusched_wire::{
     AttemptRef, DistHost, DistLaunch, GpuInfo, GpuSource, Launch, Outcome, RunEvent, RunEventKind,
 };
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+#[path = "contain/mod.rs"]
+mod contain;
 use tokio::time::timeout;
 
 /// Bounds every wait generously: CI runs these on two busy cores.

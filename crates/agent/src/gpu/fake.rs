@@ -253,6 +253,16 @@ impl GpuLibrary for FakeNvml {
         Ok(self.count())
     }
 
+    /// A two-socket server's wiring: the first half of the GPUs near the first half of
+    /// the cores, the rest near the rest.
+    fn cpu_affinity(&self, index: u32, cores: &[u32]) -> Result<Vec<u32>, GpuError> {
+        self.fake_device(index)?;
+        let gpus: Vec<u32> = (0..self.count()).collect();
+        Ok(crate::cgroup::cores::two_socket_model(&gpus, cores)
+            .remove(&index)
+            .unwrap_or_default())
+    }
+
     fn device(&self, index: u32) -> Result<DeviceFacts, GpuError> {
         let device = self.fake_device(index)?;
         Ok(DeviceFacts {

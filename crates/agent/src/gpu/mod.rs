@@ -25,6 +25,8 @@ pub use error::GpuError;
 pub use fake::{FakeNvml, FakeTopology};
 pub use sample::GpuReading;
 
+use std::collections::BTreeMap;
+
 use gpusched_wire::{GpuInfo, GpuLink, GpuSource, LinkKind, MigInfo, MigInstanceInfo};
 
 /// What NVML says about one device, unconverted.
@@ -93,6 +95,13 @@ pub trait GpuLibrary: Send + Sync {
             index,
             NOT_SUPPORTED,
         ))
+    }
+
+    /// The node's cores (of `cores`, the ones the agent may use) nearest GPU `index`
+    /// (`nvmlDeviceGetCpuAffinity`); empty where the library cannot tell (the default).
+    fn cpu_affinity(&self, index: u32, cores: &[u32]) -> Result<Vec<u32>, GpuError> {
+        let _ = (index, cores);
+        Ok(Vec::new())
     }
 
     /// How GPUs `a` and `b` are linked (see [`topology`]); `None` where the library
@@ -165,6 +174,32 @@ impl GpuControl {
             Some(lib) => topology::links(lib.as_ref(), gpus),
             None => Vec::new(),
         }
+    }
+
+    /// Each GPU's device minor number (`/dev/nvidiaN`), where the library says.
+    pub fn minors(&self, gpus: &[GpuInfo]) -> Vec<(u32, u32)> {
+        self.facts(gpus)
+            .into_iter()
+            .filter_map(|f| Some((f.index, f.minor_number?)))
+            .collect()
+    }
+
+    /// Each GPU's nearby cores among `cores` (empty for declared GPUs, or where the
+    /// library cannot tell).
+    pub fn affinity(&self, gpus: &[GpuInfo], cores: &[u32]) -> BTreeMap<u32, Vec<u32>> {
+        let Some(lib) = &self.0 else {
+            return BTreeMap::new();
+        };
+        gpus.iter()
+            .filter_map(|g| match lib.cpu_affinity(g.index, cores) {
+                Ok(near) if !near.is_empty() => Some((g.index, near)),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!(gpu = g.index, "cannot read the GPU's CPU affinity: {e}");
+                    None
+                }
+            })
+            .collect()
     }
 
     /// One telemetry pass over the node's GPUs (none for declared GPUs).

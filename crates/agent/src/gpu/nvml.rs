@@ -112,6 +112,28 @@ impl GpuLibrary for NvmlLibrary {
             .map_err(|e| map_error("nvmlDeviceGetCount_v2", e))
     }
 
+    /// The ideal cores of the device: NVML's bitmask, one bit per CPU, in words of the
+    /// platform's `unsigned long`.
+    fn cpu_affinity(&self, index: u32, cores: &[u32]) -> Result<Vec<u32>, GpuError> {
+        let device = self
+            .nvml
+            .device_by_index(index)
+            .map_err(|e| map_error("nvmlDeviceGetHandleByIndex_v2", e))?;
+        let highest = cores.iter().copied().max().unwrap_or(0) as usize;
+        let bits = std::mem::size_of::<std::os::raw::c_ulong>() * 8;
+        let words = device
+            .cpu_affinity(highest / bits + 1)
+            .map_err(|e| map_error("nvmlDeviceGetCpuAffinity", e))?;
+        Ok(cores
+            .iter()
+            .copied()
+            .filter(|&c| {
+                let (w, b) = (c as usize / bits, c as usize % bits);
+                words.get(w).is_some_and(|word| (word >> b) & 1 == 1)
+            })
+            .collect())
+    }
+
     fn device(&self, index: u32) -> Result<DeviceFacts, GpuError> {
         let device = match self.nvml.device_by_index(index) {
             Ok(device) => device,

@@ -53,6 +53,9 @@ pub struct JobCommand {
     /// SIGKILL when the thread that started it ends; the process that must still be
     /// the parent when this is set, else the start is refused (`ESRCH`).
     die_with: Option<Pid>,
+    /// `cgroup.procs` files the child writes `0` to before anything else: it joins its
+    /// part's cgroup before it can fork (see `crate::cgroup`).
+    cgroup_procs: Vec<std::sync::Arc<OwnedFd>>,
 }
 
 impl JobCommand {
@@ -66,7 +69,15 @@ impl JobCommand {
             pgid: None,
             run_as: None,
             die_with: None,
+            cgroup_procs: Vec::new(),
         }
+    }
+
+    /// Joins the cgroup whose `cgroup.procs` files (one per hierarchy) are `files`
+    /// before exec.
+    pub fn join_cgroup(&mut self, files: &[std::sync::Arc<OwnedFd>]) -> &mut Self {
+        self.cgroup_procs = files.to_vec();
+        self
     }
 
     pub fn args<I, S>(&mut self, args: I) -> &mut Self
@@ -150,6 +161,8 @@ struct Prepared {
     pgid: Option<i32>,
     ids: Option<(libc::uid_t, libc::gid_t, Vec<libc::gid_t>)>,
     die_with: Option<libc::pid_t>,
+    /// Written `0` to join the part's cgroup.
+    cgroup_procs: Vec<libc::c_int>,
     stdio: [libc::c_int; 3],
     /// One past the highest descriptor the child may hold (the soft `RLIMIT_NOFILE`),
     /// for closing them one by one on kernels without `close_range` (before 5.9).
@@ -233,6 +246,7 @@ fn prepare(cmd: &JobCommand, stdio: &Stdio) -> io::Result<Prepared> {
             )
         }),
         die_with: cmd.die_with.map(Pid::as_raw),
+        cgroup_procs: cmd.cgroup_procs.iter().map(|f| f.as_raw_fd()).collect(),
         fd_limit: fd_limit(),
         stdio: [
             stdio.stdin.as_raw_fd(),
@@ -306,6 +320,13 @@ fn child_main(p: &mut Prepared, failure: &AtomicI32) -> isize {
             }
             if old.sa_sigaction == libc::SIG_IGN && sig != libc::SIGPIPE {
                 libc::sigaction(sig, &old, std::ptr::null_mut());
+            }
+        }
+        // Into the part's cgroup first, as root (the files are root's), before it runs
+        // anything of the job's: whatever it forks later is born inside.
+        for &fd in &p.cgroup_procs {
+            if libc::write(fd, c"0".as_ptr().cast(), 1) != 1 {
+                return fail(errno());
             }
         }
         if let Some(pgid) = p.pgid {

@@ -44,6 +44,8 @@ pub struct Supervised {
     pub dir: JobDir,
     pub running: Running,
     pub events: super::EventSink,
+    /// The part's cgroup: killed whole at the end, and read for what it used.
+    pub cgroup: Option<super::contain::PartCgroup>,
 }
 
 /// The part's processes as they end, in the order they end.
@@ -124,8 +126,13 @@ impl Procs {
 
 pub async fn supervise(mut s: Supervised) {
     let outcome = run_to_end(&mut s).await;
-    // Whatever ended the leader, nothing the job started may outlive it.
+    // Whatever ended the leader, nothing the job started may outlive it: its group
+    // now, and with a cgroup, every process in it however it daemonised.
     signal_group_logged(s.pgid, Signal::SIGKILL);
+    let (outcome, usage) = match s.cgroup.take() {
+        Some(cg) => cg.finish(outcome).await,
+        None => (outcome, None),
+    };
     // The logs are complete once every writer is gone; a process that left the group
     // (setsid) could hold a pipe forever, so wait a bounded time.
     for c in s.copiers.drain(..) {
@@ -140,7 +147,7 @@ pub async fn supervise(mut s: Supervised) {
     // Journalled here, made durable before the server is told (the reporter syncs the
     // journal once for all the ends of a report): no hand-off to a blocking thread and
     // no fsync per job.
-    if let Err(e) = s.dir.append_outcome(a, &outcome) {
+    if let Err(e) = s.dir.append_end(a, &outcome, usage.as_ref()) {
         tracing::error!(
             "recording the outcome of {}.{} failed: {e}",
             a.job,
@@ -149,13 +156,7 @@ pub async fn supervise(mut s: Supervised) {
     }
     // The end is delivered before the attempt leaves `running`: whoever reads `running`
     // and then the delivered events sees it in one or the other.
-    (s.events)(event(
-        a,
-        RunEventKind::Ended {
-            outcome,
-            usage: None,
-        },
-    ));
+    (s.events)(event(a, RunEventKind::Ended { outcome, usage }));
     s.running.remove(a);
 }
 
@@ -188,7 +189,7 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
                 if let Some(failure) = procs.first_failure.clone() {
                     // One process failed: the part has failed; stop its siblings.
                     if !procs.all_ended() {
-                        stop_siblings(&mut procs, s.pgid, s.grace, &mut stopped).await;
+                        stop_siblings(&mut procs, s.pgid, s.grace, &mut stopped, s.cgroup.as_ref()).await;
                     }
                     return failure;
                 }
@@ -211,7 +212,7 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
                         () = s.hurry.notified() => false,
                     };
                     if !exited {
-                        stop(&mut procs, s.pgid, FENCE_GRACE).await;
+                        stop(&mut procs, s.pgid, FENCE_GRACE, s.cgroup.as_ref()).await;
                     }
                     return Outcome::Preempted;
                 }
@@ -226,8 +227,8 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
     // A fence during the grace cuts it short.
     let hurry = s.hurry.clone();
     tokio::select! {
-        () = stop(&mut procs, s.pgid, grace) => {}
-        () = hurry.notified() => stop(&mut procs, s.pgid, Duration::ZERO).await,
+        () = stop(&mut procs, s.pgid, grace, s.cgroup.as_ref()) => {}
+        () = hurry.notified() => stop(&mut procs, s.pgid, Duration::ZERO, s.cgroup.as_ref()).await,
     }
     reason
 }
@@ -280,8 +281,9 @@ async fn stop_siblings(
     pgid: u32,
     grace: Duration,
     stopped: &mut (impl std::future::Future<Output = Stop> + Unpin),
+    cgroup: Option<&super::contain::PartCgroup>,
 ) {
-    let stopping = stop(procs, pgid, grace);
+    let stopping = stop(procs, pgid, grace, cgroup);
     tokio::pin!(stopping);
     let mut heard = false;
     loop {
@@ -297,9 +299,18 @@ async fn stop_siblings(
     }
 }
 
-/// SIGTERM to the group, up to `grace` for every process to exit, then SIGKILL.
-async fn stop(procs: &mut Procs, pgid: u32, grace: Duration) {
+/// SIGTERM to the group (and to anything else in the part's cgroup), up to `grace` for
+/// every process to exit, then SIGKILL.
+async fn stop(
+    procs: &mut Procs,
+    pgid: u32,
+    grace: Duration,
+    cgroup: Option<&super::contain::PartCgroup>,
+) {
     signal_group_logged(pgid, Signal::SIGTERM);
+    if let Some(cg) = cgroup {
+        cg.terminate();
+    }
     if timeout(grace, procs.wait_all()).await.is_err() {
         signal_group_logged(pgid, Signal::SIGKILL);
         procs.wait_all().await;

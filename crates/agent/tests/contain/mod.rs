@@ -1,0 +1,292 @@
+//! Containment against the real kernel: each part in a cgroup of its own that enforces
+//! its memory, CPUs and GPU devices, ends everything it started, and measures what it
+//! used. Skipped, saying why, where the kernel gives this process no cgroup it may
+//! manage (not root, or no controller); under CI such a host fails instead.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gpusched_agent::cgroup::CgroupChoice;
+use gpusched_agent::launcher::{channel_sink, Contain, ContainConfig, Launcher};
+use gpusched_wire::contain::{CgroupMode, Usage};
+use gpusched_wire::{Launch, Outcome, RunEvent, RunEventKind};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+use super::{alive, expect_started, next_event, sh, wait_dead};
+
+/// A launcher whose parts get cgroups, keyed by its own state directory (tests run in
+/// parallel, each with its own agent directory). `None`: the host offers no cgroups
+/// (the reason printed), and the test is skipped.
+fn contained(
+    cfg: ContainConfig,
+    minors: Vec<(u32, u32)>,
+) -> Option<(tempfile::TempDir, Launcher, UnboundedReceiver<RunEvent>)> {
+    let state = tempfile::tempdir().unwrap();
+    let contain = Contain::new(
+        cfg,
+        &gpusched_agent::cgroup::agent_key("test", state.path()),
+        minors,
+        |_| BTreeMap::new(),
+    );
+    let c = contain.containment();
+    if !c.enforced.iter().any(|e| e == "memory") {
+        let why = format!("SKIPPED: no cgroup memory controller here: {:?}", c.notes);
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root on a host with cgroups; {why}"
+        );
+        eprintln!("{why}");
+        return None;
+    }
+    let (tx, rx) = unbounded_channel();
+    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx))
+        .unwrap()
+        .with_contain(contain);
+    Some((state, launcher, rx))
+}
+
+fn auto() -> ContainConfig {
+    ContainConfig {
+        cgroup: CgroupChoice::Auto,
+        ..ContainConfig::default()
+    }
+}
+
+async fn ended(rx: &mut UnboundedReceiver<RunEvent>) -> (Outcome, Option<Usage>) {
+    match next_event(rx).await.event {
+        RunEventKind::Ended { outcome, usage } => (outcome, usage),
+        other => panic!("expected Ended, got {other:?}"),
+    }
+}
+
+/// Waits for a pid the job wrote to `file`.
+fn pid_in(file: &Path) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if let Some(pid) = fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} got no pid in time", file.display());
+}
+
+/// A daemon that leaves the job's process group and session (setsid) is still in its
+/// cgroup: it ends with the job, whether the job exits or is cancelled.
+#[tokio::test]
+async fn a_setsid_daemon_ends_with_its_job() {
+    let Some((state, launcher, mut rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    for (job, cancel) in [(1, false), (2, true)] {
+        let pidfile = state.path().join(format!("daemon{job}"));
+        let script = format!(
+            "setsid sh -c 'trap \"\" TERM; echo $$ > {p}; exec sleep 1000' & \
+             while [ ! -s {p} ]; do sleep 0.05; done; {rest}",
+            p = pidfile.display(),
+            rest = if cancel { "sleep 1000" } else { "exit 0" }
+        );
+        launcher.start(&sh(job, &script), &[]).unwrap();
+        expect_started(&mut rx).await;
+        let daemon = pid_in(&pidfile);
+        assert!(alive(daemon));
+        if cancel {
+            launcher.cancel(super::attempt(job));
+        }
+        let (outcome, usage) = ended(&mut rx).await;
+        let expected = if cancel {
+            Outcome::Cancelled
+        } else {
+            Outcome::Exited { code: 0 }
+        };
+        assert_eq!(outcome, expected);
+        assert!(usage.is_some());
+        // Killed before the end was reported, not some time later.
+        assert!(!alive(daemon), "the daemon {daemon} outlived job {job}");
+    }
+}
+
+/// The agent dies (its launcher is dropped: the leaders die by their parent-death
+/// signal, a setsid daemon does not); the next life finds the job's cgroup and ends
+/// what is left in it.
+#[tokio::test]
+async fn a_daemon_left_by_a_dead_agent_is_killed_by_the_next_life() {
+    let Some((state, launcher, mut rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    let pidfile = state.path().join("daemon");
+    let script = format!(
+        "setsid sh -c 'echo $$ > {p}; exec sleep 1000' & sleep 1000",
+        p = pidfile.display()
+    );
+    launcher.start(&sh(3, &script), &[]).unwrap();
+    let leader = expect_started(&mut rx).await;
+    let daemon = pid_in(&pidfile);
+    drop(launcher);
+    assert!(wait_dead(leader), "the leader outlived its agent");
+    assert!(
+        alive(daemon),
+        "the daemon should survive the agent's death alone"
+    );
+    // The same agent: same state directory, hence the same cgroup directory.
+    let (tx, _rx2) = unbounded_channel();
+    let again = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx))
+        .unwrap()
+        .with_contain(Contain::new(
+            auto(),
+            &gpusched_agent::cgroup::agent_key("test", state.path()),
+            vec![],
+            |_| BTreeMap::new(),
+        ));
+    let events = again.recover().unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(
+        wait_dead(daemon),
+        "the daemon outlived the next agent life's recovery"
+    );
+}
+
+/// Over its `--mem`, the kernel kills the job, and its end says so with its peak and
+/// limit; within it, the job runs and its peak is measured.
+#[tokio::test]
+async fn a_job_over_its_memory_ends_out_of_memory_with_its_peak() {
+    let Some((_state, launcher, mut rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    let mut hog = sh(4, "python3 -c 'b = bytearray(256 << 20); print(len(b))'");
+    hog.mem_mib = 64;
+    launcher.start(&hog, &[]).unwrap();
+    expect_started(&mut rx).await;
+    let (outcome, usage) = ended(&mut rx).await;
+    match outcome {
+        Outcome::OutOfMemory {
+            peak_bytes,
+            limit_bytes,
+        } => {
+            assert_eq!(limit_bytes, 64 << 20);
+            assert!(
+                peak_bytes >= 48 << 20 && peak_bytes <= 64 << 20,
+                "{peak_bytes}"
+            );
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    let peak = usage.and_then(|u| u.mem_peak_bytes).unwrap();
+    assert!(peak <= 64 << 20, "{peak}");
+    let mut fits = sh(5, "python3 -c 'b = bytearray(32 << 20); print(len(b))'");
+    fits.mem_mib = 128;
+    launcher.start(&fits, &[]).unwrap();
+    expect_started(&mut rx).await;
+    let (outcome, usage) = ended(&mut rx).await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    let usage = usage.unwrap();
+    let peak = usage.mem_peak_bytes.unwrap();
+    assert!(peak >= 32 << 20 && peak <= 128 << 20, "{peak}");
+    assert!(usage.cpu_ms > 0, "{usage:?}");
+}
+
+/// Two busy loops under `--cpus 1` get about one CPU between them; without a limit
+/// they are not held to one (on a machine with at least two cores).
+#[tokio::test]
+async fn a_cpu_quota_holds_a_busy_job_to_its_cpus() {
+    let Some((_state, launcher, mut rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    let busy = "for i in 1 2; do (end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do :; done) & done; wait";
+    let run = |job: u64, cpu_milli: u64| {
+        let mut l = sh(job, busy);
+        l.cpu_milli = cpu_milli;
+        l
+    };
+    let mut used = Vec::new();
+    for (job, milli) in [(6, 1000), (7, 0)] {
+        let began = Instant::now();
+        launcher.start(&run(job, milli), &[]).unwrap();
+        expect_started(&mut rx).await;
+        let (outcome, usage) = ended(&mut rx).await;
+        assert_eq!(outcome, Outcome::Exited { code: 0 });
+        let wall = began.elapsed().as_secs_f64();
+        used.push(usage.unwrap().cpu_ms as f64 / 1000.0 / wall);
+    }
+    eprintln!(
+        "CPUs used: with --cpus 1 {:.2}, without {:.2}",
+        used[0], used[1]
+    );
+    assert!(used[0] <= 1.15, "--cpus 1 used {:.2} CPUs", used[0]);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores >= 2 {
+        assert!(
+            used[1] > used[0] * 1.2,
+            "without a limit it used {:.2} CPUs, with --cpus 1 {:.2}",
+            used[1],
+            used[0]
+        );
+    }
+}
+
+/// A job opens its own GPU's device file and not another's: the cgroup refuses it
+/// (EPERM) before the driver is asked (here there is none: ENXIO for its own).
+#[tokio::test]
+async fn a_job_cannot_open_a_gpu_it_was_not_given() {
+    let devs = tempfile::tempdir().unwrap();
+    for minor in [0u32, 1] {
+        let path = devs.path().join(format!("nvidia{minor}"));
+        let dev = libc::makedev(195, minor);
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a plain mknod of a path we own.
+        let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, dev) };
+        if made != 0 {
+            let why = format!("SKIPPED: cannot mknod: {}", std::io::Error::last_os_error());
+            assert!(std::env::var_os("CI").is_none(), "{why}");
+            eprintln!("{why}");
+            return;
+        }
+    }
+    let cfg = ContainConfig {
+        gpu_device_dir: devs.path().to_path_buf(),
+        ..auto()
+    };
+    let Some((_state, launcher, mut rx)) = contained(cfg, vec![(0, 0), (1, 1)]) else {
+        return;
+    };
+    if launcher.containment().cgroup == CgroupMode::V2 {
+        eprintln!("SKIPPED: devices are not enforced on cgroup v2 by this agent");
+        return;
+    }
+    let d = devs.path().display();
+    let script = format!("cat {d}/nvidia0 2>&1; cat {d}/nvidia1 2>&1; true");
+    let mut l = sh(8, &script);
+    l.gpus = vec![0];
+    let gpus: Vec<_> = (0..2).map(|i| super::gpu(i, None)).collect();
+    launcher.start(&l, &gpus).unwrap();
+    expect_started(&mut rx).await;
+    let (outcome, _) = ended(&mut rx).await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    let out = fs::read_to_string(
+        launcher.log_path(super::attempt(8), gpusched_agent::jobdir::Stream::Stdout),
+    )
+    .unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].contains("No such device or address"), "{out}");
+    assert!(lines[1].contains("Operation not permitted"), "{out}");
+}
+
+/// What a node offers is said: the controllers enforced here.
+#[tokio::test]
+async fn the_node_says_what_it_enforces() {
+    let Some((_state, launcher, _rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    let c = launcher.containment();
+    for what in ["memory", "cpu", "pids", "kill"] {
+        assert!(c.enforces(what), "{what} not in {:?}", c.enforced);
+    }
+    let l: Launch = sh(9, "true");
+    assert_eq!(l.mem_mib, 0);
+}
