@@ -135,6 +135,23 @@ pub struct JobSubmit {
     /// A gang's nodes may have different GPU models (default: all the same model).
     #[serde(default)]
     pub mixed_models: bool,
+    /// Run the command in this container image (`docker.io/library/python:3.12`, a
+    /// SIF path for apptainer nodes), as the submitter, with its working directory,
+    /// checkpoint directory and GPUs; only on nodes whose agent runs images
+    /// (docs/containers.md). No whitespace or control characters; absent: a host
+    /// process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        min_length = 1,
+        max_length = 512,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f-][^\s\x00-\x1f\x7f-\x9f]*$"
+    )]
+    pub image: Option<String>,
+    /// The most processes and threads the job may have at once on each node (cgroup
+    /// `pids.max`; default: the node's). At least 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub pids_max: Option<u64>,
 }
 
 fn one() -> u32 {

@@ -17,6 +17,14 @@
 //! tasks_per_node = 8      # optional: the agent starts the ranks itself (env:// DDP)
 //! ```
 //!
+//! A job in a container image (docs/containers.md):
+//!
+//! ```toml
+//! command = "python train.py"
+//! image = "registry.example.com/ml/torch:2.4"
+//! pids = 4096             # optional: at most this many processes and threads
+//! ```
+//!
 //! A line is split the way a POSIX shell splits words (quotes, backslashes) and is then
 //! run without a shell: no pipes, globs or variables.
 
@@ -71,6 +79,10 @@ pub struct JobFile {
     /// A gang's nodes may have different GPU models (`--mixed-models`).
     #[serde(default)]
     pub mixed_models: bool,
+    /// The container image to run the command in (`--image`).
+    pub image: Option<String>,
+    /// The most processes and threads on each node (`--pids`).
+    pub pids: Option<u64>,
 }
 
 impl JobFile {
@@ -209,6 +221,15 @@ mod tests {
         assert!(e.contains("split") && e.contains("bool"), "{e}");
         let e = JobFile::parse("gpus_per_nodes = 8").unwrap_err();
         assert!(e.contains("unknown field `gpus_per_nodes`"), "{e}");
+    }
+
+    #[test]
+    fn image_and_pids_are_read() {
+        let f = JobFile::parse("image = \"gpusched-test/busybox:1\"\npids = 64\n").unwrap();
+        assert_eq!(f.image.as_deref(), Some("gpusched-test/busybox:1"));
+        assert_eq!(f.pids, Some(64));
+        let e = JobFile::parse("pids = -1").unwrap_err();
+        assert!(e.contains("pids"), "{e}");
     }
 
     #[test]

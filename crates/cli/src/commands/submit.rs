@@ -16,7 +16,7 @@ use super::fmt::parse_duration;
 pub struct Args {
     /// A TOML job file (fields: name, command, gpus, gpu_share, gpu_mem, mig, gpu_model,
     /// cpus, mem, resources, cwd, env, walltime, priority, max_retries, array, nodes,
-    /// gpus_per_node, split, tasks_per_node, mixed_models).
+    /// gpus_per_node, split, tasks_per_node, mixed_models, image, pids).
     #[arg(long, short = 'f', value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Job name (default: the program's file name).
@@ -74,6 +74,16 @@ pub struct Args {
     /// it free, and gets GPUSCHED_RESOURCE_FPGA=1 in its environment.
     #[arg(long, value_name = "NAME=COUNT")]
     pub resource: Vec<String>,
+    /// Run the command in this container image, e.g. docker.io/library/python:3.12 (a
+    /// SIF file on apptainer nodes): as you, with the working directory, checkpoint
+    /// directory and GPUs of a host job, on nodes whose agent runs images
+    /// (docs/containers.md).
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
+    /// At most N processes and threads at once on each node (cgroup pids.max;
+    /// default: the node's).
+    #[arg(long, value_name = "N")]
+    pub pids: Option<u64>,
     /// Run-time limit: 90 (seconds), 15m, 2h30m, 1d or HH:MM:SS.
     // Hyphen values reach the duration parser, so `-t -5m` is told what a duration is
     // rather than clap's "unexpected argument '-5'".
@@ -157,6 +167,20 @@ pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> 
         );
     }
     check_name(args, &file)?;
+    if let Some(image) = args.image.as_ref().or(file.image.as_ref()) {
+        gpusched_wire::image::check_reference(image).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {e}",
+                from_flag(args.image.is_some(), "--image", "`image`")
+            )
+        })?;
+    }
+    if args.pids.or(file.pids) == Some(0) {
+        bail!(
+            "{} is 0: a job needs at least 1 process; leave it out for the node's default",
+            from_flag(args.pids.is_some(), "--pids", "`pids`")
+        );
+    }
     check_fractions(args, &file)?;
     let cwd = match args.cwd.clone().or(file.cwd.clone()) {
         Some(c) => c,
@@ -226,6 +250,8 @@ pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> 
         split: args.split || file.split,
         tasks_per_node: args.tasks_per_node.or(file.tasks_per_node),
         mixed_models: args.mixed_models || file.mixed_models,
+        image: args.image.clone().or(file.image.clone()),
+        pids_max: args.pids.or(file.pids),
     };
     // A token unique to this invocation makes a retried call safe (the server
     // deduplicates by it).
@@ -540,6 +566,41 @@ mod tests {
         }
         let ok = &build(&args(&["-J", "训练 🚀", "--cwd", "/", "--", "true"])).unwrap()[0];
         assert_eq!(ok.name.as_deref(), Some("训练 🚀"));
+    }
+
+    #[test]
+    fn an_image_and_a_process_cap_reach_the_submission_from_flags_or_the_file() {
+        let j = &build(&args(&[
+            "--image",
+            "gpusched-test/busybox:1",
+            "--pids",
+            "64",
+            "--cwd",
+            "/",
+            "--",
+            "true",
+        ]))
+        .unwrap()[0];
+        assert_eq!(j.image.as_deref(), Some("gpusched-test/busybox:1"));
+        assert_eq!(j.pids_max, Some(64));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("job.toml");
+        std::fs::write(
+            &path,
+            "command = \"true\"\ncwd = \"/\"\nimage = \"a/b:1\"\npids = 8\n",
+        )
+        .unwrap();
+        let j = &build(&args(&["-f", path.to_str().unwrap()])).unwrap()[0];
+        assert_eq!((j.image.as_deref(), j.pids_max), (Some("a/b:1"), Some(8)));
+        let e = refused(&["--image", "a b"]);
+        assert!(
+            e.starts_with("--image: ") && e.contains("whitespace"),
+            "{e}"
+        );
+        let e = refused(&["--image", ""]);
+        assert!(e.contains("empty"), "{e}");
+        let e = refused(&["--pids", "0"]);
+        assert!(e.starts_with("--pids is 0"), "{e}");
     }
 
     #[test]

@@ -300,9 +300,8 @@ impl State {
                 array: j.array,
                 array_counts: None,
                 array_task: None,
-                // Set from the submission by the image work (issue 32).
-                image: None,
-                pids_max: None,
+                image: j.image,
+                pids_max: j.pids_max,
                 usage: None,
             },
             env: j.env,

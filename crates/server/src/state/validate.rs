@@ -71,6 +71,15 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
             ));
         }
     }
+    if let Some(image) = &job.image {
+        gpusched_wire::image::check_reference(image).map_err(|e| format!("`image`: {e}"))?;
+    }
+    if job.pids_max == Some(0) {
+        return Err(
+            "`pids_max` is 0: a job needs at least 1 process; leave it out for the node's default"
+                .into(),
+        );
+    }
     if let Some(cwd) = &job.cwd {
         if !cwd.starts_with('/') || nul(cwd) {
             return Err(format!(
@@ -487,6 +496,24 @@ mod tests {
         }
         assert!(super::check_submit(&named("训练 🚀 v2")).is_ok());
         assert!(super::check_submit(&named(&"x".repeat(257))).is_err());
+    }
+
+    #[test]
+    fn image_references_and_process_caps_are_checked() {
+        let with = |image: Option<&str>, pids_max: Option<u64>| JobSubmit {
+            image: image.map(str::to_string),
+            pids_max,
+            ..job(1)
+        };
+        assert!(
+            super::check_submit(&with(Some("docker.io/library/python:3.12"), Some(64))).is_ok()
+        );
+        for bad in ["", "two words", "tab\there", "esc\x1b[0m", "-v/:/host"] {
+            let e = super::check_submit(&with(Some(bad), None)).unwrap_err();
+            assert!(e.starts_with("`image`: "), "{bad:?}: {e}");
+        }
+        let e = super::check_submit(&with(None, Some(0))).unwrap_err();
+        assert!(e.starts_with("`pids_max` is 0"), "{e}");
     }
 
     #[test]
