@@ -1,6 +1,9 @@
 //! Turning a [`Launch`] into the process to start: program and arguments without a
 //! shell, working directory, logs, environment, its own process group, and death with
-//! the agent.
+//! the agent. A job with an image runs its command in a container: the program is then
+//! the node's runtime (see [`crate::image`]), with the same environment and directory.
+
+use std::path::Path;
 
 use gpusched_wire::{GpuInfo, Launch};
 
@@ -16,6 +19,25 @@ pub struct ProcSetup<'a> {
     pub env: Vec<(String, String)>,
 }
 
+/// What the command of an image job needs besides the launch.
+pub struct ImageSetup<'a> {
+    /// The node's runtime (`None`: this node runs no images).
+    pub runtime: Option<&'a crate::image::Runtime>,
+    /// Mounted into the container at the same path.
+    pub checkpoint_dir: &'a Path,
+    /// The process's rank, for its container's name.
+    pub rank: Option<u32>,
+    /// The job's cgroup, the container's cgroup parent.
+    pub cgroup_parent: Option<&'a str>,
+}
+
+/// Set by the launcher after [`build`]; passed into a container by name.
+const LATER_VARS: [&str; 3] = [
+    "GPUSCHED_CHECKPOINT_DIR",
+    "GPUSCHED_RESTART_COUNT",
+    "GPUSCHED_PREEMPT_DEADLINE_FILE",
+];
+
 /// The command for one process of `launch`, or why it cannot be built (for a
 /// `SpawnFailed` outcome). `node_gpus` must hold at least the GPUs the launch names.
 pub fn build(
@@ -23,10 +45,11 @@ pub fn build(
     proc: &ProcSetup<'_>,
     node_gpus: &[GpuInfo],
     run_as: Option<&RunAs>,
+    image: &ImageSetup<'_>,
 ) -> Result<JobCommand, String> {
-    let Some((program, args)) = launch.command.split_first() else {
+    if launch.command.is_empty() {
         return Err("the job has no command to run".to_string());
-    };
+    }
     let gpus = select_gpus(proc.gpus, node_gpus)?;
     // A MIG job sees only its instance; everything else sees its whole GPUs.
     let mig = launch.slice.as_ref().and_then(|s| s.mig.as_ref());
@@ -37,40 +60,55 @@ pub fn build(
             .ok_or("the job's MIG instance has no UUID yet; it cannot be made visible")?,
         None => cuda_visible_devices(&gpus),
     };
+    // The job's own settings first and gpusched's last, so a job cannot escape its GPU
+    // assignment by accident.
+    let mut vars: Vec<(String, String)> = launch
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    vars.push(("CUDA_VISIBLE_DEVICES".into(), visible));
+    // Makes CUDA number devices in PCI bus order like NVML, so indices agree.
+    vars.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
+    vars.push(("GPUSCHED_JOB_ID".into(), launch.job.to_string()));
+    vars.push(("GPUSCHED_ATTEMPT".into(), launch.attempt.to_string()));
+    vars.push(("GPUSCHED_JOB_NAME".into(), launch.name.clone()));
+    // MASTER_ADDR, ranks, the hostfile: after the job's own, like the GPUs.
+    vars.extend(proc.env.iter().cloned());
+    // What it was given of the node's generic resources (`GPUSCHED_RESOURCE_FPGA=1`).
+    vars.extend(
+        launch
+            .resources
+            .iter()
+            .map(|(k, v)| (gpusched_wire::resource::env_name(k), v.to_string())),
+    );
+    if let Some(who) = run_as {
+        vars.push(("USER".into(), who.name.clone()));
+        vars.push(("LOGNAME".into(), who.name.clone()));
+        if launch.image.is_none() {
+            vars.push(("HOME".into(), who.home.clone()));
+        }
+    }
     // stdin is /dev/null and the output goes to pipes (see the forker).
-    let mut cmd = JobCommand::new(program);
-    cmd.args(args)
-        .current_dir(&launch.cwd)
-        // The agent's environment is inherited, minus its secrets; the job's own
-        // settings come next and gpusched's last, so a job cannot escape its GPU
-        // assignment by accident.
+    let (mut cmd, switch_user) = match &launch.image {
+        None => {
+            let mut cmd = JobCommand::new(&launch.command[0]);
+            cmd.args(&launch.command[1..]);
+            (cmd, true)
+        }
+        Some(reference) => container(launch, proc, &gpus, run_as, image, reference, &vars)?,
+    };
+    cmd.current_dir(&launch.cwd)
+        // The agent's environment is inherited, minus its secrets.
         .env_remove("GPUSCHED_JOIN_TOKEN")
         .env_remove("GPUSCHED_TOKEN")
-        .envs(&launch.env)
-        .env("CUDA_VISIBLE_DEVICES", visible)
-        // Makes CUDA number devices in PCI bus order like NVML, so indices agree.
-        .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
-        .env("GPUSCHED_JOB_ID", launch.job.to_string())
-        .env("GPUSCHED_ATTEMPT", launch.attempt.to_string())
-        .env("GPUSCHED_JOB_NAME", &launch.name)
-        // MASTER_ADDR, ranks, the hostfile: after the job's own, like the GPUs.
-        .envs(proc.env.iter().map(|(k, v)| (k, v)))
-        // What it was given of the node's generic resources (`GPUSCHED_RESOURCE_FPGA=1`).
-        .envs(
-            launch
-                .resources
-                .iter()
-                .map(|(k, v)| (gpusched_wire::resource::env_name(k), v.to_string())),
-        )
+        .envs(vars)
         // Its own group, so stopping the job reaches everything it started (the
         // launcher puts a part's other processes in the first one's group).
         .process_group(0);
-    if let Some(who) = run_as {
-        cmd.env("USER", &who.name)
-            .env("LOGNAME", &who.name)
-            .env("HOME", &who.home)
-            // Supplementary groups, then gid, then uid, in the child before exec.
-            .run_as(who);
+    if let Some(who) = run_as.filter(|_| switch_user) {
+        // Supplementary groups, then gid, then uid, in the child before exec.
+        cmd.run_as(who);
     }
     // Makes the kernel SIGKILL the job when the thread that started it ends, which
     // happens when the agent dies: otherwise a killed agent's jobs would keep their
@@ -79,6 +117,62 @@ pub fn build(
     // clears it in the leader's children); recovery kills the rest.
     cmd.die_with_parent(getpid());
     Ok(cmd)
+}
+
+/// The runtime's command for an image job's process, and whether it is started as the
+/// submitter (apptainer, rootless podman) rather than given the submitter as `--user`.
+fn container(
+    launch: &Launch,
+    proc: &ProcSetup<'_>,
+    gpus: &[&GpuInfo],
+    run_as: Option<&RunAs>,
+    image: &ImageSetup<'_>,
+    reference: &str,
+    vars: &[(String, String)],
+) -> Result<(JobCommand, bool), String> {
+    let rt = image.runtime.ok_or_else(|| {
+        format!(
+            "the job runs in image {reference}, but this node's agent has no container runtime \
+             (start it with --image-runtime podman, apptainer or docker)"
+        )
+    })?;
+    gpusched_wire::image::check_reference(reference)?;
+    rt.check_allowed(reference)?;
+    rt.check_present(reference)?;
+    let hostfile = proc
+        .env
+        .iter()
+        .find(|(k, _)| k == "GPUSCHED_HOSTFILE")
+        .map(|(_, v)| (std::path::PathBuf::from(v), false));
+    let mut binds = vec![(image.checkpoint_dir.to_path_buf(), true)];
+    binds.extend(hostfile);
+    let mut env_names: Vec<String> = vars.iter().map(|(k, _)| k.clone()).collect();
+    env_names.extend(LATER_VARS.iter().map(|s| s.to_string()));
+    env_names.sort();
+    env_names.dedup();
+    let as_submitter = rt.runs_as_submitter();
+    let user = match run_as {
+        Some(who) if !as_submitter => Some((
+            who.uid.as_raw(),
+            who.gid.as_raw(),
+            who.groups.iter().map(|g| g.as_raw()).collect(),
+        )),
+        _ => None,
+    };
+    let indices: Vec<u32> = gpus.iter().map(|g| g.index).collect();
+    let run = crate::image::ContainerRun {
+        image: reference,
+        name: rt.container_name(launch.attempt_ref(), image.rank),
+        command: &launch.command,
+        user,
+        cwd: Path::new(&launch.cwd),
+        binds,
+        env_names,
+        gpus: rt.gpu_access(&indices),
+    };
+    let mut cmd = JobCommand::new(rt.program());
+    cmd.args(rt.args(&run, image.cgroup_parent));
+    Ok((cmd, as_submitter))
 }
 
 /// The node's GPUs the launch names, in the launch's order.
