@@ -219,6 +219,12 @@ impl AgentMetrics {
         }
     }
 
+    /// Adds series computed at each scrape (each job part's usage, `job_metrics.rs`).
+    pub fn with_collector(mut self, c: impl prometheus_client::collector::Collector) -> Self {
+        self.registry.register_collector(Box::new(c));
+        self
+    }
+
     fn labels_of(&self, index: u32) -> Labels {
         self.labels.get(&index).cloned().unwrap_or_else(|| {
             vec![

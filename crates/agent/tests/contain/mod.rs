@@ -290,3 +290,104 @@ async fn the_node_says_what_it_enforces() {
     let l: Launch = sh(9, "true");
     assert_eq!(l.mem_mib, 0);
 }
+
+/// The v2 path where the kernel offers it: on a pure v2 host the tests above already
+/// run on it; on a hybrid host (v1 controllers, an empty unified hierarchy beside them)
+/// the unified side still kills a whole cgroup (`cgroup.kill`) and measures its CPU
+/// time, with no limit to enforce. Skipped where no unified hierarchy is mounted.
+#[tokio::test]
+async fn the_unified_hierarchy_kills_and_measures_a_part() {
+    let state = tempfile::tempdir().unwrap();
+    let contain = Contain::new(
+        ContainConfig {
+            cgroup: CgroupChoice::V2,
+            ..ContainConfig::default()
+        },
+        &gpusched_agent::cgroup::agent_key("test-v2", state.path()),
+        vec![],
+        |_| BTreeMap::new(),
+    );
+    let c = contain.containment();
+    if c.cgroup != CgroupMode::V2 {
+        eprintln!(
+            "SKIPPED: no cgroup v2 hierarchy this process may use: {:?}",
+            c.notes
+        );
+        return;
+    }
+    assert!(c.enforces("kill"), "{c:?}");
+    assert!(c.notes.iter().any(|n| n.starts_with("devices:")), "{c:?}");
+    let (tx, mut rx) = unbounded_channel();
+    let launcher = Launcher::with_root_jobs(&state.path().join("jobs"), channel_sink(tx))
+        .unwrap()
+        .with_contain(contain);
+    let pidfile = state.path().join("daemon");
+    let script = format!(
+        "setsid sh -c 'echo $$ > {p}; exec sleep 1000' & \
+         i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done",
+        p = pidfile.display()
+    );
+    launcher.start(&sh(10, &script), &[]).unwrap();
+    expect_started(&mut rx).await;
+    let daemon = pid_in(&pidfile);
+    let (outcome, usage) = ended(&mut rx).await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    assert!(!alive(daemon), "the daemon {daemon} outlived its job");
+    let usage = usage.unwrap();
+    // A fixed amount of work: a shell counting to 100,000 (about 0.2 s of CPU).
+    assert!(usage.cpu_ms > 20, "{usage:?}");
+}
+
+/// A running part's usage is scraped under cAdvisor's names, labelled with its job.
+#[tokio::test]
+async fn a_running_parts_usage_is_in_the_metrics() {
+    let Some((_state, launcher, mut rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    let metrics = gpusched_agent::metrics::AgentMetrics::new("n1", &[]).with_collector(
+        gpusched_agent::job_metrics::JobUsageCollector {
+            contain: launcher.contain().clone(),
+            node: "n1".into(),
+        },
+    );
+    launcher
+        .start(
+            &sh(
+                11,
+                "python3 -c 'b = bytearray(16 << 20); import time; time.sleep(1000)'",
+            ),
+            &[],
+        )
+        .unwrap();
+    expect_started(&mut rx).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        let text = metrics.encode(1);
+        let peak = text
+            .lines()
+            .find(|l| l.starts_with("container_memory_max_usage_bytes{"))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<u64>().ok());
+        if peak.is_some_and(|p| p >= 16 << 20) {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no memory series in time:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for name in [
+        "container_cpu_usage_seconds_total{",
+        "container_memory_usage_bytes{",
+        "# TYPE container_cpu_usage_seconds counter",
+    ] {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    assert!(text.contains("job=\"11\""), "{text}");
+    launcher.cancel(super::attempt(11));
+    ended(&mut rx).await;
+    // Gone with the part.
+    assert!(!metrics
+        .encode(0)
+        .contains("container_cpu_usage_seconds_total{"));
+}
