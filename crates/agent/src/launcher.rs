@@ -15,6 +15,7 @@
 mod capture;
 mod child;
 mod command;
+mod contain;
 pub mod dist;
 mod forker;
 mod group;
@@ -24,6 +25,7 @@ mod running;
 mod spawn;
 mod spawn_error;
 mod supervise;
+pub use contain::{Contain, ContainConfig};
 pub(crate) use supervise::FENCE_GRACE;
 
 use std::os::unix::fs::DirBuilderExt;
@@ -137,12 +139,31 @@ pub struct Launcher {
     /// The node's advertised address: `MASTER_ADDR` of its jobs of one node, where
     /// their ports are bound, and their hostfile's line.
     advertise_addr: std::sync::Mutex<String>,
+    /// The container runtime of `--image` jobs (`None`: this node runs none).
+    images: Option<std::sync::Arc<crate::image::Runtime>>,
+    /// Each part's cgroup, limits and cores (none without cgroups).
+    contain: std::sync::Arc<Contain>,
 }
 
 impl Launcher {
     /// What this launcher enforces on its jobs, for the server and `nodes`.
     pub fn containment(&self) -> gpusched_wire::contain::Containment {
-        gpusched_wire::contain::Containment::accounting_only("this agent does not contain jobs yet")
+        gpusched_wire::contain::Containment {
+            image_runtime: self.images.as_ref().map(|rt| rt.describe()),
+            ..self.contain.containment()
+        }
+    }
+
+    /// Contains every part it starts from now on in a cgroup of `contain`'s (a new
+    /// launcher contains nothing: limits are accounting only).
+    pub fn with_contain(mut self, contain: Contain) -> Self {
+        self.contain = std::sync::Arc::new(contain);
+        self
+    }
+
+    /// The node's containment (for the metrics).
+    pub fn contain(&self) -> &std::sync::Arc<Contain> {
+        &self.contain
     }
 
     /// A launcher keeping its attempt records under `jobs_root` (the agent uses
@@ -157,7 +178,28 @@ impl Launcher {
             forker: Forker::start().map_err(LaunchError::Thread)?,
             ports: PortBook::default(),
             advertise_addr: std::sync::Mutex::new("127.0.0.1".to_string()),
+            images: None,
+            contain: std::sync::Arc::new(Contain::none()),
         })
+    }
+
+    /// Runs `--image` jobs with `runtime`; the containers an attempt leaves (a job
+    /// killed after its grace kills the runtime's client, not its container) are
+    /// removed when it ends, before its end is reported.
+    pub fn set_image_runtime(&mut self, runtime: Option<std::sync::Arc<crate::image::Runtime>>) {
+        if let Some(rt) = &runtime {
+            let (rt, inner) = (rt.clone(), self.events.clone());
+            self.events = std::sync::Arc::new(move |ev: RunEvent| {
+                if let RunEventKind::Ended { .. } = ev.event {
+                    rt.attempt_ended(AttemptRef {
+                        job: ev.job,
+                        attempt: ev.attempt,
+                    });
+                }
+                inner(ev)
+            });
+        }
+        self.images = runtime;
     }
 
     /// Sets the address other nodes reach this one at (default `127.0.0.1`); the
@@ -226,12 +268,16 @@ impl Launcher {
                 }
             }
         }
+        // What no attempt of this life owns: an earlier life's leftovers (a daemon that
+        // left its job's process group survives the parent-death signal).
+        self.contain.sweep(&self.running.list());
         Ok(events)
     }
 
     /// Kills what is left of an attempt from an earlier life and records it as lost.
     fn lose(&self, a: AttemptRef, message: String) -> RunEvent {
         kill_leftovers(&self.dir, a);
+        self.contain.kill_leftover(a);
         let outcome = Outcome::Lost { message };
         record_outcome(&self.dir, a, &outcome);
         event(
@@ -310,7 +356,13 @@ impl Launcher {
                 gpus: &proc.gpus,
                 env,
             };
-            match command::build(launch, &setup, gpus, run_as.as_ref()) {
+            let image = command::ImageSetup {
+                runtime: self.images.as_deref(),
+                checkpoint_dir: &ckpt,
+                rank: proc.rank,
+                cgroup_parent: None,
+            };
+            match command::build(launch, &setup, gpus, run_as.as_ref(), &image) {
                 Ok(mut cmd) => {
                     cmd.env("GPUSCHED_CHECKPOINT_DIR", &ckpt)
                         .env(
@@ -335,6 +387,30 @@ impl Launcher {
                 }
             }
         }
+        // Its cgroup, which each process joins before it execs.
+        let cgroup = match self.contain.create(launch) {
+            Ok(cgroup) => cgroup,
+            Err(message) => {
+                self.end_unstarted(a, Outcome::Lost { message });
+                return Ok(());
+            }
+        };
+        if let Some(cg) = &cgroup {
+            match cg.cgroup.procs_files() {
+                Ok(files) => {
+                    let files: Vec<_> = files.into_iter().map(std::sync::Arc::new).collect();
+                    for (_, cmd) in &mut cmds {
+                        cmd.join_cgroup(&files);
+                    }
+                }
+                Err(e) => {
+                    cgroup.map(contain::PartCgroup::abandon);
+                    let message = format!("the agent could not open the job's cgroup: {e}");
+                    self.end_unstarted(a, Outcome::Lost { message });
+                    return Ok(());
+                }
+            }
+        }
         // The job binds MASTER_PORT itself: let go of it just before the processes start.
         self.ports.release(a);
         let part::Spawned {
@@ -344,6 +420,7 @@ impl Launcher {
         } = match part::spawn(&self.forker, &self.dir, &runtime, launch, cmds) {
             Ok(spawned) => spawned,
             Err(outcome) => {
+                cgroup.map(contain::PartCgroup::abandon);
                 self.end_unstarted(a, outcome);
                 return Ok(());
             }
@@ -374,6 +451,7 @@ impl Launcher {
             dir: self.dir.clone(),
             running: self.running.clone(),
             events: self.events.clone(),
+            cgroup,
         }));
         Ok(())
     }

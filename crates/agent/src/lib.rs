@@ -5,10 +5,13 @@
 //! Prometheus ([`metrics`]).
 
 pub mod ca;
+pub mod cgroup;
 #[doc(hidden)]
 mod follow;
 pub mod fuzz_entry;
 pub mod gpu;
+pub mod image;
+pub mod job_metrics;
 pub mod jobdir;
 pub mod launcher;
 pub mod logs;

@@ -71,6 +71,29 @@ pub struct AgentConfig {
     /// How long ended jobs' logs (and checkpoint directories kept for a restart) stay
     /// (`--log-retention`, `--log-max-total`).
     pub retention: crate::retention::Policy,
+    /// How jobs are contained (cgroups, default limits per GPU).
+    pub contain: crate::launcher::ContainConfig,
+    /// The container runtime of `--image` jobs (`--image-runtime`); `None`: none here.
+    pub image: Option<Arc<crate::image::Runtime>>,
+}
+
+/// Says in the agent's log what its jobs are held to, and why not more.
+fn log_containment(c: &gpusched_wire::contain::Containment) {
+    if c.enforced.is_empty() {
+        tracing::warn!(
+            "jobs are not contained (accounting only): {}",
+            c.notes.join("; ")
+        );
+    } else {
+        tracing::info!(
+            "jobs are contained by cgroup {}: {}",
+            c.cgroup.as_str(),
+            c.enforced.join(", ")
+        );
+        for note in &c.notes {
+            tracing::info!("containment: {note}");
+        }
+    }
 }
 
 /// Events not yet acknowledged by the server, oldest first, each with whether the
@@ -205,7 +228,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
             outbox.push_as(ev, urgent)
         })
     };
-    let launcher = if cfg.allow_root_jobs {
+    let mut launcher = if cfg.allow_root_jobs {
         Launcher::with_root_jobs(&jobs_root, sink)
     } else {
         Launcher::new(&jobs_root, sink)
@@ -216,6 +239,15 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
             cfg.state_dir.display()
         )
     })?;
+    launcher.set_image_runtime(cfg.image.clone());
+    let contain = crate::launcher::Contain::new(
+        cfg.contain.clone(),
+        &crate::cgroup::agent_key(&cfg.name, &cfg.state_dir),
+        cfg.control.minors(&cfg.gpus),
+        |cores| cfg.control.affinity(&cfg.gpus, cores),
+    );
+    log_containment(&contain.containment());
+    let launcher = launcher.with_contain(contain);
     let recovered = launcher
         .recover()
         .context("cannot recover the jobs of the last agent life")?;
@@ -271,7 +303,14 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         .build()
         .context("cannot build the HTTP client")?;
     let gpu_links = cfg.control.links(&cfg.gpus);
-    let metrics = Arc::new(AgentMetrics::new(&cfg.name, &cfg.control.facts(&cfg.gpus)));
+    let metrics = Arc::new(
+        AgentMetrics::new(&cfg.name, &cfg.control.facts(&cfg.gpus)).with_collector(
+            crate::job_metrics::JobUsageCollector {
+                contain: launcher.contain().clone(),
+                node: cfg.name.clone(),
+            },
+        ),
+    );
     let metrics_listener =
         match cfg.metrics_listen {
             Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.with_context(|| {

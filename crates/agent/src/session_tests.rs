@@ -160,6 +160,8 @@ fn config(server: String, dir: &std::path::Path, lib: FakeNvml) -> AgentConfig {
         telemetry_interval: Duration::ZERO,
         metrics_listen: None,
         retention: Default::default(),
+        contain: Default::default(),
+        image: None,
     }
 }
 

@@ -68,12 +68,13 @@ pub struct NodeArgs {
     /// a job from using a device it was not given.
     #[arg(long, value_name = "NAME=COUNT")]
     pub resource: Vec<String>,
-    /// CPUs jobs may reserve here (default: all of the host's). Accounting only (no
-    /// cgroups yet): jobs asking --cpus wait when this is taken.
+    /// CPUs jobs may reserve here (default: all of the host's): jobs asking --cpus
+    /// wait when this is taken. Each job's CPU quota is enforced by its cgroup where
+    /// there is one (--cgroup).
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
-    /// Memory jobs may reserve here, e.g. 64G (default: the host's MemTotal).
-    /// Accounting only, like --cpus.
+    /// Memory jobs may reserve here, e.g. 64G (default: the host's MemTotal). Each
+    /// job's --mem is its memory limit where it has a cgroup (--cgroup).
     #[arg(long, value_name = "SIZE")]
     pub mem: Option<String>,
 }
@@ -140,6 +141,10 @@ pub struct Args {
     pub telemetry: TelemetryArgs,
     #[command(flatten)]
     pub retention: RetentionArgs,
+    #[command(flatten)]
+    pub contain: super::agent_contain_args::ContainArgs,
+    #[command(flatten)]
+    pub image: super::agent_image_args::ImageArgs,
 }
 
 /// How long the agent keeps what ended jobs left on the node.
@@ -355,6 +360,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
     let found = args.gpu.discover(&state_dir, &name)?;
     let (cpus, mem_mib, resources) = args.node.offer()?;
     let (advertise_addr, location) = args.place.place()?;
+    let name_for_images = name.clone();
     Ok(AgentConfig {
         server: args.server.trim_end_matches('/').to_string(),
         name,
@@ -375,6 +381,8 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         telemetry_interval: args.telemetry.telemetry_interval,
         metrics_listen: args.telemetry.metrics_listen,
         retention: args.retention.policy(),
+        contain: args.contain.config(),
+        image: args.image.runtime(&name_for_images)?,
     })
 }
 

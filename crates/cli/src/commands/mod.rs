@@ -1,5 +1,7 @@
 pub mod admin;
 pub mod agent;
+pub mod agent_contain_args;
+pub mod agent_image_args;
 pub mod array_text;
 pub mod audit;
 pub mod cancel;

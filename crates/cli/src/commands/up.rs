@@ -67,6 +67,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         telemetry_interval: args.telemetry.telemetry_interval,
         metrics_listen: args.telemetry.metrics_listen,
         retention: args.retention.policy(),
+        // Contained where the host allows, with no defaults: what a job asks is its
+        // limit (`gpusched agent` has the flags to set more).
+        contain: gpusched_agent::launcher::ContainConfig {
+            cgroup: gpusched_agent::cgroup::CgroupChoice::Auto,
+            ..Default::default()
+        },
+        // `up` runs host jobs only (`gpusched agent --image-runtime` runs images).
+        image: None,
     };
     if nix::unistd::geteuid().is_root() && !args.allow_root_jobs {
         eprintln!(
