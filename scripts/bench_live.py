@@ -129,6 +129,10 @@ def interrupted(*_):
     raise KeyboardInterrupt
 
 
+# Extra arguments of `gpusched agent` (--agent-arg).
+AGENT_ARGS = []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=10000)
@@ -141,10 +145,14 @@ def main():
                     "in the same run, and print both side by side")
     ap.add_argument("--hq-first", action="store_true", help="with --hq: run HyperQueue before gpusched")
     ap.add_argument("--array", action="store_true", help="(a) as one array of --jobs tasks, not a batch")
+    ap.add_argument("--agent-arg", action="append", default=[], metavar="ARG",
+                    help="an extra argument of `gpusched agent` (repeatable), e.g. --agent-arg=--cgroup=none")
     ap.add_argument("--store", metavar="URL", help="the server's --store (default: SQLite in the run's data dir)")
     ap.add_argument("--postgres", action="store_true",
                     help="run on a throwaway PostgreSQL of this run's own (scripts/throwaway_pg.py)")
     args = ap.parse_args()
+    global AGENT_ARGS
+    AGENT_ARGS = args.agent_arg
     if args.postgres:
         if args.store:
             sys.exit("--postgres and --store: give one (--postgres starts a PostgreSQL of its own)")
@@ -218,7 +226,8 @@ def run_gpusched(args, exe):
         env["GPUSCHED_TOKEN"] = TOKEN
         agent = subprocess.Popen([exe, "agent", "--server", base, "--name", "bench", "--state-dir", f"{tmp}/agent",
                                   "--join-token-file", f"{tmp}/data/join-token", "--allow-root-jobs",
-                                  "--gpus", "8", "--gpu-model", "A100-SXM4-80GB", "--gpu-backend", "declared"],
+                                  "--gpus", "8", "--gpu-model", "A100-SXM4-80GB", "--gpu-backend", "declared",
+                                  *AGENT_ARGS],
                                  env=env, stdout=subprocess.DEVNULL)
         while not [n for n in get(f"{base}/api/nodes")["nodes"] if n["state"] == "online"]:
             time.sleep(0.05)

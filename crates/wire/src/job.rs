@@ -49,8 +49,9 @@ pub struct JobSubmit {
     pub gpu_model: Option<String>,
     /// CPUs (may be fractional) and memory (MiB) the job needs: its node holds them for
     /// it while it runs (a node whose CPUs or memory are taken starts no job that needs
-    /// them), and `drf` weighs them in its dominant share. Accounting only: the job's
-    /// process is not confined to them (no cgroups yet). Absent: nothing reserved.
+    /// them), and `drf` weighs them in its dominant share. Where the node's agent has
+    /// cgroups they are also the job's CPU quota and memory limit (`NodeView`'s
+    /// containment says what each node enforces). Absent: nothing reserved.
     #[serde(default)]
     #[schema(exclusive_minimum = 0, maximum = 100000)]
     pub cpus: Option<f64>,

@@ -61,12 +61,13 @@ pub struct Args {
     #[arg(long)]
     pub gpu_model: Option<String>,
     /// CPUs the job needs (Slurm's -c): held on its node while it runs, so jobs that
-    /// need more than a node has left wait. Accounting only: the job is not confined
-    /// to them (no cgroups yet). Also weighed by fair share.
+    /// need more than a node has left wait; its CPU quota (and cores near its GPUs)
+    /// where its node has cgroups (`gpusched nodes` says). Also weighed by fair share.
     #[arg(long, short = 'c', allow_hyphen_values = true)]
     pub cpus: Option<f64>,
     /// Memory the job needs: 512M, 16G, 1T (plain numbers are MiB); held on its node
-    /// while it runs, like --cpus (accounting only, no limit is enforced).
+    /// while it runs, like --cpus, and its memory limit where its node has cgroups:
+    /// over it, the kernel kills the job and it fails "out of memory" with its peak.
     #[arg(long)]
     pub mem: Option<String>,
     /// A generic resource the job needs on its node, NAME=COUNT (repeatable), e.g.
