@@ -92,7 +92,8 @@ pub enum Cmd {
     /// The levels `/metrics` shows (rendered by the caller, off the state task).
     Metrics(Reply<crate::metrics::View>),
     /// A registration, with the agent protocol its request named.
-    Register(Register, u32, Reply<Registered>),
+    /// Boxed: a registration (with its containment) is the largest command by far.
+    Register(Box<Register>, u32, Reply<Registered>),
     /// `true`: answer with the desired state even if the generation did not move.
     Poll(PollQuery, bool, Reply<PollResult>),
     Report(Report, Reply<()>),
@@ -571,7 +572,7 @@ async fn handle(
         Cmd::Ping(r) => answer(out, r, Ok(())),
         Cmd::Metrics(r) => answer(out, r, Ok(state.metrics_view())),
         Cmd::Register(reg, protocol, r) => {
-            let v = state.register_as(reg, protocol);
+            let v = state.register_as(*reg, protocol);
             answer(out, r, v)
         }
         Cmd::Poll(q, force, r) => {

@@ -160,6 +160,11 @@ pub struct NodeView {
     /// Milliseconds since the agent was last heard from.
     pub last_seen_ms_ago: u64,
     pub agent_version: String,
+    /// What its agent enforces on jobs (cgroup limits, devices, kill, images), as it
+    /// registered; an agent before protocol 4 enforces nothing, and the server says so
+    /// here (`accounting only`, with why). `None` only from servers before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<crate::contain::Containment>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -1,4 +1,5 @@
-//! Accounting: GPU time per user or queue (the `sreport` habit).
+//! Accounting: GPU time, CPU time, memory and energy per user or queue (the `sreport`
+//! habit).
 
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -37,6 +38,17 @@ pub struct UsageRow {
     /// docs/energy.md), not only the window's part.
     #[serde(default)]
     pub energy_kwh: f64,
+    /// CPU time its jobs' processes used, hours, as their nodes' cgroups measured it when
+    /// each attempt ended: each job's whole last attempt, as energy (running jobs and
+    /// jobs on nodes that measure nothing add nothing).
+    #[serde(default)]
+    pub cpu_hours: f64,
+    /// Memory GiB-hours: each job's peak memory x its nodes x its run time in the window
+    /// (the peak is its largest part's; memory held below the peak counts as the peak,
+    /// so this is what the jobs kept from others, not an average). Measured as
+    /// `cpu_hours`.
+    #[serde(default)]
+    pub mem_gib_hours: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -139,6 +139,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     sources.join(",")
                 },
                 room(n),
+                enforced(n),
                 format!("{:.1}s ago", n.last_seen_ms_ago as f64 / 1000.0),
             ]
         })
@@ -153,12 +154,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 "MODEL",
                 "SOURCE",
                 "FREE CPUS/MEM/RESOURCES",
+                "ENFORCES",
                 "LAST SEEN"
             ],
             &rows
         )
     );
     print!("{}", out_of_service(&list.nodes));
+    print!("{}", containment_notes(&list.nodes));
     Ok(())
 }
 
@@ -250,14 +253,69 @@ fn readings(n: &gpusched_wire::NodeView, index: u32) -> Vec<String> {
     ]
 }
 
-/// Each node's address and location, and its GPU link matrix where the agent reported
-/// one, after the GPU table.
+/// What a node's agent enforces on jobs, short: `v1: memory cpu cpuset pids devices
+/// kill`, `+image` where it runs images, `accounting only` where it enforces nothing
+/// (why: [`containment_notes`]), `-` from a server that does not say.
+fn enforced(n: &gpusched_wire::NodeView) -> String {
+    let Some(c) = &n.containment else {
+        return "-".into();
+    };
+    let mut out = if c.enforced.is_empty() {
+        "accounting only".to_string()
+    } else {
+        format!("{}: {}", c.cgroup.as_str(), c.enforced.join(" "))
+    };
+    if c.image_runtime.is_some() {
+        out.push_str(" +image");
+    }
+    out
+}
+
+/// Why nodes enforce less than they could (the agents' notes), each note once with the
+/// nodes it holds for, after the node table.
+fn containment_notes(nodes: &[gpusched_wire::NodeView]) -> String {
+    let mut by_note: Vec<(&str, Vec<&str>)> = Vec::new();
+    for n in nodes {
+        for note in n.containment.iter().flat_map(|c| &c.notes) {
+            match by_note.iter_mut().find(|(k, _)| *k == note.as_str()) {
+                Some((_, names)) => names.push(&n.name),
+                None => by_note.push((note, vec![&n.name])),
+            }
+        }
+    }
+    let mut out = String::new();
+    for (note, names) in by_note {
+        out.push_str(&terminal_safe(&format!("{}: {note}", names.join(", "))));
+        out.push('\n');
+    }
+    out
+}
+
+/// What one node's agent enforces and runs, in full (`nodes --gpus`).
+fn containment_line(n: &gpusched_wire::NodeView) -> Option<String> {
+    let c = n.containment.as_ref()?;
+    let mut line = format!("  enforces: {}", enforced(n));
+    if let Some(rt) = &c.image_runtime {
+        line.push_str(&format!("; images run with {rt}"));
+    }
+    for note in &c.notes {
+        line.push_str(&format!("; {note}"));
+    }
+    Some(line)
+}
+
+/// Each node's address and location, what it enforces, and its GPU link matrix where the
+/// agent reported one, after the GPU table.
 fn topology(nodes: &[gpusched_wire::NodeView]) -> String {
     let mut out = String::new();
     for n in nodes {
         out.push('\n');
         out.push_str(&terminal_safe(&super::topo::where_line(n)));
         out.push('\n');
+        if let Some(line) = containment_line(n) {
+            out.push_str(&terminal_safe(&line));
+            out.push('\n');
+        }
         match super::topo::matrix(n) {
             Some(m) => {
                 for line in m.lines() {
@@ -328,4 +386,66 @@ fn room(n: &gpusched_wire::NodeView) -> String {
         parts.push(format!("{name} {free}/{total}"));
     }
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, containment: serde_json::Value) -> gpusched_wire::NodeView {
+        let mut v = serde_json::json!({
+            "name": name, "state": "online", "gpus": [], "cpus": 8, "mem_mib": 1024,
+            "last_seen_ms_ago": 0, "agent_version": "test",
+        });
+        if !containment.is_null() {
+            v["containment"] = containment;
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// The short column, the notes under the table (each once, with its nodes), and the
+    /// full line of `nodes --gpus`.
+    #[test]
+    fn nodes_say_what_their_agents_enforce_and_why_not_more() {
+        let v1 = node(
+            "n1",
+            serde_json::json!({
+                "cgroup": "v1",
+                "enforced": ["memory", "cpu", "cpuset", "pids", "devices", "kill"],
+                "notes": [],
+                "image_runtime": "podman 4.3.1"
+            }),
+        );
+        let none = |name| {
+            node(
+                name,
+                serde_json::json!({
+                    "cgroup": "none", "enforced": [],
+                    "notes": ["no cgroup the agent may write (not root, no delegation)"]
+                }),
+            )
+        };
+        let (n2, n3) = (none("n2"), none("n3"));
+        let old = node("n4", serde_json::Value::Null);
+        assert_eq!(
+            enforced(&v1),
+            "v1: memory cpu cpuset pids devices kill +image"
+        );
+        assert_eq!(enforced(&n2), "accounting only");
+        assert_eq!(enforced(&old), "-");
+        assert_eq!(
+            containment_notes(&[v1.clone(), n2.clone(), n3, old]),
+            "n2, n3: no cgroup the agent may write (not root, no delegation)\n"
+        );
+        assert_eq!(
+            containment_line(&v1).unwrap(),
+            "  enforces: v1: memory cpu cpuset pids devices kill +image; images run with \
+             podman 4.3.1"
+        );
+        assert_eq!(
+            containment_line(&n2).unwrap(),
+            "  enforces: accounting only; no cgroup the agent may write (not root, no \
+             delegation)"
+        );
+    }
 }

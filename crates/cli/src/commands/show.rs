@@ -211,6 +211,23 @@ fn energy(joules: Option<u64>) -> String {
     }
 }
 
+/// What the job's current (or last) attempt used, as its nodes' cgroups measured it:
+/// `CPU 1h02m (0.9 cores avg), peak memory 3.1 GiB of 4.0 GiB asked`.
+fn used(j: &JobView) -> String {
+    match j.usage.as_deref() {
+        Some(u) => {
+            let ran = j.start_ms.zip(j.end_ms).map(|(s, e)| e.saturating_sub(s));
+            let parts = j.parts.len().max(1) as u32;
+            gpusched_wire::contain::usage_text(u, ran, j.mem_mib, parts)
+        }
+        None if j.state.is_terminal() && j.start_ms.is_some() => {
+            "- (not measured: its node has no cgroup for jobs, or its agent is older)".into()
+        }
+        None if j.start_ms.is_some() => "- (measured when it ends)".into(),
+        None => "-".into(),
+    }
+}
+
 fn describe(j: &JobView) -> Vec<(&'static str, String)> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let gpus = indices(&j.gpu_indices);
@@ -243,6 +260,7 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             },
         ),
         ("cwd", j.cwd.clone()),
+        ("image", opt(j.image.clone())),
         ("gpus", super::fmt::gpus_asked(j)),
         (
             "gpu model",
@@ -344,8 +362,17 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ("exit code", opt(j.exit_code.map(|c| c.to_string()))),
         ("signal", opt(j.signal.map(|s| s.to_string()))),
         ("energy", energy(j.energy_j)),
+        ("used", used(j)),
     ];
-    lines.into()
+    let mut lines = Vec::from(lines);
+    if let Some(n) = j.pids_max {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "memory")
+            .map_or(0, |i| i + 1);
+        lines.insert(at, ("processes", format!("at most {n}")));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -401,6 +428,30 @@ mod tests {
         );
         let once = view(serde_json::json!({"preemptions": 1}));
         assert!(field(&once, "attempt").ends_with("preempted 1 time)"));
+    }
+
+    /// What an attempt used: measured, not measured (not zeros), or not yet.
+    #[test]
+    fn show_says_what_the_job_used_and_its_image() {
+        let j = view(serde_json::json!({
+            "state": "succeeded", "mem_mib": 4096, "start_ms": 0, "end_ms": 4_136_666,
+            "image": "localhost/pytorch:24.01", "pids_max": 512,
+            "usage": {"cpu_ms": 3_723_000, "mem_peak_bytes": 3_328_599_654u64}
+        }));
+        assert_eq!(
+            field(&j, "used"),
+            "CPU 1h02m (0.9 cores avg), peak memory 3.1 GiB of 4.0 GiB asked"
+        );
+        assert_eq!(field(&j, "image"), "localhost/pytorch:24.01");
+        assert_eq!(field(&j, "processes"), "at most 512");
+        let unmeasured = view(serde_json::json!({"state": "failed", "start_ms": 0, "end_ms": 5}));
+        assert!(field(&unmeasured, "used").starts_with("- (not measured"));
+        let running = view(serde_json::json!({"state": "running", "start_ms": 0}));
+        assert_eq!(field(&running, "used"), "- (measured when it ends)");
+        let pending = view(serde_json::json!({}));
+        assert_eq!(field(&pending, "used"), "-");
+        assert_eq!(field(&pending, "image"), "-");
+        assert!(describe(&pending).iter().all(|(k, _)| *k != "processes"));
     }
 
     #[test]

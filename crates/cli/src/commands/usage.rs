@@ -1,4 +1,5 @@
-//! `gpusched usage`: GPU-hours and energy (kWh) per user or queue (Slurm's `sreport`).
+//! `gpusched usage`: GPU-hours, CPU-hours, memory GiB-hours and energy (kWh) per user or
+//! queue (Slurm's `sreport`).
 
 use clap::Args as ClapArgs;
 use gpusched_wire::UsageQuery;
@@ -61,6 +62,66 @@ pub(super) fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
     Some(era * 146_097 + doe - 719_468)
 }
 
+/// The report as a table: GPU-hours, then CPU-hours and memory GiB-hours (measured by
+/// the nodes' cgroups; `-` where nothing was measured), energy, jobs by outcome, wait.
+fn render(report: &gpusched_wire::UsageReport) -> String {
+    let mut out = format!(
+        "Usage by {} from {} to {}\n",
+        report.by,
+        report
+            .since_ms
+            .map(time)
+            .unwrap_or_else(|| "the start".into()),
+        time(report.until_ms)
+    );
+    // Nothing measured reads `-`, not 0: the jobs ran where no cgroup counted.
+    let measured = |v: f64, digits: usize| match v {
+        0.0 => "-".to_string(),
+        v => format!("{v:.digits$}"),
+    };
+    let rows: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.key.clone(),
+                format!("{:.2}", r.gpu_hours),
+                measured(r.cpu_hours, 2),
+                measured(r.mem_gib_hours, 2),
+                format!("{:.3}", r.energy_kwh),
+                r.jobs.to_string(),
+                r.succeeded.to_string(),
+                r.failed.to_string(),
+                r.cancelled.to_string(),
+                r.timed_out.to_string(),
+                format!("{:.1}", r.mean_wait_s),
+            ]
+        })
+        .collect();
+    let key = if report.by == "queue" {
+        "QUEUE"
+    } else {
+        "USER"
+    };
+    out.push_str(&table(
+        &[
+            key,
+            "GPU-HOURS",
+            "CPU-HOURS",
+            "MEM GIB-H",
+            "KWH",
+            "JOBS",
+            "OK",
+            "FAILED",
+            "CANCELLED",
+            "TIMED OUT",
+            "MEAN WAIT (s)",
+        ],
+        &rows,
+    ));
+    out
+}
+
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let now = now_ms();
     let since = args
@@ -78,60 +139,51 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!(
-        "GPU usage by {} from {} to {}",
-        report.by,
-        report
-            .since_ms
-            .map(time)
-            .unwrap_or_else(|| "the start".into()),
-        time(report.until_ms)
-    );
-    let rows: Vec<Vec<String>> = report
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.key.clone(),
-                format!("{:.2}", r.gpu_hours),
-                format!("{:.3}", r.energy_kwh),
-                r.jobs.to_string(),
-                r.succeeded.to_string(),
-                r.failed.to_string(),
-                r.cancelled.to_string(),
-                r.timed_out.to_string(),
-                format!("{:.1}", r.mean_wait_s),
-            ]
-        })
-        .collect();
-    let key = if report.by == "queue" {
-        "QUEUE"
-    } else {
-        "USER"
-    };
-    print!(
-        "{}",
-        table(
-            &[
-                key,
-                "GPU-HOURS",
-                "KWH",
-                "JOBS",
-                "OK",
-                "FAILED",
-                "CANCELLED",
-                "TIMED OUT",
-                "MEAN WAIT (s)"
-            ],
-            &rows
-        )
-    );
+    print!("{}", render(&report));
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CPU-hours and memory GiB-hours sit beside GPU-hours; a user whose jobs ran where
+    /// nothing was measured reads `-`, not 0.
+    #[test]
+    fn the_table_shows_cpu_and_memory_beside_gpu_hours() {
+        let row = |key: &str, cpu_hours: f64, mem_gib_hours: f64| gpusched_wire::UsageRow {
+            key: key.into(),
+            jobs: 2,
+            gpu_hours: 1.5,
+            succeeded: 2,
+            failed: 0,
+            cancelled: 0,
+            timed_out: 0,
+            mean_wait_s: 3.0,
+            energy_kwh: 0.25,
+            cpu_hours,
+            mem_gib_hours,
+        };
+        let report = gpusched_wire::UsageReport {
+            by: "user".into(),
+            since_ms: None,
+            until_ms: 86_400_000,
+            rows: vec![row("alice", 1.034, 6.2), row("bob", 0.0, 0.0)],
+        };
+        let text = render(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "Usage by user from the start to 1970-01-02 00:00:00 UTC"
+        );
+        let words = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
+        assert_eq!(
+            words(1)[..5],
+            ["USER", "GPU-HOURS", "CPU-HOURS", "MEM", "GIB-H"]
+        );
+        assert_eq!(words(2)[..5], ["alice", "1.50", "1.03", "6.20", "0.250"]);
+        assert_eq!(words(3)[..5], ["bob", "1.50", "-", "-", "0.250"]);
+    }
 
     #[test]
     fn since_takes_dates_and_ages() {

@@ -79,7 +79,7 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
         events: vec![],
     };
     ask(&tx, |r| {
-        Cmd::Register(reg, gpusched_wire::agent::AGENT_PROTOCOL, r)
+        Cmd::Register(Box::new(reg), gpusched_wire::agent::AGENT_PROTOCOL, r)
     })
     .await
     .unwrap();

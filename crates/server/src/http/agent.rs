@@ -70,7 +70,10 @@ pub async fn register(
     if reg.advertise_addr.is_none() {
         reg.advertise_addr = peer.map(|Extension(ConnectInfo(TcpPeer(a)))| a.ip().to_string());
     }
-    Ok(Json(app.ask(|r| Cmd::Register(reg, protocol, r)).await?))
+    Ok(Json(
+        app.ask(|r| Cmd::Register(Box::new(reg), protocol, r))
+            .await?,
+    ))
 }
 
 /// Long-poll for the node's desired state; also the node's heartbeat.

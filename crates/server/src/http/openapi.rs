@@ -340,6 +340,28 @@ mod tests {
             (&limit["schema"]["minimum"], &limit["schema"]["maximum"]),
             (&1.into(), &100_000.into())
         );
+        // Containment (issue 32): what an attempt used, on the job and in the agent's
+        // end report; what a node enforces, on the node and in the agent's registration.
+        assert!(
+            s["Usage"]["properties"]["cpu_ms"].is_object(),
+            "{}",
+            s["Usage"]
+        );
+        assert!(s["Containment"]["properties"]["enforced"].is_object());
+        assert!(s["CgroupMode"].is_object());
+        for (schema, field, refers) in [
+            ("JobView", "usage", "Usage"),
+            ("NodeView", "containment", "Containment"),
+            ("Register", "containment", "Containment"),
+        ] {
+            let text = s[schema]["properties"][field].to_string();
+            assert!(
+                text.contains(&format!("#/components/schemas/{refers}")),
+                "{schema}.{field}: {text}"
+            );
+        }
+        let job = &s["JobView"]["properties"];
+        assert!(job["image"].is_object() && job["pids_max"].is_object());
         // A GPU as `nodes` shows it carries its holders, which the schema allows.
         let gpu = &s["GpuView"];
         assert!(gpu["properties"]["job"].is_object() && gpu["properties"]["slices"].is_object());

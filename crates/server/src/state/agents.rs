@@ -87,6 +87,9 @@ impl State {
         // Protocol 3 starts queued attempts itself (`follow.rs`); an older agent would
         // leave them waiting.
         entry.follows = protocol >= 3;
+        // Protocol 4 takes a launch's limits and image (`launch`); an older agent
+        // enforces nothing and would refuse the fields.
+        entry.limits = protocol >= 4;
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -193,26 +196,31 @@ impl State {
             } else {
                 let rank = part.map_or(0, |p| p.rank);
                 let gpus = part.map_or_else(|| v.gpu_indices.clone(), |p| p.gpu_indices.clone());
-                desired.run.push(self.launch(job, gpus, rank));
+                desired.run.push(self.launch(job, gpus, rank, &q.node));
             }
             // Whatever becomes of it, the jobs queued behind it are wanted here too (the
             // agent starts them only if it ends by itself or is cancelled).
             desired
                 .queued
-                .extend(self.queued_behind(id, &v.gpu_indices));
+                .extend(self.queued_behind(id, &v.gpu_indices, &q.node));
         }
         Ok(PollResult::Ready(desired))
     }
 
-    /// What the agent needs to start `job`'s part of `rank` on `gpus` (a follower: on
-    /// the GPUs of the job it follows, as a job of one node).
+    /// What the agent of `node` needs to start `job`'s part of `rank` on `gpus` (a
+    /// follower: on the GPUs of the job it follows, as a job of one node). Limits and an
+    /// image go only to agents of protocol 4: an older agent enforced nothing (its
+    /// `--cpus` and `--mem` were accounting only) and refuses fields it does not know;
+    /// placement never sends an image job to a node without an image runtime.
     pub(super) fn launch(
         &self,
         job: &gpusched_store::JobRecord,
         gpus: Vec<u32>,
         rank: u32,
+        node: &str,
     ) -> Launch {
         let v = &job.view;
+        let limits = self.nodes.get(node).is_some_and(|n| n.limits);
         let dist = if v.parts.is_empty() {
             gang::one_node_dist(v, gpus.len() as u32)
         } else {
@@ -232,10 +240,10 @@ impl State {
             slice: v.slice_at.as_deref().cloned(),
             resources: v.resources.clone(),
             dist: Some(dist),
-            cpu_milli: v.cpu_milli,
-            mem_mib: v.mem_mib,
-            pids_max: None,
-            image: None,
+            cpu_milli: if limits { v.cpu_milli } else { 0 },
+            mem_mib: if limits { v.mem_mib } else { 0 },
+            pids_max: v.pids_max.filter(|_| limits),
+            image: v.image.clone().filter(|_| limits),
         }
     }
 
@@ -342,10 +350,23 @@ impl State {
                         );
                     }
                 }
-                RunEventKind::Ended { outcome, .. } => {
+                RunEventKind::Ended { outcome, usage } => {
+                    if let Some(u) = usage {
+                        self.add_usage(e.job, u);
+                    }
                     self.part_ended(e.job, node, outcome, e.at_ms)
                 }
             }
+        }
+    }
+
+    /// What one part of job `id`'s current attempt used, added to the attempt's (before
+    /// the part's end is applied, so the end's event can say it).
+    fn add_usage(&mut self, id: u64, part: &gpusched_wire::contain::Usage) {
+        let v = &mut self.jobs.get_mut(&id).expect("caller checked").view;
+        match v.usage.as_deref_mut() {
+            Some(sum) => sum.add_part(part),
+            None => v.usage = Some(Box::new(part.clone())),
         }
     }
 

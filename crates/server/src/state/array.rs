@@ -425,6 +425,7 @@ pub(super) fn task_record(array: &JobRecord, id: u64, index: u32) -> JobRecord {
     view.env_keys = env.keys().cloned().collect();
     view.est_start_ms = None;
     view.energy_j = None;
+    view.usage = None;
     JobRecord {
         view,
         env,

@@ -151,7 +151,7 @@ impl State {
 
     /// The launches queued behind job `head` (running on `node` on `gpus`), first to
     /// start first, each after the one before it.
-    pub(super) fn queued_behind(&self, head: u64, gpus: &[u32]) -> Vec<QueuedLaunch> {
+    pub(super) fn queued_behind(&self, head: u64, gpus: &[u32], node: &str) -> Vec<QueuedLaunch> {
         let chain = self.queue.followers_of(head);
         let Some(h) = self.jobs.get(&head) else {
             return Vec::new();
@@ -165,7 +165,7 @@ impl State {
             let Some(job) = self.jobs.get(&id) else {
                 break;
             };
-            let launch = self.launch(job, gpus.to_vec(), 0);
+            let launch = self.launch(job, gpus.to_vec(), 0, node);
             let next = launch.attempt_ref();
             out.push(QueuedLaunch { after, launch });
             after = next;

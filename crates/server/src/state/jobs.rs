@@ -829,6 +829,12 @@ impl State {
                 telemetry: n.telemetry.clone(),
                 last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
                 agent_version: n.record.register.agent_version.clone(),
+                containment: Some(n.record.register.containment.clone().unwrap_or_else(|| {
+                    gpusched_wire::contain::Containment::accounting_only(
+                        "its agent is older than agent protocol 4 and enforces nothing; \
+                         upgrade it to contain jobs",
+                    )
+                })),
             })
             .collect();
         NodeList { nodes }

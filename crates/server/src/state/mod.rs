@@ -112,6 +112,10 @@ pub struct NodeEntry {
     /// Its agent starts queued attempts itself (protocol 3, `follow.rs`); known from its
     /// registration in this server's life.
     pub follows: bool,
+    /// Its agent takes a launch's limits and image (protocol 4, `agents.rs` `launch`);
+    /// known from its registration in this server's life. What it enforces with them is
+    /// its registration's `containment`, kept in the node's row.
+    pub limits: bool,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -678,11 +682,12 @@ impl State {
         self.learn_from_end(id, state, at_ms);
         self.policy_preempted.remove(&id);
         let left = self.unqueue(id);
+        let used = self.jobs.get(&id).map(|j| used_text(&j.view, at_ms));
         self.note_at(
             id,
             JobEventKind::Ended,
             at_ms,
-            format!("{}: {reason}", state.name()),
+            format!("{}: {reason}{}", state.name(), used.unwrap_or_default()),
         );
         if let Some(job) = self.jobs.get_mut(&id) {
             job.view.reason = reason;
@@ -747,8 +752,14 @@ impl State {
         if !self.set_state(id, &[via, CoreState::Pending]) {
             return None;
         }
-        // Before the run's nodes are forgotten: the event names them.
-        self.note(id, JobEventKind::Requeued, reason.clone());
+        // Before the run's nodes are forgotten: the event names them (and what the run
+        // used, which the next attempt starts over from).
+        let used = self
+            .jobs
+            .get(&id)
+            .map(|j| used_text(&j.view, now))
+            .unwrap_or_default();
+        self.note(id, JobEventKind::Requeued, format!("{reason}{used}"));
         self.release(id);
         let back = self.queue.requeue(id, now as f64 / 1000.0);
         self.send_back(&back, id);
@@ -764,6 +775,7 @@ impl State {
         v.gpu_indices.clear();
         v.slice_at = None;
         v.start_ms = None;
+        v.usage = None;
         v.parts.clear();
         v.master_port = None;
         if v.split {
@@ -848,6 +860,20 @@ impl State {
     }
 }
 
+/// What the attempt of `v` that ends at `end_ms` used, as its timeline says it after
+/// how it ended (`; used CPU 1h02m (0.9 cores avg), peak memory ...`); empty where its
+/// agents measured nothing.
+fn used_text(v: &gpusched_wire::JobView, end_ms: u64) -> String {
+    let Some(u) = v.usage.as_deref() else {
+        return String::new();
+    };
+    let ran = v.start_ms.map(|s| end_ms.saturating_sub(s));
+    format!(
+        "; used {}",
+        gpusched_wire::contain::usage_text(u, ran, v.mem_mib, v.parts.len().max(1) as u32)
+    )
+}
+
 impl NodeEntry {
     fn new(record: NodeRecord, now: Instant) -> Self {
         NodeEntry {
@@ -860,6 +886,7 @@ impl NodeEntry {
             telemetry: None,
             ecc_base: None,
             follows: false,
+            limits: false,
         }
     }
 }

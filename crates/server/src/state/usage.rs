@@ -1,4 +1,4 @@
-//! GPU-hours and energy per user or queue over a window: the live jobs (and those that
+//! GPU-hours, CPU-hours, memory GiB-hours and energy per user or queue over a window: the live jobs (and those that
 //! ended this round) from memory, the jobs that ended before from the store's aggregate
 //! (`gpusched_store::UsageSum`, asked for with `usage_ask`), or over all time from the
 //! sums kept per (user, queue) as jobs leave memory (`ended.rs`).
@@ -87,6 +87,10 @@ impl State {
             row.gpu_hours += sum.gpu_hours;
             // Energy is kept per job, not per moment: a job in the window counts whole.
             row.energy_kwh += sum.energy_j as f64 / 3_600_000.0;
+            // So is CPU time (measured once, as the attempt ended); memory is held over
+            // time, counted in the window as GPUs are.
+            row.cpu_hours += sum.cpu_ms as f64 / 3_600_000.0;
+            row.mem_gib_hours += sum.mem_gib_hours;
             row.succeeded += sum.succeeded;
             row.failed += sum.failed;
             row.cancelled += sum.cancelled;
@@ -133,6 +137,8 @@ impl State {
             to.timed_out += sum.timed_out;
             to.wait_s += sum.wait_s;
             to.energy_j += sum.energy_j;
+            to.cpu_ms += sum.cpu_ms;
+            to.mem_gib_hours += sum.mem_gib_hours;
         }
         out.into_values().collect()
     }
@@ -160,12 +166,18 @@ pub(super) fn add_ended(
 }
 
 /// Counts job `v` (started) into `s`, charged for `ran_ms` of the window: a slice as its
-/// share of the GPU (a MIG instance: its compute slices), its energy whole.
+/// share of the GPU (a MIG instance: its compute slices), its energy and CPU time whole,
+/// its peak memory on each of its nodes for `ran_ms` (as the store's `usage_sql`).
 fn add_job(s: &mut UsageSum, v: &gpusched_wire::JobView, ran_ms: u64) {
     s.jobs += 1;
     s.gpu_hours += super::held_milli(v) as f64 / 1000.0 * ran_ms as f64 / 3_600_000.0;
     s.wait_s += v.start_ms.unwrap_or(0).saturating_sub(v.submit_ms) as f64 / 1000.0;
     s.energy_j += v.energy_j.unwrap_or(0);
+    if let Some(u) = v.usage.as_deref() {
+        s.cpu_ms += u.cpu_ms;
+        let gib = u.mem_peak_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64;
+        s.mem_gib_hours += gib * f64::from(v.nodes.max(1)) * ran_ms as f64 / 3_600_000.0;
+    }
     match v.state {
         JobState::Succeeded => s.succeeded += 1,
         JobState::Failed => s.failed += 1,
@@ -188,6 +200,8 @@ fn empty(key: String) -> (UsageRow, f64, u64) {
             timed_out: 0,
             mean_wait_s: 0.0,
             energy_kwh: 0.0,
+            cpu_hours: 0.0,
+            mem_gib_hours: 0.0,
         },
         0.0,
         0,

@@ -62,6 +62,10 @@ pub struct UsageSum {
     /// Seconds from submission to start, summed over `jobs` (all of them started).
     pub wait_s: f64,
     pub energy_j: u64,
+    /// CPU milliseconds measured (schema 11), each job's whole.
+    pub cpu_ms: u64,
+    /// Peak memory (GiB) x nodes x hours run in the window.
+    pub mem_gib_hours: f64,
 }
 
 fn select(filter: &str) -> String {
@@ -250,7 +254,10 @@ fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
             SUM(state = 'succeeded') AS ok, SUM(state = 'failed') AS failed,
             SUM(state = 'cancelled') AS cancelled, SUM(state = 'timed_out') AS timed_out,
             SUM(MAX(start_ms - submit_ms, 0) / 1000.0) AS wait_s,
-            SUM(COALESCE(energy_j, 0)) AS energy_j
+            SUM(COALESCE(energy_j, 0)) AS energy_j,
+            SUM(COALESCE(used_cpu_ms, 0)) AS cpu_ms,
+            SUM(COALESCE(used_mem_peak_bytes, 0) / 1073741824.0 * MAX(nodes, 1)
+                * MAX(end_ms - MAX(start_ms, $1), 0) / 3600000.0) AS mem_gib_hours
          FROM jobs
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {group} ORDER BY {group}"
@@ -264,7 +271,10 @@ fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
             COUNT(*) FILTER (WHERE state = 'cancelled') AS cancelled,
             COUNT(*) FILTER (WHERE state = 'timed_out') AS timed_out,
             SUM(GREATEST(start_ms - submit_ms, 0) / 1000.0::float8) AS wait_s,
-            CAST(SUM(COALESCE(energy_j, 0)) AS BIGINT) AS energy_j
+            CAST(SUM(COALESCE(energy_j, 0)) AS BIGINT) AS energy_j,
+            CAST(SUM(COALESCE(used_cpu_ms, 0)) AS BIGINT) AS cpu_ms,
+            SUM(COALESCE(used_mem_peak_bytes, 0) / 1073741824.0::float8 * GREATEST(nodes, 1)
+                * GREATEST(end_ms - GREATEST(start_ms, $1), 0) / 3600000.0::float8) AS mem_gib_hours
          FROM jobs
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {group} ORDER BY {group}"
@@ -287,6 +297,8 @@ fn usage_sum(r: &sqlx::any::AnyRow) -> Result<UsageSum, sqlx::Error> {
         timed_out: n("timed_out")?,
         wait_s: r.try_get::<Option<f64>, _>("wait_s")?.unwrap_or(0.0),
         energy_j: n("energy_j")?,
+        cpu_ms: n("cpu_ms")?,
+        mem_gib_hours: r.try_get::<Option<f64>, _>("mem_gib_hours")?.unwrap_or(0.0),
     })
 }
 
@@ -463,6 +475,9 @@ mod tests {
             let mut slice = job(7, "bob", JobState::Succeeded, "n1", (0, 3_600_000));
             slice.view.gpus = 0;
             slice.view.slice_at = crate::stored_job::tests::full_record().view.slice_at;
+            // Its agent measured nothing: it adds no CPU and no memory (not zeros read
+            // as a measure).
+            slice.view.usage = None;
             jobs.push(slice);
             let mut s = store_with(db, &jobs).await;
             let rows = s.ended_usage(0, false, None).await.unwrap();
@@ -477,8 +492,16 @@ mod tests {
             );
             assert!((ann.wait_s - 3.0).abs() < 1e-9);
             assert_eq!(ann.energy_j, 3 * 3_600);
+            // Each job's CPU whole; its 3 GiB peak on each of its 2 nodes over the hours
+            // it ran (2 GPUs each, so 3 times its GPU-hours).
+            assert_eq!(ann.cpu_ms, 3 * 3_723_000);
+            let want = 3.0 * ann.gpu_hours;
+            assert!((ann.mem_gib_hours - want).abs() < 1e-9, "{}", ann.mem_gib_hours);
             let bob = &rows[1];
             assert_eq!((bob.key.as_str(), bob.jobs, bob.failed), ("bob", 2, 1));
+            assert_eq!(bob.cpu_ms, 3_723_000);
+            let want = 3.0 * 2.0 * 10_000.0 / 3_600_000.0;
+            assert!((bob.mem_gib_hours - want).abs() < 1e-9, "{}", bob.mem_gib_hours);
             let want = 2.0 * 10_000.0 / 3_600_000.0 + 0.428;
             assert!((bob.gpu_hours - want).abs() < 1e-9, "{}", bob.gpu_hours);
             // From 1 h on: job 1 ended at 1 h 0 min 10 s, job 4 ran 1 h 0 min 50 s after it.

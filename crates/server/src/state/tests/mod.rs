@@ -11,6 +11,7 @@
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
 
 mod arrays;
+mod contain;
 mod deps;
 mod ended;
 mod energy;
@@ -147,6 +148,26 @@ pub(super) enum Step {
     Counts(u64),
     /// One task of an array as `GET /api/jobs/{id}/tasks/{index}` shows it.
     Task(u64, u32),
+    /// An agent of protocol 4 whose node contains jobs (cgroup v1, every controller)
+    /// registers a node.
+    ContainedNode(&'static str, u32),
+    /// An agent of protocol 3 (accounting only: no limits, no images) registers a node.
+    Protocol3Node(&'static str, u32),
+    /// What the node enforces, as `nodes` shows it.
+    Enforces(&'static str),
+    /// The job's image and process cap (`image=REF pids=N`), set on its view as a
+    /// submission with them would.
+    Contain(u64, &'static str),
+    /// The node reports that the job's current attempt exited with this code, having
+    /// used `cpu=MS peak=MIB cpu_psi=MS mem_psi=MS` (each optional but cpu).
+    Used(&'static str, u64, i32, &'static str),
+    /// The node reports that the kernel killed the job's current attempt for passing its
+    /// memory limit: peak and limit in MiB (having used 9 s of CPU).
+    OutOfMemory(&'static str, u64, u64, u64),
+    /// What the job's attempt used, as its view says (`show`'s `used` line).
+    UsedBy(u64),
+    /// `usage --by user` as root sees it: each user's CPU-hours and memory GiB-hours.
+    UsageUsed,
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -257,6 +278,8 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "name" => j.name = Some(v.to_string()),
             "for" => j.user = Some(v.to_string()),
             "batch" => copies = v.parse().unwrap(),
+            "cpus" => j.cpus = Some(v.parse().unwrap()),
+            "mem" => j.mem_mib = Some(v.parse().unwrap()),
             "nodes" => j.nodes = Some(v.parse().unwrap()),
             "gpn" => j.gpus_per_node = Some(v.parse().unwrap()),
             "split" => j.split = v == "1",
@@ -359,7 +382,35 @@ fn launch_line(l: &gpusched_wire::Launch) -> String {
     if let Some(k) = d.tasks_per_node {
         write!(s, " tasks {k}").unwrap();
     }
+    if l.cpu_milli > 0 || l.mem_mib > 0 || l.pids_max.is_some() || l.image.is_some() {
+        write!(
+            s,
+            " limits cpu {} mem {} pids {} image {}",
+            l.cpu_milli,
+            l.mem_mib,
+            l.pids_max.map_or("-".into(), |p| p.to_string()),
+            l.image.as_deref().unwrap_or("-")
+        )
+        .unwrap();
+    }
     s
+}
+
+/// `cpu=MS peak=MIB cpu_psi=MS mem_psi=MS`, what a part used.
+fn usage_of(spec: &str) -> gpusched_wire::contain::Usage {
+    let mut u = gpusched_wire::contain::Usage::default();
+    for kv in spec.split_whitespace() {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        let n: u64 = v.parse().unwrap();
+        match k {
+            "cpu" => u.cpu_ms = n,
+            "peak" => u.mem_peak_bytes = Some(n << 20),
+            "cpu_psi" => u.cpu_pressure_ms = Some(n),
+            "mem_psi" => u.mem_pressure_ms = Some(n),
+            _ => panic!("unknown usage key {k}"),
+        }
+    }
+    u
 }
 
 /// A job as a transcript line: state, where, attempt, the stored reason.
@@ -516,6 +567,17 @@ impl Harness {
     }
 
     fn register_as(&mut self, name: &str, gpus: u32, running: &[u64], protocol: u32) -> String {
+        self.register_with(name, gpus, running, protocol, None)
+    }
+
+    fn register_with(
+        &mut self,
+        name: &str,
+        gpus: u32,
+        running: &[u64],
+        protocol: u32,
+        containment: Option<gpusched_wire::contain::Containment>,
+    ) -> String {
         let running = running
             .iter()
             .map(|&job| AttemptRef {
@@ -523,10 +585,11 @@ impl Harness {
                 attempt: self.current_attempt(job),
             })
             .collect();
-        match self
-            .st
-            .register_as(node_register(name, gpus, running), protocol)
-        {
+        let reg = Register {
+            containment,
+            ..node_register(name, gpus, running)
+        };
+        match self.st.register_as(reg, protocol) {
             Ok(r) => {
                 self.instance.insert(name.to_string(), r.instance);
                 "ok".into()
@@ -1138,6 +1201,110 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("task {id}.{index}: {r}"));
+            }
+            Step::ContainedNode(name, gpus) => {
+                let c = gpusched_wire::contain::Containment {
+                    cgroup: gpusched_wire::contain::CgroupMode::V1,
+                    enforced: ["memory", "cpu", "cpuset", "pids", "devices", "kill"]
+                        .map(String::from)
+                        .into(),
+                    notes: Vec::new(),
+                    image_runtime: Some("podman 4.3.1".into()),
+                };
+                let protocol = gpusched_wire::agent::AGENT_PROTOCOL;
+                let r = self.register_with(name, gpus, &[], protocol, Some(c));
+                self.line(format!(
+                    "node {name} ({gpus} GPUs, contained) registers: {r}"
+                ));
+            }
+            Step::Protocol3Node(name, gpus) => {
+                let r = self.register_as(name, gpus, &[], 3);
+                self.line(format!(
+                    "node {name} ({gpus} GPUs, agent protocol 3) registers: {r}"
+                ));
+            }
+            Step::Enforces(name) => {
+                let nodes = self.st.node_list(&who("alice")).nodes;
+                let c = nodes
+                    .iter()
+                    .find(|n| n.name == name)
+                    .and_then(|n| n.containment.clone())
+                    .expect("every node says what it enforces");
+                self.line(format!(
+                    "{name} enforces {} [{}] images {}; notes: {}",
+                    c.cgroup.as_str(),
+                    c.enforced.join(" "),
+                    c.image_runtime.as_deref().unwrap_or("-"),
+                    list(c.notes)
+                ));
+            }
+            Step::Contain(id, spec) => {
+                let v = &mut self.st.jobs.get_mut(&id).expect("a live job").view;
+                for kv in spec.split_whitespace() {
+                    match kv.split_once('=').expect("key=value") {
+                        ("image", i) => v.image = Some(i.to_string()),
+                        ("pids", n) => v.pids_max = Some(n.parse().unwrap()),
+                        (k, _) => panic!("unknown containment key {k}"),
+                    }
+                }
+                self.line(format!("to run job {id} contained: {spec}"));
+            }
+            Step::Used(node, job, code, spec) => {
+                let event = RunEventKind::Ended {
+                    outcome: Outcome::Exited { code },
+                    usage: (!spec.is_empty()).then(|| usage_of(spec)),
+                };
+                let r = self.report(node, job, event);
+                self.line(format!(
+                    "{node} reports {job} exited {code} using {spec}: {r}"
+                ));
+            }
+            Step::OutOfMemory(node, job, peak, limit) => {
+                let event = RunEventKind::Ended {
+                    outcome: Outcome::OutOfMemory {
+                        peak_bytes: peak << 20,
+                        limit_bytes: limit << 20,
+                    },
+                    usage: Some(gpusched_wire::contain::Usage {
+                        cpu_ms: 9_000,
+                        mem_peak_bytes: Some(peak << 20),
+                        ..Default::default()
+                    }),
+                };
+                let r = self.report(node, job, event);
+                self.line(format!("{node} reports {job} out of memory: {r}"));
+            }
+            Step::UsedBy(id) => {
+                let line = match self.job(id).map(|j| &j.view) {
+                    None => "no such job".to_string(),
+                    Some(v) => match v.usage.as_deref() {
+                        None => "nothing measured".to_string(),
+                        Some(u) => {
+                            let ran = v.start_ms.zip(v.end_ms).map(|(s, e)| e - s);
+                            let parts = v.parts.len().max(1) as u32;
+                            gpusched_wire::contain::usage_text(u, ran, v.mem_mib, parts)
+                        }
+                    },
+                };
+                self.line(format!("used by job {id}: {line}"));
+            }
+            Step::UsageUsed => {
+                let q = gpusched_wire::UsageQuery::default();
+                let ended = self.store.jobs.values().filter(|j| {
+                    j.view.state.is_terminal() && !self.st.jobs.contains_key(&j.view.id)
+                });
+                let stored = crate::state::usage::ended_sums(ended, 0, false);
+                let rows = self.st.usage(&q, &who("root"), stored).unwrap().rows;
+                let rows: Vec<String> = rows
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} {:.6} CPU-h {:.6} GiB-h",
+                            r.key, r.cpu_hours, r.mem_gib_hours
+                        )
+                    })
+                    .collect();
+                self.line(format!("usage: {}", rows.join(", ")));
             }
             Step::Restart => {
                 let s = &self.store;
