@@ -17,7 +17,7 @@ use gpusched_wire::{
 pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
     let r = &record.register;
     let at = topology.get(&r.node).unwrap_or(&r.location);
-    LiveNode {
+    let mut node = LiveNode {
         name: r.node.clone(),
         model: r.gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
         cpus: r.cpus,
@@ -44,7 +44,14 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
         unreachable: None,
         // What its agent can do is known from its registration (`NodeEntry::follows`).
         follows: false,
-    }
+    };
+    // An agent of an older protocol says nothing of images, and runs none.
+    node.set_runs_images(
+        r.containment
+            .as_ref()
+            .is_some_and(|c| c.image_runtime.is_some()),
+    );
+    node
 }
 
 /// Node name → where the server's topology file puts it.
@@ -90,7 +97,7 @@ fn gpu(g: &GpuInfo, health: Option<&GpuHealth>) -> LiveGpu {
 
 /// A job as the core's live cluster needs it.
 pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
-    LiveJob {
+    let mut job = LiveJob {
         id: v.id,
         user: v.user.clone(),
         queue,
@@ -105,7 +112,9 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         slice: v.slice.as_deref().map(ask),
         gang: gang(v),
         group: None,
-    }
+    };
+    job.set_in_image(v.image.is_some());
+    job
 }
 
 /// A job's gang shape: `split` lets the scheduler choose the nodes (even after a run

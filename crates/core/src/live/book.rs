@@ -70,6 +70,8 @@ pub struct NodeSlices {
     pub out: BTreeSet<u32>,
     /// The node is drained: nothing new is placed here, not even a GPU-less job.
     pub drained: bool,
+    /// Its agent runs jobs in container images.
+    pub images: bool,
 }
 
 impl NodeSlices {
@@ -114,6 +116,7 @@ impl NodeSlices {
                 .map(|g| g.index)
                 .collect(),
             drained: node.closed(),
+            images: node.runs_images(),
         }
     }
 

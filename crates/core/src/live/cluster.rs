@@ -62,6 +62,24 @@ pub struct LiveJob {
     pub group: Option<super::group::JobGroup>,
 }
 
+impl LiveJob {
+    /// Marks the job as one that runs in a container image (`submit --image`): it goes
+    /// only to nodes whose agent runs images ([`super::node::IMAGE_RUNTIME`]).
+    pub fn set_in_image(&mut self, yes: bool) {
+        if yes {
+            self.resources
+                .insert(super::node::IMAGE_RUNTIME.to_string(), 1);
+        } else {
+            self.resources.remove(super::node::IMAGE_RUNTIME);
+        }
+    }
+
+    /// Whether it runs in a container image.
+    pub fn in_image(&self) -> bool {
+        self.resources.contains_key(super::node::IMAGE_RUNTIME)
+    }
+}
+
 /// Where a job starts: every node it uses, with the GPU indices (or the slice) there.
 /// A gang's parts are in rank order (part 0 is the master); other jobs have one part.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -304,6 +322,7 @@ impl LiveCluster {
                 estimate: v.walltime,
                 model: v.model.clone(),
                 ask: ask.clone(),
+                image: v.in_image(),
                 at: None,
             };
             let at = self.slice_jobs.partition_point(|j| j.id < v.id);

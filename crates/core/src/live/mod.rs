@@ -50,3 +50,5 @@ pub use slice::{MigAt, SliceAsk, SliceAt};
 
 #[cfg(test)]
 mod gang_tests;
+#[cfg(test)]
+mod image_tests;

@@ -92,7 +92,33 @@ pub struct MigInstance {
     pub uuid: Option<String>,
 }
 
+/// The node resource that stands for a container runtime: a node whose agent runs
+/// `--image` jobs offers it (as many as could ever run), a job in an image asks one, so
+/// every placement (whole GPUs, gangs, followers, GPU-less jobs) and every wait reason
+/// treats "runs images" as it treats any resource the node lacks. Users' resource
+/// names (lowercase letters, digits, `_`) can never be this one.
+pub const IMAGE_RUNTIME: &str = "image runtime";
+
+/// What a node that runs images offers of [`IMAGE_RUNTIME`]: more than ever run at once.
+const IMAGE_SLOTS: u64 = 1 << 40;
+
 impl LiveNode {
+    /// Marks the node as one whose agent runs jobs in container images (its
+    /// registration names a runtime), or not.
+    pub fn set_runs_images(&mut self, yes: bool) {
+        if yes {
+            self.resources
+                .insert(IMAGE_RUNTIME.to_string(), IMAGE_SLOTS);
+        } else {
+            self.resources.remove(IMAGE_RUNTIME);
+        }
+    }
+
+    /// Whether its agent runs jobs in container images.
+    pub fn runs_images(&self) -> bool {
+        self.resources.contains_key(IMAGE_RUNTIME)
+    }
+
     /// Nothing new is placed here: an operator drained it or its agent is unreachable.
     pub fn closed(&self) -> bool {
         self.drained.is_some() || self.unreachable.is_some()

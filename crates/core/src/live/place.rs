@@ -22,6 +22,8 @@ pub struct SliceJob {
     pub estimate: Option<f64>,
     pub model: Option<String>,
     pub ask: SliceAsk,
+    /// It runs in a container image: only on nodes that run images.
+    pub image: bool,
     /// The node and slice while it runs.
     pub at: Option<(String, SliceAt)>,
 }
@@ -34,7 +36,9 @@ pub fn place(
     strategy: ShareStrategy,
 ) -> Option<(usize, SliceAt)> {
     let model = job.model.as_deref();
-    let fits_model = |n: &NodeSlices| crate::resources::model_matches(&n.model, model);
+    let fits_model = |n: &NodeSlices| {
+        crate::resources::model_matches(&n.model, model) && (n.images || !job.image)
+    };
     match &job.ask {
         SliceAsk::Mig { profile } => {
             let mut best: Option<(u32, usize, u32, MigOption)> = None;
@@ -93,11 +97,13 @@ pub fn place(
                         .gpus
                         .iter()
                         .map(|g| {
-                            // An MPS GPU holding another user's shares is full to this job.
+                            // An MPS GPU holding another user's shares is full to this job,
+                            // as is every GPU of a node that runs no images to an image job.
                             let other_user = n.mps && !g.same_user(&job.user);
                             let (free, free_mem) = if g.mig.is_some()
                                 || n.whole.contains_key(&g.index)
                                 || other_user
+                                || (job.image && !n.images)
                             {
                                 (0, 0)
                             } else {

@@ -33,6 +33,8 @@ pub enum WaitReason {
     QueueAtCap { held: u32, max: u32 },
     /// Its user's jobs in its queue hold `held` of `max_gpus_per_user`.
     UserAtCap { held: u64, cap: u32 },
+    /// It runs in a container image and no node's agent runs images.
+    NoImageRuntime,
     /// No online node has enough GPUs (of its model) at all.
     NoNodeCanHold { gpus: u32, model: Option<String> },
     /// Nodes that could hold it exist, but every one is out of service now: drained,
@@ -151,6 +153,10 @@ impl LiveCluster {
             return WaitReason::Reclaimed {
                 node: node.to_string(),
             };
+        }
+        // Rare (image jobs only), so every node is looked at.
+        if job.in_image() && !self.nodes.iter().any(LiveNode::runs_images) {
+            return WaitReason::NoImageRuntime;
         }
         let queue = job.queue;
         let held_milli = ctx.queue_milli.get(&queue).copied().unwrap_or(0);

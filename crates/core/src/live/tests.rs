@@ -80,6 +80,7 @@ fn slice_job(id: u64, ask: SliceAsk) -> SliceJob {
         estimate: None,
         model: None,
         ask,
+        image: false,
         at: None,
     }
 }

@@ -44,6 +44,7 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::LargerThanQueue { max, gpus } => larger_than_queue(&v.queue, *max, *gpus),
         WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
         WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
+        WaitReason::NoImageRuntime => no_image_runtime(v.image.as_deref().unwrap_or("")),
         WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
         WaitReason::OutOfService { nodes } => out_of_service(nodes),
         WaitReason::NoNodeHasRoom => no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources),
@@ -146,6 +147,14 @@ pub fn larger_than_queue(queue: &str, max: u32, gpus: u32) -> String {
 }
 
 /// No online node has enough GPUs (of the model) at all.
+/// The job runs in a container image and no node's agent runs images.
+pub fn no_image_runtime(image: &str) -> String {
+    format!(
+        "no node runs container images (this job's is {image}): start agents with podman, \
+         apptainer or docker installed (--image-runtime, docs/containers.md)"
+    )
+}
+
 pub fn no_node_can_hold(gpus: u32, model: Option<&str>) -> String {
     format!(
         "no online node can hold {}{}; waiting for such a node to come back",
