@@ -360,7 +360,6 @@ impl Launcher {
                 runtime: self.images.as_deref(),
                 checkpoint_dir: &ckpt,
                 rank: proc.rank,
-                cgroup_parent: None,
             };
             match command::build(launch, &setup, gpus, run_as.as_ref(), &image) {
                 Ok(mut cmd) => {

@@ -58,10 +58,6 @@ pub struct RuntimeArgs<'a> {
     /// Images may be pulled at run time (`--image-pull missing`), else only images
     /// already on the node run.
     pub pull: bool,
-    /// The job's cgroup (relative to the hierarchy's root) for podman's
-    /// `--cgroup-parent`: the container's cgroup is made inside it, so the job's limits
-    /// and its kill cover the container.
-    pub cgroup_parent: Option<&'a str>,
 }
 
 /// The arguments after the runtime's program.
@@ -76,6 +72,9 @@ fn oci_args(rt: &RuntimeArgs<'_>, run: &ContainerRun<'_>) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |s: &str| a.push(s.into());
     if rt.kind == Kind::Podman {
+        // The cgroup rules below are cgroupfs's, whatever the host's default manager.
+        push("--cgroup-manager");
+        push("cgroupfs");
         if let Some(oci) = rt.oci_runtime {
             push("--runtime");
             push(oci);
@@ -106,9 +105,14 @@ fn oci_args(rt: &RuntimeArgs<'_>, run: &ContainerRun<'_>) -> Vec<OsString> {
         push("--ulimit");
         push(u);
     }
-    if let Some(parent) = rt.cgroup_parent {
+    if rt.kind == Kind::Podman {
+        // Contained in the job's cgroup, which the runtime is started in: conmon stays
+        // there, and the container's cgroup is made inside it (a relative parent is
+        // the starting process's own cgroup, in every hierarchy), so the job's limits,
+        // accounting and kill cover the container.
+        push("--cgroups=no-conmon");
         push("--cgroup-parent");
-        push(parent);
+        push(".");
     }
     if let Some((uid, gid, groups)) = &run.user {
         push("--user");
@@ -230,15 +234,15 @@ mod tests {
             ulimits: &ulimits,
             mounts: &mounts,
             pull: false,
-            cgroup_parent: Some("/gpusched/7.1"),
         };
         let cmd = ["python3".to_string(), "train.py".into()];
         let got = strs(&args(&rt, &run(&cmd))).join(" ");
         assert_eq!(
             got,
-            "--runtime runc run --rm --init --sig-proxy=true --name gpusched-7-1-0 \
-             --network host --pull never --security-opt no-new-privileges \
-             --log-driver none --ulimit nofile=1024:4096 --cgroup-parent /gpusched/7.1 \
+            "--cgroup-manager cgroupfs --runtime runc run --rm --init --sig-proxy=true \
+             --name gpusched-7-1-0 --network host --pull never \
+             --security-opt no-new-privileges --log-driver none --ulimit nofile=1024:4096 \
+             --cgroups=no-conmon --cgroup-parent . \
              --user 1002:1002 --group-add 27 \
              --volume /home/alice/run:/home/alice/run --workdir /home/alice/run \
              --volume /var/lib/gpusched/jobs/checkpoints/7:/var/lib/gpusched/jobs/checkpoints/7 \
@@ -257,7 +261,6 @@ mod tests {
             ulimits: &[],
             mounts: &[],
             pull: true,
-            cgroup_parent: None,
         };
         let cmd = ["true".to_string()];
         let mut r = run(&cmd);
@@ -278,5 +281,6 @@ mod tests {
         );
         assert!(!got.contains("--user"), "{got}");
         assert!(!got.contains("--log-driver"), "{got}");
+        assert!(!got.contains("--cgroup"), "{got}");
     }
 }

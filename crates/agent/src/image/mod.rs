@@ -339,11 +339,7 @@ impl Runtime {
     }
 
     /// The arguments of the runtime for one container.
-    pub fn args(
-        &self,
-        run: &ContainerRun<'_>,
-        cgroup_parent: Option<&str>,
-    ) -> Vec<std::ffi::OsString> {
+    pub fn args(&self, run: &ContainerRun<'_>) -> Vec<std::ffi::OsString> {
         command::args(
             &command::RuntimeArgs {
                 kind: self.kind,
@@ -351,7 +347,6 @@ impl Runtime {
                 ulimits: &self.ulimits,
                 mounts: &self.opts.mounts,
                 pull: self.opts.pull,
-                cgroup_parent,
             },
             run,
         )

@@ -27,8 +27,6 @@ pub struct ImageSetup<'a> {
     pub checkpoint_dir: &'a Path,
     /// The process's rank, for its container's name.
     pub rank: Option<u32>,
-    /// The job's cgroup, the container's cgroup parent.
-    pub cgroup_parent: Option<&'a str>,
 }
 
 /// Set by the launcher after [`build`]; passed into a container by name.
@@ -171,7 +169,7 @@ fn container(
         gpus: rt.gpu_access(&indices),
     };
     let mut cmd = JobCommand::new(rt.program());
-    cmd.args(rt.args(&run, image.cgroup_parent));
+    cmd.args(rt.args(&run));
     Ok((cmd, as_submitter))
 }
 

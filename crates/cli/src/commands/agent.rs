@@ -382,7 +382,9 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         metrics_listen: args.telemetry.metrics_listen,
         retention: args.retention.policy(),
         contain: args.contain.config(),
-        image: args.image.runtime(&name_for_images)?,
+        image: args
+            .image
+            .runtime(&name_for_images, &args.contain.gpu_device_dir)?,
     })
 }
 

@@ -1,7 +1,7 @@
 //! `gpusched agent`'s flags for jobs in container images (`submit --image`):
 //! docs/containers.md.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use clap::{Args as ClapArgs, ValueEnum};
@@ -37,13 +37,11 @@ pub struct ImageArgs {
     pub image_mount: Vec<Mount>,
     /// Pull an image that is not on the node when its job starts; without it only
     /// images already on the node run, and a missing one fails its job at once.
+    /// Where no CDI spec in /etc/cdi or /var/run/cdi names nvidia.com/gpu, a container
+    /// gets its GPUs' device nodes from --gpu-device-dir (DIR/nvidiaN) and the control
+    /// devices found there.
     #[arg(long)]
     pub image_pull: bool,
-    /// Where GPU N's device node is (DIR/nvidiaN) when no CDI spec in /etc/cdi or
-    /// /var/run/cdi names nvidia.com/gpu: a container gets its GPUs' nodes and the
-    /// control devices found there.
-    #[arg(long, value_name = "DIR", default_value = "/dev")]
-    pub image_gpu_devices: PathBuf,
 }
 
 fn parse_mount(s: &str) -> Result<Mount, String> {
@@ -52,7 +50,12 @@ fn parse_mount(s: &str) -> Result<Mount, String> {
 
 impl ImageArgs {
     /// The runtime to run image jobs with (`None`: none here), found now.
-    pub fn runtime(&self, node: &str) -> anyhow::Result<Option<Arc<Runtime>>> {
+    /// `gpu_device_dir`: where GPU N's device node is (`--gpu-device-dir`).
+    pub fn runtime(
+        &self,
+        node: &str,
+        gpu_device_dir: &Path,
+    ) -> anyhow::Result<Option<Arc<Runtime>>> {
         let choice = match self.image_runtime {
             RuntimeFlag::Auto => Choice::Auto,
             RuntimeFlag::Podman => Choice::Only(Kind::Podman),
@@ -69,7 +72,7 @@ impl ImageArgs {
             allow: self.image_allow.clone(),
             mounts: self.image_mount.clone(),
             pull: self.image_pull,
-            gpu_dev_dir: self.image_gpu_devices.clone(),
+            gpu_dev_dir: gpu_device_dir.to_path_buf(),
         };
         let rt =
             Runtime::detect(&opts, node).map_err(|e| anyhow::anyhow!("--image-runtime: {e}"))?;
