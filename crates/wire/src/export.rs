@@ -52,6 +52,11 @@ pub struct HistoryJob {
     pub end_ms: u64,
     /// Times it was preempted before its last run.
     pub preemptions: u32,
+    /// What its last run used, as its nodes' cgroups measured it (see `JobView::usage`);
+    /// absent where nothing was measured. In `--format jsonl` only: the CSV trace is the
+    /// simulator's format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::contain::Usage>,
 }
 
 /// One page of ended jobs, newest first.

@@ -161,6 +161,7 @@ mod tests {
             start_ms: 1_700_000_010_000,
             end_ms: 1_700_000_070_500,
             preemptions: 0,
+            usage: None,
         }
     }
 

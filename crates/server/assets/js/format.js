@@ -79,3 +79,35 @@ export function ask(j) {
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
+
+/** CPU time as `gpusched show` writes it: `350 ms`, `12.5 s`, `4m05s`, `1h02m`. */
+export function cpuTime(ms) {
+  const s = Math.floor(ms / 1000);
+  if (s === 0) return `${ms} ms`;
+  if (s < 60) return `${(ms / 1000).toFixed(1)} s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+}
+
+/**
+ * What a job's attempt used, as its nodes' cgroups measured it (`show`'s `used` line):
+ * CPU time and cores on average, peak memory of its largest part against its --mem,
+ * stalls where the kernel said. Empty while it runs or where nothing was measured.
+ */
+export function used(j) {
+  const u = j.usage;
+  if (!u) return j.start_ms && j.end_ms ? 'not measured' : '';
+  const parts = [`CPU ${cpuTime(u.cpu_ms)}`];
+  const ran = j.start_ms && j.end_ms ? j.end_ms - j.start_ms : 0;
+  if (ran > 0) parts[0] += ` (${(u.cpu_ms / ran).toFixed(1)} cores avg)`;
+  if (u.mem_peak_bytes !== undefined && u.mem_peak_bytes !== null) {
+    let peak = `peak memory ${mib(Math.round(u.mem_peak_bytes / 1048576))}`;
+    if ((j.parts || []).length > 1) peak += ' (largest part)';
+    if (j.mem_mib) peak += ` of ${mib(j.mem_mib)} asked`;
+    parts.push(peak);
+  }
+  const stalls = [['CPU', u.cpu_pressure_ms], ['memory', u.mem_pressure_ms]]
+    .filter(([, ms]) => ms !== undefined && ms !== null)
+    .map(([what, ms]) => `on ${what} ${cpuTime(ms)}`);
+  return parts.join(', ') + (stalls.length ? `; stalled ${stalls.join(', ')}` : '');
+}

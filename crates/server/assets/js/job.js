@@ -1,4 +1,4 @@
-// One job: its fields, the parts of a gang, its energy, its timeline
+// One job: its fields, the parts of a gang, its energy and what it used, its timeline
 // (GET /api/jobs/{id}/events), and a live tail of its output
 // (GET /api/jobs/{id}/logs: first the last TAIL bytes, then from where they ended; the
 // last TAIL bytes are kept; polling stops once the x-gpusched-job-state header says the
@@ -6,7 +6,7 @@
 
 import { api, ApiError } from './api.js';
 import { badge, fill, h, table } from './dom.js';
-import { ask, clock, dur, joules, milli, mib, TERMINAL, until } from './format.js';
+import { ask, clock, dur, joules, milli, mib, TERMINAL, until, used } from './format.js';
 import { cancelButton } from './queue.js';
 
 const TAIL = 64 * 1024;
@@ -130,6 +130,7 @@ function render(j, els, ctx, refresh) {
     ['command', j.command.length ? h('code', { class: 'cmd' }, j.command.map(quote).join(' '))
       : 'only its owner and admins see it'],
     ['cwd', h('code', {}, j.cwd)],
+    ['image', j.image ? h('code', {}, j.image) : ''],
     ['node', j.node ? `${j.node}${j.gpu_indices.length ? ` · GPU ${j.gpu_indices.join(', ')}` : ''}` : ''],
     ['submitted', clock(j.submit_ms)],
     ['started', j.start_ms ? clock(j.start_ms) : (j.est_start_ms ? `estimated ${until(j.est_start_ms)} (${clock(j.est_start_ms)})` : '')],
@@ -140,6 +141,8 @@ function render(j, els, ctx, refresh) {
     ['attempt', `${j.attempt} (retries allowed ${j.max_retries}${j.preemptions ? `, preempted ${j.preemptions}×` : ''})`],
     ['after', (j.after || []).length ? j.after.map((a) => h('a', { href: `#/job/${a}` }, `job ${a} `)) : ''],
     ['energy', joules(j.energy_j)],
+    // What the attempt used, measured by its nodes' cgroups when it ended (issue 32).
+    ['used', used(j)],
     ['env', (j.env_keys || []).join(', ')],
   ].filter(([, v]) => v !== '' && v !== null && !(Array.isArray(v) && !v.length));
   fill(els.fields, h('dl', { class: 'fields' }, f.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));

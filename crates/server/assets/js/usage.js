@@ -1,4 +1,4 @@
-// Usage: GPU-hours and energy per user and per queue (GET /api/usage), drawn as bar
+// Usage: GPU-hours, CPU-hours, memory GiB-hours and energy per user and per queue (GET /api/usage), drawn as bar
 // charts in inline SVG built here (no chart library).
 
 import { api, enc } from './api.js';
@@ -33,10 +33,14 @@ function section(title, rows, kind) {
     h('div', { class: 'charts' },
       chart(`GPU-hours by ${kind}`, rows, (r) => r.gpu_hours, (v) => `${amount(v)} GPU·h`, `chart-gpu-${kind}`),
       chart(`Energy by ${kind}`, rows, (r) => r.energy_kwh, (v) => `${amount(v)} kWh`, `chart-energy-${kind}`)),
-    table([kind, 'jobs', 'GPU-hours', 'energy (kWh)', 'succeeded', 'failed', 'cancelled', 'timed out', 'mean wait'],
+    table([kind, 'jobs', 'GPU-hours', 'CPU-hours', 'memory GiB-hours', 'energy (kWh)', 'succeeded', 'failed', 'cancelled', 'timed out', 'mean wait'],
       rows.map((r) => h('tr', {},
         h('td', {}, r.key), h('td', { class: 'num' }, String(r.jobs)),
-        h('td', { class: 'num' }, amount(r.gpu_hours)), h('td', { class: 'num' }, amount(r.energy_kwh)),
+        h('td', { class: 'num' }, amount(r.gpu_hours)),
+        // Measured by the nodes' cgroups; nothing measured reads `-`, not 0.
+        h('td', { class: 'num' }, r.cpu_hours ? amount(r.cpu_hours) : '-'),
+        h('td', { class: 'num' }, r.mem_gib_hours ? amount(r.mem_gib_hours) : '-'),
+        h('td', { class: 'num' }, amount(r.energy_kwh)),
         h('td', { class: 'num' }, String(r.succeeded)), h('td', { class: 'num' }, String(r.failed)),
         h('td', { class: 'num' }, String(r.cancelled)), h('td', { class: 'num' }, String(r.timed_out)),
         h('td', { class: 'num' }, dur(r.mean_wait_s))))),

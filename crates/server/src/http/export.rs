@@ -101,12 +101,41 @@ fn row(v: JobView) -> Option<HistoryJob> {
         start_ms,
         end_ms: end_ms.max(start_ms),
         preemptions: v.preemptions,
+        usage: v.usage.map(|u| *u),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The export carries what a run used where it was measured, and nothing (not
+    /// zeros) where it was not.
+    #[test]
+    fn a_row_carries_what_its_last_run_used() {
+        let view = |usage: serde_json::Value| -> JobView {
+            let mut v = serde_json::json!({
+                "id": 7, "name": "t", "user": "ann", "state": "succeeded", "reason": "",
+                "command": ["true"], "cwd": "/", "gpus": 1, "priority": 0,
+                "gpu_indices": [0], "attempt": 1, "max_retries": 0, "submit_ms": 1,
+                "start_ms": 2, "end_ms": 3, "cancel_requested": false
+            });
+            if !usage.is_null() {
+                v["usage"] = usage;
+            }
+            serde_json::from_value(v).unwrap()
+        };
+        let measured = row(view(
+            serde_json::json!({"cpu_ms": 5, "mem_peak_bytes": 1024}),
+        ));
+        let line = serde_json::to_string(&measured.unwrap()).unwrap();
+        assert!(
+            line.ends_with(r#""usage":{"cpu_ms":5,"mem_peak_bytes":1024}}"#),
+            "{line}"
+        );
+        let line = serde_json::to_string(&row(view(serde_json::Value::Null)).unwrap()).unwrap();
+        assert!(!line.contains("usage"), "{line}");
+    }
 
     #[test]
     fn a_page_size_out_of_range_is_refused_in_words() {

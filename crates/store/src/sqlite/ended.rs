@@ -496,12 +496,20 @@ mod tests {
             // it ran (2 GPUs each, so 3 times its GPU-hours).
             assert_eq!(ann.cpu_ms, 3 * 3_723_000);
             let want = 3.0 * ann.gpu_hours;
-            assert!((ann.mem_gib_hours - want).abs() < 1e-9, "{}", ann.mem_gib_hours);
+            assert!(
+                (ann.mem_gib_hours - want).abs() < 1e-9,
+                "{}",
+                ann.mem_gib_hours
+            );
             let bob = &rows[1];
             assert_eq!((bob.key.as_str(), bob.jobs, bob.failed), ("bob", 2, 1));
             assert_eq!(bob.cpu_ms, 3_723_000);
             let want = 3.0 * 2.0 * 10_000.0 / 3_600_000.0;
-            assert!((bob.mem_gib_hours - want).abs() < 1e-9, "{}", bob.mem_gib_hours);
+            assert!(
+                (bob.mem_gib_hours - want).abs() < 1e-9,
+                "{}",
+                bob.mem_gib_hours
+            );
             let want = 2.0 * 10_000.0 / 3_600_000.0 + 0.428;
             assert!((bob.gpu_hours - want).abs() < 1e-9, "{}", bob.gpu_hours);
             // From 1 h on: job 1 ended at 1 h 0 min 10 s, job 4 ran 1 h 0 min 50 s after it.
