@@ -403,7 +403,9 @@ impl Launcher {
                     }
                 }
                 Err(e) => {
-                    cgroup.map(contain::PartCgroup::abandon);
+                    if let Some(cg) = cgroup {
+                        cg.abandon();
+                    }
                     let message = format!("the agent could not open the job's cgroup: {e}");
                     self.end_unstarted(a, Outcome::Lost { message });
                     return Ok(());
@@ -419,7 +421,9 @@ impl Launcher {
         } = match part::spawn(&self.forker, &self.dir, &runtime, launch, cmds) {
             Ok(spawned) => spawned,
             Err(outcome) => {
-                cgroup.map(contain::PartCgroup::abandon);
+                if let Some(cg) = cgroup {
+                    cg.abandon();
+                }
                 self.end_unstarted(a, outcome);
                 return Ok(());
             }

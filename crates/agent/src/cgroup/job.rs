@@ -194,6 +194,11 @@ impl JobCgroup {
     /// cgroup is frozen first so nothing forks between reading the list and killing.
     /// Blocks (sleeps between looks): the supervisor calls it on a blocking thread.
     pub fn kill_all_blocking(&self) -> std::io::Result<()> {
+        // The usual end: the part's processes ended with it (its group was killed), so
+        // nothing is left to freeze.
+        if self.pids().is_empty() {
+            return Ok(());
+        }
         match &self.kind {
             Kind::V2 {
                 dir,

@@ -253,14 +253,26 @@ impl PartCgroup {
     /// kernel killed it for memory (turning `outcome` into `OutOfMemory`), and removes
     /// the cgroup.
     pub async fn finish(self, outcome: Outcome) -> (Outcome, Option<Usage>) {
+        // One blocking hand-off for the kill, the reading and the removal.
         let cg = self.cgroup.clone();
-        let killed = tokio::task::spawn_blocking(move || cg.kill_all_blocking()).await;
-        match killed {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!("{e}"),
-            Err(e) => tracing::warn!("killing {} failed: {e}", self.name),
-        }
-        let (usage, oom_kills) = self.cgroup.usage();
+        let name = self.name.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            if let Err(e) = cg.kill_all_blocking() {
+                tracing::warn!("{e}");
+            }
+            let read = cg.usage();
+            cg.remove();
+            read
+        })
+        .await;
+        self.contain.release(&self.name);
+        let (usage, oom_kills) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                tracing::warn!("finishing the cgroup {name} failed: {e}");
+                return (outcome, None);
+            }
+        };
         let failed = match outcome {
             Outcome::Signaled { .. } => true,
             Outcome::Exited { code } => code != 0,
@@ -273,9 +285,6 @@ impl PartCgroup {
             },
             _ => outcome,
         };
-        let cg = self.cgroup.clone();
-        let _ = tokio::task::spawn_blocking(move || cg.remove()).await;
-        self.contain.release(&self.name);
         (outcome, Some(usage))
     }
 }
