@@ -9,6 +9,9 @@
 #   nodejs         the dashboard's JavaScript unit test (`node`)
 #   openssl        the TLS tests make their certificates with it
 #   python3        the gang rendezvous test's job is a Python script
+#   podman, runc,  the image-job test runs containers with rootful podman (runc: crun
+#   busybox-static refuses hosts with controllers on both cgroup hierarchies) in an image
+#                  it builds from /bin/busybox (no registry is reached)
 #   chromium, npm  the dashboard's browser test (scripts/browser_test.sh, not cargo test)
 # Only what is missing is installed, in one apt-get (Debian or Ubuntu; as root, or through
 # sudo). Nothing else is changed.
@@ -40,6 +43,9 @@ command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
 command -v openssl >/dev/null || pkgs+=(openssl)
 command -v python3 >/dev/null || pkgs+=(python3)
+command -v podman >/dev/null || pkgs+=(podman)
+command -v runc >/dev/null || pkgs+=(runc)
+[ -x /bin/busybox ] || pkgs+=(busybox-static)
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || pkgs+=(chromium)
 
 if [ -n "$dry" ]; then

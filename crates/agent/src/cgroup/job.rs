@@ -440,7 +440,7 @@ mod tests {
             "1048576"
         );
         assert_eq!(read("cpu,cpuacct/agent/job-1.1/cpu.cfs_quota_us"), "200000");
-        assert_eq!(read("devices/agent/job-1.1/devices.deny"), "c 195:1 rwm");
+        assert_eq!(read("devices/agent/job-1.1/devices.deny"), "c 195:1 rw");
         assert_eq!(
             cg.procs_files().unwrap_err().kind(),
             std::io::ErrorKind::NotFound

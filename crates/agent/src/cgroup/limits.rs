@@ -114,11 +114,15 @@ pub fn v1_writes(l: &PartLimits, memsw: bool) -> Vec<Write> {
     if let Some(n) = l.pids_max {
         out.push(w("pids", "pids.max", n.to_string()));
     }
+    // Read and write are refused, not mknod: a container runtime making the cgroup of
+    // an image job inside this one starts it with `c *:* m`, which the kernel refuses
+    // under an exception that includes `m` (docs/containers.md). A node made for
+    // another GPU still cannot be opened.
     for (major, minor) in &l.deny_devices {
         out.push(w(
             "devices",
             "devices.deny",
-            format!("c {major}:{minor} rwm"),
+            format!("c {major}:{minor} rw"),
         ));
     }
     out
@@ -180,8 +184,8 @@ mod tests {
                 "cpu/cpu.cfs_quota_us=150000",
                 "cpuset/cpuset.cpus=0-1,3,6",
                 "pids/pids.max=512",
-                "devices/devices.deny=c 195:1 rwm",
-                "devices/devices.deny=c 195:3 rwm",
+                "devices/devices.deny=c 195:1 rw",
+                "devices/devices.deny=c 195:3 rw",
             ]
         );
         // Without swap accounting there is no memsw file to write.
