@@ -302,12 +302,15 @@ impl Runtime {
             );
         }
         let dir = &self.opts.gpu_dev_dir;
+        // A GPU without a device node (declared GPUs on a machine without them) has
+        // nothing to give; the runtime would refuse to start over it.
         let mut devs: Vec<(PathBuf, PathBuf)> = indices
             .iter()
             .map(|i| {
                 let name = format!("nvidia{i}");
                 (dir.join(&name), Path::new("/dev").join(name))
             })
+            .filter(|(host, _)| host.exists())
             .collect();
         if !indices.is_empty() {
             for name in CONTROL_DEVICES {
