@@ -104,6 +104,20 @@ fn containers(podman: &Path, prefix: &str) -> String {
         .join(" ")
 }
 
+/// How many processes run `sleep SECONDS`.
+fn sleeping(seconds: u32) -> usize {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| c == want.as_bytes())
+                .unwrap_or(false)
+        })
+        .count()
+}
+
 #[test]
 fn image_jobs_see_their_image_cwd_and_gpu_only_and_run_as_their_submitter() {
     let test = "image_jobs_see_their_image_cwd_and_gpu_only_and_run_as_their_submitter";
@@ -133,6 +147,7 @@ fn image_jobs_see_their_image_cwd_and_gpu_only_and_run_as_their_submitter() {
         };
         assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
     }
+    // The harness gives jobs 1 s of grace.
     let (_server, url) = server(&dir.join("data"), free_port(), &[]);
     let _agent = agent_with(
         &url,
@@ -249,6 +264,35 @@ fn image_jobs_see_their_image_cwd_and_gpu_only_and_run_as_their_submitter() {
         asked.elapsed()
     );
     assert_eq!(containers(&podman, &format!("gpusched-img1-{id}-")), "");
+
+    // One that ignores SIGTERM is killed after the grace, its container too: the
+    // runtime's client dies with the job's process group, the agent removes the rest.
+    let id = submit_as(
+        &url,
+        &alice,
+        &[
+            "--image",
+            IMAGE,
+            "--gpus",
+            "0",
+            "--cwd",
+            cwd,
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; sleep 7777; sleep 7777",
+        ],
+    );
+    wait_until(SLOW, || sleeping(7777) > 0);
+    assert!(cli(&url, &["cancel", &id.to_string()]).status.success());
+    let v = wait_job(&url, id, SLOW);
+    assert_eq!(v["state"], "cancelled", "{v}");
+    assert_eq!(containers(&podman, &format!("gpusched-img1-{id}-")), "");
+    assert_eq!(
+        sleeping(7777),
+        0,
+        "nothing of the container outlives the job"
+    );
 
     // A missing image fails at once with the runtime's words.
     let id = submit_as(
