@@ -356,9 +356,9 @@ impl Runtime {
     }
 
     /// After an attempt ended: removes its containers if any is left (a job killed
-    /// after its grace kills the runtime's client, not the container; an attempt that
-    /// never started has none). Blocks for one run of the runtime, only for image
-    /// attempts.
+    /// after its grace kills the runtime's client, not the container; a part of several
+    /// processes stops the others' when one fails, whatever its own status). Blocks for
+    /// one run of the runtime (a few ms when nothing is left), only for image attempts.
     pub fn attempt_ended(&self, a: AttemptRef) {
         let names = self
             .live
