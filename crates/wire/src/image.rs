@@ -18,7 +18,12 @@ pub fn check_reference(image: &str) -> Result<(), String> {
             "the image reference is {len} characters long; at most {MAX_IMAGE_REF} are accepted"
         ));
     }
-    if let Some(c) = image.chars().find(|c| c.is_whitespace() || c.is_control()) {
+    // What the schema's pattern refuses (`\s` and control characters; JSON Schema's
+    // `\s` also holds U+FEFF, which Rust's whitespace does not).
+    if let Some(c) = image
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || *c == '\u{feff}')
+    {
         return Err(format!(
             "the image reference {image:?} contains {c:?}; references have no whitespace \
              or control characters (e.g. docker.io/library/python:3.12)"
@@ -45,6 +50,7 @@ mod tests {
         assert!(check_reference("").unwrap_err().contains("empty"));
         assert!(check_reference("a b").unwrap_err().contains("whitespace"));
         assert!(check_reference("a\u{7}b").unwrap_err().contains("control"));
+        assert!(check_reference("a\u{feff}b").is_err());
         assert!(check_reference("--privileged")
             .unwrap_err()
             .contains("starts with `-`"));
