@@ -3,13 +3,15 @@
 //! runs a job on this server; an agent of a protocol the server cannot serve is refused
 //! at registration with both versions and what to upgrade.
 //!
-//! The previous protocol is 2, the releases with leader election and before followers
-//! (git: the parent of the commit that added `Desired.queued`): the protocol header
-//! saying 2, and the messages below. Its types are frozen here as that release read
-//! them (`deny_unknown_fields` where it had it), so a field added to what the server
-//! sends an agent of protocol 2 without bumping the protocol fails this test. Protocol 1
-//! (no header) is refused since protocol 3 (the refusal test covers it). When
-//! `AGENT_PROTOCOL` goes to 4, this agent is replaced by protocol 3's.
+//! The previous protocol is 3, the releases with followers and before containment (git:
+//! the parent of the commit that added `Register.containment` and the limits of a
+//! `Launch`): the protocol header saying 3, and the messages below. Its types are
+//! frozen here as that release read them (`deny_unknown_fields` where it had it), so a
+//! field added to what the server sends an agent of protocol 3 without bumping the
+//! protocol fails this test: the job here asks `--mem` and `--cpus`, which a server
+//! sends only to agents of protocol 4. Protocols 1 and 2 are refused since protocol 4
+//! (the refusal test covers it). When `AGENT_PROTOCOL` goes to 5, this agent is
+//! replaced by protocol 4's.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -19,8 +21,8 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-/// Protocol 2's messages from the server, as its agent parsed them.
-mod v2 {
+/// Protocol 3's messages from the server, as its agent parsed them.
+mod v3 {
     use super::*;
 
     #[derive(Debug, Deserialize)]
@@ -50,6 +52,8 @@ mod v2 {
         pub reserve_ports: Vec<AttemptRef>,
         #[serde(default)]
         pub epoch: u64,
+        #[serde(default)]
+        pub queued: Vec<Value>,
     }
 
     #[derive(Debug, Deserialize)]
@@ -90,7 +94,7 @@ mod v2 {
     }
 }
 
-/// An agent of protocol 2 over raw HTTP: its join token as the bearer, the protocol
+/// An agent of protocol 3 over raw HTTP: its join token as the bearer, the protocol
 /// header saying 2, its bodies as that release wrote them.
 struct OldAgent {
     url: String,
@@ -121,7 +125,7 @@ impl OldAgent {
         .to_string()
     }
 
-    /// Registers as protocol 2 did (or as `protocol`'s header says, none: no header); the
+    /// Registers as protocol 3 did (or as `protocol`'s header says, none: no header); the
     /// answer.
     fn register_raw(
         url: &str,
@@ -144,9 +148,9 @@ impl OldAgent {
     }
 
     fn register(url: &str, join: &str, node: &str) -> OldAgent {
-        let (code, head, body) = Self::register_raw(url, join, node, Some("2"));
+        let (code, head, body) = Self::register_raw(url, join, node, Some("3"));
         assert_eq!(code, 200, "{head}\n{body}");
-        let r: v2::Registered = serde_json::from_str(&body).expect("protocol 2's Registered");
+        let r: v3::Registered = serde_json::from_str(&body).expect("protocol 3's Registered");
         assert!(r.poll_wait_ms > 0 && r.heartbeat_timeout_ms > 0, "{r:?}");
         OldAgent {
             url: url.to_string(),
@@ -156,16 +160,16 @@ impl OldAgent {
         }
     }
 
-    /// One poll; the desired state read as protocol 2 read it, and the raw JSON.
-    fn poll(&self, gen: u64) -> (v2::Desired, Value) {
+    /// One poll; the desired state read as protocol 3 read it, and the raw JSON.
+    fn poll(&self, gen: u64) -> (v3::Desired, Value) {
         let path = format!(
             "/api/agent/poll?node={}&instance={}&gen={gen}",
             self.node, self.instance
         );
         let (code, body) = http_with(&self.url, Some(&self.join), "GET", &path, None);
         assert_eq!(code, 200, "poll: {body}");
-        let d: v2::Desired = serde_json::from_str(&body)
-            .unwrap_or_else(|e| panic!("protocol 2 cannot read the desired state ({e}): {body}"));
+        let d: v3::Desired = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("protocol 3 cannot read the desired state ({e}): {body}"));
         (d, serde_json::from_str(&body).expect("JSON"))
     }
 
@@ -179,7 +183,7 @@ impl OldAgent {
             Some(&body.to_string()),
         );
         assert_eq!(code, 200, "report: {body}");
-        let ack: v2::ReportAck = serde_json::from_str(&body).expect("protocol 2's ReportAck");
+        let ack: v3::ReportAck = serde_json::from_str(&body).expect("protocol 3's ReportAck");
         assert!(ack.ok);
     }
 }
@@ -206,10 +210,8 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     let join = join_token(&data);
     let old = OldAgent::register(&url, &join, "old-agent");
     let (mut d, raw) = old.poll(0);
-    // The leader's epoch, which protocol 2 reads; never a queue of followers, which it
-    // would not start.
+    // The leader's epoch, which protocol 3 reads.
     assert!(raw.get("epoch").is_some(), "{raw}");
-    assert!(raw.get("queued").is_none(), "{raw}");
     wait_until(SLOW, || {
         node_state(&url, "old-agent").as_deref() == Some("online")
     });
@@ -219,13 +221,17 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
         &[
             "--gpus",
             "1",
+            "--mem",
+            "64M",
+            "--cpus",
+            "1",
             "--",
             "sh",
             "-c",
-            &format!("echo ran-by-a-protocol-2-agent > {}", out.display()),
+            &format!("echo ran-by-a-protocol-3-agent > {}", out.display()),
         ],
     );
-    // Poll (the heartbeat too) until the launch comes, as protocol 2's agent did.
+    // Poll (the heartbeat too) until the launch comes, as protocol 3's agent did.
     let start = Instant::now();
     let launch = loop {
         if let Some(l) = d.run.iter().find(|l| l.job == id) {
@@ -253,7 +259,7 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     assert_eq!(v["node"], "old-agent", "{v}");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        "ran-by-a-protocol-2-agent\n"
+        "ran-by-a-protocol-3-agent\n"
     );
     // The ended attempt leaves the desired state; the node stays online on its polls.
     let start = Instant::now();
@@ -287,7 +293,7 @@ fn an_agent_of_an_unsupported_protocol_is_refused_with_both_versions() {
     assert!(body.contains("Upgrade the servers first"), "{body}");
     let (code, _, body) = OldAgent::register_raw(&url, &join, "garbled", Some("two"));
     assert_eq!(code, 400, "{body}");
-    // None of them joined; this release's agent (the header, protocol 3) does.
+    // None of them joined; this release's agent (the header, this protocol) does.
     for node in ["too-old", "too-new", "garbled"] {
         assert_eq!(node_state(&url, node), None, "{node}");
     }
