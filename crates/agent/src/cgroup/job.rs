@@ -214,8 +214,8 @@ impl JobCgroup {
                     let _ = std::fs::write(dir.join("cgroup.freeze"), "0");
                 }
             }
-            Kind::V1 { .. } => match self.dir_of("freezer").map(Path::to_path_buf) {
-                Some(f) => {
+            Kind::V1 { .. } => {
+                if let Some(f) = self.dir_of("freezer").map(Path::to_path_buf) {
                     let state = f.join("freezer.state");
                     let frozen = std::fs::write(&state, "FROZEN").is_ok()
                         && wait_for(FREEZE_WAIT, || read(&state).trim() == "FROZEN");
@@ -226,8 +226,7 @@ impl JobCgroup {
                         tracing::warn!("could not freeze {} before killing it", f.display());
                     }
                 }
-                None => {}
-            },
+            }
         }
         // Without a freezer (or if one round raced a fork), rounds until it is empty.
         let emptied = wait_for(EMPTY_WAIT, || {

@@ -170,7 +170,7 @@ async fn a_job_over_its_memory_ends_out_of_memory_with_its_peak() {
         } => {
             assert_eq!(limit_bytes, 64 << 20);
             assert!(
-                peak_bytes >= 48 << 20 && peak_bytes <= 64 << 20,
+                (48 << 20..=64 << 20).contains(&peak_bytes),
                 "{peak_bytes}"
             );
         }
@@ -186,7 +186,7 @@ async fn a_job_over_its_memory_ends_out_of_memory_with_its_peak() {
     assert_eq!(outcome, Outcome::Exited { code: 0 });
     let usage = usage.unwrap();
     let peak = usage.mem_peak_bytes.unwrap();
-    assert!(peak >= 32 << 20 && peak <= 128 << 20, "{peak}");
+    assert!((32 << 20..=128 << 20).contains(&peak), "{peak}");
     assert!(usage.cpu_ms > 0, "{usage:?}");
 }
 
