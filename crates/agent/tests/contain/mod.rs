@@ -169,10 +169,7 @@ async fn a_job_over_its_memory_ends_out_of_memory_with_its_peak() {
             limit_bytes,
         } => {
             assert_eq!(limit_bytes, 64 << 20);
-            assert!(
-                (48 << 20..=64 << 20).contains(&peak_bytes),
-                "{peak_bytes}"
-            );
+            assert!((48 << 20..=64 << 20).contains(&peak_bytes), "{peak_bytes}");
         }
         other => panic!("expected OutOfMemory, got {other:?}"),
     }
