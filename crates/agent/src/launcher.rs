@@ -455,6 +455,15 @@ impl Launcher {
             running: self.running.clone(),
             events: self.events.clone(),
             cgroup,
+            // An image part's containers go through their runtime before the cgroup is
+            // killed: killed from outside, the runtime's record of them stays behind.
+            before_kill: match (&launch.image, &self.images) {
+                (Some(_), Some(rt)) => {
+                    let rt = rt.clone();
+                    Some(Box::new(move || rt.attempt_ended(a)))
+                }
+                _ => None,
+            },
         }));
         Ok(())
     }

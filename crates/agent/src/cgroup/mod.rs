@@ -141,28 +141,27 @@ impl Cgroups {
         JobCgroup::existing(self.layout.as_ref()?, name)
     }
 
-    /// The names of the job cgroups in the agent's directory now.
+    /// The names of the job cgroups in the agent's directories now (on v1 a part has
+    /// directories only in the hierarchies it needed, so every one is looked in).
     pub fn job_names(&self) -> Vec<String> {
-        let Some(layout) = &self.layout else {
-            return Vec::new();
+        let dirs: Vec<PathBuf> = match &self.layout {
+            None => return Vec::new(),
+            Some(Layout::V1 { dirs, .. }) => dirs.iter().map(|(_, d)| d.clone()).collect(),
+            Some(Layout::V2 { dir, .. }) => vec![dir.clone()],
         };
-        let dir = match layout {
-            Layout::V1 { dirs, .. } => match dirs.first() {
-                Some((_, d)) => d.clone(),
-                None => return Vec::new(),
-            },
-            Layout::V2 { dir, .. } => dir.clone(),
-        };
-        let mut names: Vec<String> = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| job::is_job_name(n))
-            .collect();
-        names.sort();
-        names
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for dir in dirs {
+            names.extend(
+                std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| job::is_job_name(n)),
+            );
+        }
+        names.into_iter().collect()
     }
 
     /// The cores of the agent's cpuset (all the node's CPUs it may give jobs), where
@@ -198,6 +197,57 @@ impl Drop for Cgroups {
                 let _ = std::fs::remove_dir(dir);
             }
             None => {}
+        }
+    }
+}
+
+/// Ends every process in the cgroups of the agent whose directory is `key` (see
+/// [`agent_key`]) and removes them, in every hierarchy this process sits in: for a
+/// harness that SIGKILLs agents it started (the tests), which leaves their directories
+/// behind since no next life comes to sweep them.
+pub fn remove_agent_tree(key: &str) {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let m = mounts::parse_mountinfo(&read("/proc/self/mountinfo"));
+    let member = mounts::parse_proc_cgroup(&read("/proc/self/cgroup"));
+    let mut roots: Vec<PathBuf> =
+        m.v1.iter()
+            .map(|(c, mount)| {
+                mounts::join(mount, member.v1.get(c).map(String::as_str).unwrap_or("/")).join(key)
+            })
+            .collect();
+    if let Some(u) = &m.unified {
+        let own = mounts::join(u, member.unified.as_deref().unwrap_or("/"));
+        roots.push(own.join(key));
+    }
+    roots.sort();
+    roots.dedup();
+    for root in roots.iter().filter(|r| r.is_dir()) {
+        for dir in job::tree(root) {
+            for pid in std::fs::read_to_string(dir.join("cgroup.procs"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.trim().parse::<i32>().ok())
+                .filter(|&p| p > 1)
+            {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            // A process frozen by an agent killed in the middle of a kill dies only
+            // once thawed.
+            let _ = std::fs::write(dir.join("freezer.state"), "THAWED");
+            let _ = std::fs::write(dir.join("cgroup.freeze"), "0");
+        }
+    }
+    for root in roots.iter().filter(|r| r.is_dir()) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        for dir in job::tree(root) {
+            while std::fs::remove_dir(&dir).is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
     }
 }

@@ -252,19 +252,39 @@ impl PartCgroup {
     /// Ends everything left in the part's cgroup, reads what it used, says whether the
     /// kernel killed it for memory (turning `outcome` into `OutOfMemory`), and removes
     /// the cgroup.
-    pub async fn finish(self, outcome: Outcome) -> (Outcome, Option<Usage>) {
-        // One blocking hand-off for the kill, the reading and the removal.
+    pub async fn finish(
+        self,
+        outcome: Outcome,
+        before_kill: Option<Box<dyn FnOnce() + Send>>,
+    ) -> (Outcome, Option<Usage>) {
+        // Usually nothing is left (the part's group was killed with it): then the
+        // reading and the removal are a few small files, done here; a hand-off to a
+        // blocking thread cost more than they do. Otherwise the kill waits for the
+        // cgroup to empty, on a blocking thread.
         let cg = self.cgroup.clone();
         let name = self.name.clone();
-        let read = tokio::task::spawn_blocking(move || {
-            if let Err(e) = cg.kill_all_blocking() {
-                tracing::warn!("{e}");
-            }
+        let read = if before_kill.is_none() && cg.pids().is_empty() {
             let read = cg.usage();
-            cg.remove();
-            read
-        })
-        .await;
+            if !cg.try_remove_now() {
+                // The kernel has not let go of it yet: retried off this thread.
+                let cg = cg.clone();
+                drop(tokio::task::spawn_blocking(move || cg.remove()));
+            }
+            Ok(read)
+        } else {
+            tokio::task::spawn_blocking(move || {
+                if let Some(f) = before_kill {
+                    f();
+                }
+                if let Err(e) = cg.kill_all_blocking() {
+                    tracing::warn!("{e}");
+                }
+                let read = cg.usage();
+                cg.remove();
+                read
+            })
+            .await
+        };
         self.contain.release(&self.name);
         let (usage, oom_kills) = match read {
             Ok(read) => read,

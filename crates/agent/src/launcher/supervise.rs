@@ -46,6 +46,9 @@ pub struct Supervised {
     pub events: super::EventSink,
     /// The part's cgroup: killed whole at the end, and read for what it used.
     pub cgroup: Option<super::contain::PartCgroup>,
+    /// Run at the end before the cgroup is killed (an image part's containers removed
+    /// through their runtime).
+    pub before_kill: Option<Box<dyn FnOnce() + Send>>,
 }
 
 /// The part's processes as they end, in the order they end.
@@ -129,9 +132,15 @@ pub async fn supervise(mut s: Supervised) {
     // Whatever ended the leader, nothing the job started may outlive it: its group
     // now, and with a cgroup, every process in it however it daemonised.
     signal_group_logged(s.pgid, Signal::SIGKILL);
+    let before_kill = s.before_kill.take();
     let (outcome, usage) = match s.cgroup.take() {
-        Some(cg) => cg.finish(outcome).await,
-        None => (outcome, None),
+        Some(cg) => cg.finish(outcome, before_kill).await,
+        None => {
+            if let Some(f) = before_kill {
+                let _ = tokio::task::spawn_blocking(f).await;
+            }
+            (outcome, None)
+        }
     };
     // The logs are complete once every writer is gone; a process that left the group
     // (setsid) could hold a pipe forever, so wait a bounded time.

@@ -72,8 +72,23 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         self.kill();
+        // An agent SIGKILLed for good leaves its job cgroups (and, if its jobs left
+        // daemons, their processes): no next life of it sweeps them here.
+        let started = AGENTS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.child.id());
+        if let Some((node, state)) = started {
+            gpusched_agent::cgroup::remove_agent_tree(&gpusched_agent::cgroup::agent_key(
+                &node, &state,
+            ));
+        }
     }
 }
+
+/// The agents started by [`agent_with`], by pid: their node and state directory.
+static AGENTS: std::sync::Mutex<std::collections::BTreeMap<u32, (String, PathBuf)>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 /// A port that was free a moment ago (for a server that must come back on the same
 /// address after a crash).
@@ -207,6 +222,10 @@ pub fn agent_with(url: &str, name: &str, state: &Path, gpus: Gpus, extra: &[&str
         })
         .spawn()
         .expect("spawn gpusched agent");
+    AGENTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(child.id(), (name.to_string(), state.to_path_buf()));
     let p = Proc { child };
     wait_until(SLOW, || node_state(url, name).as_deref() == Some("online"));
     p
