@@ -267,6 +267,14 @@ def run_gpusched(args, exe):
         print(f"(d) peak RSS: server {res['rss_mib']['server']:.1f} MiB, agent {res['rss_mib']['agent']:.1f} MiB",
               flush=True)
     finally:
+        # The agent first, with SIGTERM: it removes its cgroup directories on the way out
+        # (a SIGKILLed one leaves them, empty, for a next life that never comes here).
+        if agent:
+            agent.terminate()
+            try:
+                agent.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         for p in (agent, server):
             if p:
                 p.kill()

@@ -142,7 +142,10 @@ pub fn usage_text(u: &Usage, ran_ms: Option<u64>, mem_asked_mib: u64, parts: u32
 pub fn bytes_text(bytes: u64) -> String {
     const MIB: f64 = 1024.0 * 1024.0;
     let mib = bytes as f64 / MIB;
-    if mib < 1024.0 {
+    if bytes > 0 && bytes < 1 << 20 {
+        // A shell's peak is a few hundred KiB: not "0 MiB".
+        format!("{} KiB", (bytes as f64 / 1024.0).round().max(1.0) as u64)
+    } else if mib < 1024.0 {
         format!("{} MiB", mib.round() as u64)
     } else {
         format!("{:.1} GiB", mib / 1024.0)
@@ -167,6 +170,8 @@ mod tests {
         assert_eq!(bytes_text(512 * 1024 * 1024), "512 MiB");
         assert_eq!(bytes_text(4 * 1024 * 1024 * 1024), "4.0 GiB");
         assert_eq!(bytes_text(0), "0 MiB");
+        assert_eq!(bytes_text(700 * 1024), "700 KiB");
+        assert_eq!(bytes_text(10), "1 KiB");
         assert_eq!(
             out_of_memory_text(64 << 20, 64 << 20),
             "out of memory: peak 64 MiB of its 64 MiB limit (--mem; the kernel killed it)"
