@@ -308,3 +308,86 @@ impl PartCgroup {
         (outcome, Some(usage))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contain(cfg: ContainConfig, cores: Option<CorePool>) -> Contain {
+        Contain {
+            cfg,
+            cgroups: Cgroups::none("test"),
+            devices: GpuDevices::default(),
+            cores,
+            running: Mutex::default(),
+        }
+    }
+
+    fn launch(gpus: Vec<u32>, cpu_milli: u64, mem_mib: u64, pids_max: Option<u64>) -> Launch {
+        Launch {
+            job: 1,
+            attempt: 1,
+            name: "t".into(),
+            user: "u".into(),
+            command: vec!["true".into()],
+            cwd: "/".into(),
+            env: Default::default(),
+            gpus,
+            walltime_s: None,
+            grace_s: 1,
+            slice: None,
+            resources: Default::default(),
+            dist: None,
+            cpu_milli,
+            mem_mib,
+            pids_max,
+            image: None,
+        }
+    }
+
+    /// What a part asks is its limit; a part that asks nothing gets the node's
+    /// defaults per GPU (none for a part without GPUs); `--pids` is cut to the cap.
+    #[test]
+    fn asked_limits_win_and_defaults_go_per_gpu() {
+        let cfg = ContainConfig {
+            default_cpus_per_gpu: Some(4.0),
+            default_mem_mib_per_gpu: Some(1024),
+            pids_max: Some(100),
+            pids_max_cap: Some(1000),
+            ..ContainConfig::default()
+        };
+        let c = contain(cfg, None);
+        let l = c.limits(&launch(vec![0, 1], 0, 0, None), "p");
+        assert_eq!(l.cpu_milli, Some(8000));
+        assert_eq!(l.mem_bytes, Some(2048 << 20));
+        assert_eq!(l.pids_max, Some(100));
+        let l = c.limits(&launch(vec![0, 1], 1500, 512, Some(5000)), "p");
+        assert_eq!(l.cpu_milli, Some(1500));
+        assert_eq!(l.mem_bytes, Some(512 << 20));
+        assert_eq!(l.pids_max, Some(1000));
+        let l = c.limits(&launch(vec![], 0, 0, Some(10)), "p");
+        assert_eq!(
+            (l.cpu_milli, l.mem_bytes, l.pids_max),
+            (None, None, Some(10))
+        );
+        // No defaults: nothing but what was asked.
+        let none = contain(ContainConfig::default(), None);
+        let l = none.limits(&launch(vec![0], 0, 0, None), "p");
+        assert_eq!(l, PartLimits::default());
+    }
+
+    /// Cores follow the CPUs asked, rounded up, near the part's GPUs, and go back
+    /// when it ends.
+    #[test]
+    fn a_part_is_pinned_to_as_many_cores_as_it_asked_cpus() {
+        let all: Vec<u32> = (0..8).collect();
+        let near = crate::cgroup::cores::two_socket_model(&[0, 1, 2, 3], &all);
+        let c = contain(ContainConfig::default(), Some(CorePool::new(all, near)));
+        let l = c.limits(&launch(vec![3], 1500, 0, None), "a");
+        assert_eq!(l.cores, Some(vec![4, 5]));
+        assert_eq!(c.limits(&launch(vec![], 0, 0, None), "b").cores, None);
+        c.release("a");
+        let l = c.limits(&launch(vec![2], 2000, 0, None), "c");
+        assert_eq!(l.cores, Some(vec![4, 5]));
+    }
+}

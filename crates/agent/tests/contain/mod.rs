@@ -77,13 +77,20 @@ fn pid_in(file: &Path) -> u32 {
 }
 
 /// A daemon that leaves the job's process group and session (setsid) is still in its
-/// cgroup: it ends with the job, whether the job exits or is cancelled.
+/// cgroup: it ends with the job, whether the job exits, is cancelled, passes its
+/// walltime or is preempted.
 #[tokio::test]
 async fn a_setsid_daemon_ends_with_its_job() {
     let Some((state, launcher, mut rx)) = contained(auto(), vec![]) else {
         return;
     };
-    for (job, cancel) in [(1, false), (2, true)] {
+    for (job, how) in [
+        (1, "exit"),
+        (2, "cancel"),
+        (12, "walltime"),
+        (13, "preempt"),
+    ] {
+        let cancel = how != "exit";
         let pidfile = state.path().join(format!("daemon{job}"));
         let script = format!(
             "setsid sh -c 'trap \"\" TERM; echo $$ > {p}; exec sleep 1000' & \
@@ -91,18 +98,25 @@ async fn a_setsid_daemon_ends_with_its_job() {
             p = pidfile.display(),
             rest = if cancel { "sleep 1000" } else { "exit 0" }
         );
-        launcher.start(&sh(job, &script), &[]).unwrap();
+        let mut l = sh(job, &script);
+        if how == "walltime" {
+            l.walltime_s = Some(2);
+        }
+        launcher.start(&l, &[]).unwrap();
         expect_started(&mut rx).await;
         let daemon = pid_in(&pidfile);
         assert!(alive(daemon));
-        if cancel {
-            launcher.cancel(super::attempt(job));
+        match how {
+            "cancel" => launcher.cancel(super::attempt(job)),
+            "preempt" => launcher.preempt(super::attempt(job), 10, Duration::from_millis(200)),
+            _ => {}
         }
         let (outcome, usage) = ended(&mut rx).await;
-        let expected = if cancel {
-            Outcome::Cancelled
-        } else {
-            Outcome::Exited { code: 0 }
+        let expected = match how {
+            "exit" => Outcome::Exited { code: 0 },
+            "cancel" => Outcome::Cancelled,
+            "walltime" => Outcome::TimedOut { walltime_s: 2 },
+            _ => Outcome::Preempted,
         };
         assert_eq!(outcome, expected);
         assert!(usage.is_some());
