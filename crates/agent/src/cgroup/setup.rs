@@ -45,7 +45,7 @@ fn set_up_v1(mounts: &Mounts, member: &Membership, key: &str) -> Cgroups {
         };
         let own = member.v1.get(c).map(String::as_str).unwrap_or("/");
         let dir = join(mount, own).join(key);
-        match make_v1_dir(c, &dir) {
+        match make_v1_dir(c, &dir).and_then(|()| probe(&dir)) {
             Ok(()) => dirs.push((c, dir)),
             Err(e) => notes.push(format!("{c}: cannot make {}: {e}", dir.display())),
         }
@@ -112,6 +112,15 @@ fn make_v1_dir(controller: &str, dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Makes and removes a cgroup in `dir`, as every job will: an agent that could make its
+/// own directory but not its jobs' (a read-only or foreign parent) finds out at start,
+/// not by losing every job it is given.
+fn probe(dir: &Path) -> std::io::Result<()> {
+    let p = dir.join(format!("probe-{}", std::process::id()));
+    std::fs::create_dir(&p)?;
+    std::fs::remove_dir(&p)
+}
+
 fn set_up_v2(mounts: &Mounts, member: &Membership, key: &str) -> Cgroups {
     let Some(mount) = &mounts.unified else {
         return Cgroups::none("--cgroup v2: no cgroup2 file system is mounted");
@@ -141,6 +150,14 @@ fn set_up_v2(mounts: &Mounts, member: &Membership, key: &str) -> Cgroups {
             c.containment.notes.extend(notes);
             return c;
         }
+    }
+    if let Err(e) = probe(&dir) {
+        let mut c = Cgroups::none(&format!(
+            "cannot make a job's cgroup in {}: {e}",
+            dir.display()
+        ));
+        c.containment.notes.extend(notes);
+        return c;
     }
     // The agent's directory holds no process, so its children may have controllers.
     let mut controllers = BTreeSet::new();
