@@ -5,7 +5,7 @@ Runs a server and one agent (8 declared GPUs) from the given binary, submits bat
 of `/bin/true` 1-GPU jobs through the batch API, and after each checkpoint prints the
 agent's RSS (VmRSS now, VmHWM peak), the state directory's size and files, the
 journal's size and how many checkpoint directories are left. Not part of CI: it
-takes minutes (issue 14 item 3; results in docs/benchmarks.md (n)).
+takes minutes (issue 14 item 3; results in docs/benchmarks-log.md (n)).
 
     scripts/agent_growth.py --bin target/release/gpusched --at 20000,100000
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The agent's system calls per trivial task (issue 14 item 1, docs/benchmarks.md (y)).
+"""The agent's system calls per trivial task (issue 14 item 1, docs/benchmarks-log.md (y)).
 
 Starts `gpusched server` and one `gpusched agent` declaring 8 GPUs on loopback
 (scripts/history_scale.py's `Cluster`), warms up with an array of 100 `/bin/true` tasks, then attaches

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What one `gpusched` CLI call costs (docs/benchmarks.md (o), issue 14 item 5).
+# What one `gpusched` CLI call costs (docs/benchmarks-log.md (o), issue 14 item 5).
 #
 #   scripts/bench_cli.sh EXE [LABEL] [N]
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Leader failover time (issue 15), docs/benchmarks.md (v).
+"""Leader failover time (issue 15), docs/benchmarks-log.md (v).
 
 Starts three `gpusched server`s on one store with one join token file: a shared SQLite
 file (WAL; several processes on one host), or with `--store postgres` a throwaway

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""History at scale (issue 14 item 3, docs/benchmarks.md (q)): the server with 1,000,000
+"""History at scale (issue 14 item 3, docs/benchmarks-log.md (q)): the server with 1,000,000
 ended jobs in its store and 10,000 pending.
 
 1. A real server and one agent declaring 8 GPUs (`--gpu-backend declared`, as

@@ -2,7 +2,7 @@
 # Philly on an SxNxG cluster: topology-aware placement (`--placement topology`) against
 # one-switch (`consolidated`) and topology-blind (`pool`) placement, with and without a
 # locality penalty; prints, per run and policy, JCT avg/p99 of all jobs and of the
-# 16-128-GPU jobs, and the makespan. Results: docs/benchmarks.md ("Gang placement").
+# 16-128-GPU jobs, and the makespan. Results: docs/benchmarks-log.md (j).
 #
 #   scripts/philly_topology.sh [CLUSTER...]     (default: 4x16x8 8x16x8)
 #

@@ -154,7 +154,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
     // runtime costs a short-lived process. The agent too runs on one thread: its tasks
     // (poll, report, supervise) hand work to each other for every job, and across
     // worker threads each hand-off was a futex wake and a context switch (16 a job; a
-    // third of its CPU on a VM, docs/benchmarks.md (x)); its blocking work (fsync,
+    // third of its CPU on a VM, docs/benchmarks-log.md (x)); its blocking work (fsync,
     // logs, NVML) is on blocking threads, and it starts processes on this thread (see
     // the agent's `launcher/forker.rs`).
     // The server serves many clients at once, and `up` is a server.

@@ -74,7 +74,7 @@ impl TokenTable {
 
 /// Lower-case hex SHA-256. Every authenticated request hashes its bearer token: a
 /// `format!` per byte cost 28 k instructions a call, ten times the digest itself
-/// (docs/benchmarks.md (zb)).
+/// (docs/benchmarks-log.md (zb)).
 pub fn hash(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }

@@ -75,7 +75,7 @@ pub struct ServerArgs {
     pub max_connections: u32,
     /// Worker threads of the server's runtime (default: one per CPU). One costs less
     /// CPU per job (no hand-offs between workers: about a fifth less per array task on
-    /// 2 cores, docs/benchmarks.md (y)), but then a long scheduling pass or a large
+    /// 2 cores, docs/benchmarks-log.md (y)), but then a long scheduling pass or a large
     /// listing holds up everything else, the leader lease's renewal included.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,

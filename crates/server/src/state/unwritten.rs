@@ -3,7 +3,7 @@
 //! An array materialises tasks ahead of need: to start in this pass, or to wait behind a
 //! running task and start the moment it ends (`follow.rs`). Each used to get a row of its
 //! own at once, then again when it started and ended: 2.5 job rows per trivial task, the
-//! largest part of the server's CPU per task (docs/benchmarks.md (z), (za)). Until it
+//! largest part of the server's CPU per task (docs/benchmarks-log.md (z), (za)). Until it
 //! changes, such a task is exactly what `task_record` makes of its array, its id and its
 //! index, queued behind the job it follows; so three numbers in its array's row
 //! (`ArrayProgress::unwritten`) say all its row would. It gets its row at its first other
