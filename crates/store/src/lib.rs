@@ -6,10 +6,18 @@
 //! was told about.
 //!
 //! The store keeps its own job model, [`StoredJob`], one column per fact, never the API
-//! type; its schema is versioned and upgraded at open (`sqlite/migrate.rs`, `sqlite/pg_migrate.rs`), and a
+//! type; its schema is versioned and upgraded at open (`sql/migrate.rs`, with
+//! each backend's list in `sqlite/migrate.rs` and `postgres/migrate.rs`), and a
 //! database from a newer gpusched is refused untouched.
+//!
+//! Laid out by backend: `sql/` holds the store and what both backends share (the queries,
+//! the migration runner, a round's writes), `sqlite/` what only SQLite has (the file, its
+//! round writer, its schema history) and `postgres/` what only PostgreSQL has (opening by
+//! URL, the session's bound, its schema list, a round statement by statement).
 
+mod postgres;
 mod record;
+mod sql;
 mod sqlite;
 mod stored_job;
 #[cfg(any(test, feature = "testing"))]
@@ -17,11 +25,12 @@ pub mod testing;
 mod url;
 
 pub use record::{ArrayProgress, JobRecord, NodeRecord, PartFailure, TokenRecord, UnwrittenTask};
-pub use sqlite::{
-    backup, default_file, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect,
-    EndedQuery, EventRow, LeaseView, RoundWrites, Snapshot, Store, StoreTx, TaskRows, UsageSum,
-    AUDIT_PAGE, AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION, SQLITE_NOW_MS,
+pub use sql::{
+    backup, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect, EndedQuery,
+    EventRow, LeaseView, RoundWrites, Snapshot, Store, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,
+    AUDIT_PAGE_MAX, POSTGRES_NOW_MS, RELEASE, SCHEMA_VERSION, SQLITE_NOW_MS,
 };
+pub use sqlite::default_file;
 pub use stored_job::{
     StoredArray, StoredArrayTask, StoredFailure, StoredJob, StoredMig, StoredOutcome, StoredPart,
     StoredPartState, StoredSlice, StoredSliceAt, StoredUsage,
@@ -98,7 +107,7 @@ pub enum StoreError {
     Reconnecting { in_ms: u64 },
     #[error("the commit was made to fail on purpose (fault injection)")]
     InjectedFault,
-    /// The SQLite round writer's own statements (`sqlite/round.rs`).
+    /// The SQLite round writer's own statements (`sqlite/writer.rs`).
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error(

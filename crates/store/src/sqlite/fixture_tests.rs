@@ -6,8 +6,9 @@ use gpusched_wire::slice::SliceAsk;
 use gpusched_wire::JobState;
 
 use super::*;
-use crate::StoredSlice;
-use sqlx::SqliteConnection;
+use crate::sql::migrate;
+use crate::{StoredSlice, RELEASE, SCHEMA_VERSION};
+use sqlx::{Connection, SqliteConnection};
 
 /// A copy of a fixture in a temporary data directory (the original is never opened).
 fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {

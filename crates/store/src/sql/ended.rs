@@ -349,8 +349,8 @@ pub async fn purge(
 mod tests {
     use super::EndedQuery;
     use crate::record::JobRecord;
-    use crate::sqlite::test_dbs::{test_dbs, TestDb};
-    use crate::sqlite::Store;
+    use crate::sql::test_dbs::{test_dbs, TestDb};
+    use crate::sql::Store;
     use gpusched_wire::JobState;
 
     /// Job `id` of `user` in `state`, on `node`, ran from `start` to `end` (ms) on

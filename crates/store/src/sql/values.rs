@@ -1,6 +1,6 @@
 //! A row's values as plain data, in its table's column order, so both ways of writing it
-//! (sqlx's statements, and the SQLite round writer's own connection in `round.rs`) bind
-//! the very same values from one place.
+//! (sqlx's statements, and the SQLite round writer's own connection in
+//! `sqlite/writer.rs`) bind the very same values from one place.
 
 use std::borrow::Cow;
 

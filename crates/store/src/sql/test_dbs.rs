@@ -33,7 +33,7 @@ pub async fn test_dbs(test: &str) -> Vec<TestDb> {
     let dir = tempfile::tempdir().unwrap();
     let mut dbs = vec![TestDb {
         dialect: Dialect::Sqlite,
-        url: StoreUrl::Sqlite(super::default_file(dir.path())),
+        url: StoreUrl::Sqlite(crate::sqlite::default_file(dir.path())),
         _dir: dir,
         _pg: None,
     }];

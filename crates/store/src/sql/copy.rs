@@ -375,7 +375,7 @@ pub async fn backup(from: &StoreUrl, to: &Path) -> Result<CopyCounts, StoreError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sqlite::test_dbs::test_dbs;
+    use crate::sql::test_dbs::test_dbs;
     use gpusched_wire::history::{AuditAction, AuditEntry, JobEvent, JobEventKind};
 
     /// A store with a row in every table: jobs of every shape, events, audit, meta, a

@@ -9,7 +9,7 @@
 //! reused, as SQLite's AUTOINCREMENT), and a trigger function for the events that go
 //! with their job.
 
-use super::migrate::{Migration, Step};
+use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
 pub const LATEST: i64 = 4;
@@ -102,7 +102,7 @@ const SCHEMA_1: &[&str] = &[
         detail TEXT NOT NULL
     )",
     "CREATE INDEX audit_at ON audit(at_ms)",
-    // The leader lease (issue 15): one row, written by `lease.rs`; the same table as
+    // The leader lease (issue 15): one row, written by `sql/lease.rs`; the same table as
     // SQLite's schema 8.
     "CREATE TABLE leader_lease (
         id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -131,11 +131,11 @@ pub fn migrations() -> Vec<Migration> {
         },
         Migration {
             version: 3,
-            ..super::migrate::UNWRITTEN_TASKS
+            ..crate::sql::migrate::UNWRITTEN_TASKS
         },
         Migration {
             version: 4,
-            name: super::migrate::CONTAIN_NAME,
+            name: crate::sql::migrate::CONTAIN_NAME,
             steps: vec![
                 Step::Sql("ALTER TABLE jobs ADD COLUMN image TEXT"),
                 Step::Sql("ALTER TABLE jobs ADD COLUMN pids_max BIGINT"),

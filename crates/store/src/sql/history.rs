@@ -100,7 +100,7 @@ fn int(what: &str, v: u64) -> Result<i64, StoreError> {
 
 /// Rows of job events one statement writes (7 values each) and jobs one sequence
 /// query asks about.
-pub(super) const ROWS_PER_STATEMENT: usize = 64;
+pub(crate) const ROWS_PER_STATEMENT: usize = 64;
 
 /// `n` placeholders for the values of one statement: anonymous `?` on SQLite (it looks a
 /// numbered one up among those before it), `$N` on PostgreSQL, in groups of `width`.
@@ -117,7 +117,7 @@ fn value_marks(d: Dialect, rows: usize, width: usize) -> String {
 }
 
 /// `SELECT job, MAX(seq) ... WHERE job IN (...)` for `jobs` job ids.
-pub(super) fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
+pub(crate) fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static, str> {
     static TEXTS: TextCache<7> = TextCache::new();
     TEXTS.get(d, jobs, || {
         let marks = match d {
@@ -129,7 +129,7 @@ pub(super) fn last_seq_sql(d: Dialect, jobs: usize) -> std::borrow::Cow<'static,
 }
 
 /// The multi-row insert of `rows` events.
-pub(super) fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
+pub(crate) fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
     static TEXTS: TextCache<7> = TextCache::new();
     TEXTS.get(d, rows, || {
         format!(
@@ -140,7 +140,7 @@ pub(super) fn insert_sql(d: Dialect, rows: usize) -> std::borrow::Cow<'static, s
 }
 
 /// The distinct jobs of a round's events, in order (as database integers).
-pub(super) fn event_jobs(events: &[(u64, JobEvent)]) -> Result<Vec<i64>, StoreError> {
+pub(crate) fn event_jobs(events: &[(u64, JobEvent)]) -> Result<Vec<i64>, StoreError> {
     let mut jobs: Vec<i64> = Vec::with_capacity(events.len());
     for (job, _) in events {
         jobs.push(int("job_events.job", *job)?);
@@ -152,7 +152,7 @@ pub(super) fn event_jobs(events: &[(u64, JobEvent)]) -> Result<Vec<i64>, StoreEr
 
 /// The values of the round's event rows (7 a row, in `insert_sql`'s order), each job's
 /// numbered on from `next` (its last sequence so far; updated to the new last).
-pub(super) fn event_values<'e>(
+pub(crate) fn event_values<'e>(
     events: &'e [(u64, JobEvent)],
     next: &mut HashMap<i64, i64>,
 ) -> Result<Vec<Val<'e>>, StoreError> {
@@ -179,12 +179,12 @@ pub(super) fn event_values<'e>(
 }
 
 /// Deletes a job's events past the bound: [`prunes`] says which.
-pub(super) const PRUNE_SQL: &str =
+pub(crate) const PRUNE_SQL: &str =
     "DELETE FROM job_events WHERE job = $1 AND seq > 1 AND seq <= $2";
 
 /// The jobs whose timelines passed `keep` after this round, with the last sequence to
 /// drop: sequence 1 and the newest `keep - 1` stay (only jobs past the bound, rare).
-pub(super) fn prunes(next: &HashMap<i64, i64>, keep: u32) -> Vec<(i64, i64)> {
+pub(crate) fn prunes(next: &HashMap<i64, i64>, keep: u32) -> Vec<(i64, i64)> {
     let room = i64::from(keep.max(2)) - 1;
     let mut out: Vec<(i64, i64)> = next
         .iter()
@@ -334,7 +334,7 @@ pub async fn audit_page(conn: &mut AnyConnection, q: &AuditQuery) -> Result<Audi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sqlite::test_dbs::test_dbs;
+    use crate::sql::test_dbs::test_dbs;
 
     fn ev(at_ms: u64, kind: JobEventKind, detail: &str) -> JobEvent {
         JobEvent {

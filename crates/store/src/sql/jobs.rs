@@ -121,7 +121,7 @@ pub const ADD_CONTAIN_COLUMNS: &[&str] = &[
 ];
 
 /// The columns schema 11 added, in the order of [`ADD_CONTAIN_COLUMNS`].
-pub(super) const CONTAIN_COLUMNS: &[&str] = &[
+pub(crate) const CONTAIN_COLUMNS: &[&str] = &[
     "image",
     "pids_max",
     "used_cpu_ms",
@@ -210,7 +210,7 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + FOLLOW_COLUMNS.len()
     + CONTAIN_COLUMNS.len();
 
-pub(super) fn all_columns() -> Vec<&'static str> {
+pub(crate) fn all_columns() -> Vec<&'static str> {
     COLUMNS
         .iter()
         .chain(GANG_COLUMNS)
@@ -265,7 +265,7 @@ const FIXED_AFTER_SUBMIT: &[&str] = &[
 /// are anonymous `?`s (each value is bound once, in order): SQLite looks a numbered or
 /// named one up among those before it, which made the 64-row statement's ~3,900 of them
 /// cost 5 times its writing (5,000 jobs: 1.8 s against 0.35 s, debug).
-pub(super) fn upsert_rows(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
+pub(crate) fn upsert_rows(d: Dialect, rows: usize) -> std::borrow::Cow<'static, str> {
     static TEXTS: TextCache<7> = TextCache::new();
     TEXTS.get(d, rows, || upsert_rows_sql(d, rows))
 }
@@ -298,7 +298,7 @@ fn select_sql() -> String {
 
 /// Rows per multi-row upsert. SQLite binds at most 32,766 values per statement,
 /// PostgreSQL 65,535, and a row binds about 60; a round rarely writes more than this many jobs.
-pub(super) const ROWS_PER_STATEMENT: usize = 64;
+pub(crate) const ROWS_PER_STATEMENT: usize = 64;
 
 /// Writes (inserts or replaces) one job's row.
 pub async fn put(conn: &mut AnyConnection, j: &StoredJob) -> Result<(), StoreError> {
@@ -381,7 +381,7 @@ fn opt_json_col<T: serde::de::DeserializeOwned>(
     .transpose()
 }
 
-pub(super) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
+pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
     let id: u64 = get_int(r, "id", &|| "a job".to_string())?;
     let what = || format!("job {id}");
     let int = |col: &str| get_int::<u32>(r, col, &what);

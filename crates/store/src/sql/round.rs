@@ -1,0 +1,351 @@
+//! A round's writes in one transaction: what the server's state task commits after each
+//! round (job rows, nodes, tokens, job events, audit entries, `meta` values), fenced by
+//! the leader's epoch like every write transaction.
+//!
+//! On PostgreSQL it goes through sqlx's connection statement by statement (each one a
+//! round trip to the database anyway; `postgres/round.rs`). On SQLite it goes to the
+//! store's round writer (`sqlite/writer.rs`): one thread of its own with its own
+//! connection to the file, which runs the whole transaction, from `BEGIN IMMEDIATE` to
+//! the fsync'd `COMMIT`, on one hand-off. The values bound are the same either way
+//! (`values.rs`), and so are the statements' texts.
+
+use gpusched_wire::history::{AuditEntry, JobEvent};
+
+use super::dialect::Dialect;
+use super::values::Val;
+use super::{Store, RESERVED_META};
+use crate::record::{JobRecord, NodeRecord, TokenRecord};
+use crate::stored_job::StoredJob;
+use crate::StoreError;
+
+/// The statements both ways share (besides the multi-row ones of `jobs` and `history`).
+pub(crate) const NODE_UPSERT: &str = "INSERT INTO nodes (name, data) VALUES ($1, $2)
+     ON CONFLICT(name) DO UPDATE SET data = excluded.data";
+pub(crate) const TOKEN_UPSERT: &str = "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
+     ON CONFLICT(id) DO UPDATE SET data = excluded.data";
+pub(crate) const META_UPSERT: &str = "INSERT INTO meta (key, value) VALUES ($1, $2)
+     ON CONFLICT(key) DO UPDATE SET value = excluded.value";
+pub(crate) const AUDIT_INSERT: &str =
+    "INSERT INTO audit (at_ms, actor, action, target, detail) VALUES ($1, $2, $3, $4, $5)";
+
+/// Everything one round writes, as plain data (the writer's thread owns it).
+#[derive(Default)]
+pub struct RoundWrites {
+    pub(crate) jobs: Vec<StoredJob>,
+    /// (name, the record as JSON).
+    pub(crate) nodes: Vec<(String, String)>,
+    /// (id, hash, the record as JSON).
+    pub(crate) tokens: Vec<(i64, String, String)>,
+    pub(crate) events: Vec<(u64, JobEvent)>,
+    /// Events kept per job (the first and the newest).
+    pub(crate) keep: u32,
+    pub(crate) audit: Vec<AuditEntry>,
+    pub(crate) meta: Vec<(String, String)>,
+}
+
+impl RoundWrites {
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+            && self.nodes.is_empty()
+            && self.tokens.is_empty()
+            && self.events.is_empty()
+            && self.audit.is_empty()
+            && self.meta.is_empty()
+    }
+
+    /// Inserts or replaces the job's row.
+    pub fn job(&mut self, job: &JobRecord) {
+        self.jobs.push(StoredJob::from_record(job));
+    }
+
+    pub fn node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(node).map_err(|source| StoreError::Corrupt {
+            what: format!("node {}", node.register.node),
+            source,
+        })?;
+        self.nodes.push((node.register.node.clone(), data));
+        Ok(())
+    }
+
+    pub fn token(&mut self, token: &TokenRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(token).map_err(|source| StoreError::Corrupt {
+            what: format!("token {}", token.id),
+            source,
+        })?;
+        self.tokens
+            .push((token.id as i64, token.hash.clone(), data));
+        Ok(())
+    }
+
+    /// The round's job events (by job, each job's in order), at most `keep` kept per job.
+    pub fn events(&mut self, events: Vec<(u64, JobEvent)>, keep: u32) {
+        self.events = events;
+        self.keep = keep;
+    }
+
+    pub fn audit(&mut self, entry: AuditEntry) {
+        self.audit.push(entry);
+    }
+
+    /// A value the server keeps in `meta` (the store's own keys are refused, as
+    /// `StoreTx::put_meta` refuses them).
+    pub fn meta(&mut self, key: &str, value: String) -> Result<(), StoreError> {
+        if RESERVED_META.contains(&key) {
+            return Err(StoreError::Row {
+                what: format!("meta {key}"),
+                why: "the store's own key; choose another".into(),
+            });
+        }
+        self.meta.push((key.to_string(), value));
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Writes a round in one fenced transaction and makes it durable; nothing of it is
+    /// written when it fails (a duplicate client token, a full disk, another server's
+    /// epoch: [`StoreError::Fenced`]). Commit faults asked for by `fail_commits` apply.
+    pub async fn write_round(&mut self, w: RoundWrites) -> Result<(), StoreError> {
+        if w.is_empty() {
+            return Ok(());
+        }
+        match self.dialect {
+            Dialect::Sqlite => crate::sqlite::writer::write_round(self, w).await,
+            Dialect::Postgres => crate::postgres::round::write_round(self, w).await,
+        }
+    }
+}
+
+/// The audit entry's values, in [`AUDIT_INSERT`]'s order.
+pub(crate) fn audit_values(e: &AuditEntry) -> Result<[Val<'_>; 5], StoreError> {
+    let at = i64::try_from(e.at_ms).map_err(|_| StoreError::Row {
+        what: "audit entry".into(),
+        why: format!("at_ms = {} does not fit a database integer", e.at_ms),
+    })?;
+    Ok([
+        Val::Int(at),
+        Val::Text(e.actor.as_str().into()),
+        Val::Text(e.action.name().into()),
+        Val::Text(e.target.as_str().into()),
+        Val::Text(e.detail.as_str().into()),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use gpusched_wire::history::{AuditAction, JobEventKind};
+
+    use super::super::test_dbs::test_dbs;
+    use super::*;
+
+    fn job(id: u64, token: Option<&str>) -> JobRecord {
+        let mut j = crate::stored_job::tests::full_record();
+        j.view.id = id;
+        j.client_token = token.map(str::to_string);
+        j
+    }
+
+    fn node(name: &str) -> NodeRecord {
+        NodeRecord::new(
+            serde_json::from_value(serde_json::json!({
+                "node": name, "agent_version": "test", "gpus": [], "cpus": 8,
+                "mem_mib": 1024, "log_url": null, "running": [], "events": []
+            }))
+            .expect("a registration"),
+        )
+    }
+
+    fn token(id: u64) -> TokenRecord {
+        TokenRecord {
+            id,
+            user: "alice".into(),
+            role: gpusched_wire::Role::User,
+            hash: format!("hash-{id}"),
+            created_ms: 5,
+            revoked: false,
+        }
+    }
+
+    fn event(at_ms: u64) -> JobEvent {
+        JobEvent {
+            at_ms,
+            kind: JobEventKind::Started,
+            attempt: 1,
+            nodes: vec!["n1".into()],
+            detail: format!("at {at_ms}"),
+        }
+    }
+
+    /// Everything a round writes, more jobs and events than one statement takes.
+    fn round(first_job: u64) -> (RoundWrites, Vec<JobRecord>) {
+        let mut w = RoundWrites::default();
+        let jobs: Vec<JobRecord> = (first_job..first_job + 70).map(|i| job(i, None)).collect();
+        for j in &jobs {
+            w.job(j);
+        }
+        w.node(&node("n1")).unwrap();
+        w.token(&token(first_job)).unwrap();
+        let events = jobs
+            .iter()
+            .flat_map(|j| [(j.view.id, event(1)), (j.view.id, event(2))])
+            .collect();
+        w.events(events, 256);
+        w.audit(AuditEntry {
+            id: 0,
+            at_ms: 9,
+            actor: "root".into(),
+            action: AuditAction::Drain,
+            target: "n1".into(),
+            detail: String::new(),
+        });
+        w.meta("predictor", format!("learnt {first_job}")).unwrap();
+        (w, jobs)
+    }
+
+    #[tokio::test]
+    async fn a_round_is_written_whole_and_reads_back() {
+        for db in &test_dbs("a_round_is_written_whole_and_reads_back").await {
+            let mut s = db.open().await;
+            let (w, jobs) = round(1);
+            s.write_round(w).await.unwrap();
+            // A second round goes on from the first one's sequences.
+            let mut w = RoundWrites::default();
+            w.events(vec![(1, event(3)), (70, event(3))], 256);
+            s.write_round(w).await.unwrap();
+            s.write_round(RoundWrites::default()).await.unwrap();
+            let mut s = db.open().await;
+            assert_eq!(s.load_jobs().await.unwrap(), jobs);
+            assert_eq!(s.load_nodes().await.unwrap(), [node("n1")]);
+            assert_eq!(s.load_tokens().await.unwrap(), [token(1)]);
+            for id in [1u64, 70] {
+                let t = s.job_events(id).await.unwrap();
+                let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+                assert_eq!(at, [1, 2, 3], "job {id}");
+            }
+            assert_eq!(s.job_events(2).await.unwrap().events.len(), 2);
+            let audit = s.audit(&Default::default()).await.unwrap();
+            assert_eq!(audit.entries.len(), 1);
+            assert_eq!(audit.entries[0].target, "n1");
+            assert_eq!(
+                s.meta("predictor").await.unwrap().as_deref(),
+                Some("learnt 1")
+            );
+        }
+    }
+
+    /// The writer numbers a job's events on from what it committed last, and asks the
+    /// database again after a failed round and once another server may have written
+    /// (its fence changed): each event gets the next sequence, none is refused as a
+    /// duplicate.
+    #[tokio::test]
+    async fn event_sequences_go_on_across_rounds_failures_and_leaders() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Store::open_dir(dir.path()).await.unwrap();
+        let mut b = Store::open_dir(dir.path()).await.unwrap();
+        let one = |at| {
+            let mut w = RoundWrites::default();
+            w.events(vec![(1, event(at)), (2, event(at))], 256);
+            w
+        };
+        let ea = a
+            .acquire_lease("a", "http://a", 60_000, false)
+            .await
+            .unwrap();
+        a.set_fence(ea);
+        a.write_round(one(1)).await.unwrap();
+        a.write_round(one(2)).await.unwrap();
+        // A failed round: its sequences are not taken.
+        super::super::fail_commits(dir.path(), 1);
+        assert!(a.write_round(one(99)).await.is_err());
+        a.write_round(one(3)).await.unwrap();
+        // b leads and writes; then a leads again.
+        assert!(a.release_lease(ea.unwrap()).await.unwrap());
+        let eb = b
+            .acquire_lease("b", "http://b", 60_000, false)
+            .await
+            .unwrap();
+        b.set_fence(eb);
+        b.write_round(one(4)).await.unwrap();
+        assert!(b.release_lease(eb.unwrap()).await.unwrap());
+        let ea = a
+            .acquire_lease("a", "http://a", 60_000, false)
+            .await
+            .unwrap();
+        a.set_fence(ea);
+        a.write_round(one(5)).await.unwrap();
+        // An ended job leaves the writer's memory; its sequences still go on.
+        let mut w = RoundWrites::default();
+        let mut end = event(6);
+        end.kind = JobEventKind::Ended;
+        w.events(vec![(1, end)], 256);
+        a.write_round(w).await.unwrap();
+        a.write_round(one(7)).await.unwrap();
+        // A timeline that starts in a round (with `submitted`) is not asked for.
+        let mut w = RoundWrites::default();
+        let mut submitted = event(8);
+        submitted.kind = JobEventKind::Submitted;
+        w.events(vec![(3, submitted), (3, event(9))], 256);
+        a.write_round(w).await.unwrap();
+        a.write_round(one(10)).await.unwrap();
+        let t = a.job_events(3).await.unwrap();
+        let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+        assert_eq!(at, [8, 9]);
+        for id in [1u64, 2] {
+            let t = a.job_events(id).await.unwrap();
+            let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
+            let want: &[u64] = if id == 1 {
+                &[1, 2, 3, 4, 5, 6, 7, 10]
+            } else {
+                &[1, 2, 3, 4, 5, 7, 10]
+            };
+            assert_eq!(at, want, "job {id}");
+        }
+    }
+
+    /// A round that fails writes nothing (a duplicate client token, an injected fault,
+    /// another server's epoch), and the store writes the next round as usual.
+    #[tokio::test]
+    async fn a_failed_round_writes_nothing_and_the_next_one_goes_through() {
+        for db in &test_dbs("a_failed_round_writes_nothing_and_the_next_one_goes").await {
+            let mut s = db.open().await;
+            // Two jobs with one client token: the database refuses the round.
+            let (mut w, _) = round(1);
+            w.job(&job(500, Some("tok")));
+            w.job(&job(501, Some("tok")));
+            assert!(s.write_round(w).await.is_err());
+            // A fault injected at the commit.
+            if let crate::StoreUrl::Sqlite(file) = &db.url {
+                super::super::fail_commits(file.parent().unwrap(), 1);
+                let (w, _) = round(1);
+                let e = s.write_round(w).await.unwrap_err();
+                assert!(matches!(e, StoreError::InjectedFault), "{e}");
+            }
+            // Fenced by a stale epoch: this server no longer leads.
+            let epoch = s
+                .acquire_lease("me", "http://me", 60_000, false)
+                .await
+                .unwrap()
+                .unwrap();
+            s.set_fence(Some(epoch + 1));
+            let (w, _) = round(1);
+            let e = s.write_round(w).await.unwrap_err();
+            assert!(
+                matches!(e, StoreError::Fenced { mine, current: Some(c) } if mine == epoch + 1 && c == epoch),
+                "{e}"
+            );
+            {
+                let mut r = db.open().await;
+                assert_eq!(r.load_jobs().await.unwrap(), []);
+                assert_eq!(r.load_nodes().await.unwrap(), []);
+                assert_eq!(r.job_events(1).await.unwrap().events.len(), 0);
+                assert_eq!(r.meta("predictor").await.unwrap(), None);
+            }
+            s.set_fence(Some(epoch));
+            let (w, jobs) = round(1);
+            s.write_round(w).await.unwrap();
+            assert_eq!(db.open().await.load_jobs().await.unwrap(), jobs);
+            let mut w = RoundWrites::default();
+            assert!(w.meta("schema_version", "9".into()).is_err());
+        }
+    }
+}

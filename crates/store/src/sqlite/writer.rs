@@ -1,0 +1,385 @@
+//! The SQLite round writer: a thread with its own rusqlite connection to the store's
+//! file, which runs a whole round's transaction (`sql/round.rs`), from `BEGIN IMMEDIATE`
+//! to the fsync'd `COMMIT`, on one hand-off.
+//!
+//! Why: sqlx's SQLite driver runs its connection on a thread of its own and makes every
+//! statement a round trip to it (a channel and a wake-up each way); a round of a few
+//! statements spent more of the server's CPU in those hand-offs (the kernel's context
+//! switches) than in SQLite (docs/benchmarks.md (w)). The values bound are those of
+//! sqlx's way (`sql/values.rs`), and so are the statements' texts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gpusched_wire::history::JobEventKind;
+
+use crate::sql::dialect::{pow2_chunks, pow2_sizes, Dialect};
+use crate::sql::round::{
+    audit_values, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT, TOKEN_UPSERT,
+};
+use crate::sql::values::{job_row, Val};
+use crate::sql::{history, jobs, lease, take_fault, Store};
+use crate::StoreError;
+
+/// Writes `w` on the store's round writer (opened by the first round written).
+pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(), StoreError> {
+    let fault = take_fault(&store.path);
+    let fence = store.fence;
+    if store.writer.is_none() {
+        store.writer = Some(Writer::open(&store.path)?);
+    }
+    let writer = store.writer.as_ref().expect("opened above");
+    let r = writer.write(w, fence, fault).await;
+    if r.is_err() {
+        // A fresh connection for the next round (as sqlx's after a failure).
+        store.writer = None;
+    }
+    r
+}
+
+/// A round to write, and where its outcome goes.
+struct Request {
+    writes: RoundWrites,
+    fence: Option<u64>,
+    fault: bool,
+    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// The SQLite round writer: a thread with its own connection to the store's file. It
+/// ends (and closes its connection) when the store drops it.
+pub(crate) struct Writer {
+    requests: std::sync::mpsc::Sender<Request>,
+}
+
+impl Writer {
+    fn open(path: &Path) -> Result<Writer, StoreError> {
+        let conn = connect(path)?;
+        let (requests, rx) = std::sync::mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || {
+                let mut prepared = Prepared::new(&conn);
+                for r in rx {
+                    let outcome = apply(&mut prepared, &r.writes, r.fence, r.fault);
+                    let _ = r.done.send(outcome);
+                }
+            })
+            .map_err(|source| StoreError::File {
+                path: path.display().to_string(),
+                source,
+            })?;
+        Ok(Writer { requests })
+    }
+
+    async fn write(
+        &self,
+        writes: RoundWrites,
+        fence: Option<u64>,
+        fault: bool,
+    ) -> Result<(), StoreError> {
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let request = Request {
+            writes,
+            fence,
+            fault,
+            done,
+        };
+        if self.requests.send(request).is_err() {
+            return Err(StoreError::WriterGone);
+        }
+        outcome.await.unwrap_or(Err(StoreError::WriterGone))
+    }
+}
+
+/// The writer's connection, set as the store's own (`Store::connect`): wait 5 s for a
+/// lock, write ahead, fsync the log at every commit, keep 1 MiB of pages. And its
+/// temporary files in memory: a multi-row upsert keeps a statement journal (the pages it
+/// changed, to undo it alone if a row fails), and SQLite spills one over 64 KiB to a new
+/// file under /var/tmp, created and unlinked per statement: about one commit in three
+/// of an array run did (docs/benchmarks.md (za)). Only this connection's statements are
+/// bounded (64 rows); the store's own connection, which reads and may sort much, keeps
+/// the default.
+fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
+    let shown = || PathBuf::from(path).display().to_string();
+    let conn = rusqlite::Connection::open(path).map_err(|source| StoreError::OpenWriter {
+        path: shown(),
+        source,
+    })?;
+    // The store's settings, and statement journals in memory (this connection's own:
+    // see above).
+    let pragmas = super::SQLITE_PRAGMAS.join("; ") + "; PRAGMA temp_store = MEMORY;";
+    conn.execute_batch(&pragmas)
+        .map_err(|source| StoreError::OpenWriter {
+            path: shown(),
+            source,
+        })?;
+    Ok(conn)
+}
+
+/// What the writer runs, each prepared once and kept (`Prepared`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Stmt {
+    Fence,
+    Epoch,
+    /// The jobs' multi-row upsert of so many rows (a power of two).
+    Upsert(usize),
+    Node,
+    Token,
+    LastSeq(usize),
+    Events(usize),
+    Prune,
+    Audit,
+    Meta,
+}
+
+impl Stmt {
+    fn sql(self) -> std::borrow::Cow<'static, str> {
+        let d = Dialect::Sqlite;
+        match self {
+            Stmt::Fence => lease::FENCE.into(),
+            Stmt::Epoch => "SELECT epoch FROM leader_lease WHERE id = 1".into(),
+            Stmt::Upsert(rows) => jobs::upsert_rows(d, rows),
+            Stmt::Node => NODE_UPSERT.into(),
+            Stmt::Token => TOKEN_UPSERT.into(),
+            Stmt::LastSeq(jobs) => history::last_seq_sql(d, jobs),
+            Stmt::Events(rows) => history::insert_sql(d, rows),
+            Stmt::Prune => history::PRUNE_SQL.into(),
+            Stmt::Audit => AUDIT_INSERT.into(),
+            Stmt::Meta => META_UPSERT.into(),
+        }
+    }
+}
+
+/// The writer's prepared statements, by what they are: rusqlite's own cache finds one
+/// by its text, and hashing and comparing a 64-row upsert's 40 KB on every call cost a
+/// tenth of the writer's instructions.
+struct Prepared<'c> {
+    conn: &'c rusqlite::Connection,
+    by: HashMap<Stmt, rusqlite::Statement<'c>>,
+    /// Each job's last event sequence as this writer committed it, so a round asks the
+    /// database only for jobs it has not written events of: the query cost about a
+    /// twentieth of the server's instructions in an array run (docs/benchmarks.md (za)).
+    /// This thread is the only one that adds job events to the file while it leads (a
+    /// purge deletes only ended jobs, whose timelines are done), so what it committed is
+    /// what the file holds. Forgotten whole after a failed round, when the fence changes
+    /// (another server may have led meanwhile), and when it grows past
+    /// [`SEQS_KEPT`]; a job leaves it with its `ended` event.
+    seqs: HashMap<i64, i64>,
+    fence: Option<u64>,
+}
+
+/// The most jobs whose last sequence the writer keeps (a few MB at most).
+const SEQS_KEPT: usize = 100_000;
+
+impl<'c> Prepared<'c> {
+    fn new(conn: &'c rusqlite::Connection) -> Self {
+        Prepared {
+            conn,
+            by: HashMap::new(),
+            seqs: HashMap::new(),
+            fence: None,
+        }
+    }
+
+    fn get(&mut self, s: Stmt) -> Result<&mut rusqlite::Statement<'c>, StoreError> {
+        let conn = self.conn;
+        Ok(match self.by.entry(s) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(conn.prepare(&s.sql())?),
+        })
+    }
+
+    fn run(&mut self, s: Stmt, vals: &[Val<'_>]) -> Result<usize, StoreError> {
+        Ok(self.get(s)?.execute(rusqlite::params_from_iter(vals))?)
+    }
+}
+
+/// Runs one round's transaction; rolled back whole on any error.
+fn apply(
+    p: &mut Prepared<'_>,
+    w: &RoundWrites,
+    fence: Option<u64>,
+    fault: bool,
+) -> Result<(), StoreError> {
+    let conn = p.conn;
+    if p.fence != fence || p.seqs.len() > SEQS_KEPT {
+        p.seqs.clear();
+        p.fence = fence;
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let r = statements(p, w, fence).and_then(|seqs| {
+        if fault {
+            // As a full disk at the commit: nothing written.
+            Err(StoreError::InjectedFault)
+        } else {
+            conn.execute_batch("COMMIT")?;
+            Ok(seqs)
+        }
+    });
+    match r {
+        Ok(seqs) => {
+            for (job, seq) in seqs {
+                p.seqs.insert(job, seq);
+            }
+            for (job, e) in &w.events {
+                if e.kind == JobEventKind::Ended {
+                    p.seqs.remove(&(*job as i64));
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            p.seqs.clear();
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The round's statements; the last event sequence of each job it wrote events of.
+fn statements(
+    p: &mut Prepared<'_>,
+    w: &RoundWrites,
+    fence: Option<u64>,
+) -> Result<HashMap<i64, i64>, StoreError> {
+    if let Some(epoch) = fence {
+        if p.run(Stmt::Fence, &[Val::Int(epoch as i64)])? != 1 {
+            let current: Option<i64> = p.get(Stmt::Epoch)?.query_row([], |r| r.get(0)).ok();
+            return Err(StoreError::Fenced {
+                mine: epoch,
+                current: current.map(|c| c as u64),
+            });
+        }
+    }
+    for chunk in pow2_chunks(&w.jobs, jobs::ROWS_PER_STATEMENT) {
+        let mut vals = Vec::with_capacity(chunk.len() * jobs::COLUMN_COUNT);
+        for j in chunk {
+            vals.extend(job_row(j)?);
+        }
+        p.run(Stmt::Upsert(chunk.len()), &vals)?;
+    }
+    for (name, data) in &w.nodes {
+        p.run(
+            Stmt::Node,
+            &[Val::Text(name.into()), Val::Text(data.into())],
+        )?;
+    }
+    for (id, hash, data) in &w.tokens {
+        let vals = [
+            Val::Int(*id),
+            Val::Text(hash.into()),
+            Val::Text(data.into()),
+        ];
+        p.run(Stmt::Token, &vals)?;
+    }
+    let mut next: HashMap<i64, i64> = HashMap::new();
+    if !w.events.is_empty() {
+        let mut ids = history::event_jobs(&w.events)?;
+        next.reserve(ids.len());
+        ids.retain(|id| match p.seqs.get(id) {
+            Some(&seq) => {
+                next.insert(*id, seq);
+                false
+            }
+            None => true,
+        });
+        // A job whose timeline starts in this round (with `submitted`, its first event
+        // ever) has no sequence to ask for.
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        for (job, e) in &w.events {
+            let job = *job as i64;
+            if seen.insert(job) && e.kind == JobEventKind::Submitted {
+                next.entry(job).or_insert(0);
+            }
+        }
+        ids.retain(|id| !next.contains_key(id));
+        for chunk in pow2_chunks(&ids, history::ROWS_PER_STATEMENT) {
+            let st = p.get(Stmt::LastSeq(chunk.len()))?;
+            let rows = st.query_map(rusqlite::params_from_iter(chunk), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            for row in rows {
+                let (job, seq) = row?;
+                next.insert(job, seq);
+            }
+        }
+        let vals = history::event_values(&w.events, &mut next)?;
+        let mut at = 0;
+        for rows in pow2_sizes(w.events.len(), history::ROWS_PER_STATEMENT) {
+            p.run(Stmt::Events(rows), &vals[at * 7..(at + rows) * 7])?;
+            at += rows;
+        }
+        for (job, upto) in history::prunes(&next, w.keep) {
+            p.run(Stmt::Prune, &[Val::Int(job), Val::Int(upto)])?;
+        }
+    }
+    for entry in &w.audit {
+        p.run(Stmt::Audit, &audit_values(entry)?)?;
+    }
+    for (key, value) in &w.meta {
+        p.run(
+            Stmt::Meta,
+            &[Val::Text(key.into()), Val::Text(value.into())],
+        )?;
+    }
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both connections to a SQLite store are durable (WAL, fsync at every commit) and
+    /// keep 1 MiB of pages each (the writer's and the store's own, which reads).
+    #[tokio::test]
+    async fn sqlite_connections_are_durable_and_keep_a_small_page_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open_dir(dir.path()).await.unwrap();
+        let cache: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut store.conn)
+            .await
+            .unwrap();
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut store.conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            (cache, sync),
+            (-1024, 2),
+            "cache_size, synchronous (2: FULL)"
+        );
+        let writer = connect(&dir.path().join(super::super::DB_FILE)).unwrap();
+        let (cache, sync, mode): (i64, i64, String) = writer
+            .query_row(
+                "SELECT * FROM pragma_cache_size, pragma_synchronous, pragma_journal_mode",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!((cache, sync, mode.as_str()), (-1024, 2, "wal"));
+        // Its statement journals stay in memory (2: MEMORY), not in files under /var/tmp.
+        let temp: i64 = writer
+            .query_row("PRAGMA temp_store", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(temp, 2, "temp_store");
+    }
+
+    /// The bundled SQLite is built without memory statistics (`.cargo/config.toml`): a
+    /// global mutex and a `malloc_usable_size` per allocation, for figures nothing reads.
+    #[test]
+    fn sqlite_is_built_without_memory_statistics() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let mut st = conn.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "LIBSQLITE3_FLAGS from .cargo/config.toml did not reach the build: {options:?}"
+        );
+    }
+}
