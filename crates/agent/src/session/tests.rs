@@ -991,7 +991,7 @@ async fn a_stopping_agent_says_it_leaves() {
 fn an_unreachable_server_says_why_and_a_refused_certificate_what_to_give() {
     let chain = "error sending request for url (https://gpu1:6450/api/agents/register): \
                  client error (Connect): invalid peer certificate: UnknownIssuer";
-    let said = super::unreachable("https://gpu1:6450", chain, None);
+    let said = super::client::unreachable("https://gpu1:6450", chain, None);
     assert_eq!(
         said,
         "cannot reach the server: the server at https://gpu1:6450 presents a certificate \
@@ -999,7 +999,7 @@ fn an_unreachable_server_says_why_and_a_refused_certificate_what_to_give() {
          its --tls-cert names) or the CA that signed it with --ca-cert FILE (or \
          GPUSCHED_CA_CERT=FILE); retrying"
     );
-    let said = super::unreachable(
+    let said = super::client::unreachable(
         "https://gpu1:6450",
         chain,
         Some(std::path::Path::new("/etc/gpusched/ca.pem")),
@@ -1011,7 +1011,7 @@ fn an_unreachable_server_says_why_and_a_refused_certificate_what_to_give() {
     let refused = "error sending request for url (http://gpu1:6450/): client error \
                    (Connect): tcp connect error: Connection refused (os error 111)";
     assert_eq!(
-        super::unreachable("http://gpu1:6450", refused, None),
+        super::client::unreachable("http://gpu1:6450", refused, None),
         format!("cannot reach the server at http://gpu1:6450 ({refused}); retrying")
     );
 }
