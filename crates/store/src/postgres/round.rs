@@ -2,36 +2,49 @@
 //! by statement (each one a round trip to the database anyway), in one fenced
 //! transaction.
 
-use crate::sql::round::{RoundWrites, NODE_UPSERT, TOKEN_UPSERT};
+use gpusched_wire::history::{AuditEntry, JobEvent};
+
+use crate::sql::round::{RoundTarget, RoundWrites, NODE_UPSERT, TOKEN_UPSERT};
 use crate::sql::values::Val;
-use crate::sql::Store;
+use crate::sql::{Store, StoreTx};
+use crate::stored_job::StoredJob;
 use crate::StoreError;
 
 /// Writes `w` in one transaction of the store's connection.
 pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(), StoreError> {
     let mut tx = store.begin().await?;
-    tx.put_stored_jobs(&w.jobs).await?;
-    for (name, data) in &w.nodes {
-        tx.execute_vals(
+    w.write_to(&mut tx).await?;
+    tx.commit().await
+}
+
+/// Each kind as the transaction writes it outside a round too.
+impl RoundTarget for StoreTx<'_> {
+    async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
+        self.put_stored_jobs(rows).await
+    }
+
+    async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError> {
+        self.execute_vals(
             NODE_UPSERT,
             &[Val::Text(name.into()), Val::Text(data.into())],
         )
-        .await?;
+        .await
     }
-    for (id, hash, data) in &w.tokens {
-        let vals = [
-            Val::Int(*id),
-            Val::Text(hash.into()),
-            Val::Text(data.into()),
-        ];
-        tx.execute_vals(TOKEN_UPSERT, &vals).await?;
+
+    async fn token(&mut self, id: i64, hash: &str, data: &str) -> Result<(), StoreError> {
+        let vals = [Val::Int(id), Val::Text(hash.into()), Val::Text(data.into())];
+        self.execute_vals(TOKEN_UPSERT, &vals).await
     }
-    tx.add_events(&w.events, w.keep).await?;
-    for entry in &w.audit {
-        tx.add_audit(entry).await?;
+
+    async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError> {
+        self.add_events(events, keep).await
     }
-    for (key, value) in &w.meta {
-        tx.put_meta(key, value).await?;
+
+    async fn audit(&mut self, entry: &AuditEntry) -> Result<(), StoreError> {
+        self.add_audit(entry).await
     }
-    tx.commit().await
+
+    async fn meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.put_meta(key, value).await
+    }
 }

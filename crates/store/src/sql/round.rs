@@ -8,6 +8,9 @@
 //! connection to the file, which runs the whole transaction, from `BEGIN IMMEDIATE` to
 //! the fsync'd `COMMIT`, on one hand-off. The values bound are the same either way
 //! (`values.rs`), and so are the statements' texts.
+//!
+//! The order of a round's writes is written once ([`RoundWrites::write_to`]); each
+//! backend is a [`RoundTarget`] that says how one kind of row is written.
 
 use gpusched_wire::history::{AuditEntry, JobEvent};
 
@@ -113,6 +116,47 @@ impl Store {
             Dialect::Sqlite => crate::sqlite::writer::write_round(self, w).await,
             Dialect::Postgres => crate::postgres::round::write_round(self, w).await,
         }
+    }
+}
+
+/// Where a round's writes go, one kind at a time: the order is
+/// [`RoundWrites::write_to`]'s alone; each backend says how a kind is written, inside the
+/// transaction it began (`postgres/round.rs`: sqlx's statements on the store's connection;
+/// `sqlite/writer.rs`: the round writer's prepared statements, which never wait).
+pub(crate) trait RoundTarget {
+    /// The job rows (`jobs`' multi-row upsert).
+    async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError>;
+    /// A node's row ([`NODE_UPSERT`]).
+    async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
+    /// A token's row ([`TOKEN_UPSERT`]).
+    async fn token(&mut self, id: i64, hash: &str, data: &str) -> Result<(), StoreError>;
+    /// The round's job events, numbered on from each job's last, and the prune to `keep`.
+    async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError>;
+    /// An audit entry ([`AUDIT_INSERT`]).
+    async fn audit(&mut self, entry: &AuditEntry) -> Result<(), StoreError>;
+    /// A `meta` value ([`META_UPSERT`]).
+    async fn meta(&mut self, key: &str, value: &str) -> Result<(), StoreError>;
+}
+
+impl RoundWrites {
+    /// Writes the round into `t` in the one order of a round: jobs, nodes, tokens, job
+    /// events, audit entries, `meta` values.
+    pub(crate) async fn write_to(&self, t: &mut impl RoundTarget) -> Result<(), StoreError> {
+        t.jobs(&self.jobs).await?;
+        for (name, data) in &self.nodes {
+            t.node(name, data).await?;
+        }
+        for (id, hash, data) in &self.tokens {
+            t.token(*id, hash, data).await?;
+        }
+        t.events(&self.events, self.keep).await?;
+        for entry in &self.audit {
+            t.audit(entry).await?;
+        }
+        for (key, value) in &self.meta {
+            t.meta(key, value).await?;
+        }
+        Ok(())
     }
 }
 

@@ -11,14 +11,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use gpusched_wire::history::JobEventKind;
+use futures_util::FutureExt;
+use gpusched_wire::history::{AuditEntry, JobEvent, JobEventKind};
 
 use crate::sql::dialect::{pow2_chunks, pow2_sizes, Dialect};
 use crate::sql::round::{
-    audit_values, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT, TOKEN_UPSERT,
+    audit_values, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT, TOKEN_UPSERT,
 };
 use crate::sql::values::{job_row, Val};
 use crate::sql::{history, jobs, lease, take_fault, Store};
+use crate::stored_job::StoredJob;
 use crate::StoreError;
 
 /// Writes `w` on the store's round writer (opened by the first round written).
@@ -253,30 +255,57 @@ fn statements(
             });
         }
     }
-    for chunk in pow2_chunks(&w.jobs, jobs::ROWS_PER_STATEMENT) {
-        let mut vals = Vec::with_capacity(chunk.len() * jobs::COLUMN_COUNT);
-        for j in chunk {
-            vals.extend(job_row(j)?);
+    let mut target = Target {
+        p,
+        next: HashMap::new(),
+    };
+    w.write_to(&mut target)
+        .now_or_never()
+        .expect("the round writer's statements never wait")?;
+    Ok(target.next)
+}
+
+/// The round writer as a [`RoundTarget`]: each kind through its prepared statement, at
+/// once (its methods never wait, so the round's order runs to its end on one poll).
+struct Target<'p, 'c> {
+    p: &'p mut Prepared<'c>,
+    /// The last event sequence of each job the round wrote events of.
+    next: HashMap<i64, i64>,
+}
+
+impl RoundTarget for Target<'_, '_> {
+    async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
+        for chunk in pow2_chunks(rows, jobs::ROWS_PER_STATEMENT) {
+            let mut vals = Vec::with_capacity(chunk.len() * jobs::COLUMN_COUNT);
+            for j in chunk {
+                vals.extend(job_row(j)?);
+            }
+            self.p.run(Stmt::Upsert(chunk.len()), &vals)?;
         }
-        p.run(Stmt::Upsert(chunk.len()), &vals)?;
+        Ok(())
     }
-    for (name, data) in &w.nodes {
-        p.run(
+
+    async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError> {
+        self.p.run(
             Stmt::Node,
             &[Val::Text(name.into()), Val::Text(data.into())],
         )?;
+        Ok(())
     }
-    for (id, hash, data) in &w.tokens {
-        let vals = [
-            Val::Int(*id),
-            Val::Text(hash.into()),
-            Val::Text(data.into()),
-        ];
-        p.run(Stmt::Token, &vals)?;
+
+    async fn token(&mut self, id: i64, hash: &str, data: &str) -> Result<(), StoreError> {
+        let vals = [Val::Int(id), Val::Text(hash.into()), Val::Text(data.into())];
+        self.p.run(Stmt::Token, &vals)?;
+        Ok(())
     }
-    let mut next: HashMap<i64, i64> = HashMap::new();
-    if !w.events.is_empty() {
-        let mut ids = history::event_jobs(&w.events)?;
+
+    async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let p = &mut *self.p;
+        let next = &mut self.next;
+        let mut ids = history::event_jobs(events)?;
         next.reserve(ids.len());
         ids.retain(|id| match p.seqs.get(id) {
             Some(&seq) => {
@@ -288,7 +317,7 @@ fn statements(
         // A job whose timeline starts in this round (with `submitted`, its first event
         // ever) has no sequence to ask for.
         let mut seen = std::collections::HashSet::with_capacity(ids.len());
-        for (job, e) in &w.events {
+        for (job, e) in events {
             let job = *job as i64;
             if seen.insert(job) && e.kind == JobEventKind::Submitted {
                 next.entry(job).or_insert(0);
@@ -305,26 +334,30 @@ fn statements(
                 next.insert(job, seq);
             }
         }
-        let vals = history::event_values(&w.events, &mut next)?;
+        let vals = history::event_values(events, next)?;
         let mut at = 0;
-        for rows in pow2_sizes(w.events.len(), history::ROWS_PER_STATEMENT) {
+        for rows in pow2_sizes(events.len(), history::ROWS_PER_STATEMENT) {
             p.run(Stmt::Events(rows), &vals[at * 7..(at + rows) * 7])?;
             at += rows;
         }
-        for (job, upto) in history::prunes(&next, w.keep) {
+        for (job, upto) in history::prunes(next, keep) {
             p.run(Stmt::Prune, &[Val::Int(job), Val::Int(upto)])?;
         }
+        Ok(())
     }
-    for entry in &w.audit {
-        p.run(Stmt::Audit, &audit_values(entry)?)?;
+
+    async fn audit(&mut self, entry: &AuditEntry) -> Result<(), StoreError> {
+        self.p.run(Stmt::Audit, &audit_values(entry)?)?;
+        Ok(())
     }
-    for (key, value) in &w.meta {
-        p.run(
+
+    async fn meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.p.run(
             Stmt::Meta,
             &[Val::Text(key.into()), Val::Text(value.into())],
         )?;
+        Ok(())
     }
-    Ok(next)
 }
 
 #[cfg(test)]
