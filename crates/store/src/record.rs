@@ -129,7 +129,7 @@ pub struct TokenRecord {
 #[cfg(test)]
 mod size {
     /// The server keeps one record per live job (10,000 pending is the budget of
-    /// docs/benchmarks.md (q)), so what is rare stays boxed: a slice, its placement, an
+    /// docs/benchmarks-log.md (q)), so what is rare stays boxed: a slice, its placement, an
     /// array's counts and progress, a gang's first failure, what an attempt used. A
     /// job's image and process cap (40 bytes, schema 11) are inline: every launch reads
     /// them.

@@ -309,7 +309,7 @@ pub async fn put(conn: &mut AnyConnection, j: &StoredJob) -> Result<(), StoreErr
 /// chunks of powers of two: see `pow2_chunks`). Why: the
 /// driver runs the connection on its own thread, so every statement is a round trip
 /// between threads (a channel and a wake-up each way), which cost more than SQLite's
-/// own work per job (docs/benchmarks.md (s), the perf profile).
+/// own work per job (docs/benchmarks-log.md (s), the perf profile).
 pub async fn put_many(
     conn: &mut AnyConnection,
     d: Dialect,

@@ -357,7 +357,7 @@ mod tests {
 
     /// The fence's cost per write transaction (one UPDATE of one row, inside the
     /// transaction that is fsync'd anyway): `cargo test -p gpusched-store --release
-    /// fence_cost -- --ignored --nocapture`; figures in docs/benchmarks.md (v).
+    /// fence_cost -- --ignored --nocapture`; figures in docs/benchmarks-log.md (v).
     #[tokio::test]
     #[ignore]
     async fn fence_cost() {

@@ -204,7 +204,7 @@ impl Store {
             // page cache of 1 MiB, not SQLite's 2 MB default, on each connection: the
             // kernel caches the same file, so a page that falls out costs a pread, and
             // with a million jobs in history the caches filled to their limit and were
-            // 3.6 MiB of the server's 21.6 MiB of own memory (docs/benchmarks.md (y)),
+            // 3.6 MiB of the server's 21.6 MiB of own memory (docs/benchmarks-log.md (y)),
             // for no measurable CPU per job.
             for pragma in SQLITE_PRAGMAS {
                 if let Err(source) = sqlx::query(pragma).execute(&mut store.conn).await {

@@ -5,7 +5,7 @@
 //! Why: sqlx's SQLite driver runs its connection on a thread of its own and makes every
 //! statement a round trip to it (a channel and a wake-up each way); a round of a few
 //! statements spent more of the server's CPU in those hand-offs (the kernel's context
-//! switches) than in SQLite (docs/benchmarks.md (w)). The values bound are those of
+//! switches) than in SQLite (docs/benchmarks-log.md (w)). The values bound are those of
 //! sqlx's way (`sql/values.rs`), and so are the statements' texts.
 
 use std::collections::HashMap;
@@ -98,7 +98,7 @@ impl Writer {
 /// temporary files in memory: a multi-row upsert keeps a statement journal (the pages it
 /// changed, to undo it alone if a row fails), and SQLite spills one over 64 KiB to a new
 /// file under /var/tmp, created and unlinked per statement: about one commit in three
-/// of an array run did (docs/benchmarks.md (za)). Only this connection's statements are
+/// of an array run did (docs/benchmarks-log.md (za)). Only this connection's statements are
 /// bounded (64 rows); the store's own connection, which reads and may sort much, keeps
 /// the default.
 fn connect(path: &Path) -> Result<rusqlite::Connection, StoreError> {
@@ -160,7 +160,7 @@ struct Prepared<'c> {
     by: HashMap<Stmt, rusqlite::Statement<'c>>,
     /// Each job's last event sequence as this writer committed it, so a round asks the
     /// database only for jobs it has not written events of: the query cost about a
-    /// twentieth of the server's instructions in an array run (docs/benchmarks.md (za)).
+    /// twentieth of the server's instructions in an array run (docs/benchmarks-log.md (za)).
     /// This thread is the only one that adds job events to the file while it leads (a
     /// purge deletes only ended jobs, whose timelines are done), so what it committed is
     /// what the file holds. Forgotten whole after a failed round, when the fence changes
