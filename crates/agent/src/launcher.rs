@@ -30,7 +30,7 @@ pub(crate) use supervise::FENCE_GRACE;
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use gpusched_wire::{AttemptRef, GpuInfo, Launch, Outcome, RunEvent, RunEventKind};
 use nix::sys::signal::Signal;
@@ -101,6 +101,7 @@ pub fn channel_sink(tx: UnboundedSender<RunEvent>) -> EventSink {
     })
 }
 
+use crate::clock::now_ms;
 use crate::jobdir::{JobDir, JobDirError, PidRecord, Stream};
 use crate::ports::PortBook;
 use forker::Forker;
@@ -662,13 +663,6 @@ fn event(a: AttemptRef, event: RunEventKind) -> RunEvent {
         at_ms: now_ms(),
         event,
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

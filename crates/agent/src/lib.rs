@@ -6,6 +6,7 @@
 
 pub mod ca;
 pub mod cgroup;
+pub mod clock;
 #[doc(hidden)]
 mod follow;
 pub mod fuzz_entry;

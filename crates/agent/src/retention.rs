@@ -181,12 +181,7 @@ impl LogIndex {
                 continue;
             }
             let Ok(meta) = e.metadata() else { continue };
-            let at_ms = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0);
+            let at_ms = meta.modified().ok().map(crate::clock::unix_ms).unwrap_or(0);
             let entry = by.entry(a).or_insert(Ended {
                 a,
                 at_ms: 0,
@@ -464,10 +459,7 @@ mod tests {
             max_age: Some(Duration::from_secs(3600)),
             max_total: None,
         };
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64;
+        let now = crate::clock::now_ms();
         assert_eq!(sweep(&dir, &policy, now).attempts, 0, "not old yet");
         let swept = sweep(&dir, &policy, now + 2 * HOUR_MS);
         assert_eq!((swept.attempts, swept.bytes), (2, 20));

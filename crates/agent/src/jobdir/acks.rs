@@ -13,7 +13,8 @@ use gpusched_wire::{AttemptRef, Launch};
 
 use super::journal::Entry;
 use super::records::{job_is_live, StoredOutcome};
-use super::{now_ms, JobDir, JobDirError};
+use super::{JobDir, JobDirError};
+use crate::clock::now_ms;
 
 impl JobDir {
     /// The number the next acknowledgement will get: read it before sending a poll,

@@ -121,13 +121,6 @@ impl JobDir {
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
 fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> JobDirError + 'a {
     move |source| JobDirError::Io {
         action,

@@ -5,7 +5,8 @@ use gpusched_wire::{AttemptRef, Launch, Outcome};
 use serde::{Deserialize, Serialize};
 
 use super::journal::{Entry, Inner};
-use super::{now_ms, JobDir, JobDirError};
+use super::{JobDir, JobDirError};
+use crate::clock::now_ms;
 
 /// Who leads an attempt's process group, recorded right after spawn. The start time
 /// and boot id let recovery tell the job's group from an unrelated one that later got

@@ -20,10 +20,7 @@ pub(super) fn report_checkpoints(sh: &Shared, seen: &mut BTreeMap<AttemptRef, u6
         let Ok(modified) = std::fs::symlink_metadata(&mark).and_then(|m| m.modified()) else {
             continue;
         };
-        let at_ms = modified
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let at_ms = crate::clock::unix_ms(modified);
         if seen.get(&a).is_none_or(|&t| at_ms > t) {
             seen.insert(a, at_ms);
             sh.outbox.push(RunEvent {

@@ -374,12 +374,5 @@ fn default_log_url(addr: SocketAddr) -> String {
     format!("http://{host}:{}", addr.port())
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use gpusched_wire::{AttemptRef, Desired, RunEvent, RunEventKind};
 
-use super::{now_ms, Shared};
+use super::Shared;
+use crate::clock::now_ms;
 
 /// Holds a port for each gang whose first part runs here and reports it
 /// (`PortReserved`, through the outbox like every event); a repeated order reports the

@@ -9,7 +9,8 @@ use gpusched_wire::{AttemptRef, Desired, Outcome, RunEvent, RunEventKind};
 use tokio::sync::mpsc;
 
 use super::ports::reserve_ports;
-use super::{now_ms, Shared};
+use super::Shared;
+use crate::clock::now_ms;
 
 /// Makes the node run what the server wants: starts new attempts, stops cancelled or
 /// no longer wanted ones. Attempts seen before are never started again.

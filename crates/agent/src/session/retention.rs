@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{now_ms, Shared};
+use super::Shared;
+use crate::clock::now_ms;
 
 /// Sweeps ended jobs' logs and expired checkpoint directories on a timer (see
 /// [`crate::retention::Policy::sweep_every`]; the first sweep at start).

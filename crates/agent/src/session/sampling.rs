@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use gpusched_wire::AttemptRef;
 
-use super::{now_ms, Shared};
+use super::Shared;
+use crate::clock::now_ms;
 
 /// Samples the GPUs every `interval` on a blocking thread (NVML calls block), hands
 /// the readings to the metrics and the telemetry, and wakes the reporter when a report
