@@ -7,7 +7,7 @@
 //! an `rmdir` frees both (with `discard`, a trim of the disk), and on an ext4 without a
 //! journal the inode allocator also looks past every inode freed in the last seconds to
 //! minutes, so the cost per job grew with the rate of jobs and with other writers on the
-//! disk (docs/benchmarks.md (zb)). Renaming an empty directory from the last job's name
+//! disk (docs/benchmarks-log.md (zb)). Renaming an empty directory from the last job's name
 //! to the next job's costs neither.
 //!
 //! A directory is *bare* when it holds no entry and looks exactly like one the agent has

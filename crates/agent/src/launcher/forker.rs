@@ -10,7 +10,7 @@
 //!   process: `gpusched agent` runs its session there, on a current-thread runtime, so
 //!   its jobs die with the agent and with nothing else. Starting there saves the
 //!   hand-off to another thread and back (futex wakes and two context switches a job:
-//!   a tenth to a fifth of the agent's CPU per job on a VM, docs/benchmarks.md (y));
+//!   a tenth to a fifth of the agent's CPU per job on a VM, docs/benchmarks-log.md (y));
 //! - the **forker thread**, which lives exactly as long as the [`Forker`] (the
 //!   launcher): everywhere else (`gpusched up`'s multi-threaded runtime, tests). Its
 //!   jobs also die when the launcher is dropped.
