@@ -2,8 +2,9 @@
 //! loop that runs the shared core (`gpusched-core`) with `now` from the clock.
 //!
 //! - `config.rs`: how the server runs.
-//! - `state/`: jobs, nodes and the core's queue in memory (`jobs.rs` user operations,
-//!   `agents.rs` the agent protocol, `validate.rs` submission checks).
+//! - `state/`: jobs, nodes and the core's queue in memory (one file per user operation:
+//!   `submit.rs`, `view.rs`, `list.rs`, `cancel.rs`, ...; `agents.rs` the agent protocol,
+//!   `validate.rs` submission checks).
 //! - `live_map.rs`: wire types onto the core's live cluster (`gpusched_core::live`).
 //! - `actor.rs`: the one task that owns state and store; group commit.
 //! - `metrics.rs`: the series of `GET /metrics` (events recorded, levels at scrape).

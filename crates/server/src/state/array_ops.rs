@@ -127,7 +127,7 @@ impl State {
         // cancelled once, through `skipped`, also once the task's record leaves memory.
         match self.make_task(id, index) {
             Some(task) => self.cancel(task, who),
-            None => Err(super::jobs::no_such_job(id)),
+            None => Err(super::privacy::no_such_job(id)),
         }
     }
 

@@ -14,7 +14,7 @@
 //!   the next round begins.
 //!
 //! Reads of ended jobs are answered from those rows; lists and usage merge the live jobs
-//! in memory with the store's page or aggregate, or the kept sums (`jobs.rs`, `usage.rs`).
+//! in memory with the store's page or aggregate, or the kept sums (`list.rs`, `usage.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

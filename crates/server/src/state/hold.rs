@@ -54,7 +54,7 @@ impl State {
         let job = self
             .jobs
             .get_mut(&id)
-            .ok_or_else(|| super::jobs::no_such_job(id))?;
+            .ok_or_else(|| super::privacy::no_such_job(id))?;
         job.view.held = false;
         job.view.reason = String::new();
         let record = job.clone();
@@ -125,7 +125,7 @@ impl State {
         let job = self
             .jobs
             .get_mut(&id)
-            .ok_or_else(|| super::jobs::no_such_job(id))?;
+            .ok_or_else(|| super::privacy::no_such_job(id))?;
         job.view.priority = priority;
         if up.walltime_s.is_some() {
             job.view.walltime_s = up.walltime_s;

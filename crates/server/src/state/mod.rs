@@ -7,6 +7,7 @@ mod agents;
 mod array;
 mod array_ops;
 mod cancel;
+mod checkpoint;
 mod demand;
 mod deps;
 mod ended;
@@ -16,18 +17,22 @@ mod gang;
 mod health;
 pub(crate) mod history;
 mod hold;
-mod jobs;
 pub(crate) mod learn;
 mod limits;
+mod list;
 mod liveness;
+mod log_target;
 mod metrics;
+mod node_list;
 mod preempt;
 mod privacy;
 mod queue_fit;
+mod queue_list;
 mod reasons;
 mod recent;
 mod reclaim;
 pub(crate) mod shape;
+mod submit;
 mod tiers;
 mod tokens;
 mod tracked;
@@ -35,6 +40,8 @@ mod transition;
 pub(super) mod unwritten;
 pub(crate) mod usage;
 pub(crate) mod validate;
+mod view;
+mod wait;
 mod workflow;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -55,9 +62,10 @@ use gpusched_core::live::{LiveCluster, LivePlacement};
 pub use liveness::Liveness;
 
 pub use agents::PollResult;
-pub use jobs::{LogAsk, LogTarget, WaitResult};
+pub use log_target::{LogAsk, LogTarget};
 pub use privacy::redact;
 pub use tracked::Tracked;
+pub use wait::WaitResult;
 
 /// A refusal, with the HTTP status it maps to and a message that says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,12 @@ use super::{Fail, State, Who};
 /// What a node listing shows in place of a hidden job's owner.
 pub const ANOTHER_USER: &str = "(another user)";
 
+pub(super) fn no_such_job(id: u64) -> Fail {
+    Fail::NotFound(format!(
+        "no job with id {id}; `gpusched queue --all` lists the known jobs"
+    ))
+}
+
 /// The job's owner or an admin.
 pub fn owns(v: &JobView, who: &Who) -> bool {
     who.admin || v.user == who.user
@@ -54,7 +60,7 @@ impl State {
         // Live jobs from memory, ended ones as the actor read them from the store.
         self.row(id)
             .filter(|j| self.visible(&j.view, who))
-            .ok_or_else(|| super::jobs::no_such_job(id))
+            .ok_or_else(|| no_such_job(id))
     }
 
     /// The job `id` if `who` owns it (or is an admin); 403 if they may only see it.

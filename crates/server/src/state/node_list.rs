@@ -1,0 +1,130 @@
+//! `nodes`: every node with its GPUs, shares and MIG instances and who holds them.
+
+use gpusched_core::resources::mig_compute_milli;
+use gpusched_wire::{GpuView, NodeList, NodeState, NodeView, SliceView};
+
+use super::{State, Who};
+
+impl State {
+    /// The nodes; under `--private-jobs` GPUs held by jobs hidden from `who` show an
+    /// anonymous holder instead of the job.
+    pub fn node_list(&self, who: &Who) -> NodeList {
+        let now = self.now.instant;
+        let nodes = self
+            .nodes
+            .values()
+            .map(|n| NodeView {
+                name: n.record.register.node.clone(),
+                state: match n.liveness {
+                    super::Liveness::Online => NodeState::Online,
+                    super::Liveness::Unreachable => NodeState::Unreachable,
+                    super::Liveness::Offline => NodeState::Offline,
+                },
+                gpus: n
+                    .record
+                    .register
+                    .gpus
+                    .iter()
+                    .map(|g| GpuView {
+                        info: g.clone(),
+                        job: self
+                            .whole_holder(n, g.index)
+                            .and_then(|j| self.holder_id(j, who)),
+                        user: self
+                            .whole_holder(n, g.index)
+                            .and_then(|j| self.holder_name(j, who)),
+                        slices: self.slice_views(&n.record.register.node, g.index, who),
+                    })
+                    .collect(),
+                cpus: n.record.register.cpus,
+                mem_mib: n.record.register.mem_mib,
+                resources: n.record.register.resources.clone(),
+                // Offline nodes hold nothing; online ones what the core has left.
+                free_cpu_milli: self
+                    .queue
+                    .room(&n.record.register.node)
+                    .map_or(0, |r| r.cpu_milli),
+                free_mem_mib: self
+                    .queue
+                    .room(&n.record.register.node)
+                    .map_or(0, |r| r.mem_mib),
+                free_resources: self
+                    .queue
+                    .room(&n.record.register.node)
+                    .map(|r| r.generic.clone())
+                    .unwrap_or_default(),
+                mps: n.record.register.mps,
+                addr: n.record.register.advertise_addr.clone(),
+                // The server's topology file over what the agent said, as placement sees it.
+                location: self
+                    .cfg
+                    .topology
+                    .get(&n.record.register.node)
+                    .unwrap_or(&n.record.register.location)
+                    .clone(),
+                gpu_links: n.record.register.gpu_links.clone(),
+                drain: n.record.drain.clone(),
+                gpu_health: n.record.gpu_health.clone(),
+                telemetry: n.telemetry.clone(),
+                last_seen_ms_ago: now.duration_since(n.last_seen).as_millis() as u64,
+                agent_version: n.record.register.agent_version.clone(),
+                containment: Some(n.record.register.containment.clone().unwrap_or_else(|| {
+                    gpusched_wire::contain::Containment::accounting_only(
+                        "its agent is older than agent protocol 4 and enforces nothing; \
+                         upgrade it to contain jobs",
+                    )
+                })),
+            })
+            .collect();
+        NodeList { nodes }
+    }
+
+    /// The whole-GPU job holding GPU `index` of an online node, from the core's book.
+    fn whole_holder(&self, n: &super::NodeEntry, index: u32) -> Option<u64> {
+        if !n.present() {
+            return None;
+        }
+        self.queue.slices(&n.record.register.node)?.holder(index)
+    }
+
+    /// The shares and MIG instances of one GPU, with who holds them.
+    fn slice_views(&self, node: &str, gpu: u32, who: &Who) -> Vec<SliceView> {
+        let Some(g) = self
+            .queue
+            .slices(node)
+            .and_then(|s| s.gpus.iter().find(|g| g.index == gpu))
+        else {
+            return Vec::new();
+        };
+        let user = |job: Option<u64>| job.and_then(|j| self.holder_name(j, who));
+        let id = |job: Option<u64>| job.and_then(|j| self.holder_id(j, who));
+        let mut out: Vec<SliceView> = g
+            .shares
+            .iter()
+            .map(|s| SliceView {
+                kind: "share".into(),
+                profile: None,
+                start: None,
+                uuid: None,
+                milli: s.milli,
+                mem_mib: s.mem_mib,
+                job: id(Some(s.job)),
+                user: user(Some(s.job))
+                    .or_else(|| (!self.cfg.private_jobs).then(|| s.user.clone())),
+            })
+            .collect();
+        if let Some(mig) = &g.mig {
+            out.extend(mig.slots.iter().map(|s| SliceView {
+                kind: "mig".into(),
+                profile: Some(s.profile.clone()),
+                start: Some(s.start),
+                uuid: s.uuid.clone(),
+                milli: mig_compute_milli(&s.profile),
+                mem_mib: g.mem_mib * u64::from(s.size) / 8,
+                job: id(s.holder),
+                user: user(s.holder),
+            }));
+        }
+        out
+    }
+}
