@@ -54,7 +54,9 @@ impl State {
             (Some(first), true) => Some(part_for_logs(v, first, ask)?),
             (Some(first), false) if ask.node.as_ref().is_some_and(|n| n != first) => {
                 return Err(Fail::NotFound(format!(
-                    "this server keeps only the first node of earlier attempts: attempt                      {attempt} of job {id} ran there on {first}; read the other nodes'                      output on those hosts, or give --node {first}"
+                    "this server keeps only the first node of earlier attempts: attempt \
+                     {attempt} of job {id} ran there on {first}; read the other nodes' \
+                     output on those hosts, or give --node {first}"
                 )))
             }
             (first, _) => first,
