@@ -51,6 +51,17 @@ impl GpuSlices {
     }
 }
 
+/// How a job holds one GPU ([`NodeSlices::holders`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// All of it.
+    Whole,
+    /// A share of `milli` thousandths of its compute.
+    Share { milli: u32 },
+    /// A MIG instance on it (its part of the GPU is the job's placement's, `SliceAt::milli`).
+    Mig,
+}
+
 /// One node's GPUs and who holds them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSlices {
@@ -173,6 +184,28 @@ impl NodeSlices {
     /// The whole-GPU job holding GPU `index`, if one does.
     pub fn holder(&self, index: u32) -> Option<u64> {
         self.whole.get(&index).copied()
+    }
+
+    /// The jobs holding GPU `index` and how: the whole-GPU job, else its shares in the
+    /// order they were placed, then its MIG instances' jobs in slice order.
+    pub fn holders(&self, index: u32) -> Vec<(u64, Hold)> {
+        let mut out: Vec<(u64, Hold)> = self
+            .holder(index)
+            .map(|j| (j, Hold::Whole))
+            .into_iter()
+            .collect();
+        let Some(g) = self.gpus.iter().find(|g| g.index == index) else {
+            return out;
+        };
+        out.extend(
+            g.shares
+                .iter()
+                .map(|s| (s.job, Hold::Share { milli: s.milli })),
+        );
+        if let Some(m) = &g.mig {
+            out.extend(m.slots.iter().filter_map(|s| Some((s.holder?, Hold::Mig))));
+        }
+        out
     }
 
     /// The GPU indices `job` holds whole here, in index order.
@@ -317,3 +350,65 @@ impl NodeSlices {
 
 /// Node name → the node's book, in name order.
 pub type Book = BTreeMap<String, NodeSlices>;
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::live::slice::MigAt;
+    use crate::live::tests::node;
+
+    /// Whole GPUs 0 and 1, GPU 2 in MIG mode (an idle 3g.40gb at slice 4).
+    pub(in crate::live) fn mixed() -> LiveNode {
+        let mut n = node("n1", 3, false);
+        n.gpus[2].mig = node("m", 1, true).gpus[0].mig.clone();
+        n
+    }
+
+    pub(in crate::live) fn share(gpu: u32, milli: u32) -> SliceAt {
+        SliceAt {
+            gpu,
+            milli,
+            mem_mib: 1024,
+            mig: None,
+        }
+    }
+
+    pub(in crate::live) fn instance(gpu: u32) -> SliceAt {
+        SliceAt {
+            gpu,
+            milli: 428,
+            mem_mib: 40_960,
+            mig: Some(MigAt {
+                profile: "3g.40gb".into(),
+                start: 4,
+                size: 4,
+                create: false,
+                destroy: Vec::new(),
+                uuid: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn holders_name_each_job_on_a_gpu_and_how_it_holds_it() {
+        let mut book = NodeSlices::from_node(&mixed());
+        assert!(book.take_whole(7, &[0]));
+        assert_eq!(book.apply(8, "ann", &share(1, 250)), Some(true));
+        assert_eq!(book.apply(9, "bob", &share(1, 500)), Some(false));
+        assert_eq!(book.apply(10, "cy", &instance(2)), Some(false));
+        assert_eq!(book.holders(0), vec![(7, Hold::Whole)]);
+        assert_eq!(
+            book.holders(1),
+            vec![
+                (8, Hold::Share { milli: 250 }),
+                (9, Hold::Share { milli: 500 })
+            ]
+        );
+        assert_eq!(book.holders(2), vec![(10, Hold::Mig)]);
+        assert_eq!(book.holders(3), vec![], "no such GPU");
+        book.release(8);
+        book.release(10);
+        assert_eq!(book.holders(1), vec![(9, Hold::Share { milli: 500 })]);
+        assert_eq!(book.holders(2), vec![], "an idle instance holds nobody");
+    }
+}

@@ -9,6 +9,8 @@
 //! - [`gpus`]: which free GPUs of a node a job gets: the best-linked ones, then the
 //!   coolest, least loaded.
 //! - [`book`]: who holds what on one node (the one record of occupancy).
+//! - [`occupancy`]: what the book answers the server: who holds a GPU, and how many
+//!   tasks of one shape (an array's) could start now.
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
 //! - [`job_list`]: its jobs by id, one slice that an end near the front does not shift.
@@ -30,6 +32,7 @@ pub mod gpus;
 pub mod group;
 mod job_list;
 pub mod node;
+pub mod occupancy;
 pub mod place;
 pub mod preempt;
 pub mod reason;
@@ -38,12 +41,13 @@ pub mod slice;
 #[cfg(test)]
 mod tests;
 
-pub use book::{GpuSlices, NodeSlices, ShareHold};
+pub use book::{GpuSlices, Hold, NodeSlices, ShareHold};
 pub use cluster::{Left, LiveCluster, LiveJob, LivePlacement, NodePart};
 pub use follow::{Follow, FollowConfig};
 pub use gpus::{GpuLoad, Loads};
 pub use group::JobGroup;
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
+pub use occupancy::{TaskShape, PER_NODE_WITHOUT_GPUS};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};
 pub use slice::{MigAt, SliceAsk, SliceAt};

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use gpusched_core::live::TaskShape;
 use gpusched_core::JobState as CoreState;
 use gpusched_store::{ArrayProgress, JobRecord};
 use gpusched_wire::history::JobEventKind;
@@ -28,11 +29,6 @@ use super::State;
 /// The environment variables the server sets in every task.
 pub const INDEX_VAR: &str = "GPUSCHED_ARRAY_INDEX";
 pub const ID_VAR: &str = "GPUSCHED_ARRAY_ID";
-
-/// Tasks offered per online node when the shape holds no whole GPU (a share, a MIG
-/// slice or CPU only), where free capacity is not one number: still bounded by the
-/// cluster's size.
-const PER_NODE_WITHOUT_GPUS: u64 = 8;
 
 /// What the server keeps in memory for an array that has not ended (rebuilt at start
 /// from the array's row and its live tasks' rows).
@@ -164,30 +160,23 @@ impl State {
         self.queue.open_follow_slots(&task)
     }
 
-    /// How many tasks of `v`'s shape the online nodes could start now.
+    /// How many tasks of `v`'s shape the online nodes could start now (the core's
+    /// `LiveCluster::start_slots`).
     fn free_slots(&self, v: &gpusched_wire::JobView) -> u64 {
-        let online: Vec<&str> = self
-            .nodes
-            .values()
-            .filter(|n| n.online())
-            .map(|n| n.record.register.node.as_str())
-            .collect();
-        let whole = v.slice.is_none() && v.gpus > 0;
-        if !whole {
-            return online.len() as u64 * PER_NODE_WITHOUT_GPUS;
-        }
-        let nodes = u64::from(v.nodes.max(1));
-        // A split gang's layout is chosen at placement: count it as one node's worth.
-        let per_node = if v.split || v.gpus_per_node == 0 {
-            v.gpus
+        let shape = if v.slice.is_some() || v.gpus == 0 {
+            TaskShape::NoWholeGpu
         } else {
-            v.gpus_per_node
+            TaskShape::Whole {
+                // A split gang's layout is chosen at placement: one node's worth.
+                per_node: if v.split || v.gpus_per_node == 0 {
+                    v.gpus
+                } else {
+                    v.gpus_per_node
+                },
+                nodes: v.nodes,
+            }
         };
-        let parts: u64 = online
-            .iter()
-            .map(|n| u64::from(self.queue.whole_free(n) / per_node.max(1)))
-            .sum();
-        parts / nodes
+        self.queue.start_slots(shape)
     }
 
     /// Makes the array's next unstarted index a pending job of its own, in the core's

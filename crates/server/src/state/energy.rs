@@ -54,40 +54,13 @@ impl State {
             if delta == 0 {
                 continue;
             }
-            for (job, milli) in self.gpu_holders(node, s.index) {
-                charges.push((job, delta * milli / 1000));
+            for (job, milli) in self.queue.gpu_holders(node, s.index) {
+                charges.push((job, delta * u64::from(milli) / 1000));
             }
         }
         for (job, mj) in charges {
             self.charge(job, mj);
         }
-    }
-
-    /// The jobs holding GPU `index` of `node` and the thousandths of it each holds.
-    fn gpu_holders(&self, node: &str, index: u32) -> Vec<(u64, u64)> {
-        let Some(book) = self.queue.slices(node) else {
-            return Vec::new();
-        };
-        if let Some(job) = book.holder(index) {
-            return vec![(job, 1000)];
-        }
-        let Some(g) = book.gpus.iter().find(|g| g.index == index) else {
-            return Vec::new();
-        };
-        let mut out: Vec<(u64, u64)> = g
-            .shares
-            .iter()
-            .map(|s| (s.job, u64::from(s.milli)))
-            .collect();
-        if let Some(mig) = &g.mig {
-            // The instance's share of the GPU as the scheduler worked it out.
-            out.extend(mig.slots.iter().filter_map(|slot| {
-                let job = slot.holder?;
-                let at = self.jobs.get(&job)?.view.slice_at.as_ref()?;
-                Some((job, u64::from(at.milli)))
-            }));
-        }
-        out
     }
 
     /// Drops an ended job's sub-Joule remainder (under 1 J, not worth keeping), so the

@@ -12,7 +12,7 @@
 //! on; `requeue` takes the preemption path (checkpoint signal, grace, requeued without
 //! using a retry), as does `drain --now` for every job on the node.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use gpusched_wire::{Drain, DrainRequest, GpuHealth, GpuSample, JobState, NodeTelemetry, NodeView};
 
@@ -107,26 +107,11 @@ impl State {
         if self.cfg.unhealthy_jobs == UnhealthyJobs::Requeue {
             for (index, reason) in fresh {
                 let why = format!("GPU {index} of {node} is unhealthy ({reason})");
-                for id in self.jobs_on_gpu(node, index) {
+                for id in self.queue.gpu_jobs(node, index) {
                     self.preempt_for(id, &why);
                 }
             }
         }
-    }
-
-    /// The jobs holding GPU `index` of `node`: whole, a share or a MIG instance.
-    fn jobs_on_gpu(&self, node: &str, index: u32) -> BTreeSet<u64> {
-        let Some(book) = self.queue.slices(node) else {
-            return BTreeSet::new();
-        };
-        let mut out: BTreeSet<u64> = book.holder(index).into_iter().collect();
-        if let Some(g) = book.gpus.iter().find(|g| g.index == index) {
-            out.extend(g.shares.iter().map(|s| s.job));
-            if let Some(m) = &g.mig {
-                out.extend(m.slots.iter().filter_map(|s| s.holder));
-            }
-        }
-        out
     }
 
     /// Asks a starting or running job to stop through the preemption path: the agent
