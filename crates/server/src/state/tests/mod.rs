@@ -9,6 +9,12 @@
 //! marked would be lost at restart; a mark without a change is a wasted write), and a
 //! `Restart` loads a new `State` from that store only, as the real server would. Time is
 //! the test's: `Wait` moves both clocks, and nothing in the state reads a clock.
+//!
+//! The update switch (rust-analyzer's `UPDATE_EXPECT`): after a change that moves
+//! transcripts on purpose, run the tests with `UPDATE_EXPECT=1` in the environment
+//! (`UPDATE_EXPECT=1 cargo test -p gpusched-server --lib state::tests`) and every
+//! scenario whose transcript differs writes it into its expected text in the source
+//! file instead of failing (`update.rs`); then read the diff as a reviewer would.
 
 mod arrays;
 mod contain;
@@ -22,6 +28,7 @@ mod history;
 mod learn;
 mod liveness;
 mod scenarios;
+mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -1449,13 +1456,18 @@ impl Harness {
 }
 
 /// Runs one scenario and compares its transcript (leading spaces of the expected text's
-/// lines are indentation and ignored, except the two that mark a job line).
+/// lines are indentation and ignored, except the two that mark a job line). With
+/// `UPDATE_EXPECT=1`, a transcript that differs is written into the expected text
+/// (`update.rs`) instead of failing.
+#[track_caller]
 fn run(name: &str, steps: &[Step], expected: &str) {
     run_with(name, |_| {}, steps, expected);
 }
 
 /// [`run`] with the server configured by `set`.
+#[track_caller]
 fn run_with(name: &str, set: impl FnOnce(&mut ServerConfig), steps: &[Step], expected: &str) {
+    let at = std::panic::Location::caller();
     let mut h = Harness::with(set);
     for &step in steps {
         h.step(step);
@@ -1472,9 +1484,14 @@ fn run_with(name: &str, set: impl FnOnce(&mut ServerConfig), steps: &[Step], exp
             }
         })
         .collect();
+    if h.log != want && update::enabled() {
+        update::rewrite(at, expected, &h.log);
+        return;
+    }
     assert!(
         h.log == want,
-        "scenario `{name}`: the transcript differs\n--- got ---\n{}--- expected ---\n{want}",
+        "scenario `{name}`: the transcript differs (UPDATE_EXPECT=1 rewrites the expected \
+         text)\n--- got ---\n{}--- expected ---\n{want}",
         h.log
     );
 }
