@@ -204,8 +204,10 @@ impl LiveCluster {
         self.scheduler.policy()
     }
 
-    /// A node's GPUs and who holds them (whole, shares, MIG instances).
-    pub fn slices(&self, node: &str) -> Option<&NodeSlices> {
+    /// A node's GPUs and who holds them (whole, shares, MIG instances), for the core's
+    /// tests: other crates ask `occupancy.rs` and read none of the book's fields.
+    #[cfg(test)]
+    pub(crate) fn slices(&self, node: &str) -> Option<&NodeSlices> {
         self.book.get(node)
     }
 

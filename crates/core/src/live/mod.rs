@@ -9,8 +9,9 @@
 //! - [`gpus`]: which free GPUs of a node a job gets: the best-linked ones, then the
 //!   coolest, least loaded.
 //! - [`book`]: who holds what on one node (the one record of occupancy).
-//! - [`occupancy`]: what the book answers the server: who holds a GPU, and how many
-//!   tasks of one shape (an array's) could start now.
+//! - [`occupancy`]: what the book answers the server: who holds a GPU, what it is cut
+//!   into and who holds each piece, and how many tasks of one shape (an array's) could
+//!   start now.
 //! - [`place`]: where a slice job goes (MIG re-layout costs, share strategies).
 //! - [`cluster`]: [`LiveCluster`], the jobs, the nodes, and the pass.
 //! - [`job_list`]: its jobs by id, one slice that an end near the front does not shift.
@@ -47,7 +48,7 @@ pub use follow::{Follow, FollowConfig};
 pub use gpus::{GpuLoad, Loads};
 pub use group::JobGroup;
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
-pub use occupancy::{TaskShape, PER_NODE_WITHOUT_GPUS};
+pub use occupancy::{GpuOccupancy, GpuSlice, MigSlice, TaskShape, PER_NODE_WITHOUT_GPUS};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};
 pub use slice::{MigAt, SliceAsk, SliceAt};

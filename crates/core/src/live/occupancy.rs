@@ -1,12 +1,49 @@
 //! What the live cluster answers about its occupancy, so that the server never reads the
 //! book's fields: who holds a GPU (energy is charged to them, an unhealthy GPU's jobs are
-//! requeued), and how many tasks of one shape the online nodes could start now (an
-//! array's offer before a pass).
+//! requeued), what a GPU is cut into and who holds each piece (the node list), and how
+//! many tasks of one shape the online nodes could start now (an array's offer before a
+//! pass).
 
 use std::collections::BTreeSet;
 
 use super::book::Hold;
 use super::cluster::LiveCluster;
+use crate::resources::mig_compute_milli;
+
+/// One GPU as the node list shows it ([`LiveCluster::gpu_occupancy`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuOccupancy {
+    /// The job holding it whole, if one does.
+    pub whole: Option<u64>,
+    /// Its shares in the order they were placed, then its MIG instances (held or
+    /// free) in slice order.
+    pub slices: Vec<GpuSlice>,
+}
+
+/// A share of a GPU or one of its MIG instances.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuSlice {
+    /// The job holding it; `None` for a free MIG instance (a share is always held).
+    pub job: Option<u64>,
+    /// The Unix user a share was placed for; `None` for a MIG instance.
+    pub user: Option<String>,
+    /// Thousandths of the GPU's compute: a share's own, a MIG instance's profile's.
+    pub milli: u32,
+    /// GPU memory: a share's own, a MIG instance's eighths of the GPU's.
+    pub mem_mib: u64,
+    /// `Some` for a MIG instance.
+    pub mig: Option<MigSlice>,
+}
+
+/// Where a MIG instance sits on its GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigSlice {
+    pub profile: String,
+    pub start: u8,
+    pub size: u8,
+    /// `MIG-…` UUID, once the agent has reported it.
+    pub uuid: Option<String>,
+}
 
 /// Tasks counted per online node when the shape holds no whole GPU (a share, a MIG
 /// slice or CPU only), where free capacity is not one number: still bounded by the
@@ -42,6 +79,47 @@ impl LiveCluster {
                 }
             })
             .collect()
+    }
+
+    /// GPU `index` of `node`: the job holding it whole, and its shares and MIG
+    /// instances with who holds them (nothing for an unknown node or GPU).
+    pub fn gpu_occupancy(&self, node: &str, index: u32) -> GpuOccupancy {
+        let Some(book) = self.book.get(node) else {
+            return GpuOccupancy::default();
+        };
+        let whole = book.holder(index);
+        let Some(g) = book.gpus.iter().find(|g| g.index == index) else {
+            return GpuOccupancy {
+                whole,
+                slices: Vec::new(),
+            };
+        };
+        let mut slices: Vec<GpuSlice> = g
+            .shares
+            .iter()
+            .map(|s| GpuSlice {
+                job: Some(s.job),
+                user: Some(s.user.clone()),
+                milli: s.milli,
+                mem_mib: s.mem_mib,
+                mig: None,
+            })
+            .collect();
+        if let Some(mig) = &g.mig {
+            slices.extend(mig.slots.iter().map(|s| GpuSlice {
+                job: s.holder,
+                user: None,
+                milli: mig_compute_milli(&s.profile),
+                mem_mib: g.mem_mib * u64::from(s.size) / 8,
+                mig: Some(MigSlice {
+                    profile: s.profile.clone(),
+                    start: s.start,
+                    size: s.size,
+                    uuid: s.uuid.clone(),
+                }),
+            }));
+        }
+        GpuOccupancy { whole, slices }
     }
 
     /// The jobs holding GPU `index` of `node`: whole, a share or a MIG instance.
@@ -117,6 +195,73 @@ mod tests {
         assert_eq!(c.gpu_jobs("n1", 1), BTreeSet::from([2, 3]));
         assert_eq!(c.gpu_jobs("n1", 2), BTreeSet::from([4]));
         assert!(c.gpu_jobs("n1", 3).is_empty());
+    }
+
+    #[test]
+    fn gpu_occupancy_lists_whole_shares_and_every_mig_instance() {
+        let mut c = cluster();
+        c.set_nodes(vec![mixed()]);
+        c.add(&whole(1, 1));
+        c.add(&LiveJob {
+            user: "ann".into(),
+            ..sliced(2, SliceAsk::Share { milli: 250 })
+        });
+        c.add(&sliced(
+            4,
+            SliceAsk::Mig {
+                profile: "3g.40gb".into(),
+            },
+        ));
+        assert!(c.restore(1, "n1", &[0], None, 0.0));
+        assert!(c.restore(2, "n1", &[], Some(&share(1, 250)), 0.0));
+        assert!(c.restore(4, "n1", &[], Some(&instance(2)), 0.0));
+        assert_eq!(
+            c.gpu_occupancy("n1", 0),
+            GpuOccupancy {
+                whole: Some(1),
+                slices: vec![]
+            }
+        );
+        assert_eq!(
+            c.gpu_occupancy("n1", 1),
+            GpuOccupancy {
+                whole: None,
+                slices: vec![GpuSlice {
+                    job: Some(2),
+                    user: Some("ann".into()),
+                    milli: 250,
+                    mem_mib: 1024,
+                    mig: None,
+                }]
+            }
+        );
+        assert_eq!(
+            c.gpu_occupancy("n1", 2),
+            GpuOccupancy {
+                whole: None,
+                slices: vec![GpuSlice {
+                    job: Some(4),
+                    user: None,
+                    milli: 428,
+                    mem_mib: 81920 * 4 / 8,
+                    mig: Some(MigSlice {
+                        profile: "3g.40gb".into(),
+                        start: 4,
+                        size: 4,
+                        uuid: Some("MIG-x".into()),
+                    }),
+                }]
+            },
+            "the profile's compute (3 of 7) and its eighths of the memory"
+        );
+        c.remove(4, 0.0);
+        assert_eq!(
+            c.gpu_occupancy("n1", 2).slices[0].job,
+            None,
+            "a free instance is listed too"
+        );
+        assert_eq!(c.gpu_occupancy("n1", 9), GpuOccupancy::default());
+        assert_eq!(c.gpu_occupancy("n2", 0), GpuOccupancy::default());
     }
 
     #[test]

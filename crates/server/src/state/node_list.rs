@@ -1,6 +1,6 @@
 //! `nodes`: every node with its GPUs, shares and MIG instances and who holds them.
 
-use gpusched_core::resources::mig_compute_milli;
+use gpusched_core::live::GpuSlice;
 use gpusched_wire::{GpuView, NodeList, NodeState, NodeView, SliceView};
 
 use super::{State, Who};
@@ -25,15 +25,16 @@ impl State {
                     .register
                     .gpus
                     .iter()
-                    .map(|g| GpuView {
-                        info: g.clone(),
-                        job: self
-                            .whole_holder(n, g.index)
-                            .and_then(|j| self.holder_id(j, who)),
-                        user: self
-                            .whole_holder(n, g.index)
-                            .and_then(|j| self.holder_name(j, who)),
-                        slices: self.slice_views(&n.record.register.node, g.index, who),
+                    .map(|g| {
+                        let held = self.queue.gpu_occupancy(&n.record.register.node, g.index);
+                        // An unreachable or offline node's whole GPUs show no holder.
+                        let whole = held.whole.filter(|_| n.present());
+                        GpuView {
+                            info: g.clone(),
+                            job: whole.and_then(|j| self.holder_id(j, who)),
+                            user: whole.and_then(|j| self.holder_name(j, who)),
+                            slices: self.slice_views(held.slices, who),
+                        }
                     })
                     .collect(),
                 cpus: n.record.register.cpus,
@@ -79,52 +80,35 @@ impl State {
         NodeList { nodes }
     }
 
-    /// The whole-GPU job holding GPU `index` of an online node, from the core's book.
-    fn whole_holder(&self, n: &super::NodeEntry, index: u32) -> Option<u64> {
-        if !n.present() {
-            return None;
-        }
-        self.queue.slices(&n.record.register.node)?.holder(index)
-    }
-
     /// The shares and MIG instances of one GPU, with who holds them.
-    fn slice_views(&self, node: &str, gpu: u32, who: &Who) -> Vec<SliceView> {
-        let Some(g) = self
-            .queue
-            .slices(node)
-            .and_then(|s| s.gpus.iter().find(|g| g.index == gpu))
-        else {
-            return Vec::new();
-        };
+    fn slice_views(&self, slices: Vec<GpuSlice>, who: &Who) -> Vec<SliceView> {
         let user = |job: Option<u64>| job.and_then(|j| self.holder_name(j, who));
         let id = |job: Option<u64>| job.and_then(|j| self.holder_id(j, who));
-        let mut out: Vec<SliceView> = g
-            .shares
-            .iter()
-            .map(|s| SliceView {
-                kind: "share".into(),
-                profile: None,
-                start: None,
-                uuid: None,
-                milli: s.milli,
-                mem_mib: s.mem_mib,
-                job: id(Some(s.job)),
-                user: user(Some(s.job))
-                    .or_else(|| (!self.cfg.private_jobs).then(|| s.user.clone())),
+        slices
+            .into_iter()
+            .map(|s| match s.mig {
+                None => SliceView {
+                    kind: "share".into(),
+                    profile: None,
+                    start: None,
+                    uuid: None,
+                    milli: s.milli,
+                    mem_mib: s.mem_mib,
+                    job: id(s.job),
+                    user: user(s.job)
+                        .or_else(|| (!self.cfg.private_jobs).then_some(s.user).flatten()),
+                },
+                Some(m) => SliceView {
+                    kind: "mig".into(),
+                    profile: Some(m.profile),
+                    start: Some(m.start),
+                    uuid: m.uuid,
+                    milli: s.milli,
+                    mem_mib: s.mem_mib,
+                    job: id(s.job),
+                    user: user(s.job),
+                },
             })
-            .collect();
-        if let Some(mig) = &g.mig {
-            out.extend(mig.slots.iter().map(|s| SliceView {
-                kind: "mig".into(),
-                profile: Some(s.profile.clone()),
-                start: Some(s.start),
-                uuid: s.uuid.clone(),
-                milli: mig_compute_milli(&s.profile),
-                mem_mib: g.mem_mib * u64::from(s.size) / 8,
-                job: id(s.holder),
-                user: user(s.holder),
-            }));
-        }
-        out
+            .collect()
     }
 }
