@@ -63,27 +63,13 @@ pub fn start_on(dir: &Path, listen: &str, store: &str, join: &Path, extra: &[&st
 /// A server's health (Null when it does not answer 200 within `limit`: stopped, gone,
 /// or its state task busy).
 pub fn health_within(url: &str, limit: Duration) -> Value {
-    let host = url.trim_start_matches("http://");
-    let Ok(addr) = host.parse::<std::net::SocketAddr>() else {
-        return Value::Null;
-    };
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, limit) else {
-        return Value::Null;
-    };
-    let _ = s.set_read_timeout(Some(limit));
-    let _ = s.set_write_timeout(Some(limit));
-    use std::io::{Read, Write};
-    let req = format!("GET /api/health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-    if s.write_all(req.as_bytes()).is_err() {
-        return Value::Null;
+    let r = Http {
+        timeout: limit,
+        ..Http::new(url)
     }
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw);
-    match text.split_once("\r\n\r\n") {
-        Some((head, body)) if head.starts_with("HTTP/1.1 200") => {
-            serde_json::from_str(body).unwrap_or(Value::Null)
-        }
+    .send("GET", "/api/health");
+    match r.code {
+        200 => serde_json::from_str(&r.body).unwrap_or(Value::Null),
         _ => Value::Null,
     }
 }

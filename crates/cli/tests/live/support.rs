@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{mpsc, Mutex};
@@ -416,71 +416,136 @@ pub fn http_headers(
     path: &str,
     body: Option<&str>,
 ) -> (u16, String, String) {
-    let host = url.trim_start_matches("http://").trim_end_matches('/');
-    let Ok(s) = TcpStream::connect(host) else {
-        return (0, String::new(), String::new());
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    let extra: String = headers
-        .iter()
-        .map(|(k, v)| format!("{k}: {v}\r\n"))
-        .collect();
-    exchange(s, host, token, &extra, method, path, body)
+    let r = Http {
+        token,
+        headers,
+        body,
+        ..Http::new(url)
+    }
+    .send(method, path);
+    (r.code, r.head, r.body)
 }
 
 /// [`http_with`] over a test server's Unix socket: the caller is this process's uid
 /// (an admin), with no token.
 pub fn http_unix(url: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-    let sock = known(url, |k| k.data.join("gpusched.sock")).expect("a registered server");
-    let Ok(s) = std::os::unix::net::UnixStream::connect(sock) else {
-        return (0, String::new());
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    let (code, _, body) = exchange(s, "localhost", None, "", method, path, body);
-    (code, body)
+    let r = Http {
+        body,
+        unix: true,
+        ..Http::new(url)
+    }
+    .send(method, path);
+    (r.code, r.body)
 }
 
-/// One raw HTTP/1.1 exchange on a connected stream; status 0 when it breaks off.
-fn exchange(
-    mut s: impl Read + Write,
-    host: &str,
-    token: Option<&str>,
-    extra: &str,
-    method: &str,
-    path: &str,
-    body: Option<&str>,
-) -> (u16, String, String) {
-    let body = body.unwrap_or("");
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    if s.write_all(req.as_bytes()).is_err() {
-        return (0, String::new(), String::new());
+/// One HTTP/1.1 request: the only code in the live tests that speaks HTTP (the helpers
+/// above and the modules' own are thin wrappers of it). Fill in what differs from
+/// [`Http::new`] with struct-update syntax, then [`Http::send`].
+pub struct Http<'a> {
+    /// `http://host:port` of the server.
+    pub url: &'a str,
+    /// Sent as `Authorization: Bearer`.
+    pub token: Option<&'a str>,
+    /// More request headers, after the token.
+    pub headers: &'a [(&'a str, &'a str)],
+    /// The request body (sent as JSON); none is an empty body.
+    pub body: Option<&'a str>,
+    /// Through the registered server's Unix socket instead of TCP.
+    pub unix: bool,
+    /// Bounds the connect, the write and each read.
+    pub timeout: Duration,
+}
+
+/// What came back: status 0 (and the rest empty) when the connection failed or broke off.
+#[derive(Default)]
+pub struct Reply {
+    pub code: u16,
+    /// The status line and headers.
+    pub head: String,
+    /// The body, de-chunked.
+    pub body: String,
+}
+
+impl<'a> Http<'a> {
+    /// Over TCP, no token, no extra headers, no body, 30 s bounds.
+    pub fn new(url: &'a str) -> Self {
+        Http {
+            url,
+            token: None,
+            headers: &[],
+            body: None,
+            unix: false,
+            timeout: Duration::from_secs(30),
+        }
     }
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw);
-    let Some((head, rest)) = text.split_once("\r\n\r\n") else {
-        return (0, String::new(), String::new());
-    };
-    let code = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(rest)
-    } else {
-        rest.to_string()
-    };
-    (code, head.to_string(), body)
+
+    pub fn send(&self, method: &str, path: &str) -> Reply {
+        if self.unix {
+            let sock =
+                known(self.url, |k| k.data.join("gpusched.sock")).expect("a registered server");
+            let Ok(s) = std::os::unix::net::UnixStream::connect(sock) else {
+                return Reply::default();
+            };
+            let _ = s.set_read_timeout(Some(self.timeout));
+            let _ = s.set_write_timeout(Some(self.timeout));
+            self.exchange(s, "localhost", method, path)
+        } else {
+            let host = self.url.trim_start_matches("http://").trim_end_matches('/');
+            let Some(s) = host.to_socket_addrs().ok().and_then(|mut addrs| {
+                addrs.find_map(|a| TcpStream::connect_timeout(&a, self.timeout).ok())
+            }) else {
+                return Reply::default();
+            };
+            let _ = s.set_read_timeout(Some(self.timeout));
+            let _ = s.set_write_timeout(Some(self.timeout));
+            self.exchange(s, host, method, path)
+        }
+    }
+
+    /// One exchange on a connected stream, read to its close.
+    fn exchange(&self, mut s: impl Read + Write, host: &str, method: &str, path: &str) -> Reply {
+        let body = self.body.unwrap_or("");
+        let auth = self
+            .token
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        let extra: String = self
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\r\n"))
+            .collect();
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        if s.write_all(req.as_bytes()).is_err() {
+            return Reply::default();
+        }
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+        let text = String::from_utf8_lossy(&raw);
+        let Some((head, rest)) = text.split_once("\r\n\r\n") else {
+            return Reply::default();
+        };
+        let code = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            dechunk(rest)
+        } else {
+            rest.to_string()
+        };
+        Reply {
+            code,
+            head: head.to_string(),
+            body,
+        }
+    }
 }
 
 fn dechunk(mut s: &str) -> String {

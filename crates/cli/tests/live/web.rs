@@ -3,10 +3,6 @@
 //! an unknown file is a 404 that says so. The pages themselves are driven in a real
 //! browser by scripts/browser_test.sh.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use crate::support::*;
 
 /// The `error` of an ApiError body (the whole body if it is not one).
@@ -22,28 +18,6 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
         let (k, v) = l.split_once(':')?;
         k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
     })
-}
-
-/// One GET with extra header lines; the status and the head.
-fn get_with(url: &str, path: &str, extra: &str) -> (u16, String) {
-    let host = url.trim_start_matches("http://");
-    let mut s = TcpStream::connect(host).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw);
-    let head = text.split("\r\n\r\n").next().unwrap_or("").to_string();
-    let code = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, head)
 }
 
 #[test]
@@ -92,9 +66,16 @@ fn dashboard_assets_are_public_typed_and_locked_down() {
 
         // Revalidation: the same ETag gets 304 without the body.
         let tag = header(&head, "etag").expect("an ETag");
-        let (code, _) = get_with(&url, path, &format!("If-None-Match: {tag}\r\n"));
+        let (code, _, _) = http_headers(&url, None, &[("If-None-Match", tag)], "GET", path, None);
         assert_eq!(code, 304, "{path} with its own ETag");
-        let (code, _) = get_with(&url, path, "If-None-Match: \"stale\"\r\n");
+        let (code, _, _) = http_headers(
+            &url,
+            None,
+            &[("If-None-Match", "\"stale\"")],
+            "GET",
+            path,
+            None,
+        );
         assert_eq!(code, 200, "{path} with another ETag");
     }
 
