@@ -224,6 +224,33 @@ pub fn plan(
     best
 }
 
+/// Whether a round may reclaim at all: some queue has a quota and no earlier reclaim's
+/// preemption is under way ([`one_per_round`] asks; a caller may too, to skip building
+/// its views).
+pub fn round_due(queues: &BTreeMap<QueueId, QuotaQueue>, preempting: bool) -> bool {
+    !preempting && queues.values().any(|q| q.quota > 0)
+}
+
+/// A round's reclaim: at most one per round, and none while an earlier one's preemption
+/// is under way (`preempting`) or when no queue has a quota. The claims come one per
+/// queue, in the order the caller tries the queues (each queue's first waiting job);
+/// the first that [`plan`] can make room for is the round's reclaim, with its tag, and
+/// the others wait for a later round. Lazy: claims after that one are not made.
+pub fn one_per_round<T>(
+    queues: &BTreeMap<QueueId, QuotaQueue>,
+    running: &[RunningJob],
+    nodes: &[NodeRoom],
+    preempting: bool,
+    claims: impl IntoIterator<Item = (T, Claim)>,
+) -> Option<(T, Claim, Reclaim)> {
+    if !round_due(queues, preempting) {
+        return None;
+    }
+    claims
+        .into_iter()
+        .find_map(|(tag, claim)| plan(queues, running, nodes, &claim).map(|r| (tag, claim, r)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,5 +377,69 @@ mod tests {
         let r = plan(&qs, &running, &[room(0, 4), room(1, 0), other], &c).unwrap();
         assert_eq!(r.nodes, [NodeId(0), NodeId(1)]);
         assert_eq!(r.victims, [JobId(1)]);
+    }
+
+    fn claim_of(job: u64, queue: u32, gpus: u32) -> Claim {
+        Claim {
+            job: JobId(job),
+            queue: QueueId(queue),
+            ..claim(gpus)
+        }
+    }
+
+    #[test]
+    fn one_reclaim_per_round_the_first_claim_that_has_a_plan() {
+        // Queue 0 (quota 2) borrows all 4 GPUs; queues 1 and 2 (quota 2 each) claim.
+        let qs: BTreeMap<QueueId, QuotaQueue> = [(0, q(2)), (1, q(2)), (2, q(2))]
+            .into_iter()
+            .map(|(i, d)| (QueueId(i), d))
+            .collect();
+        let running = [run(1, 0, 0, 2, 10.0), run(2, 0, 0, 2, 20.0)];
+        let nodes = [room(0, 0)];
+        // Queue 1's claim is over its quota (no plan): queue 2's is the round's one, and
+        // queue 3's claim after it is never made.
+        let mut made = Vec::new();
+        let claims = [("one", claim_of(7, 1, 3)), ("two", claim_of(8, 2, 2))]
+            .into_iter()
+            .chain(std::iter::once_with(|| ("three", claim_of(9, 2, 1))))
+            .inspect(|(t, _)| made.push(*t));
+        let (tag, c, r) = one_per_round(&qs, &running, &nodes, false, claims).unwrap();
+        assert_eq!((tag, c.job), ("two", JobId(8)));
+        assert_eq!((r.node, r.victims), (NodeId(0), vec![JobId(1)]));
+        assert_eq!(made, ["one", "two"]);
+        // The same round in the other order: queue 2 first again wins.
+        let (tag, ..) = one_per_round(
+            &qs,
+            &running,
+            &nodes,
+            false,
+            [("two", claim_of(8, 2, 2)), ("one", claim_of(7, 1, 2))],
+        )
+        .unwrap();
+        assert_eq!(tag, "two");
+    }
+
+    #[test]
+    fn no_reclaim_while_preempting_or_without_quotas() {
+        let running = [run(1, 0, 0, 4, 10.0)];
+        let nodes = [room(0, 0)];
+        let claims = || [((), claim(2))];
+        assert!(one_per_round(&queues(), &running, &nodes, false, claims()).is_some());
+        // An earlier reclaim's victims are still stopping: none this round.
+        assert_eq!(
+            one_per_round(&queues(), &running, &nodes, true, claims()),
+            None
+        );
+        // No queue has a quota: no claim is even made.
+        let none: BTreeMap<QueueId, QuotaQueue> = [(QueueId(0), q(0)), (QueueId(1), q(0))]
+            .into_iter()
+            .collect();
+        let mut made = false;
+        let lazy = std::iter::once_with(|| {
+            made = true;
+            ((), claim(2))
+        });
+        assert_eq!(one_per_round(&none, &running, &nodes, false, lazy), None);
+        assert!(!made);
     }
 }

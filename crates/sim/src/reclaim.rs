@@ -17,7 +17,7 @@ pub struct ReclaimOptions {
     pub min_runtime: Seconds,
 }
 
-/// One reclaim at most per pass. `started[i]` is when job `i` last started (updated
+/// One reclaim at most per pass (the core's [`reclaim::one_per_round`]). `started[i]` is when job `i` last started (updated
 /// here for the jobs it starts). Returns whether anything changed.
 pub fn step(
     sched: &mut Scheduler,
@@ -64,13 +64,14 @@ pub fn step(
     }
     let mut waiting: Vec<usize> = (0..jobs.len()).filter(|&i| !jobs[i].running).collect();
     waiting.sort_by_key(|&i| (jobs[i].rank, jobs[i].spec.id));
-    for (&queue, def) in &opts.queues {
+    // Each queue below its quota (in id order) claims for its first waiting job; the
+    // core's rule picks the round's one reclaim (preemption here is immediate, so none
+    // is ever under way).
+    let claims = opts.queues.iter().filter_map(|(&queue, def)| {
         if usage.get(&queue).copied().unwrap_or(0) >= def.quota {
-            continue;
+            return None;
         }
-        let Some(&c) = waiting.iter().find(|&&i| jobs[i].spec.queue == queue) else {
-            continue;
-        };
+        let &c = waiting.iter().find(|&&i| jobs[i].spec.queue == queue)?;
         let spec = &jobs[c].spec;
         let claim = Claim {
             job: spec.id,
@@ -80,21 +81,23 @@ pub fn step(
             model: spec.gpu_model.clone(),
             priority: spec.priority,
         };
-        let Some(plan) = reclaim::plan(&opts.queues, &running, &rooms, &claim) else {
-            continue;
-        };
-        for v in &plan.victims {
-            if let Some(i) = jobs.iter().position(|j| j.spec.id == *v) {
-                sched.preempt_now(&mut jobs[i], now);
-            }
+        Some((c, claim))
+    });
+    let Some((c, claim, plan)) =
+        reclaim::one_per_round(&opts.queues, &running, &rooms, false, claims)
+    else {
+        return false;
+    };
+    for v in &plan.victims {
+        if let Some(i) = jobs.iter().position(|j| j.spec.id == *v) {
+            sched.preempt_now(&mut jobs[i], now);
         }
-        let at = Placement {
-            parts: vec![(plan.node, claim.gpus)],
-        };
-        if sched.start_at(&mut jobs[c], at, now) {
-            started[c] = now;
-        }
-        return true;
     }
-    false
+    let at = Placement {
+        parts: vec![(plan.node, claim.gpus)],
+    };
+    if sched.start_at(&mut jobs[c], at, now) {
+        started[c] = now;
+    }
+    true
 }

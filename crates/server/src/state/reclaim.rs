@@ -22,14 +22,10 @@ impl State {
         }
     }
 
-    /// One reclaim per round at most, and none while a preemption is under way.
+    /// One reclaim per round at most, and none while a preemption is under way (the
+    /// core's [`reclaim::one_per_round`]): each queue in name order claims for its first
+    /// waiting job, unless it has a claim already.
     pub(super) fn reclaim(&mut self, now_ms: u64) {
-        if self.queues.defs.values().all(|q| q.quota == 0)
-            || self.placed().any(|j| j.view.preempt_requested)
-        {
-            return;
-        }
-        let (online, running, rooms) = self.running_view(now_ms);
         let names: Vec<String> = self.queues.defs.keys().cloned().collect();
         let mut queues = BTreeMap::new();
         for name in &names {
@@ -43,32 +39,34 @@ impl State {
                 },
             );
         }
+        let preempting = self.placed().any(|j| j.view.preempt_requested);
+        if !reclaim::round_due(&queues, preempting) {
+            return;
+        }
+        let (online, running, rooms) = self.running_view(now_ms);
         let qid =
             |st: &State, name: &str| st.queue_ids.get(name).copied().unwrap_or(QueueId(u32::MAX));
-        for name in &names {
+        let claims = names.iter().filter_map(|name| {
             // One claim per queue at a time.
             if self
                 .queue
                 .claims()
                 .any(|(id, _)| self.jobs.get(&id).is_some_and(|j| &j.view.queue == name))
             {
-                continue;
+                return None;
             }
             // The queue's first job in the core's order (not one held by a dependency).
-            let Some(claimant) = self
+            let claimant = self
                 .queue
                 .waiting_order()
                 .into_iter()
                 .filter_map(|id| self.jobs.get(&id))
-                .find(|j| j.view.state == JobState::Pending && &j.view.queue == name)
-                .map(|j| j.view.clone())
-            else {
-                continue;
-            };
+                .find(|j| j.view.state == JobState::Pending && &j.view.queue == name)?;
+            let claimant = &claimant.view;
             // A gang needs a node per part: a split one, as many as its fewest-node shape
             // that some online node's part could hold.
             let most = rooms.iter().map(|r| r.capacity).max().unwrap_or(0);
-            let parts = crate::live_map::gang(&claimant).map_or(1, |g| {
+            let parts = crate::live_map::gang(claimant).map_or(1, |g| {
                 g.shapes(claimant.gpus)
                     .into_iter()
                     .find(|&(_, per_node)| per_node <= most)
@@ -82,51 +80,52 @@ impl State {
                 model: claimant.gpu_model.clone(),
                 priority: claimant.priority,
             };
-            let Some(plan) = reclaim::plan(&queues, &running, &rooms, &claim) else {
-                continue;
-            };
-            let claimed: Vec<String> = plan
-                .nodes
-                .iter()
-                .map(|n| online[n.index()].clone())
-                .collect();
-            let node = claimed.join(", ");
-            if plan.victims.is_empty() {
-                // Room already, but the policy's order held the job back (a borrower's
-                // big job at the head of a strict queue): its quota lets it go first.
-                tracing::info!(job = claimant.id, queue = %name, %node, "quota job goes first");
-                self.queue.claim_nodes(claimant.id, &claimed);
-                self.sched_due = true;
-                return;
-            }
-            for victim in &plan.victims {
-                if let Some(j) = self.jobs.get_mut(&victim.0) {
-                    j.view.preempt_requested = true;
-                    j.view.reason = format!(
-                        "being preempted on {node} to return GPUs to queue `{name}` (job {})",
-                        claimant.id
-                    );
-                }
-                let why = format!(
-                    "quota reclaim: GPUs on {node} go back to queue `{name}` (job {})",
-                    claimant.id
-                );
-                self.note(
-                    victim.0,
-                    gpusched_wire::history::JobEventKind::Preempted,
-                    why,
-                );
-            }
-            // Every part of a gang victim is told, not only the claimed nodes.
-            for victim in &plan.victims {
-                self.bump_job(victim.0);
-            }
-            tracing::info!(job = claimant.id, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");
-            self.queue.claim_nodes(claimant.id, &claimed);
-            for n in &claimed {
-                self.bump(n);
-            }
+            Some((name, claim))
+        });
+        let Some((name, claim, plan)) =
+            reclaim::one_per_round(&queues, &running, &rooms, preempting, claims)
+        else {
             return;
+        };
+        let name = name.clone();
+        let claimant = claim.job.0;
+        let claimed: Vec<String> = plan
+            .nodes
+            .iter()
+            .map(|n| online[n.index()].clone())
+            .collect();
+        let node = claimed.join(", ");
+        if plan.victims.is_empty() {
+            // Room already, but the policy's order held the job back (a borrower's
+            // big job at the head of a strict queue): its quota lets it go first.
+            tracing::info!(job = claimant, queue = %name, %node, "quota job goes first");
+            self.queue.claim_nodes(claimant, &claimed);
+            self.sched_due = true;
+            return;
+        }
+        for victim in &plan.victims {
+            if let Some(j) = self.jobs.get_mut(&victim.0) {
+                j.view.preempt_requested = true;
+                j.view.reason = format!(
+                    "being preempted on {node} to return GPUs to queue `{name}` (job {claimant})"
+                );
+            }
+            let why =
+                format!("quota reclaim: GPUs on {node} go back to queue `{name}` (job {claimant})");
+            self.note(
+                victim.0,
+                gpusched_wire::history::JobEventKind::Preempted,
+                why,
+            );
+        }
+        // Every part of a gang victim is told, not only the claimed nodes.
+        for victim in &plan.victims {
+            self.bump_job(victim.0);
+        }
+        tracing::info!(job = claimant, queue = %name, %node, victims = ?plan.victims, "reclaiming quota");
+        self.queue.claim_nodes(claimant, &claimed);
+        for n in &claimed {
+            self.bump(n);
         }
     }
 
