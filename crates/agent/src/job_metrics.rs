@@ -20,14 +20,6 @@ pub struct JobUsageCollector {
     pub node: String,
 }
 
-impl std::fmt::Debug for Contain {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Contain")
-            .field("containment", &self.containment())
-            .finish_non_exhaustive()
-    }
-}
-
 type Labels = Vec<(String, String)>;
 
 /// `job-12.3` as its job and attempt.

@@ -146,7 +146,6 @@ fn set_up_v2(mounts: &Mounts, member: &Membership, key: &str) -> Cgroups {
                 "cannot make the agent's cgroup {}: {e}",
                 dir.display()
             ));
-            c.containment.cgroup = CgroupMode::None;
             c.containment.notes.extend(notes);
             return c;
         }

@@ -52,6 +52,14 @@ pub struct Contain {
     running: Mutex<BTreeMap<String, JobCgroup>>,
 }
 
+impl std::fmt::Debug for Contain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contain")
+            .field("containment", &self.containment())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A part's cgroup while it runs.
 pub struct PartCgroup {
     pub name: String,
