@@ -145,6 +145,12 @@ pub struct LiveCluster {
     pub(super) followers: super::follow::Followers,
     /// The group of each job in one (`group.rs`).
     pub(super) groups: BTreeMap<u64, super::group::JobGroup>,
+    /// What the server told of each placed job's run (`runs.rs`).
+    pub(super) runs: super::runs::Runs,
+    /// The queues' reclaim and tier rules, in the order a round tries them (`round.rs`).
+    pub(super) queue_rules: Vec<super::round::QueueRules>,
+    /// How long a run is protected from preemption after it starts.
+    pub(super) min_runtime_ms: u64,
 }
 
 /// What leaving the cluster did to the jobs queued behind the job that left.
@@ -189,6 +195,9 @@ impl LiveCluster {
             predicted: BTreeSet::new(),
             followers: Default::default(),
             groups: BTreeMap::new(),
+            runs: Default::default(),
+            queue_rules: Vec::new(),
+            min_runtime_ms: 0,
         }
     }
 
@@ -458,6 +467,7 @@ impl LiveCluster {
     /// there. A follower that leaves is unlinked: the one behind it moves up.
     pub fn remove(&mut self, id: u64, now: Seconds) -> Left {
         let mut left = Left::default();
+        self.forget_run(id);
         if let Some(i) = self.find_slice(id) {
             self.release_slice(i);
             self.slice_jobs.remove(i);
@@ -497,6 +507,7 @@ impl LiveCluster {
     /// GPUs freed; the jobs queued behind it go back too, in their order, and are
     /// returned.
     pub fn requeue(&mut self, id: u64, now: Seconds) -> Vec<u64> {
+        self.forget_run(id);
         if let Some(i) = self.find_slice(id) {
             self.release_slice(i);
             return Vec::new();

@@ -23,6 +23,10 @@
 //! - [`reason`]: why a waiting job waits ([`WaitReason`]; the server words it).
 //! - [`preempt`]: preemptive policies' victims, protection, attained service, and
 //!   predicted estimates.
+//! - [`runs`]: what the server told of each placed job's run (started, saved, being
+//!   stopped): protection and the work a preemption would lose.
+//! - [`round`]: one round decided whole: protection, the pass, follows, the policy's
+//!   victims, quota reclaim and priority tiers ([`LiveCluster::round`]).
 
 pub mod book;
 pub mod caps;
@@ -37,6 +41,8 @@ pub mod occupancy;
 pub mod place;
 pub mod preempt;
 pub mod reason;
+pub mod round;
+pub mod runs;
 pub mod slice;
 
 #[cfg(test)]
@@ -51,9 +57,13 @@ pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use occupancy::{GpuOccupancy, GpuSlice, MigSlice, TaskShape, PER_NODE_WITHOUT_GPUS};
 pub use place::SliceJob;
 pub use reason::{WaitContext, WaitReason};
+pub use round::{QueueRules, QuotaReclaim, Round, RoundInput, TierPreemption};
+pub use runs::RunFacts;
 pub use slice::{MigAt, SliceAsk, SliceAt};
 
 #[cfg(test)]
 mod gang_tests;
 #[cfg(test)]
 mod image_tests;
+#[cfg(test)]
+mod round_tests;

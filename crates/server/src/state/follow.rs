@@ -16,19 +16,21 @@ use gpusched_wire::{AttemptRef, QueuedLaunch};
 
 use super::State;
 
+/// What the predictor believes of job `id`'s run time, for a job queued before the
+/// cluster had run jobs like it (no estimate): it may follow on that (not made its
+/// estimate: the policy's view of it stays as it was).
+pub(super) fn guess(
+    jobs: &super::tracked::Tracked<u64, Box<gpusched_store::JobRecord>>,
+    learnt: &super::learn::Learnt,
+    policy: gpusched_core::PolicyKind,
+    id: u64,
+) -> Option<gpusched_core::Seconds> {
+    super::learn::estimate_for(learnt, policy, &jobs.get(&id)?.view)
+}
+
 impl State {
-    /// After a pass: the follows the core made, each written (`behind`) and told to its
-    /// node.
-    pub(super) fn make_follows(&mut self) {
-        // A job queued before the cluster had run jobs like it has no estimate; it may
-        // follow on what the predictor says of it now (not made its estimate: the
-        // policy's view of it stays as it was).
-        let (jobs, learnt, policy) = (&self.jobs, &self.learnt, self.cfg.policy);
-        let guess = |id: u64| {
-            let v = &jobs.get(&id)?.view;
-            super::learn::estimate_for(learnt, policy, v)
-        };
-        let follows = self.queue.follow_pass(guess);
+    /// The follows the core made, each written (`behind`) and told to its node.
+    pub(super) fn apply_follows(&mut self, follows: Vec<gpusched_core::live::Follow>) {
         self.cfg.metrics.followed("queued", follows.len() as u64);
         for f in follows {
             self.set_behind(f.job, Some(f.after));

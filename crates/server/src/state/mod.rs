@@ -31,6 +31,7 @@ mod queue_list;
 mod reasons;
 mod recent;
 mod reclaim;
+mod runs;
 pub(crate) mod shape;
 mod submit;
 mod tiers;
@@ -252,6 +253,8 @@ impl State {
         };
         st.apply_queues(queues);
         st.queue.set_follow(st.cfg.follow);
+        st.queue
+            .set_min_runtime_ms(st.cfg.min_runtime.as_millis() as u64);
         for record in nodes {
             let name = record.register.node.clone();
             st.nodes
@@ -309,6 +312,7 @@ impl State {
             st.relist(array_id);
         }
         st.restore_follows();
+        st.tell_runs_all();
         st
     }
 
@@ -403,6 +407,19 @@ impl State {
         }
         self.queue.set_queues(limits, weights);
         self.queue.set_user_caps(per_user);
+        // Quota reclaim and priority tiers try the queues by name.
+        let rules = queues
+            .defs
+            .iter()
+            .map(|(name, def)| gpusched_core::live::QueueRules {
+                queue: self.queue_id(name),
+                quota: def.quota,
+                preemptible: def.preemptible,
+                preempt_lower_priority: def.preempt_lower_priority,
+                priority_tiers: def.priority_tiers.clone(),
+            })
+            .collect();
+        self.queue.set_queue_rules(rules);
         self.queues = queues;
         self.sched_due = true;
     }
@@ -443,15 +460,6 @@ impl State {
             .iter()
             .filter_map(|(name, id)| Some((name.as_str(), milli.get(id)?.div_ceil(1000) as u32)))
             .collect()
-    }
-
-    /// The starting and running jobs: those the core's book says hold GPUs (not every
-    /// job ever stored).
-    pub(super) fn placed(&self) -> impl Iterator<Item = &JobRecord> {
-        self.queue
-            .placed()
-            .into_iter()
-            .filter_map(move |id| self.jobs.get(&id).map(|j| &**j))
     }
 
     /// The jobs starting or running on `node`.
@@ -565,6 +573,7 @@ impl State {
 
     /// The rows changed since the last call, for the actor to write; the marks clear.
     pub fn take_touched(&mut self) -> Rows {
+        self.tell_runs_touched();
         self.keep_unwritten_in_arrays();
         Rows {
             jobs: self.jobs.take_touched(),
@@ -580,10 +589,14 @@ impl State {
         }
     }
 
-    /// Runs the core if anything changed since the last pass, turning its placements
-    /// into `starting` jobs.
+    /// Runs the core's round if anything changed since the last one, and applies what
+    /// it decided: starts, follows, the policy's victims, a quota reclaim, a priority
+    /// tier preemption (`gpusched_core::live::round`).
     pub fn schedule(&mut self) {
         self.pending_count = None;
+        // The runs of the rows changed since the last round, before anything is
+        // decided on them.
+        self.tell_runs_touched();
         if !self.sched_due {
             return;
         }
@@ -595,22 +608,34 @@ impl State {
         } else {
             Vec::new()
         };
-        // Jobs that reclaimed quota come first on the node they reclaimed (the core's
-        // claims): they start as soon as it has room.
+        // Array tasks that could start or follow are jobs of their own before the round.
         self.materialise_arrays(false);
-        self.protect_recent();
-        let starts = self.queue.pass(now_ms as f64 / 1000.0, &share_target);
-        for start in starts {
+        let (jobs, learnt, policy) = (&self.jobs, &self.learnt, self.cfg.policy);
+        let round = self.queue.round(gpusched_core::live::RoundInput {
+            now_ms,
+            share_target: &share_target,
+            guess: &|id| follow::guess(jobs, learnt, policy, id),
+        });
+        for start in round.starts {
             self.apply_placement(start);
         }
-        self.make_follows();
-        // The starts opened places to follow that arrays may fill with tasks now.
+        self.apply_follows(round.follows);
+        // The starts opened places to follow that arrays may fill with tasks now: the
+        // core follows them on the same rule.
         if self.materialise_arrays(true) {
-            self.make_follows();
+            let (jobs, learnt, policy) = (&self.jobs, &self.learnt, self.cfg.policy);
+            let follows = self
+                .queue
+                .follow_pass(|id| follow::guess(jobs, learnt, policy, id));
+            self.apply_follows(follows);
         }
-        self.preempt_victims();
-        self.reclaim(now_ms);
-        self.preempt_lower_tiers(now_ms);
+        self.preempt_for_policy(&round.policy_victims);
+        if let Some(r) = round.reclaim {
+            self.apply_reclaim(r);
+        }
+        if let Some(t) = round.tier {
+            self.apply_tier(t);
+        }
     }
 
     /// Moves a job the core placed to `starting` on its nodes, with the GPU indices (or

@@ -6,10 +6,9 @@
 //!
 //! No preemption loops: a job that started (or restarted) less than `--min-runtime` ago,
 //! or is being cancelled, is protected from the pass; so is every job while it is still
-//! starting.
+//! starting (the core's `live/runs.rs` decides, from the facts `runs.rs` here tells it).
 
 use gpusched_wire::history::JobEventKind;
-use gpusched_wire::JobState;
 
 use super::State;
 
@@ -25,38 +24,15 @@ impl State {
         }
     }
 
-    /// Before a pass: the running jobs it must not preempt.
-    pub(super) fn protect_recent(&mut self) {
-        if !self.cfg.policy.preemptive() {
-            return;
-        }
-        let now = self.now.ms;
-        let min_ms = self.cfg.min_runtime.as_millis() as u64;
-        let protected: Vec<u64> = self
-            .placed()
-            .filter(|j| {
-                let v = &j.view;
-                v.cancel_requested
-                    || v.state != JobState::Running
-                    || v.start_ms.is_none_or(|s| now.saturating_sub(s) < min_ms)
-            })
-            .map(|j| j.view.id)
-            .collect();
-        self.queue.set_protected(protected);
-    }
-
-    /// After a pass: the jobs it wants stopped are asked to, through the preemption path
-    /// (each once; a job already stopping is left to it).
-    pub(super) fn preempt_victims(&mut self) {
+    /// The victims the core's round chose for the policy's order: each is asked to stop
+    /// through the preemption path (the core skipped those already leaving).
+    pub(super) fn preempt_for_policy(&mut self, victims: &[u64]) {
         let policy = self.cfg.policy.name();
-        for id in self.queue.take_preemptions() {
+        for &id in victims {
             let Some(job) = self.jobs.get_mut(&id) else {
                 continue;
             };
             let v = &mut job.view;
-            if v.state != JobState::Running || v.preempt_requested || v.cancel_requested {
-                continue;
-            }
             let why = format!(
                 "preempted by policy `{policy}`: jobs ahead of it in the policy's order need \
                  its GPUs"

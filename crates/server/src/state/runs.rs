@@ -1,0 +1,41 @@
+//! The core decides preemptions from what it knows of each placed job's run (the core's
+//! `live/runs.rs`: started, last checkpoint, being cancelled or stopped). The server
+//! owns those facts in its job rows and tells the core whenever a row changed: every
+//! change to a row marks it (`tracked.rs`), so telling the core the runs of the marked
+//! rows, before each round and once more before the marks are cleared, misses none.
+
+use gpusched_core::live::RunFacts;
+use gpusched_wire::{JobState, JobView};
+
+use super::State;
+
+/// What the core needs of a placed job's run, from its view.
+pub(super) fn run_facts(v: &JobView) -> RunFacts {
+    RunFacts {
+        running: v.state == JobState::Running,
+        start_ms: v.start_ms,
+        saved_ms: v.last_checkpoint_ms,
+        cancelling: v.cancel_requested,
+        stopping: v.preempt_requested,
+    }
+}
+
+impl State {
+    /// Tells the core the runs of the rows changed since the marks were last cleared.
+    pub(super) fn tell_runs_touched(&mut self) {
+        for &id in self.jobs.touched() {
+            if let Some(j) = self.jobs.get(&id) {
+                self.queue.set_run(id, run_facts(&j.view));
+            }
+        }
+    }
+
+    /// Tells the core the runs of every placed job (after a restart rebuilt it).
+    pub(super) fn tell_runs_all(&mut self) {
+        for id in self.queue.placed() {
+            if let Some(j) = self.jobs.get(&id) {
+                self.queue.set_run(id, run_facts(&j.view));
+            }
+        }
+    }
+}
