@@ -406,7 +406,9 @@ fn bench_live_pass() {
             let ctx = c.wait_context();
             let order: std::collections::BTreeSet<u64> = c.waiting_order().into_iter().collect();
             let waiting = jobs.iter().filter(|j| order.contains(&j.id));
-            let reasons: Vec<_> = waiting.map(|j| c.wait_reason(j, &[], &ctx)).collect();
+            let reasons: Vec<_> = waiting
+                .map(|j| c.wait_reason(j, &gpusched_core::live::Blocked::default(), &ctx))
+                .collect();
             let n = reasons.len();
             reason_t.push(start.elapsed());
             assert_eq!(n + placed, jobs.len());

@@ -193,6 +193,18 @@ impl LiveCluster {
         self.followers.after.get(&id).copied()
     }
 
+    /// The node a follower waits on: where the running job at the head of its chain
+    /// holds GPUs. `None` for a job that follows nobody.
+    pub fn follow_node(&self, id: u64) -> Option<String> {
+        let mut at = self.following(id)?;
+        while let Some(p) = self.following(at) {
+            at = p;
+        }
+        let placed = self.jobs[self.find(at)?].placement.as_ref()?;
+        let node = placed.parts.first()?.0;
+        Some(self.nodes.get(node.index())?.name.clone())
+    }
+
     /// The followers queued behind the running job `id`, first to start first.
     pub fn followers_of(&self, id: u64) -> Vec<u64> {
         if self.followers.is_empty() {

@@ -64,6 +64,15 @@ fn short_jobs_queue_behind_running_ones_of_their_kind_and_take_their_gpus_at_the
     );
     assert_eq!(c.followers_of(1), vec![3, 5]);
     assert_eq!(c.following(5), Some(3));
+    // A follower waits behind the job ahead of it, on the node of its chain's head.
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&short(5, "u"), &crate::live::Blocked::default(), &ctx),
+        crate::live::WaitReason::Following {
+            after: 3,
+            node: "a".into()
+        }
+    );
     assert_eq!(c.waiting_order(), vec![7]);
     assert!(c.follow_pass(|_| None).is_empty(), "every chain is full");
     // Job 1 ends: job 3 takes its GPU in the same step; it never came free.

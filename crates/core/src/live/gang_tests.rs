@@ -164,7 +164,7 @@ fn a_gang_uses_one_gpu_model_unless_mixed_and_honours_the_prefix() {
     c.add(&gang(2, 3, 4));
     assert!(c.pass(2.0, &[]).is_empty());
     let ctx = c.wait_context();
-    let why = c.wait_reason(&gang(2, 3, 4), &[], &ctx);
+    let why = c.wait_reason(&gang(2, 3, 4), &Blocked::default(), &ctx);
     assert_eq!(
         why,
         WaitReason::GangNeverFits {
@@ -217,7 +217,7 @@ fn a_gang_needs_its_cpus_and_memory_on_every_node() {
     assert!(c.pass(2.0, &[]).is_empty());
     let ctx = c.wait_context();
     assert!(matches!(
-        c.wait_reason(&cpu(2), &[], &ctx),
+        c.wait_reason(&cpu(2), &Blocked::default(), &ctx),
         WaitReason::WaitingForNodes {
             nodes: 2,
             per_node: 1,
@@ -255,7 +255,7 @@ fn a_split_job_takes_the_fewest_nodes_with_tasks_dividing_the_part() {
     // What is left: 1 GPU per node: 16 waits for 2 nodes with 8 free (no node has 16).
     let ctx = c.wait_context();
     assert!(matches!(
-        c.wait_reason(&split(7, 16, None), &[], &ctx),
+        c.wait_reason(&split(7, 16, None), &Blocked::default(), &ctx),
         WaitReason::WaitingForNodes {
             nodes: 2,
             per_node: 8,
@@ -270,7 +270,7 @@ fn a_split_job_takes_the_fewest_nodes_with_tasks_dividing_the_part() {
     assert!(c.pass(1.0, &[]).is_empty());
     let ctx = c.wait_context();
     assert!(matches!(
-        c.wait_reason(&split(1, 6, Some(3)), &[], &ctx),
+        c.wait_reason(&split(1, 6, Some(3)), &Blocked::default(), &ctx),
         WaitReason::GangNeverFits { have: 0, .. }
     ));
 }
@@ -389,7 +389,7 @@ fn queue_and_user_caps_count_the_gangs_total() {
     assert!(c.pass(1.0, &[]).is_empty(), "8 GPUs pass the queue's 6");
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&gang(1, 2, 4), &[], &ctx),
+        c.wait_reason(&gang(1, 2, 4), &Blocked::default(), &ctx),
         WaitReason::LargerThanQueue { max: 6, gpus: 8 }
     );
     c.remove(1, 0.0);
@@ -399,7 +399,7 @@ fn queue_and_user_caps_count_the_gangs_total() {
     assert!(c.pass(3.0, &[]).is_empty(), "the gang holds all 6");
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&whole(3, 1), &[], &ctx),
+        c.wait_reason(&whole(3, 1), &Blocked::default(), &ctx),
         WaitReason::QueueAtCap { held: 6, max: 6 }
     );
 
@@ -412,7 +412,7 @@ fn queue_and_user_caps_count_the_gangs_total() {
     assert_eq!(s.iter().map(|p| p.job).collect::<Vec<_>>(), [1]);
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&whole(2, 1), &[], &ctx),
+        c.wait_reason(&whole(2, 1), &Blocked::default(), &ctx),
         WaitReason::UserAtCap { held: 4, cap: 4 }
     );
 }
@@ -454,10 +454,12 @@ fn a_gang_waits_for_whole_nodes_while_small_jobs_backfill_without_delaying_it() 
     assert_eq!(started, [(5, "c"), (6, "c"), (8, "a")], "{s:?}");
     let ctx = c.wait_context();
     assert!(matches!(
-        c.wait_reason(&whole(7, 1), &[], &ctx),
+        c.wait_reason(&whole(7, 1), &Blocked::default(), &ctx),
         WaitReason::Reserved { head: 4, .. }
     ));
-    let WaitReason::Reserved { node, shadow, .. } = c.wait_reason(&whole(7, 1), &[], &ctx) else {
+    let WaitReason::Reserved { node, shadow, .. } =
+        c.wait_reason(&whole(7, 1), &Blocked::default(), &ctx)
+    else {
         unreachable!()
     };
     assert_eq!(
@@ -466,7 +468,7 @@ fn a_gang_waits_for_whole_nodes_while_small_jobs_backfill_without_delaying_it() 
         "both nodes, the later shadow"
     );
     assert!(matches!(
-        c.wait_reason(&gang(4, 2, 4), &[], &ctx),
+        c.wait_reason(&gang(4, 2, 4), &Blocked::default(), &ctx),
         WaitReason::WaitingForNodes {
             nodes: 2,
             per_node: 4,
@@ -500,7 +502,7 @@ fn a_gang_claim_holds_gpus_on_every_claimed_node_and_starts_there_first() {
     c.add(&whole(5, 1));
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&gang(4, 2, 2), &[], &ctx),
+        c.wait_reason(&gang(4, 2, 2), &Blocked::default(), &ctx),
         WaitReason::Reclaimed { node: "a".into() }
     );
     // c's free GPU is held for the gang: job 5 does not take it.
@@ -632,7 +634,7 @@ fn a_gang_that_only_a_drained_node_completes_waits_on_the_drain() {
     );
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&gang(1, 2, 4), &[], &ctx),
+        c.wait_reason(&gang(1, 2, 4), &Blocked::default(), &ctx),
         WaitReason::OutOfService {
             nodes: vec![
                 ("b".into(), "drained (maintenance)".into()),

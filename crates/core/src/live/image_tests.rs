@@ -53,11 +53,14 @@ fn without_a_node_that_runs_images_an_image_job_waits_and_says_why() {
     c.add(&job);
     assert!(c.pass(1.0, &[]).is_empty());
     let ctx = c.wait_context();
-    assert_eq!(c.wait_reason(&job, &[], &ctx), WaitReason::NoImageRuntime);
+    assert_eq!(
+        c.wait_reason(&job, &Blocked::default(), &ctx),
+        WaitReason::NoImageRuntime
+    );
     // A host job is not held back by it.
     assert!(!whole(2, 1).in_image());
     assert_ne!(
-        c.wait_reason(&whole(2, 1), &[], &ctx),
+        c.wait_reason(&whole(2, 1), &Blocked::default(), &ctx),
         WaitReason::NoImageRuntime
     );
     // The node's agent comes back with a runtime: the job starts there.

@@ -56,7 +56,7 @@ pub use group::JobGroup;
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use occupancy::{GpuOccupancy, GpuSlice, MigSlice, TaskShape, PER_NODE_WITHOUT_GPUS};
 pub use place::SliceJob;
-pub use reason::{WaitContext, WaitReason};
+pub use reason::{After, Blocked, WaitContext, WaitReason};
 pub use round::{QueueRules, QuotaReclaim, Round, RoundInput, TierPreemption};
 pub use runs::RunFacts;
 pub use slice::{MigAt, SliceAsk, SliceAt};

@@ -1,7 +1,9 @@
 //! Why a waiting job waits, decided here and only worded by the server
 //! (`server/src/state/reasons.rs`). Checks run in the order a user can act on them:
-//! dependencies, the queue's caps, whether any online node could ever hold the job,
-//! free GPUs, then the policy's order.
+//! a hold, dependencies, a follow, a claim, the queue's caps, whether any online node
+//! could ever hold the job, free GPUs, then the policy's order. Holds and how
+//! dependencies ended are the server's facts (its rows); it hands them in as
+//! [`Blocked`].
 
 use std::collections::BTreeMap;
 
@@ -14,11 +16,35 @@ use crate::gang::Gang;
 use crate::room::{Amount, RoomWait};
 use crate::QueueId;
 
+/// How a job runs after another (Slurm's `afterok`, `afterany`, `afternotok`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum After {
+    /// `after`: the other must succeed.
+    Ok,
+    /// `after_any`: the other must end, however it ends.
+    Any,
+    /// `after_notok`: the other must end without succeeding.
+    NotOk,
+}
+
+/// What keeps a pending job out of the core's queue, as the server's rows say.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Blocked {
+    /// A person held it.
+    pub held: bool,
+    /// The jobs it runs after that have not ended yet, each with how it waits for it.
+    pub unmet: Vec<(After, u64)>,
+}
+
 /// Why one pending job is not running.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WaitReason {
-    /// Jobs it runs after have not succeeded yet.
-    Dependency { unmet: Vec<u64> },
+    /// A person held it; once released it still waits for `unmet`, if any.
+    Held { unmet: Vec<(After, u64)> },
+    /// Jobs it runs after have not ended as it needs yet.
+    Dependency { unmet: Vec<(After, u64)> },
+    /// It is queued on `node` behind job `after`, to start on its GPUs when that ends.
+    Following { after: u64, node: String },
     /// It reclaimed its queue's quota on `node` and starts there first once the
     /// preempted jobs have left.
     Reclaimed { node: String },
@@ -142,11 +168,23 @@ impl LiveCluster {
         }
     }
 
-    /// Why `job` (pending; `unmet` are its dependencies that have not succeeded) waits.
-    pub fn wait_reason(&self, job: &LiveJob, unmet: &[u64], ctx: &WaitContext) -> WaitReason {
-        if !unmet.is_empty() {
+    /// Why `job` (pending; `blocked`: what the server's rows keep it out of the queue
+    /// for) waits.
+    pub fn wait_reason(&self, job: &LiveJob, blocked: &Blocked, ctx: &WaitContext) -> WaitReason {
+        if blocked.held {
+            return WaitReason::Held {
+                unmet: blocked.unmet.clone(),
+            };
+        }
+        if !blocked.unmet.is_empty() {
             return WaitReason::Dependency {
-                unmet: unmet.to_vec(),
+                unmet: blocked.unmet.clone(),
+            };
+        }
+        if let Some(after) = self.following(job.id) {
+            return WaitReason::Following {
+                after,
+                node: self.follow_node(job.id).unwrap_or_default(),
             };
         }
         if let Some(node) = self.claim_of(job.id) {

@@ -339,10 +339,25 @@ fn wait_reasons_name_what_holds_each_job() {
     });
     assert_eq!(c.pass(1.0, &[]).len(), 2);
     let ctx = c.wait_context();
-    let why = |c: &LiveCluster, j: &LiveJob, ctx: &WaitContext| c.wait_reason(j, &[], ctx);
+    let why = |c: &LiveCluster, j: &LiveJob, ctx: &WaitContext| {
+        c.wait_reason(j, &Blocked::default(), ctx)
+    };
+    let unmet = vec![(After::Ok, 4), (After::Any, 5)];
+    let deps = Blocked {
+        held: false,
+        unmet: unmet.clone(),
+    };
     assert_eq!(
-        c.wait_reason(&whole(9, 1), &[4, 5], &ctx),
-        WaitReason::Dependency { unmet: vec![4, 5] }
+        c.wait_reason(&whole(9, 1), &deps, &ctx),
+        WaitReason::Dependency {
+            unmet: unmet.clone()
+        }
+    );
+    // A hold comes first, and says what the job waits for once released.
+    let held = Blocked { held: true, ..deps };
+    assert_eq!(
+        c.wait_reason(&whole(9, 1), &held, &ctx),
+        WaitReason::Held { unmet }
     );
     let q1 = |id, gpus| LiveJob {
         queue: QueueId(1),
@@ -486,7 +501,7 @@ fn node_backfill_lets_long_jobs_run_on_other_nodes_and_unknown_shadows_block() {
     assert!(c.pass(1.0, &[]).is_empty());
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&timed(4, 1, None), &[], &ctx),
+        c.wait_reason(&timed(4, 1, None), &Blocked::default(), &ctx),
         WaitReason::Reserved {
             head: 2,
             node: "a".into(),
@@ -494,7 +509,7 @@ fn node_backfill_lets_long_jobs_run_on_other_nodes_and_unknown_shadows_block() {
         }
     );
     assert_eq!(
-        c.wait_reason(&timed(2, 2, None), &[], &ctx),
+        c.wait_reason(&timed(2, 2, None), &Blocked::default(), &ctx),
         WaitReason::WaitingForGpus {
             gpus: 2,
             model: None,
@@ -523,7 +538,7 @@ fn a_claim_starts_first_on_its_node_and_holds_its_free_gpus_until_then() {
     c.claim(2, "a");
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&whole(2, 2), &[], &ctx),
+        c.wait_reason(&whole(2, 2), &Blocked::default(), &ctx),
         WaitReason::Reclaimed { node: "a".into() }
     );
     // Job 2 cannot start anywhere (fifo blocks), and a's free GPU is held for it.
@@ -600,7 +615,7 @@ fn a_drained_node_takes_nothing_new_and_keeps_what_runs() {
     assert_eq!((c.whole_usable("a"), c.whole_capacity("a")), (0, 2));
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&whole(2, 1), &[], &ctx),
+        c.wait_reason(&whole(2, 1), &Blocked::default(), &ctx),
         WaitReason::OutOfService {
             nodes: vec![("a".into(), "drained (maintenance)".into()),]
         }
@@ -631,7 +646,7 @@ fn an_unhealthy_gpu_is_never_placed_and_its_job_keeps_it() {
     // A 2-GPU job could never fit on the node's one healthy GPU: out of service.
     let ctx = c.wait_context();
     assert_eq!(
-        c.wait_reason(&whole(7, 2), &[], &ctx),
+        c.wait_reason(&whole(7, 2), &Blocked::default(), &ctx),
         WaitReason::OutOfService {
             nodes: vec![("a".into(), format!("GPU {other} is unhealthy (Xid 79)"))]
         }
@@ -670,11 +685,11 @@ fn a_sick_gpu_left_on_a_mixed_cluster_sends_the_job_to_another_node() {
     let ctx = c.wait_context();
     assert!(
         matches!(
-            c.wait_reason(&whole(2, 1), &[], &ctx),
+            c.wait_reason(&whole(2, 1), &Blocked::default(), &ctx),
             WaitReason::WaitingForGpus { .. }
         ),
         "{:?}",
-        c.wait_reason(&whole(2, 1), &[], &ctx)
+        c.wait_reason(&whole(2, 1), &Blocked::default(), &ctx)
     );
 }
 

@@ -3,50 +3,43 @@
 //! it waits for. A job id is a job id here: an array's record ends through the same
 //! `set_state` path as a job once its last task has, so nothing below knows of arrays.
 
+use gpusched_core::live::Blocked;
 use gpusched_store::JobRecord;
 use gpusched_wire::{JobState, JobSubmit, JobView};
 
 use super::State;
 
-/// How a dependant waits for one of its dependencies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// `after`: the dependency must succeed.
-    Ok,
-    /// `after_any`: the dependency must end, however it ends.
-    Any,
-    /// `after_notok`: the dependency must end without succeeding.
-    NotOk,
+/// How a dependant waits for one of its dependencies (the core's, whose wait reasons
+/// name it).
+pub use gpusched_core::live::After as Kind;
+
+/// Whether a dependency that ended `state` lets a dependant of `kind` run
+/// (`Some(true)`), never will (`Some(false)`), or has not decided yet (`None`: it has
+/// not ended).
+pub fn met_by(kind: Kind, state: Option<JobState>) -> Option<bool> {
+    let s = state.filter(|s| s.is_terminal())?;
+    Some(match kind {
+        Kind::Ok => s == JobState::Succeeded,
+        Kind::Any => true,
+        Kind::NotOk => s != JobState::Succeeded,
+    })
 }
 
-impl Kind {
-    /// The field of the API that names this kind.
-    pub fn field(self) -> &'static str {
-        match self {
-            Kind::Ok => "after",
-            Kind::Any => "after_any",
-            Kind::NotOk => "after_notok",
-        }
+/// The field of the API that names this kind.
+pub fn field(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Ok => "after",
+        Kind::Any => "after_any",
+        Kind::NotOk => "after_notok",
     }
+}
 
-    /// Whether a dependency that ended `state` lets the dependant run (`Some(true)`),
-    /// never will (`Some(false)`), or has not decided yet (`None`: it has not ended).
-    pub fn met_by(self, state: Option<JobState>) -> Option<bool> {
-        let s = state.filter(|s| s.is_terminal())?;
-        Some(match self {
-            Kind::Ok => s == JobState::Succeeded,
-            Kind::Any => true,
-            Kind::NotOk => s != JobState::Succeeded,
-        })
-    }
-
-    /// The words of waiting for jobs of this kind ("to succeed").
-    fn waiting_for(self) -> &'static str {
-        match self {
-            Kind::Ok => "to succeed",
-            Kind::Any => "to end (however it ends)",
-            Kind::NotOk => "to end without succeeding",
-        }
+/// The words of waiting for jobs of this kind ("to succeed").
+fn waiting_for(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Ok => "to succeed",
+        Kind::Any => "to end (however it ends)",
+        Kind::NotOk => "to end without succeeding",
     }
 }
 
@@ -102,7 +95,7 @@ impl State {
                 continue;
             }
             let ended = self.final_state(dep);
-            match kind.met_by(ended) {
+            match met_by(kind, ended) {
                 Some(true) => {}
                 Some(false) => {
                     return Standing::Doomed {
@@ -191,13 +184,13 @@ impl State {
                 // `recall_for_submit`), so `row` knows it too.
                 let known = self.row(dep).is_some_and(|d| self.visible(&d.view, who));
                 if !known {
-                    return Err(format!("`{}`: there is no job {dep}", kind.field()));
+                    return Err(format!("`{}`: there is no job {dep}", field(kind)));
                 }
-                if let Some(false) = kind.met_by(self.final_state(dep)) {
+                if let Some(false) = met_by(kind, self.final_state(dep)) {
                     let ended = self.final_state(dep).map_or("", |s| s.name());
                     return Err(format!(
                         "`{}`: job {dep} already ended {ended}, so this job could never start",
-                        kind.field()
+                        field(kind)
                     ));
                 }
             }
@@ -210,12 +203,16 @@ impl State {
         self.standing(v) == Standing::Ready
     }
 
-    /// What a pending job waits for among its dependencies, in words; `None` when it
-    /// waits for none.
-    pub(super) fn dependency_reason(&self, v: &JobView) -> Option<String> {
-        match self.standing(v) {
-            Standing::Waiting(deps) => Some(waiting_words(&deps)),
-            Standing::Ready | Standing::Doomed { .. } => None,
+    /// What keeps pending job `v` out of the core's queue: a hold, dependencies that
+    /// have not ended (the core says which comes first; `reasons.rs` words it).
+    pub(super) fn blocked(&self, v: &JobView) -> Blocked {
+        let unmet = match self.standing(v) {
+            Standing::Waiting(deps) => deps,
+            Standing::Ready | Standing::Doomed { .. } => Vec::new(),
+        };
+        Blocked {
+            held: v.held,
+            unmet,
         }
     }
 }
@@ -253,7 +250,7 @@ pub fn waiting_words(deps: &[(Kind, u64)]) -> String {
             continue;
         }
         let jobs = if ids.len() == 1 { "job" } else { "jobs" };
-        let words = kind.waiting_for();
+        let words = waiting_for(kind);
         let words = if ids.len() > 1 {
             words.replace("it ends", "they end")
         } else {
@@ -271,14 +268,14 @@ mod tests {
     #[test]
     fn each_kind_is_met_decided_or_open() {
         use JobState::*;
-        assert_eq!(Kind::Ok.met_by(Some(Succeeded)), Some(true));
-        assert_eq!(Kind::Ok.met_by(Some(Failed)), Some(false));
-        assert_eq!(Kind::Ok.met_by(Some(Running)), None);
-        assert_eq!(Kind::Any.met_by(Some(Cancelled)), Some(true));
-        assert_eq!(Kind::Any.met_by(None), None);
-        assert_eq!(Kind::NotOk.met_by(Some(Succeeded)), Some(false));
-        assert_eq!(Kind::NotOk.met_by(Some(TimedOut)), Some(true));
-        assert_eq!(Kind::NotOk.met_by(Some(Pending)), None);
+        assert_eq!(met_by(Kind::Ok, Some(Succeeded)), Some(true));
+        assert_eq!(met_by(Kind::Ok, Some(Failed)), Some(false));
+        assert_eq!(met_by(Kind::Ok, Some(Running)), None);
+        assert_eq!(met_by(Kind::Any, Some(Cancelled)), Some(true));
+        assert_eq!(met_by(Kind::Any, None), None);
+        assert_eq!(met_by(Kind::NotOk, Some(Succeeded)), Some(false));
+        assert_eq!(met_by(Kind::NotOk, Some(TimedOut)), Some(true));
+        assert_eq!(met_by(Kind::NotOk, Some(Pending)), None);
     }
 
     #[test]

@@ -141,16 +141,6 @@ impl State {
         self.jobs.get(&at)?.view.node.clone()
     }
 
-    /// Why a follower waits: `None` for a job that follows nobody.
-    pub(super) fn follow_reason(&self, id: u64) -> Option<String> {
-        let after = self.queue.following(id)?;
-        let node = self.follow_node(id).unwrap_or_default();
-        Some(format!(
-            "queued on {node} behind job {after}: starts on its GPUs as soon as it ends \
-             (a short job of the same kind; see --follow-under)"
-        ))
-    }
-
     /// The launches queued behind job `head` (running on `node` on `gpus`), first to
     /// start first, each after the one before it.
     pub(super) fn queued_behind(&self, head: u64, gpus: &[u32], node: &str) -> Vec<QueuedLaunch> {

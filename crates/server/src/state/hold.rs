@@ -143,23 +143,6 @@ impl State {
         self.get(id, who)
     }
 
-    /// Why a held pending job waits; `None` if it is not held.
-    pub(super) fn held_reason(&self, v: &JobView) -> Option<String> {
-        if !v.held {
-            return None;
-        }
-        let by = if v.reason.is_empty() {
-            "held".to_string()
-        } else {
-            v.reason.clone()
-        };
-        let mut why = format!("{by}; release with `gpusched release {}`", v.id);
-        if let Some(deps) = self.dependency_reason(v) {
-            why = format!("{why}; then {deps}");
-        }
-        Some(why)
-    }
-
     /// Job `id`, if `who` may change it (`what`: the words of the 403) and it is pending
     /// (409 naming its state otherwise).
     fn pending_job(

@@ -11,14 +11,24 @@ use gpusched_wire::{agree, count, JobView};
 pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
     let model = v.gpu_model.as_deref();
     match why {
-        WaitReason::Dependency { unmet } => {
-            let ids: Vec<String> = unmet.iter().map(u64::to_string).collect();
-            let jobs = if ids.len() == 1 { "job" } else { "jobs" };
-            format!(
-                "dependency: waiting for {jobs} {} to succeed",
-                ids.join(", ")
-            )
+        WaitReason::Held { unmet } => {
+            // The stored note of a held job says who held it.
+            let by = if v.reason.is_empty() {
+                "held"
+            } else {
+                v.reason.as_str()
+            };
+            let mut why = format!("{by}; release with `gpusched release {}`", v.id);
+            if !unmet.is_empty() {
+                why = format!("{why}; then {}", super::deps::waiting_words(unmet));
+            }
+            why
         }
+        WaitReason::Dependency { unmet } => super::deps::waiting_words(unmet),
+        WaitReason::Following { after, node } => format!(
+            "queued on {node} behind job {after}: starts on its GPUs as soon as it ends \
+             (a short job of the same kind; see --follow-under)"
+        ),
         WaitReason::Reclaimed { node } => format!(
             "reclaimed queue `{}`'s quota on {node}: starts there first once the preempted \
              jobs have left",
@@ -420,18 +430,53 @@ mod tests {
             "cancel_requested": false
         }))
         .unwrap_or_else(|e| panic!("a minimal view: {e}"));
+        use gpusched_core::live::After;
         assert_eq!(
-            wait(&WaitReason::Dependency { unmet: vec![3] }, &v, "fifo", 0.0),
+            wait(
+                &WaitReason::Dependency {
+                    unmet: vec![(After::Ok, 3)]
+                },
+                &v,
+                "fifo",
+                0.0
+            ),
             "dependency: waiting for job 3 to succeed"
         );
         assert_eq!(
             wait(
-                &WaitReason::Dependency { unmet: vec![3, 4] },
+                &WaitReason::Dependency {
+                    unmet: vec![(After::Ok, 3), (After::Ok, 4)]
+                },
                 &v,
                 "fifo",
                 0.0
             ),
             "dependency: waiting for jobs 3, 4 to succeed"
+        );
+        assert_eq!(
+            wait(
+                &WaitReason::Held {
+                    unmet: vec![(After::Any, 5)]
+                },
+                &v,
+                "fifo",
+                0.0
+            ),
+            "held; release with `gpusched release 7`; then dependency: waiting for job 5 \
+             to end (however it ends)"
+        );
+        assert_eq!(
+            wait(
+                &WaitReason::Following {
+                    after: 3,
+                    node: "n1".into()
+                },
+                &v,
+                "fifo",
+                0.0
+            ),
+            "queued on n1 behind job 3: starts on its GPUs as soon as it ends (a short job \
+             of the same kind; see --follow-under)"
         );
         assert_eq!(
             wait(&WaitReason::UserAtCap { held: 2, cap: 2 }, &v, "fifo", 0.0),

@@ -91,17 +91,8 @@ impl State {
             .get(&v.queue)
             .copied()
             .unwrap_or(QueueId(u32::MAX));
-        if let Some(why) = self.held_reason(v) {
-            return why;
-        }
-        if let Some(why) = self.dependency_reason(v) {
-            return why;
-        }
-        if let Some(why) = self.follow_reason(v.id) {
-            return why;
-        }
         let job = crate::live_map::job(v, queue);
-        let why = self.queue.wait_reason(&job, &[], &ctx.wait);
+        let why = self.queue.wait_reason(&job, &self.blocked(v), &ctx.wait);
         reasons::wait(&why, v, self.cfg.policy.name(), self.now.secs())
     }
 
