@@ -273,7 +273,7 @@ impl State {
                 (s.index, load)
             })
             .collect();
-        self.queue.set_gpu_loads(node, loads);
+        self.cluster.set_gpu_loads(node, loads);
         self.meter_energy(node, t);
         self.judge_samples(node, t);
     }
@@ -287,7 +287,7 @@ impl State {
                 continue;
             };
             let v = &job.view;
-            if v.attempt == e.attempt && self.queue.following(e.job).is_some() {
+            if v.attempt == e.attempt && self.cluster.following(e.job).is_some() {
                 self.follower_started_early(e.job);
                 continue;
             }
@@ -317,7 +317,7 @@ impl State {
                         if let Some(m) = v.slice_at.as_mut().and_then(|at| at.mig.as_mut()) {
                             m.uuid = Some(uuid.clone());
                         }
-                        self.queue.set_mig_uuid(node, e.job, uuid);
+                        self.cluster.set_mig_uuid(node, e.job, uuid);
                     }
                     if self.jobs[&e.job].view.parts.len() > 1 {
                         self.part_started(e.job, node, e.at_ms);

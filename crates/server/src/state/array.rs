@@ -115,7 +115,7 @@ impl State {
                 match self.jobs.get(task).map(|j| j.view.state) {
                     // A follower fills a place to follow, which `follow_slots` no
                     // longer counts.
-                    Some(JobState::Pending) if self.queue.following(*task).is_some() => {}
+                    Some(JobState::Pending) if self.cluster.following(*task).is_some() => {}
                     Some(JobState::Pending) => waiting += 1,
                     Some(_) => holding += 1,
                     None => {}
@@ -157,7 +157,7 @@ impl State {
         };
         let mut task = crate::live_map::job(v, q);
         task.group = self.job_group(v);
-        self.queue.open_follow_slots(&task)
+        self.cluster.open_follow_slots(&task)
     }
 
     /// How many tasks of `v`'s shape the online nodes could start now (the core's
@@ -176,7 +176,7 @@ impl State {
                 nodes: v.nodes,
             }
         };
-        self.queue.start_slots(shape)
+        self.cluster.start_slots(shape)
     }
 
     /// Makes the array's next unstarted index a pending job of its own, in the core's

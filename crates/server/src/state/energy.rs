@@ -54,7 +54,7 @@ impl State {
             if delta == 0 {
                 continue;
             }
-            for (job, milli) in self.queue.gpu_holders(node, s.index) {
+            for (job, milli) in self.cluster.gpu_holders(node, s.index) {
                 charges.push((job, delta * u64::from(milli) / 1000));
             }
         }

@@ -54,8 +54,8 @@ impl State {
     /// [`State::after_leaving`]).
     pub(super) fn unqueue(&mut self, id: u64) -> Left {
         let node = self.follow_node(id);
-        let next = self.queue.followers_of(id).first().copied();
-        let left = self.queue.remove(id, self.now.secs());
+        let next = self.cluster.followers_of(id).first().copied();
+        let left = self.cluster.remove(id, self.now.secs());
         if node.is_some() {
             self.set_behind(id, None);
             self.moved_up(next, node);
@@ -67,7 +67,7 @@ impl State {
     /// follows its predecessor (as the core says), and the node is told.
     fn moved_up(&mut self, next: Option<u64>, node: Option<String>) {
         if let Some(next) = next {
-            let after = self.queue.following(next);
+            let after = self.cluster.following(next);
             self.set_behind(next, after);
         }
         if let Some(node) = node {
@@ -119,12 +119,12 @@ impl State {
     /// id order, not in the order they ran). That attempt is used up: the job goes back
     /// to the queue with the next one (no retry used), and the report about it is moot.
     pub(super) fn follower_started_early(&mut self, id: u64) {
-        let Some(ahead) = self.queue.following(id) else {
+        let Some(ahead) = self.cluster.following(id) else {
             return;
         };
         let node = self.follow_node(id);
-        let next = self.queue.followers_of(id).first().copied();
-        if !self.queue.send_back(id, self.now.secs()) {
+        let next = self.cluster.followers_of(id).first().copied();
+        if !self.cluster.send_back(id, self.now.secs()) {
             return;
         }
         self.moved_up(next, node);
@@ -134,8 +134,8 @@ impl State {
     /// The node a follower waits on: the node of the running job at the head of its
     /// chain. `None` for a job that follows nobody.
     pub(super) fn follow_node(&self, id: u64) -> Option<String> {
-        let mut at = self.queue.following(id)?;
-        while let Some(p) = self.queue.following(at) {
+        let mut at = self.cluster.following(id)?;
+        while let Some(p) = self.cluster.following(at) {
             at = p;
         }
         self.jobs.get(&at)?.view.node.clone()
@@ -144,7 +144,7 @@ impl State {
     /// The launches queued behind job `head` (running on `node` on `gpus`), first to
     /// start first, each after the one before it.
     pub(super) fn queued_behind(&self, head: u64, gpus: &[u32], node: &str) -> Vec<QueuedLaunch> {
-        let chain = self.queue.followers_of(head);
+        let chain = self.cluster.followers_of(head);
         let Some(h) = self.jobs.get(&head) else {
             return Vec::new();
         };
@@ -177,7 +177,7 @@ impl State {
         // A chain is restored from its head: repeat while any joins.
         loop {
             let before = left.len();
-            left.retain(|&(id, after)| !self.queue.restore_follow(id, after));
+            left.retain(|&(id, after)| !self.cluster.restore_follow(id, after));
             if left.len() == before {
                 break;
             }
@@ -194,7 +194,7 @@ impl State {
 
     /// Why a follower cannot be held or updated (`None` for any other job).
     pub(super) fn follow_refusal(&self, id: u64) -> Option<String> {
-        let after = self.queue.following(id)?;
+        let after = self.cluster.following(id)?;
         let node = self.follow_node(id).unwrap_or_default();
         Some(format!(
             "job {id} is queued on {node} to start as soon as job {after} ends (its launch \

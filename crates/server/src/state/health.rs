@@ -107,7 +107,7 @@ impl State {
         if self.cfg.unhealthy_jobs == UnhealthyJobs::Requeue {
             for (index, reason) in fresh {
                 let why = format!("GPU {index} of {node} is unhealthy ({reason})");
-                for id in self.queue.gpu_jobs(node, index) {
+                for id in self.cluster.gpu_jobs(node, index) {
                     self.preempt_for(id, &why);
                 }
             }

@@ -193,7 +193,7 @@ impl State {
                 _ => 0.0,
             };
             if prior + current > 0.0 {
-                self.queue.restore_attained(id, prior + current);
+                self.cluster.restore_attained(id, prior + current);
             }
             if let Some(view) = self.jobs.get(&id).map(|j| j.view.clone()) {
                 self.predict_estimate(&view);
@@ -212,7 +212,7 @@ impl State {
         let f = features(v);
         if self.cfg.policy == PolicyKind::Blend {
             if let Some(b) = self.learnt.predictor.belief(&f) {
-                self.queue.set_belief(v.id, b);
+                self.cluster.set_belief(v.id, b);
             }
         }
         if v.walltime_s.is_some() {
@@ -221,7 +221,7 @@ impl State {
         let Some(p) = self.learnt.predictor.predict(&f) else {
             return;
         };
-        self.queue.set_predicted(v.id, p.seconds);
+        self.cluster.set_predicted(v.id, p.seconds);
         self.learnt
             .predicted
             .insert(v.id, (p.seconds, p.level.name()));
@@ -236,7 +236,7 @@ impl State {
     /// Where a job's estimate came from, for its view: `walltime`, `predicted from
     /// past jobs of the same KEY`, or none.
     pub(super) fn estimate_words(&self, id: u64) -> Option<String> {
-        let (secs, predicted) = self.queue.estimate(id)?;
+        let (secs, predicted) = self.cluster.estimate(id)?;
         if !predicted {
             return None;
         }
@@ -280,7 +280,7 @@ impl State {
     /// A job's run ended and it waits again: remember the service it attained (the core
     /// keeps it in memory; this keeps it over a restart).
     pub(super) fn remember_attained(&mut self, id: u64) {
-        if let Some(a) = self.queue.attained(id).filter(|&a| a > 0.0) {
+        if let Some(a) = self.cluster.attained(id).filter(|&a| a > 0.0) {
             self.learnt.prior.insert(id, a);
             self.learnt.attained_dirty = true;
         }

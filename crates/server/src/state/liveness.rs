@@ -122,7 +122,7 @@ impl State {
     /// and reported their ends) the node goes offline now, instead of taking work
     /// nobody would start until the heartbeat timeout.
     pub fn node_leaving(&mut self, node: &str) {
-        if !self.queue.jobs_on(node).is_empty() {
+        if !self.cluster.jobs_on(node).is_empty() {
             return;
         }
         let Some(n) = self.nodes.get_mut_unstored(node) else {

@@ -163,7 +163,7 @@ pub struct State {
     retry_keys: HashMap<String, u64>,
     pub nodes: Tracked<String, NodeEntry>,
     /// The core's live cluster: nodes, who holds which GPU, the queue and the pass.
-    queue: LiveCluster,
+    cluster: LiveCluster,
     /// A pass is due (a job arrived or GPUs were freed or nodes changed).
     sched_due: bool,
     waiters: BTreeMap<u64, Vec<oneshot::Sender<gpusched_wire::JobView>>>,
@@ -233,7 +233,7 @@ impl State {
             next_id: 1,
             retry_keys: HashMap::new(),
             nodes: Tracked::new(),
-            queue: LiveCluster::new(policy, share_placement),
+            cluster: LiveCluster::new(policy, share_placement),
             sched_due: true,
             waiters: BTreeMap::new(),
             tokens: Tracked::stored(tokens.into_iter().map(|t| (t.id, t))),
@@ -252,8 +252,8 @@ impl State {
             policy_preempted: BTreeMap::new(),
         };
         st.apply_queues(queues);
-        st.queue.set_follow(st.cfg.follow);
-        st.queue
+        st.cluster.set_follow(st.cfg.follow);
+        st.cluster
             .set_min_runtime_ms(st.cfg.min_runtime.as_millis() as u64);
         for record in nodes {
             let name = record.register.node.clone();
@@ -370,7 +370,7 @@ impl State {
         let q = self.queue_id(&job.view.queue);
         let mut live = live_map::job(&job.view, q);
         live.group = self.job_group(&job.view);
-        self.queue.add(&live);
+        self.cluster.add(&live);
         self.predict_estimate(&job.view);
     }
 
@@ -405,8 +405,8 @@ impl State {
             }
             weights.insert(id.0, def.weight);
         }
-        self.queue.set_queues(limits, weights);
-        self.queue.set_user_caps(per_user);
+        self.cluster.set_queues(limits, weights);
+        self.cluster.set_user_caps(per_user);
         // Quota reclaim and priority tiers try the queues by name.
         let rules = queues
             .defs
@@ -419,7 +419,7 @@ impl State {
                 priority_tiers: def.priority_tiers.clone(),
             })
             .collect();
-        self.queue.set_queue_rules(rules);
+        self.cluster.set_queue_rules(rules);
         self.queues = queues;
         self.sched_due = true;
     }
@@ -455,7 +455,7 @@ impl State {
     /// GPUs held by each queue's starting and running jobs, from the core; slices count
     /// by their fraction of a GPU, rounded up over the queue.
     pub fn queue_usage(&self) -> BTreeMap<&str, u32> {
-        let milli = self.queue.queue_milli();
+        let milli = self.cluster.queue_milli();
         self.queue_ids
             .iter()
             .filter_map(|(name, id)| Some((name.as_str(), milli.get(id)?.div_ceil(1000) as u32)))
@@ -464,7 +464,7 @@ impl State {
 
     /// The jobs starting or running on `node`.
     pub(super) fn jobs_on(&self, node: &str) -> Vec<u64> {
-        self.queue.jobs_on(node).into_iter().collect()
+        self.cluster.jobs_on(node).into_iter().collect()
     }
 
     fn restore_running(&mut self, job: &JobRecord, now: f64) {
@@ -480,7 +480,7 @@ impl State {
         let node = v.node.clone().unwrap_or_default();
         let slice = v.slice_at.as_deref().map(live_map::slice_to_core);
         if !self
-            .queue
+            .cluster
             .restore(v.id, &node, &v.gpu_indices, slice.as_ref(), now)
         {
             // The stored state is inconsistent (two jobs on one GPU, an unknown node):
@@ -531,7 +531,7 @@ impl State {
     /// are taken again at once, or none (then the run is lost, as for one node).
     fn restore_gang(&mut self, job: &JobRecord, now: f64) {
         let parts = live_map::parts(&job.view);
-        if !self.queue.restore_parts(job.view.id, &parts, now) {
+        if !self.cluster.restore_parts(job.view.id, &parts, now) {
             tracing::warn!(
                 job = job.view.id,
                 "could not restore a running gang's GPUs; requeued"
@@ -555,14 +555,14 @@ impl State {
                 ..live_map::node(&n.record, &self.cfg.topology)
             })
             .collect();
-        for id in self.queue.set_nodes(live) {
+        for id in self.cluster.set_nodes(live) {
             self.lose(id, "its node left the cluster");
         }
         // A gang that kept some of its nodes: the part on the node that left is lost, the
         // others are stopped, and the gang (holding their GPUs until they have) requeues
         // as one when the last has ended.
         let now = self.now.ms;
-        for (id, node) in self.queue.take_lost_parts() {
+        for (id, node) in self.cluster.take_lost_parts() {
             let outcome = gpusched_wire::Outcome::Lost {
                 message: format!("its node {node} left the cluster"),
             };
@@ -603,7 +603,7 @@ impl State {
         self.sched_due = false;
         let now_ms = self.now.ms;
         // FGD's target workload for the shares that wait: the recent demand.
-        let share_target = if self.queue.slices_waiting() {
+        let share_target = if self.cluster.slices_waiting() {
             self.share_target(now_ms as f64 / 1000.0)
         } else {
             Vec::new()
@@ -611,7 +611,7 @@ impl State {
         // Array tasks that could start or follow are jobs of their own before the round.
         self.materialise_arrays(false);
         let (jobs, learnt, policy) = (&self.jobs, &self.learnt, self.cfg.policy);
-        let round = self.queue.round(gpusched_core::live::RoundInput {
+        let round = self.cluster.round(gpusched_core::live::RoundInput {
             now_ms,
             share_target: &share_target,
             guess: &|id| follow::guess(jobs, learnt, policy, id),
@@ -625,7 +625,7 @@ impl State {
         if self.materialise_arrays(true) {
             let (jobs, learnt, policy) = (&self.jobs, &self.learnt, self.cfg.policy);
             let follows = self
-                .queue
+                .cluster
                 .follow_pass(|id| follow::guess(jobs, learnt, policy, id));
             self.apply_follows(follows);
         }
@@ -647,7 +647,7 @@ impl State {
         let id = p.job;
         if !self.set_state(id, &[CoreState::Starting]) {
             // Not a pending job (a bug, logged): the core gives its GPUs back.
-            let back = self.queue.requeue(id, self.now.secs());
+            let back = self.cluster.requeue(id, self.now.secs());
             self.send_back(&back, id);
             return;
         }
@@ -794,7 +794,7 @@ impl State {
             .unwrap_or_default();
         self.note(id, JobEventKind::Requeued, format!("{reason}{used}"));
         self.release(id);
-        let back = self.queue.requeue(id, now as f64 / 1000.0);
+        let back = self.cluster.requeue(id, now as f64 / 1000.0);
         self.send_back(&back, id);
         self.remember_attained(id);
         // A policy's reason for a preemption is moot once the run ended another way.
@@ -861,7 +861,7 @@ impl State {
         if let Some(job) = self.requeue_run(id, self.now.ms, CoreState::Lost, reason) {
             job.agent_stops += 1;
         }
-        let empty = self.queue.jobs_on(&node).is_empty();
+        let empty = self.cluster.jobs_on(&node).is_empty();
         if empty {
             if let Some(n) = self.nodes.get_mut_unstored(&node) {
                 tracing::info!(node = %node, "its agent stopped: node offline until it registers again");

@@ -26,7 +26,7 @@ impl State {
                     .gpus
                     .iter()
                     .map(|g| {
-                        let held = self.queue.gpu_occupancy(&n.record.register.node, g.index);
+                        let held = self.cluster.gpu_occupancy(&n.record.register.node, g.index);
                         // An unreachable or offline node's whole GPUs show no holder.
                         let whole = held.whole.filter(|_| n.present());
                         GpuView {
@@ -42,15 +42,15 @@ impl State {
                 resources: n.record.register.resources.clone(),
                 // Offline nodes hold nothing; online ones what the core has left.
                 free_cpu_milli: self
-                    .queue
+                    .cluster
                     .room(&n.record.register.node)
                     .map_or(0, |r| r.cpu_milli),
                 free_mem_mib: self
-                    .queue
+                    .cluster
                     .room(&n.record.register.node)
                     .map_or(0, |r| r.mem_mib),
                 free_resources: self
-                    .queue
+                    .cluster
                     .room(&n.record.register.node)
                     .map(|r| r.generic.clone())
                     .unwrap_or_default(),

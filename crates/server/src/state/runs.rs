@@ -25,16 +25,16 @@ impl State {
     pub(super) fn tell_runs_touched(&mut self) {
         for &id in self.jobs.touched() {
             if let Some(j) = self.jobs.get(&id) {
-                self.queue.set_run(id, run_facts(&j.view));
+                self.cluster.set_run(id, run_facts(&j.view));
             }
         }
     }
 
     /// Tells the core the runs of every placed job (after a restart rebuilt it).
     pub(super) fn tell_runs_all(&mut self) {
-        for id in self.queue.placed() {
+        for id in self.cluster.placed() {
             if let Some(j) = self.jobs.get(&id) {
-                self.queue.set_run(id, run_facts(&j.view));
+                self.cluster.set_run(id, run_facts(&j.view));
             }
         }
     }

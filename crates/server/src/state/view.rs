@@ -22,7 +22,7 @@ pub(super) struct ReasonContext {
 impl State {
     /// Estimated starts of the pending jobs, from the core's replay of the queue.
     pub fn plan(&self) -> BTreeMap<u64, u64> {
-        self.queue
+        self.cluster
             .estimate_starts(self.now.secs())
             .into_iter()
             .map(|(id, t)| (id, (t * 1000.0).round() as u64))
@@ -34,7 +34,7 @@ impl State {
     pub(super) fn reason_context(&self) -> ReasonContext {
         ReasonContext {
             plan: self.plan(),
-            wait: self.queue.wait_context(),
+            wait: self.cluster.wait_context(),
         }
     }
 
@@ -92,7 +92,7 @@ impl State {
             .copied()
             .unwrap_or(QueueId(u32::MAX));
         let job = crate::live_map::job(v, queue);
-        let why = self.queue.wait_reason(&job, &self.blocked(v), &ctx.wait);
+        let why = self.cluster.wait_reason(&job, &self.blocked(v), &ctx.wait);
         reasons::wait(&why, v, self.cfg.policy.name(), self.now.secs())
     }
 

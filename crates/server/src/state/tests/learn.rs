@@ -429,7 +429,7 @@ fn blend_keeps_a_job_believed_shorter_and_preempts_one_that_outlived_its_belief(
     assert_eq!(state(&h, 33).0, JobState::Starting, "{}", h.log);
     assert_eq!(h.job(32).unwrap().view.state, JobState::Pending);
     // Its 7,000 s of service are kept (it is not a fresh job now).
-    let kept = h.st.queue.attained(32).expect("in the queue");
+    let kept = h.st.cluster.attained(32).expect("in the queue");
     assert!(kept >= 7000.0, "{kept}");
     h.step(Started("n1", 33));
     h.step(Round);
