@@ -3,11 +3,33 @@
 //! it waits for. A job id is a job id here: an array's record ends through the same
 //! `set_state` path as a job once its last task has, so nothing below knows of arrays.
 
+use std::collections::BTreeMap;
+
 use gpusched_core::live::Blocked;
 use gpusched_store::JobRecord;
 use gpusched_wire::{JobState, JobSubmit, JobView};
 
 use super::State;
+
+/// The pending jobs waiting for each job to end (so an end looks only at its own
+/// dependents, not at every job).
+#[derive(Debug, Default)]
+pub(super) struct Dependents(BTreeMap<u64, Vec<u64>>);
+
+impl Dependents {
+    /// Notes that `id` waits for `dep` (once).
+    fn add(&mut self, dep: u64, id: u64) {
+        let list = self.0.entry(dep).or_default();
+        if !list.contains(&id) {
+            list.push(id);
+        }
+    }
+
+    /// The jobs that waited for `dep`, which ended (they are no longer noted).
+    pub(super) fn take(&mut self, dep: u64) -> Option<Vec<u64>> {
+        self.0.remove(&dep)
+    }
+}
 
 /// How a dependant waits for one of its dependencies (the core's, whose wait reasons
 /// name it).
@@ -121,10 +143,7 @@ impl State {
         let standing = self.standing(&job.view);
         if let Standing::Waiting(deps) = &standing {
             for &(_, d) in deps {
-                let list = self.dependents.entry(d).or_default();
-                if !list.contains(&job.view.id) {
-                    list.push(job.view.id);
-                }
+                self.dependents.add(d, job.view.id);
             }
         }
         if standing == Standing::Ready && !job.view.held {
@@ -140,7 +159,7 @@ impl State {
     /// `after_notok` whose dependency succeeded. Ending a dependant settles its own
     /// dependants in turn, so a chain ends at once.
     pub(super) fn settle_dependents(&mut self, id: u64, at_ms: u64) {
-        let Some(waiting) = self.dependents.remove(&id) else {
+        let Some(waiting) = self.dependents.take(id) else {
             return;
         };
         for dep in waiting {

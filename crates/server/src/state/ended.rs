@@ -81,7 +81,7 @@ impl State {
                 };
                 self.ended.recent.add(window, submitted, v.gpus, milli);
             }
-            self.dependents.remove(&id);
+            self.dependents.take(id);
         }
         self.ended.recent.expire(window, now_s);
     }

@@ -171,9 +171,8 @@ pub struct State {
     pub queues: Queues,
     /// Queue name → the core's id; grows, never reuses (ids of removed queues stay).
     queue_ids: BTreeMap<String, QueueId>,
-    /// A job id → the pending jobs waiting for it to end (so an end looks only at its
-    /// own dependents, not at every job; `deps.rs`).
-    dependents: BTreeMap<u64, Vec<u64>>,
+    /// The pending jobs waiting for each job to end (`deps.rs`).
+    dependents: deps::Dependents,
     pub touched: Touched,
     /// The time of this round (`begin_round`); the state never reads a clock.
     now: Now,
@@ -190,11 +189,8 @@ pub struct State {
     /// The arrays that have not ended: which may materialise tasks, and their live tasks
     /// (`array.rs`).
     arrays: BTreeMap<u64, array::ArrayRun>,
-    /// Array tasks listed in their array's row instead of rows of their own: each with
-    /// its array, and each array's (`unwritten.rs`; kept apart from `arrays`, whose
-    /// entry goes when the array ends, so the round that ends it still finds them).
-    unwritten_in: BTreeMap<u64, u64>,
-    listed: BTreeMap<u64, BTreeSet<u64>>,
+    /// Array tasks listed in their array's row (`unwritten.rs`).
+    listed: unwritten::Listed,
     /// The run-time predictor and attained service, kept in `meta` (`learn.rs`).
     learnt: learn::Learnt,
     /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
@@ -239,15 +235,14 @@ impl State {
             tokens: Tracked::stored(tokens.into_iter().map(|t| (t.id, t))),
             queues: Queues::default(),
             queue_ids: BTreeMap::new(),
-            dependents: BTreeMap::new(),
+            dependents: Default::default(),
             touched: Touched::default(),
             pending_count: None,
             energy: energy::Meter::default(),
             journal: history::Journal::default(),
             ended: ended::Ended::default(),
             arrays: BTreeMap::new(),
-            unwritten_in: BTreeMap::new(),
-            listed: BTreeMap::new(),
+            listed: Default::default(),
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
         };

@@ -73,6 +73,53 @@ pub(super) fn rebuild_listed(jobs: &[JobRecord]) -> Vec<JobRecord> {
         .collect()
 }
 
+/// Which tasks are listed in their array's row instead of rows of their own: each with
+/// its array, and each array's list. Kept apart from the arrays' runs (`array.rs`), whose
+/// entry goes when the array ends, so the round that ends it still finds them.
+#[derive(Debug, Default)]
+pub(super) struct Listed {
+    in_array: BTreeMap<u64, u64>,
+    by_array: BTreeMap<u64, BTreeSet<u64>>,
+}
+
+impl Listed {
+    /// Whether array `array_id`'s row has room for one more task.
+    fn has_room(&self, array_id: u64) -> bool {
+        self.by_array
+            .get(&array_id)
+            .is_none_or(|l| l.len() < UNWRITTEN_PER_ARRAY)
+    }
+
+    fn insert(&mut self, array_id: u64, id: u64) {
+        self.by_array.entry(array_id).or_default().insert(id);
+        self.in_array.insert(id, array_id);
+    }
+
+    /// Takes task `id` off its array's list.
+    fn remove(&mut self, id: u64) {
+        let Some(array_id) = self.in_array.remove(&id) else {
+            return;
+        };
+        if let Some(list) = self.by_array.get_mut(&array_id) {
+            list.remove(&id);
+            if list.is_empty() {
+                self.by_array.remove(&array_id);
+            }
+        }
+    }
+
+    /// Whether task `id` is listed in its array's row.
+    #[cfg(test)]
+    pub(super) fn contains(&self, id: u64) -> bool {
+        self.in_array.contains_key(&id)
+    }
+
+    /// The tasks array `array_id`'s row lists.
+    fn of(&self, array_id: u64) -> impl Iterator<Item = u64> + '_ {
+        self.by_array.get(&array_id).into_iter().flatten().copied()
+    }
+}
+
 impl State {
     /// Task `id` of array `array_id` was just made (or rebuilt at load): its array's row
     /// lists it while there is room. False when there is none (its row is written).
@@ -81,8 +128,7 @@ impl State {
         else {
             return false;
         };
-        let list = self.listed.entry(array_id).or_default();
-        if list.len() >= UNWRITTEN_PER_ARRAY {
+        if !self.listed.has_room(array_id) {
             return false;
         }
         // What the task was made from, to notice a change of it (an update in this
@@ -90,8 +136,7 @@ impl State {
         if run.template.is_none() {
             run.template = Some(Box::new(task_record(array, 0, 0)));
         }
-        list.insert(id);
-        self.unwritten_in.insert(id, array_id);
+        self.listed.insert(array_id, id);
         true
     }
 
@@ -101,12 +146,12 @@ impl State {
     /// work follows the round's: the smaller of the touched rows and the listed tasks
     /// is walked, and an array's whole list only when the array changed.
     pub(super) fn keep_unwritten_in_arrays(&mut self) {
-        if self.unwritten_in.is_empty() {
+        if self.listed.in_array.is_empty() {
             return;
         }
         let touched = self.jobs.touched();
-        let mut check: BTreeSet<u64> = both(touched, &self.unwritten_in);
-        for array_id in both(touched, &self.listed) {
+        let mut check: BTreeSet<u64> = both(touched, &self.listed.in_array);
+        for array_id in both(touched, &self.listed.by_array) {
             // An array that ended (its run is gone) lists nothing; one whose tasks would
             // now be made otherwise has each listed task checked.
             let template = self
@@ -122,12 +167,12 @@ impl State {
                 _ => true,
             };
             if recheck {
-                check.extend(self.listed.get(&array_id).into_iter().flatten().copied());
+                check.extend(self.listed.of(array_id));
             }
         }
         let mut relist = BTreeSet::new();
         for id in check {
-            let Some(&array_id) = self.unwritten_in.get(&id) else {
+            let Some(&array_id) = self.listed.in_array.get(&id) else {
                 continue;
             };
             relist.insert(array_id);
@@ -135,13 +180,7 @@ impl State {
                 self.jobs.stored_elsewhere(&id);
                 continue;
             }
-            self.unwritten_in.remove(&id);
-            if let Some(list) = self.listed.get_mut(&array_id) {
-                list.remove(&id);
-                if list.is_empty() {
-                    self.listed.remove(&array_id);
-                }
-            }
+            self.listed.remove(id);
             // It changed, or its array did: its row is written this round.
             self.jobs.store_itself(&id);
         }
@@ -150,14 +189,12 @@ impl State {
         }
     }
 
-    /// The array's row lists what `listed` holds of it (marked only if that changed).
+    /// The array's row lists what [`Listed`] holds of it (marked only if that changed).
     pub(super) fn relist(&mut self, array_id: u64) {
         let list: Vec<UnwrittenTask> = self
             .listed
-            .get(&array_id)
-            .into_iter()
-            .flatten()
-            .filter_map(|id| entry_of(self.jobs.get(id)?))
+            .of(array_id)
+            .filter_map(|id| entry_of(self.jobs.get(&id)?))
             .collect();
         let stored = self
             .jobs

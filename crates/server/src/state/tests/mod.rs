@@ -1356,7 +1356,7 @@ impl Harness {
             .iter()
             // A task its array's row lists has no row of its own (`unwritten.rs`);
             // whether the store rebuilds it is checked below, after the commit.
-            .filter(|(id, _)| !self.st.unwritten_in.contains_key(*id))
+            .filter(|(id, _)| !self.st.listed.contains(**id))
             .filter(|(id, j)| {
                 // Energy totals change unstored by design (`energy.rs`): they ride on
                 // the row's next write, so they alone do not count as a change.
