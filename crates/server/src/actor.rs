@@ -24,6 +24,7 @@ use crate::auth::SharedTokens;
 use crate::clock::Now;
 use crate::groups::UserGroups;
 use crate::state::{Fail, LogAsk, LogTarget, PollResult, Rows, State, WaitResult, Who};
+use fetch::{fetch, Fetched, UsageRows};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
 
@@ -218,17 +219,10 @@ pub async fn run(
         for cmd in cmds.drain(..) {
             match cmd {
                 Cmd::Tick => tick = true,
-                cmd => {
-                    handle(
-                        &mut state,
-                        &mut store,
-                        cmd,
-                        &mut answers,
-                        &mut reads,
-                        term.epoch,
-                    )
-                    .await
-                }
+                cmd => match fetch(&state, &mut store, &cmd).await {
+                    Ok(rows) => handle(&mut state, cmd, rows, &mut answers, &mut reads, term.epoch),
+                    Err(f) => refuse(cmd, f, &mut answers),
+                },
             }
         }
         if tick {
@@ -341,107 +335,34 @@ pub async fn run(
     rx
 }
 
-/// Reads the rows of ended jobs `ids` from the store for this round's commands (a live
-/// job is in memory; a job that ended is in the store, committed, since it left memory).
-async fn recall(state: &mut State, store: &mut Store, ids: Vec<u64>) -> Result<(), Fail> {
-    for id in ids {
-        if state.wants_row(id) {
-            if let Some(job) = store.job(id).await.map_err(unavailable)? {
-                state.recall(job);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The store's page of ended jobs for a list (`query`: the state's `ended_query` or
-/// `task_query`; `None` when no ended job can be on the page).
-async fn ended_page(
-    store: &mut Store,
-    query: Result<Option<gpusched_store::EndedQuery>, Fail>,
-) -> Result<Vec<gpusched_store::JobRecord>, Fail> {
-    match query? {
-        Some(eq) => store.ended_jobs(&eq).await.map_err(unavailable),
-        None => Ok(Vec::new()),
-    }
-}
-
-/// What a submission needs of ended jobs: the `after` dependencies and the client
-/// tokens (`user/token`) not found among the live jobs.
-async fn recall_for_submit(
+/// Runs one command on memory, with the rows `fetch` read for it.
+fn handle(
     state: &mut State,
-    store: &mut Store,
-    jobs: &[JobSubmit],
-    who: &Who,
-) -> Result<(), Fail> {
-    let deps: Vec<u64> = jobs
-        .iter()
-        .flat_map(|j| j.after.iter().chain(&j.after_any).chain(&j.after_notok))
-        .copied()
-        .collect();
-    recall(state, store, deps).await?;
-    for j in jobs {
-        let Some(t) = &j.client_token else { continue };
-        let user = j.user.as_deref().unwrap_or(&who.user);
-        let key = format!("{user}/{t}");
-        if state.wants_token(&key) {
-            if let Some(id) = store.job_by_token(&key).await.map_err(unavailable)? {
-                state.recall_token(key, id);
-            }
-        }
-    }
-    Ok(())
-}
-
-async fn handle(
-    state: &mut State,
-    store: &mut Store,
     cmd: Cmd,
+    fetched: Fetched,
     out: &mut Vec<Answer>,
     reads: &mut Vec<Read>,
     epoch: u64,
 ) {
-    // Commands about one job may be about an ended one: its row comes from the store.
-    let one = match &cmd {
-        Cmd::Get(id, ..)
-        | Cmd::Cancel(id, ..)
-        | Cmd::Checkpoint(id, ..)
-        | Cmd::Wait(id, ..)
-        | Cmd::Logs(id, ..)
-        | Cmd::Events(id, ..)
-        | Cmd::Hold(id, ..)
-        | Cmd::Release(id, ..)
-        | Cmd::Update(id, ..)
-        | Cmd::Tasks(id, ..)
-        | Cmd::Task(id, ..)
-        | Cmd::CancelTask(id, ..) => vec![*id],
-        Cmd::CancelMany(ids, ..) => ids.clone(),
-        _ => Vec::new(),
-    };
-    if let Err(f) = recall(state, store, one).await {
-        return refuse(cmd, f, out);
+    let Fetched {
+        jobs: rows,
+        tokens: keys,
+        page,
+        usage,
+    } = fetched;
+    for job in rows {
+        state.recall(job);
     }
-    // One task of an array that ended and left memory: its row, by array and index.
-    if let Cmd::Task(id, index, ..) | Cmd::CancelTask(id, index, ..) = &cmd {
-        if state.task_id(*id, *index).is_none() {
-            match store.task(*id, *index).await {
-                Ok(Some(job)) => state.recall(job),
-                Ok(None) => {}
-                Err(e) => return refuse(cmd, unavailable(e), out),
-            }
-        }
+    for (key, id) in keys {
+        state.recall_token(key, id);
     }
     match cmd {
         Cmd::Submit(jobs, who, groups, r) => {
-            let v = match recall_for_submit(state, store, &jobs, &who).await {
-                Ok(()) => state.submit(jobs, &who, &groups),
-                Err(f) => Err(f),
-            };
+            let v = state.submit(jobs, &who, &groups);
             answer(out, r, v)
         }
         Cmd::List(q, who, r) => {
-            let v = ended_page(store, state.ended_query(&q, &who)).await;
-            let v = v.and_then(|stored| state.list(&q, &who, stored));
+            let v = state.list(&q, &who, page);
             answer(out, r, v)
         }
         Cmd::Get(id, who, r) => {
@@ -453,8 +374,7 @@ async fn handle(
             answer(out, r, v)
         }
         Cmd::Tasks(id, q, who, r) => {
-            let v = ended_page(store, state.task_query(id, &q, &who)).await;
-            let v = v.and_then(|stored| state.list_tasks(id, &q, &who, stored));
+            let v = state.list_tasks(id, &q, &who, page);
             answer(out, r, v)
         }
         Cmd::Task(id, index, who, r) => {
@@ -486,11 +406,7 @@ async fn handle(
             answer(out, r, v)
         }
         Cmd::Workflow(wf, who, groups, r) => {
-            let jobs: Vec<JobSubmit> = wf.steps.iter().map(|s| s.job.clone()).collect();
-            let v = match recall_for_submit(state, store, &jobs, &who).await {
-                Ok(()) => state.submit_workflow(wf, &who, &groups),
-                Err(f) => Err(f),
-            };
+            let v = state.submit_workflow(wf, &who, &groups);
             answer(out, r, v)
         }
         Cmd::CreateToken(req, who, r) => {
@@ -506,25 +422,18 @@ async fn handle(
             answer(out, r, v)
         }
         Cmd::Usage(q, who, r) => {
-            let v = match state.usage_ask(&q, &who) {
+            let stored = match usage {
                 // Over all time: the sums kept as jobs end (read once from the store).
-                Ok(Some(a)) if a.since_ms == 0 => {
-                    let read = match state.wants_all_time_usage() {
-                        true => store.ended_usage_by_user_and_queue().await.map(|rows| {
-                            state.set_all_time_usage(rows);
-                        }),
-                        false => Ok(()),
-                    };
-                    read.map(|()| state.all_time_usage(&a)).map_err(unavailable)
+                Some(UsageRows::AllTime { ask, rows }) => {
+                    if let Some(rows) = rows {
+                        state.set_all_time_usage(rows);
+                    }
+                    state.all_time_usage(&ask)
                 }
-                Ok(Some(a)) => store
-                    .ended_usage(a.since_ms, a.by_queue, a.user.as_deref())
-                    .await
-                    .map_err(unavailable),
-                Ok(None) => Ok(Vec::new()),
-                Err(f) => Err(f),
+                Some(UsageRows::Since(rows)) => rows,
+                None => Vec::new(),
             };
-            let v = v.and_then(|stored| state.usage(&q, &who, stored));
+            let v = state.usage(&q, &who, stored);
             answer(out, r, v)
         }
         Cmd::ListTokens(r) => {
@@ -775,3 +684,4 @@ async fn persist(
 
 #[cfg(test)]
 mod failed_commit_tests;
+mod fetch;
