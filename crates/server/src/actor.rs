@@ -514,18 +514,43 @@ fn handle(
     }
 }
 
-/// Answers a command whose store read failed, without running it.
+/// Answers a command with `f` without running it: its store read failed, or the
+/// state refused what it asked to read (every command that has a reply gets one).
 fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
     match cmd {
-        Cmd::Get(_, _, r) => answer(out, r, Err(f)),
-        Cmd::Cancel(_, _, r) => answer(out, r, Err(f)),
-        Cmd::Checkpoint(_, _, r) => answer(out, r, Err(f)),
-        Cmd::Wait(_, _, r) => answer(out, r, Err(f)),
-        Cmd::Logs(_, _, _, r) => answer(out, r, Err(f)),
-        Cmd::Events(_, _, r) => answer(out, r, Err(f)),
-        Cmd::CancelMany(_, _, r) => answer(out, r, Err(f)),
-        // Only the commands above read the store before they run.
-        _ => tracing::error!("a store read failed for a command that reads none: {f:?}"),
+        Cmd::Submit(.., r) => answer(out, r, Err(f)),
+        Cmd::List(.., r) => answer(out, r, Err(f)),
+        Cmd::Get(.., r) => answer(out, r, Err(f)),
+        Cmd::Cancel(.., r) => answer(out, r, Err(f)),
+        Cmd::Tasks(.., r) => answer(out, r, Err(f)),
+        Cmd::Task(.., r) => answer(out, r, Err(f)),
+        Cmd::CancelTask(.., r) => answer(out, r, Err(f)),
+        Cmd::CancelMany(.., r) => answer(out, r, Err(f)),
+        Cmd::Checkpoint(.., r) => answer(out, r, Err(f)),
+        Cmd::Hold(.., r) => answer(out, r, Err(f)),
+        Cmd::Release(.., r) => answer(out, r, Err(f)),
+        Cmd::Update(.., r) => answer(out, r, Err(f)),
+        Cmd::Workflow(.., r) => answer(out, r, Err(f)),
+        Cmd::CreateToken(.., r) => answer(out, r, Err(f)),
+        Cmd::ListTokens(r) => answer(out, r, Err(f)),
+        Cmd::Usage(.., r) => answer(out, r, Err(f)),
+        Cmd::Queues(r) => answer(out, r, Err(f)),
+        Cmd::Reload(.., r) => answer(out, r, Err(f)),
+        Cmd::RevokeToken(.., r) => answer(out, r, Err(f)),
+        Cmd::Wait(.., r) => answer(out, r, Err(f)),
+        Cmd::Logs(.., r) => answer(out, r, Err(f)),
+        Cmd::Nodes(.., r) => answer(out, r, Err(f)),
+        Cmd::Drain(.., r) => answer(out, r, Err(f)),
+        Cmd::Resume(.., r) => answer(out, r, Err(f)),
+        Cmd::Events(.., r) => answer(out, r, Err(f)),
+        Cmd::Audit(.., r) => answer(out, r, Err(f)),
+        Cmd::Purge(.., r) => answer(out, r, Err(f)),
+        Cmd::Ping(r) => answer(out, r, Err(f)),
+        Cmd::Metrics(r) => answer(out, r, Err(f)),
+        Cmd::Register(.., r) => answer(out, r, Err(f)),
+        Cmd::Poll(.., r) => answer(out, r, Err(f)),
+        Cmd::Report(.., r) => answer(out, r, Err(f)),
+        Cmd::Tick | Cmd::StepDown => {}
     }
 }
 
@@ -685,3 +710,5 @@ async fn persist(
 #[cfg(test)]
 mod failed_commit_tests;
 mod fetch;
+#[cfg(test)]
+mod fetch_tests;

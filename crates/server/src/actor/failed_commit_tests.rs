@@ -14,7 +14,7 @@ use crate::config::ServerConfig;
 use crate::queues::Queues;
 use crate::state::{Fail, State, Who};
 
-fn admin() -> Who {
+pub(super) fn admin() -> Who {
     Who {
         user: "root".into(),
         admin: true,
@@ -29,7 +29,7 @@ fn job(name: &str) -> JobSubmit {
     }
 }
 
-async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
+pub(super) async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
     let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let cfg = Arc::new(ServerConfig::new(dir.to_path_buf(), listen));
     let mut store = Store::open_dir(dir).await.unwrap();
@@ -86,7 +86,7 @@ async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
     tx
 }
 
-async fn ask<T>(
+pub(super) async fn ask<T>(
     tx: &mpsc::Sender<Cmd>,
     make: impl FnOnce(super::Reply<T>) -> Cmd,
 ) -> Result<T, Fail> {
