@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::SharedTokens;
 use crate::clock::Now;
 use crate::groups::UserGroups;
+use crate::record::JobRecord;
 use crate::state::{Fail, LogAsk, LogTarget, PollResult, Rows, State, WaitResult, Who};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Fail>>;
@@ -346,8 +347,8 @@ pub async fn run(
 async fn recall(state: &mut State, store: &mut Store, ids: Vec<u64>) -> Result<(), Fail> {
     for id in ids {
         if state.wants_row(id) {
-            if let Some(job) = store.job(id).await.map_err(unavailable)? {
-                state.recall(job);
+            if let Some(row) = store.job(id).await.map_err(unavailable)? {
+                state.recall(JobRecord::from_row(row));
             }
         }
     }
@@ -359,9 +360,12 @@ async fn recall(state: &mut State, store: &mut Store, ids: Vec<u64>) -> Result<(
 async fn ended_page(
     store: &mut Store,
     query: Result<Option<gpusched_store::EndedQuery>, Fail>,
-) -> Result<Vec<gpusched_store::JobRecord>, Fail> {
+) -> Result<Vec<JobRecord>, Fail> {
     match query? {
-        Some(eq) => store.ended_jobs(&eq).await.map_err(unavailable),
+        Some(eq) => match store.ended_jobs(&eq).await {
+            Ok(rows) => Ok(rows.into_iter().map(JobRecord::from_row).collect()),
+            Err(e) => Err(unavailable(e)),
+        },
         None => Ok(Vec::new()),
     }
 }
@@ -425,7 +429,7 @@ async fn handle(
     if let Cmd::Task(id, index, ..) | Cmd::CancelTask(id, index, ..) = &cmd {
         if state.task_id(*id, *index).is_none() {
             match store.task(*id, *index).await {
-                Ok(Some(job)) => state.recall(job),
+                Ok(Some(row)) => state.recall(JobRecord::from_row(row)),
                 Ok(None) => {}
                 Err(e) => return refuse(cmd, unavailable(e), out),
             }
@@ -704,7 +708,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
 /// the highest id ever issued and the ended jobs' counts per (queue, state).
 pub struct Loaded {
     pub store: Store,
-    pub jobs: Vec<gpusched_store::JobRecord>,
+    pub jobs: Vec<JobRecord>,
     pub nodes: Vec<gpusched_store::NodeRecord>,
     pub tokens: Vec<gpusched_store::TokenRecord>,
     pub max_id: u64,
@@ -716,6 +720,7 @@ pub struct Loaded {
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
     let mut store = Store::open(url).await?;
     let jobs = store.load_live_jobs().await?;
+    let jobs = jobs.into_iter().map(JobRecord::from_row).collect();
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
@@ -750,7 +755,7 @@ async fn persist(
     let mut w = gpusched_store::RoundWrites::default();
     for id in &rows.jobs {
         if let Some(j) = state.jobs.get(id) {
-            w.job(j);
+            w.job(j.to_row());
         }
     }
     for name in &rows.nodes {

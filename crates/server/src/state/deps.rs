@@ -3,7 +3,7 @@
 //! it waits for. A job id is a job id here: an array's record ends through the same
 //! `set_state` path as a job once its last task has, so nothing below knows of arrays.
 
-use gpusched_store::JobRecord;
+use crate::record::JobRecord;
 use gpusched_wire::{JobState, JobSubmit, JobView};
 
 use super::State;
