@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::SharedTokens;
 use crate::clock::Now;
 use crate::groups::UserGroups;
+use crate::record::JobRecord;
 use crate::state::{Fail, LogAsk, LogTarget, PollResult, Rows, State, WaitResult, Who};
 use fetch::{fetch, Fetched, UsageRows};
 
@@ -638,7 +639,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
 /// the highest id ever issued and the ended jobs' counts per (queue, state).
 pub struct Loaded {
     pub store: Store,
-    pub jobs: Vec<gpusched_store::JobRecord>,
+    pub jobs: Vec<JobRecord>,
     pub nodes: Vec<gpusched_store::NodeRecord>,
     pub tokens: Vec<gpusched_store::TokenRecord>,
     pub max_id: u64,
@@ -650,6 +651,7 @@ pub struct Loaded {
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
     let mut store = Store::open(url).await?;
     let jobs = store.load_live_jobs().await?;
+    let jobs = jobs.into_iter().map(JobRecord::from_row).collect();
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
@@ -684,7 +686,7 @@ async fn persist(
     let mut w = gpusched_store::RoundWrites::default();
     for id in &rows.jobs {
         if let Some(j) = state.jobs.get(id) {
-            w.job(j);
+            w.job(j.to_row());
         }
     }
     for name in &rows.nodes {

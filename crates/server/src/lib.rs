@@ -5,6 +5,8 @@
 //! - `state/`: jobs, nodes and the core's queue in memory (one file per user operation:
 //!   `submit.rs`, `view.rs`, `list.rs`, `cancel.rs`, ...; `agents.rs` the agent protocol,
 //!   `validate.rs` submission checks).
+//! - `record.rs`: the job in memory (`JobRecord`) and, in `record/row.rs`, its mapping to
+//!   and from the store's row (`gpusched_store::StoredJob`).
 //! - `live_map.rs`: wire types onto the core's live cluster (`gpusched_core::live`).
 //! - `actor.rs`: the one task that owns state and store; group commit.
 //! - `metrics.rs`: the series of `GET /metrics` (events recorded, levels at scrape).
@@ -23,6 +25,7 @@ pub mod leader;
 mod live_map;
 pub mod metrics;
 pub mod queues;
+mod record;
 mod state;
 pub mod tls;
 mod web;

@@ -1,46 +1,7 @@
-//! What is stored per job and per node.
+//! What the store keeps as JSON: an array's progress (in its job's row), nodes and tokens.
 
-use std::collections::BTreeMap;
-
-use gpusched_wire::{JobView, Outcome, Register, Role};
+use gpusched_wire::{Register, Role};
 use serde::{Deserialize, Serialize};
-
-/// A job as the server keeps it: what the API shows, plus what only the agent needs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct JobRecord {
-    pub view: JobView,
-    pub env: BTreeMap<String, String>,
-    pub client_token: Option<String>,
-    /// Seconds between SIGTERM and SIGKILL when the job is stopped.
-    pub grace_s: u64,
-    /// The node each attempt was sent to (by attempt number), so the output of earlier
-    /// attempts stays reachable after a requeue. Rows from before this field have none.
-    #[serde(default)]
-    pub attempt_nodes: BTreeMap<u32, String>,
-    /// Attempts that ended because their agent was stopped (not the job's fault): like
-    /// preemptions, they take attempt numbers but not retries.
-    #[serde(default)]
-    pub agent_stops: u32,
-    /// The first part of a gang's current attempt that ended other than with exit code
-    /// 0: the job ends (or is requeued) with this outcome once every part has ended.
-    #[serde(default)]
-    pub first_failure: Option<Box<PartFailure>>,
-    /// An array's progress (schema 6): what a restart needs to go on materialising its
-    /// tasks without reading their rows. `None` for every job that is not an array.
-    #[serde(default)]
-    pub array_progress: Option<Box<ArrayProgress>>,
-    /// The job this pending one is queued behind (running, or queued itself) on its node,
-    /// to start on its GPUs as soon as that one ends (schema 9; the core's
-    /// `live/follow.rs`): the node's agent was told, so a restart must not forget it.
-    /// Job ids start at 1; non-zero keeps the record 8 bytes smaller.
-    #[serde(default)]
-    pub behind: Option<std::num::NonZeroU64>,
-    /// Attempts taken back before they could run: a follow the server undid after its
-    /// launch went out (the agent may have started it, so that attempt number is used
-    /// up). Like preemptions, they take attempt numbers but not retries (schema 9).
-    #[serde(default)]
-    pub recalls: u32,
-}
 
 /// How far an array got: the ordinal (0-based position in its index range) of the next
 /// task to materialise, the tasks that ended by outcome, and the indices cancelled before
@@ -79,15 +40,6 @@ pub struct UnwrittenTask {
     pub behind: Option<std::num::NonZeroU64>,
 }
 
-/// How one part of a gang ended, when it was the first to fail.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PartFailure {
-    /// Its `NODE_RANK`.
-    pub rank: u32,
-    pub outcome: Outcome,
-    pub at_ms: u64,
-}
-
 /// A node as last registered, with what an operator and the server's health checks
 /// decided about it (both outlive a restart of the server or of its agent). The fields
 /// after `register` are absent in rows written before they existed (no migration: a
@@ -124,21 +76,4 @@ pub struct TokenRecord {
     pub hash: String,
     pub created_ms: u64,
     pub revoked: bool,
-}
-
-#[cfg(test)]
-mod size {
-    /// The server keeps one record per live job (10,000 pending is the budget of
-    /// docs/benchmarks-log.md (q)), so what is rare stays boxed: a slice, its placement, an
-    /// array's counts and progress, a gang's first failure, what an attempt used. A
-    /// job's image and process cap (40 bytes, schema 11) are inline: every launch reads
-    /// them.
-    #[test]
-    fn a_record_stays_small() {
-        let record = std::mem::size_of::<super::JobRecord>();
-        assert!(
-            record <= 784,
-            "JobRecord grew to {record} bytes; box what is rare"
-        );
-    }
 }

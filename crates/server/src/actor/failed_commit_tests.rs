@@ -12,6 +12,7 @@ use super::{run, Cmd};
 use crate::auth::{SharedTokens, TokenTable};
 use crate::config::ServerConfig;
 use crate::queues::Queues;
+use crate::record::JobRecord;
 use crate::state::{Fail, State, Who};
 
 pub(super) fn admin() -> Who {
@@ -34,6 +35,7 @@ pub(super) async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
     let cfg = Arc::new(ServerConfig::new(dir.to_path_buf(), listen));
     let mut store = Store::open_dir(dir).await.unwrap();
     let jobs = store.load_jobs().await.unwrap();
+    let jobs = jobs.into_iter().map(JobRecord::from_row).collect();
     let nodes = store.load_nodes().await.unwrap();
     let tokens = store.load_tokens().await.unwrap();
     let state = State::load(
@@ -171,7 +173,7 @@ async fn a_failed_commit_answers_503_and_leaves_nothing_half_applied() {
         .await
         .unwrap()
         .into_iter()
-        .map(|j| (j.view.id, j.view.name, j.view.state))
+        .map(|j| (j.id, j.name, j.state))
         .collect();
     assert_eq!(stored, live);
     assert_eq!(

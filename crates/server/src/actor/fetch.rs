@@ -6,10 +6,11 @@
 //! the command runs on memory alone with what was read handed in (`handle`). No command
 //! goes back to the store while it runs.
 
-use gpusched_store::{EndedQuery, JobRecord, Store, UsageSum};
+use gpusched_store::{EndedQuery, Store, UsageSum};
 use gpusched_wire::JobSubmit;
 
 use super::{unavailable, Cmd};
+use crate::record::JobRecord;
 use crate::state::usage::UsageAsk;
 use crate::state::{Fail, State, Who};
 
@@ -68,7 +69,8 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
     ids.dedup();
     for id in ids {
         if state.wants_row(id) {
-            f.jobs.extend(store.job(id).await.map_err(unavailable)?);
+            let row = store.job(id).await.map_err(unavailable)?;
+            f.jobs.extend(row.map(JobRecord::from_row));
         }
     }
     match cmd {
@@ -76,8 +78,8 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
         Cmd::Task(id, index, ..) | Cmd::CancelTask(id, index, ..)
             if state.task_id(*id, *index).is_none() =>
         {
-            f.jobs
-                .extend(store.task(*id, *index).await.map_err(unavailable)?);
+            let row = store.task(*id, *index).await.map_err(unavailable)?;
+            f.jobs.extend(row.map(JobRecord::from_row));
         }
         Cmd::Submit(jobs, who, ..) => f.tokens = tokens(state, store, jobs, who).await?,
         Cmd::Workflow(wf, who, ..) => {
@@ -147,7 +149,13 @@ async fn tokens(
 /// A list's page of ended jobs (`None`: no ended job can be on it).
 async fn page(store: &mut Store, query: Option<EndedQuery>) -> Result<Vec<JobRecord>, Fail> {
     match query {
-        Some(q) => store.ended_jobs(&q).await.map_err(unavailable),
+        Some(q) => Ok(store
+            .ended_jobs(&q)
+            .await
+            .map_err(unavailable)?
+            .into_iter()
+            .map(JobRecord::from_row)
+            .collect()),
         None => Ok(Vec::new()),
     }
 }

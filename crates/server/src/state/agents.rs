@@ -214,7 +214,7 @@ impl State {
     /// placement never sends an image job to a node without an image runtime.
     pub(super) fn launch(
         &self,
-        job: &gpusched_store::JobRecord,
+        job: &crate::record::JobRecord,
         gpus: Vec<u32>,
         rank: u32,
         node: &str,

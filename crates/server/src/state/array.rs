@@ -18,9 +18,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::record::JobRecord;
 use gpusched_core::live::TaskShape;
 use gpusched_core::JobState as CoreState;
-use gpusched_store::{ArrayProgress, JobRecord};
+use gpusched_store::ArrayProgress;
 use gpusched_wire::history::JobEventKind;
 use gpusched_wire::{ArrayCounts, ArraySpec, ArrayTask, JobState};
 

@@ -2,7 +2,7 @@
 //! or one task, and reading one task or the list of its tasks (`array.rs` keeps them
 //! running).
 
-use gpusched_store::JobRecord;
+use crate::record::JobRecord;
 use gpusched_wire::history::JobEventKind;
 use gpusched_wire::{
     ArrayError, CancelResult, JobList, JobListQuery, JobState, JobSubmit, JobView,

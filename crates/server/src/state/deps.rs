@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use gpusched_core::live::Blocked;
-use gpusched_store::JobRecord;
 use gpusched_wire::{JobState, JobSubmit, JobView};
+
+use crate::record::JobRecord;
 
 use super::State;
 

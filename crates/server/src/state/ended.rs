@@ -18,7 +18,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use gpusched_store::{JobRecord, UsageSum};
+use crate::record::JobRecord;
+use gpusched_store::UsageSum;
 use gpusched_wire::JobState;
 
 use super::State;

@@ -20,7 +20,7 @@ use super::State;
 /// cluster had run jobs like it (no estimate): it may follow on that (not made its
 /// estimate: the policy's view of it stays as it was).
 pub(super) fn guess(
-    jobs: &super::tracked::Tracked<u64, Box<gpusched_store::JobRecord>>,
+    jobs: &super::tracked::Tracked<u64, Box<crate::record::JobRecord>>,
     learnt: &super::learn::Learnt,
     policy: gpusched_core::PolicyKind,
     id: u64,

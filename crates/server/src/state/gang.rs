@@ -12,7 +12,7 @@
 //! failure's outcome (or requeues as one, with one retry), exactly as a job of one node
 //! would have ended with that outcome.
 
-use gpusched_store::PartFailure;
+use crate::record::PartFailure;
 use gpusched_wire::{DistHost, DistLaunch, JobPart, JobState, JobView, Outcome, PartState};
 
 use super::State;

@@ -150,7 +150,7 @@ impl State {
         id: u64,
         who: &Who,
         what: &str,
-    ) -> Result<&gpusched_store::JobRecord, Fail> {
+    ) -> Result<&crate::record::JobRecord, Fail> {
         let job = self.owned_job(id, who, what)?;
         if let Some(why) = self.follow_refusal(id) {
             return Err(Fail::Conflict(why));

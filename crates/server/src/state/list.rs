@@ -1,7 +1,7 @@
 //! `list`: a page of jobs, newest first, the live ones from memory merged with the
 //! store's page of ended ones.
 
-use gpusched_store::JobRecord;
+use crate::record::JobRecord;
 use gpusched_wire::{JobList, JobListQuery, JobState};
 
 use super::privacy;

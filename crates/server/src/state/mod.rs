@@ -49,8 +49,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::record::JobRecord;
 use gpusched_core::{JobState as CoreState, PolicyConfig, QueueId};
-use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
+use gpusched_store::{NodeRecord, TokenRecord};
 use gpusched_wire::history::JobEventKind;
 use gpusched_wire::JobState;
 use tokio::sync::{oneshot, watch};

@@ -13,7 +13,7 @@
 //!   answer 404 exactly as for an id never issued, and GPUs they hold show an anonymous
 //!   holder.
 
-use gpusched_store::JobRecord;
+use crate::record::JobRecord;
 use gpusched_wire::JobView;
 
 use super::{Fail, State, Who};

@@ -1,6 +1,6 @@
 //! `submit`: a batch of jobs checked together, then accepted in order (or none of them).
 
-use gpusched_store::JobRecord;
+use crate::record::JobRecord;
 use gpusched_wire::history::JobEventKind;
 use gpusched_wire::{JobState, JobSubmit, JobView, Submitted};
 

@@ -22,7 +22,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use gpusched_store::{JobRecord, UnwrittenTask};
+use crate::record::JobRecord;
+use gpusched_store::UnwrittenTask;
 use gpusched_wire::JobState;
 
 use super::array::task_record;

@@ -211,9 +211,9 @@ fn empty(key: String) -> (UsageRow, f64, u64) {
 /// What the store's aggregate per (user, queue) gives for `jobs`, as [`ended_sums`].
 #[cfg(test)]
 pub(crate) fn ended_pairs<'a>(
-    jobs: impl Iterator<Item = &'a gpusched_store::JobRecord>,
+    jobs: impl Iterator<Item = &'a crate::record::JobRecord>,
 ) -> Vec<(String, UsageSum)> {
-    let mut by_user: BTreeMap<&str, Vec<&gpusched_store::JobRecord>> = BTreeMap::new();
+    let mut by_user: BTreeMap<&str, Vec<&crate::record::JobRecord>> = BTreeMap::new();
     for j in jobs {
         by_user.entry(&j.view.user).or_default().push(j);
     }
@@ -232,7 +232,7 @@ pub(crate) fn ended_pairs<'a>(
 /// it, and a store test would compare the two.
 #[cfg(test)]
 pub(crate) fn ended_sums<'a>(
-    jobs: impl Iterator<Item = &'a gpusched_store::JobRecord>,
+    jobs: impl Iterator<Item = &'a crate::record::JobRecord>,
     since: u64,
     by_queue: bool,
 ) -> Vec<UsageSum> {

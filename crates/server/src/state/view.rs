@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::record::JobRecord;
 use gpusched_core::live::WaitContext;
 use gpusched_core::QueueId;
-use gpusched_store::JobRecord;
 use gpusched_wire::{JobState, JobView};
 
 use super::privacy;

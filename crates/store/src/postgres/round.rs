@@ -20,7 +20,7 @@ pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(),
 /// Each kind as the transaction writes it outside a round too.
 impl RoundTarget for StoreTx<'_> {
     async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
-        self.put_stored_jobs(rows).await
+        self.put_jobs(rows).await
     }
 
     async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError> {

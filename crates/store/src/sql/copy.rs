@@ -381,21 +381,21 @@ mod tests {
     /// A store with a row in every table: jobs of every shape, events, audit, meta, a
     /// purged job whose id stays issued.
     async fn filled(s: &mut Store) {
-        let full = crate::stored_job::tests::full_record();
+        let full = crate::stored_job::tests::full_stored();
         let mut jobs = Vec::new();
         for id in 1..=130u64 {
             let mut j = full.clone();
-            j.view.id = id;
+            j.id = id;
             j.client_token = Some(format!("alice/t{id}"));
             if id % 3 == 0 {
-                j.view.state = gpusched_wire::JobState::Succeeded;
-                j.view.end_ms = Some(1_000 + id);
+                j.state = gpusched_wire::JobState::Succeeded;
+                j.end_ms = Some(1_000 + id);
+                j.end_reason = j.note.take();
             }
             jobs.push(j);
         }
-        let refs: Vec<&crate::JobRecord> = jobs.iter().collect();
         let mut tx = s.begin().await.unwrap();
-        tx.put_jobs(&refs).await.unwrap();
+        tx.put_jobs(&jobs).await.unwrap();
         let ev = |at_ms, detail: &str| JobEvent {
             at_ms,
             kind: JobEventKind::Checkpoint,

@@ -348,16 +348,19 @@ pub async fn purge(
 #[cfg(test)]
 mod tests {
     use super::EndedQuery;
-    use crate::record::JobRecord;
     use crate::sql::test_dbs::{test_dbs, TestDb};
     use crate::sql::Store;
+    use crate::StoredJob;
     use gpusched_wire::JobState;
 
     /// Job `id` of `user` in `state`, on `node`, ran from `start` to `end` (ms) on
     /// `gpus` whole GPUs (or none and a slice of `milli`).
-    fn job(id: u64, user: &str, state: JobState, node: &str, run: (u64, u64)) -> JobRecord {
-        let mut j = crate::stored_job::tests::full_record();
-        let v = &mut j.view;
+    fn job(id: u64, user: &str, state: JobState, node: &str, run: (u64, u64)) -> StoredJob {
+        let mut j = crate::stored_job::tests::full_stored();
+        if state.is_terminal() {
+            j.end_reason = j.note.take();
+        }
+        let v = &mut j;
         v.id = id;
         v.user = user.into();
         v.queue = format!("q-{user}");
@@ -371,11 +374,11 @@ mod tests {
         v.start_ms = Some(run.0);
         v.end_ms = (state.is_terminal()).then_some(run.1);
         v.energy_j = Some(3_600);
-        j.client_token = Some(format!("{user}/t{id}"));
+        v.client_token = Some(format!("{user}/t{id}"));
         j
     }
 
-    async fn store_with(db: &TestDb, jobs: &[JobRecord]) -> Store {
+    async fn store_with(db: &TestDb, jobs: &[StoredJob]) -> Store {
         let mut s = db.open().await;
         let mut tx = s.begin().await.unwrap();
         for j in jobs {
@@ -385,11 +388,11 @@ mod tests {
         s
     }
 
-    fn ids(jobs: &[JobRecord]) -> Vec<u64> {
-        jobs.iter().map(|j| j.view.id).collect()
+    fn ids(jobs: &[StoredJob]) -> Vec<u64> {
+        jobs.iter().map(|j| j.id).collect()
     }
 
-    fn sample() -> Vec<JobRecord> {
+    fn sample() -> Vec<StoredJob> {
         use JobState::*;
         vec![
             job(1, "ann", Succeeded, "n1", (10_000, 3_610_000)),
@@ -459,7 +462,7 @@ mod tests {
             assert_eq!(ids(&s.ended_jobs(&q).await.unwrap()), [4, 2]);
             // A gang's other parts count as its nodes too.
             let mut gang = job(7, "cy", JobState::Succeeded, "n1", (1, 2));
-            gang.view.parts = crate::stored_job::tests::full_record().view.parts;
+            gang.parts = crate::stored_job::tests::full_stored().parts;
             let mut tx = s.begin().await.unwrap();
             tx.put_job(&gang).await.unwrap();
             tx.commit().await.unwrap();
@@ -473,11 +476,11 @@ mod tests {
             let mut jobs = sample();
             // A MIG slice of 428 thousandths for an hour, ended in the window.
             let mut slice = job(7, "bob", JobState::Succeeded, "n1", (0, 3_600_000));
-            slice.view.gpus = 0;
-            slice.view.slice_at = crate::stored_job::tests::full_record().view.slice_at;
+            slice.gpus = 0;
+            slice.slice_at = crate::stored_job::tests::full_stored().slice_at;
             // Its agent measured nothing: it adds no CPU and no memory (not zeros read
             // as a measure).
-            slice.view.usage = None;
+            slice.usage = None;
             jobs.push(slice);
             let mut s = store_with(db, &jobs).await;
             let rows = s.ended_usage(0, false, None).await.unwrap();
@@ -530,7 +533,7 @@ mod tests {
         for db in &test_dbs("usage_per_user_and_queue_adds_up_to_the_usage_per_user").await {
             let mut jobs = sample();
             // One of ann's jobs in another queue, so one user has two pairs.
-            jobs[0].view.queue = "other".into();
+            jobs[0].queue = "other".into();
             let mut s = store_with(db, &jobs).await;
             let pairs = s.ended_usage_by_user_and_queue().await.unwrap();
             let keys: Vec<(&str, &str)> = pairs
@@ -590,13 +593,7 @@ mod tests {
             // Jobs 2 and 6 ended before 100 s; 1 and 4 after; 3 and 5 are live.
             assert_eq!(tx.purge_ended(100_000).await.unwrap(), 2);
             tx.commit().await.unwrap();
-            let left: Vec<u64> = s
-                .load_stored_jobs()
-                .await
-                .unwrap()
-                .iter()
-                .map(|j| j.id)
-                .collect();
+            let left: Vec<u64> = s.load_jobs().await.unwrap().iter().map(|j| j.id).collect();
             assert_eq!(left, [1, 3, 4, 5]);
             assert!(s.job_events(2).await.unwrap().events.is_empty());
             assert!(s.job_events(6).await.unwrap().events.is_empty());

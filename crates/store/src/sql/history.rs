@@ -445,8 +445,8 @@ mod tests {
             assert_eq!(t.dropped, 7);
             // A job's events go when its row goes.
             let mut tx = s.begin().await.unwrap();
-            let mut row = crate::stored_job::tests::full_record();
-            row.view.id = 2;
+            let mut row = crate::stored_job::tests::full_stored();
+            row.id = 2;
             row.client_token = None;
             tx.put_job(&row).await.unwrap();
             tx.commit().await.unwrap();

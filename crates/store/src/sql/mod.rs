@@ -62,7 +62,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{AnyConnection, Connection, Row};
 
-use crate::record::{JobRecord, NodeRecord, TokenRecord};
+use crate::record::{NodeRecord, TokenRecord};
 use crate::sqlite::{sqlite_url, DB_FILE, SQLITE_PRAGMAS};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
@@ -313,17 +313,15 @@ impl Store {
         .await
     }
 
-    /// Every job, by id, as the server keeps it.
-    pub async fn load_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = on_conn!(self, c => jobs::load(c))?;
-        Ok(rows.into_iter().map(StoredJob::into_record).collect())
+    /// Every job's row, by id.
+    pub async fn load_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
+        on_conn!(self, c => jobs::load(c))
     }
 
     /// The jobs that are not over, by id: the server's working set (ended jobs stay
     /// here and are read on request, `ended.rs`).
-    pub async fn load_live_jobs(&mut self) -> Result<Vec<JobRecord>, StoreError> {
-        let rows = on_conn!(self, c => ended::load_live(c))?;
-        Ok(rows.into_iter().map(StoredJob::into_record).collect())
+    pub async fn load_live_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
+        on_conn!(self, c => ended::load_live(c))
     }
 
     /// The highest job id ever stored (0: none).
@@ -333,8 +331,8 @@ impl Store {
     }
 
     /// One job, whatever its state.
-    pub async fn job(&mut self, id: u64) -> Result<Option<JobRecord>, StoreError> {
-        Ok(on_conn!(self, c => ended::get(c, id))?.map(StoredJob::into_record))
+    pub async fn job(&mut self, id: u64) -> Result<Option<StoredJob>, StoreError> {
+        on_conn!(self, c => ended::get(c, id))
     }
 
     /// Task `index` of array `array_id` as stored, once it started.
@@ -342,8 +340,8 @@ impl Store {
         &mut self,
         array_id: u64,
         index: u32,
-    ) -> Result<Option<JobRecord>, StoreError> {
-        Ok(on_conn!(self, c => ended::task(c, array_id, index))?.map(StoredJob::into_record))
+    ) -> Result<Option<StoredJob>, StoreError> {
+        on_conn!(self, c => ended::task(c, array_id, index))
     }
 
     /// The id of the job accepted with this client token (`user/token`, as stored).
@@ -352,10 +350,9 @@ impl Store {
     }
 
     /// A page of ended jobs, newest first.
-    pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<JobRecord>, StoreError> {
+    pub async fn ended_jobs(&mut self, q: &EndedQuery) -> Result<Vec<StoredJob>, StoreError> {
         let d = self.dialect;
-        let rows = on_conn!(self, c => ended::page(c, d, q))?;
-        Ok(rows.into_iter().map(StoredJob::into_record).collect())
+        on_conn!(self, c => ended::page(c, d, q))
     }
 
     /// The ended jobs' usage in the window from `since_ms`, per user or queue.
@@ -383,11 +380,6 @@ impl Store {
         &mut self,
     ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
         on_conn!(self, c => ended::counts(c))
-    }
-
-    /// Every job's row as stored (for tests and tools that check what is kept).
-    pub async fn load_stored_jobs(&mut self) -> Result<Vec<StoredJob>, StoreError> {
-        on_conn!(self, c => jobs::load(c))
     }
 
     /// The schema version of the open database (each backend numbers its own).
@@ -508,18 +500,13 @@ macro_rules! in_tx {
 
 impl StoreTx<'_> {
     /// Inserts or replaces a job's row.
-    pub async fn put_job(&mut self, job: &JobRecord) -> Result<(), StoreError> {
-        in_tx!(self, jobs::put(&mut self.tx, &StoredJob::from_record(job)))
+    pub async fn put_job(&mut self, job: &StoredJob) -> Result<(), StoreError> {
+        in_tx!(self, jobs::put(&mut self.tx, job))
     }
 
     /// Inserts or replaces the rows of several jobs, with as few statements as SQLite
     /// allows (each statement is a round trip to the connection's thread).
-    pub async fn put_jobs(&mut self, jobs: &[&JobRecord]) -> Result<(), StoreError> {
-        let rows: Vec<StoredJob> = jobs.iter().map(|j| StoredJob::from_record(j)).collect();
-        self.put_stored_jobs(&rows).await
-    }
-
-    pub(crate) async fn put_stored_jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
+    pub async fn put_jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
         in_tx!(self, jobs::put_many(&mut self.tx, self.dialect, rows))
     }
 
@@ -649,71 +636,68 @@ impl StoreTx<'_> {
 pub(crate) mod tests {
     use super::test_dbs::test_dbs;
     use super::*;
-    use gpusched_wire::{JobState, JobView};
+    use gpusched_wire::JobState;
 
-    pub(crate) fn job(id: u64, token: Option<&str>) -> JobRecord {
-        JobRecord {
-            view: JobView {
-                id,
-                name: "t".into(),
-                user: "alice".into(),
-                state: JobState::Pending,
-                reason: "waiting".into(),
-                command: vec!["/bin/true".into()],
-                cwd: "/".into(),
-                gpus: 1,
-                gpu_model: None,
-                slice: None,
-                slice_at: None,
-                queue: "default".into(),
-                cpu_milli: 0,
-                mem_mib: 0,
-                resources: Default::default(),
-                priority: 0,
-                walltime_s: None,
-                node: None,
-                gpu_indices: vec![],
-                attempt: 1,
-                max_retries: 3,
-                exit_code: None,
-                signal: None,
-                submit_ms: 1,
-                start_ms: None,
-                end_ms: None,
-                cancel_requested: false,
-                after: vec![],
-                est_start_ms: None,
-                preemptions: 0,
-                preempt_requested: false,
-                last_checkpoint_ms: None,
-                env_keys: vec![],
-                nodes: 1,
-                gpus_per_node: 1,
-                split: false,
-                tasks_per_node: None,
-                mixed_models: false,
-                parts: Vec::new(),
-                master_port: None,
-                energy_j: None,
-                after_any: vec![],
-                after_notok: vec![],
-                held: false,
-                array: None,
-                array_counts: None,
-                array_task: None,
-                image: None,
-                pids_max: None,
-                usage: None,
-            },
+    /// A plain pending job's row.
+    pub(crate) fn job(id: u64, token: Option<&str>) -> StoredJob {
+        StoredJob {
+            id,
+            name: "t".into(),
+            user: "alice".into(),
+            queue: "default".into(),
+            command: vec!["/bin/true".into()],
+            cwd: "/".into(),
+            gpus: 1,
+            gpu_model: None,
+            slice: None,
+            cpu_milli: 0,
+            mem_mib: 0,
+            resources: Default::default(),
+            priority: 0,
+            walltime_s: None,
+            max_retries: 3,
+            after: vec![],
             env: Default::default(),
             client_token: token.map(String::from),
             grace_s: 10,
-            attempt_nodes: Default::default(),
+            submit_ms: 1,
+            state: JobState::Pending,
+            attempt: 1,
+            node: None,
+            gpu_indices: vec![],
+            slice_at: None,
+            start_ms: None,
+            end_ms: None,
+            exit_code: None,
+            signal: None,
+            end_reason: None,
+            note: Some("waiting".into()),
+            cancel_requested: false,
+            preempt_requested: false,
+            preemptions: 0,
             agent_stops: 0,
+            attempt_nodes: Default::default(),
+            last_checkpoint_ms: None,
+            nodes: 1,
+            gpus_per_node: 1,
+            split: false,
+            tasks_per_node: None,
+            mixed_models: false,
+            parts: Vec::new(),
+            master_port: None,
             first_failure: None,
+            energy_j: None,
+            after_any: vec![],
+            after_notok: vec![],
+            held: false,
+            array: None,
+            array_task: None,
             array_progress: None,
             behind: None,
             recalls: 0,
+            image: None,
+            pids_max: None,
+            usage: None,
         }
     }
 
@@ -731,14 +715,14 @@ pub(crate) mod tests {
                 drop(tx); // rolled back
                 let mut tx = s.begin().await.unwrap();
                 let mut j = job(2, None);
-                j.view.state = JobState::Running;
+                j.state = JobState::Running;
                 tx.put_job(&j).await.unwrap();
                 tx.commit().await.unwrap();
             }
             let mut s = db.open().await;
             let jobs = s.load_jobs().await.unwrap();
-            assert_eq!(jobs.iter().map(|j| j.view.id).collect::<Vec<_>>(), [1, 2]);
-            assert_eq!(jobs[1].view.state, JobState::Running);
+            assert_eq!(jobs.iter().map(|j| j.id).collect::<Vec<_>>(), [1, 2]);
+            assert_eq!(jobs[1].state, JobState::Running);
             assert_eq!(jobs[0].client_token.as_deref(), Some("k1"));
         }
     }
@@ -769,20 +753,21 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn every_stored_field_survives_the_database() {
         for db in &test_dbs("every_stored_field_survives_the_database").await {
-            let full = crate::stored_job::tests::full_record();
+            let full = crate::stored_job::tests::full_stored();
             let mut ended = full.clone();
-            ended.view.id = 43;
+            ended.id = 43;
             ended.client_token = Some("tok-2".into());
-            ended.view.state = JobState::TimedOut;
-            ended.view.reason = "stopped after passing its walltime of 2 h".into();
+            ended.state = JobState::TimedOut;
+            ended.end_reason = Some("stopped after passing its walltime of 2 h".into());
+            ended.note = None;
             // Never measured: NULL, not 0.
-            ended.view.energy_j = None;
+            ended.energy_j = None;
             // Measured with no peak or pressure (cgroup v1): CPU 0 is a measure, kept.
-            ended.view.usage = Some(Box::new(gpusched_wire::contain::Usage {
+            ended.usage = Some(crate::StoredUsage {
                 cpu_ms: 0,
                 ..Default::default()
-            }));
-            ended.view.image = None;
+            });
+            ended.image = None;
             {
                 let mut s = db.open().await;
                 let mut tx = s.begin().await.unwrap();
@@ -802,10 +787,10 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn a_store_from_before_containment_upgrades_and_its_jobs_measured_nothing() {
         for db in &test_dbs("a_store_from_before_containment_upgrades").await {
-            let mut old = crate::stored_job::tests::full_record();
-            old.view.image = None;
-            old.view.pids_max = None;
-            old.view.usage = None;
+            let mut old = crate::stored_job::tests::full_stored();
+            old.image = None;
+            old.pids_max = None;
+            old.usage = None;
             let before = migrate::latest(db.dialect) - 1;
             {
                 let path = match &db.url {
@@ -816,8 +801,7 @@ pub(crate) mod tests {
                 migrate::run_to(&mut s.conn, db.dialect, before).await;
                 // The row as that schema's release wrote it: every column but schema 11's.
                 let n = jobs::COLUMN_COUNT - jobs::CONTAIN_COLUMNS.len();
-                let row = StoredJob::from_record(&old);
-                let vals = values::job_row(&row).unwrap();
+                let vals = values::job_row(&old).unwrap();
                 let sql = format!(
                     "INSERT INTO jobs ({}) VALUES ({})",
                     jobs::all_columns()[..n].join(", "),
@@ -845,25 +829,23 @@ pub(crate) mod tests {
     async fn many_rows_are_written_in_few_statements_as_one_by_one() {
         for db in &test_dbs("many_rows_are_written_in_few_statements_as_one_by_one").await {
             let mut s = db.open().await;
-            let mut many: Vec<JobRecord> = (1..=150).map(|i| job(i, None)).collect();
-            many[7] = crate::stored_job::tests::full_record();
-            many[7].view.id = 8;
-            let refs: Vec<&JobRecord> = many.iter().collect();
+            let mut many: Vec<StoredJob> = (1..=150).map(|i| job(i, None)).collect();
+            many[7] = crate::stored_job::tests::full_stored();
+            many[7].id = 8;
             let mut tx = s.begin().await.unwrap();
-            tx.put_jobs(&refs).await.unwrap();
+            tx.put_jobs(&many).await.unwrap();
             tx.commit().await.unwrap();
             for j in many.iter_mut().step_by(3) {
-                j.view.state = JobState::Running;
+                j.state = JobState::Running;
             }
-            let refs: Vec<&JobRecord> = many.iter().collect();
             let mut tx = s.begin().await.unwrap();
-            tx.put_jobs(&refs).await.unwrap();
+            tx.put_jobs(&many).await.unwrap();
             tx.put_jobs(&[]).await.unwrap();
             tx.commit().await.unwrap();
             assert_eq!(s.load_jobs().await.unwrap(), many);
             let (a, b) = (job(200, Some("k")), job(201, Some("k")));
             let mut tx = s.begin().await.unwrap();
-            assert!(tx.put_jobs(&[&a, &b]).await.is_err());
+            assert!(tx.put_jobs(&[a, b]).await.is_err());
         }
     }
 
@@ -873,24 +855,23 @@ pub(crate) mod tests {
     async fn a_rewritten_row_takes_every_field_but_the_ones_fixed_at_submission() {
         for db in &test_dbs("a_rewritten_row_takes_every_field_but_those_fixed").await {
             let mut s = db.open().await;
-            let first = crate::stored_job::tests::full_record();
+            let first = crate::stored_job::tests::full_stored();
             let mut tx = s.begin().await.unwrap();
-            tx.put_jobs(&[&first]).await.unwrap();
+            tx.put_jobs(std::slice::from_ref(&first)).await.unwrap();
             tx.commit().await.unwrap();
             // Everything different: a plain pending job under the same id.
-            let later = job(first.view.id, Some("other-token"));
+            let later = job(first.id, Some("other-token"));
             let mut tx = s.begin().await.unwrap();
-            tx.put_jobs(&[&later]).await.unwrap();
+            tx.put_jobs(std::slice::from_ref(&later)).await.unwrap();
             tx.commit().await.unwrap();
             let mut want = later.clone();
-            want.view.name = first.view.name.clone();
-            want.view.user = first.view.user.clone();
-            want.view.command = first.view.command.clone();
-            want.view.cwd = first.view.cwd.clone();
-            want.view.submit_ms = first.view.submit_ms;
-            want.view.array = first.view.array;
-            want.view.array_task = first.view.array_task;
-            want.view.env_keys = first.view.env_keys.clone();
+            want.name = first.name.clone();
+            want.user = first.user.clone();
+            want.command = first.command.clone();
+            want.cwd = first.cwd.clone();
+            want.submit_ms = first.submit_ms;
+            want.array = first.array;
+            want.array_task = first.array_task;
             want.env = first.env.clone();
             want.client_token = first.client_token.clone();
             assert_eq!(s.load_jobs().await.unwrap(), [want]);

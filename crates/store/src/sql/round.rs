@@ -17,7 +17,7 @@ use gpusched_wire::history::{AuditEntry, JobEvent};
 use super::dialect::Dialect;
 use super::values::Val;
 use super::{Store, RESERVED_META};
-use crate::record::{JobRecord, NodeRecord, TokenRecord};
+use crate::record::{NodeRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
@@ -57,8 +57,8 @@ impl RoundWrites {
     }
 
     /// Inserts or replaces the job's row.
-    pub fn job(&mut self, job: &JobRecord) {
-        self.jobs.push(StoredJob::from_record(job));
+    pub fn job(&mut self, row: StoredJob) {
+        self.jobs.push(row);
     }
 
     pub fn node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
@@ -182,9 +182,9 @@ mod tests {
     use super::super::test_dbs::test_dbs;
     use super::*;
 
-    fn job(id: u64, token: Option<&str>) -> JobRecord {
-        let mut j = crate::stored_job::tests::full_record();
-        j.view.id = id;
+    fn job(id: u64, token: Option<&str>) -> StoredJob {
+        let mut j = crate::stored_job::tests::full_stored();
+        j.id = id;
         j.client_token = token.map(str::to_string);
         j
     }
@@ -221,17 +221,17 @@ mod tests {
     }
 
     /// Everything a round writes, more jobs and events than one statement takes.
-    fn round(first_job: u64) -> (RoundWrites, Vec<JobRecord>) {
+    fn round(first_job: u64) -> (RoundWrites, Vec<StoredJob>) {
         let mut w = RoundWrites::default();
-        let jobs: Vec<JobRecord> = (first_job..first_job + 70).map(|i| job(i, None)).collect();
+        let jobs: Vec<StoredJob> = (first_job..first_job + 70).map(|i| job(i, None)).collect();
         for j in &jobs {
-            w.job(j);
+            w.job(j.clone());
         }
         w.node(&node("n1")).unwrap();
         w.token(&token(first_job)).unwrap();
         let events = jobs
             .iter()
-            .flat_map(|j| [(j.view.id, event(1)), (j.view.id, event(2))])
+            .flat_map(|j| [(j.id, event(1)), (j.id, event(2))])
             .collect();
         w.events(events, 256);
         w.audit(AuditEntry {
@@ -354,8 +354,8 @@ mod tests {
             let mut s = db.open().await;
             // Two jobs with one client token: the database refuses the round.
             let (mut w, _) = round(1);
-            w.job(&job(500, Some("tok")));
-            w.job(&job(501, Some("tok")));
+            w.job(job(500, Some("tok")));
+            w.job(job(501, Some("tok")));
             assert!(s.write_round(w).await.is_err());
             // A fault injected at the commit.
             if let crate::StoreUrl::Sqlite(file) = &db.url {

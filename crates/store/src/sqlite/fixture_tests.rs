@@ -2,12 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use gpusched_wire::slice::SliceAsk;
 use gpusched_wire::JobState;
 
 use super::*;
 use crate::sql::migrate;
-use crate::{StoredSlice, RELEASE, SCHEMA_VERSION};
+use crate::{StoredJob, StoredSlice, RELEASE, SCHEMA_VERSION};
 use sqlx::{Connection, SqliteConnection};
 
 /// A copy of a fixture in a temporary data directory (the original is never opened).
@@ -30,16 +29,16 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
 
     let jobs = s.load_jobs().await.unwrap();
-    let ids: Vec<u64> = jobs.iter().map(|j| j.view.id).collect();
+    let ids: Vec<u64> = jobs.iter().map(|j| j.id).collect();
     assert_eq!(ids, (1..=9).collect::<Vec<_>>());
     let j = |id: u64| &jobs[id as usize - 1];
-    let states: Vec<JobState> = jobs.iter().map(|j| j.view.state).collect();
+    let states: Vec<JobState> = jobs.iter().map(|j| j.state).collect();
     use JobState::*;
     assert_eq!(
         states,
         [Succeeded, Failed, Cancelled, TimedOut, Running, Running, Running, Pending, Pending]
     );
-    let names: Vec<&str> = jobs.iter().map(|j| j.view.name.as_str()).collect();
+    let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -55,17 +54,12 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
         ]
     );
     for job in &jobs {
-        let v = &job.view;
+        let v = job;
         assert_eq!(v.user, "root");
         // The CLI sent a token with every submission; schema 1 kept it in a column too.
         let token = job.client_token.as_deref().unwrap_or("");
         assert!(token.starts_with("root/"), "job {}: token {token:?}", v.id);
         assert_eq!(job.grace_s, 1);
-        assert_eq!(
-            v.est_start_ms, None,
-            "job {}: an estimate is not stored",
-            v.id
-        );
         assert!(v.submit_ms > 1_700_000_000_000, "job {}", v.id);
         if v.state == Pending {
             assert_eq!(v.node, None);
@@ -101,70 +95,60 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     }
 
     // Ended jobs: their end reasons and exit codes.
-    assert_eq!(j(1).view.reason, "exited with code 0");
-    assert_eq!(j(1).view.exit_code, Some(0));
-    assert_eq!(j(1).env.get("GREETING").map(String::as_str), Some("hello"));
-    assert_eq!(j(1).view.env_keys, ["GREETING"]);
-    assert_eq!(j(2).view.reason, "exited with code 1");
-    assert_eq!(j(2).view.exit_code, Some(1));
-    assert_eq!(j(3).view.reason, "cancelled while running");
+    let end = |id: u64| (j(id).end_reason.as_deref(), j(id).note.as_deref());
+    assert_eq!(end(1), (Some("exited with code 0"), None));
+    assert_eq!(j(1).exit_code, Some(0));
+    assert_eq!(j(1).env, [("GREETING".into(), "hello".into())].into());
+    assert_eq!(end(2), (Some("exited with code 1"), None));
+    assert_eq!(j(2).exit_code, Some(1));
+    assert_eq!(end(3), (Some("cancelled while running"), None));
     assert_eq!(
-        j(4).view.reason,
-        "stopped after passing its walltime of 1 s"
+        end(4),
+        (Some("stopped after passing its walltime of 1 s"), None)
     );
-    assert_eq!(j(4).view.walltime_s, Some(1));
+    assert_eq!(j(4).walltime_s, Some(1));
 
     // The requeued job: attempt 2 after its agent stopped, both attempts' nodes kept.
     let r = j(5);
-    assert_eq!(
-        (r.view.attempt, r.agent_stops, r.view.max_retries),
-        (2, 1, 1)
-    );
+    assert_eq!((r.attempt, r.agent_stops, r.max_retries), (2, 1, 1));
     assert_eq!(
         r.attempt_nodes,
         [(1, "n1".to_string()), (2, "n1".to_string())].into()
     );
-    assert_eq!(r.view.gpu_indices.len(), 1);
+    assert_eq!(r.gpu_indices.len(), 1);
 
     // The running job: queue, priority, walltime, env.
     let r = j(6);
-    assert_eq!(r.view.queue, "research");
-    assert_eq!(r.view.priority, 7);
-    assert_eq!(r.view.walltime_s, Some(7200));
-    assert_eq!(r.view.attempt, 1);
-    assert_eq!(r.view.gpu_indices.len(), 1);
-    assert_eq!(r.view.env_keys, ["MODEL", "STEPS"]);
+    assert_eq!(r.queue, "research");
+    assert_eq!(r.priority, 7);
+    assert_eq!(r.walltime_s, Some(7200));
+    assert_eq!(r.attempt, 1);
+    assert_eq!(r.gpu_indices.len(), 1);
+    assert_eq!(r.env.keys().collect::<Vec<_>>(), ["MODEL", "STEPS"]);
     assert_eq!(r.env.get("STEPS").map(String::as_str), Some("100"));
 
     // The share: what it asked for and where it sits.
     let r = j(7);
-    assert_eq!(r.view.gpus, 0);
-    assert_eq!(
-        r.view.slice.as_deref(),
-        Some(&SliceAsk::Share { milli: 500 })
-    );
-    let at = r
-        .view
-        .slice_at
-        .as_ref()
-        .expect("a running share has a place");
+    assert_eq!(r.gpus, 0);
+    assert_eq!(r.slice, Some(StoredSlice::Share { milli: 500 }));
+    let at = r.slice_at.as_ref().expect("a running share has a place");
     assert_eq!((at.gpu, at.milli), (2, 500));
-    assert_eq!(r.view.gpu_indices, [at.gpu]);
+    assert_eq!(r.gpu_indices, [at.gpu]);
 
     // The running jobs hold three different GPUs.
     let mut held: Vec<u32> = [5, 6, 7]
         .iter()
-        .flat_map(|&id| j(id).view.gpu_indices.clone())
+        .flat_map(|&id| j(id).gpu_indices.clone())
         .collect();
     held.sort();
     held.dedup();
     assert_eq!(held.len(), 3);
 
     // Pending jobs: what they wait for is the server's to work out, so nothing is read.
-    assert_eq!(j(8).view.gpus, 4);
-    assert_eq!(j(8).view.reason, "");
-    assert_eq!(j(9).view.after, [6]);
-    assert_eq!(j(9).view.reason, "");
+    assert_eq!(j(8).gpus, 4);
+    assert_eq!(end(8), (None, None));
+    assert_eq!(j(9).after, [6]);
+    assert_eq!(end(9), (None, None));
 
     // Nodes and tokens are kept as they were.
     let nodes = s.load_nodes().await.unwrap();
@@ -176,10 +160,6 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     assert_eq!(tokens[0].user, "alice");
 
     // Stored as columns now, the old table gone.
-    let rows = s.load_stored_jobs().await.unwrap();
-    assert_eq!(rows[6].slice, Some(StoredSlice::Share { milli: 500 }));
-    assert_eq!(rows[1].end_reason.as_deref(), Some("exited with code 1"));
-    assert_eq!(rows[7].note, None);
     let tables: Vec<String> =
         sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             .fetch_all(&mut s.conn)
@@ -202,7 +182,7 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
 
     // Schema 5: every job's timeline starts with what its row knows, said as such.
     for job in &jobs {
-        let v = &job.view;
+        let v = job;
         let t = s.job_events(v.id).await.unwrap();
         assert_eq!(t.dropped, 0);
         let kinds: Vec<_> = t.events.iter().map(|e| e.kind.name()).collect();
@@ -330,12 +310,23 @@ async fn store_on_10000_jobs() {
         .fetch_all(&mut conn)
         .await
         .unwrap();
-    let mut old: Vec<crate::JobRecord> = rows
+    // Decoded as the upgrade reads them (schema 1's frozen shape, `v1.rs`).
+    let old: Vec<StoredJob> = rows
         .iter()
-        .map(|(d,)| serde_json::from_str(d).unwrap())
+        .map(|(d,)| {
+            serde_json::from_str::<super::v1::V1Job>(d)
+                .unwrap()
+                .upgrade()
+                .unwrap()
+        })
         .collect();
     eprintln!("schema 1: load {} jobs {:?}", old.len(), t.elapsed());
     assert_eq!(old.len(), 10_000);
+    // What schema 1 wrote back: each row's JSON, re-encoded.
+    let data: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(d,)| serde_json::from_str(d).unwrap())
+        .collect();
     sqlx::query(
         "CREATE TABLE jobs1 (id INTEGER PRIMARY KEY, state TEXT NOT NULL, user TEXT NOT NULL,
          node TEXT, client_token TEXT UNIQUE, data TEXT NOT NULL)",
@@ -345,17 +336,17 @@ async fn store_on_10000_jobs() {
     .unwrap();
     let t = std::time::Instant::now();
     let mut tx = conn.begin().await.unwrap();
-    for r in &old {
+    for (r, d) in old.iter().zip(&data) {
         sqlx::query(
             "INSERT INTO jobs1 (id, state, user, node, client_token, data)
              VALUES (?, ?, ?, ?, ?, ?)",
         )
-        .bind(r.view.id as i64)
-        .bind(r.view.state.name())
-        .bind(&r.view.user)
-        .bind(r.view.node.as_deref())
+        .bind(r.id as i64)
+        .bind(r.state.name())
+        .bind(&r.user)
+        .bind(r.node.as_deref())
         .bind(r.client_token.as_deref())
-        .bind(serde_json::to_string(r).unwrap())
+        .bind(serde_json::to_string(d).unwrap())
         .execute(&mut *tx)
         .await
         .unwrap();
@@ -382,10 +373,6 @@ async fn store_on_10000_jobs() {
     let t = std::time::Instant::now();
     let jobs = s.load_jobs().await.unwrap();
     eprintln!("schema 5: load {} jobs {:?}", jobs.len(), t.elapsed());
-    // Schema 1 knew one node per job: all its GPUs on it (schema 3's `gpus_per_node`).
-    for r in &mut old {
-        r.view.gpus_per_node = r.view.gpus;
-    }
     assert_eq!(jobs, old, "the upgrade keeps every job as schema 1 read it");
     let t = std::time::Instant::now();
     let mut tx = s.begin().await.unwrap();
@@ -407,10 +394,7 @@ async fn store_on_10000_jobs() {
         nodes: Vec::new(),
         detail: "queue default".into(),
     };
-    let events: Vec<_> = jobs
-        .iter()
-        .map(|j| (j.view.id, event(j.view.submit_ms)))
-        .collect();
+    let events: Vec<_> = jobs.iter().map(|j| (j.id, event(j.submit_ms))).collect();
     let t = std::time::Instant::now();
     let mut tx = s.begin().await.unwrap();
     for j in &jobs {

@@ -36,7 +36,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpusched_store::{JobRecord, NodeRecord, TokenRecord};
+use crate::record::JobRecord;
+use gpusched_store::{NodeRecord, TokenRecord};
 use gpusched_wire::{
     AttemptRef, GpuInfo, GpuSource, JobState, JobSubmit, Outcome, PollQuery, Register, Role,
     RunEvent, RunEventKind, TokenCreate,
@@ -987,7 +988,7 @@ impl Harness {
                 self.line(format!("usage: {}", rows.join(", ")));
             }
             Step::UsageAllTime => {
-                let ended: Vec<gpusched_store::JobRecord> = self
+                let ended: Vec<crate::record::JobRecord> = self
                     .store
                     .jobs
                     .values()
