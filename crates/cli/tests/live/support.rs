@@ -71,18 +71,49 @@ impl Proc {
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        self.kill();
         // An agent SIGKILLed for good leaves its job cgroups (and, if its jobs left
-        // daemons, their processes): no next life of it sweeps them here.
+        // daemons, their processes): no next life of it sweeps them here. Agents that
+        // tests start themselves (not through `agent_with`) are known by their command
+        // line, read while the process is still ours.
         let started = AGENTS
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.child.id());
+            .remove(&self.child.id())
+            .or_else(|| agent_of_cmdline(self.child.id()));
+        self.kill();
         if let Some((node, state)) = started {
             gpusched_agent::cgroup::remove_agent_tree(&gpusched_agent::cgroup::agent_key(
                 &node, &state,
             ));
         }
+    }
+}
+
+/// The node and state directory of the agent in process `pid`, from its command line: a
+/// `gpusched agent` given both (`--name`, `--state-dir`), or a `gpusched up` given its
+/// `--data-dir` (its agent's state is `DATA/agent`, its name `--name` or the host's).
+fn agent_of_cmdline(pid: u32) -> Option<(String, PathBuf)> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> = raw
+        .split(|&b| b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let value = |flag: &str| {
+        let at = args.iter().position(|a| a == flag)?;
+        args.get(at + 1).cloned()
+    };
+    match args.get(1).map(String::as_str) {
+        Some("agent") => Some((value("--name")?, PathBuf::from(value("--state-dir")?))),
+        Some("up") => {
+            let host = || {
+                std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .ok()
+                    .map(|h| h.trim().to_string())
+            };
+            let name = value("--name").or_else(host)?;
+            Some((name, PathBuf::from(value("--data-dir")?).join("agent")))
+        }
+        _ => None,
     }
 }
 
