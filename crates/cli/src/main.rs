@@ -55,11 +55,11 @@ enum Command {
     /// Report that a running job saved a checkpoint now.
     Checkpoint(commands::checkpoint::Args),
     /// Keep a pending job from starting until released (`scontrol hold`).
-    Hold(commands::deps::HoldArgs),
+    Hold(commands::hold::HoldArgs),
     /// Let a held job wait for its turn again (`scontrol release`).
-    Release(commands::deps::HoldArgs),
+    Release(commands::hold::HoldArgs),
     /// Change a pending job's priority, walltime or queue (`scontrol update`).
-    Update(commands::deps::UpdateArgs),
+    Update(commands::hold::UpdateArgs),
     /// Submit a workflow: a TOML file of steps and the steps each waits for.
     Workflow(commands::workflow::Args),
     /// Print a job's output; -f follows it.
@@ -179,9 +179,9 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,
             Command::Checkpoint(a) => commands::checkpoint::run(a).await,
-            Command::Hold(a) => commands::deps::hold(a).await,
-            Command::Release(a) => commands::deps::release(a).await,
-            Command::Update(a) => commands::deps::update(a).await,
+            Command::Hold(a) => commands::hold::hold(a).await,
+            Command::Release(a) => commands::hold::release(a).await,
+            Command::Update(a) => commands::hold::update(a).await,
             Command::Workflow(a) => commands::workflow::run(a).await,
             Command::Nodes(a) => commands::nodes::run(a).await,
             Command::Drain(a) => commands::drain::drain(a).await,

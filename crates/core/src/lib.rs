@@ -23,8 +23,8 @@
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
 //! - [`plan`]: estimated start times of waiting jobs.
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
-//! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and ours) as the
-//!   sharing simulator measures it.
+//! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and gpusched's
+//!   fgd-pack, fgd-coarse and fgd-fit) as the sharing simulator measures it.
 //! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
 //!   caps and wait reasons.
 //! - [`slices`]: shares and MIG instances on the live cluster (MIG layouts, re-layout

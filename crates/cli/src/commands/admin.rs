@@ -6,7 +6,7 @@
 use clap::{Args as ClapArgs, Subcommand};
 use gpusched_wire::duration::parse_duration;
 
-use super::fmt::{now_ms, time};
+use super::fmt::{date_ms, now_ms, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -69,11 +69,10 @@ pub fn before_ms(s: &str, now: u64) -> anyhow::Result<u64> {
         u64::try_from(t.timestamp_millis()).map_err(|_| {
             anyhow::anyhow!("--before {s}: a time before 1970 has no ended job to purge")
         })?
-    } else if let Some(days) = date(s) {
-        let days = days?;
-        u64::try_from(days).map_err(|_| {
+    } else if let Some(ms) = date_ms("--before", s) {
+        u64::try_from(ms?).map_err(|_| {
             anyhow::anyhow!("--before {s}: a date before 1970 has no ended job to purge")
-        })? * 86_400_000
+        })?
     } else {
         let secs = parse_duration(s).map_err(|e| {
             anyhow::anyhow!(
@@ -91,21 +90,6 @@ pub fn before_ms(s: &str, now: u64) -> anyhow::Result<u64> {
         );
     }
     Ok(ms)
-}
-
-/// Days since 1970 of `YYYY-MM-DD`; `None` when `s` is not of that shape.
-fn date(s: &str) -> Option<anyhow::Result<i64>> {
-    let parts: Vec<&str> = s.split('-').collect();
-    let [y, m, d] = parts.as_slice() else {
-        return None;
-    };
-    let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) else {
-        return None;
-    };
-    Some(
-        super::usage::days_from_civil(y, m, d)
-            .ok_or_else(|| anyhow::anyhow!("--before {s:?} is not a valid date")),
-    )
 }
 
 #[cfg(test)]
@@ -133,7 +117,10 @@ mod tests {
         let e = before_ms("2026-01-01", NOW).unwrap_err().to_string();
         assert!(e.contains("in the future"), "{e}");
         let e = before_ms("2025-13-01", NOW).unwrap_err().to_string();
-        assert!(e.contains("not a valid date"), "{e}");
+        assert!(e.contains("not a date (there is no month 13)"), "{e}");
+        let e = before_ms("2025-02-29", NOW).unwrap_err().to_string();
+        assert!(e.contains("not a date (February 2025 has 28 days)"), "{e}");
+        assert_eq!(before_ms("2024-02-29", NOW).unwrap(), 1_709_164_800_000);
         let e = before_ms("yesterday", NOW).unwrap_err().to_string();
         assert!(e.contains("RFC 3339"), "{e}");
     }

@@ -26,33 +26,55 @@ pub fn elapsed(ms: u64) -> String {
     }
 }
 
-/// A Unix-ms time as local-agnostic UTC `YYYY-MM-DD HH:MM:SS`.
+/// A Unix-ms time as local-agnostic UTC `YYYY-MM-DD HH:MM:SS`; a time past chrono's
+/// range (year 262143) reads as its milliseconds.
 pub fn time(ms: u64) -> String {
-    let secs = (ms / 1000) as i64;
-    let days = secs.div_euclid(86400);
-    let rem = secs.rem_euclid(86400);
-    let (y, mo, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{mo:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    i64::try_from(ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|| format!("{ms} ms after 1970"))
 }
 
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// A `YYYY-MM-DD` date given to `flag`, as Unix ms at its UTC midnight (negative before
+/// 1970). `None` when `s` is not shaped like a date (three runs of digits joined by `-`),
+/// so the caller may read it as something else (an age); an error naming the value and
+/// what to give instead when it is shaped like one but is no date (2026-02-31, 2026-13-01).
+pub fn date_ms(flag: &str, s: &str) -> Option<anyhow::Result<i64>> {
+    let parts: Vec<&str> = s.split('-').collect();
+    let digits = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if parts.len() != 3 || !parts.iter().all(digits) {
+        return None;
+    }
+    Some(match chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        Ok(d) => Ok(d
+            .and_time(chrono::NaiveTime::MIN)
+            .and_utc()
+            .timestamp_millis()),
+        Err(_) => Err(anyhow::anyhow!(
+            "{flag} {s:?} is not a date{}; give a real date as YYYY-MM-DD (2026-11-01)",
+            why_no_date(&parts)
+        )),
+    })
+}
+
+/// Why three runs of digits are no date: ` (there is no month 13)`,
+/// ` (February 2026 has 28 days)`, or nothing when it cannot tell.
+fn why_no_date(parts: &[&str]) -> String {
+    let (Ok(y), Ok(m)) = (parts[0].parse::<i32>(), parts[1].parse::<u32>()) else {
+        return String::new();
+    };
+    if !(1..=12).contains(&m) {
+        return format!(" (there is no month {m})");
+    }
+    let Some(first) = chrono::NaiveDate::from_ymd_opt(y, m, 1) else {
+        return String::new();
+    };
+    let days = (28..=31)
+        .rev()
+        .find(|d| chrono::NaiveDate::from_ymd_opt(y, m, *d).is_some())
+        .unwrap_or(28);
+    format!(" ({} has {days} days)", first.format("%B %Y"))
 }
 
 /// Left-aligned columns separated by two spaces; the last column is not padded. Every
@@ -162,6 +184,43 @@ mod tests {
         assert_eq!(elapsed(90_061_000), "1-01:01:01");
         assert_eq!(time(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(time(1_796_000_000_000), "2026-11-30 00:53:20 UTC");
+        assert_eq!(time(1_709_164_800_000), "2024-02-29 00:00:00 UTC");
+        assert_eq!(time(u64::MAX), "18446744073709551615 ms after 1970");
+    }
+
+    #[test]
+    fn dates_are_read_strictly() {
+        let ms = |s: &str| date_ms("--since", s).unwrap().unwrap();
+        assert_eq!(ms("1970-01-02"), 86_400_000);
+        assert_eq!(ms("1969-12-31"), -86_400_000);
+        assert_eq!(ms("2024-02-29"), 1_709_164_800_000);
+        assert_eq!(ms("2026-03-03"), 1_772_496_000_000);
+        let refused = |s: &str| date_ms("--since", s).unwrap().unwrap_err().to_string();
+        assert_eq!(
+            refused("2026-02-31"),
+            "--since \"2026-02-31\" is not a date (February 2026 has 28 days); give a real \
+             date as YYYY-MM-DD (2026-11-01)"
+        );
+        assert_eq!(
+            refused("2025-02-29"),
+            "--since \"2025-02-29\" is not a date (February 2025 has 28 days); give a real \
+             date as YYYY-MM-DD (2026-11-01)"
+        );
+        assert!(refused("2026-13-01").contains("(there is no month 13)"));
+        assert!(refused("2026-00-10").contains("(there is no month 0)"));
+        assert!(refused("2026-04-31").contains("(April 2026 has 30 days)"));
+        assert!(refused("2026-01-00").contains("is not a date"));
+        // Not shaped like a date: left for the caller to read as an age or refuse.
+        for s in [
+            "7d",
+            "1-02:03:04",
+            "2026-11",
+            "2026-11-01T00:00:00Z",
+            "-1-01-01",
+            "a-b-c",
+        ] {
+            assert!(date_ms("--since", s).is_none(), "{s}");
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
 pub mod admin;
+pub mod after;
 pub mod agent;
 pub mod agent_contain_args;
 pub mod agent_image_args;
@@ -7,10 +8,10 @@ pub mod audit;
 pub mod cancel;
 pub mod checkpoint;
 pub mod conn;
-pub mod deps;
 pub mod drain;
 pub mod fmt;
 pub mod history;
+pub mod hold;
 pub mod logs;
 pub mod nodes;
 pub mod queue;

@@ -343,7 +343,7 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ),
         ("checkpoint", opt(j.last_checkpoint_ms.map(time))),
         ("priority", j.priority.to_string()),
-        ("after", super::deps::dependencies(j)),
+        ("after", super::after::dependencies(j)),
         ("held", if j.held { "yes".into() } else { "no".into() }),
         ("walltime", opt(j.walltime_s.map(|w| elapsed(w * 1000)))),
         ("submitted", time(j.submit_ms)),

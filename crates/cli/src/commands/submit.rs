@@ -200,7 +200,7 @@ pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> 
     let nodes = args.nodes.or(file.nodes);
     let gpus_per_node = args.gpus_per_node.or(file.gpus_per_node);
     let gpus = gang_gpus(args.gpus.or(file.gpus), nodes, gpus_per_node)?;
-    let deps = super::deps::parse_after(&args.after)?;
+    let deps = super::after::parse_after(&args.after)?;
     let base = JobSubmit {
         name: args.name.clone().or(file.name.clone()),
         command,

@@ -4,7 +4,7 @@
 use clap::Args as ClapArgs;
 use gpusched_wire::UsageQuery;
 
-use super::fmt::{now_ms, parse_duration, table, time};
+use super::fmt::{date_ms, now_ms, parse_duration, table, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -23,43 +23,26 @@ pub struct Args {
     pub conn: super::conn::Conn,
 }
 
-/// `2026-11-01` (UTC midnight) or a duration back from now; a date after `now` is refused,
-/// since the report would cover an inverted range.
+/// `2026-11-01` (UTC midnight; a date before 1970 is 1970) or a duration back from now; a
+/// date that does not exist (2026-02-31) is refused, and so is one after `now`, since the
+/// report would cover an inverted range.
 pub(super) fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
-    let parts: Vec<&str> = s.split('-').collect();
-    if let [y, m, d] = parts.as_slice() {
-        if let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) {
-            let days = days_from_civil(y, m, d)
-                .ok_or_else(|| anyhow::anyhow!("{s:?} is not a valid date"))?;
-            let ms = (days.max(0) as u64) * 86_400_000;
-            if ms > now {
-                anyhow::bail!(
-                    "--since {s} is in the future (now is {}); give a past date or an age \
-                     such as 7d",
-                    time(now)
-                );
-            }
-            return Ok(ms);
+    if let Some(ms) = date_ms("--since", s) {
+        let ms = u64::try_from(ms.map_err(|e| anyhow::anyhow!("{e}, or an age such as 7d"))?)
+            .unwrap_or(0);
+        if ms > now {
+            anyhow::bail!(
+                "--since {s} is in the future (now is {}); give a past date or an age \
+                 such as 7d",
+                time(now)
+            );
         }
+        return Ok(ms);
     }
     let secs = parse_duration(s).map_err(|e| {
         anyhow::anyhow!("--since {s:?}: give a date (2026-11-01) or an age (7d, 12h); {e}")
     })?;
-    Ok(now.saturating_sub(secs * 1000))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub(super) fn days_from_civil(y: i64, m: u32, d: u32) -> Option<i64> {
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    Ok(now.saturating_sub(secs.saturating_mul(1000)))
 }
 
 /// The report as a table: GPU-hours, then CPU-hours and memory GiB-hours (measured by
@@ -194,7 +177,9 @@ mod tests {
             1_796_000_000_000 - 3_200_000
         );
         assert_eq!(since_ms("1h", 7_200_000).unwrap(), 3_600_000);
-        assert!(since_ms("2026-13-01", now).is_err());
+        let e = since_ms("2026-13-01", now).unwrap_err().to_string();
+        assert!(e.contains("there is no month 13"), "{e}");
+        assert!(since_ms("1960-05-01", now).unwrap() == 0);
         let e = since_ms("2026-12-01", 1_796_000_000_000)
             .unwrap_err()
             .to_string();
@@ -208,5 +193,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("7d"));
+    }
+
+    /// A date that does not exist is refused, naming the value and what to give instead,
+    /// not rolled over into the next month (2026-02-31 was read as 2026-03-03).
+    #[test]
+    fn since_refuses_dates_that_do_not_exist() {
+        let now = 1_800_000_000_000;
+        assert_eq!(
+            since_ms("2026-02-31", now).unwrap_err().to_string(),
+            "--since \"2026-02-31\" is not a date (February 2026 has 28 days); give a real \
+             date as YYYY-MM-DD (2026-11-01), or an age such as 7d"
+        );
+        let e = since_ms("2025-02-29", now).unwrap_err().to_string();
+        assert!(e.contains("February 2025 has 28 days"), "{e}");
+        // A leap day is a date.
+        assert_eq!(since_ms("2024-02-29", now).unwrap(), 1_709_164_800_000);
+        assert_eq!(since_ms("2026-03-03", now).unwrap(), 1_772_496_000_000);
     }
 }

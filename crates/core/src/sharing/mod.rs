@@ -14,10 +14,10 @@
 //! - [`frag`]: the fragmentation of a node measured against the typical pods.
 //! - [`fit`]: `best-fit` and `worst-fit` scores.
 //! - [`fgd`]: fragmentation gradient descent.
-//! - [`ours`]: `fgd-pack`, gpusched's variant: FGD's score, ties broken by packing
+//! - [`fgd_pack`]: `fgd-pack`, gpusched's variant: FGD's score, ties broken by packing
 //!   instead of by node order.
-//! - [`ours2`]: `fgd-coarse`, FGD with a coarser score grid for whole-GPU pods.
-//! - [`ours3`]: `fgd-fit`, FGD's score on a fragmentation measure that sees CPU and
+//! - [`fgd_coarse`]: `fgd-coarse`, FGD with a coarser score grid for whole-GPU pods.
+//! - [`fgd_fit`]: `fgd-fit`, FGD's score on a fragmentation measure that sees CPU and
 //!   memory (shares: FGD's measure), with typical types weighted by how exclusive their
 //!   hosts are and by scarcity ([`scarcity`]).
 //! - [`placer`]: one entry point that scores every node with the chosen strategy.
@@ -28,11 +28,11 @@
 pub mod cluster;
 pub mod demand;
 pub mod fgd;
+pub mod fgd_coarse;
+pub mod fgd_fit;
+pub mod fgd_pack;
 pub mod fit;
 pub mod frag;
-pub mod ours;
-pub mod ours2;
-pub mod ours3;
 pub mod placer;
 pub mod scarcity;
 pub mod typical;

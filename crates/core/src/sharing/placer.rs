@@ -4,7 +4,7 @@
 use super::cluster::{Choice, PodReq, ShareCluster};
 use super::frag::FragModel;
 use super::typical::TypicalPods;
-use super::{fgd, fit, ours, ours2, ours3, scarcity};
+use super::{fgd, fgd_coarse, fgd_fit, fgd_pack, fit, scarcity};
 
 /// A placement strategy for shared GPUs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -146,21 +146,21 @@ impl Placer {
                 }
                 ShareStrategy::FgdPack => {
                     let before = self.node_frag(cluster, i);
-                    ours::score(&mut self.frag, before, n, pod)
+                    fgd_pack::score(&mut self.frag, before, n, pod)
                 }
                 ShareStrategy::FgdCoarse => {
                     let before = self.node_frag(cluster, i);
-                    ours2::score(&mut self.frag, before, n, pod)
+                    fgd_coarse::score(&mut self.frag, before, n, pod)
                 }
                 ShareStrategy::FgdFit => match &mut self.share_frag {
-                    // A share is placed on FGD's own measure (ours3.rs says why).
+                    // A share is placed on FGD's own measure (fgd_fit.rs says why).
                     Some((plain, cache)) if pod.is_share() => {
                         let before = *cache[i].get_or_insert_with(|| plain.of(n));
-                        ours3::score(plain, before, n, pod)
+                        fgd_fit::score(plain, before, n, pod)
                     }
                     _ => {
                         let before = self.node_frag(cluster, i);
-                        ours3::score(&mut self.frag, before, n, pod)
+                        fgd_fit::score(&mut self.frag, before, n, pod)
                     }
                 },
             };

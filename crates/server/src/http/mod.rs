@@ -6,10 +6,10 @@ mod agent;
 mod arrays;
 mod auth;
 mod cancel;
-mod deps;
 mod error;
 mod export;
 mod history;
+mod hold;
 mod jobs;
 mod limits;
 mod metrics;
@@ -18,6 +18,7 @@ mod openapi;
 mod peer;
 mod responses;
 mod tokens;
+mod workflow;
 
 use std::time::Duration;
 
@@ -163,10 +164,10 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/jobs/{id}/wait") => get(jobs::wait),
         ("GET", "/api/jobs/{id}/logs") => get(jobs::logs),
         ("GET", "/api/jobs/{id}/events") => get(history::events),
-        ("POST", "/api/jobs/{id}/hold") => post(deps::hold),
-        ("POST", "/api/jobs/{id}/release") => post(deps::release),
-        ("PATCH", "/api/jobs/{id}") => patch(deps::update),
-        ("POST", "/api/workflows") => post(deps::submit_workflow),
+        ("POST", "/api/jobs/{id}/hold") => post(hold::hold),
+        ("POST", "/api/jobs/{id}/release") => post(hold::release),
+        ("PATCH", "/api/jobs/{id}") => patch(hold::update),
+        ("POST", "/api/workflows") => post(workflow::submit_workflow),
         ("GET", "/api/jobs/{id}/tasks") => get(arrays::list),
         ("GET", "/api/jobs/{id}/tasks/{index}") => get(arrays::get),
         ("POST", "/api/jobs/{id}/tasks/{index}/cancel") => post(arrays::cancel),
