@@ -1397,6 +1397,7 @@ impl Harness {
             self.store.tokens.insert(*id, self.st.tokens[id].clone());
         }
         self.check_listed_tasks_rebuild();
+        self.check_runs_told();
         let journal = self.st.take_journal();
         for (id, e) in journal.events {
             self.store.events.entry(id).or_default().push(e);
@@ -1431,6 +1432,21 @@ impl Harness {
 }
 
 impl Harness {
+    /// The core decides preemptions from the runs the server told it (`runs.rs`): after
+    /// every round, what it holds of each placed job's run is exactly the job's row.
+    fn check_runs_told(&self) {
+        for id in self.st.cluster.placed() {
+            let Some(job) = self.st.jobs.get(&id) else {
+                continue;
+            };
+            assert_eq!(
+                self.st.cluster.run(id),
+                Some(super::runs::run_facts(&job.view)),
+                "job {id}: the core's run differs from its row"
+            );
+        }
+    }
+
     /// Every live job the store has no row of is listed by its array's stored row, and
     /// rebuilt from that entry exactly as it is in memory: what a restart would load.
     fn check_listed_tasks_rebuild(&self) {
