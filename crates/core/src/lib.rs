@@ -30,6 +30,7 @@
 //! - [`slices`]: shares and MIG instances on the live cluster (MIG layouts, re-layout
 //!   costs, share placement through [`sharing`]).
 
+pub mod admission;
 pub mod cluster;
 pub mod freemap;
 pub mod gang;

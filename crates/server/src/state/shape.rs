@@ -5,6 +5,7 @@
 //! schema cannot say "`gpus` = `nodes` x `gpus_per_node`" or "divides", as it cannot say
 //! "unique across the batch" for client tokens.
 
+use gpusched_core::admission::{self, GangUnfit};
 use gpusched_wire::JobSubmit;
 
 use super::validate::{KnownNode, MAX_GPUS};
@@ -141,57 +142,45 @@ pub fn shape(job: &JobSubmit, slice: bool) -> Result<Shape, String> {
     Ok(shape)
 }
 
-/// Whether the cluster as it is now has `n` nodes that each hold `g` GPUs of the job's
-/// model (one model for all unless `mixed_models`), or, for `split`, the GPUs at all.
-/// `matching` counts a node's whole GPUs the job could use.
-pub fn gang_could_fit(
-    job: &JobSubmit,
-    shape: Shape,
-    nodes: &[KnownNode],
-    matching: impl Fn(&KnownNode) -> u32,
-) -> Result<(), String> {
+/// Whether some set of known nodes could ever hold the gang (the core's
+/// `admission::gang_could_fit`), in words.
+pub fn gang_could_fit(job: &JobSubmit, shape: Shape, nodes: &[KnownNode]) -> Result<(), String> {
+    let model = job.gpu_model.as_deref();
+    let split = shape.split.then_some(shape.gpus);
+    let layout = (shape.nodes, shape.gpus_per_node);
+    let why = match admission::gang_could_fit(model, split, layout, job.mixed_models, nodes) {
+        Ok(()) => return Ok(()),
+        Err(why) => why,
+    };
     let of_model = job
         .gpu_model
         .as_ref()
         .map(|m| format!(" of model `{m}*`"))
         .unwrap_or_default();
-    if shape.split {
-        let total: u64 = nodes.iter().map(|n| u64::from(matching(n))).sum();
-        if total < u64::from(shape.gpus) {
-            return Err(format!(
-                "the job asks for {}{of_model} split over nodes, but the whole cluster has \
-                 {total}; ask for at most {total}",
-                gpusched_wire::count(shape.gpus, "GPU")
-            ));
+    Err(match why {
+        GangUnfit::Split { gpus, total } => format!(
+            "the job asks for {}{of_model} split over nodes, but the whole cluster has \
+             {total}; ask for at most {total}",
+            gpusched_wire::count(gpus, "GPU")
+        ),
+        GangUnfit::Nodes {
+            nodes: n,
+            per_node: g,
+            have: count,
+            mixed,
+        } => {
+            let same = if mixed {
+                ""
+            } else {
+                " of one GPU model (`mixed_models` allows several)"
+            };
+            format!(
+                "the job asks for {n} nodes with {}{of_model} each, but the cluster has {count} \
+                 such node(s){same}; ask for fewer nodes or fewer GPUs per node",
+                gpusched_wire::count(g, "GPU")
+            )
         }
-        return Ok(());
-    }
-    let (n, g) = (shape.nodes, shape.gpus_per_node);
-    let big_enough = nodes.iter().filter(|k| matching(k) >= g);
-    let count = if job.mixed_models {
-        big_enough.count()
-    } else {
-        // The most nodes of one model.
-        let mut by_model = std::collections::BTreeMap::<&str, usize>::new();
-        for k in big_enough {
-            let model = k.gpus.first().map_or("", |x| x.model.as_str());
-            *by_model.entry(model).or_default() += 1;
-        }
-        by_model.into_values().max().unwrap_or(0)
-    };
-    if count >= n as usize {
-        return Ok(());
-    }
-    let same = if job.mixed_models {
-        ""
-    } else {
-        " of one GPU model (`mixed_models` allows several)"
-    };
-    Err(format!(
-        "the job asks for {n} nodes with {}{of_model} each, but the cluster has {count} such \
-         node(s){same}; ask for fewer nodes or fewer GPUs per node",
-        gpusched_wire::count(g, "GPU")
-    ))
+    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Checks a submission before it is accepted. Every message names the field, what was
 //! wrong and what is allowed.
 
+use gpusched_core::admission::{self, Unfit};
 use gpusched_core::resources::{gpu_request_from_fields, GpuRequest, ResourceRequest};
-use gpusched_core::room::Amount;
 use gpusched_core::{Gpu, GpuIndex};
 use gpusched_wire::{parse_mib, GpuInfo, JobSubmit, SliceAsk};
 
@@ -35,6 +35,26 @@ pub struct KnownNode<'a> {
     pub mem_mib: u64,
     /// Generic counted resources its agent declared.
     pub resources: &'a std::collections::BTreeMap<String, u64>,
+}
+
+impl admission::KnownNode for KnownNode<'_> {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn cpus(&self) -> u32 {
+        self.cpus
+    }
+    fn mem_mib(&self) -> u64 {
+        self.mem_mib
+    }
+    fn resources(&self) -> &std::collections::BTreeMap<String, u64> {
+        self.resources
+    }
+    fn gpus(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.gpus
+            .iter()
+            .map(|g| (g.model.as_str(), g.mig.is_some()))
+    }
 }
 
 /// The checks that need nothing but the submission: a failure is a malformed request
@@ -161,21 +181,10 @@ pub fn check_fits(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
         None if shape.nodes != 1 => {
             // A gang: CPUs, memory and resources are asked on each node.
             could_ever_fit(job, 0, nodes)?;
-            shape::gang_could_fit(job, shape, nodes, |n| matching(job, n))
+            shape::gang_could_fit(job, shape, nodes)
         }
         None => could_ever_fit(job, shape.gpus, nodes),
     }
-}
-
-/// The whole GPUs of `n` that a job could use (not in MIG mode, of its model).
-fn matching(job: &JobSubmit, n: &KnownNode) -> u32 {
-    n.gpus
-        .iter()
-        .filter(|g| {
-            g.mig.is_none()
-                && gpusched_core::resources::model_matches(&g.model, job.gpu_model.as_deref())
-        })
-        .count() as u32
 }
 
 /// The part of one GPU a submission asks for (`gpu_share`, `gpu_mem` or `mig`), if any;
@@ -292,135 +301,78 @@ pub fn check_user_name(user: &str) -> Result<(), String> {
     }
 }
 
+/// Whether some known node could ever hold `gpus` whole GPUs of the job with its CPUs,
+/// memory and resources (the core's `admission::could_ever_fit`), in words.
 fn could_ever_fit(job: &JobSubmit, gpus: u32, nodes: &[KnownNode]) -> Result<(), String> {
-    // CPUs and memory count for fair share; a request no node has is still a mistake.
-    if let Some(c) = job.cpus {
-        let most = nodes.iter().map(|n| n.cpus).max().unwrap_or(0);
-        if most > 0 && c > most as f64 {
-            return Err(format!(
-                "`cpus` = {c}, but the largest node has {most} CPUs"
-            ));
+    let ask = admission::Ask {
+        gpus,
+        model: job.gpu_model.as_deref(),
+        cpus: job.cpus,
+        mem_mib: job.mem_mib,
+        resources: &job.resources,
+    };
+    admission::could_ever_fit(&ask, nodes).map_err(|why| unfit_words(job, why))
+}
+
+/// The words of why no node could ever run the job, with what to change.
+fn unfit_words(job: &JobSubmit, why: Unfit) -> String {
+    match why {
+        Unfit::Cpus { asked, most } => {
+            format!("`cpus` = {asked}, but the largest node has {most} CPUs")
         }
-    }
-    if let Some(m) = job.mem_mib {
-        let most = nodes.iter().map(|n| n.mem_mib).max().unwrap_or(0);
-        if most > 0 && m > most {
-            return Err(format!(
-                "`mem_mib` = {m}, but the largest node has {most} MiB"
-            ));
+        Unfit::Memory { asked, most } => {
+            format!("`mem_mib` = {asked}, but the largest node has {most} MiB")
         }
-    }
-    if nodes.is_empty() {
-        return Err(
-            "no node has joined the cluster yet, so nothing could run this job; \
-                    start an agent (`gpusched agent --server URL`) or use `gpusched up`"
-                .into(),
-        );
-    }
-    resources_could_fit(job, nodes)?;
-    let matching = |n: &KnownNode| matching(job, n);
-    let best = nodes.iter().map(|n| (matching(n), n.name)).max();
-    let (most, name) = best.expect("nodes is not empty");
-    if most >= gpus {
-        return together(job, gpus, nodes, matching);
-    }
-    if let (Some(model), 0) = (&job.gpu_model, most) {
-        let mut models: Vec<&str> = nodes
-            .iter()
-            .flat_map(|n| n.gpus.iter().map(|g| g.model.as_str()))
-            .collect();
-        models.sort();
-        models.dedup();
-        return Err(format!(
+        Unfit::NoNodes => "no node has joined the cluster yet, so nothing could run this job; \
+                           start an agent (`gpusched agent --server URL`) or use `gpusched up`"
+            .into(),
+        Unfit::NoSuchResource { name, declared } => format!(
+            "no node declares resource `{name}`, so nothing could run this job; the \
+             resources nodes declare are: {} (an agent declares one with \
+             `gpusched agent --resource {name}=N`)",
+            if declared.is_empty() {
+                "none".to_string()
+            } else {
+                declared.join(", ")
+            }
+        ),
+        Unfit::TooMuchResource {
+            name,
+            want,
+            most,
+            node,
+        } => format!(
+            "`resources`: {name}={want}, but the most any node declares is {most} \
+             (on {node}); ask for at most {most}"
+        ),
+        Unfit::NoSuchModel { model, models } => format!(
             "no node has GPUs of model `{model}*`; the models in this cluster are: {}",
             if models.is_empty() {
                 "none".to_string()
             } else {
                 models.join(", ")
             }
-        ));
-    }
-    let of_model = job
-        .gpu_model
-        .as_ref()
-        .map(|m| format!(" of model `{m}*`"))
-        .unwrap_or_default();
-    Err(format!(
-        "the job asks for {}{of_model} on one node, but the largest node ({name}) has {most}; \
-         ask for at most {most}, or run it on several nodes: `--nodes N --gpus-per-node G` \
-         (N x G = {gpus}) or `--split` to let the scheduler choose",
-        gpusched_wire::count(gpus, "GPU")
-    ))
-}
-
-/// Each generic resource the job asks for is declared, in that count, by some node.
-fn resources_could_fit(job: &JobSubmit, nodes: &[KnownNode]) -> Result<(), String> {
-    for (name, &want) in &job.resources {
-        let most = nodes
-            .iter()
-            .filter_map(|n| n.resources.get(name).map(|&c| (c, n.name)))
-            .max();
-        match most {
-            None => {
-                let mut declared: Vec<&str> = nodes
-                    .iter()
-                    .flat_map(|n| n.resources.keys().map(String::as_str))
-                    .collect();
-                declared.sort_unstable();
-                declared.dedup();
-                return Err(format!(
-                    "no node declares resource `{name}`, so nothing could run this job; the \
-                     resources nodes declare are: {} (an agent declares one with \
-                     `gpusched agent --resource {name}=N`)",
-                    if declared.is_empty() {
-                        "none".to_string()
-                    } else {
-                        declared.join(", ")
-                    }
-                ));
-            }
-            Some((most, node)) if most < want => {
-                return Err(format!(
-                    "`resources`: {name}={want}, but the most any node declares is {most} \
-                     (on {node}); ask for at most {most}"
-                ))
-            }
-            Some(_) => {}
+        ),
+        Unfit::TooManyGpus { gpus, most, node } => {
+            let of_model = job
+                .gpu_model
+                .as_ref()
+                .map(|m| format!(" of model `{m}*`"))
+                .unwrap_or_default();
+            format!(
+                "the job asks for {}{of_model} on one node, but the largest node ({node}) has \
+                 {most}; ask for at most {most}, or run it on several nodes: `--nodes N \
+                 --gpus-per-node G` (N x G = {gpus}) or `--split` to let the scheduler choose",
+                gpusched_wire::count(gpus, "GPU")
+            )
         }
+        Unfit::NotTogether { gpus } => format!(
+            "no single node has the {} this job asks for together with its CPUs, memory and \
+             resources (each exists, but on different nodes); a job runs on one node, so ask \
+             for less of one of them",
+            gpusched_wire::count(gpus, "GPU")
+        ),
     }
-    Ok(())
-}
-
-/// One node has the job's GPUs together with its CPUs, memory and generic resources
-/// (each alone was checked): a job needs them all on the node it runs on.
-fn together(
-    job: &JobSubmit,
-    gpus: u32,
-    nodes: &[KnownNode],
-    matching: impl Fn(&KnownNode) -> u32,
-) -> Result<(), String> {
-    let ask = Amount {
-        cpu_milli: job.cpus.map_or(0, |c| (c * 1000.0).round() as u64),
-        mem_mib: job.mem_mib.unwrap_or(0),
-        generic: &job.resources,
-    };
-    let fits = |n: &KnownNode| {
-        let has = Amount {
-            cpu_milli: u64::from(n.cpus) * 1000,
-            mem_mib: n.mem_mib,
-            generic: n.resources,
-        };
-        matching(n) >= gpus && has.holds(ask)
-    };
-    if nodes.iter().any(fits) {
-        return Ok(());
-    }
-    Err(format!(
-        "no single node has the {} this job asks for together with its CPUs, memory and \
-         resources (each exists, but on different nodes); a job runs on one node, so ask \
-         for less of one of them",
-        gpusched_wire::count(gpus, "GPU")
-    ))
 }
 
 #[cfg(test)]
