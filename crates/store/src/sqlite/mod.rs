@@ -14,6 +14,8 @@ pub(crate) mod writer;
 mod fixture_tests;
 #[cfg(test)]
 mod upgrade_tests;
+#[cfg(test)]
+mod writer_bench;
 
 use std::path::{Path, PathBuf};
 
