@@ -10,7 +10,7 @@ use crate::{StoredJob, StoredSlice, RELEASE, SCHEMA_VERSION};
 use sqlx::{Connection, SqliteConnection};
 
 /// A copy of a fixture in a temporary data directory (the original is never opened).
-fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
+pub(super) fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)

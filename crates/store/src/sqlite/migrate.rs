@@ -73,7 +73,9 @@ pub fn migrations() -> Vec<Migration> {
         Migration {
             version: 8,
             name: "leader lease: the epoch, holder and URL of the leading server",
-            steps: lease::CREATE_V8.iter().map(|s| Step::Sql(s)).collect(),
+            steps: std::iter::once(Step::Rust(|c| Box::pin(add_array_progress(c))))
+                .chain(lease::CREATE_V8.iter().map(|s| Step::Sql(s)))
+                .collect(),
         },
         Migration {
             version: 9,
@@ -111,6 +113,26 @@ async fn upgrade_v1_jobs(conn: &mut AnyConnection) -> Result<(), StoreError> {
             why,
         })?;
         jobs::put_as(&mut *conn, &row, jobs::Layout::V2).await?;
+    }
+    Ok(())
+}
+
+/// Schema 6 as main first had it (760d8a6, 2026-12-01, to ca5faf8, which added the column
+/// to schema 6 without a new version) had no `array_progress`: a database written by
+/// main in between, at schema 6 or 7, reached later schemas without it and then could not
+/// be read ("no such column: array_progress"; the fixture of schema 6,
+/// tests/fixtures/v6-2026-12-01). The column is added where it is missing; every other
+/// database has it already and is left as it is.
+async fn add_array_progress(conn: &mut AnyConnection) -> Result<(), StoreError> {
+    let has: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'array_progress'",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if has == 0 {
+        sqlx::query("ALTER TABLE jobs ADD COLUMN array_progress TEXT")
+            .execute(&mut *conn)
+            .await?;
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! the settings of every connection to it, the round writer (`writer.rs`: a round's
 //! transaction on a rusqlite connection of its own), SQLite's schema versions
 //! (`migrate.rs`) with schema 1 frozen (`v1.rs`), and the tests that upgrade databases
-//! written by real releases (`fixture_tests.rs`). The store itself and the queries both
+//! written by real releases (`fixture_tests.rs`: schema 1; `upgrade_tests.rs`: every
+//! schema since 2). The store itself and the queries both
 //! backends share are in `sql/`.
 
 pub(crate) mod migrate;
@@ -11,6 +12,10 @@ pub(crate) mod writer;
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod upgrade_tests;
+#[cfg(test)]
+mod writer_bench;
 
 use std::path::{Path, PathBuf};
 
