@@ -12,7 +12,8 @@
 # judged by its `--help` (the jobs of schema 1 always; then, where the CLI has them, a
 # job that follows another on its GPU, a pending gang on a second node, an array with a
 # task cancelled before it started, a held job, `any:`/`notok:` dependencies, an image
-# and a process cap). Jobs are found by name, not id, in the tests: what is left out shifts the ids.
+# and a process cap). The tests find jobs by name, not id: what is left out shifts the
+# ids.
 #
 # The server is stopped with SIGKILL while three jobs run, as a crash would leave it; the
 # WAL is then merged into the database file (wal_checkpoint(TRUNCATE)) so one file holds
@@ -192,4 +193,3 @@ mkdir -p "$out"
 cp "$data/gpusched.db" "$out/gpusched.db"
 echo "wrote $out/gpusched.db ($(stat -c %s "$out/gpusched.db") bytes)"
 sqlite3 -header -column "$out/gpusched.db" 'SELECT id, name, state, node FROM jobs ORDER BY id' || true
-
