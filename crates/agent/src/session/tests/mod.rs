@@ -21,7 +21,7 @@
 //! The update switch (rust-analyzer's `UPDATE_EXPECT`): after a change that moves
 //! transcripts on purpose, run `UPDATE_EXPECT=1 cargo test -p gpusched-agent --lib
 //! session::tests` and every scenario whose transcript differs writes it into its
-//! expected text instead of failing (`update.rs`); then read the diff as a reviewer would.
+//! expected text instead of failing (the `gpusched-expect` crate); then read the diff as a reviewer would.
 //!
 //! This file holds the step language and [`run`]; `fake.rs` the fake servers (what they
 //! answer, what they heard), `harness.rs` the steps played and the transcript,
@@ -41,7 +41,6 @@ mod ports;
 mod reconcile;
 mod register;
 mod telemetry;
-mod update;
 
 use std::time::Duration;
 
@@ -204,14 +203,5 @@ pub(super) fn run_with(name: &str, node: Node, steps: Vec<Step>, expected: &str)
         h.log
     });
     rt.shutdown_background();
-    let want = update::dedent(expected);
-    if got != want && update::enabled() {
-        update::rewrite(at, expected, &got);
-        return;
-    }
-    assert!(
-        got == want,
-        "scenario `{name}`: the transcript differs (UPDATE_EXPECT=1 rewrites the expected \
-         text)\n--- got ---\n{got}--- expected ---\n{want}"
-    );
+    gpusched_expect::check(at, name, expected, &got);
 }

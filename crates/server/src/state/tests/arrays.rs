@@ -45,44 +45,44 @@ fn an_array_materialises_only_what_can_start_and_ends_with_its_last_task() {
             alice submits gpus=1 array=0-4: ok 1
             array 1 pending: pending 5 starting 0 running 0 succeeded 0 failed 0 cancelled 0 timed_out 0
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-4 next 2: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
-            job 3 starting on n1 [1] #1 task 1.1: sent to n1
+              job 1 running #1 array 0-4 next 2: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 3 starting on n1 [1] #1 task 1.1: sent to n1
             array 1 running: pending 3 starting 2 running 0 succeeded 0 failed 0 cancelled 0 timed_out 0
             n1 polls: run 2#1 [0] 3#1 [1]; cancel -; preempt -
             n1 reports 2 started: ok
             n1 reports 3 started: ok
             round: wrote jobs 2 3 nodes - tokens -; woke -; ended -
-            job 2 running on n1 [0] #1 task 1.0: running on n1
-            job 3 running on n1 [1] #1 task 1.1: running on n1
+              job 2 running on n1 [0] #1 task 1.0: running on n1
+              job 3 running on n1 [1] #1 task 1.1: running on n1
             task 1.0: job 2 true[0] running: running on n1
             task 1.3: job 0 true[3] pending: not started yet: array 1 starts its tasks in index order as GPUs free up, and 1 unstarted before this one
             task 1.5: NotFound("array 1 has no task 5; its indices are 0-4 (5 tasks)")
             n1 reports 2 exited 0: ok
             round: wrote jobs 1 2 4 nodes - tokens -; woke n1; ended 2
-            job 1 running #1 array 0-4 next 3: its tasks are running
-            job 2 succeeded on n1 [0] #1 task 1.0: exited with code 0
-            job 4 starting on n1 [0] #1 task 1.2: sent to n1
+              job 1 running #1 array 0-4 next 3: its tasks are running
+              job 2 succeeded on n1 [0] #1 task 1.0: exited with code 0
+              job 4 starting on n1 [0] #1 task 1.2: sent to n1
             array 1 running: pending 2 starting 1 running 1 succeeded 1 failed 0 cancelled 0 timed_out 0
             n1 polls: run 3#1 [1] 4#1 [0]; cancel -; preempt -
             n1 reports 4 started: ok
             n1 reports 3 exited 0: ok
             n1 reports 4 exited 1: ok
             round: wrote jobs 1 3 4 5 6 nodes - tokens -; woke n1; ended 3 4
-            job 1 running #1 array 0-4 next 5: its tasks are running
-            job 3 succeeded on n1 [1] #1 task 1.1: exited with code 0
-            job 4 failed on n1 [0] #1 task 1.2: exited with code 1
-            job 5 starting on n1 [0] #1 task 1.3: sent to n1
-            job 6 starting on n1 [1] #1 task 1.4: sent to n1
+              job 1 running #1 array 0-4 next 5: its tasks are running
+              job 3 succeeded on n1 [1] #1 task 1.1: exited with code 0
+              job 4 failed on n1 [0] #1 task 1.2: exited with code 1
+              job 5 starting on n1 [0] #1 task 1.3: sent to n1
+              job 6 starting on n1 [1] #1 task 1.4: sent to n1
             n1 polls: run 5#1 [0] 6#1 [1]; cancel -; preempt -
             n1 reports 5 started: ok
             n1 reports 6 started: ok
             n1 reports 5 exited 0: ok
             n1 reports 6 exited 0: ok
             round: wrote jobs 1 5 6 nodes - tokens -; woke n1; ended 1 5 6
-            job 1 failed #1 array 0-4 next 5: 1 of 5 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --all --tasks 1` lists them
-            job 5 succeeded on n1 [0] #1 task 1.3: exited with code 0
-            job 6 succeeded on n1 [1] #1 task 1.4: exited with code 0
+              job 1 failed #1 array 0-4 next 5: 1 of 5 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --all --tasks 1` lists them
+              job 5 succeeded on n1 [0] #1 task 1.3: exited with code 0
+              job 6 succeeded on n1 [1] #1 task 1.4: exited with code 0
             array 1 failed: pending 0 starting 0 running 0 succeeded 4 failed 1 cancelled 0 timed_out 0
         "#,
     );
@@ -112,20 +112,20 @@ fn percent_k_bounds_the_tasks_that_hold_gpus_at_once() {
             alice submits gpus=1 array=0-4%2: ok 1
             bob submits gpus=1: ok 2
             round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-4%2 next 2: its tasks are running
-            job 2 starting on n1 [0] #1: sent to n1
-            job 3 starting on n1 [1] #1 task 1.0: sent to n1
-            job 4 starting on n1 [2] #1 task 1.1: sent to n1
+              job 1 running #1 array 0-4%2 next 2: its tasks are running
+              job 2 starting on n1 [0] #1: sent to n1
+              job 3 starting on n1 [1] #1 task 1.0: sent to n1
+              job 4 starting on n1 [2] #1 task 1.1: sent to n1
             array 1 running: pending 3 starting 2 running 0 succeeded 0 failed 0 cancelled 0 timed_out 0
             n1 polls: run 2#1 [0] 3#1 [1] 4#1 [2]; cancel -; preempt -
             n1 reports 3 started: ok
             n1 reports 4 started: ok
             n1 reports 3 exited 0: ok
             round: wrote jobs 1 3 4 5 nodes - tokens -; woke n1; ended 3
-            job 1 running #1 array 0-4%2 next 3: its tasks are running
-            job 3 succeeded on n1 [1] #1 task 1.0: exited with code 0
-            job 4 running on n1 [2] #1 task 1.1: running on n1
-            job 5 starting on n1 [1] #1 task 1.2: sent to n1
+              job 1 running #1 array 0-4%2 next 3: its tasks are running
+              job 3 succeeded on n1 [1] #1 task 1.0: exited with code 0
+              job 4 running on n1 [2] #1 task 1.1: running on n1
+              job 5 starting on n1 [1] #1 task 1.2: sent to n1
             array 1 running: pending 2 starting 1 running 1 succeeded 1 failed 0 cancelled 0 timed_out 0
         "#,
     );
@@ -250,22 +250,22 @@ fn a_restart_mid_array_goes_on_from_where_it_was() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 array=10-20:5: ok 1
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 10-20:5 next 2: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.10: sent to n1
-            job 3 starting on n1 [1] #1 task 1.15: sent to n1
+              job 1 running #1 array 10-20:5 next 2: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.10: sent to n1
+              job 3 starting on n1 [1] #1 task 1.15: sent to n1
             n1 polls: run 2#1 [0] 3#1 [1]; cancel -; preempt -
             n1 reports 2 started: ok
             n1 reports 3 started: ok
             n1 reports 2 exited 0: ok
             round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended 2
-            job 1 running #1 array 10-20:5 next 3: its tasks are running
-            job 2 succeeded on n1 [0] #1 task 1.10: exited with code 0
-            job 3 running on n1 [1] #1 task 1.15: running on n1
-            job 4 starting on n1 [0] #1 task 1.20: sent to n1
+              job 1 running #1 array 10-20:5 next 3: its tasks are running
+              job 2 succeeded on n1 [0] #1 task 1.10: exited with code 0
+              job 3 running on n1 [1] #1 task 1.15: running on n1
+              job 4 starting on n1 [0] #1 task 1.20: sent to n1
             server restarts
-            job 1 running #1 array 10-20:5 next 3: its tasks are running
-            job 3 running on n1 [1] #1 task 1.15: running on n1
-            job 4 starting on n1 [0] #1 task 1.20: sent to n1
+              job 1 running #1 array 10-20:5 next 3: its tasks are running
+              job 3 running on n1 [1] #1 task 1.15: running on n1
+              job 4 starting on n1 [0] #1 task 1.20: sent to n1
             ended, in the store only: 1
             array 1 running: pending 0 starting 1 running 1 succeeded 1 failed 0 cancelled 0 timed_out 0
             node n1 registers again running [3, 4]: ok
@@ -274,9 +274,9 @@ fn a_restart_mid_array_goes_on_from_where_it_was() {
             n1 reports 3 exited 0: ok
             n1 reports 4 exited 0: ok
             round: wrote jobs 1 3 4 nodes - tokens -; woke n1; ended 1 3 4
-            job 1 succeeded #1 array 10-20:5 next 3: all 3 tasks succeeded
-            job 3 succeeded on n1 [1] #1 task 1.15: exited with code 0
-            job 4 succeeded on n1 [0] #1 task 1.20: exited with code 0
+              job 1 succeeded #1 array 10-20:5 next 3: all 3 tasks succeeded
+              job 3 succeeded on n1 [1] #1 task 1.15: exited with code 0
+              job 4 succeeded on n1 [0] #1 task 1.20: exited with code 0
             array 1 succeeded: pending 0 starting 0 running 0 succeeded 3 failed 0 cancelled 0 timed_out 0
         "#,
     );
@@ -310,22 +310,22 @@ fn a_gang_array_runs_each_task_on_several_nodes() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=2 array=2: ok 1
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
-            job 1 running #1 array 0-1 next 1: its tasks are running
-            job 2 starting on n1 [0, 1] #1 task 1.0 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 running #1 array 0-1 next 1: its tasks are running
+              job 2 starting on n1 [0, 1] #1 task 1.0 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             array 1 running: pending 1 starting 1 running 0 succeeded 0 failed 0 cancelled 0 timed_out 0
             n1 polls: run -; cancel -; preempt -; reserve port 2#1
             n1 reports 2 port 29500: ok
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended -
-            job 2 starting on n1 [0, 1] #1 task 1.0 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 2 starting on n1 [0, 1] #1 task 1.0 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n2 polls: run 2#1 [0, 1] rank 1/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2; cancel -; preempt -
             n1 reports 2 started: ok
             n2 reports 2 started: ok
             n1 reports 2 exited 0: ok
             n2 reports 2 exited 0: ok
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1 n2; ended 2
-            job 1 running #1 array 0-1 next 2: its tasks are running
-            job 2 succeeded on n1 [0, 1] #1 task 1.0 parts n1[0, 1]:done(0) n2[0, 1]:done(0) port 29500: every part (2) exited with code 0
-            job 3 starting on n1 [0, 1] #1 task 1.1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 running #1 array 0-1 next 2: its tasks are running
+              job 2 succeeded on n1 [0, 1] #1 task 1.0 parts n1[0, 1]:done(0) n2[0, 1]:done(0) port 29500: every part (2) exited with code 0
+              job 3 starting on n1 [0, 1] #1 task 1.1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             array 1 running: pending 0 starting 1 running 0 succeeded 1 failed 0 cancelled 0 timed_out 0
         "#,
     );
@@ -380,28 +380,28 @@ fn after_an_array_means_after_every_task_succeeded() {
             alice submits gpus=1 after=1: ok 2
             alice submits gpus=1 array=3 after=1: ok 3
             round: wrote jobs 1 2 3 4 5 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-1 next 2: its tasks are running
-            job 2 pending #1
-            job 3 pending #1 array 0-2 next 0
-            job 4 starting on n1 [0] #1 task 1.0: sent to n1
-            job 5 starting on n1 [1] #1 task 1.1: sent to n1
+              job 1 running #1 array 0-1 next 2: its tasks are running
+              job 2 pending #1
+              job 3 pending #1 array 0-2 next 0
+              job 4 starting on n1 [0] #1 task 1.0: sent to n1
+              job 5 starting on n1 [1] #1 task 1.1: sent to n1
             array 3 pending: pending 3 starting 0 running 0 succeeded 0 failed 0 cancelled 0 timed_out 0
             task 3.0: job 0 true[0] pending: not started yet: array 3 waits for its dependencies
             n1 reports 4 started: ok
             n1 reports 4 exited 0: ok
             round: wrote jobs 1 4 nodes - tokens -; woke n1; ended 4
-            job 1 running #1 array 0-1 next 2: its tasks are running
-            job 4 succeeded on n1 [0] #1 task 1.0: exited with code 0
+              job 1 running #1 array 0-1 next 2: its tasks are running
+              job 4 succeeded on n1 [0] #1 task 1.0: exited with code 0
             n1 reports 5 started: ok
             n1 reports 5 exited 0: ok
             round: wrote jobs 1 2 3 5 6 7 8 nodes - tokens -; woke n1; ended 1 5
-            job 1 succeeded #1 array 0-1 next 2: all 2 tasks succeeded
-            job 2 starting on n1 [0] #1: sent to n1
-            job 3 running #1 array 0-2 next 3: its tasks are running
-            job 5 succeeded on n1 [1] #1 task 1.1: exited with code 0
-            job 6 starting on n1 [1] #1 task 3.0: sent to n1
-            job 7 starting on n1 [2] #1 task 3.1: sent to n1
-            job 8 starting on n1 [3] #1 task 3.2: sent to n1
+              job 1 succeeded #1 array 0-1 next 2: all 2 tasks succeeded
+              job 2 starting on n1 [0] #1: sent to n1
+              job 3 running #1 array 0-2 next 3: its tasks are running
+              job 5 succeeded on n1 [1] #1 task 1.1: exited with code 0
+              job 6 starting on n1 [1] #1 task 3.0: sent to n1
+              job 7 starting on n1 [2] #1 task 3.1: sent to n1
+              job 8 starting on n1 [3] #1 task 3.2: sent to n1
             array 1 succeeded: pending 0 starting 0 running 0 succeeded 2 failed 0 cancelled 0 timed_out 0
             array 3 running: pending 0 starting 3 running 0 succeeded 0 failed 0 cancelled 0 timed_out 0
             n1 reports 2 started: ok
@@ -413,28 +413,28 @@ fn after_an_array_means_after_every_task_succeeded() {
             n1 reports 7 exited 0: ok
             n1 reports 8 exited 0: ok
             round: wrote jobs 2 3 6 7 8 nodes - tokens -; woke n1; ended 2 3 6 7 8
-            job 2 succeeded on n1 [0] #1: exited with code 0
-            job 3 succeeded #1 array 0-2 next 3: all 3 tasks succeeded
-            job 6 succeeded on n1 [1] #1 task 3.0: exited with code 0
-            job 7 succeeded on n1 [2] #1 task 3.1: exited with code 0
-            job 8 succeeded on n1 [3] #1 task 3.2: exited with code 0
+              job 2 succeeded on n1 [0] #1: exited with code 0
+              job 3 succeeded #1 array 0-2 next 3: all 3 tasks succeeded
+              job 6 succeeded on n1 [1] #1 task 3.0: exited with code 0
+              job 7 succeeded on n1 [2] #1 task 3.1: exited with code 0
+              job 8 succeeded on n1 [3] #1 task 3.2: exited with code 0
             array 3 succeeded: pending 0 starting 0 running 0 succeeded 3 failed 0 cancelled 0 timed_out 0
             alice submits gpus=1 array=2: ok 9
             alice submits gpus=1 array=2 after=9: ok 10
             round: wrote jobs 9 10 11 12 nodes - tokens -; woke n1; ended -
-            job 9 running #1 array 0-1 next 2: its tasks are running
-            job 10 pending #1 array 0-1 next 0
-            job 11 starting on n1 [0] #1 task 9.0: sent to n1
-            job 12 starting on n1 [1] #1 task 9.1: sent to n1
+              job 9 running #1 array 0-1 next 2: its tasks are running
+              job 10 pending #1 array 0-1 next 0
+              job 11 starting on n1 [0] #1 task 9.0: sent to n1
+              job 12 starting on n1 [1] #1 task 9.1: sent to n1
             n1 reports 11 started: ok
             n1 reports 12 started: ok
             n1 reports 11 exited 1: ok
             n1 reports 12 exited 0: ok
             round: wrote jobs 9 10 11 12 nodes - tokens -; woke n1; ended 9 10 11 12
-            job 9 failed #1 array 0-1 next 2: 1 of 2 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --all --tasks 9` lists them
-            job 10 failed #1 array 0-1 next 2: dependency job 9 ended failed; it can never start
-            job 11 failed on n1 [0] #1 task 9.0: exited with code 1
-            job 12 succeeded on n1 [1] #1 task 9.1: exited with code 0
+              job 9 failed #1 array 0-1 next 2: 1 of 2 tasks did not succeed (1 failed, 0 timed out, 0 cancelled); `gpusched queue --all --tasks 9` lists them
+              job 10 failed #1 array 0-1 next 2: dependency job 9 ended failed; it can never start
+              job 11 failed on n1 [0] #1 task 9.0: exited with code 1
+              job 12 succeeded on n1 [1] #1 task 9.1: exited with code 0
             array 9 failed: pending 0 starting 0 running 0 succeeded 1 failed 1 cancelled 0 timed_out 0
             array 10 failed: pending 0 starting 0 running 0 succeeded 0 failed 0 cancelled 2 timed_out 0
         "#,

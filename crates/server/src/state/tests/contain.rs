@@ -45,27 +45,27 @@ fn what_a_gang_used_adds_up_over_its_parts_and_an_unmeasured_attempt_shows_nothi
             alice submits nodes=2 gpn=1 mem=4096: ok 1
             bob submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
-            job 2 starting on n1 [1] #1: sent to n1
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 2 starting on n1 [1] #1: sent to n1
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             n1 reports 2 started: ok
             round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
-            job 2 running on n1 [1] #1: running on n1
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 2 running on n1 [1] #1: running on n1
             3600s pass
             n1 reports 1 exited 0 using cpu=3000000 peak=3072 cpu_psi=100: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:done(0) n2[0]:running port 29500: part 0 on n1 exited with code 0; waiting for the other part
+              job 1 running on n1 [0] #1 parts n1[0]:done(0) n2[0]:running port 29500: part 0 on n1 exited with code 0; waiting for the other part
             used by job 1: CPU 50m00s, peak memory 3.0 GiB (largest part) of 4.0 GiB asked; stalled on CPU 100 ms
             n2 reports 1 exited 0 using cpu=1000000 peak=4000 mem_psi=20: ok
             n1 reports 2 exited 0: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended 1 2
-            job 1 succeeded on n1 [0] #1 parts n1[0]:done(0) n2[0]:done(0) port 29500: every part (2) exited with code 0
-            job 2 succeeded on n1 [1] #1: exited with code 0
+              job 1 succeeded on n1 [0] #1 parts n1[0]:done(0) n2[0]:done(0) port 29500: every part (2) exited with code 0
+              job 2 succeeded on n1 [1] #1: exited with code 0
             used by job 1: CPU 1h06m (1.1 cores avg), peak memory 3.9 GiB (largest part) of 4.0 GiB asked; stalled on CPU 100 ms, on memory 20 ms
             used by job 2: nothing measured
             alice reads events of 1:
@@ -118,8 +118,8 @@ fn limits_and_images_go_only_to_agents_that_take_them_and_out_of_memory_says_its
             alice submits gpus=1 cpus=2 mem=64: ok 1
             alice submits gpus=1 cpus=2 mem=64: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 starting on n2 [0] #1: sent to n2
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 starting on n2 [0] #1: sent to n2
             to run job 1 contained: image=localhost/py pids=64
             to run job 2 contained: image=localhost/py pids=64
             n1 polls: run 1#1 [0] limits cpu 2000 mem 64 pids 64 image localhost/py; cancel -; preempt -
@@ -127,12 +127,12 @@ fn limits_and_images_go_only_to_agents_that_take_them_and_out_of_memory_says_its
             n1 reports 1 started: ok
             n2 reports 2 started: ok
             round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
-            job 2 running on n2 [0] #1: running on n2
+              job 1 running on n1 [0] #1: running on n1
+              job 2 running on n2 [0] #1: running on n2
             10s pass
             n1 reports 1 out of memory: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 failed on n1 [0] #1: out of memory: peak 64 MiB of its 64 MiB limit (--mem; the kernel killed it)
+              job 1 failed on n1 [0] #1: out of memory: peak 64 MiB of its 64 MiB limit (--mem; the kernel killed it)
             used by job 1: CPU 9.0 s (0.9 cores avg), peak memory 64 MiB of 64 MiB asked
             alice reads events of 1:
             - 0s submitted #0 [] queue default
@@ -171,19 +171,19 @@ fn a_requeued_attempt_starts_measuring_again() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             60s pass
             n1 reports 1 exited 0 using cpu=60000 peak=100: ok
             n2 reports 1 lost: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             used by job 1: nothing measured
             alice reads events of 1:
             - 0s submitted #0 [] queue default

@@ -24,13 +24,13 @@ fn after_any_runs_once_its_dependency_ended_however() {
             alice submits gpus=1: ok 1
             alice submits gpus=1 any=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
             n1 reports 1 started: ok
             n1 reports 1 exited 3: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 1
-            job 1 failed on n1 [0] #1: exited with code 3
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 failed on n1 [0] #1: exited with code 3
+              job 2 starting on n1 [0] #1: sent to n1
         ",
     );
 }
@@ -68,21 +68,21 @@ fn after_notok_runs_on_failure_and_is_cancelled_by_success() {
             alice submits gpus=1 notok=2: ok 4
             alice submits gpus=1 after=3: ok 5
             round: wrote jobs 1 2 3 4 5 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 starting on n1 [1] #1: sent to n1
-            job 3 pending #1
-            job 4 pending #1
-            job 5 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 starting on n1 [1] #1: sent to n1
+              job 3 pending #1
+              job 4 pending #1
+              job 5 pending #1
             n1 reports 1 started: ok
             n1 reports 2 started: ok
             n1 reports 1 exited 0: ok
             n1 reports 2 exited 1: ok
             round: wrote jobs 1 2 3 4 5 nodes - tokens -; woke n1; ended 1 2 3 5
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 2 failed on n1 [1] #1: exited with code 1
-            job 3 cancelled #1: dependency job 1 succeeded, and this job was to run only if it did not (after_notok); it can never start
-            job 4 starting on n1 [0] #1: sent to n1
-            job 5 failed #1: dependency job 3 ended cancelled; it can never start
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 failed on n1 [1] #1: exited with code 1
+              job 3 cancelled #1: dependency job 1 succeeded, and this job was to run only if it did not (after_notok); it can never start
+              job 4 starting on n1 [0] #1: sent to n1
+              job 5 failed #1: dependency job 3 ended cancelled; it can never start
             alice submits gpus=1 notok=1: Conflict(\"`after_notok`: job 1 already ended succeeded, so this job could never start\")
             alice submits gpus=1 after=2: Conflict(\"`after`: job 2 already ended failed, so this job could never start\")
             alice submits gpus=1 any=2 notok=2: ok 6

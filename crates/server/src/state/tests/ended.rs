@@ -59,23 +59,23 @@ fn ended_jobs_leave_memory_and_still_answer_from_the_store() {
             alice submits gpus=1 token=t1: ok 1
             bob submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
             n1 polls: run 1#1 [0]; cancel -; preempt -
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 starting on n1 [0] #1: sent to n1
             n1 polls: run 2#1 [0]; cancel -; preempt -
             n1 reports 2 started: ok
             round: wrote jobs 2 nodes - tokens -; woke -; ended -
-            job 2 running on n1 [0] #1: running on n1
+              job 2 running on n1 [0] #1: running on n1
             n1 reports 2 exited 3: ok
             round: wrote jobs 2 nodes - tokens -; woke n1; ended 2
-            job 2 failed on n1 [0] #1: exited with code 3
+              job 2 failed on n1 [0] #1: exited with code 3
             alice shows 1: 1 succeeded: exited with code 0
             bob shows 2: 2 failed: exited with code 3
             alice cancels 1: already_ended (succeeded)
@@ -87,8 +87,8 @@ fn ended_jobs_leave_memory_and_still_answer_from_the_store() {
             alice submits gpus=1 after=9: Conflict("`after`: there is no job 9")
             bob submits gpus=1: ok 4
             round: wrote jobs 3 4 nodes - tokens -; woke n1; ended -
-            job 3 starting on n1 [0] #1: sent to n1
-            job 4 pending #1
+              job 3 starting on n1 [0] #1: sent to n1
+              job 4 pending #1
             root lists state=all: 4:pending 3:starting 2:failed 1:succeeded; next_before None
             root lists state=all limit=1: 4:pending; next_before Some(4)
             root lists state=all limit=1 before=3: 2:failed; next_before Some(2)
@@ -98,8 +98,8 @@ fn ended_jobs_leave_memory_and_still_answer_from_the_store() {
             alice lists user=bob: 4:pending 2:failed; next_before None
             root lists node=n1: 3:starting 2:failed 1:succeeded; next_before None
             server restarts
-            job 3 starting on n1 [0] #1: sent to n1
-            job 4 pending #1
+              job 3 starting on n1 [0] #1: sent to n1
+              job 4 pending #1
             ended, in the store only: 2
             alice shows 1: 1 succeeded: exited with code 0
             root lists state=all: 4:pending 3:starting 2:failed 1:succeeded; next_before None
@@ -145,34 +145,34 @@ fn usage_over_all_time_is_kept_as_jobs_leave_memory() {
         round: wrote jobs - nodes n1 tokens -; woke n1; ended -
         alice submits gpus=2: ok 1
         round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-        job 1 starting on n1 [0, 1] #1: sent to n1
+          job 1 starting on n1 [0, 1] #1: sent to n1
         n1 polls: run 1#1 [0, 1]; cancel -; preempt -
         n1 reports 1 started: ok
         round: wrote jobs 1 nodes - tokens -; woke -; ended -
-        job 1 running on n1 [0, 1] #1: running on n1
+          job 1 running on n1 [0, 1] #1: running on n1
         1800s pass
         n1 reports 1 exited 0: ok
         round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-        job 1 succeeded on n1 [0, 1] #1: exited with code 0
+          job 1 succeeded on n1 [0, 1] #1: exited with code 0
         usage over all time by user: alice 1 jobs 1.000000 GPU-h
         usage over all time by queue: default 1 jobs 1.000000 GPU-h
         bob submits gpus=1: ok 2
         alice submits gpus=1: ok 3
         round: wrote jobs 2 3 nodes - tokens -; woke n1; ended -
-        job 2 starting on n1 [0] #1: sent to n1
-        job 3 starting on n1 [1] #1: sent to n1
+          job 2 starting on n1 [0] #1: sent to n1
+          job 3 starting on n1 [1] #1: sent to n1
         n1 polls: run 2#1 [0] 3#1 [1]; cancel -; preempt -
         n1 reports 2 started: ok
         n1 reports 3 started: ok
         round: wrote jobs 2 3 nodes - tokens -; woke -; ended -
-        job 2 running on n1 [0] #1: running on n1
-        job 3 running on n1 [1] #1: running on n1
+          job 2 running on n1 [0] #1: running on n1
+          job 3 running on n1 [1] #1: running on n1
         3600s pass
         n1 reports 2 exited 1: ok
         n1 reports 3 exited 0: ok
         round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2 3
-        job 2 failed on n1 [0] #1: exited with code 1
-        job 3 succeeded on n1 [1] #1: exited with code 0
+          job 2 failed on n1 [0] #1: exited with code 1
+          job 3 succeeded on n1 [1] #1: exited with code 0
         usage over all time by user: alice 2 jobs 2.000000 GPU-h, bob 1 jobs 1.000000 GPU-h
         usage over all time by queue: default 3 jobs 3.000000 GPU-h
         ",

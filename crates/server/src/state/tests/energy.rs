@@ -102,7 +102,7 @@ fn energy_goes_to_the_holders_of_each_gpu_and_a_reset_charges_nothing() {
         server restarts
           job 2 running on n1 gpu 0 share 500 #1: running on n1
           job 3 running on n1 gpu 0 share 250 #1: running on n1
-          ended, in the store only: 1
+        ended, in the store only: 1
         round: wrote jobs - nodes - tokens -; woke -; ended -
         energy of job 1: 400 J
         energy of job 2: none

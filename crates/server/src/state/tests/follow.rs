@@ -40,24 +40,24 @@ fn short_jobs_queue_behind_the_running_one_and_take_its_gpu_when_it_ends() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1 batch=4: ok 1 2 3 4
             round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1 behind 1
-            job 3 pending #1 behind 2
-            job 4 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1 behind 1
+              job 3 pending #1 behind 2
+              job 4 pending #1
             n1 polls: run 1#1 [0]; cancel -; preempt -; queued 2#1 after 1#1 [0] 3#1 after 2#1 [0]
             alice holds 2: Conflict("job 2 is queued on n1 to start as soon as job 1 ends (its launch is with the node's agent), so it can no longer be held or updated; `gpusched cancel 2` still cancels it")
             n1 reports 1 started: ok
             n1 reports 1 exited 0: ok
             n1 reports 2 started: ok
             round: wrote jobs 1 2 4 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 2 running on n1 [0] #1: running on n1
-            job 4 pending #1 behind 3
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 running on n1 [0] #1: running on n1
+              job 4 pending #1 behind 3
             n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
             n1 reports 2 exited 0: ok
             round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
-            job 2 succeeded on n1 [0] #1: exited with code 0
-            job 3 starting on n1 [0] #1: sent to n1
+              job 2 succeeded on n1 [0] #1: exited with code 0
+              job 3 starting on n1 [0] #1: sent to n1
             n1 polls: run 3#1 [0]; cancel -; preempt -; queued 4#1 after 3#1 [0]
         "#,
     );
@@ -101,36 +101,36 @@ fn followers_go_back_to_the_queue_with_a_new_attempt_when_the_run_ahead_is_reque
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1 batch=3: ok 1 2 3
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1 behind 1
-            job 3 pending #1 behind 2
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1 behind 1
+              job 3 pending #1 behind 2
             n1 reports 1 started: ok
             n1 reports 1 preempted: ok
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #2: sent to n1
-            job 2 pending #2 behind 1
-            job 3 pending #2 behind 2
+              job 1 starting on n1 [0] #2: sent to n1
+              job 2 pending #2 behind 1
+              job 3 pending #2 behind 2
             n1 polls: run 1#2 [0]; cancel -; preempt -; queued 2#2 after 1#2 [0] 3#2 after 2#2 [0]
             alice reads events of 2:
             - 0s submitted #0 [] queue default
             - 0s requeued #2 [] back in the queue without using a retry: attempt 1 was to start when job 1 ended, and job 1 left its GPUs another way
             server restarts
-            job 1 starting on n1 [0] #2: sent to n1
-            job 2 pending #2 behind 1
-            job 3 pending #2 behind 2
+              job 1 starting on n1 [0] #2: sent to n1
+              job 2 pending #2 behind 1
+              job 3 pending #2 behind 2
             node n1 (1 GPUs) registers: ok
             round: wrote jobs - nodes - tokens -; woke n1; ended -
             n1 polls: run 1#2 [0]; cancel -; preempt -; queued 2#2 after 1#2 [0] 3#2 after 2#2 [0]
             alice cancels 2: cancelled (cancelled)
             round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
-            job 2 cancelled #2: cancelled before it started
-            job 3 pending #2 behind 1
+              job 2 cancelled #2: cancelled before it started
+              job 3 pending #2 behind 1
             n1 polls: run 1#2 [0]; cancel -; preempt -; queued 3#2 after 1#2 [0]
             n1 reports 1 started: ok
             n1 reports 1 lost: ok
             round: wrote jobs 1 3 nodes - tokens -; woke n1; ended 1
-            job 1 failed on n1 [0] #2: lost 1 time, the last on n1: the agent lost it; no retries left (max_retries = 0)
-            job 3 starting on n1 [0] #2: sent to n1
+              job 1 failed on n1 [0] #2: lost 1 time, the last on n1: the agent lost it; no retries left (max_retries = 0)
+              job 3 starting on n1 [0] #2: sent to n1
             n1 polls: run 3#2 [0]; cancel -; preempt -
         "#,
     );
@@ -169,30 +169,30 @@ fn only_the_head_of_the_queue_follows_and_only_on_agents_that_can() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             bob submits gpus=1 walltime=1: ok 2
             alice submits gpus=1 walltime=1: ok 3
             round: wrote jobs 2 3 nodes - tokens -; woke -; ended -
-            job 2 pending #1
-            job 3 pending #1
+              job 2 pending #1
+              job 3 pending #1
             bob cancels 2: cancelled (cancelled)
             round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
-            job 2 cancelled #1: cancelled before it started
-            job 3 pending #1 behind 1
+              job 2 cancelled #1: cancelled before it started
+              job 3 pending #1 behind 1
             alice submits gpus=1 walltime=3600: ok 4
             alice submits gpus=1 walltime=1: ok 5
             round: wrote jobs 4 5 nodes - tokens -; woke -; ended -
-            job 4 pending #1
-            job 5 pending #1
+              job 4 pending #1
+              job 5 pending #1
             n1 polls: run 1#1 [0]; cancel -; preempt -; queued 3#1 after 1#1 [0]
             node n2 (1 GPUs, agent protocol 2) registers: ok
             round: wrote jobs 4 5 nodes n2 tokens -; woke n1 n2; ended -
-            job 4 starting on n2 [0] #1: sent to n2
-            job 5 pending #1 behind 3
+              job 4 starting on n2 [0] #1: sent to n2
+              job 5 pending #1 behind 3
             carol submits gpus=1 walltime=1 batch=2: ok 6 7
             round: wrote jobs 6 7 nodes - tokens -; woke -; ended -
-            job 6 pending #1
-            job 7 pending #1
+              job 6 pending #1
+              job 7 pending #1
             n2 polls: run 4#1 [0]; cancel -; preempt -
         "#,
     );
@@ -221,16 +221,16 @@ fn an_array_offers_tasks_to_follow_its_running_ones_within_its_limit() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1 array=0-5%1: ok 1
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-5%1 next 3: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 1 running #1 array 0-5%1 next 3: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
             n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
             n1 reports 2 started: ok
             n1 reports 2 exited 0: ok
             n1 reports 3 started: ok
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 2
-            job 1 running #1 array 0-5%1 next 4: its tasks are running
-            job 2 succeeded on n1 [0] #1 task 1.0: exited with code 0
-            job 3 running on n1 [0] #1 task 1.1: running on n1
+              job 1 running #1 array 0-5%1 next 4: its tasks are running
+              job 2 succeeded on n1 [0] #1 task 1.0: exited with code 0
+              job 3 running on n1 [0] #1 task 1.1: running on n1
             array 1 running: pending 4 starting 0 running 1 succeeded 1 failed 0 cancelled 0 timed_out 0
             n1 polls: run 3#1 [0]; cancel -; preempt -; queued 4#1 after 3#1 [0] 5#1 after 4#1 [0]
         "#,
@@ -274,47 +274,47 @@ fn tasks_kept_in_their_arrays_row_survive_a_restart_and_get_rows_when_they_chang
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1 array=0-5: ok 1
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-5 next 3: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 1 running #1 array 0-5 next 3: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
             n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
             server restarts
-            job 1 running #1 array 0-5 next 3: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
-            job 3 pending #1 behind 2 task 1.1
-            job 4 pending #1 behind 3 task 1.2
+              job 1 running #1 array 0-5 next 3: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 3 pending #1 behind 2 task 1.1
+              job 4 pending #1 behind 3 task 1.2
             node n1 registers again running []: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 running #1 array 0-5 next 4: its tasks are running
+              job 1 running #1 array 0-5 next 4: its tasks are running
             n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
             alice cancels 1.2: cancelled (cancelled) job 4
             round: wrote jobs 1 4 nodes - tokens -; woke n1; ended 4
-            job 1 running #1 array 0-5 next 5: its tasks are running
-            job 4 cancelled #1 task 1.2: cancelled before it started
+              job 1 running #1 array 0-5 next 5: its tasks are running
+              job 4 cancelled #1 task 1.2: cancelled before it started
             bob submits gpus=1 walltime=1 array=0-3: ok 7
             round: wrote jobs 7 nodes - tokens -; woke -; ended -
-            job 7 pending #1 array 0-3 next 1
+              job 7 pending #1 array 0-3 next 1
             server restarts
-            job 1 running #1 array 0-5 next 5: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
-            job 3 pending #1 behind 2 task 1.1
-            job 5 pending #1 behind 3 task 1.3
-            job 6 pending #1 task 1.4
-            job 7 pending #1 array 0-3 next 1
-            job 8 pending #1 task 7.0
+              job 1 running #1 array 0-5 next 5: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 3 pending #1 behind 2 task 1.1
+              job 5 pending #1 behind 3 task 1.3
+              job 6 pending #1 task 1.4
+              job 7 pending #1 array 0-3 next 1
+              job 8 pending #1 task 7.0
             ended, in the store only: 1
             node n1 registers again running []: ok
             bob updates 7 priority=3: ok priority 3 walltime Some(1) queue default
             round: wrote jobs 7 8 nodes - tokens -; woke n1; ended -
-            job 7 pending #1 array 0-3 next 1
-            job 8 pending #1 task 7.0
+              job 7 pending #1 array 0-3 next 1
+              job 8 pending #1 task 7.0
             server restarts
-            job 1 running #1 array 0-5 next 5: its tasks are running
-            job 2 starting on n1 [0] #1 task 1.0: sent to n1
-            job 3 pending #1 behind 2 task 1.1
-            job 5 pending #1 behind 3 task 1.3
-            job 6 pending #1 task 1.4
-            job 7 pending #1 array 0-3 next 1
-            job 8 pending #1 task 7.0
+              job 1 running #1 array 0-5 next 5: its tasks are running
+              job 2 starting on n1 [0] #1 task 1.0: sent to n1
+              job 3 pending #1 behind 2 task 1.1
+              job 5 pending #1 behind 3 task 1.3
+              job 6 pending #1 task 1.4
+              job 7 pending #1 array 0-3 next 1
+              job 8 pending #1 task 7.0
             ended, in the store only: 1
             node n1 registers again running []: ok
             round: wrote jobs - nodes - tokens -; woke n1; ended -
@@ -345,16 +345,16 @@ fn a_follower_reported_before_the_end_ahead_of_it_takes_a_new_attempt() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 walltime=1 batch=3: ok 1 2 3
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1 behind 1
-            job 3 pending #1 behind 2
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1 behind 1
+              job 3 pending #1 behind 2
             n1 reports 1 started: ok
             n1 reports 2 lost: ok
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 2 pending #2 behind 3
-            job 3 starting on n1 [0] #1: sent to n1
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 pending #2 behind 3
+              job 3 starting on n1 [0] #1: sent to n1
             n1 polls: run 3#1 [0]; cancel -; preempt -; queued 2#2 after 3#1 [0]
         "#,
     );

@@ -27,17 +27,17 @@ fn a_job_of_one_node_has_one_part_and_its_own_launch_environment() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=4 tasks=2: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0, 1, 2, 3] #1: sent to n1
+              job 1 starting on n1 [0, 1, 2, 3] #1: sent to n1
             n1 polls: run 1#1 [0, 1, 2, 3] tasks 2; cancel -; preempt -
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1, 2, 3] #1: running on n1
+              job 1 running on n1 [0, 1, 2, 3] #1: running on n1
             logs of 1 node None rank Some(1): http://n1.test:7000 rank Some(1)
             logs of 1 node None rank Some(2): NotFound("job 1 has no rank 2; its ranks are 0 to 1 (1 node x 2 per node)")
             logs of 1 node Some("n1") rank None: http://n1.test:7000 rank None
             n1 reports 1 exited 3: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 failed on n1 [0, 1, 2, 3] #1: exited with code 3
+              job 1 failed on n1 [0, 1, 2, 3] #1: exited with code 3
         "#,
     );
 }
@@ -100,23 +100,23 @@ fn a_job_of_one_node_ignores_a_port_and_ends_by_cancel_or_walltime() {
             alice submits gpus=1: ok 1
             alice submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 starting on n1 [1] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 starting on n1 [1] #1: sent to n1
             n1 reports 1 port 5000: ok
             round: wrote jobs - nodes - tokens -; woke -; ended -
             n1 reports 1 started: ok
             n1 reports 2 started: ok
             round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
-            job 2 running on n1 [1] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
+              job 2 running on n1 [1] #1: running on n1
             alice cancels 1: cancelling (running)
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 running on n1 [0] #1: cancel requested; n1 is stopping it
+              job 1 running on n1 [0] #1: cancel requested; n1 is stopping it
             n1 reports 1 cancelled: ok
             n1 reports 2 timed out: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 1 2
-            job 1 cancelled on n1 [0] #1: cancelled while running
-            job 2 timed_out on n1 [1] #1: stopped after passing its walltime of 60 s
+              job 1 cancelled on n1 [0] #1: cancelled while running
+              job 2 timed_out on n1 [1] #1: stopped after passing its walltime of 60 s
         ",
     );
 }
@@ -162,21 +162,21 @@ fn a_gang_starts_together_after_the_port_and_succeeds_when_every_part_exited_0()
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=2 tasks=2: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 polls: run -; cancel -; preempt -; reserve port 1#1
             n2 polls: run -; cancel -; preempt -
             n2 reports 1 port 5000: ok
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 polls: run 1#1 [0, 1] rank 0/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2 tasks 2; cancel -; preempt -
             n2 polls: run 1#1 [0, 1] rank 1/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2 tasks 2; cancel -; preempt -
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:running port 29500: running on n1, n2
+              job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:running port 29500: running on n1, n2
             logs of 1 node Some("n2") rank None: http://n2.test:7000 rank None
             logs of 1 node None rank Some(3): http://n2.test:7000 rank Some(3)
             logs of 1 node None rank Some(4): NotFound("job 1 has no rank 4; its ranks are 0 to 3 (2 nodes x 2 per node)")
@@ -185,12 +185,12 @@ fn a_gang_starts_together_after_the_port_and_succeeds_when_every_part_exited_0()
             5s pass
             n2 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:done(0) port 29500: part 1 on n2 exited with code 0; waiting for the other part
+              job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:done(0) port 29500: part 1 on n2 exited with code 0; waiting for the other part
             n2 polls: run -; cancel -; preempt -
             n1 polls: run 1#1 [0, 1] rank 0/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2 tasks 2; cancel -; preempt -
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 succeeded on n1 [0, 1] #1 parts n1[0, 1]:done(0) n2[0, 1]:done(0) port 29500: every part (2) exited with code 0
+              job 1 succeeded on n1 [0, 1] #1 parts n1[0, 1]:done(0) n2[0, 1]:done(0) port 29500: every part (2) exited with code 0
         "#,
     );
 }
@@ -232,30 +232,30 @@ fn a_part_that_fails_stops_the_others_and_the_gang_fails_once_all_ended() {
             round: wrote jobs - nodes n1 n2 n3 tokens -; woke n1 n2 n3; ended -
             alice submits nodes=3 gpn=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2 n3; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting n3[0]:starting: sent to n1, n2, n3; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting n3[0]:starting: sent to n1, n2, n3; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2 n3; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting n3[0]:starting port 29500: starting on n1, n2, n3 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting n3[0]:starting port 29500: starting on n1, n2, n3 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             n3 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running n3[0]:running port 29500: running on n1, n2, n3
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running n3[0]:running port 29500: running on n1, n2, n3
             n2 reports 1 exited 1: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2 n3; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed(1) n3[0]:running port 29500: part 1 on n2 exited with code 1; stopping the other 2 parts
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed(1) n3[0]:running port 29500: part 1 on n2 exited with code 1; stopping the other 2 parts
             n1 polls: run -; cancel 1#1; preempt -
             n2 polls: run -; cancel -; preempt -
             bob submits gpus=1: ok 2
             round: wrote jobs 2 nodes - tokens -; woke -; ended -
-            job 2 pending #1
+              job 2 pending #1
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed(1) n3[0]:running port 29500: part 1 on n2 exited with code 1; stopping the other 2 parts
+              job 1 running on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed(1) n3[0]:running port 29500: part 1 on n2 exited with code 1; stopping the other 2 parts
             n3 reports 1 cancelled: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2 n3; ended 1
-            job 1 failed on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed(1) n3[0]:stopped(sig 15) port 29500: part 1 on n2: exited with code 1; every other part was stopped
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 failed on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed(1) n3[0]:stopped(sig 15) port 29500: part 1 on n2: exited with code 1; every other part was stopped
+              job 2 starting on n1 [0] #1: sent to n1
             n2 polls: run -; cancel -; preempt -
         ",
     );
@@ -308,43 +308,43 @@ fn a_lost_node_requeues_the_gang_once_as_one_unit() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             20s pass
             n1 polls: run 1#1 [0] rank 0/2 master 10.0.0.1:29500 hosts 10.0.0.1*1 10.0.0.2*1; cancel -; preempt -
             15s pass
             tick
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was lost: no heartbeat from n2 for 30s; stopping the other part
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was lost: no heartbeat from n2 for 30s; stopping the other part
             n1 polls: run -; cancel 1#1; preempt -
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 pending #2: requeued after attempt 1 on n1, n2 was lost: no heartbeat from n2 for 30s
+              job 1 pending #2: requeued after attempt 1 on n1, n2 was lost: no heartbeat from n2 for 30s
             n1 polls: run -; cancel -; preempt -
             node n2 (1 GPUs) registers: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 polls: run -; cancel -; preempt -; reserve port 1#2
             n1 reports 1 port 29501: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting port 29501: starting on n1, n2 (MASTER_PORT 29501 on n1)
+              job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting port 29501: starting on n1, n2 (MASTER_PORT 29501 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #2 parts n1[0]:running n2[0]:running port 29501: running on n1, n2
+              job 1 running on n1 [0] #2 parts n1[0]:running n2[0]:running port 29501: running on n1, n2
             n1 reports 1 lost: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #2 parts n1[0]:failed n2[0]:running port 29501: part 0 on n1 was lost: the agent lost it; stopping the other part
+              job 1 running on n1 [0] #2 parts n1[0]:failed n2[0]:running port 29501: part 0 on n1 was lost: the agent lost it; stopping the other part
             n2 polls: run -; cancel 1#2; preempt -
             n2 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 failed on n1 [0] #2 parts n1[0]:failed n2[0]:stopped(sig 15) port 29501: part 0 on n1: lost 2 times, the last on n1, n2: the agent lost it; no retries left (max_retries = 1); every other part was stopped
+              job 1 failed on n1 [0] #2 parts n1[0]:failed n2[0]:stopped(sig 15) port 29501: part 0 on n1: lost 2 times, the last on n1, n2: the agent lost it; no retries left (max_retries = 1); every other part was stopped
         ",
     );
 }
@@ -386,33 +386,33 @@ fn cancel_and_walltime_reach_every_part() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             alice cancels 1: cancelling (starting)
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: cancel requested; n1, n2 are stopping it
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: cancel requested; n1, n2 are stopping it
             n1 polls: run -; cancel 1#1; preempt -
             n2 polls: run -; cancel 1#1; preempt -
             n1 reports 1 cancelled: ok
             n2 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 cancelled on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:stopped(sig 15): cancelled; all 2 parts stopped
+              job 1 cancelled on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:stopped(sig 15): cancelled; all 2 parts stopped
             alice submits nodes=2 gpn=1: ok 2
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended -
-            job 2 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 2 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 2 port 29500: ok
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended -
-            job 2 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 2 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 2 started: ok
             n2 reports 2 started: ok
             round: wrote jobs 2 nodes - tokens -; woke -; ended -
-            job 2 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 2 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             n2 reports 2 timed out: ok
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended -
-            job 2 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 passed the walltime of 60 s; stopping the other part
+              job 2 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 passed the walltime of 60 s; stopping the other part
             n1 polls: run -; cancel 2#1; preempt -
             n1 reports 2 cancelled: ok
             round: wrote jobs 2 nodes - tokens -; woke n1 n2; ended 2
-            job 2 timed_out on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed port 29500: part 1 on n2: stopped after passing its walltime of 60 s; every other part was stopped
+              job 2 timed_out on n1 [0] #1 parts n1[0]:stopped(sig 15) n2[0]:failed port 29500: part 1 on n2: stopped after passing its walltime of 60 s; every other part was stopped
         ",
     );
 }
@@ -448,16 +448,16 @@ fn a_restarted_server_keeps_a_running_gang() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             server restarts
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             node n1 registers again running [1]: ok
             node n2 registers again running [1]: ok
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
@@ -466,7 +466,7 @@ fn a_restarted_server_keeps_a_running_gang() {
             n1 reports 1 exited 0: ok
             n2 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 succeeded on n1 [0] #1 parts n1[0]:done(0) n2[0]:done(0) port 29500: every part (2) exited with code 0
+              job 1 succeeded on n1 [0] #1 parts n1[0]:done(0) n2[0]:done(0) port 29500: every part (2) exited with code 0
         ",
     );
 }
@@ -505,29 +505,29 @@ fn preemption_reaches_every_part_and_requeues_the_gang_without_a_retry() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             bob submits queue=b nodes=2 gpn=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             600s pass
             alice submits queue=a: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
-            job 2 pending #1
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
+              job 2 pending #1
             n1 polls: run -; cancel -; preempt 1#1
             n2 polls: run -; cancel -; preempt 1#1
             n2 reports 1 preempted: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:stopped(sig 10) port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:stopped(sig 10) port 29500: being preempted on n1 to return GPUs to queue `a` (job 2)
             n1 polls: run -; cancel -; preempt 1#1
             n1 reports 1 preempted: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
-            job 1 pending #2: preempted on n1, n2 to return GPUs to another queue's quota; requeued
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 pending #2: preempted on n1, n2 to return GPUs to another queue's quota; requeued
+              job 2 starting on n1 [0] #1: sent to n1
         ",
     );
 }
@@ -560,21 +560,21 @@ fn an_agent_that_rejoins_without_its_part_fails_that_part_and_the_others_stop() 
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             node n2 registers again running []: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was lost: the agent on n2 restarted without it; stopping the other part
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:failed port 29500: part 1 on n2 was lost: the agent on n2 restarted without it; stopping the other part
             n1 polls: run -; cancel 1#1; preempt -
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
         ",
     );
 }
@@ -605,20 +605,20 @@ fn a_running_job_stored_before_parts_existed_gets_its_part_0_at_restart() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=2: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0, 1] #1: sent to n1
+              job 1 starting on n1 [0, 1] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1] #1: running on n1
+              job 1 running on n1 [0, 1] #1: running on n1
             the stored rows have no parts (schema 2)
             server restarts
-            job 1 running on n1 [0, 1] #1: running on n1
+              job 1 running on n1 [0, 1] #1: running on n1
             node n1 registers again running [1]: ok
             round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
-            job 1 running on n1 [0, 1] #1: running on n1
+              job 1 running on n1 [0, 1] #1: running on n1
             n1 polls: run 1#1 [0, 1]; cancel -; preempt -
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0, 1] #1: exited with code 0
+              job 1 succeeded on n1 [0, 1] #1: exited with code 0
         ",
     );
 }
@@ -650,20 +650,20 @@ fn a_part_lost_while_the_gang_is_still_starting_stops_the_others() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:running n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:running n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             node n1 registers again running []: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:failed n2[0]:starting port 29500: part 0 on n1 was lost: the agent on n1 restarted without it; stopping the other part
+              job 1 starting on n1 [0] #1 parts n1[0]:failed n2[0]:starting port 29500: part 0 on n1 was lost: the agent on n1 restarted without it; stopping the other part
             n2 polls: run -; cancel 1#1; preempt -
             n2 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #2 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
         ",
     );
 }
@@ -727,10 +727,10 @@ fn a_split_job_takes_the_layout_the_scheduler_chose() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits split=1 gpus=4 tasks=2: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n2 polls: run 1#1 [0, 1] rank 1/2 master 10.0.0.1:29500 hosts 10.0.0.1*2 10.0.0.2*2 tasks 2; cancel -; preempt -
         ",
     );
@@ -765,21 +765,21 @@ fn a_stopped_agent_requeues_the_gang_without_a_retry_and_its_node_leaves() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0] #1 parts n1[0]:starting n2[0]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:running port 29500: running on n1, n2
             n2 reports 1 stopped: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:stopped(sig 15) port 29500: part 1 on n2 was stopped: the agent was told to stop; stopping the other part
+              job 1 running on n1 [0] #1 parts n1[0]:running n2[0]:stopped(sig 15) port 29500: part 1 on n2 was stopped: the agent was told to stop; stopping the other part
             n1 polls: run -; cancel 1#1; preempt -
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 pending #2: requeued without using a retry: attempt 1 was stopped on n2 (the agent was told to stop)
+              job 1 pending #2: requeued without using a retry: attempt 1 was stopped on n2 (the agent was told to stop)
             n1 polls: run -; cancel -; preempt -
         ",
     );

@@ -42,24 +42,24 @@ fn a_drained_node_runs_its_jobs_out_starts_nothing_and_resumes() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             alice drains n1 (maintenance): Forbidden(\"only an admin may drain a node (alice is not one); ask an admin, or use an admin token\")
             root drains n9 (maintenance): NotFound(\"no node \\\"n9\\\"; the nodes are: n1\")
             root drains n1 (maintenance): ok, drained by root
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 2
             round: wrote jobs 2 nodes - tokens -; woke -; ended -
-            job 2 pending #1
+              job 2 pending #1
             n1 polls: run 1#1 [0]; cancel -; preempt -
             nodes: n1 drain maintenance by root now=false; unhealthy -
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
+              job 1 succeeded on n1 [0] #1: exited with code 0
             server restarts
-            job 2 pending #1
+              job 2 pending #1
             ended, in the store only: 1
             node n1 registers again running []: ok
             round: wrote jobs - nodes - tokens -; woke n1; ended -
@@ -67,7 +67,7 @@ fn a_drained_node_runs_its_jobs_out_starts_nothing_and_resumes() {
             alice resumes n1: Forbidden(\"only an admin may resume a node (alice is not one); ask an admin, or use an admin token\")
             root resumes n1: ok
             round: wrote jobs 2 nodes n1 tokens -; woke n1; ended -
-            job 2 starting on n1 [0] #1: sent to n1
+              job 2 starting on n1 [0] #1: sent to n1
             nodes: n1 drain -; unhealthy -
             n1 polls: run 2#1 [0]; cancel -; preempt -
         ",
@@ -100,21 +100,21 @@ fn drain_now_requeues_through_preemption_without_using_a_retry() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             root drains n1 --now (reboot): ok, drained by root
             round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
-            job 1 running on n1 [0] #1: being requeued: n1 is drained (reboot)
+              job 1 running on n1 [0] #1: being requeued: n1 is drained (reboot)
             n1 polls: run -; cancel -; preempt 1#1
             n1 reports 1 preempted: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 pending #2: requeued without using a retry: n1 was drained (reboot)
+              job 1 pending #2: requeued without using a retry: n1 was drained (reboot)
             n1 polls: run -; cancel -; preempt -
             root resumes n1: ok
             round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #2: sent to n1
+              job 1 starting on n1 [0] #2: sent to n1
             n1 polls: run 1#2 [0]; cancel -; preempt -
         ",
     );
@@ -167,19 +167,19 @@ fn hot_xid_and_lost_gpus_leave_placement_and_their_jobs_finish() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             n1 reports GPU 1 temp=95: ok
             n1 reports GPU 0 xid=13: ok
             round: wrote jobs - nodes n1 tokens -; woke -; ended -
             bob submits gpus=1: ok 2
             round: wrote jobs 2 nodes - tokens -; woke -; ended -
-            job 2 pending #1
+              job 2 pending #1
             node n2 (1 GPUs) registers: ok
             round: wrote jobs 2 nodes n2 tokens -; woke n2; ended -
-            job 2 starting on n2 [0] #1: sent to n2
+              job 2 starting on n2 [0] #1: sent to n2
             n2 reports GPU 0 lost: ok
             n1 reports GPU 0 xid=79: ok
             round: wrote jobs - nodes n1 n2 tokens -; woke -; ended -
@@ -188,13 +188,13 @@ fn hot_xid_and_lost_gpus_leave_placement_and_their_jobs_finish() {
             n1 polls: run 1#1 [0]; cancel -; preempt -
             bob submits gpus=1: ok 3
             round: wrote jobs 3 nodes - tokens -; woke -; ended -
-            job 3 pending #1
+              job 3 pending #1
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
+              job 1 succeeded on n1 [0] #1: exited with code 0
             server restarts
-            job 2 starting on n2 [0] #1: sent to n2
-            job 3 pending #1
+              job 2 starting on n2 [0] #1: sent to n2
+              job 3 pending #1
             ended, in the store only: 1
             node n1 registers again running []: ok
             node n2 registers again running []: ok
@@ -203,7 +203,7 @@ fn hot_xid_and_lost_gpus_leave_placement_and_their_jobs_finish() {
             nodes: n2 drain -; unhealthy 0:NVML lost the GPU (fallen off the bus)
             root resumes n1: ok
             round: wrote jobs 3 nodes n1 tokens -; woke n1; ended -
-            job 3 starting on n1 [0] #1: sent to n1
+              job 3 starting on n1 [0] #1: sent to n1
             n1 polls: run 3#1 [0]; cancel -; preempt -
         ",
     );
@@ -241,20 +241,20 @@ fn unhealthy_jobs_requeue_preempts_the_jobs_on_the_failed_gpu() {
             alice submits gpus=1: ok 1
             alice submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [1] #1: sent to n1
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [1] #1: sent to n1
+              job 2 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             n1 reports 2 started: ok
             round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [1] #1: running on n1
-            job 2 running on n1 [0] #1: running on n1
+              job 1 running on n1 [1] #1: running on n1
+              job 2 running on n1 [0] #1: running on n1
             n1 reports GPU 0 ecc=1: ok
             round: wrote jobs 2 nodes n1 tokens -; woke n1; ended -
-            job 2 running on n1 [0] #1: being requeued: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
+              job 2 running on n1 [0] #1: being requeued: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
             n1 polls: run 1#1 [1]; cancel -; preempt 2#1
             n1 reports 2 preempted: ok
             round: wrote jobs 2 nodes - tokens -; woke n1; ended -
-            job 2 pending #2: requeued without using a retry: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
+              job 2 pending #2: requeued without using a retry: GPU 0 of n1 is unhealthy (1 uncorrectable ECC error)
             nodes: n1 drain -; unhealthy 0:1 uncorrectable ECC error
         ",
     );

@@ -38,7 +38,7 @@ fn a_job_that_runs_to_its_end_records_each_step_in_order() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=2: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0, 1] #1: sent to n1
+              job 1 starting on n1 [0, 1] #1: sent to n1
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1] n1: GPU 0,1
@@ -46,15 +46,15 @@ fn a_job_that_runs_to_its_end_records_each_step_in_order() {
             2s pass
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1] #1: running on n1
+              job 1 running on n1 [0, 1] #1: running on n1
             10s pass
             alice reports a checkpoint of 1: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1] #1: running on n1
+              job 1 running on n1 [0, 1] #1: running on n1
             5s pass
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0, 1] #1: exited with code 0
+              job 1 succeeded on n1 [0, 1] #1: exited with code 0
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1] n1: GPU 0,1
@@ -110,22 +110,22 @@ fn a_gang_records_one_placement_on_all_its_nodes_and_one_start() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits nodes=2 gpn=2: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting: sent to n1, n2; waiting for n1 to reserve MASTER_PORT
             n1 polls: run -; cancel -; preempt -; reserve port 1#1
             n2 polls: run -; cancel -; preempt -
             n1 reports 1 port 29500: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:starting n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
+              job 1 starting on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:starting port 29500: starting on n1, n2 (MASTER_PORT 29500 on n1)
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:running port 29500: running on n1, n2
+              job 1 running on n1 [0, 1] #1 parts n1[0, 1]:running n2[0, 1]:running port 29500: running on n1, n2
             n1 reports 1 exited 0: ok
             n2 reports 1 exited 1: ok
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended 1
-            job 1 failed on n1 [0, 1] #1 parts n1[0, 1]:done(0) n2[0, 1]:failed(1) port 29500: part 1 on n2: exited with code 1; every other part was stopped
+              job 1 failed on n1 [0, 1] #1 parts n1[0, 1]:done(0) n2[0, 1]:failed(1) port 29500: part 1 on n2: exited with code 1; every other part was stopped
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1,n2] n1: GPU 0,1; n2: GPU 0,1
@@ -162,19 +162,19 @@ fn a_lost_node_requeues_with_the_reason_and_the_next_attempt() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits gpus=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             20s pass
             n2 polls: run -; cancel -; preempt -
             15s pass
             tick
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n2 [0] #2: sent to n2
+              job 1 starting on n2 [0] #2: sent to n2
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n2 [0] #2: running on n2
+              job 1 running on n2 [0] #2: running on n2
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1] n1: GPU 0
@@ -213,20 +213,20 @@ fn a_quota_reclaim_records_the_preemption_and_the_requeue() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             bob submits queue=b: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             600s pass
             alice submits queue=a: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 running on n1 [0] #1: being preempted on n1 to return GPUs to queue `a` (job 2)
-            job 2 pending #1
+              job 1 running on n1 [0] #1: being preempted on n1 to return GPUs to queue `a` (job 2)
+              job 2 pending #1
             n1 polls: run -; cancel -; preempt 1#1
             n1 reports 1 preempted: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 pending #2: preempted on n1 to return GPUs to another queue's quota; requeued
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 pending #2: preempted on n1 to return GPUs to another queue's quota; requeued
+              job 2 starting on n1 [0] #1: sent to n1
             bob reads events of 1:
             - 0s submitted #0 [] queue b
             - 0s placed #1 [n1] n1: GPU 0
@@ -272,23 +272,23 @@ fn a_cancel_names_who_asked_and_an_admins_cancel_of_anothers_job_is_audited() {
             alice submits gpus=1: ok 2
             bob submits gpus=1: ok 3
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
-            job 3 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
+              job 3 pending #1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             alice cancels 1: cancelling (running)
             alice cancels 1: cancelling (running)
             root cancels 2: cancelled (cancelled)
             bob cancels 3: cancelled (cancelled)
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended 2 3
-            job 1 running on n1 [0] #1: cancel requested; n1 is stopping it
-            job 2 cancelled #1: cancelled before it started
-            job 3 cancelled #1: cancelled before it started
+              job 1 running on n1 [0] #1: cancel requested; n1 is stopping it
+              job 2 cancelled #1: cancelled before it started
+              job 3 cancelled #1: cancelled before it started
             n1 reports 1 cancelled: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 cancelled on n1 [0] #1: cancelled while running
+              job 1 cancelled on n1 [0] #1: cancelled while running
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1] n1: GPU 0
@@ -382,16 +382,16 @@ fn a_drain_now_records_the_preemption_with_the_drains_reason_and_the_requeue() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             root drains n1 --now (bios update): ok, drained by root
             round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
-            job 1 running on n1 [0] #1: being requeued: n1 is drained (bios update)
+              job 1 running on n1 [0] #1: being requeued: n1 is drained (bios update)
             n1 reports 1 preempted: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 pending #2: requeued without using a retry: n1 was drained (bios update)
+              job 1 pending #2: requeued without using a retry: n1 was drained (bios update)
             alice reads events of 1:
             - 0s submitted #0 [] queue default
             - 0s placed #1 [n1] n1: GPU 0

@@ -14,7 +14,7 @@
 //! transcripts on purpose, run the tests with `UPDATE_EXPECT=1` in the environment
 //! (`UPDATE_EXPECT=1 cargo test -p gpusched-server --lib state::tests`) and every
 //! scenario whose transcript differs writes it into its expected text in the source
-//! file instead of failing (`update.rs`); then read the diff as a reviewer would.
+//! file instead of failing (the `gpusched-expect` crate); then read the diff as a reviewer would.
 
 mod arrays;
 mod contain;
@@ -28,7 +28,6 @@ mod history;
 mod learn;
 mod liveness;
 mod scenarios;
-mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -1472,10 +1471,9 @@ impl Harness {
     }
 }
 
-/// Runs one scenario and compares its transcript (leading spaces of the expected text's
-/// lines are indentation and ignored, except the two that mark a job line). With
-/// `UPDATE_EXPECT=1`, a transcript that differs is written into the expected text
-/// (`update.rs`) instead of failing.
+/// Runs one scenario and compares its transcript with the expected text, without the
+/// indentation its lines share (`gpusched_expect::check`). With `UPDATE_EXPECT=1`, a
+/// transcript that differs is written into the expected text instead of failing.
 #[track_caller]
 fn run(name: &str, steps: &[Step], expected: &str) {
     run_with(name, |_| {}, steps, expected);
@@ -1489,26 +1487,5 @@ fn run_with(name: &str, set: impl FnOnce(&mut ServerConfig), steps: &[Step], exp
     for &step in steps {
         h.step(step);
     }
-    let want: String = expected
-        .lines()
-        .map(str::trim_start)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            if l.starts_with("job ") {
-                format!("  {l}\n")
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    if h.log != want && update::enabled() {
-        update::rewrite(at, expected, &h.log);
-        return;
-    }
-    assert!(
-        h.log == want,
-        "scenario `{name}`: the transcript differs (UPDATE_EXPECT=1 rewrites the expected \
-         text)\n--- got ---\n{}--- expected ---\n{want}",
-        h.log
-    );
+    gpusched_expect::check(at, name, expected, &h.log);
 }

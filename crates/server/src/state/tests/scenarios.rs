@@ -27,16 +27,16 @@ fn a_job_goes_from_submitted_to_succeeded() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 polls: run 1#1 [0]; cancel -; preempt -
             1s pass
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             10s pass
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
+              job 1 succeeded on n1 [0] #1: exited with code 0
             n1 polls: run -; cancel -; preempt -
         ",
     );
@@ -79,31 +79,31 @@ fn a_lost_node_requeues_its_job_while_retries_last_then_fails_it() {
             alice submits gpus=1 retries=1: ok 1
             bob submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 starting on n2 [0] #1: sent to n2
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 starting on n2 [0] #1: sent to n2
             n1 reports 1 started: ok
             n2 reports 2 started: ok
             round: wrote jobs 1 2 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
-            job 2 running on n2 [0] #1: running on n2
+              job 1 running on n1 [0] #1: running on n1
+              job 2 running on n2 [0] #1: running on n2
             20s pass
             n2 polls: run 2#1 [0]; cancel -; preempt -
             15s pass
             tick
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 pending #2: requeued after attempt 1 on n1 was lost: no heartbeat from n1 for 30s
+              job 1 pending #2: requeued after attempt 1 on n1 was lost: no heartbeat from n1 for 30s
             n1 polls: Conflict(\"node n1 must register (again) with this server before polling or reporting\")
             1s pass
             n2 reports 2 exited 0: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n2; ended 2
-            job 1 starting on n2 [0] #2: sent to n2
-            job 2 succeeded on n2 [0] #1: exited with code 0
+              job 1 starting on n2 [0] #2: sent to n2
+              job 2 succeeded on n2 [0] #1: exited with code 0
             n2 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n2 [0] #2: running on n2
+              job 1 running on n2 [0] #2: running on n2
             n2 reports 1 lost: ok
             round: wrote jobs 1 nodes - tokens -; woke n2; ended 1
-            job 1 failed on n2 [0] #2: lost 2 times, the last on n2: the agent lost it; no retries left (max_retries = 1)
+              job 1 failed on n2 [0] #2: lost 2 times, the last on n2: the agent lost it; no retries left (max_retries = 1)
         ",
     );
 }
@@ -138,24 +138,24 @@ fn cancelling_ends_a_pending_job_and_asks_the_node_to_stop_a_running_one() {
             alice submits gpus=1: ok 1
             alice submits gpus=1: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             bob cancels 1: Forbidden(\"job 1 belongs to alice; only its owner or an admin may cancel it (you are bob)\")
             alice cancels 2: cancelled (cancelled)
             alice cancels 1: cancelling (running)
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 2
-            job 1 running on n1 [0] #1: cancel requested; n1 is stopping it
-            job 2 cancelled #1: cancelled before it started
+              job 1 running on n1 [0] #1: cancel requested; n1 is stopping it
+              job 2 cancelled #1: cancelled before it started
             alice cancels 1: cancelling (running)
             alice cancels 2: already_ended (cancelled)
             round: wrote jobs - nodes - tokens -; woke -; ended -
             n1 polls: run -; cancel 1#1; preempt -
             n1 reports 1 exited 143: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 cancelled on n1 [0] #1: cancelled; it ended during the grace period
+              job 1 cancelled on n1 [0] #1: cancelled; it ended during the grace period
         ",
     );
 }
@@ -188,19 +188,19 @@ fn dependents_start_when_their_dependency_succeeds_and_fail_when_it_does_not() {
             alice submits gpus=1: ok 3
             alice submits gpus=1 after=3: ok 4
             round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
-            job 3 starting on n1 [1] #1: sent to n1
-            job 4 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
+              job 3 starting on n1 [1] #1: sent to n1
+              job 4 pending #1
             n1 reports 1 started: ok
             n1 reports 3 started: ok
             n1 reports 1 exited 0: ok
             n1 reports 3 exited 1: ok
             round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended 1 3 4
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 2 starting on n1 [0] #1: sent to n1
-            job 3 failed on n1 [1] #1: exited with code 1
-            job 4 failed #1: dependency job 3 ended failed; it can never start
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 starting on n1 [0] #1: sent to n1
+              job 3 failed on n1 [1] #1: exited with code 1
+              job 4 failed #1: dependency job 3 ended failed; it can never start
             alice submits gpus=1 after=4: Conflict(\"`after`: job 4 already ended failed, so this job could never start\")
         ",
     );
@@ -233,14 +233,14 @@ fn a_users_cap_in_a_queue_holds_their_next_job_but_not_others() {
             bob submits gpus=1: ok 3
             alice submits gpus=2: Conflict(\"the job asks for 2 GPUs, but one user's jobs may hold at most 1 in queue `default` (max_gpus_per_user in the queue file), so it could never start\")
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
-            job 3 starting on n1 [1] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
+              job 3 starting on n1 [1] #1: sent to n1
             n1 reports 1 started: ok
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 starting on n1 [0] #1: sent to n1
         ",
     );
 }
@@ -270,13 +270,13 @@ fn a_queue_at_its_max_holds_jobs_and_refuses_one_larger_than_it() {
             bob submits gpus=1: ok 2
             bob submits gpus=3: Conflict(\"the job asks for 3 GPUs but queue `default` may hold at most 2 GPUs (its `max`), so it could never start; ask for at most 2 or submit to another queue\")
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0, 1] #1: sent to n1
-            job 2 pending #1
+              job 1 starting on n1 [0, 1] #1: sent to n1
+              job 2 pending #1
             n1 reports 1 started: ok
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0, 1] #1: exited with code 0
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 succeeded on n1 [0, 1] #1: exited with code 0
+              job 2 starting on n1 [0] #1: sent to n1
         ",
     );
 }
@@ -308,20 +308,20 @@ fn shares_of_one_gpu_run_together_and_keep_whole_jobs_off_it() {
             bob submits share=0.5: ok 2
             carol submits gpus=1: ok 3
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 gpu 0 share 500 #1: sent to n1
-            job 2 starting on n1 gpu 0 share 500 #1: sent to n1
-            job 3 pending #1
+              job 1 starting on n1 gpu 0 share 500 #1: sent to n1
+              job 2 starting on n1 gpu 0 share 500 #1: sent to n1
+              job 3 pending #1
             n1 polls: run 1#1 [0] 2#1 [0]; cancel -; preempt -
             n1 reports 1 started: ok
             n1 reports 2 started: ok
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 gpu 0 share 500 #1: exited with code 0
-            job 2 running on n1 gpu 0 share 500 #1: running on n1
+              job 1 succeeded on n1 gpu 0 share 500 #1: exited with code 0
+              job 2 running on n1 gpu 0 share 500 #1: running on n1
             n1 reports 2 exited 0: ok
             round: wrote jobs 2 3 nodes - tokens -; woke n1; ended 2
-            job 2 succeeded on n1 gpu 0 share 500 #1: exited with code 0
-            job 3 starting on n1 [0] #1: sent to n1
+              job 2 succeeded on n1 gpu 0 share 500 #1: exited with code 0
+              job 3 starting on n1 [0] #1: sent to n1
         ",
     );
 }
@@ -358,26 +358,26 @@ fn a_restart_keeps_running_jobs_from_what_was_committed() {
             alice submits gpus=1: ok 2
             bob submits gpus=1: ok 3
             round: wrote jobs 1 2 3 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 starting on n1 [1] #1: sent to n1
-            job 3 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 starting on n1 [1] #1: sent to n1
+              job 3 pending #1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             n1 reports 2 started: ok
             2s pass
             server restarts
-            job 1 running on n1 [0] #1: running on n1
-            job 2 starting on n1 [1] #1: sent to n1
-            job 3 pending #1
+              job 1 running on n1 [0] #1: running on n1
+              job 2 starting on n1 [1] #1: sent to n1
+              job 3 pending #1
             n1 polls: Conflict(\"node n1 must register (again) with this server before polling or reporting\")
             node n1 registers again running [1, 2]: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             n1 polls: run 1#1 [0] 2#1 [1]; cancel -; preempt -
             n1 reports 1 exited 0: ok
             round: wrote jobs 1 3 nodes - tokens -; woke n1; ended 1
-            job 1 succeeded on n1 [0] #1: exited with code 0
-            job 3 starting on n1 [0] #1: sent to n1
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 3 starting on n1 [0] #1: sent to n1
         ",
     );
 }
@@ -402,13 +402,13 @@ fn an_agent_that_restarts_without_a_running_job_has_lost_it() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             node n1 registers again running []: ok
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #2: sent to n1
+              job 1 starting on n1 [0] #2: sent to n1
             n1 polls: run 1#2 [0]; cancel -; preempt -
         ",
     );
@@ -439,10 +439,10 @@ fn reads_and_stale_reports_write_nothing() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             n1 polls: run 1#1 [0]; cancel -; preempt -
             n1 reports 1 started: ok
             n2 reports 1 exited 0: Conflict(\"node n2 must register (again) with this server before polling or reporting\")
@@ -511,8 +511,8 @@ fn an_admin_submits_for_another_user_with_that_users_groups() {
             root submits queue=ml for=carol: ok 2
             alice submits for=carol: Forbidden(\"you are alice; only an admin may submit jobs as another user (carol)\")
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
-            job 2 pending #1
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1
         ",
     );
 }
@@ -547,20 +547,20 @@ fn after_a_restart_a_node_that_never_comes_back_loses_its_jobs() {
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
             alice submits gpus=1 retries=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             5s pass
             server restarts
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             node n2 registers again running []: ok
             round: wrote jobs - nodes - tokens -; woke n2; ended -
             31s pass
             n2 polls: run -; cancel -; preempt -
             tick
             round: wrote jobs 1 nodes - tokens -; woke n1 n2; ended -
-            job 1 starting on n2 [0] #2: sent to n2
+              job 1 starting on n2 [0] #2: sent to n2
             n2 polls: run 1#2 [0]; cancel -; preempt -
         ",
     );
@@ -592,20 +592,20 @@ fn a_queue_below_its_quota_gets_its_gpu_back_by_preemption() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             bob submits queue=b: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             600s pass
             alice submits queue=a: ok 2
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 running on n1 [0] #1: being preempted on n1 to return GPUs to queue `a` (job 2)
-            job 2 pending #1
+              job 1 running on n1 [0] #1: being preempted on n1 to return GPUs to queue `a` (job 2)
+              job 2 pending #1
             n1 polls: run -; cancel -; preempt 1#1
             n1 reports 1 preempted: ok
             round: wrote jobs 1 2 nodes - tokens -; woke n1; ended -
-            job 1 pending #2: preempted on n1 to return GPUs to another queue's quota; requeued
-            job 2 starting on n1 [0] #1: sent to n1
+              job 1 pending #2: preempted on n1 to return GPUs to another queue's quota; requeued
+              job 2 starting on n1 [0] #1: sent to n1
             n1 polls: run 2#1 [0]; cancel -; preempt -
         ",
     );
@@ -639,10 +639,10 @@ fn silence_caused_by_a_stalled_state_task_expires_no_node() {
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
             alice submits gpus=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
-            job 1 starting on n1 [0] #1: sent to n1
+              job 1 starting on n1 [0] #1: sent to n1
             n1 reports 1 started: ok
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
-            job 1 running on n1 [0] #1: running on n1
+              job 1 running on n1 [0] #1: running on n1
             40s pass
             tick after a 20s stall
             round: wrote jobs - nodes - tokens -; woke -; ended -
@@ -652,7 +652,7 @@ fn silence_caused_by_a_stalled_state_task_expires_no_node() {
             10s pass
             tick
             round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
-            job 1 failed on n1 [0] #1: lost 1 time, the last on n1: no heartbeat from n1 for 30s; no retries left (max_retries = 0)
+              job 1 failed on n1 [0] #1: lost 1 time, the last on n1: no heartbeat from n1 for 30s; no retries left (max_retries = 0)
         ",
     );
 }

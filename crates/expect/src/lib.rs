@@ -1,7 +1,9 @@
-//! The update switch (rust-analyzer's `UPDATE_EXPECT`, as the server's
-//! `state/tests/update.rs` has it): with `UPDATE_EXPECT=1` in the environment, a scenario
-//! whose transcript differs rewrites its expected text in the test's source file instead
-//! of failing. Review the diff, as you would a hand edit.
+//! Transcript tests (the server's `state/tests/`, the agent's `session/tests/`): a
+//! scenario's whole transcript is compared with an expected text written in the test's
+//! source, indented as the code around it ([`check`], [`dedent`]). The update switch
+//! (rust-analyzer's `UPDATE_EXPECT`): with `UPDATE_EXPECT=1` in the environment, a
+//! scenario whose transcript differs rewrites its expected text in the source file
+//! instead of failing. Review the diff, as you would a hand edit.
 //!
 //! The expected text is the last string literal among the arguments of the call that
 //! `#[track_caller]` names (`run(...)` or `run_with(...)`); it is written back as a
@@ -17,8 +19,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Whether `UPDATE_EXPECT` asks for expected texts to be rewritten.
-pub(super) fn enabled() -> bool {
+pub fn enabled() -> bool {
     std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1")
+}
+
+/// Compares scenario `name`'s transcript `got` with `expected` (both through [`dedent`]);
+/// with the switch on, a difference rewrites the expected text of the call at `at`
+/// instead of failing.
+pub fn check(at: &Location<'_>, name: &str, expected: &str, got: &str) {
+    let want = dedent(expected);
+    let got = dedent(got);
+    if got != want && enabled() {
+        rewrite(at, expected, &got);
+        return;
+    }
+    assert!(
+        got == want,
+        "scenario `{name}`: the transcript differs (UPDATE_EXPECT=1 rewrites the expected \
+         text)\n--- got ---\n{got}--- expected ---\n{want}"
+    );
 }
 
 /// Each rewritten file's text as first read, and its changes (byte range → new text).
@@ -28,7 +47,7 @@ static FILES: Mutex<Edits> = Mutex::new(BTreeMap::new());
 
 /// Rewrites the expected text of the call at `at`, whose literal holds `old`, to `got`
 /// (the transcript).
-pub(super) fn rewrite(at: &Location<'_>, old: &str, got: &str) {
+pub fn rewrite(at: &Location<'_>, old: &str, got: &str) {
     let path = source_path(at.file());
     let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
     let (text, edits) = files.entry(path.clone()).or_insert_with(|| {
@@ -143,7 +162,7 @@ fn raw_or_plain(b: &[u8], i: usize) -> Option<usize> {
         return None;
     }
     let close: Vec<u8> = std::iter::once(b'"')
-        .chain(std::iter::repeat_n(b'#', hashes))
+        .chain(std::iter::repeat(b'#').take(hashes))
         .collect();
     let body = i + 2 + hashes;
     b[body..]
@@ -181,7 +200,7 @@ fn unescape(literal: &str) -> Option<String> {
 
 /// `text` without the indentation its lines share, blank lines and trailing spaces
 /// dropped, each line ending in a newline: how an expected text compares.
-pub(super) fn dedent(text: &str) -> String {
+pub fn dedent(text: &str) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let indent = lines
         .iter()
