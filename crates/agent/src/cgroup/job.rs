@@ -198,6 +198,16 @@ impl JobCgroup {
             .collect()
     }
 
+    /// Whether its own directory lists no process (its child cgroups are not looked
+    /// at: listing a cgroup's directory walks all its control files). A part without a
+    /// container runtime has no child cgroups, so this is its end's cheap look; a
+    /// removal that finds children anyway goes through the full kill.
+    pub fn own_procs_empty(&self) -> bool {
+        read(&self.procs_dir().join("cgroup.procs"))
+            .trim()
+            .is_empty()
+    }
+
     /// Sends `signal` to every process in it (SIGTERM to a daemon that left the job's
     /// process group, so it may clean up before the kill).
     pub fn signal_all(&self, signal: Signal) {
@@ -311,12 +321,18 @@ impl JobCgroup {
     /// still busy (then [`JobCgroup::remove`] retries).
     pub fn try_remove_now(&self) -> bool {
         let mut done = true;
-        for d in self.dirs().iter().flat_map(|d| tree(d)) {
-            match std::fs::remove_dir(&d) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => done = false,
-                Err(e) => tracing::warn!("cannot remove the job cgroup {}: {e}", d.display()),
+        for top in self.dirs() {
+            // Most parts have no child cgroups (a container runtime's are the usual
+            // ones): the directory goes at once, without listing its control files.
+            if remove_one(&top).is_some_and(|gone| gone) {
+                continue;
+            }
+            for d in tree(&top) {
+                match remove_one(&d) {
+                    Some(true) => {}
+                    Some(false) => done = false,
+                    None => {}
+                }
             }
         }
         done
@@ -325,21 +341,30 @@ impl JobCgroup {
     /// Removes its directories (empty once its processes are gone; the kernel may take
     /// a moment after the last exit, so a busy one is tried again).
     pub fn remove(&self) {
-        for d in self.dirs().iter().flat_map(|d| tree(d)) {
-            let deadline = Instant::now() + Duration::from_secs(2);
-            loop {
-                match std::fs::remove_dir(&d) {
-                    Ok(()) => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                    Err(e)
-                        if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) =>
-                    {
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    Err(e) => {
-                        tracing::warn!("cannot remove the job cgroup {}: {e}", d.display());
-                        break;
-                    }
+        for top in self.dirs() {
+            if remove_one(&top).is_some_and(|gone| gone) {
+                continue;
+            }
+            remove_tree(&top);
+        }
+    }
+}
+
+/// Removes `top` and the cgroups under it, deepest first, a busy one tried again for a
+/// moment.
+fn remove_tree(top: &Path) {
+    for d in tree(top) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            match std::fs::remove_dir(&d) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => {
+                    tracing::warn!("cannot remove the job cgroup {}: {e}", d.display());
+                    break;
                 }
             }
         }
@@ -359,6 +384,21 @@ fn v1_needed(c: &str, limits: &PartLimits) -> bool {
         "pids" => limits.pids_max.is_some(),
         "devices" => !limits.deny_devices.is_empty(),
         _ => true,
+    }
+}
+
+/// Removes one cgroup directory: `Some(true)` if it is gone (or was), `Some(false)` if
+/// the kernel still holds it (`EBUSY`: processes leaving, or child cgroups), `None`
+/// after another error (logged).
+fn remove_one(d: &Path) -> Option<bool> {
+    match std::fs::remove_dir(d) {
+        Ok(()) => Some(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(true),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Some(false),
+        Err(e) => {
+            tracing::warn!("cannot remove the job cgroup {}: {e}", d.display());
+            None
+        }
     }
 }
 

@@ -271,12 +271,18 @@ impl PartCgroup {
         // cgroup to empty, on a blocking thread.
         let cg = self.cgroup.clone();
         let name = self.name.clone();
-        let read = if before_kill.is_none() && cg.pids().is_empty() {
+        let read = if before_kill.is_none() && cg.own_procs_empty() {
             let read = cg.usage();
             if !cg.try_remove_now() {
-                // The kernel has not let go of it yet: retried off this thread.
+                // The kernel has not let go of it yet, or it has a child cgroup with
+                // processes: ended and removed off this thread.
                 let cg = cg.clone();
-                drop(tokio::task::spawn_blocking(move || cg.remove()));
+                drop(tokio::task::spawn_blocking(move || {
+                    if let Err(e) = cg.kill_all_blocking() {
+                        tracing::warn!("{e}");
+                    }
+                    cg.remove()
+                }));
             }
             Ok(read)
         } else {

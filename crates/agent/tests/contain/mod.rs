@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gpusched_agent::cgroup::CgroupChoice;
@@ -138,6 +138,44 @@ async fn a_setsid_daemon_ends_with_its_job() {
         // Killed before the end was reported, not some time later.
         assert!(!alive(daemon), "the daemon {daemon} outlived job {job}");
     }
+}
+
+/// A daemon that moved itself into a child cgroup of its part's (as a container
+/// runtime's processes do, here without one): the end's cheap look at the part's own
+/// directory sees no process, the removal finds the child busy, and the full kill ends
+/// the daemon and removes the whole tree.
+#[tokio::test]
+async fn a_daemon_in_a_child_cgroup_ends_with_its_job_and_the_tree_goes() {
+    let Some((state, launcher, mut rx)) = contained(auto(), vec![]) else {
+        return;
+    };
+    let pidfile = state.path().join("inner-daemon");
+    let dirfile = state.path().join("inner-dir");
+    let script = format!(
+        "p=$(sed -n 's/^[0-9]*:freezer:\\(.*\\)$/\\1/p' /proc/self/cgroup); d=/sys/fs/cgroup/freezer$p; \
+         [ -n \"$p\" ] || {{ p=$(sed -n 's/^0::\\(.*\\)$/\\1/p' /proc/self/cgroup); d=/sys/fs/cgroup$p; }}; \
+         mkdir $d/inner || exit 3; echo $d > {dir}; \
+         setsid sh -c \"echo \\$\\$ > $d/inner/cgroup.procs; echo \\$\\$ > {p}; exec sleep 1000\" & \
+         while [ ! -s {p} ]; do sleep 0.05; done; exit 0",
+        p = pidfile.display(),
+        dir = dirfile.display(),
+    );
+    launcher.start(&sh(14, &script), &[]).unwrap();
+    expect_started(&mut rx).await;
+    let daemon = pid_in(&pidfile);
+    let part_dir = PathBuf::from(fs::read_to_string(&dirfile).unwrap().trim());
+    let (outcome, usage) = ended(&mut rx).await;
+    assert_eq!(outcome, Outcome::Exited { code: 0 });
+    assert!(usage.is_some());
+    assert!(
+        wait_dead(daemon),
+        "the daemon {daemon} in a child cgroup outlived its job"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while part_dir.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!part_dir.exists(), "{} was left behind", part_dir.display());
 }
 
 /// The agent dies (its launcher is dropped: the leaders die by their parent-death
