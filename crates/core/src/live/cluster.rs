@@ -146,7 +146,7 @@ pub struct LiveCluster {
     /// The group of each job in one (`group.rs`).
     pub(super) groups: BTreeMap<u64, super::group::JobGroup>,
     /// What the server told of each placed job's run (`runs.rs`).
-    pub(super) runs: super::runs::Runs,
+    pub(super) runs: BTreeMap<u64, super::runs::RunFacts>,
     /// The queues' reclaim and tier rules, in the order a round tries them (`round.rs`).
     pub(super) queue_rules: Vec<super::round::QueueRules>,
     /// How long a run is protected from preemption after it starts.

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use super::follow::Follow;
 use super::{LiveCluster, LivePlacement};
-use crate::reclaim::{self, Claim, QuotaQueue};
+use crate::reclaim::{self, Claim, NodeRoom, QuotaQueue, RunningJob};
 use crate::sharing::SharePod;
 use crate::{tiers, JobId, QueueId, Seconds};
 
@@ -83,6 +83,15 @@ pub struct TierPreemption {
     pub victims: Vec<u64>,
 }
 
+/// The online nodes (by index), the whole-GPU jobs holding GPUs on them with the work
+/// each would lose, each node's room, and the waiting jobs in the policy's order.
+struct Field {
+    online: Vec<String>,
+    running: Vec<RunningJob>,
+    rooms: Vec<NodeRoom>,
+    order: Vec<u64>,
+}
+
 impl LiveCluster {
     /// The queues' reclaim and tier rules, in the order the round tries them; replaces
     /// the previous ones.
@@ -108,9 +117,23 @@ impl LiveCluster {
         };
         round.follows = self.follow_pass(input.guess);
         round.policy_victims = self.policy_victims();
-        round.reclaim = self.reclaim_step(now_ms);
-        round.tier = self.tier_step(now_ms);
+        // Reclaim and tiers choose from one view: neither's claim or victims change
+        // what it holds (GPUs held, work at stake, the waiting order).
+        let mut field = None;
+        round.reclaim = self.reclaim_step(now_ms, &mut field);
+        round.tier = self.tier_step(now_ms, &mut field);
         round
+    }
+
+    /// What reclaim and tiers choose from, worked out once a round, when one needs it.
+    fn field(&self, now_ms: u64) -> Field {
+        let (online, running, rooms) = self.running_view(now_ms);
+        Field {
+            online,
+            running,
+            rooms,
+            order: self.waiting_order(),
+        }
     }
 
     /// The victims of the passes since the last round that are still running and not
@@ -118,7 +141,7 @@ impl LiveCluster {
     fn policy_victims(&mut self) -> Vec<u64> {
         let mut victims = Vec::new();
         for id in self.take_preemptions() {
-            let Some(run) = self.runs.facts.get_mut(&id) else {
+            let Some(run) = self.runs.get_mut(&id) else {
                 continue;
             };
             if !run.running || run.stopping || run.cancelling {
@@ -133,7 +156,7 @@ impl LiveCluster {
     /// Marks the victims of a reclaim or tier preemption as stopping.
     fn stopping(&mut self, victims: &[u64]) {
         for id in victims {
-            if let Some(run) = self.runs.facts.get_mut(id) {
+            if let Some(run) = self.runs.get_mut(id) {
                 run.stopping = true;
             }
         }
@@ -155,7 +178,7 @@ impl LiveCluster {
             .find(|&i| self.jobs[i].spec.queue == queue)
     }
 
-    fn reclaim_step(&mut self, now_ms: u64) -> Option<QuotaReclaim> {
+    fn reclaim_step(&mut self, now_ms: u64, field: &mut Option<Field>) -> Option<QuotaReclaim> {
         let quotas: BTreeMap<QueueId, QuotaQueue> = self
             .queue_rules
             .iter()
@@ -171,14 +194,18 @@ impl LiveCluster {
         if !reclaim::round_due(&quotas, preempting) {
             return None;
         }
-        let (online, running, rooms) = self.running_view(now_ms);
-        let order = self.waiting_order();
+        let Field {
+            online,
+            running,
+            rooms,
+            order,
+        } = field.get_or_insert_with(|| self.field(now_ms));
         let most = rooms.iter().map(|r| r.capacity).max().unwrap_or(0);
         let claims = self.queue_rules.iter().filter_map(|r| {
             if self.queue_claims(r.queue) {
                 return None;
             }
-            let spec = &self.jobs[self.first_waiting(&order, r.queue)?].spec;
+            let spec = &self.jobs[self.first_waiting(order, r.queue)?].spec;
             // A gang needs a node per part: a split one, as many as its fewest-node
             // shape that some online node's part could hold.
             let nodes = spec.gang.as_ref().map_or(1, |g| {
@@ -198,7 +225,7 @@ impl LiveCluster {
             Some(((), claim))
         });
         let ((), claim, plan) =
-            reclaim::one_per_round(&quotas, &running, &rooms, preempting, claims)?;
+            reclaim::one_per_round(&quotas, running, rooms, preempting, claims)?;
         let nodes: Vec<String> = plan
             .nodes
             .iter()
@@ -214,18 +241,22 @@ impl LiveCluster {
         })
     }
 
-    fn tier_step(&mut self, now_ms: u64) -> Option<TierPreemption> {
+    fn tier_step(&mut self, now_ms: u64, field: &mut Option<Field>) -> Option<TierPreemption> {
         if self.queue_rules.iter().all(|r| !r.preempt_lower_priority) || self.preempting() {
             return None;
         }
-        let (online, running, rooms) = self.running_view(now_ms);
-        let order = self.waiting_order();
+        let Field {
+            online,
+            running,
+            rooms,
+            order,
+        } = field.get_or_insert_with(|| self.field(now_ms));
         let mut found = None;
         for r in self.queue_rules.iter().filter(|r| r.preempt_lower_priority) {
             if self.queue_claims(r.queue) {
                 continue;
             }
-            let Some(i) = self.first_waiting(&order, r.queue) else {
+            let Some(i) = self.first_waiting(order, r.queue) else {
                 continue;
             };
             let spec = &self.jobs[i].spec;
@@ -237,7 +268,7 @@ impl LiveCluster {
                 model: spec.gpu_model.clone(),
                 priority: spec.priority,
             };
-            if let Some(plan) = tiers::plan(&r.priority_tiers, &running, &rooms, &claim) {
+            if let Some(plan) = tiers::plan(&r.priority_tiers, running, rooms, &claim) {
                 found = Some(TierPreemption {
                     job: claim.job.0,
                     node: online[plan.node.index()].clone(),

@@ -44,31 +44,25 @@ impl RunFacts {
     }
 }
 
-/// The runs of placed jobs, by id.
-#[derive(Debug, Default)]
-pub(super) struct Runs {
-    pub(super) facts: BTreeMap<u64, RunFacts>,
-}
-
 impl LiveCluster {
     /// The server's facts of job `id`'s run (it changed). Ignored for a job that holds
     /// nothing; a job that left its GPUs is forgotten by the core itself.
     pub fn set_run(&mut self, id: u64, facts: RunFacts) {
         if self.holds_anything(id) {
-            self.runs.facts.insert(id, facts);
+            self.runs.insert(id, facts);
         } else {
-            self.runs.facts.remove(&id);
+            self.runs.remove(&id);
         }
     }
 
     /// The facts the core has of job `id`'s run (none: not placed, or nothing reported).
     pub fn run(&self, id: u64) -> Option<RunFacts> {
-        self.runs.facts.get(&id).copied()
+        self.runs.get(&id).copied()
     }
 
     /// Forgets the run of a job that left its GPUs.
     pub(super) fn forget_run(&mut self, id: u64) {
-        self.runs.facts.remove(&id);
+        self.runs.remove(&id);
     }
 
     /// Whether job `id` holds GPUs, a slice, or a GPU-less place on a node.
@@ -83,7 +77,7 @@ impl LiveCluster {
     /// Whether some run is being stopped for someone else: a preemption under way, so
     /// no other is planned until it is done.
     pub fn preempting(&self) -> bool {
-        self.runs.facts.values().any(|r| r.stopping)
+        self.runs.values().any(|r| r.stopping)
     }
 
     /// The running jobs the passes must not preempt at `now_ms`: starting, started less
@@ -94,7 +88,7 @@ impl LiveCluster {
             .placed()
             .into_iter()
             .filter(|id| {
-                self.runs.facts.get(id).is_none_or(|r| {
+                self.runs.get(id).is_none_or(|r| {
                     !r.running || r.start_ms.is_none() || r.young_or_leaving(now_ms, min_ms)
                 })
             })
@@ -143,7 +137,7 @@ impl LiveCluster {
             .into_iter()
             .filter_map(|(id, parts)| {
                 let spec = &self.jobs[self.find(id)?].spec;
-                let run = self.runs.facts.get(&id).copied().unwrap_or_default();
+                let run = self.runs.get(&id).copied().unwrap_or_default();
                 Some(RunningJob {
                     job: JobId(id),
                     queue: spec.queue,

@@ -58,11 +58,7 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
         | Cmd::Task(id, ..)
         | Cmd::CancelTask(id, ..) => vec![*id],
         Cmd::CancelMany(ids, ..) => ids.clone(),
-        Cmd::Submit(jobs, ..) => dependencies(jobs),
-        Cmd::Workflow(wf, ..) => {
-            let jobs: Vec<JobSubmit> = wf.steps.iter().map(|s| s.job.clone()).collect();
-            dependencies(&jobs)
-        }
+        Cmd::Submit(..) | Cmd::Workflow(..) => dependencies(submitted(cmd)),
         _ => Vec::new(),
     };
     ids.sort_unstable();
@@ -81,10 +77,8 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
             let row = store.task(*id, *index).await.map_err(unavailable)?;
             f.jobs.extend(row.map(JobRecord::from_row));
         }
-        Cmd::Submit(jobs, who, ..) => f.tokens = tokens(state, store, jobs, who).await?,
-        Cmd::Workflow(wf, who, ..) => {
-            let jobs: Vec<JobSubmit> = wf.steps.iter().map(|s| s.job.clone()).collect();
-            f.tokens = tokens(state, store, &jobs, who).await?;
+        Cmd::Submit(_, who, ..) | Cmd::Workflow(_, who, ..) => {
+            f.tokens = tokens(state, store, submitted(cmd), who).await?;
         }
         Cmd::List(q, who, _) => f.page = page(store, state.ended_query(q, who)?).await?,
         Cmd::Tasks(id, q, who, _) => f.page = page(store, state.task_query(*id, q, who)?).await?,
@@ -116,9 +110,18 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
     Ok(f)
 }
 
+/// The jobs a submission or a workflow's steps submit.
+fn submitted(cmd: &Cmd) -> Vec<&JobSubmit> {
+    match cmd {
+        Cmd::Submit(jobs, ..) => jobs.iter().collect(),
+        Cmd::Workflow(wf, ..) => wf.steps.iter().map(|s| &s.job).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Every job a submission runs after.
-fn dependencies(jobs: &[JobSubmit]) -> Vec<u64> {
-    jobs.iter()
+fn dependencies(jobs: Vec<&JobSubmit>) -> Vec<u64> {
+    jobs.into_iter()
         .flat_map(|j| j.after.iter().chain(&j.after_any).chain(&j.after_notok))
         .copied()
         .collect()
@@ -129,7 +132,7 @@ fn dependencies(jobs: &[JobSubmit]) -> Vec<u64> {
 async fn tokens(
     state: &State,
     store: &mut Store,
-    jobs: &[JobSubmit],
+    jobs: Vec<&JobSubmit>,
     who: &Who,
 ) -> Result<Vec<(String, u64)>, Fail> {
     let mut found = Vec::new();
