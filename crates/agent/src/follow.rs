@@ -153,6 +153,7 @@ mod tests {
             mem_mib: 0,
             pids_max: None,
             image: None,
+            serve: None,
         }
     }
 

@@ -424,6 +424,7 @@ mod tests {
             mem_mib: 0,
             pids_max: None,
             image: None,
+            serve: None,
         }
     }
 

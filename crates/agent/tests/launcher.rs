@@ -42,6 +42,7 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         mem_mib: 0,
         pids_max: None,
         image: None,
+        serve: None,
     }
 }
 

@@ -165,6 +165,7 @@ pub enum StoredOutcome {
     Preempted,
     Stopped { message: String },
     OutOfMemory { peak_bytes: u64, limit_bytes: u64 },
+    Unhealthy { message: String },
 }
 
 /// What part of one GPU a job asked for (the store's own copy of `wire::SliceAsk`).

@@ -28,12 +28,15 @@ use crate::node::GpuInfo;
 ///   [`Usage`](crate::contain::Usage) of an ended attempt. A server sends limits and
 ///   images only to agents of protocol 4 (an older agent refuses the fields and
 ///   enforced nothing anyway).
+/// - 5: service replicas: [`Launch::serve`] (a port in `$PORT`, readiness and liveness
+///   probes), [`RunEventKind::Listening`], [`RunEventKind::Ready`] and
+///   [`Outcome::Unhealthy`]. A server places replicas only on agents of protocol 5.
 ///
 /// Bump it (and keep the previous version's messages readable both ways) whenever a
 /// message changes in a way the other side must know of: a new required field, a field
 /// whose meaning changes, a new field in a type read with `deny_unknown_fields` by the
 /// previous release ([`Launch`], [`PreemptOrder`], [`AttemptRef`], [`Outcome`]).
-pub const AGENT_PROTOCOL: u32 = 4;
+pub const AGENT_PROTOCOL: u32 = 5;
 
 /// The oldest agent protocol a server of this build accepts.
 pub const MIN_AGENT_PROTOCOL: u32 = AGENT_PROTOCOL - 1;
@@ -261,6 +264,10 @@ pub struct Launch {
     /// The container image the part runs in (`None`: a host process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// A replica of a service (protocol 5): the agent gives it a free port in `$PORT`,
+    /// reports it ([`RunEventKind::Listening`]) and probes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<crate::service::ServeLaunch>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -303,6 +310,9 @@ pub enum Outcome {
     /// The kernel killed it for passing its memory limit (`mem_mib` or the node's
     /// default): `peak_bytes` is the most it held, `limit_bytes` the limit.
     OutOfMemory { peak_bytes: u64, limit_bytes: u64 },
+    /// A replica failed its liveness probe `failure_threshold` times in a row and its
+    /// agent stopped it; `message` says what the last probe got.
+    Unhealthy { message: String },
 }
 
 impl Outcome {
@@ -334,6 +344,15 @@ pub enum RunEventKind {
     /// The port this node reserved for the attempt's `MASTER_PORT` (see
     /// [`Desired::reserve_ports`]).
     PortReserved { port: u16 },
+    /// A replica's port (`$PORT`), given at its start, before `Started`.
+    Listening { port: u16 },
+    /// A replica's readiness changed: it passes its readiness probe (`ready`), or it
+    /// failed it `failure_threshold` times in a row (`message`: what the last probe got).
+    Ready {
+        ready: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     Ended {
         outcome: Outcome,
         /// What the part used, read from its cgroup (`None` where it had none).

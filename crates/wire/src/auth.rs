@@ -6,7 +6,8 @@ use utoipa::ToSchema;
 /// What a caller may do. Anyone may read the queue; users submit and change their own
 /// jobs; admins change anyone's and manage tokens. A metrics token only reads
 /// `/metrics` (what a Prometheus server holds, so a leaked one reveals no job's output
-/// and submits nothing).
+/// and submits nothing). A gateway token only syncs with the server
+/// (`POST /api/gateway/sync`: the services' endpoints for their load).
 #[derive(
     Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
 )]
@@ -15,6 +16,7 @@ pub enum Role {
     User,
     Admin,
     Metrics,
+    Gateway,
 }
 
 impl Role {
@@ -23,6 +25,7 @@ impl Role {
             Role::User => "user",
             Role::Admin => "admin",
             Role::Metrics => "metrics",
+            Role::Gateway => "gateway",
         }
     }
 }

@@ -381,6 +381,9 @@ pub struct JobView {
     /// nothing (no cgroup, or an agent before protocol 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Box<crate::contain::Usage>>,
+    /// This job is a replica of a service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<crate::service::ReplicaOf>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

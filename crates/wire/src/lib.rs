@@ -21,6 +21,7 @@ pub mod jobfile;
 pub mod node;
 pub mod resource;
 pub mod servers;
+pub mod service;
 pub mod slice;
 pub mod telemetry;
 pub mod text;
@@ -44,6 +45,11 @@ pub use job::{
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};
+pub use service::{
+    Autoscale, Batching, Endpoint, EndpointSet, GatewaySync, ModelConfig, Probe, ReplicaOf,
+    ReplicaPhase, ReplicaView, Rollout, ServeLaunch, ServeProtocol, ServiceEndpoints, ServiceList,
+    ServiceLoad, ServiceSpec, ServiceView,
+};
 pub use slice::{
     milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,
     MIB_PATTERN,

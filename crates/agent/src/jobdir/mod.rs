@@ -155,6 +155,7 @@ mod fixtures {
             mem_mib: 0,
             pids_max: None,
             image: None,
+            serve: None,
         }
     }
 

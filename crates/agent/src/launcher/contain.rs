@@ -356,6 +356,7 @@ mod tests {
             mem_mib,
             pids_max,
             image: None,
+            serve: None,
         }
     }
 

@@ -88,6 +88,7 @@ impl JobRecord {
             image,
             pids_max,
             usage,
+            service: _,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -220,6 +221,7 @@ impl JobRecord {
                 image: row.image,
                 pids_max: row.pids_max,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
+                service: None,
             },
             env: row.env,
             client_token: row.client_token,
@@ -295,6 +297,9 @@ fn failure_row(f: &PartFailure) -> StoredFailure {
             peak_bytes: *peak_bytes,
             limit_bytes: *limit_bytes,
         },
+        Outcome::Unhealthy { message } => StoredOutcome::Unhealthy {
+            message: message.clone(),
+        },
     };
     StoredFailure {
         rank: f.rank,
@@ -320,6 +325,7 @@ fn failure_of(f: StoredFailure) -> PartFailure {
             peak_bytes,
             limit_bytes,
         },
+        StoredOutcome::Unhealthy { message } => Outcome::Unhealthy { message },
     };
     PartFailure {
         rank: f.rank,
@@ -534,6 +540,7 @@ mod tests {
                     cpu_pressure_ms: Some(1_200),
                     mem_pressure_ms: Some(40),
                 })),
+                service: None,
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

@@ -244,6 +244,7 @@ impl State {
             mem_mib: if limits { v.mem_mib } else { 0 },
             pids_max: v.pids_max.filter(|_| limits),
             image: v.image.clone().filter(|_| limits),
+            serve: None,
         }
     }
 
@@ -305,6 +306,8 @@ impl State {
             }
             match &e.event {
                 RunEventKind::PortReserved { port } => self.port_reserved(e.job, node, *port),
+                // Service replicas (issue 34): applied by `services.rs`.
+                RunEventKind::Listening { .. } | RunEventKind::Ready { .. } => {}
                 RunEventKind::Started { mig_uuid, .. } => {
                     let new_uuid = mig_uuid.as_ref().filter(|uuid| {
                         v.slice_at
@@ -481,6 +484,9 @@ impl State {
                     JobState::Failed,
                     gpusched_wire::contain::out_of_memory_text(*peak_bytes, *limit_bytes),
                 )
+            }
+            Outcome::Unhealthy { message } => {
+                (JobState::Failed, format!("stopped by its agent: {message}"))
             }
         };
         self.end(id, state, reason, at_ms);

@@ -48,9 +48,10 @@ pub(super) fn part_end(
         Outcome::Preempted => (PartState::Stopped, None, Some(preempt_signal)),
         // The walltime decides how the job ends, and a lost or unstartable part was not
         // stopped by anyone: these failed.
-        Outcome::TimedOut { .. } | Outcome::SpawnFailed { .. } | Outcome::Lost { .. } => {
-            (PartState::Failed, None, None)
-        }
+        Outcome::TimedOut { .. }
+        | Outcome::SpawnFailed { .. }
+        | Outcome::Lost { .. }
+        | Outcome::Unhealthy { .. } => (PartState::Failed, None, None),
     }
 }
 
@@ -133,6 +134,7 @@ fn says(outcome: &Outcome) -> String {
         Outcome::Lost { message } => format!("was lost: {message}"),
         Outcome::Preempted => "was preempted".into(),
         Outcome::Stopped { message } => format!("was stopped: {message}"),
+        Outcome::Unhealthy { message } => format!("was stopped by its agent: {message}"),
         Outcome::OutOfMemory {
             peak_bytes,
             limit_bytes,

@@ -251,6 +251,7 @@ impl State {
                 image: j.image,
                 pids_max: j.pids_max,
                 usage: None,
+                service: None,
             },
             env: j.env,
             client_token: j.client_token,

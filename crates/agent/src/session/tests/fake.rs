@@ -348,6 +348,7 @@ pub(super) fn launch(job: u64, script: &str) -> Launch {
         mem_mib: 0,
         pids_max: None,
         image: None,
+        serve: None,
     }
 }
 

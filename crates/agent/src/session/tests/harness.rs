@@ -495,6 +495,14 @@ impl Harness {
             },
             RunEventKind::Checkpoint => "checkpoint".into(),
             RunEventKind::PortReserved { port } => format!("port {}", self.port_name(*port)),
+            RunEventKind::Listening { port } => format!("listening on {}", self.port_name(*port)),
+            RunEventKind::Ready { ready: true, .. } => "ready".into(),
+            RunEventKind::Ready {
+                ready: false,
+                message,
+            } => {
+                format!("not ready: {}", numbers(message.as_deref().unwrap_or("")))
+            }
             RunEventKind::Ended { outcome, .. } => format!("ended {}", outcome_text(outcome)),
         }
     }
@@ -564,6 +572,7 @@ pub(super) fn outcome_text(o: &Outcome) -> String {
         Outcome::Preempted => "preempted".into(),
         Outcome::Stopped { message } => format!("stopped: {}", numbers(message)),
         Outcome::OutOfMemory { .. } => "out of memory".into(),
+        Outcome::Unhealthy { message } => format!("unhealthy: {}", numbers(message)),
     }
 }
 
