@@ -262,6 +262,7 @@ impl State {
             array_progress,
             behind: None,
             recalls: 0,
+            draining_ms: None,
         }
     }
 }
