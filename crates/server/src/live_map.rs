@@ -130,6 +130,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         slice: v.slice.as_deref().map(ask),
         gang: gang(v),
         group: None,
+        serving: false,
     };
     job.set_in_image(v.image.is_some());
     if v.service.is_some() {
