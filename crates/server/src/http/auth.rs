@@ -122,7 +122,8 @@ pub fn person(c: &Caller) -> Result<Who, ApiErr> {
         } => Err(ApiErr(
             StatusCode::FORBIDDEN,
             format!(
-                "{user}'s token has the gateway role: it syncs a gateway (POST                  /api/gateway/sync) and nothing else; use a user token for this"
+                "{user}'s token has the gateway role: it syncs a gateway (POST \
+                 /api/gateway/sync) and nothing else; use a user token for this"
             ),
         )),
         Caller::Person { user, role, .. } => Ok(Who {

@@ -127,9 +127,11 @@ pub struct NodeEntry {
     /// known from its registration in this server's life. What it enforces with them is
     /// its registration's `containment`, kept in the node's row.
     pub limits: bool,
-    /// Its agent gives service replicas a port and probes them (protocol 5); known from
-    /// its registration in this server's life. Replicas are placed only on such nodes
-    /// (`live_map::SERVES`).
+    /// Its agent gives service replicas a port and probes them (protocol 5), as its
+    /// registration in this server's life said. Replicas are placed only on such nodes
+    /// (`live_map::SERVES`). A node known only from the store counts as one until its
+    /// agent registers: nothing new goes to it before, and the replicas it ran are
+    /// restored on it.
     pub serves: bool,
 }
 
@@ -650,6 +652,9 @@ impl State {
         if let Some(r) = round.reclaim {
             self.apply_reclaim(r);
         }
+        if let Some(s) = round.serving {
+            self.apply_serving(s);
+        }
         if let Some(t) = round.tier {
             self.apply_tier(t);
         }
@@ -939,7 +944,7 @@ impl NodeEntry {
             ecc_base: None,
             follows: false,
             limits: false,
-            serves: false,
+            serves: true,
         }
     }
 }

@@ -73,10 +73,6 @@ impl GatewayLoads {
         s
     }
 
-    /// Gateways heard lately (for the metrics).
-    pub fn count(&self) -> usize {
-        self.by_gateway.len()
-    }
 }
 
 impl State {
@@ -129,7 +125,7 @@ impl State {
                 }
                 let port = job.view.service.as_ref()?.port?;
                 let node = job.view.node.as_deref()?;
-                if !self.nodes.get(node)?.liveness.online() {
+                if !self.nodes.get(node)?.online() {
                     return None;
                 }
                 Some(Endpoint {

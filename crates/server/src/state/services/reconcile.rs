@@ -58,7 +58,12 @@ impl State {
             .records
             .get(name)
             .and_then(|r| r.last_failure.clone());
-        let status = super::words::status(&plan.status, now, last_failure.as_deref());
+        let alive = self
+            .services
+            .soft
+            .get(name)
+            .map_or(0, |s| s.replicas.len() as u32);
+        let status = super::words::status(&plan.status, now, last_failure.as_deref(), alive);
         let soft = self.services.soft.entry(name.to_string()).or_default();
         soft.status = status;
         if deleting && soft.replicas.is_empty() {
@@ -86,6 +91,11 @@ impl State {
                 gone.push(id);
                 continue;
             };
+            // Being stopped: it no longer counts (as a terminating pod does not), and
+            // its replacement may start while it ends.
+            if job.view.cancel_requested {
+                continue;
+            }
             let phase = match replicas::phase(job) {
                 gpusched_wire::ReplicaPhase::Waiting => core::ReplicaPhase::Waiting,
                 gpusched_wire::ReplicaPhase::Starting => core::ReplicaPhase::Starting,
@@ -115,7 +125,7 @@ impl State {
     fn replica_node_leaving(&self, node: &str) -> bool {
         self.nodes
             .get(node)
-            .is_none_or(|n| n.record.drain.is_some() || !n.liveness.online())
+            .is_none_or(|n| n.record.drain.is_some() || !n.online())
     }
 
     /// Why the controller takes a replica away, for its job's reason.

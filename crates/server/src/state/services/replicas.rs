@@ -12,7 +12,8 @@ use crate::record::JobRecord;
 /// Where a replica is in its life, from its job.
 pub(super) fn phase(job: &JobRecord) -> ReplicaPhase {
     let v = &job.view;
-    if job.draining_ms.is_some() {
+    // Stopping (asked to, by its service or a person) is out of the endpoints too.
+    if job.draining_ms.is_some() || v.cancel_requested {
         return ReplicaPhase::Draining;
     }
     match v.state {

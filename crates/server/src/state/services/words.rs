@@ -5,8 +5,13 @@ use gpusched_core::services::ServiceStatus;
 use gpusched_wire::count;
 
 /// What the service is doing or waiting for; `last_failure` says what went wrong when
-/// it backs off.
-pub(super) fn status(s: &ServiceStatus, now_ms: u64, last_failure: Option<&str>) -> String {
+/// it backs off; `alive` is how many of its replicas have not ended.
+pub(super) fn status(
+    s: &ServiceStatus,
+    now_ms: u64,
+    last_failure: Option<&str>,
+    alive: u32,
+) -> String {
     match *s {
         ServiceStatus::Steady { ready } => format!("serving: {ready} of {ready} ready"),
         ServiceStatus::ScaledToZero => {
@@ -37,8 +42,10 @@ pub(super) fn status(s: &ServiceStatus, now_ms: u64, last_failure: Option<&str>)
             count(failures, "failure"),
             until_ms.saturating_sub(now_ms).div_ceil(1000)
         ),
-        ServiceStatus::Deleting { left } => {
-            format!("deleting: {} left", count(left, "replica"))
-        }
+        ServiceStatus::Deleting { left } => format!(
+            "deleting: {} to stop, {} still running",
+            count(left, "replica"),
+            alive.saturating_sub(left)
+        ),
     }
 }
