@@ -118,3 +118,44 @@ pub struct StoredReplica {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draining_since_ms: Option<u64>,
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A service named `name` with every field set (the spec's optional parts too).
+    pub(crate) fn service(name: &str) -> ServiceRecord {
+        let spec = serde_json::json!({
+            "name": name,
+            "replica": {
+                "command": ["python3", "serve.py"],
+                "gpus": 1,
+                "gpu_share": 0.25,
+                "env": {"MODEL": name},
+                "image": "localhost/triton:24.01"
+            },
+            "replicas": 2,
+            "protocol": "oip",
+            "models": [{"name": "m1", "batching": {
+                "max_batch_size": 8, "preferred_batch_sizes": [4, 8],
+                "max_queue_delay_us": 500, "priority_levels": 2}}],
+            "readiness": {"path": "/v2/health/ready", "period_s": 3},
+            "liveness": {"failure_threshold": 5},
+            "rollout": {"max_surge": 2, "max_unavailable": 1, "drain_s": 7},
+            "autoscale": {"min": 0, "max": 8, "target_in_flight": 2.5,
+                          "latency_p95_ms": 250}
+        });
+        ServiceRecord {
+            spec: serde_json::from_value(spec).expect("a service spec"),
+            user: "alice".into(),
+            version: 3,
+            created_ms: 1_700_000_000_000,
+            updated_ms: 1_700_000_100_000,
+            desired: 4,
+            failures: 2,
+            last_failure_ms: Some(1_700_000_200_000),
+            last_failure: Some("exited with code 1".into()),
+            deleting: true,
+        }
+    }
+}
