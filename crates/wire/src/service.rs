@@ -331,6 +331,10 @@ pub struct ReplicaOf {
     pub port: Option<u16>,
     /// Whether it passes its readiness probe now.
     pub ready: bool,
+    /// Out of the gateways' endpoints since then (Unix ms): its service is replacing or
+    /// removing it, and stops it once the rollout's `drain_s` has passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draining_since_ms: Option<u64>,
 }
 
 /// `POST /api/gateway/sync`: a gateway's load, sent every poll; the answer is the

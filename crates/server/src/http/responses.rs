@@ -113,9 +113,9 @@ error_set! {
     /// The agent protocol's poll.
     AgentPoll = [400, 401, 403, 409, 503];
     /// A read of one service by name.
-    ReadService = [401, 403, 404, 503];
+    ReadService = [400, 401, 403, 404, 503];
     /// A change to one service by name.
-    ChangeService = [401, 403, 404, 503];
+    ChangeService = [400, 401, 403, 404, 503];
     /// An update of one service: a bad body, a service being deleted or a replica the
     /// cluster cannot take (409).
     UpdateService = [400, 401, 403, 404, 409, 413, 503];

@@ -71,12 +71,15 @@ pub fn levels(view: &View, out: &mut Sheet) {
     services(view, out);
 }
 
+/// One number of a service's level.
+type ServiceField = fn(&crate::metrics::ServiceLevel) -> u32;
+
 /// Each service's replicas (as kube-state-metrics' `kube_deployment_*` say them for a
 /// Deployment) and its load at the gateways; the gateways' own request series are on
 /// their `/metrics` (docs/gateway.md).
 fn services(view: &View, out: &mut Sheet) {
     let ss = &view.services;
-    let series: [(&str, &str, fn(&crate::metrics::ServiceLevel) -> u32); 6] = [
+    let series: [(&str, &str, ServiceField); 6] = [
         (
             "gpusched_service_replicas_desired",
             "Replicas a service wants now (its autoscaler's count, else its replicas)",

@@ -172,8 +172,14 @@ fn levels_count_jobs_queues_nodes_and_gpus() {
     assert_eq!(v(r#"gpusched_queue_gpus_quota{queue="research"}"#), 4.0);
     assert_eq!(v(r#"gpusched_queue_gpus_max{queue="research"}"#), 8.0);
     assert_eq!(v(r#"gpusched_queue_gpus_used{queue="research"}"#), 2.0);
-    assert_eq!(v(r#"gpusched_service_replicas_desired{service="resnet"}"#), 3.0);
-    assert_eq!(v(r#"gpusched_service_replicas_ready{service="resnet"}"#), 2.0);
+    assert_eq!(
+        v(r#"gpusched_service_replicas_desired{service="resnet"}"#),
+        3.0
+    );
+    assert_eq!(
+        v(r#"gpusched_service_replicas_ready{service="resnet"}"#),
+        2.0
+    );
     assert_eq!(v(r#"gpusched_service_in_flight{service="resnet"}"#), 7.0);
     assert_eq!(
         value(&out, r#"gpusched_queue_gpus_max{queue="default"}"#),

@@ -33,7 +33,6 @@ impl JobRecord {
             array_progress,
             behind,
             recalls,
-            draining_ms,
         } = self;
         let JobView {
             id,
@@ -162,7 +161,7 @@ impl JobRecord {
                 version: s.version,
                 port: s.port,
                 ready: s.ready,
-                draining_since_ms: *draining_ms,
+                draining_since_ms: s.draining_since_ms,
             }),
         }
     }
@@ -229,11 +228,14 @@ impl JobRecord {
                 image: row.image,
                 pids_max: row.pids_max,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
-                service: row.service.as_ref().map(|s| gpusched_wire::ReplicaOf {
-                    service: s.service.clone(),
-                    version: s.version,
-                    port: s.port,
-                    ready: s.ready,
+                service: row.service.as_ref().map(|s| {
+                    Box::new(gpusched_wire::ReplicaOf {
+                        service: s.service.clone(),
+                        version: s.version,
+                        port: s.port,
+                        ready: s.ready,
+                        draining_since_ms: s.draining_since_ms,
+                    })
                 }),
             },
             env: row.env,
@@ -245,7 +247,6 @@ impl JobRecord {
             array_progress: row.array_progress.map(Box::new),
             behind: row.behind.and_then(std::num::NonZeroU64::new),
             recalls: row.recalls,
-            draining_ms: row.service.and_then(|s| s.draining_since_ms),
         }
     }
 }
@@ -554,12 +555,13 @@ mod tests {
                     cpu_pressure_ms: Some(1_200),
                     mem_pressure_ms: Some(40),
                 })),
-                service: Some(gpusched_wire::ReplicaOf {
+                service: Some(Box::new(gpusched_wire::ReplicaOf {
                     service: "resnet".into(),
                     version: 3,
                     port: Some(41234),
                     ready: true,
-                }),
+                    draining_since_ms: Some(1_700_000_000_000),
+                })),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),
@@ -595,7 +597,6 @@ mod tests {
             })),
             behind: std::num::NonZeroU64::new(41),
             recalls: 2,
-            draining_ms: Some(1_700_000_000_000),
         }
     }
 

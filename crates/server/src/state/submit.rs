@@ -262,7 +262,6 @@ impl State {
             array_progress,
             behind: None,
             recalls: 0,
-            draining_ms: None,
         }
     }
 }

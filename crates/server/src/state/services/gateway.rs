@@ -46,8 +46,13 @@ impl GatewayLoads {
         if !self.by_gateway.contains_key(gateway) && self.by_gateway.len() >= MAX_GATEWAYS {
             return;
         }
-        self.by_gateway
-            .insert(gateway.to_string(), Heard { at_ms: now_ms, load });
+        self.by_gateway.insert(
+            gateway.to_string(),
+            Heard {
+                at_ms: now_ms,
+                load,
+            },
+        );
     }
 
     /// Forgets gateways silent for too long.
@@ -72,7 +77,6 @@ impl GatewayLoads {
         }
         s
     }
-
 }
 
 impl State {

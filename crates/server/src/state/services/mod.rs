@@ -46,7 +46,6 @@ struct Soft {
 }
 
 impl Services {
-
     /// Whether any service exists (the controller's fast path).
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
@@ -102,7 +101,11 @@ impl State {
             )));
         }
         let spec = self.checked_template(spec, who, groups)?;
-        let user = spec.replica.user.clone().unwrap_or_else(|| who.user.clone());
+        let user = spec
+            .replica
+            .user
+            .clone()
+            .unwrap_or_else(|| who.user.clone());
         let now = self.now.ms;
         let record = ServiceRecord {
             desired: spec.initial_replicas(),

@@ -101,11 +101,15 @@ impl State {
                 gpusched_wire::ReplicaPhase::Starting => core::ReplicaPhase::Starting,
                 gpusched_wire::ReplicaPhase::Ready => core::ReplicaPhase::Ready,
                 gpusched_wire::ReplicaPhase::Draining => core::ReplicaPhase::Draining {
-                    since_ms: job.draining_ms.unwrap_or(self.now.ms),
+                    since_ms: of.draining_since_ms.unwrap_or(self.now.ms),
                 },
             };
             let node_leaving = job.view.state != JobState::Pending
-                && job.view.node.as_deref().is_some_and(|n| self.replica_node_leaving(n));
+                && job
+                    .view
+                    .node
+                    .as_deref()
+                    .is_some_and(|n| self.replica_node_leaving(n));
             facts.push(ReplicaFacts {
                 job: id,
                 version: of.version,
@@ -141,7 +145,12 @@ impl State {
             format!("service {name} is being deleted")
         } else if version != r.version {
             format!("replaced by version {} of service {name}", r.version)
-        } else if job.view.node.as_deref().is_some_and(|n| self.replica_node_leaving(n)) {
+        } else if job
+            .view
+            .node
+            .as_deref()
+            .is_some_and(|n| self.replica_node_leaving(n))
+        {
             format!(
                 "moved off {}, which is drained or unreachable",
                 job.view.node.as_deref().unwrap_or("its node")
@@ -177,9 +186,7 @@ impl State {
             p95_ms: l.p95_ms,
         };
         let soft = self.services.soft.entry(name.to_string()).or_default();
-        let scaler = soft
-            .scaler
-            .get_or_insert_with(|| Autoscaler::new(current));
+        let scaler = soft.scaler.get_or_insert_with(|| Autoscaler::new(current));
         let desired = scaler.desired(&rule, load, now);
         if desired != current {
             if let Some(r) = self.services.records.get_mut(name) {

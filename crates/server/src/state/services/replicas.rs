@@ -13,7 +13,11 @@ use crate::record::JobRecord;
 pub(super) fn phase(job: &JobRecord) -> ReplicaPhase {
     let v = &job.view;
     // Stopping (asked to, by its service or a person) is out of the endpoints too.
-    if job.draining_ms.is_some() || v.cancel_requested {
+    let draining = v
+        .service
+        .as_ref()
+        .is_some_and(|s| s.draining_since_ms.is_some());
+    if draining || v.cancel_requested {
         return ReplicaPhase::Draining;
     }
     match v.state {
@@ -36,19 +40,19 @@ impl State {
             let id = self.next_id;
             self.next_id += 1;
             let mut job = template.clone();
-            job.env
-                .insert("GPUSCHED_SERVICE".into(), name.to_string());
+            job.env.insert("GPUSCHED_SERVICE".into(), name.to_string());
             job.env
                 .insert("GPUSCHED_SERVICE_VERSION".into(), version.to_string());
             // A replica that dies is replaced by the service, not retried in place.
             job.max_retries = Some(0);
             let mut record = self.record_of(id, job, now);
-            record.view.service = Some(ReplicaOf {
+            record.view.service = Some(Box::new(ReplicaOf {
                 service: name.to_string(),
                 version,
                 port: None,
                 ready: false,
-            });
+                draining_since_ms: None,
+            }));
             self.queue_if_ready(&record);
             self.count_pending(&record.view.user);
             self.jobs.insert(id, Box::new(record));
@@ -77,7 +81,11 @@ impl State {
         if state.is_terminal() || job.view.cancel_requested {
             return;
         }
-        self.note(id, JobEventKind::CancelRequested, format!("by its service: {why}"));
+        self.note(
+            id,
+            JobEventKind::CancelRequested,
+            format!("by its service: {why}"),
+        );
         if state == JobState::Pending {
             self.end(id, JobState::Cancelled, why.to_string(), self.now.ms);
             return;
@@ -95,11 +103,15 @@ impl State {
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
-        if job.draining_ms.is_some() || job.view.state.is_terminal() {
+        let v = &mut job.view;
+        let Some(s) = v.service.as_mut() else {
+            return;
+        };
+        if s.draining_since_ms.is_some() || v.state.is_terminal() {
             return;
         }
-        job.draining_ms = Some(now);
-        job.view.reason = format!("draining: {why}");
+        s.draining_since_ms = Some(now);
+        v.reason = format!("draining: {why}");
     }
 
     /// The agent gave a replica its port.
@@ -126,7 +138,7 @@ impl State {
         }
         s.ready = ready;
         let name = s.service.clone();
-        if job.draining_ms.is_none() && job.view.state == JobState::Running {
+        if s.draining_since_ms.is_none() && job.view.state == JobState::Running {
             job.view.reason = match (ready, message) {
                 (true, _) => format!("ready: serving service {name}"),
                 (false, Some(m)) => format!("not ready: {m}"),
@@ -156,7 +168,7 @@ impl State {
             return;
         };
         let name = of.service.clone();
-        let asked = job.view.cancel_requested || job.draining_ms.is_some();
+        let asked = job.view.cancel_requested || of.draining_since_ms.is_some();
         let why = job.view.reason.clone();
         let now = self.now.ms;
         if let Some(soft) = self.services.soft.get_mut(&name) {

@@ -1394,7 +1394,10 @@ impl Harness {
             }
             Step::ServiceNew(user, spec) => {
                 let groups = UserGroups::default();
-                let r = match self.st.create_service(service_spec(spec), &who(user), &groups) {
+                let r = match self
+                    .st
+                    .create_service(service_spec(spec), &who(user), &groups)
+                {
                     Ok(v) => format!("ok version {}", v.version),
                     Err(f) => format!("{f:?}"),
                 };
@@ -1448,8 +1451,7 @@ impl Harness {
             }
             Step::Unhealthy(node, job) => {
                 let outcome = Outcome::Unhealthy {
-                    message: "liveness probe failed 3 times in a row: connection refused"
-                        .into(),
+                    message: "liveness probe failed 3 times in a row: connection refused".into(),
                 };
                 let r = self.report(
                     node,
@@ -1572,7 +1574,10 @@ impl Harness {
                 .filter(|name| !self.st.services.records.contains_key(*name))
                 .cloned(),
         );
-        assert_eq!(rows.services, changed_services, "service rows marked vs changed");
+        assert_eq!(
+            rows.services, changed_services,
+            "service rows marked vs changed"
+        );
         for name in &rows.services {
             match self.st.services.records.get(name) {
                 Some(r) => self.store.services.insert(name.clone(), r.clone()),
