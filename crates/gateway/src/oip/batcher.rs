@@ -59,16 +59,18 @@ impl Batcher {
         Batcher { tx, len, task }
     }
 
-    /// Queues `p` unless the queue holds `cap` already (then gives it back).
-    pub fn push(&self, p: Pending, cap: usize) -> Result<(), Pending> {
+    /// Queues `p` unless the queue holds `cap` already; false: refused (dropping `p`
+    /// uncounts it).
+    pub fn push(&self, p: Pending, cap: usize) -> bool {
         if self.len.fetch_add(1, Ordering::AcqRel) >= cap {
             self.len.fetch_sub(1, Ordering::AcqRel);
-            return Err(p);
+            return false;
         }
-        self.tx.send(p).map_err(|e| {
+        if self.tx.send(p).is_err() {
             self.len.fetch_sub(1, Ordering::AcqRel);
-            e.0
-        })
+            return false;
+        }
+        true
     }
 
     pub fn stop(&self) {

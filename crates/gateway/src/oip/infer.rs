@@ -173,7 +173,7 @@ async fn batched(
         deadline,
     };
     let batcher = batcher_of(gw, &svc.name, model);
-    if batcher.push(pending, b.max_queue_size as usize).is_err() {
+    if !batcher.push(pending, b.max_queue_size as usize) {
         return shed(format!(
             "model {model}'s batch queue holds its max_queue_size of {} requests; retry later",
             b.max_queue_size

@@ -92,7 +92,7 @@ pub fn count(dt: DataType, d: &Data) -> Result<usize, String> {
         Data::Json(v) => Ok(v.len()),
         Data::Raw(b) => match dt.size() {
             Some(s) => {
-                if b.len() % s != 0 {
+                if !b.len().is_multiple_of(s) {
                     return Err(format!(
                         "{} bytes of binary data are not a whole number of {} elements",
                         b.len(),
@@ -271,7 +271,7 @@ pub fn to_json(dt: DataType, b: &[u8]) -> Result<Vec<Value>, String> {
         }
         return Ok(out);
     };
-    if b.len() % size != 0 {
+    if !b.len().is_multiple_of(size) {
         return Err(format!(
             "{} bytes of binary data are not a whole number of {} elements",
             b.len(),
