@@ -81,9 +81,10 @@ pub async fn forward(gw: &Arc<Gateway>, svc: Arc<Service>, call: Call) -> Respon
             .await;
         match r {
             Ok(resp) => {
-                let took = sent.elapsed().as_secs_f64();
+                gw.metrics
+                    .compute(&svc.name, &call.model, sent.elapsed().as_secs_f64());
                 if let Some(v) = &call.inference {
-                    gw.metrics.executed(&svc.name, &call.model, v, 1, took);
+                    gw.metrics.executed(&call.model, v, 1);
                 }
                 return stream_back(gw, &svc, &call, resp, lease, in_flight);
             }
@@ -128,6 +129,33 @@ pub fn no_replica(gw: &Gateway, svc: &Service) -> Reject {
         ),
         gw.limits.retry_after,
     )
+}
+
+/// A request refused before it was sent (unknown model, held too long, shed), counted
+/// as an answer of the service serving `model`, if any.
+pub fn refused(
+    gw: &Gateway,
+    model: &str,
+    inference: Option<&str>,
+    r: Reject,
+    arrived: Instant,
+) -> Response {
+    let snap = gw.table.snapshot();
+    let svc = snap.models.get(model);
+    let took = arrived.elapsed();
+    gw.metrics.answered(
+        svc.map_or("", |s| s.name.as_str()),
+        model,
+        r.status.as_u16(),
+        took.as_secs_f64(),
+    );
+    if let Some(s) = svc {
+        s.load.answered(took);
+    }
+    if let Some(v) = inference {
+        gw.metrics.inference(model, v, false);
+    }
+    r.into_response()
 }
 
 /// The gateway's own error for a request, counted as an answer.

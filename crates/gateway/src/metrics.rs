@@ -188,10 +188,14 @@ impl Metrics {
     }
 
     /// One execution at a replica of `items` inferences (a batch, or one request).
-    pub fn executed(&self, service: &str, model: &str, version: &str, items: u64, took: f64) {
+    pub fn executed(&self, model: &str, version: &str, items: u64) {
         let l = model_labels(model, version);
         self.exec.get_or_create(&l).inc();
         self.count.get_or_create(&l).inc_by(items as i64);
+    }
+
+    /// A replica's time to answer a request or a batch (to its headers).
+    pub fn compute(&self, service: &str, model: &str, took: f64) {
         self.compute
             .get_or_create(&sm(service, model))
             .observe(took);

@@ -79,7 +79,7 @@ async fn complete(
     let lookup = |s: &crate::table::Snapshot| service_for(s, &model, ServeProtocol::Openai);
     let svc = match hold::ready(&gw, &lookup, arrived, Style::Openai).await {
         Ok(s) => s,
-        Err(r) => return r.into_response(),
+        Err(r) => return forward::refused(&gw, &model, None, r, arrived),
     };
     let call = Call {
         method: Method::POST,

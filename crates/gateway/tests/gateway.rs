@@ -599,7 +599,9 @@ async fn a_full_model_queue_sheds_with_retry_after_and_a_queued_request_times_ou
     timed(async {
         let mut b = batching(1, &[], 0);
         b.max_queue_size = 1;
-        b.default_timeout_us = 300_000;
+        // Long enough that the queued request is still there when the next one comes,
+        // even on a busy machine.
+        b.default_timeout_us = 2_000_000;
         let (gw, _rep, rec, gate, _srv) = busy_setup(b).await;
         let gw = Arc::new(gw);
         let spawn = |id: &'static str| {
@@ -961,4 +963,106 @@ async fn a_down_server_is_skipped_and_a_followers_redirect_is_followed_with_the_
         gw.stop().await.unwrap();
     })
     .await;
+}
+
+/// The gateway's own cost per unbatched request: the same trivial replica called
+/// directly and through the gateway, one request at a time over a kept-alive
+/// connection. Run with
+/// `cargo test --release -p gpusched-gateway --test gateway -- --ignored --nocapture overhead`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn overhead() {
+    let body = Bytes::from_static(
+        br#"{"model_name":"m","outputs":[{"name":"y","datatype":"INT32","shape":[1],"data":[2]}]}"#,
+    );
+    let b2 = body.clone();
+    let rep = serve(Router::new().route(
+        "/v2/models/m/infer",
+        post(move || {
+            let b = b2.clone();
+            async move { ([("content-type", "application/json")], b) }
+        }),
+    ))
+    .await;
+    let (srv, st) = fake_server().await;
+    *st.set.lock().unwrap() = vec![service(
+        "svc",
+        ServeProtocol::Oip,
+        vec![model("m", None)],
+        &[&rep.url],
+    )];
+    let gw = gateway(&srv.url, limits()).await;
+    ready(&gw).await;
+    let req = Bytes::from_static(
+        br#"{"inputs":[{"name":"x","datatype":"INT32","shape":[1],"data":[1]}]}"#,
+    );
+    let c = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
+    let n: usize = std::env::var("GATEWAY_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let run = |url: String| {
+        let c = c.clone();
+        let req = req.clone();
+        async move {
+            for _ in 0..n / 10 {
+                c.post(&url)
+                    .body(req.clone())
+                    .send()
+                    .await
+                    .unwrap()
+                    .bytes()
+                    .await
+                    .unwrap();
+            }
+            let cpu0 = cpu_seconds();
+            let t0 = Instant::now();
+            let mut lat = Vec::with_capacity(n);
+            for _ in 0..n {
+                let t = Instant::now();
+                let r = c.post(&url).body(req.clone()).send().await.unwrap();
+                assert_eq!(r.status(), 200);
+                r.bytes().await.unwrap();
+                lat.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            let wall = t0.elapsed().as_secs_f64();
+            let cpu = cpu_seconds() - cpu0;
+            lat.sort_by(f64::total_cmp);
+            (
+                lat[n / 2],
+                lat[n * 99 / 100],
+                cpu / n as f64 * 1e6,
+                n as f64 / wall,
+            )
+        }
+    };
+    let direct = run(format!("{}/v2/models/m/infer", rep.url)).await;
+    let through = run(format!("http://{}/v2/models/m/infer", gw.addr)).await;
+    let show = |what: &str, (p50, p99, cpu, rps): (f64, f64, f64, f64)| {
+        println!("{what:>16}: p50 {p50:.0} us, p99 {p99:.0} us, process CPU {cpu:.0} us/request, {rps:.0} requests/s");
+    };
+    println!("{n} sequential unbatched requests, one kept-alive connection:");
+    show("direct", direct);
+    show("through gateway", through);
+    println!(
+        "gateway overhead: p50 +{:.0} us, p99 +{:.0} us, CPU +{:.0} us/request",
+        through.0 - direct.0,
+        through.1 - direct.1,
+        through.2 - direct.2
+    );
+    gw.stop().await.unwrap();
+}
+
+/// This process's user + system CPU time, from /proc (clock ticks of 10 ms: the runs are
+/// long enough for that).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = f.get(11).and_then(|u| u.parse().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+    ticks / 100.0
 }

@@ -222,13 +222,10 @@ async fn execute(
             };
             let sent = Instant::now();
             let r = send(&gw, &svc, lease, &path, body, hl).await;
-            gw.metrics.executed(
-                &svc.name,
-                &model,
-                version.as_deref().unwrap_or(""),
-                total,
-                sent.elapsed().as_secs_f64(),
-            );
+            gw.metrics
+                .compute(&svc.name, &model, sent.elapsed().as_secs_f64());
+            gw.metrics
+                .executed(&model, version.as_deref().unwrap_or(""), total);
             r.and_then(|(at, bytes, hl)| {
                 let answer = message::parse(&bytes, hl, "outputs").map_err(|e| {
                     Reject::new(

@@ -34,7 +34,10 @@ pub async fn infer(
     let lookup = |s: &crate::table::Snapshot| service_for(s, &model, ServeProtocol::Oip);
     let svc = match hold::ready(&gw, &lookup, arrived, Style::Oip).await {
         Ok(s) => s,
-        Err(r) => return r.into_response(),
+        Err(r) => {
+            let v = version.as_deref().unwrap_or("");
+            return forward::refused(&gw, &model, Some(v), r, arrived);
+        }
     };
     let batching = svc.model(&model).and_then(|m| m.batching.clone());
     let body = match batching {

@@ -76,7 +76,7 @@ async fn pass_get(gw: Arc<Gateway>, model: String, uri: Uri, headers: HeaderMap)
     let lookup = |s: &crate::table::Snapshot| service_for(s, &model, ServeProtocol::Oip);
     let svc = match hold::ready(&gw, &lookup, arrived, Style::Oip).await {
         Ok(s) => s,
-        Err(r) => return r.into_response(),
+        Err(r) => return forward::refused(&gw, &model, None, r, arrived),
     };
     let call = Call {
         method: Method::GET,
