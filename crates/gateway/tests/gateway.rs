@@ -965,6 +965,44 @@ async fn a_down_server_is_skipped_and_a_followers_redirect_is_followed_with_the_
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_is_reached_over_its_unix_socket() {
+    timed(async {
+        let st = Arc::new(ServerState::default());
+        let path =
+            std::env::temp_dir().join(format!("gpusched-gw-test-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let l = tokio::net::UnixListener::bind(&path).unwrap();
+        // The socket needs no token (the caller is root by its uid); the fake wants one
+        // anyway only over TCP, so answer here without checking.
+        let s2 = st.clone();
+        let app = Router::new().route(
+            "/api/gateway/sync",
+            post(move |body: Bytes| {
+                let s = s2.clone();
+                async move {
+                    let sync: GatewaySync = serde_json::from_slice(&body).unwrap();
+                    s.syncs.lock().unwrap().push(sync);
+                    axum::Json(EndpointSet {
+                        services: vec![],
+                        sync_ms: 50,
+                    })
+                }
+            }),
+        );
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(l, app).await;
+        });
+        let gw = gateway(&format!("unix:{}", path.display()), limits()).await;
+        ready(&gw).await;
+        assert_eq!(st.syncs.lock().unwrap()[0].gateway, "test-gateway");
+        gw.stop().await.unwrap();
+        task.abort();
+        let _ = std::fs::remove_file(&path);
+    })
+    .await;
+}
+
 /// The gateway's own cost per unbatched request: the same trivial replica called
 /// directly and through the gateway, one request at a time over a kept-alive
 /// connection. Run with

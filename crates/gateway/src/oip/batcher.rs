@@ -251,7 +251,12 @@ async fn execute(
     match answers {
         Ok(a) => {
             for (r, a) in replies.into_iter().zip(a) {
-                let _ = r.send(Ok(a));
+                let _ = r.send(a.map_err(|e| {
+                    Reject::new(
+                        StatusCode::BAD_GATEWAY,
+                        format!("service {}'s answer to the batch: {e}", svc.name),
+                    )
+                }));
             }
         }
         Err(e) => {

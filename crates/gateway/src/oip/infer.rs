@@ -112,6 +112,13 @@ async fn batched(
         );
         r
     };
+    // A compressed body is not parsed here: it goes on alone, as it is.
+    let encoded = headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes() != b"identity");
+    if encoded {
+        return Err(body);
+    }
     let header_len = match headers
         .get(HEADER_LEN)
         .map(|v| v.to_str().ok().and_then(|v| v.trim().parse().ok()))
