@@ -114,8 +114,11 @@ pub fn check(m: &Message) -> Result<(), String> {
     Ok(())
 }
 
+/// A message's body and, when it has binary data, its JSON's length.
+pub type Encoded = (Bytes, Option<usize>);
+
 /// The batch request of `parts` (same key, each with its first dimension in `sizes`).
-pub fn join(parts: &[&Message], sizes: &[u64]) -> Result<(Bytes, Option<usize>), String> {
+pub fn join(parts: &[&Message], sizes: &[u64]) -> Result<Encoded, String> {
     let Some(first) = parts.first() else {
         return Err("an empty batch".into());
     };
@@ -179,7 +182,7 @@ pub fn split(
     answer: Message,
     parts: &[&Message],
     sizes: &[u64],
-) -> Result<Vec<Result<(Bytes, Option<usize>), String>>, String> {
+) -> Result<Vec<Result<Encoded, String>>, String> {
     let total: u64 = sizes.iter().sum();
     let mut per: Vec<Vec<Tensor>> = parts.iter().map(|_| Vec::new()).collect();
     for out in answer.tensors {
