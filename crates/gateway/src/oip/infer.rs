@@ -220,3 +220,44 @@ fn batcher_of(gw: &Arc<Gateway>, service: &str, model: &str) -> Arc<Batcher> {
         .or_insert_with(|| Arc::new(Batcher::start(gw, service.to_string(), model.to_string())))
         .clone()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn batching(levels: u32, default: Option<u32>) -> Batching {
+        Batching {
+            max_batch_size: 4,
+            preferred_batch_sizes: vec![],
+            max_queue_delay_us: 0,
+            priority_levels: levels,
+            default_priority_level: default,
+            max_queue_size: 10,
+            default_timeout_us: 0,
+            allow_timeout_override: false,
+        }
+    }
+
+    fn params(v: serde_json::Value) -> serde_json::Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_priority_maps_to_a_level_within_the_models() {
+        let b = batching(3, None);
+        assert_eq!(level(&params(json!({"priority": 1})), &b), 0);
+        assert_eq!(level(&params(json!({})), &b), 2, "none: the lowest");
+        assert_eq!(level(&params(json!({"priority": 0})), &b), 2);
+        assert_eq!(
+            level(&params(json!({"priority": 9})), &b),
+            2,
+            "past the last: the last"
+        );
+        assert_eq!(level(&params(json!({})), &batching(3, Some(2))), 1);
+        assert_eq!(
+            level(&params(json!({"priority": 5})), &batching(0, None)),
+            0
+        );
+    }
+}
