@@ -1008,6 +1008,79 @@ async fn the_server_is_reached_over_its_unix_socket() {
     .await;
 }
 
+/// The real `tritonclient.http` (binary inputs and outputs by default) through the
+/// gateway's batcher. Needs a Python with `tritonclient[http]` and numpy
+/// (`GATEWAY_PYTHON`, default python3); skipped without. Run with
+/// `cargo test -p gpusched-gateway --test gateway -- --ignored --nocapture tritonclient`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn tritonclient_interop() {
+    let python = std::env::var("GATEWAY_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = tokio::process::Command::new(&python)
+        .args(["-c", "import tritonclient.http, numpy"])
+        .status()
+        .await
+        .is_ok_and(|s| s.success());
+    if !has {
+        println!("skipped: {python} has no tritonclient[http] and numpy");
+        return;
+    }
+    let (rep, rec) = replica("m", None).await;
+    let (srv, st) = fake_server().await;
+    *st.set.lock().unwrap() = vec![service(
+        "svc",
+        ServeProtocol::Oip,
+        vec![model("m", Some(batching(8, &[], 300_000)))],
+        &[&rep.url],
+    )];
+    let gw = gateway(&srv.url, limits()).await;
+    ready(&gw).await;
+    let script = r#"
+import sys, numpy as np, tritonclient.http as httpclient
+c = httpclient.InferenceServerClient(url=sys.argv[1], concurrency=4)
+assert c.is_server_live() and c.is_server_ready() and c.is_model_ready("m")
+pending = []
+for i in range(4):
+    x = np.array([[i, i + 1]], dtype=np.int32)
+    a = httpclient.InferInput("x", list(x.shape), "INT32")
+    a.set_data_from_numpy(x, binary_data=True)
+    s = np.array([[("s%d" % i).encode()]], dtype=np.object_)
+    b = httpclient.InferInput("s", list(s.shape), "BYTES")
+    b.set_data_from_numpy(s, binary_data=(i % 2 == 0))
+    outs = [httpclient.InferRequestedOutput("y", binary_data=True),
+            httpclient.InferRequestedOutput("t", binary_data=(i % 2 == 1))]
+    pending.append(c.async_infer("m", [a, b], outputs=outs, request_id=str(i)))
+for i, p in enumerate(pending):
+    r = p.get_result()
+    assert r.get_response()["id"] == str(i), r.get_response()
+    y = r.as_numpy("y")
+    assert y.tolist() == [[2 * i, 2 * i + 2]], y
+    t = r.as_numpy("t").reshape(-1)[0]
+    t = t.decode() if isinstance(t, bytes) else str(t)
+    assert t == "s%d!" % i, t
+print("tritonclient ok")
+"#;
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(&python)
+            .args(["-c", script, &gw.addr.to_string()])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("tritonclient took over 60 s")
+    .unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("batches the replica got: {:?}", rec.batches.lock().unwrap());
+    assert!(out.status.success());
+    assert_eq!(rec.batches.lock().unwrap().iter().sum::<i64>(), 4);
+    gw.stop().await.unwrap();
+}
+
 /// The gateway's own cost per unbatched request: the same trivial replica called
 /// directly and through the gateway, one request at a time over a kept-alive
 /// connection. Run with
