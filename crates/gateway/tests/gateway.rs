@@ -1081,6 +1081,105 @@ print("tritonclient ok")
     gw.stop().await.unwrap();
 }
 
+/// The real `openai` Python client through the gateway: the model list, a completion,
+/// a streamed chat completion, an unknown model's 404. Needs `openai` in
+/// `GATEWAY_PYTHON`; skipped without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn openai_client_interop() {
+    let python = std::env::var("GATEWAY_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = tokio::process::Command::new(&python)
+        .args(["-c", "import openai"])
+        .status()
+        .await
+        .is_ok_and(|s| s.success());
+    if !has {
+        println!("skipped: {python} has no openai");
+        return;
+    }
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "llama",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let events = [
+        chunk(json!({"role": "assistant", "content": "Hel"}), Value::Null),
+        chunk(json!({"content": "lo"}), Value::Null),
+        chunk(json!({}), json!("stop")),
+        "data: [DONE]\n\n".to_string(),
+    ];
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(move || {
+                let events = events.clone();
+                async move {
+                    let s = futures_util::stream::iter(
+                        events
+                            .into_iter()
+                            .map(|e| Ok::<_, std::io::Error>(Bytes::from(e))),
+                    );
+                    Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .body(Body::from_stream(s))
+                        .unwrap()
+                }
+            }),
+        )
+        .route(
+            "/v1/completions",
+            post(|| async {
+                axum::Json(json!({"id": "x", "object": "text_completion", "created": 0,
+                    "model": "llama", "choices": [{"text": "hi", "index": 0,
+                    "logprobs": null, "finish_reason": "stop"}]}))
+            }),
+        );
+    let rep = serve(app).await;
+    let (srv, st) = fake_server().await;
+    *st.set.lock().unwrap() = vec![service(
+        "llm",
+        ServeProtocol::Openai,
+        vec![model("llama", None)],
+        &[&rep.url],
+    )];
+    let gw = gateway(&srv.url, limits()).await;
+    ready(&gw).await;
+    let script = r#"
+import sys, openai
+c = openai.OpenAI(base_url="http://%s/v1" % sys.argv[1], api_key="unused", max_retries=0)
+assert [m.id for m in c.models.list()] == ["llama"]
+assert c.completions.create(model="llama", prompt="x").choices[0].text == "hi"
+s = c.chat.completions.create(model="llama", messages=[{"role": "user", "content": "x"}], stream=True)
+text = "".join(ch.choices[0].delta.content or "" for ch in s)
+assert text == "Hello", text
+try:
+    c.completions.create(model="nope", prompt="x")
+    raise SystemExit("an unknown model was served")
+except openai.NotFoundError as e:
+    assert "llama" in str(e), e
+print("openai ok")
+"#;
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(&python)
+            .args(["-c", script, &gw.addr.to_string()])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the openai client took over 60 s")
+    .unwrap();
+    println!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success());
+    gw.stop().await.unwrap();
+}
+
 /// The gateway's own cost per unbatched request: the same trivial replica called
 /// directly and through the gateway, one request at a time over a kept-alive
 /// connection. Run with
