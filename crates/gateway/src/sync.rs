@@ -20,21 +20,24 @@ const MAX_MS: u64 = 60_000;
 /// over: find the new leader soon).
 const RETRY_MS: u64 = 1000;
 
-/// The load of every service this gateway has seen (its report resets the answers and
-/// latencies it counted since the last sync).
+/// The load of every service in the table, and of any other with requests still under
+/// way or answered since the last report (a service deleted meanwhile); its report
+/// resets the answers and latencies it counted since the last sync.
 pub fn report(table: &Table, gateway: &str) -> GatewaySync {
+    let listed = table.snapshot();
     let load = table
         .loads()
         .into_iter()
-        .map(|(service, l)| {
+        .filter_map(|(service, l)| {
             let r = l.report();
-            ServiceLoad {
+            let idle = r.in_flight == 0 && r.queued == 0 && r.answered == 0;
+            (listed.services.contains_key(&service) || !idle).then_some(ServiceLoad {
                 service,
                 in_flight: r.in_flight,
                 queued: r.queued,
                 p95_ms: r.p95_ms,
                 answered: r.answered,
-            }
+            })
         })
         .collect();
     GatewaySync {

@@ -80,6 +80,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             args.listen.port()
         )
     });
+    if id.is_empty() || id.chars().count() > 128 {
+        anyhow::bail!("--id must be 1 to 128 characters (got {:?})", id);
+    }
     let config = gpusched_gateway::Config {
         listen: args.listen,
         servers: args.server,
