@@ -325,6 +325,27 @@ mod tests {
     }
 
     #[test]
+    fn a_replica_no_longer_listed_gets_nothing_new_and_its_requests_finish() {
+        let t = Table::default();
+        t.apply(&set(&["http://a", "http://b"]));
+        let old = t.snapshot().services["s"].clone();
+        let at_a = old.endpoints[0].clone();
+        let lease = Lease::new(at_a.clone(), false);
+        t.apply(&set(&["http://b"]));
+        let s = t.snapshot().services["s"].clone();
+        for _ in 0..4 {
+            assert_eq!(s.pick(None, None).unwrap().endpoint.url, "http://b");
+        }
+        assert_eq!(
+            at_a.outstanding(),
+            1,
+            "the request under way is still counted"
+        );
+        drop(lease);
+        assert_eq!(at_a.outstanding(), 0);
+    }
+
+    #[test]
     fn a_batch_goes_only_where_there_is_room() {
         let t = Table::default();
         t.apply(&set(&["http://a"]));
