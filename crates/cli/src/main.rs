@@ -93,6 +93,9 @@ enum Command {
     Server(commands::server::ServerArgs),
     /// The node agent of one GPU host.
     Agent(commands::agent::Args),
+    /// The inference gateway in front of the services' replicas (Open Inference
+    /// Protocol, OpenAI API): routing, batching, holding while a service scales up.
+    Gateway(commands::gateway::Args),
     /// Replay a trace (or a synthetic workload) through the scheduling core and report
     /// JCT, waiting, makespan, utilisation and fairness per policy.
     Simulate(commands::simulate::Args),
@@ -123,7 +126,10 @@ fn main() {
 
 /// The commands that talk to (or are) a live cluster run on a tokio runtime.
 fn run_live(cmd: Command) -> anyhow::Result<()> {
-    let daemon = matches!(cmd, Command::Up(_) | Command::Server(_) | Command::Agent(_));
+    let daemon = matches!(
+        cmd,
+        Command::Up(_) | Command::Server(_) | Command::Agent(_) | Command::Gateway(_)
+    );
     if !daemon {
         // A client piped into `head` should end quietly when the reader goes away, as
         // Unix tools do, instead of panicking on a failed print. (Daemons keep SIGPIPE
@@ -196,6 +202,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Whoami(a) => commands::token::whoami(a).await,
             Command::Server(a) => commands::server::run(a).await,
             Command::Agent(a) => commands::agent::run(a).await,
+            Command::Gateway(a) => commands::gateway::run(a).await,
             Command::Simulate(_) | Command::SimulateSharing(_) => unreachable!("handled above"),
         }
     })

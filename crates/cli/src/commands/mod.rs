@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod conn;
 pub mod drain;
 pub mod fmt;
+pub mod gateway;
 pub mod history;
 pub mod hold;
 pub mod logs;
