@@ -22,6 +22,7 @@ mod group;
 mod identity;
 mod part;
 mod running;
+mod serve;
 mod spawn;
 mod spawn_error;
 mod supervise;
@@ -137,6 +138,11 @@ pub struct Launcher {
     forker: Forker,
     /// Ports held for `MASTER_PORT` until the attempt's processes start.
     ports: PortBook,
+    /// Ports held for service replicas' `$PORT` until their processes start: a book of
+    /// their own, as a replica with GPUs also gets a `MASTER_PORT` (another number).
+    serve_ports: PortBook,
+    /// Failed replica probes, for the metrics.
+    probe_failures: crate::probe::Failures,
     /// The node's advertised address: `MASTER_ADDR` of its jobs of one node, where
     /// their ports are bound, and their hostfile's line.
     advertise_addr: std::sync::Mutex<String>,
@@ -178,6 +184,8 @@ impl Launcher {
             running: Running::default(),
             forker: Forker::start().map_err(LaunchError::Thread)?,
             ports: PortBook::default(),
+            serve_ports: PortBook::default(),
+            probe_failures: Default::default(),
             advertise_addr: std::sync::Mutex::new("127.0.0.1".to_string()),
             images: None,
             contain: std::sync::Arc::new(Contain::none()),
@@ -223,6 +231,11 @@ impl Launcher {
     /// gangs; `start` releases each just before the attempt's processes start).
     pub fn ports(&self) -> &PortBook {
         &self.ports
+    }
+
+    /// Failed probes of service replicas by kind (`gpusched_agent_probe_failures_total`).
+    pub fn probe_failures(&self) -> &crate::probe::Failures {
+        &self.probe_failures
     }
 
     /// [`Launcher::new`], but a root agent also runs jobs submitted by root.
@@ -302,6 +315,9 @@ impl Launcher {
 
     /// Starts one attempt: records it, spawns it, sends `Started { pid }` and later
     /// `Ended { outcome }`. `gpus` are the node's GPUs (at least those the launch names).
+    /// A service replica (`launch.serve`) is given a free port in `$PORT`, reported as
+    /// `Listening` just before `Started`, and probed until it ends (`Ready` at each
+    /// change of readiness; a liveness failure stops it, `Unhealthy`).
     ///
     /// Problems of the job itself (no such program, not executable, missing directory, a
     /// GPU the node lacks) are not errors here: the attempt ends `SpawnFailed` with a
@@ -349,10 +365,32 @@ impl Launcher {
                 return Ok(());
             }
         };
+        // A service replica's port, held (on every address, where it will listen) until
+        // its processes start; every process of the part is told it.
+        let serve_port = match &launch.serve {
+            Some(_) => match self.serve_ports.reserve(a, "0.0.0.0") {
+                Ok(port) => Some(port),
+                Err(e) => {
+                    let message = format!("the agent could not reserve a free port for $PORT: {e}");
+                    self.end_unstarted(a, Outcome::Lost { message });
+                    return Ok(());
+                }
+            },
+            None => None,
+        };
+        let serve_env = serve_port.map(gpusched_wire::service::replica_env);
         let mut cmds = Vec::with_capacity(plan.procs.len());
         for proc in &plan.procs {
             let mut env = plan.env.clone();
             env.extend(proc.env.iter().cloned());
+            // After the job's own variables (as the GPUs), so the port is the agent's;
+            // by name into a container, whose network is the host's.
+            env.extend(
+                serve_env
+                    .iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
             let setup = command::ProcSetup {
                 gpus: &proc.gpus,
                 env,
@@ -413,8 +451,10 @@ impl Launcher {
                 }
             }
         }
-        // The job binds MASTER_PORT itself: let go of it just before the processes start.
+        // The job binds MASTER_PORT (and a replica $PORT) itself: let go of them just
+        // before the processes start.
         self.ports.release(a);
+        self.serve_ports.release(a);
         let part::Spawned {
             children,
             pgid,
@@ -430,6 +470,11 @@ impl Launcher {
             }
         };
         let listen = self.running.insert(a);
+        // A replica's port goes out before its start, so the server never has a running
+        // replica without knowing where it listens.
+        if let Some(port) = serve_port {
+            self.send(event(a, RunEventKind::Listening { port }));
+        }
         let mig_uuid = launch
             .slice
             .as_ref()
@@ -442,6 +487,20 @@ impl Launcher {
                 mig_uuid,
             },
         ));
+        let probes = match (&launch.serve, serve_port) {
+            (Some(serve), Some(port)) => Some(serve::Watching::start(
+                &runtime,
+                serve::Replica {
+                    attempt: a,
+                    port,
+                    serve: serve.clone(),
+                    events: self.events.clone(),
+                    running: self.running.clone(),
+                    failures: self.probe_failures.clone(),
+                },
+            )),
+            _ => None,
+        };
         runtime.spawn(supervise(Supervised {
             attempt: a,
             children,
@@ -456,6 +515,7 @@ impl Launcher {
             running: self.running.clone(),
             events: self.events.clone(),
             cgroup,
+            probes,
             // An image part's containers go through their runtime before the cgroup is
             // killed: killed from outside, the runtime's record of them stays behind.
             before_kill: match (&launch.image, &self.images) {
@@ -586,6 +646,7 @@ impl Launcher {
 
     fn end_unstarted(&self, a: AttemptRef, outcome: Outcome) {
         self.ports.release(a);
+        self.serve_ports.release(a);
         record_outcome(&self.dir, a, &outcome);
         self.send(event(
             a,

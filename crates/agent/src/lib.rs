@@ -1,7 +1,7 @@
 //! The gpusched node agent's building blocks: finding the node's GPUs ([`gpu`]), keeping
 //! a durable record of every job attempt it was given ([`jobdir`]), and running those
 //! attempts as processes ([`launcher`]), with their share of a GPU or MIG instance made
-//! ready first ([`slices`]); sampling its GPUs for the server ([`telemetry`]) and for
+//! ready first ([`slices`]) and a service replica's port probed ([`probe`]); sampling its GPUs for the server ([`telemetry`]) and for
 //! Prometheus ([`metrics`]).
 
 pub mod ca;
@@ -18,6 +18,7 @@ pub mod launcher;
 pub mod logs;
 pub mod metrics;
 pub mod ports;
+pub mod probe;
 pub mod retention;
 mod route;
 pub mod session;

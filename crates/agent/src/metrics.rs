@@ -219,6 +219,17 @@ impl AgentMetrics {
         }
     }
 
+    /// Shows the launcher's failed replica probes as
+    /// `gpusched_agent_probe_failures_total{kind="readiness"|"liveness"}`.
+    pub fn with_probe_failures(mut self, failures: &crate::probe::Failures) -> Self {
+        self.registry.register(
+            "gpusched_agent_probe_failures",
+            "Service replica probes that failed on this node, by kind=\"readiness\" or              kind=\"liveness\"",
+            failures.family(),
+        );
+        self
+    }
+
     /// Adds series computed at each scrape (each job part's usage, `job_metrics.rs`).
     pub fn with_collector(mut self, c: impl prometheus_client::collector::Collector) -> Self {
         self.registry.register_collector(Box::new(c));

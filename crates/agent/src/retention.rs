@@ -71,7 +71,8 @@ const REMOVED_FILE: &str = ".retention-removed";
 /// Whether the job of an attempt that ended so may run again (here or elsewhere), so a
 /// checkpoint directory it wrote into must stay. From the server's rules (see
 /// `state/agents.rs`, `ended`): a job of one node that exited, was killed by a signal,
-/// passed its walltime or could not start is over. A lost, preempted, stopped or
+/// passed its walltime or could not start is over, and so is a service replica stopped
+/// for failing its liveness probe (its service starts another job, not this one again). A lost, preempted, stopped or
 /// cancelled one may be requeued (a cancel also stops attempts the server no longer
 /// wants after it requeued them), and a part of a gang ends only with its gang, which
 /// another part may requeue. The agent is not told when a job is over, so these keep
@@ -87,6 +88,7 @@ pub fn may_restart(launch: Option<&Launch>, outcome: Option<&StoredOutcome>) -> 
                 | Outcome::Signaled { .. }
                 | Outcome::TimedOut { .. }
                 | Outcome::SpawnFailed { .. }
+                | Outcome::Unhealthy { .. }
         )
     );
     gang || !over

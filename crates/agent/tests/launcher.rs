@@ -16,6 +16,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 #[path = "contain/mod.rs"]
 mod contain;
+#[path = "serve/mod.rs"]
+mod serve;
 use tokio::time::timeout;
 
 /// Bounds every wait generously: CI runs these on two busy cores.

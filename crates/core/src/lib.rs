@@ -22,6 +22,8 @@
 //!   `tiresias`, `drf`, `backfill`, `blend`).
 //! - [`schedule`]: one scheduling pass, turning policy order and placement into decisions.
 //! - [`plan`]: estimated start times of waiting jobs.
+//! - [`services`]: inference services: which replicas to start, drain and stop (rolling
+//!   updates, scaling, back-off, nodes being left) and the autoscaler.
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
 //! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and gpusched's
 //!   fgd-pack, fgd-coarse and fgd-fit) as the sharing simulator measures it.
@@ -45,6 +47,7 @@ pub mod reclaim;
 pub mod resources;
 pub mod room;
 pub mod schedule;
+pub mod services;
 pub mod sharing;
 pub mod slices;
 pub mod tiers;

@@ -30,6 +30,26 @@ pub fn plan(
     if claim_tier == 0 || claim.nodes > 1 {
         return None;
     }
+    cheapest_node(running, nodes, claim, |r| {
+        let t = tier(bounds, r.priority);
+        (r.queue == claim.queue && t < claim_tier).then_some(t as i64)
+    })
+}
+
+/// The node walk of a preemption for a claimant of one node (priority tiers here, the
+/// serving tier in `live/serving.rs`): `None` when some node that could hold `claim`
+/// (GPUs enough, its model) has room already, or none can be freed. Victims are the
+/// unprotected jobs on the node that `rank` ranks (`None`: never a victim), taken lowest
+/// rank first, then least work lost (GPUs x unsaved seconds), then lowest job, until
+/// the claim fits; those not needed after all are dropped, the costliest first. The node
+/// chosen loses the lowest highest rank, then the least work, then the fewest jobs, then
+/// is the lowest. A gang victim goes whole (its GPUs on other nodes are freed too).
+pub fn cheapest_node(
+    running: &[RunningJob],
+    nodes: &[NodeRoom],
+    claim: &Claim,
+    rank: impl Fn(&RunningJob) -> Option<i64>,
+) -> Option<Reclaim> {
     let fits = |n: &&NodeRoom| {
         n.capacity >= claim.gpus
             && crate::resources::model_matches(&n.model, claim.model.as_deref())
@@ -38,14 +58,13 @@ pub fn plan(
     if usable.iter().any(|n| n.free >= claim.gpus) {
         return None;
     }
-    // (highest victim tier, work lost, victims, node) of the best node so far.
-    let mut best: Option<((usize, Seconds, usize, u32), Reclaim)> = None;
+    // (highest victim rank, work lost, victims, node) of the best node so far.
+    let mut best: Option<((i64, Seconds, usize, u32), Reclaim)> = None;
     for n in usable {
-        let mut candidates: Vec<(&RunningJob, usize, Seconds)> = running
+        let mut candidates: Vec<(&RunningJob, i64, Seconds)> = running
             .iter()
-            .filter(|r| r.queue == claim.queue && !r.protected && r.on(n.node) > 0)
-            .map(|r| (r, tier(bounds, r.priority), r.unsaved * r.gpus as f64))
-            .filter(|&(_, t, _)| t < claim_tier)
+            .filter(|r| !r.protected && r.on(n.node) > 0)
+            .filter_map(|r| Some((r, rank(r)?, r.unsaved * r.gpus as f64)))
             .collect();
         candidates.sort_by(|a, b| {
             (a.1, a.2, a.0.job)
@@ -75,7 +94,7 @@ pub fn plan(
             }
         }
         let key = (
-            picked.iter().map(|c| c.1).max().unwrap_or(0),
+            picked.iter().map(|c| c.1).max().unwrap_or(i64::MIN),
             picked.iter().map(|c| c.2).sum::<Seconds>(),
             picked.len(),
             n.node.get(),

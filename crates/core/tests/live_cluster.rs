@@ -306,6 +306,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         slice: None,
         gang: None,
         group: None,
+        serving: false,
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);

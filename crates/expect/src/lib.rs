@@ -80,11 +80,14 @@ pub fn rewrite(at: &Location<'_>, old: &str, got: &str) {
     eprintln!("UPDATE_EXPECT: rewrote the expected text of the call at {at}");
 }
 
-/// `file!()`'s path (relative to the workspace root) from the crate's directory.
+/// `file!()`'s path (relative to the workspace root) from the test's directory (cargo
+/// runs a test in its package's directory), else from this crate's: a build cache shared
+/// by several checkouts may hold this crate compiled in another one.
 fn source_path(file: &str) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
+    let here = std::env::current_dir().unwrap_or_default();
+    here.ancestors()
+        .chain(manifest.ancestors())
         .map(|dir| dir.join(file))
         .find(|p| p.exists())
         .unwrap_or_else(|| {

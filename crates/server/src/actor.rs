@@ -89,6 +89,26 @@ pub enum Cmd {
     /// An admin deletes ended jobs from the store (after the round's commit, in a
     /// transaction of its own with its audit entry).
     Purge(PurgeRequest, Who, Reply<PurgeResult>),
+    /// Inference services (`state/services/`); create and update with the owner's Unix
+    /// groups (the replica's queue's access rule).
+    CreateService(
+        gpusched_wire::ServiceSpec,
+        Who,
+        UserGroups,
+        Reply<gpusched_wire::ServiceView>,
+    ),
+    UpdateService(
+        String,
+        gpusched_wire::ServiceSpec,
+        Who,
+        UserGroups,
+        Reply<gpusched_wire::ServiceView>,
+    ),
+    DeleteService(String, Who, Reply<gpusched_wire::ServiceView>),
+    Services(Who, Reply<gpusched_wire::ServiceList>),
+    Service(String, Who, Reply<gpusched_wire::ServiceView>),
+    /// A gateway's load in, the services' endpoints out.
+    GatewaySync(gpusched_wire::GatewaySync, Reply<gpusched_wire::EndpointSet>),
     /// Liveness: answered when the state task runs.
     Ping(Reply<()>),
     /// The levels `/metrics` shows (rendered by the caller, off the state task).
@@ -418,6 +438,30 @@ fn handle(
             let v = Ok(state.queue_list());
             answer(out, r, v)
         }
+        Cmd::CreateService(spec, who, groups, r) => {
+            let v = state.create_service(spec, &who, &groups);
+            answer(out, r, v)
+        }
+        Cmd::UpdateService(name, spec, who, groups, r) => {
+            let v = state.update_service(&name, spec, &who, &groups);
+            answer(out, r, v)
+        }
+        Cmd::DeleteService(name, who, r) => {
+            let v = state.delete_service(&name, &who);
+            answer(out, r, v)
+        }
+        Cmd::Services(who, r) => {
+            let v = Ok(state.list_services(&who));
+            answer(out, r, v)
+        }
+        Cmd::Service(name, who, r) => {
+            let v = state.service_view(&name, &who);
+            answer(out, r, v)
+        }
+        Cmd::GatewaySync(sync, r) => {
+            let v = Ok(state.gateway_sync(sync));
+            answer(out, r, v)
+        }
         Cmd::Reload(q, r) => {
             let v = state.reload_queues(q).map_err(Fail::BadRequest);
             answer(out, r, v)
@@ -546,6 +590,12 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::Events(.., r) => answer(out, r, Err(f)),
         Cmd::Audit(.., r) => answer(out, r, Err(f)),
         Cmd::Purge(.., r) => answer(out, r, Err(f)),
+        Cmd::CreateService(.., r) => answer(out, r, Err(f)),
+        Cmd::UpdateService(.., r) => answer(out, r, Err(f)),
+        Cmd::DeleteService(.., r) => answer(out, r, Err(f)),
+        Cmd::Services(.., r) => answer(out, r, Err(f)),
+        Cmd::Service(.., r) => answer(out, r, Err(f)),
+        Cmd::GatewaySync(.., r) => answer(out, r, Err(f)),
         Cmd::Ping(r) => answer(out, r, Err(f)),
         Cmd::Metrics(r) => answer(out, r, Err(f)),
         Cmd::Register(.., r) => answer(out, r, Err(f)),
@@ -617,11 +667,13 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 max_id,
                 ended,
                 learnt,
+                services,
             }) => {
                 store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
+                state.restore_services(services);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return Some((state, store));
@@ -646,6 +698,7 @@ pub struct Loaded {
     pub ended: Vec<(String, gpusched_wire::JobState, u64)>,
     /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
     pub learnt: (Option<String>, Option<String>),
+    pub services: Vec<gpusched_store::ServiceRecord>,
 }
 
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
@@ -655,6 +708,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
+    let services = store.load_services().await?;
     let ended = store.ended_counts().await?;
     let learnt = (
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
@@ -662,6 +716,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     );
     Ok(Loaded {
         learnt,
+        services,
         store,
         jobs,
         nodes,
@@ -697,6 +752,12 @@ async fn persist(
     for id in &rows.tokens {
         if let Some(t) = state.tokens.get(id) {
             w.token(t)?;
+        }
+    }
+    for name in &rows.services {
+        match state.services.records.get(name) {
+            Some(s) => w.service(s)?,
+            None => w.service_gone(name),
         }
     }
     w.events(journal.events, crate::state::history::EVENTS_KEPT);

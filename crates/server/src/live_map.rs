@@ -95,6 +95,24 @@ fn gpu(g: &GpuInfo, health: Option<&GpuHealth>) -> LiveGpu {
     }
 }
 
+/// The node resource that stands for "its agent serves replicas" (agent protocol 5: a
+/// port in `$PORT`, probes): a node of such an agent offers it without limit and a
+/// replica asks one, so no replica goes to an older agent, which would refuse its launch.
+/// No user's resource name can be this one (it has spaces).
+pub const SERVES: &str = "service replicas";
+
+/// What a serving node offers of [`SERVES`]: more than ever run at once.
+const SERVE_SLOTS: u64 = 1 << 40;
+
+/// Marks a node as one whose agent serves replicas, or not.
+pub fn offer_serving(node: &mut gpusched_core::live::LiveNode, yes: bool) {
+    if yes {
+        node.resources.insert(SERVES.to_string(), SERVE_SLOTS);
+    } else {
+        node.resources.remove(SERVES);
+    }
+}
+
 /// A job as the core's live cluster needs it.
 pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
     let mut job = LiveJob {
@@ -112,8 +130,13 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         slice: v.slice.as_deref().map(ask),
         gang: gang(v),
         group: None,
+        serving: false,
     };
     job.set_in_image(v.image.is_some());
+    if v.service.is_some() {
+        job.resources.insert(SERVES.to_string(), 1);
+        job.serving = true;
+    }
     job
 }
 

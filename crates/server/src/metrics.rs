@@ -290,6 +290,21 @@ pub struct View {
     pub private: bool,
     /// The event series, rendered with the levels.
     pub metrics: Metrics,
+    /// Every inference service, in name order.
+    pub services: Vec<ServiceLevel>,
+}
+
+/// A service's replicas and load (kube-state-metrics' deployment series, in ours).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServiceLevel {
+    pub name: String,
+    pub version: u32,
+    pub desired: u32,
+    pub ready: u32,
+    pub updated_ready: u32,
+    pub failures: u32,
+    /// Requests in flight and queued at the gateways heard from lately.
+    pub in_flight: u32,
 }
 
 /// A queue's GPUs: held now, guaranteed, and the most it may hold.

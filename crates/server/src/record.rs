@@ -46,6 +46,10 @@ pub struct JobRecord {
     /// up). Like preemptions, they take attempt numbers but not retries (schema 9).
     #[serde(default)]
     pub recalls: u32,
+    /// A replica out of its service's endpoints since then (schema 12), stopped once the
+    /// rollout's drain time has passed; what else it is of its service is `view.service`.
+    #[serde(default)]
+    pub draining_ms: Option<u64>,
 }
 
 /// How one part of a gang ended, when it was the first to fail.

@@ -242,6 +242,7 @@ fn bench_follows() {
             slice: None,
             gang: None,
             group: None,
+            serving: false,
         });
     }
     let started = c.pass(1.0, &[]).len();
@@ -284,6 +285,7 @@ fn bench_gangs() {
             mixed_models: false,
         }),
         group: None,
+        serving: false,
     };
     for n in [1_000usize, 10_000] {
         for labelled in [false, true] {
@@ -387,6 +389,7 @@ fn bench_live_pass() {
             slice: None,
             gang: None,
             group: None,
+            serving: false,
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

@@ -183,6 +183,17 @@ mod tests {
         let done = wrote_checkpoint(&dir, 2);
         acked_with(&dir, &launch(2, 1), Outcome::Exited { code: 1 });
         assert!(!done.exists());
+        // ... or a replica stopped by its liveness probe (its service starts a new job).
+        let unhealthy = wrote_checkpoint(&dir, 11);
+        let why = "liveness probe failed 3 times in a row: connection refused";
+        acked_with(
+            &dir,
+            &launch(11, 1),
+            Outcome::Unhealthy {
+                message: why.into(),
+            },
+        );
+        assert!(!unhealthy.exists());
         // Written into, and the server may requeue it: kept.
         for (job, outcome) in [
             (3, Outcome::Preempted),

@@ -447,6 +447,37 @@ mod tests {
         assert_eq!(journal.lines().count(), 4, "{journal}");
     }
 
+    /// Protocol 5: a replica's launch (its probes) and its end by liveness are
+    /// journalled and read back whole (every journal type refuses unknown fields, so a
+    /// field it did not carry would make the next life refuse the journal).
+    #[test]
+    fn a_replicas_launch_and_unhealthy_end_survive_a_reopen() {
+        use gpusched_wire::service::{Probe, ServeLaunch};
+        let tmp = tempfile::tempdir().unwrap();
+        let mut l = launch(1, 1);
+        l.serve = Some(ServeLaunch {
+            readiness: Some(Probe {
+                path: Some("/v2/health/ready".into()),
+                period_s: 5,
+                timeout_s: 2,
+                failure_threshold: 4,
+                initial_delay_s: 10,
+            }),
+            liveness: Some(Probe::default()),
+        });
+        let end = Outcome::Unhealthy {
+            message: "liveness probe failed 3 times in a row: connection refused".into(),
+        };
+        {
+            let dir = JobDir::open(tmp.path()).unwrap();
+            dir.create(&l).unwrap();
+            dir.write_outcome(a(1, 1), &end).unwrap();
+        }
+        let dir = JobDir::open(tmp.path()).unwrap();
+        assert_eq!(dir.read_launch(a(1, 1)).unwrap(), l);
+        assert_eq!(dir.read_outcome(a(1, 1)).unwrap().unwrap().outcome, end);
+    }
+
     #[test]
     fn a_torn_last_line_is_ignored_but_damage_before_it_is_an_error() {
         let tmp = tempfile::tempdir().unwrap();

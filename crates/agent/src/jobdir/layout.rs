@@ -42,7 +42,7 @@ impl JobDir {
     /// The job's checkpoint directory on this node (`GPUSCHED_CHECKPOINT_DIR`), kept
     /// across its attempts here.
     pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
-        self.root.join(CHECKPOINTS).join(job.to_string())
+        checkpoint_dir_under(&self.root, job)
     }
 
     /// The empty checkpoint directories kept for the next jobs.
@@ -76,6 +76,12 @@ fn warn_if_unreachable(root: &Path) {
             }
         }
     }
+}
+
+/// Where the job's checkpoint directory is under the records' root (for tests that
+/// reach into a running job's directory without opening its records).
+pub(crate) fn checkpoint_dir_under(root: &Path, job: u64) -> PathBuf {
+    root.join(CHECKPOINTS).join(job.to_string())
 }
 
 #[cfg(test)]

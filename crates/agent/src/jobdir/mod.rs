@@ -38,6 +38,8 @@ use crate::retention::LogIndex;
 pub use acks::AckedAttempt;
 pub use journal::recoverable;
 use journal::Inner;
+#[cfg(test)]
+pub(crate) use layout::checkpoint_dir_under;
 use layout::{CHECKPOINTS, LOGS};
 pub use log_files::Stream;
 pub use records::{PidRecord, StoredOutcome};

@@ -14,6 +14,9 @@ pub enum Stop {
     /// The agent lost its lease (no contact with the server): a short grace, then
     /// `Lost` with this message, so it is not still running when the server requeues it.
     Fence(String),
+    /// A service replica failed its liveness probe `failure_threshold` times in a row:
+    /// the job's grace, then `Unhealthy` with this message (`serve.rs`).
+    Unhealthy(String),
     /// The agent itself is stopping (SIGTERM or SIGINT): the job's grace, then
     /// `Stopped` with this message; the server requeues it without using a retry.
     Drain(String),

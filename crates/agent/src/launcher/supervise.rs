@@ -46,6 +46,8 @@ pub struct Supervised {
     pub events: super::EventSink,
     /// The part's cgroup: killed whole at the end, and read for what it used.
     pub cgroup: Option<super::contain::PartCgroup>,
+    /// A service replica's probes, stopped once its processes have ended.
+    pub probes: Option<super::serve::Watching>,
     /// Run at the end before the cgroup is killed (an image part's containers removed
     /// through their runtime).
     pub before_kill: Option<Box<dyn FnOnce() + Send>>,
@@ -129,6 +131,10 @@ impl Procs {
 
 pub async fn supervise(mut s: Supervised) {
     let outcome = run_to_end(&mut s).await;
+    // Nothing is left to probe, and nothing a probe says may follow the end.
+    if let Some(probes) = s.probes.take() {
+        probes.stop();
+    }
     // Whatever ended the leader, nothing the job started may outlive it: its group
     // now, and with a cgroup, every process in it however it daemonised.
     signal_group_logged(s.pgid, Signal::SIGKILL);
@@ -208,6 +214,7 @@ async fn run_to_end(s: &mut Supervised) -> Outcome {
                 Stop::Cancel => break (Outcome::Cancelled, s.grace),
                 Stop::Fence(message) => break (Outcome::Lost { message }, s.grace.min(FENCE_GRACE)),
                 Stop::Drain(message) => break (Outcome::Stopped { message }, s.grace),
+                Stop::Unhealthy(message) => break (Outcome::Unhealthy { message }, s.grace),
                 Stop::Preempt { signal, grace, deadline_file } => {
                     procs.drain_ready();
                     if procs.all_ended() {

@@ -185,7 +185,9 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
                         None => true,
                     }
                 }
-                RunEventKind::Started { .. } => false,
+                // A replica's port rides with its start (it comes just before it); a
+                // readiness change goes at once (gateways route by it).
+                RunEventKind::Started { .. } | RunEventKind::Listening { .. } => false,
                 _ => true,
             };
             outbox.push_as(ev, urgent)
@@ -267,12 +269,12 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         .context("cannot build the HTTP client")?;
     let gpu_links = cfg.control.links(&cfg.gpus);
     let metrics = Arc::new(
-        AgentMetrics::new(&cfg.name, &cfg.control.facts(&cfg.gpus)).with_collector(
-            crate::job_metrics::JobUsageCollector {
+        AgentMetrics::new(&cfg.name, &cfg.control.facts(&cfg.gpus))
+            .with_collector(crate::job_metrics::JobUsageCollector {
                 contain: launcher.contain().clone(),
                 node: cfg.name.clone(),
-            },
-        ),
+            })
+            .with_probe_failures(launcher.probe_failures()),
     );
     let metrics_listener =
         match cfg.metrics_listen {

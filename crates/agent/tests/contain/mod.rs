@@ -47,9 +47,10 @@ fn contained(
     Some((state, launcher, rx))
 }
 
-/// Whether python3 is here to allocate the memory a test measures: missing, the test is
+/// Whether python3 is here (to allocate the memory a test measures, to serve HTTP as a
+/// replica): missing, the test is
 /// skipped with one loud line (a failure in CI, whose setup installs it).
-fn python3() -> bool {
+pub(super) fn python3() -> bool {
     let found = std::process::Command::new("python3")
         .arg("--version")
         .output()

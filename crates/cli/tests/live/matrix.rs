@@ -87,6 +87,8 @@ const WORKFLOW: &str = r#"{"steps": [{"key": "a", "job": {"command": ["true"], "
 /// Hold and release of the spare pending job: its owner and admins pass the check of
 /// who may (the owner holds it first, so an admin's second hold is 409: already held).
 const HOLDERS: [u16; 7] = [401, 200, 403, 409, 409, 403, 401];
+const SERVICE: &str = r#"{"name": "matrix-svc", "replicas": 0,
+    "replica": {"command": ["true"], "cwd": "/tmp", "gpus": 0}}"#;
 const REGISTER: &str = r#"{"node": "matrix-probe", "agent_version": "0", "gpus": [],
     "cpus": 1, "mem_mib": 1, "log_url": null, "running": [], "events": []}"#;
 
@@ -320,6 +322,52 @@ const ROWS: &[Row] = &[
         "/api/history/jobs?limit=5",
         None,
         PERSONS,
+        None,
+    ),
+    // Services: the owner creates one (no replicas, so nothing runs), after which the
+    // name is taken for everyone; any person reads them; the owner and admins change
+    // it; the owner's delete removes it at once (no replica to drain), so the others
+    // find nothing.
+    row(
+        "POST",
+        "/api/services",
+        "/api/services",
+        Some(SERVICE),
+        [401, 201, 409, 409, 409, 403, 401],
+        None,
+    ),
+    row("GET", "/api/services", "/api/services", None, PERSONS, None),
+    row(
+        "GET",
+        "/api/services/{name}",
+        "/api/services/matrix-svc",
+        None,
+        PERSONS,
+        None,
+    ),
+    row(
+        "PUT",
+        "/api/services/{name}",
+        "/api/services/matrix-svc",
+        Some(SERVICE),
+        OWNER,
+        None,
+    ),
+    row(
+        "DELETE",
+        "/api/services/{name}",
+        "/api/services/matrix-svc",
+        None,
+        [401, 200, 404, 404, 404, 403, 401],
+        None,
+    ),
+    // Gateways: a gateway token or an admin (tests/live/serving.rs uses a gateway token).
+    row(
+        "POST",
+        "/api/gateway/sync",
+        "/api/gateway/sync",
+        Some(r#"{"gateway": "matrix-gw", "load": []}"#),
+        ADMINS,
         None,
     ),
     // Admins and metrics tokens (tests/live/prometheus.rs walks the routes with one).

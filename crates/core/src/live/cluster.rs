@@ -60,6 +60,10 @@ pub struct LiveJob {
     /// many of the group hold GPUs at once, and it follows only jobs of its group (see
     /// `group.rs`).
     pub group: Option<super::group::JobGroup>,
+    /// A replica of an inference service: in the serving tier, above all training. It
+    /// is never a victim of any preemption, and a waiting one may take a node from
+    /// running training jobs (`serving.rs`).
+    pub serving: bool,
 }
 
 impl LiveJob {
@@ -151,6 +155,8 @@ pub struct LiveCluster {
     pub(super) queue_rules: Vec<super::round::QueueRules>,
     /// How long a run is protected from preemption after it starts.
     pub(super) min_runtime_ms: u64,
+    /// Replicas of inference services, whole or slices (`serving.rs`).
+    pub(super) serving: BTreeSet<u64>,
 }
 
 /// What leaving the cluster did to the jobs queued behind the job that left.
@@ -198,6 +204,7 @@ impl LiveCluster {
             runs: Default::default(),
             queue_rules: Vec::new(),
             min_runtime_ms: 0,
+            serving: BTreeSet::new(),
         }
     }
 
@@ -323,6 +330,9 @@ impl LiveCluster {
     /// Adds a job at the back of the queue (the core's order); the lists stay sorted by
     /// id, which keeps lookups a binary search.
     pub fn add(&mut self, v: &LiveJob) {
+        if v.serving {
+            self.serving.insert(v.id);
+        }
         if let Some(ask) = &v.slice {
             let job = SliceJob {
                 id: v.id,
@@ -468,6 +478,7 @@ impl LiveCluster {
     pub fn remove(&mut self, id: u64, now: Seconds) -> Left {
         let mut left = Left::default();
         self.forget_run(id);
+        self.serving.remove(&id);
         if let Some(i) = self.find_slice(id) {
             self.release_slice(i);
             self.slice_jobs.remove(i);

@@ -24,6 +24,9 @@
 //!   ahead, bounded and small. (The predictor's finest bucket is a second, so the bound
 //!   is in jobs of at most `under`, not a sum of their estimates.)
 //! - **Only on one node, whole GPUs**, and only on nodes whose agent knows followers.
+//! - **Never a serving job** (a replica of an inference service), as follower or as the
+//!   job followed: a replica runs until it is stopped, so a job behind it would wait
+//!   for that, and a replica must not wait for another job's end.
 //! - **Only behind a job that is still short**: one that has run longer than `under`
 //!   takes no new follower (its kind's estimate was wrong for it). A follower queued in
 //!   the first `under` seconds of a job that then runs long still waits for it (at most
@@ -249,7 +252,12 @@ impl LiveCluster {
         b: Bucket,
     ) -> impl Iterator<Item = (&SchedJob, u32)> + '_ {
         self.jobs.iter().filter_map(move |j| {
-            if !j.running || bucket(&j.spec) != b || j.spec.gang.is_some() || j.spec.gpus == 0 {
+            if !j.running
+                || bucket(&j.spec) != b
+                || j.spec.gang.is_some()
+                || j.spec.gpus == 0
+                || self.serving.contains(&j.spec.id.0)
+            {
                 return None;
             }
             let [(n, _)] = j.placement.as_ref()?.parts[..] else {
@@ -337,6 +345,7 @@ impl LiveCluster {
                 || spec.gang.is_some()
                 || spec.gpus == 0
                 || self.claims.contains_key(&id)
+                || self.serving.contains(&id)
             {
                 break;
             }

@@ -396,3 +396,23 @@ fn no_job_follows_one_that_has_run_longer_than_a_follower_may() {
         vec![(4, 3)]
     );
 }
+
+#[test]
+fn a_serving_job_neither_follows_nor_is_followed() {
+    let serving = |id| LiveJob {
+        serving: true,
+        ..short(id, "u")
+    };
+    // A replica runs until stopped: a short job of its kind does not queue behind it.
+    let mut c = cluster(vec![node("a", 1)], 2);
+    c.add(&serving(1));
+    c.add(&short(2, "u"));
+    assert_eq!(c.pass(0.0, &[]).len(), 1);
+    assert!(c.follow_pass(|_| None).is_empty());
+    // A waiting replica does not queue behind a training job's end.
+    let mut c = cluster(vec![node("a", 1)], 2);
+    c.add(&short(1, "u"));
+    c.add(&serving(2));
+    assert_eq!(c.pass(0.0, &[]).len(), 1);
+    assert!(c.follow_pass(|_| None).is_empty());
+}

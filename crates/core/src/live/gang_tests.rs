@@ -52,6 +52,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         slice: None,
         gang: None,
         group: None,
+        serving: false,
     }
 }
 

@@ -25,8 +25,11 @@
 //!   predicted estimates.
 //! - [`runs`]: what the server told of each placed job's run (started, saved, being
 //!   stopped): protection and the work a preemption would lose.
+//! - [`serving`]: the serving tier: replicas of inference services are never victims,
+//!   and a waiting one may take a node from training jobs.
 //! - [`round`]: one round decided whole: protection, the pass, follows, the policy's
-//!   victims, quota reclaim and priority tiers ([`LiveCluster::round`]).
+//!   victims, the serving tier, quota reclaim and priority tiers
+//!   ([`LiveCluster::round`]).
 
 pub mod book;
 pub mod caps;
@@ -43,6 +46,7 @@ pub mod preempt;
 pub mod reason;
 pub mod round;
 pub mod runs;
+pub mod serving;
 pub mod slice;
 
 #[cfg(test)]
@@ -59,6 +63,7 @@ pub use place::SliceJob;
 pub use reason::{After, Blocked, WaitContext, WaitReason};
 pub use round::{QueueRules, QuotaReclaim, Round, RoundInput, TierPreemption};
 pub use runs::RunFacts;
+pub use serving::ServingPreemption;
 pub use slice::{MigAt, SliceAsk, SliceAt};
 
 #[cfg(test)]
@@ -67,3 +72,5 @@ mod gang_tests;
 mod image_tests;
 #[cfg(test)]
 mod round_tests;
+#[cfg(test)]
+mod serving_tests;

@@ -13,9 +13,14 @@ use crate::{JobId, Seconds};
 
 impl LiveCluster {
     /// The running jobs the next passes must not preempt (started less than the minimum
-    /// run time ago, being cancelled); replaces the previous set.
+    /// run time ago, being cancelled); replaces the previous set. Serving jobs are
+    /// always protected besides.
     pub fn set_protected(&mut self, ids: impl IntoIterator<Item = u64>) {
-        let ids: BTreeSet<JobId> = ids.into_iter().map(JobId).collect();
+        let ids: BTreeSet<JobId> = ids
+            .into_iter()
+            .chain(self.serving.iter().copied())
+            .map(JobId)
+            .collect();
         self.scheduler.set_protected(ids);
     }
 

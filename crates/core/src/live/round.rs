@@ -4,10 +4,17 @@
 //! 2. the pass: claims first, then slices, then whole GPUs ([`LiveCluster::pass`]);
 //! 3. follows: short jobs queued behind running ones of their kind (`follow.rs`);
 //! 4. the victims the pass's preemptive policy chose, each once;
-//! 5. quota reclaim: at most one per round, none while a preemption is under way
+//! 5. the serving tier: a waiting replica of an inference service takes one node from
+//!    running training jobs of any queue, at most one per round, none while a
+//!    preemption is under way (`serving.rs`);
+//! 6. quota reclaim: at most one per round, none while a preemption is under way
 //!    ([`crate::reclaim::one_per_round`], the rule the simulator uses too);
-//! 6. priority tiers: at most one claim per round, none while a preemption is under
+//! 7. priority tiers: at most one claim per round, none while a preemption is under
 //!    way ([`crate::tiers::plan`]).
+//!
+//! Steps 5 to 7 each mark their victims as stopping, so at most one of them preempts
+//! in a round, the serving tier first. Serving jobs are protected: never victims of
+//! steps 4 to 7.
 //!
 //! The caller applies the [`Round`] it returns: it moves the started jobs to
 //! `starting`, writes the follows, asks the victims to stop and words the reasons. The
@@ -17,6 +24,7 @@
 use std::collections::BTreeMap;
 
 use super::follow::Follow;
+use super::serving::ServingPreemption;
 use super::{LiveCluster, LivePlacement};
 use crate::reclaim::{self, Claim, NodeRoom, QuotaQueue, RunningJob};
 use crate::sharing::SharePod;
@@ -58,6 +66,8 @@ pub struct Round {
     pub follows: Vec<Follow>,
     /// Running jobs the preemptive policy's order asks to stop.
     pub policy_victims: Vec<u64>,
+    /// A serving job's preemption, applied as a tier preemption is.
+    pub serving: Option<ServingPreemption>,
     pub reclaim: Option<QuotaReclaim>,
     pub tier: Option<TierPreemption>,
 }
@@ -85,11 +95,11 @@ pub struct TierPreemption {
 
 /// The online nodes (by index), the whole-GPU jobs holding GPUs on them with the work
 /// each would lose, each node's room, and the waiting jobs in the policy's order.
-struct Field {
-    online: Vec<String>,
-    running: Vec<RunningJob>,
-    rooms: Vec<NodeRoom>,
-    order: Vec<u64>,
+pub(super) struct Field {
+    pub(super) online: Vec<String>,
+    pub(super) running: Vec<RunningJob>,
+    pub(super) rooms: Vec<NodeRoom>,
+    pub(super) order: Vec<u64>,
 }
 
 impl LiveCluster {
@@ -117,16 +127,17 @@ impl LiveCluster {
         };
         round.follows = self.follow_pass(input.guess);
         round.policy_victims = self.policy_victims();
-        // Reclaim and tiers choose from one view: neither's claim or victims change
-        // what it holds (GPUs held, work at stake, the waiting order).
+        // The serving tier, reclaim and tiers choose from one view: none's claim or
+        // victims change what it holds (GPUs held, work at stake, the waiting order).
         let mut field = None;
+        round.serving = self.serving_step(now_ms, &mut field);
         round.reclaim = self.reclaim_step(now_ms, &mut field);
         round.tier = self.tier_step(now_ms, &mut field);
         round
     }
 
     /// What reclaim and tiers choose from, worked out once a round, when one needs it.
-    fn field(&self, now_ms: u64) -> Field {
+    pub(super) fn field(&self, now_ms: u64) -> Field {
         let (online, running, rooms) = self.running_view(now_ms);
         Field {
             online,
@@ -154,7 +165,7 @@ impl LiveCluster {
     }
 
     /// Marks the victims of a reclaim or tier preemption as stopping.
-    fn stopping(&mut self, victims: &[u64]) {
+    pub(super) fn stopping(&mut self, victims: &[u64]) {
         for id in victims {
             if let Some(run) = self.runs.get_mut(id) {
                 run.stopping = true;

@@ -98,7 +98,8 @@ impl LiveCluster {
 
     /// The online nodes (a node's id is its index here), each one's room for whole
     /// GPUs, and the whole-GPU jobs holding GPUs on them with the work each would lose:
-    /// what quota reclaim and priority tiers choose victims from. Slices are never
+    /// what quota reclaim, priority tiers and the serving tier choose victims from
+    /// (serving jobs are protected: never victims). Slices are never
     /// victims (quotas count whole GPUs); a gang's parts on nodes that are not online
     /// do not count.
     pub(super) fn running_view(
@@ -145,7 +146,7 @@ impl LiveCluster {
                     gpus: spec.gpus,
                     priority: spec.priority,
                     unsaved: run.unsaved(now_ms),
-                    protected: run.young_or_leaving(now_ms, min_ms),
+                    protected: run.young_or_leaving(now_ms, min_ms) || self.serving.contains(&id),
                 })
             })
             .collect();

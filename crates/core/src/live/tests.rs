@@ -55,6 +55,7 @@ pub(super) fn whole(id: u64, gpus: u32) -> LiveJob {
         slice: None,
         gang: None,
         group: None,
+        serving: false,
     }
 }
 

@@ -115,6 +115,17 @@ pub fn person(c: &Caller) -> Result<Who, ApiErr> {
                  else; use a user token for this"
             ),
         )),
+        Caller::Person {
+            role: gpusched_wire::Role::Gateway,
+            user,
+            ..
+        } => Err(ApiErr(
+            StatusCode::FORBIDDEN,
+            format!(
+                "{user}'s token has the gateway role: it syncs a gateway (POST \
+                 /api/gateway/sync) and nothing else; use a user token for this"
+            ),
+        )),
         Caller::Person { user, role, .. } => Ok(Who {
             user: user.clone(),
             admin: *role == gpusched_wire::Role::Admin,
@@ -135,6 +146,24 @@ pub fn admin(c: &Caller) -> Result<Who, ApiErr> {
         ));
     }
     Ok(who)
+}
+
+/// A gateway: a token of the gateway role, or an admin (root on the Unix socket runs
+/// a gateway beside the server without a token).
+pub fn gateway(c: &Caller) -> Result<String, ApiErr> {
+    match c {
+        Caller::Person {
+            role: gpusched_wire::Role::Gateway | gpusched_wire::Role::Admin,
+            user,
+            ..
+        } => Ok(user.clone()),
+        _ => Err(ApiErr(
+            StatusCode::FORBIDDEN,
+            "only gateways sync: use a token of the gateway role (`gpusched token create \
+             --role gateway NAME`) or an admin's"
+                .into(),
+        )),
+    }
 }
 
 pub fn agent(c: &Caller) -> Result<(), ApiErr> {

@@ -17,6 +17,7 @@ mod nodes;
 mod openapi;
 mod peer;
 mod responses;
+mod services;
 mod tokens;
 mod workflow;
 
@@ -24,7 +25,7 @@ use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{get, patch, post, MethodRouter};
+use axum::routing::{delete, get, patch, post, put, MethodRouter};
 use axum::{Json, Router};
 use gpusched_wire::ApiError;
 use tokio::sync::{mpsc, oneshot};
@@ -143,6 +144,12 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/audit"),
     r("POST", "/api/admin/purge"),
     r("GET", "/api/history/jobs"),
+    r("POST", "/api/services"),
+    r("GET", "/api/services"),
+    r("GET", "/api/services/{name}"),
+    r("PUT", "/api/services/{name}"),
+    r("DELETE", "/api/services/{name}"),
+    r("POST", "/api/gateway/sync"),
     r("GET", "/metrics"),
     r("GET", "/"),
     r("GET", "/ui/{*path}"),
@@ -186,6 +193,12 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/audit") => get(history::audit),
         ("POST", "/api/admin/purge") => post(history::purge),
         ("GET", "/api/history/jobs") => get(export::jobs),
+        ("POST", "/api/services") => post(services::create),
+        ("GET", "/api/services") => get(services::list),
+        ("GET", "/api/services/{name}") => get(services::get),
+        ("PUT", "/api/services/{name}") => put(services::update),
+        ("DELETE", "/api/services/{name}") => delete(services::delete),
+        ("POST", "/api/gateway/sync") => post(services::sync),
         ("GET", "/metrics") => get(metrics::metrics),
         ("GET", "/") => get(crate::web::index),
         ("GET", "/ui/{*path}") => get(crate::web::asset),

@@ -47,6 +47,12 @@ use super::limits::Shedding;
         super::history::audit,
         super::history::purge,
         super::export::jobs,
+        super::services::create,
+        super::services::list,
+        super::services::get,
+        super::services::update,
+        super::services::delete,
+        super::services::sync,
     ),
     // Operations are grouped by the resource they act on (a generated client's modules).
     tags(
@@ -56,6 +62,7 @@ use super::limits::Shedding;
         (name = "nodes", description = "The nodes and their GPUs; drain and resume (admins)."),
         (name = "queues", description = "The queues and their limits."),
         (name = "usage", description = "GPU usage per user and queue."),
+        (name = "services", description = "Inference services: replicas kept running, probed, rolled out and scaled; the gateways' sync."),
         (name = "history", description = "Ended jobs, job timelines, the audit log and purges."),
         (name = "tokens", description = "API tokens (admins) and who the caller is."),
         (name = "agent", description = "The protocol between the server and its node agents (join token only)."),

@@ -112,4 +112,11 @@ error_set! {
     AgentBody = [400, 401, 403, 409, 413, 503];
     /// The agent protocol's poll.
     AgentPoll = [400, 401, 403, 409, 503];
+    /// A read of one service by name.
+    ReadService = [401, 403, 404, 503];
+    /// A change to one service by name.
+    ChangeService = [401, 403, 404, 503];
+    /// An update of one service: a bad body, a service being deleted or a replica the
+    /// cluster cannot take (409).
+    UpdateService = [400, 401, 403, 404, 409, 413, 503];
 }

@@ -228,6 +228,7 @@ impl Elector {
             max_id,
             ended,
             learnt,
+            services,
         } = loaded;
         store.set_fence(Some(epoch));
         self.tokens
@@ -249,6 +250,7 @@ impl Elector {
         state.ids_after(max_id);
         state.set_ended_counts(ended);
         state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
+        state.restore_services(services);
         // Loading may have taken a good part of the lease: renew before acting, so the
         // term starts with a whole lease (or not at all, if another server took over).
         let renewed = Instant::now();

@@ -68,6 +68,52 @@ pub fn levels(view: &View, out: &mut Sheet) {
     queues(view, out);
     nodes(view, out);
     holders(view, out);
+    services(view, out);
+}
+
+/// Each service's replicas (as kube-state-metrics' `kube_deployment_*` say them for a
+/// Deployment) and its load at the gateways; the gateways' own request series are on
+/// their `/metrics` (docs/gateway.md).
+fn services(view: &View, out: &mut Sheet) {
+    let ss = &view.services;
+    let series: [(&str, &str, fn(&crate::metrics::ServiceLevel) -> u32); 6] = [
+        (
+            "gpusched_service_replicas_desired",
+            "Replicas a service wants now (its autoscaler's count, else its replicas)",
+            |s| s.desired,
+        ),
+        (
+            "gpusched_service_replicas_ready",
+            "Replicas of a service passing their readiness probe, in the gateways' endpoints",
+            |s| s.ready,
+        ),
+        (
+            "gpusched_service_replicas_updated_ready",
+            "Ready replicas of a service's current version",
+            |s| s.updated_ready,
+        ),
+        (
+            "gpusched_service_version",
+            "A service's version (one more at each update of its replica template)",
+            |s| s.version,
+        ),
+        (
+            "gpusched_service_failures",
+            "Replicas of a service that ended on their own in a row (its restart backoff grows with it)",
+            |s| s.failures,
+        ),
+        (
+            "gpusched_service_in_flight",
+            "Requests in flight and queued for a service at the gateways heard from lately",
+            |s| s.in_flight,
+        ),
+    ];
+    for (name, help, of) in series {
+        out.gauge(name, help);
+        for s in ss {
+            out.add(l(&[("service", &s.name)]), f64::from(of(s)));
+        }
+    }
 }
 
 fn jobs(view: &View, out: &mut Sheet) {

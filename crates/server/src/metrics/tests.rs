@@ -123,6 +123,15 @@ fn world(private: bool) -> View {
         jobs,
         private,
         metrics: Metrics::default(),
+        services: vec![crate::metrics::ServiceLevel {
+            name: "resnet".into(),
+            version: 2,
+            desired: 3,
+            ready: 2,
+            updated_ready: 1,
+            failures: 0,
+            in_flight: 7,
+        }],
     }
 }
 
@@ -163,6 +172,9 @@ fn levels_count_jobs_queues_nodes_and_gpus() {
     assert_eq!(v(r#"gpusched_queue_gpus_quota{queue="research"}"#), 4.0);
     assert_eq!(v(r#"gpusched_queue_gpus_max{queue="research"}"#), 8.0);
     assert_eq!(v(r#"gpusched_queue_gpus_used{queue="research"}"#), 2.0);
+    assert_eq!(v(r#"gpusched_service_replicas_desired{service="resnet"}"#), 3.0);
+    assert_eq!(v(r#"gpusched_service_replicas_ready{service="resnet"}"#), 2.0);
+    assert_eq!(v(r#"gpusched_service_in_flight{service="resnet"}"#), 7.0);
     assert_eq!(
         value(&out, r#"gpusched_queue_gpus_max{queue="default"}"#),
         None

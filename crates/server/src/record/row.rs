@@ -33,6 +33,7 @@ impl JobRecord {
             array_progress,
             behind,
             recalls,
+            draining_ms,
         } = self;
         let JobView {
             id,
@@ -88,7 +89,7 @@ impl JobRecord {
             image,
             pids_max,
             usage,
-            service: _,
+            service,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -156,6 +157,13 @@ impl JobRecord {
             image: image.clone(),
             pids_max: *pids_max,
             usage: usage.as_deref().map(usage_row),
+            service: service.as_ref().map(|s| gpusched_store::StoredReplica {
+                service: s.service.clone(),
+                version: s.version,
+                port: s.port,
+                ready: s.ready,
+                draining_since_ms: *draining_ms,
+            }),
         }
     }
 
@@ -221,7 +229,12 @@ impl JobRecord {
                 image: row.image,
                 pids_max: row.pids_max,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
-                service: None,
+                service: row.service.as_ref().map(|s| gpusched_wire::ReplicaOf {
+                    service: s.service.clone(),
+                    version: s.version,
+                    port: s.port,
+                    ready: s.ready,
+                }),
             },
             env: row.env,
             client_token: row.client_token,
@@ -232,6 +245,7 @@ impl JobRecord {
             array_progress: row.array_progress.map(Box::new),
             behind: row.behind.and_then(std::num::NonZeroU64::new),
             recalls: row.recalls,
+            draining_ms: row.service.and_then(|s| s.draining_since_ms),
         }
     }
 }
@@ -540,7 +554,12 @@ mod tests {
                     cpu_pressure_ms: Some(1_200),
                     mem_pressure_ms: Some(40),
                 })),
-                service: None,
+                service: Some(gpusched_wire::ReplicaOf {
+                    service: "resnet".into(),
+                    version: 3,
+                    port: Some(41234),
+                    ready: true,
+                }),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),
@@ -576,6 +595,7 @@ mod tests {
             })),
             behind: std::num::NonZeroU64::new(41),
             recalls: 2,
+            draining_ms: Some(1_700_000_000_000),
         }
     }
 

@@ -90,6 +90,9 @@ impl State {
         // Protocol 4 takes a launch's limits and image (`launch`); an older agent
         // enforces nothing and would refuse the fields.
         entry.limits = protocol >= 4;
+        // Protocol 5 gives replicas a port and probes them; an older agent would refuse
+        // the launch's `serve`.
+        entry.serves = protocol >= 5;
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -221,6 +224,7 @@ impl State {
     ) -> Launch {
         let v = &job.view;
         let limits = self.nodes.get(node).is_some_and(|n| n.limits);
+        let serves = self.nodes.get(node).is_some_and(|n| n.serves);
         let dist = if v.parts.is_empty() {
             gang::one_node_dist(v, gpus.len() as u32)
         } else {
@@ -244,7 +248,7 @@ impl State {
             mem_mib: if limits { v.mem_mib } else { 0 },
             pids_max: v.pids_max.filter(|_| limits),
             image: v.image.clone().filter(|_| limits),
-            serve: None,
+            serve: self.serve_launch(job).filter(|_| serves),
         }
     }
 
@@ -306,8 +310,10 @@ impl State {
             }
             match &e.event {
                 RunEventKind::PortReserved { port } => self.port_reserved(e.job, node, *port),
-                // Service replicas (issue 34): applied by `services.rs`.
-                RunEventKind::Listening { .. } | RunEventKind::Ready { .. } => {}
+                RunEventKind::Listening { port } => self.replica_listening(e.job, *port),
+                RunEventKind::Ready { ready, message } => {
+                    self.replica_ready(e.job, *ready, message.as_deref())
+                }
                 RunEventKind::Started { mig_uuid, .. } => {
                     let new_uuid = mig_uuid.as_ref().filter(|uuid| {
                         v.slice_at

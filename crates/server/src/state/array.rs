@@ -427,5 +427,6 @@ pub(super) fn task_record(array: &JobRecord, id: u64, index: u32) -> JobRecord {
         array_progress: None,
         behind: None,
         recalls: 0,
+        draining_ms: None,
     }
 }

@@ -44,7 +44,22 @@ impl State {
                 max: d.max,
             })
             .collect();
+        let services = self
+            .list_services(&admin)
+            .services
+            .into_iter()
+            .map(|s| crate::metrics::ServiceLevel {
+                name: s.spec.name,
+                version: s.version,
+                desired: s.desired,
+                ready: s.ready,
+                updated_ready: s.updated_ready,
+                failures: s.failures,
+                in_flight: s.in_flight,
+            })
+            .collect();
         View {
+            services,
             nodes: self.node_list(&admin),
             queues,
             jobs,

@@ -32,6 +32,7 @@ mod reasons;
 mod recent;
 mod reclaim;
 mod runs;
+pub(crate) mod services;
 pub(crate) mod shape;
 mod submit;
 mod tiers;
@@ -126,6 +127,12 @@ pub struct NodeEntry {
     /// known from its registration in this server's life. What it enforces with them is
     /// its registration's `containment`, kept in the node's row.
     pub limits: bool,
+    /// Its agent gives service replicas a port and probes them (protocol 5), as its
+    /// registration in this server's life said. Replicas are placed only on such nodes
+    /// (`live_map::SERVES`). A node known only from the store counts as one until its
+    /// agent registers: nothing new goes to it before, and the replicas it ran are
+    /// restored on it.
+    pub serves: bool,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -144,11 +151,16 @@ pub struct Rows {
     pub jobs: BTreeSet<u64>,
     pub nodes: BTreeSet<String>,
     pub tokens: BTreeSet<u64>,
+    /// Services changed (absent from the state now: deleted).
+    pub services: BTreeSet<String>,
 }
 
 impl Rows {
     pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty() && self.nodes.is_empty() && self.tokens.is_empty()
+        self.jobs.is_empty()
+            && self.nodes.is_empty()
+            && self.tokens.is_empty()
+            && self.services.is_empty()
     }
 }
 
@@ -196,6 +208,8 @@ pub struct State {
     learnt: learn::Learnt,
     /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
     policy_preempted: BTreeMap<u64, String>,
+    /// Inference services and what gateways last said (`services/`).
+    pub services: services::Services,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -246,6 +260,7 @@ impl State {
             listed: Default::default(),
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
+            services: Default::default(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -545,10 +560,14 @@ impl State {
             .nodes
             .values()
             .filter(|n| n.present())
-            .map(|n| gpusched_core::live::LiveNode {
-                follows: n.follows,
-                unreachable: n.unreachable_reason(),
-                ..live_map::node(&n.record, &self.cfg.topology)
+            .map(|n| {
+                let mut node = gpusched_core::live::LiveNode {
+                    follows: n.follows,
+                    unreachable: n.unreachable_reason(),
+                    ..live_map::node(&n.record, &self.cfg.topology)
+                };
+                live_map::offer_serving(&mut node, n.serves);
+                node
             })
             .collect();
         for id in self.cluster.set_nodes(live) {
@@ -575,6 +594,7 @@ impl State {
             jobs: self.jobs.take_touched(),
             nodes: self.nodes.take_touched(),
             tokens: self.tokens.take_touched(),
+            services: self.services.records.take_touched(),
         }
     }
 
@@ -593,6 +613,9 @@ impl State {
         // The runs of the rows changed since the last round, before anything is
         // decided on them.
         self.tell_runs_touched();
+        // Services every round (time alone ends a backoff or a drain, and moves the
+        // autoscaler's windows): the replicas they start are placed in this round.
+        self.reconcile_services();
         if !self.sched_due {
             return;
         }
@@ -629,6 +652,9 @@ impl State {
         if let Some(r) = round.reclaim {
             self.apply_reclaim(r);
         }
+        if let Some(s) = round.serving {
+            self.apply_serving(s);
+        }
         if let Some(t) = round.tier {
             self.apply_tier(t);
         }
@@ -648,6 +674,7 @@ impl State {
             return;
         }
         self.array_task_placed(id);
+        self.replica_placed(id);
         let parts = self.parts_of(&p);
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
@@ -725,6 +752,7 @@ impl State {
             self.touched.ended.insert(id);
         }
         self.array_member_ended(id, state, at_ms);
+        self.replica_ended(id);
         self.settle_dependents(id, at_ms);
         // Last: the job queued behind it starts on its GPUs (see `follow.rs`).
         self.after_leaving(left, id);
@@ -916,6 +944,7 @@ impl NodeEntry {
             ecc_base: None,
             follows: false,
             limits: false,
+            serves: true,
         }
     }
 }

@@ -229,6 +229,15 @@ pub fn waiting_for_room(node: &str, wait: &RoomWait) -> String {
                     "asks {asked_mib} MiB of memory, {free_mib} MiB free"
                 ));
             }
+            // A replica on a node whose agent is older than protocol 5.
+            Lack::Generic { name, .. } if name == crate::live_map::SERVES => {
+                what.push("an agent that serves replicas".to_string());
+                detail.push(
+                    "its agent is older than agent protocol 5, which replicas need; upgrade \
+                     it"
+                    .to_string(),
+                );
+            }
             Lack::Generic { name, asked, free } => {
                 what.push(format!("`{name}`"));
                 detail.push(format!("asks {name}={asked}, {free} free"));

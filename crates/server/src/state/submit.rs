@@ -182,7 +182,7 @@ impl State {
         Submitted { ids }
     }
 
-    fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
+    pub(super) fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
         // Checked by `check_submit` before; a failure here cannot happen.
         let slice = validate::slice_of(&j).ok().flatten();
         let shape = super::shape::shape(&j, slice.is_some()).unwrap_or(super::shape::Shape {
@@ -262,6 +262,7 @@ impl State {
             array_progress,
             behind: None,
             recalls: 0,
+            draining_ms: None,
         }
     }
 }

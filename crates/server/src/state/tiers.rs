@@ -8,7 +8,7 @@
 //! quota reclaim). One such preemption at a time, and none while any preemption is under
 //! way, so a round never stacks victims for a need already being met.
 
-use gpusched_core::live::TierPreemption;
+use gpusched_core::live::{ServingPreemption, TierPreemption};
 use gpusched_wire::history::JobEventKind;
 
 use super::State;
@@ -40,5 +40,35 @@ impl State {
         }
         tracing::info!(job = t.job, queue = %name, %node, victims = ?t.victims, "preempting lower priority tiers");
         self.bump(&t.node);
+    }
+
+    /// The round's serving preemption (the core's `live/serving.rs`): a replica of a
+    /// service that found no GPUs takes a node from training jobs of any queue, which
+    /// take the preemption path as a tier's victims do.
+    pub(super) fn apply_serving(&mut self, s: ServingPreemption) {
+        let service = self
+            .jobs
+            .get(&s.job)
+            .and_then(|j| j.view.service.as_ref())
+            .map(|r| r.service.clone())
+            .unwrap_or_default();
+        let node = &s.node;
+        for victim in &s.victims {
+            let why = format!(
+                "serving preemption: replica {} of service {service} needs its GPUs on \
+                 {node} (services run above training)",
+                s.job
+            );
+            let Some(j) = self.jobs.get_mut(victim) else {
+                continue;
+            };
+            j.view.preempt_requested = true;
+            j.view.reason = format!("being requeued: {why}");
+            self.policy_preempted.insert(*victim, why.clone());
+            self.note(*victim, JobEventKind::Preempted, why);
+            self.bump_job(*victim);
+        }
+        tracing::info!(job = s.job, %service, %node, victims = ?s.victims, "preempting training for a service replica");
+        self.bump(&s.node);
     }
 }

@@ -12,7 +12,7 @@
 use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 4;
+pub const LATEST: i64 = 5;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -144,6 +144,12 @@ pub fn migrations() -> Vec<Migration> {
                 Step::Sql("ALTER TABLE jobs ADD COLUMN used_cpu_pressure_ms BIGINT"),
                 Step::Sql("ALTER TABLE jobs ADD COLUMN used_mem_pressure_ms BIGINT"),
             ],
+        },
+        // SQLite's schema 12: TEXT columns only, so the same statements.
+        Migration {
+            version: 5,
+            name: crate::sql::migrate::SERVICES_NAME,
+            steps: crate::sql::migrate::services_steps(),
         },
     ]
 }

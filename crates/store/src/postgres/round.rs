@@ -4,7 +4,9 @@
 
 use gpusched_wire::history::{AuditEntry, JobEvent};
 
-use crate::sql::round::{RoundTarget, RoundWrites, NODE_UPSERT, TOKEN_UPSERT};
+use crate::sql::round::{
+    RoundTarget, RoundWrites, NODE_UPSERT, SERVICE_DELETE, SERVICE_UPSERT, TOKEN_UPSERT,
+};
 use crate::sql::values::Val;
 use crate::sql::{Store, StoreTx};
 use crate::stored_job::StoredJob;
@@ -34,6 +36,19 @@ impl RoundTarget for StoreTx<'_> {
     async fn token(&mut self, id: i64, hash: &str, data: &str) -> Result<(), StoreError> {
         let vals = [Val::Int(id), Val::Text(hash.into()), Val::Text(data.into())];
         self.execute_vals(TOKEN_UPSERT, &vals).await
+    }
+
+    async fn service(&mut self, name: &str, data: &str) -> Result<(), StoreError> {
+        self.execute_vals(
+            SERVICE_UPSERT,
+            &[Val::Text(name.into()), Val::Text(data.into())],
+        )
+        .await
+    }
+
+    async fn service_gone(&mut self, name: &str) -> Result<(), StoreError> {
+        self.execute_vals(SERVICE_DELETE, &[Val::Text(name.into())])
+            .await
     }
 
     async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError> {

@@ -5,7 +5,8 @@
 //! Both read the source in one transaction (a snapshot: REPEATABLE READ on PostgreSQL,
 //! a read transaction of SQLite's WAL), so a server may go on writing meanwhile, and
 //! write the target in one transaction, so a failed copy leaves nothing half written.
-//! Rows travel as stored (jobs through [`StoredJob`], the other tables as their columns);
+//! Rows travel as stored (jobs through [`StoredJob`], a replica's `service` with them;
+//! the other tables, `services` included, as their columns);
 //! ids are kept, and the target's counters continue after them.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Connection, Row};
 
 use super::dialect::{marks, Dialect};
-use super::{ended, jobs, Store};
+use super::{ended, jobs, services, Store};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
 
@@ -52,6 +53,8 @@ pub struct Snapshot {
     pub nodes: Vec<(String, String)>,
     /// (id, hash, data)
     pub tokens: Vec<(i64, String, String)>,
+    /// (name, data), by name (schema 12).
+    pub services: Vec<(String, String)>,
     pub events: Vec<EventRow>,
     pub audit: Vec<AuditRow>,
     /// (key, value), the store's own schema keys left out; `max_job_id` is the highest
@@ -65,6 +68,7 @@ pub struct CopyCounts {
     pub jobs: usize,
     pub nodes: usize,
     pub tokens: usize,
+    pub services: usize,
     pub events: usize,
     pub audit: usize,
     pub meta: usize,
@@ -74,8 +78,9 @@ impl std::fmt::Display for CopyCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} jobs, {} nodes, {} tokens, {} job events, {} audit entries, {} meta values",
-            self.jobs, self.nodes, self.tokens, self.events, self.audit, self.meta
+            "{} jobs, {} nodes, {} tokens, {} services, {} job events, {} audit entries, \
+             {} meta values",
+            self.jobs, self.nodes, self.tokens, self.services, self.events, self.audit, self.meta
         )
     }
 }
@@ -86,6 +91,7 @@ impl Snapshot {
             jobs: self.jobs.len(),
             nodes: self.nodes.len(),
             tokens: self.tokens.len(),
+            services: self.services.len(),
             events: self.events.len(),
             audit: self.audit.len(),
             meta: self.meta.len(),
@@ -118,6 +124,14 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         .iter()
         .map(|r| Ok((int(r, 0)?, text(r, 1)?, text(r, 2)?)))
         .collect::<Result<_, sqlx::Error>>()?;
+    let mut services = all(services::SELECT_ALL)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(services::key_data)
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    // By name in byte order on either backend (see `services::decode`).
+    services.sort_unstable();
     let events = all(
         "SELECT job, seq, at_ms, kind, attempt, nodes, detail FROM job_events
          ORDER BY job, seq",
@@ -169,6 +183,7 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         jobs: stored,
         nodes,
         tokens,
+        services,
         events,
         audit,
         meta,
@@ -201,6 +216,7 @@ impl Store {
             ("jobs", "jobs"),
             ("nodes", "nodes"),
             ("tokens", "tokens"),
+            ("services", "services"),
             ("job_events", "job events"),
             ("audit", "audit entries"),
         ] {
@@ -240,6 +256,14 @@ impl Store {
             let mut q = sqlx::query(&sql);
             for (id, hash, data) in chunk {
                 q = q.bind(*id).bind(hash).bind(data);
+            }
+            q.execute(&mut *tx).await?;
+        }
+        for chunk in snap.services.chunks(ROWS) {
+            let sql = insert_sql("services (name, data)", 2, chunk.len());
+            let mut q = sqlx::query(&sql);
+            for (name, data) in chunk {
+                q = q.bind(name).bind(data);
             }
             q.execute(&mut *tx).await?;
         }
@@ -422,6 +446,12 @@ mod tests {
         }
         tx.put_meta("predictor", "{\"v\": 1}").await.unwrap();
         tx.commit().await.unwrap();
+        // Services (the jobs above are replicas of one: `full_stored`).
+        let mut w = super::super::RoundWrites::default();
+        for name in ["whisper", "resnet", "llama-3"] {
+            w.service(&crate::record::tests::service(name)).unwrap();
+        }
+        s.write_round(w).await.unwrap();
         for (sql, a, b) in [
             (
                 "INSERT INTO nodes (name, data) VALUES ($1, $2)",
@@ -466,11 +496,19 @@ mod tests {
         assert_eq!(want.jobs.len(), 86, "130 less 43 purged and 1 deleted");
         assert_eq!(want.events.len(), 86 * 4, "4 kept of 5 per job");
         assert!(want.meta.contains(&("max_job_id".into(), "130".into())));
+        let names: Vec<&str> = want.services.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["llama-3", "resnet", "whisper"]);
+        assert!(want.jobs.iter().all(|j| j.service.is_some()));
         for db in &test_dbs("a_store_copied_to_each_backend_and_back_keeps_every_row").await {
             let counts = migrate_store(&source.url, &db.url).await.unwrap();
             assert_eq!(counts, want.counts());
             let mut t = db.open().await;
             assert_eq!(t.snapshot().await.unwrap(), want, "{:?}", db.dialect);
+            let services = t.load_services().await.unwrap();
+            assert_eq!(
+                services,
+                ["llama-3", "resnet", "whisper"].map(crate::record::tests::service)
+            );
             assert_eq!(t.max_job_id().await.unwrap(), 130);
             // The audit log's ids continue after the copied ones.
             let mut tx = t.begin().await.unwrap();

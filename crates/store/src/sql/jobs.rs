@@ -1,5 +1,5 @@
 //! The `jobs` table (created by schema 2, widened by later schemas: gangs, energy,
-//! workflows, followers, containment) and a
+//! workflows, followers, containment, services) and a
 //! [`StoredJob`] in and out of it: one column per fact, JSON only for lists and maps.
 
 use sqlx::any::AnyRow;
@@ -130,6 +130,18 @@ pub(crate) const CONTAIN_COLUMNS: &[&str] = &[
     "used_mem_pressure_ms",
 ];
 
+/// Schema 12 (issue 34): inference services. A replica's job row says which service
+/// and version it serves, its port, whether it is ready and since when it drains (a
+/// [`crate::StoredReplica`]); NULL for every other job, and for every row from before
+/// it. JSON, not columns of their own: nothing looks them up in SQL (the server loads
+/// the live jobs and finds a service's replicas in memory), so one nullable column
+/// costs the other jobs' writes nothing but a NULL. The `services` table itself is
+/// `services.rs`'s.
+pub const ADD_SERVICE_COLUMNS: &[&str] = &["ALTER TABLE jobs ADD COLUMN service TEXT"];
+
+/// The columns schema 12 added, in the order of [`ADD_SERVICE_COLUMNS`].
+pub(crate) const SERVICE_COLUMNS: &[&str] = &["service"];
+
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
     "after_any",
@@ -208,7 +220,8 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + ENERGY_COLUMNS.len()
     + WORKFLOW_COLUMNS.len()
     + FOLLOW_COLUMNS.len()
-    + CONTAIN_COLUMNS.len();
+    + CONTAIN_COLUMNS.len()
+    + SERVICE_COLUMNS.len();
 
 pub(crate) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -218,6 +231,7 @@ pub(crate) fn all_columns() -> Vec<&'static str> {
         .chain(WORKFLOW_COLUMNS)
         .chain(FOLLOW_COLUMNS)
         .chain(CONTAIN_COLUMNS)
+        .chain(SERVICE_COLUMNS)
         .copied()
         .collect()
 }
@@ -297,7 +311,8 @@ fn select_sql() -> String {
 }
 
 /// Rows per multi-row upsert. SQLite binds at most 32,766 values per statement,
-/// PostgreSQL 65,535, and a row binds about 60; a round rarely writes more than this many jobs.
+/// PostgreSQL 65,535, and a row binds [`COLUMN_COUNT`] (62 at schema 12); a round rarely
+/// writes more than this many jobs.
 pub(crate) const ROWS_PER_STATEMENT: usize = 64;
 
 /// Writes (inserts or replaces) one job's row.
@@ -471,5 +486,6 @@ pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
                 mem_pressure_ms: opt_big("used_mem_pressure_ms")?,
             }),
         },
+        service: opt_json_col(r, id, "service")?,
     })
 }

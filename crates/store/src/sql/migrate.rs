@@ -63,6 +63,20 @@ fn list(d: Dialect) -> Vec<Migration> {
 pub(crate) const CONTAIN_NAME: &str =
     "containment: a job's image and process cap, and what its attempt used (CPU, peak memory, pressure)";
 
+/// Schema 12's name (PostgreSQL's schema 5 is the same change).
+pub(crate) const SERVICES_NAME: &str =
+    "inference services: the services table, and the service a replica's job serves";
+
+/// Schema 12's steps, the same text on both backends (PostgreSQL's schema 5): a job's
+/// `service` column (`jobs.rs`) and the `services` table (`services.rs`), both TEXT.
+pub(crate) fn services_steps() -> Vec<Step> {
+    super::jobs::ADD_SERVICE_COLUMNS
+        .iter()
+        .chain(super::services::CREATE_V12)
+        .map(|s| Step::Sql(s))
+        .collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

@@ -16,6 +16,7 @@
 //! - `ended.rs`: ended jobs, read on request.
 //! - `lease.rs`: the leader lease and the fence.
 //! - `round.rs`: a round's writes ([`RoundWrites`], `Store::write_round`).
+//! - `services.rs`: schema 12's `services` table (inference services).
 //! - `test_dbs.rs`: the tests' one body on each backend.
 //!
 //! Waits are bounded on PostgreSQL once [`Store::set_timeout`] is given one (the server
@@ -49,6 +50,7 @@ pub(crate) mod jobs;
 pub(crate) mod lease;
 pub(crate) mod migrate;
 pub(crate) mod round;
+pub(crate) mod services;
 pub(crate) mod values;
 
 #[cfg(test)]
@@ -62,7 +64,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{AnyConnection, Connection, Row};
 
-use crate::record::{NodeRecord, TokenRecord};
+use crate::record::{NodeRecord, ServiceRecord, TokenRecord};
 use crate::sqlite::{sqlite_url, DB_FILE, SQLITE_PRAGMAS};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
@@ -401,6 +403,17 @@ impl Store {
         .await
     }
 
+    /// Every inference service's record, by name; a row that does not decode is named
+    /// ([`StoreError::Corrupt`]).
+    pub async fn load_services(&mut self) -> Result<Vec<ServiceRecord>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(services::SELECT_ALL).fetch_all(c))?;
+        let rows = rows
+            .iter()
+            .map(services::key_data)
+            .collect::<Result<Vec<_>, _>>()?;
+        services::decode(rows)
+    }
+
     /// Every row of `sql` (key, JSON data) decoded; a row that does not decode is named.
     async fn load_all<T: serde::de::DeserializeOwned>(
         &mut self,
@@ -698,6 +711,7 @@ pub(crate) mod tests {
             image: None,
             pids_max: None,
             usage: None,
+            service: None,
         }
     }
 
@@ -781,6 +795,30 @@ pub(crate) mod tests {
         }
     }
 
+    /// A store of `db`'s backend at schema `before` (as that release left it) holding
+    /// `old` as that release wrote it: its first `columns` columns (those of that
+    /// schema), the others left to the upgrades.
+    async fn a_store_at(db: &test_dbs::TestDb, before: i64, columns: usize, old: &StoredJob) {
+        let path = match &db.url {
+            StoreUrl::Sqlite(f) => f.clone(),
+            StoreUrl::Postgres(u) => PathBuf::from(u),
+        };
+        let mut s = Store::connect(db.dialect, path, None).await.unwrap();
+        migrate::run_to(&mut s.conn, db.dialect, before).await;
+        let vals = values::job_row(old).unwrap();
+        let sql = format!(
+            "INSERT INTO jobs ({}) VALUES ({})",
+            jobs::all_columns()[..columns].join(", "),
+            dialect::marks(columns)
+        );
+        values::bind_all(sqlx::query(&sql), &vals[..columns])
+            .execute(&mut s.conn)
+            .await
+            .unwrap();
+        assert_eq!(s.schema_version().await.unwrap(), before);
+        s.close().await.unwrap();
+    }
+
     /// A store of the schema before containment (SQLite's 10, PostgreSQL's 3) with a job
     /// in it upgrades in place: the job reads back as it was written, with no image, no
     /// process cap and nothing measured (not zeros).
@@ -791,35 +829,60 @@ pub(crate) mod tests {
             old.image = None;
             old.pids_max = None;
             old.usage = None;
-            let before = migrate::latest(db.dialect) - 1;
-            {
-                let path = match &db.url {
-                    StoreUrl::Sqlite(f) => f.clone(),
-                    StoreUrl::Postgres(u) => PathBuf::from(u),
-                };
-                let mut s = Store::connect(db.dialect, path, None).await.unwrap();
-                migrate::run_to(&mut s.conn, db.dialect, before).await;
-                // The row as that schema's release wrote it: every column but schema 11's.
-                let n = jobs::COLUMN_COUNT - jobs::CONTAIN_COLUMNS.len();
-                let vals = values::job_row(&old).unwrap();
-                let sql = format!(
-                    "INSERT INTO jobs ({}) VALUES ({})",
-                    jobs::all_columns()[..n].join(", "),
-                    dialect::marks(n)
-                );
-                values::bind_all(sqlx::query(&sql), &vals[..n])
-                    .execute(&mut s.conn)
-                    .await
-                    .unwrap();
-                assert_eq!(s.schema_version().await.unwrap(), before);
-                s.close().await.unwrap();
-            }
+            old.service = None;
+            let before = match db.dialect {
+                Dialect::Sqlite => 10,
+                Dialect::Postgres => 3,
+            };
+            // Every column but those of schema 11 and later.
+            let n = jobs::COLUMN_COUNT - jobs::CONTAIN_COLUMNS.len() - jobs::SERVICE_COLUMNS.len();
+            a_store_at(db, before, n, &old).await;
             let mut s = db.open().await;
             assert_eq!(
                 s.schema_version().await.unwrap(),
                 migrate::latest(db.dialect)
             );
             assert_eq!(s.load_jobs().await.unwrap(), [old]);
+        }
+    }
+
+    /// A store of the schema before services (SQLite's 11, PostgreSQL's 4) with a job in
+    /// it upgrades in place: the job reads back as it was written, a replica of no
+    /// service, and there are no services; both are written and read at once.
+    #[tokio::test]
+    async fn a_store_from_before_services_upgrades_with_no_replicas_and_no_services() {
+        for db in &test_dbs("a_store_from_before_services_upgrades").await {
+            let mut old = crate::stored_job::tests::full_stored();
+            old.service = None;
+            let before = match db.dialect {
+                Dialect::Sqlite => 11,
+                Dialect::Postgres => 4,
+            };
+            assert_eq!(before, migrate::latest(db.dialect) - 1);
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len(),
+                &old,
+            )
+            .await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            assert_eq!(s.load_services().await.unwrap(), []);
+            let replica = crate::stored_job::tests::full_stored();
+            let mut w = RoundWrites::default();
+            w.job(replica.clone());
+            w.service(&crate::record::tests::service("resnet")).unwrap();
+            s.write_round(w).await.unwrap();
+            assert_eq!(s.load_jobs().await.unwrap(), [replica]);
+            assert_eq!(
+                s.load_services().await.unwrap(),
+                [crate::record::tests::service("resnet")]
+            );
         }
     }
 

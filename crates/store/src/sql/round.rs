@@ -1,6 +1,6 @@
 //! A round's writes in one transaction: what the server's state task commits after each
-//! round (job rows, nodes, tokens, job events, audit entries, `meta` values), fenced by
-//! the leader's epoch like every write transaction.
+//! round (job rows, nodes, tokens, services, job events, audit entries, `meta` values),
+//! fenced by the leader's epoch like every write transaction.
 //!
 //! On PostgreSQL it goes through sqlx's connection statement by statement (each one a
 //! round trip to the database anyway; `postgres/round.rs`). On SQLite it goes to the
@@ -17,7 +17,7 @@ use gpusched_wire::history::{AuditEntry, JobEvent};
 use super::dialect::Dialect;
 use super::values::Val;
 use super::{Store, RESERVED_META};
-use crate::record::{NodeRecord, TokenRecord};
+use crate::record::{NodeRecord, ServiceRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
@@ -26,6 +26,9 @@ pub(crate) const NODE_UPSERT: &str = "INSERT INTO nodes (name, data) VALUES ($1,
      ON CONFLICT(name) DO UPDATE SET data = excluded.data";
 pub(crate) const TOKEN_UPSERT: &str = "INSERT INTO tokens (id, hash, data) VALUES ($1, $2, $3)
      ON CONFLICT(id) DO UPDATE SET data = excluded.data";
+pub(crate) const SERVICE_UPSERT: &str = "INSERT INTO services (name, data) VALUES ($1, $2)
+     ON CONFLICT(name) DO UPDATE SET data = excluded.data";
+pub(crate) const SERVICE_DELETE: &str = "DELETE FROM services WHERE name = $1";
 pub(crate) const META_UPSERT: &str = "INSERT INTO meta (key, value) VALUES ($1, $2)
      ON CONFLICT(key) DO UPDATE SET value = excluded.value";
 pub(crate) const AUDIT_INSERT: &str =
@@ -39,6 +42,9 @@ pub struct RoundWrites {
     pub(crate) nodes: Vec<(String, String)>,
     /// (id, hash, the record as JSON).
     pub(crate) tokens: Vec<(i64, String, String)>,
+    /// The services' rows in the order they were given: (name, the record as JSON) to
+    /// insert or replace, (name, None) to delete.
+    pub(crate) services: Vec<(String, Option<String>)>,
     pub(crate) events: Vec<(u64, JobEvent)>,
     /// Events kept per job (the first and the newest).
     pub(crate) keep: u32,
@@ -51,6 +57,7 @@ impl RoundWrites {
         self.jobs.is_empty()
             && self.nodes.is_empty()
             && self.tokens.is_empty()
+            && self.services.is_empty()
             && self.events.is_empty()
             && self.audit.is_empty()
             && self.meta.is_empty()
@@ -78,6 +85,24 @@ impl RoundWrites {
         self.tokens
             .push((token.id as i64, token.hash.clone(), data));
         Ok(())
+    }
+
+    /// Inserts or replaces the service's row (keyed by `rec.spec.name`). A round's
+    /// service writes are made in the order they were given, so a row written and then
+    /// deleted in one round ends deleted, and one deleted and then written ends written.
+    pub fn service(&mut self, rec: &ServiceRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(rec).map_err(|source| StoreError::Corrupt {
+            what: format!("service {}", rec.spec.name),
+            source,
+        })?;
+        self.services.push((rec.spec.name.clone(), Some(data)));
+        Ok(())
+    }
+
+    /// Deletes the service's row (none: nothing to do). Its replicas' job rows are the
+    /// server's to write; nothing here touches them.
+    pub fn service_gone(&mut self, name: &str) {
+        self.services.push((name.to_string(), None));
     }
 
     /// The round's job events (by job, each job's in order), at most `keep` kept per job.
@@ -130,6 +155,10 @@ pub(crate) trait RoundTarget {
     async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
     /// A token's row ([`TOKEN_UPSERT`]).
     async fn token(&mut self, id: i64, hash: &str, data: &str) -> Result<(), StoreError>;
+    /// A service's row ([`SERVICE_UPSERT`]).
+    async fn service(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
+    /// A service's row deleted ([`SERVICE_DELETE`]).
+    async fn service_gone(&mut self, name: &str) -> Result<(), StoreError>;
     /// The round's job events, numbered on from each job's last, and the prune to `keep`.
     async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError>;
     /// An audit entry ([`AUDIT_INSERT`]).
@@ -139,8 +168,10 @@ pub(crate) trait RoundTarget {
 }
 
 impl RoundWrites {
-    /// Writes the round into `t` in the one order of a round: jobs, nodes, tokens, job
-    /// events, audit entries, `meta` values.
+    /// Writes the round into `t` in the one order of a round: jobs, nodes, tokens,
+    /// services (upserts and deletions in the order given), job events, audit entries,
+    /// `meta` values. No table refers to another by key, so the order only fixes which
+    /// statement a failing round stops at; the transaction makes it all or nothing.
     pub(crate) async fn write_to(&self, t: &mut impl RoundTarget) -> Result<(), StoreError> {
         t.jobs(&self.jobs).await?;
         for (name, data) in &self.nodes {
@@ -148,6 +179,12 @@ impl RoundWrites {
         }
         for (id, hash, data) in &self.tokens {
             t.token(*id, hash, data).await?;
+        }
+        for (name, data) in &self.services {
+            match data {
+                Some(data) => t.service(name, data).await?,
+                None => t.service_gone(name).await?,
+            }
         }
         t.events(&self.events, self.keep).await?;
         for entry in &self.audit {
@@ -181,6 +218,7 @@ mod tests {
 
     use super::super::test_dbs::test_dbs;
     use super::*;
+    use crate::record::tests::service;
 
     fn job(id: u64, token: Option<&str>) -> StoredJob {
         let mut j = crate::stored_job::tests::full_stored();
@@ -229,6 +267,7 @@ mod tests {
         }
         w.node(&node("n1")).unwrap();
         w.token(&token(first_job)).unwrap();
+        w.service(&service("resnet")).unwrap();
         let events = jobs
             .iter()
             .flat_map(|j| [(j.id, event(1)), (j.id, event(2))])
@@ -261,6 +300,9 @@ mod tests {
             assert_eq!(s.load_jobs().await.unwrap(), jobs);
             assert_eq!(s.load_nodes().await.unwrap(), [node("n1")]);
             assert_eq!(s.load_tokens().await.unwrap(), [token(1)]);
+            assert_eq!(s.load_services().await.unwrap(), [service("resnet")]);
+            // Every job is `full_stored`'s, a replica of a service.
+            assert!(jobs.iter().all(|j| j.service.is_some()));
             for id in [1u64, 70] {
                 let t = s.job_events(id).await.unwrap();
                 let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
@@ -381,6 +423,7 @@ mod tests {
                 let mut r = db.open().await;
                 assert_eq!(r.load_jobs().await.unwrap(), []);
                 assert_eq!(r.load_nodes().await.unwrap(), []);
+                assert_eq!(r.load_services().await.unwrap(), []);
                 assert_eq!(r.job_events(1).await.unwrap().events.len(), 0);
                 assert_eq!(r.meta("predictor").await.unwrap(), None);
             }
@@ -388,8 +431,142 @@ mod tests {
             let (w, jobs) = round(1);
             s.write_round(w).await.unwrap();
             assert_eq!(db.open().await.load_jobs().await.unwrap(), jobs);
+            // A failed round's deletion and update are not made either.
+            let mut w = RoundWrites::default();
+            w.service_gone("resnet");
+            let mut changed = service("whisper");
+            changed.spec.name = "resnet".into();
+            w.service(&changed).unwrap();
+            w.job(job(600, Some("tok-1")));
+            w.job(job(601, Some("tok-1")));
+            assert!(s.write_round(w).await.is_err());
+            assert_eq!(
+                db.open().await.load_services().await.unwrap(),
+                [service("resnet")]
+            );
             let mut w = RoundWrites::default();
             assert!(w.meta("schema_version", "9".into()).is_err());
+        }
+    }
+
+    /// Services' rows: inserted, replaced and deleted by name, in the order a round
+    /// gave them; read back by name (in byte order on either backend); a replica's
+    /// `service` goes with its job's row, changed and cleared like any column.
+    #[tokio::test]
+    async fn services_are_upserted_deleted_in_order_and_read_by_name() {
+        for db in &test_dbs("services_are_upserted_deleted_in_order_and_read_by_name").await {
+            let mut s = db.open().await;
+            let mut w = RoundWrites::default();
+            // Names whose order a database's collation may not keep (`-` against a
+            // letter or a digit).
+            for name in ["ab", "a-b", "b", "a1"] {
+                w.service(&service(name)).unwrap();
+            }
+            assert!(!w.is_empty());
+            s.write_round(w).await.unwrap();
+            let names = |v: Vec<ServiceRecord>| -> Vec<String> {
+                v.into_iter().map(|r| r.spec.name).collect()
+            };
+            assert_eq!(
+                names(s.load_services().await.unwrap()),
+                ["a-b", "a1", "ab", "b"]
+            );
+            // An update replaces the whole record; a deletion removes the row; a
+            // deletion of a row that is not there is nothing.
+            let mut updated = service("b");
+            updated.version = 4;
+            updated.desired = 0;
+            updated.spec.replicas = Some(7);
+            updated.last_failure = None;
+            updated.last_failure_ms = None;
+            updated.deleting = false;
+            let mut w = RoundWrites::default();
+            w.service(&updated).unwrap();
+            w.service_gone("a1");
+            w.service_gone("never");
+            s.write_round(w).await.unwrap();
+            let got = s.load_services().await.unwrap();
+            assert_eq!(names(got.clone()), ["a-b", "ab", "b"]);
+            assert_eq!(got[2], updated);
+            // In one round, in the order given: written then deleted ends deleted;
+            // deleted then written ends written.
+            let mut w = RoundWrites::default();
+            w.service(&service("c")).unwrap();
+            w.service_gone("c");
+            w.service_gone("ab");
+            w.service(&service("ab")).unwrap();
+            s.write_round(w).await.unwrap();
+            let mut s = db.open().await;
+            assert_eq!(
+                s.load_services().await.unwrap(),
+                [service("a-b"), service("ab"), updated]
+            );
+            // A deletion alone is a round to write.
+            let mut w = RoundWrites::default();
+            w.service_gone("a-b");
+            assert!(!w.is_empty());
+            s.write_round(w).await.unwrap();
+            assert_eq!(names(s.load_services().await.unwrap()), ["ab", "b"]);
+
+            // A replica's job: written, changed (ready, then draining), cleared.
+            let mut j = job(7, None);
+            let mut w = RoundWrites::default();
+            w.job(j.clone());
+            s.write_round(w).await.unwrap();
+            let mut r = j.service.clone().expect("full_stored is a replica");
+            r.ready = false;
+            r.port = None;
+            r.draining_since_ms = None;
+            for step in 0..3 {
+                match step {
+                    0 => j.service = Some(r.clone()),
+                    1 => {
+                        r.ready = true;
+                        r.port = Some(40_001);
+                        r.draining_since_ms = Some(5);
+                        j.service = Some(r.clone());
+                    }
+                    _ => j.service = None,
+                }
+                let mut w = RoundWrites::default();
+                w.job(j.clone());
+                s.write_round(w).await.unwrap();
+                assert_eq!(s.job(7).await.unwrap().as_ref(), Some(&j), "step {step}");
+                assert_eq!(s.load_jobs().await.unwrap(), [j.clone()], "step {step}");
+            }
+        }
+    }
+
+    /// A service's row that does not decode fails the load, naming the service; so does
+    /// one whose record names another service.
+    #[tokio::test]
+    async fn a_corrupt_service_row_is_named() {
+        for db in &test_dbs("a_corrupt_service_row_is_named").await {
+            let mut s = db.open().await;
+            sqlx::query("INSERT INTO services (name, data) VALUES ('bad', '{\"spec\": 1}')")
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let e = s.load_services().await.unwrap_err();
+            assert!(
+                matches!(&e, StoreError::Corrupt { what, .. } if what == "service bad"),
+                "{e}"
+            );
+            sqlx::query("DELETE FROM services")
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let data = serde_json::to_string(&service("other")).unwrap();
+            sqlx::query("INSERT INTO services (name, data) VALUES ('mine', $1)")
+                .bind(data)
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let e = s.load_services().await.unwrap_err().to_string();
+            assert!(
+                e.contains("service mine") && e.contains("names service other"),
+                "{e}"
+            );
         }
     }
 }

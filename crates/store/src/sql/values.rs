@@ -172,5 +172,7 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
             "used_mem_pressure_ms",
             j.usage.as_ref().and_then(|u| u.mem_pressure_ms),
         )?,
+        // Schema 12: services (JSON: never looked up in SQL).
+        opt_json(id, j.service.as_ref())?,
     ])
 }

@@ -25,7 +25,7 @@ pub(super) fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let mut s = Store::open_dir(&dir).await.unwrap();
-    // 1 -> 2 -> 3 -> 4 -> 5 -> 6 -> 7 in one open.
+    // 1 -> 2 -> ... -> 12 in one open.
     assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
 
     let jobs = s.load_jobs().await.unwrap();
@@ -92,6 +92,8 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             "job {}",
             v.id
         );
+        // Schema 12's column: no service's replica.
+        assert_eq!(v.service, None, "job {}", v.id);
     }
 
     // Ended jobs: their end reasons and exit codes.
@@ -158,6 +160,8 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let tokens = s.load_tokens().await.unwrap();
     assert_eq!(tokens.len(), 1);
     assert_eq!(tokens[0].user, "alice");
+    // Schema 12's services: none before it.
+    assert_eq!(s.load_services().await.unwrap(), []);
 
     // Stored as columns now, the old table gone.
     let tables: Vec<String> =
@@ -175,6 +179,7 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             "meta",
             "nodes",
             "schema_history",
+            "services",
             "sqlite_sequence",
             "tokens"
         ]
@@ -228,7 +233,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=11 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=12 are recorded once each.
     assert_eq!(
         history,
         [
@@ -241,7 +246,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (8, RELEASE.to_string()),
             (9, RELEASE.to_string()),
             (10, RELEASE.to_string()),
-            (11, RELEASE.to_string())
+            (11, RELEASE.to_string()),
+            (12, RELEASE.to_string())
         ]
     );
     assert_eq!(

@@ -5,12 +5,14 @@
 use sqlx::AnyConnection;
 
 use super::v1;
-use crate::sql::migrate::{Migration, Step, CONTAIN_NAME, UNWRITTEN_TASKS};
+use crate::sql::migrate::{
+    services_steps, Migration, Step, CONTAIN_NAME, SERVICES_NAME, UNWRITTEN_TASKS,
+};
 use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 11;
+pub const LATEST: i64 = 12;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -93,6 +95,11 @@ pub fn migrations() -> Vec<Migration> {
                 .iter()
                 .map(|s| Step::Sql(s))
                 .collect(),
+        },
+        Migration {
+            version: 12,
+            name: SERVICES_NAME,
+            steps: services_steps(),
         },
     ]
 }

@@ -165,7 +165,13 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
     (11, "used_mem_peak_bytes", "used_mem_peak_bytes IS NULL"),
     (11, "used_cpu_pressure_ms", "used_cpu_pressure_ms IS NULL"),
     (11, "used_mem_pressure_ms", "used_mem_pressure_ms IS NULL"),
+    // Schema 12: no job of an older release is a service's replica.
+    (12, "service", "service IS NULL"),
 ];
+
+/// Each table a later schema added, the schema that added it and its columns: an older
+/// release had none of its rows, so it is empty after the upgrade.
+const ADDED_TABLES: &[(i64, &str, &[&str])] = &[(12, "services", &["name", "data"])];
 
 /// A table as SQLite holds it: its columns, and each row's values as SQL literals
 /// (`quote()`: the type is part of the value, 1 is not '1').
@@ -253,6 +259,7 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
         let rows = s.load_jobs().await.unwrap();
         let nodes = s.load_nodes().await.unwrap();
         let tokens = s.load_tokens().await.unwrap();
+        let services = s.load_services().await.unwrap();
         let events = {
             let mut e = BTreeMap::new();
             for r in &rows {
@@ -264,6 +271,8 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
         let after = tables(&file).await;
 
         rows_are_kept(f, &before, &after);
+        added_tables_are_empty(f, &before, &after);
+        assert_eq!(services, [], "{}", f.dir);
         added_columns_mean_what_they_did(f, &before, &after, &file).await;
         jobs_are_what_the_script_made(f, &rows);
         // Schema 5's timeline of older jobs: what each row knew, said as such.
@@ -336,6 +345,26 @@ fn rows_are_kept(f: &Fixture, before: &BTreeMap<String, Table>, after: &BTreeMap
     }
     if f.schema >= 5 {
         assert!(!before["job_events"].rows.is_empty(), "{}", f.dir);
+    }
+}
+
+/// The tables a later schema added are there, with their columns, and empty.
+fn added_tables_are_empty(
+    f: &Fixture,
+    before: &BTreeMap<String, Table>,
+    after: &BTreeMap<String, Table>,
+) {
+    for (v, name, columns) in ADDED_TABLES.iter().filter(|(v, _, _)| *v > f.schema) {
+        assert!(
+            !before.contains_key(*name),
+            "{}: table {name} of schema {v} is in the fixture",
+            f.dir
+        );
+        let t = after
+            .get(*name)
+            .unwrap_or_else(|| panic!("{}: no table {name} after the upgrade", f.dir));
+        assert_eq!(t.columns, *columns, "{}: table {name}", f.dir);
+        assert!(t.rows.is_empty(), "{}: table {name}", f.dir);
     }
 }
 
@@ -647,5 +676,9 @@ fn jobs_are_what_the_script_made(f: &Fixture, rows: &[StoredJob]) {
         if !f.contained || !["contained", "capped"].contains(&r.name.as_str()) {
             assert_eq!((&r.image, r.pids_max), (&None, None), "{}", f.dir);
         }
+    }
+    // No release before schema 12 ran services.
+    for r in rows {
+        assert_eq!(r.service, None, "{}: {}", f.dir, r.name);
     }
 }

@@ -16,7 +16,8 @@ use gpusched_wire::history::{AuditEntry, JobEvent, JobEventKind};
 
 use crate::sql::dialect::{pow2_chunks, pow2_sizes, Dialect};
 use crate::sql::round::{
-    audit_values, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT, TOKEN_UPSERT,
+    audit_values, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT, SERVICE_DELETE,
+    SERVICE_UPSERT, TOKEN_UPSERT,
 };
 use crate::sql::values::{job_row, Val};
 use crate::sql::{history, jobs, lease, take_fault, Store};
@@ -127,6 +128,8 @@ enum Stmt {
     Upsert(usize),
     Node,
     Token,
+    Service,
+    ServiceGone,
     LastSeq(usize),
     Events(usize),
     Prune,
@@ -143,6 +146,8 @@ impl Stmt {
             Stmt::Upsert(rows) => jobs::upsert_rows(d, rows),
             Stmt::Node => NODE_UPSERT.into(),
             Stmt::Token => TOKEN_UPSERT.into(),
+            Stmt::Service => SERVICE_UPSERT.into(),
+            Stmt::ServiceGone => SERVICE_DELETE.into(),
             Stmt::LastSeq(jobs) => history::last_seq_sql(d, jobs),
             Stmt::Events(rows) => history::insert_sql(d, rows),
             Stmt::Prune => history::PRUNE_SQL.into(),
@@ -296,6 +301,19 @@ impl RoundTarget for Target<'_, '_> {
     async fn token(&mut self, id: i64, hash: &str, data: &str) -> Result<(), StoreError> {
         let vals = [Val::Int(id), Val::Text(hash.into()), Val::Text(data.into())];
         self.p.run(Stmt::Token, &vals)?;
+        Ok(())
+    }
+
+    async fn service(&mut self, name: &str, data: &str) -> Result<(), StoreError> {
+        self.p.run(
+            Stmt::Service,
+            &[Val::Text(name.into()), Val::Text(data.into())],
+        )?;
+        Ok(())
+    }
+
+    async fn service_gone(&mut self, name: &str) -> Result<(), StoreError> {
+        self.p.run(Stmt::ServiceGone, &[Val::Text(name.into())])?;
         Ok(())
     }
 

@@ -120,6 +120,22 @@ impl Harness {
                     ) >= 1.0)
                 )
             }
+            Check::ProbeFailures(readiness, liveness) => {
+                let lines = scrape(&self.metrics_url()).await;
+                let failed = |kind: &str| {
+                    metric(
+                        &lines,
+                        "gpusched_agent_probe_failures_total",
+                        Some(("kind", kind)),
+                    )
+                };
+                format!(
+                    "probe failures counted: at least {readiness} of readiness: {}; at least \
+                     {liveness} of liveness: {}",
+                    yes(failed("readiness") >= readiness as f64),
+                    yes(failed("liveness") >= liveness as f64)
+                )
+            }
             Check::FollowedInOrder(from, to) => {
                 let w = lock(&self.world);
                 let at = |job: u64, started: bool| {

@@ -9,13 +9,14 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use gpusched_wire::service::{Probe, ServeLaunch};
 use gpusched_wire::{
     AttemptRef, Desired, DistHost, DistLaunch, GpuInfo, GpuSource, Launch, NodeTelemetry,
     PollQuery, PreemptOrder, QueuedLaunch, Register, Registered, Report, ReportAck, RunEvent,
     RunEventKind,
 };
 
-use super::Order;
+use super::{Order, Probes, Program};
 
 /// What a server heard and acknowledged, in the order heard (across servers).
 pub(super) enum Heard {
@@ -323,6 +324,7 @@ pub(super) fn desired(gen: u64, orders: &[Order], ports: &BTreeMap<u64, u16>) ->
             }),
             Order::Cancel(job) => d.cancel.push(first(job)),
             Order::Reserve(job) => d.reserve_ports.push(first(job)),
+            Order::Serve(job, program, probes) => d.run.push(replica(job, program, probes)),
         }
     }
     d
@@ -349,6 +351,52 @@ pub(super) fn launch(job: u64, script: &str) -> Launch {
         pids_max: None,
         image: None,
         serve: None,
+    }
+}
+
+/// [`Program::Http`]; the single quotes are the shell's.
+const HTTP_SERVER: &str = r#"exec python3 -c '
+import http.server as h, os
+d = os.environ["GPUSCHED_CHECKPOINT_DIR"]
+port = os.environ["PORT"]
+if os.environ.get("GPUSCHED_PORT") != port: raise SystemExit(1)
+class H(h.BaseHTTPRequestHandler):
+    def do_GET(s):
+        s.send_response(503 if os.path.exists(d + "/no-" + s.path[1:]) else 200)
+        s.end_headers()
+    def log_message(s, *a): pass
+srv = h.HTTPServer(("", int(port)), H)
+srv.timeout = 0.1
+while not os.path.exists(d + "/quit"): srv.handle_request()
+'"#;
+
+/// A service replica running `program`, probed as `probes` says.
+pub(super) fn replica(job: u64, program: Program, probes: Probes) -> Launch {
+    let script = match program {
+        Program::Http => HTTP_SERVER,
+        Program::Sleep => "sleep 60",
+    };
+    let every_second = |path: Option<&str>, failure_threshold, initial_delay_s| Probe {
+        path: path.map(String::from),
+        period_s: 1,
+        timeout_s: 1,
+        failure_threshold,
+        initial_delay_s,
+    };
+    let (readiness, liveness) = match probes {
+        Probes::Tcp => (Some(every_second(None, 3, 0)), None),
+        Probes::Http => (Some(every_second(Some("/ready"), 2, 0)), None),
+        Probes::Live => (
+            Some(every_second(None, 3, 0)),
+            Some(every_second(Some("/live"), 3, 3)),
+        ),
+    };
+    Launch {
+        serve: Some(ServeLaunch {
+            readiness,
+            liveness,
+        }),
+        ..launch(job, script)
     }
 }
 

@@ -11,8 +11,8 @@ use tokio::sync::watch;
 
 use super::checks::{alive, port_free};
 use super::fake::{
-    acked_samples, desired, find_event, gpus, lock, pid_of, port_of, serve, xids, Fake, Heard,
-    Shared, World,
+    acked_events, acked_samples, desired, find_event, gpus, lock, pid_of, port_of, serve, xids,
+    Fake, Heard, Shared, World,
 };
 use super::{AgentConfig, Cond, Node, Order, Step, STOP_WAIT, WAIT};
 use crate::gpu::{FakeNvml, FakeTopology, GpuControl};
@@ -214,6 +214,22 @@ impl Harness {
                 let verdict = self.check(c).await;
                 self.say(verdict);
             }
+            Step::Touch(job, name) => {
+                let root = self.dir.path().join("jobs");
+                let path = crate::jobdir::checkpoint_dir_under(&root, job).join(name);
+                if let Err(e) = std::fs::write(&path, "") {
+                    self.fail(format!("cannot make {}: {e}", path.display()));
+                }
+                self.say(format!("{job}#1's checkpoint directory gets {name}"));
+            }
+            Step::Remove(job, name) => {
+                let root = self.dir.path().join("jobs");
+                let path = crate::jobdir::checkpoint_dir_under(&root, job).join(name);
+                if let Err(e) = std::fs::remove_file(&path) {
+                    self.fail(format!("cannot remove {}: {e}", path.display()));
+                }
+                self.say(format!("{job}#1's checkpoint directory loses {name}"));
+            }
         }
     }
 
@@ -315,6 +331,12 @@ impl Harness {
                     }
                 })
             }),
+            Cond::Readiness(job, n) => {
+                acked_events(w)
+                    .filter(|e| e.job == job && matches!(e.event, RunEventKind::Ready { .. }))
+                    .count()
+                    >= n
+            }
             Cond::GpuLost(gpu) => acked_samples(w).last().is_some_and(|t| {
                 t.gpus.iter().all(|g| {
                     if g.index == gpu {
@@ -343,6 +365,9 @@ impl Harness {
             Cond::XidAcked(gpu) => format!("GPU {gpu}'s Xid acknowledged"),
             Cond::Busy(gpu) => format!("GPU {gpu} busy and the others idle"),
             Cond::GpuLost(gpu) => format!("GPU {gpu} lost and the others not"),
+            Cond::Readiness(job, n) => {
+                format!("{job}#1's {}", count(n as u32, "readiness change"))
+            }
         }
     }
 
@@ -357,6 +382,9 @@ impl Harness {
             Order::Preempt(job) => format!("preempt {job}"),
             Order::Cancel(job) => format!("cancel {job}"),
             Order::Reserve(job) => format!("reserve a port for {job}"),
+            Order::Serve(job, program, probes) => {
+                format!("serve {job} ({program:?} program, {probes:?} probes)")
+            }
         }
     }
 

@@ -28,7 +28,7 @@
 //! `checks.rs` the checks. The scenarios, one file per concern: registration
 //! (`register.rs`), `MASTER_PORT` reservations (`ports.rs`), making the desired state so
 //! (`reconcile.rs`), samples riding on reports and the reporter's retries
-//! (`telemetry.rs`), the lease (`lease.rs`), stopping and the next life (`drain.rs`),
+//! (`telemetry.rs`), service replicas' ports and probes (`serve.rs`), the lease (`lease.rs`), stopping and the next life (`drain.rs`),
 //! what the agent says when it cannot reach a server (`client.rs`).
 
 mod checks;
@@ -40,6 +40,7 @@ mod lease;
 mod ports;
 mod reconcile;
 mod register;
+mod serve;
 mod telemetry;
 
 use std::time::Duration;
@@ -84,6 +85,31 @@ pub(super) enum Order {
     Cancel(u64),
     /// Reserve a `MASTER_PORT` for the gang whose first part this job is.
     Reserve(u64),
+    /// A service replica (protocol 5) running the program, probed as said.
+    Serve(u64, Program, Probes),
+}
+
+/// What a replica runs.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Program {
+    /// An HTTP server (python3) on `$PORT` (exit 1 unless `$GPUSCHED_PORT` is the same):
+    /// `GET /NAME` answers 503 while its checkpoint directory holds `no-NAME`, else 200;
+    /// it exits 0 once the directory holds `quit`.
+    Http,
+    /// Never listens.
+    Sleep,
+}
+
+/// A replica's probes, each every second.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Probes {
+    /// No readiness probe given: the agent's own, a TCP connection (period 1 s here).
+    Tcp,
+    /// Readiness: `GET /ready`, not ready after 2 failures in a row.
+    Http,
+    /// Readiness a TCP connection; liveness `GET /live` from 3 s after the start,
+    /// stopped after 3 failures in a row.
+    Live,
 }
 
 /// What a step waits for; each names the server by its letter where it matters.
@@ -111,6 +137,8 @@ pub(super) enum Cond {
     Busy(u32),
     /// The latest acknowledged samples: this GPU lost (no temperature), the others not.
     GpuLost(u32),
+    /// This many readiness changes of the job acknowledged in all.
+    Readiness(u64, usize),
 }
 
 /// A check of what the transcript cannot show deterministically, printed as its verdict.
@@ -139,6 +167,9 @@ pub(super) enum Check {
     CheckpointDirs,
     /// The job ended between these many ms after the last `Down` and this many.
     EndedWithin(u64, u64, u64),
+    /// The agent's metrics count at least this many failed readiness and liveness
+    /// probes.
+    ProbeFailures(u64, u64),
 }
 
 /// One thing that happens. Servers are named by a letter; `a` (epoch 0) exists unless
@@ -173,6 +204,10 @@ pub(super) enum Step {
     Pass(u64),
     /// The fake GPU library's fault file, written whole.
     Faults(&'static str),
+    /// A file made (empty) in the job's checkpoint directory, or removed from it (how a
+    /// test replica is told to fail its probes or to exit).
+    Touch(u64, &'static str),
+    Remove(u64, &'static str),
     /// A check, printed as its verdict.
     See(Check),
 }

@@ -28,6 +28,7 @@ mod history;
 mod learn;
 mod liveness;
 mod scenarios;
+mod services;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -175,6 +176,22 @@ pub(super) enum Step {
     UsedBy(u64),
     /// `usage --by user` as root sees it: each user's CPU-hours and memory GiB-hours.
     UsageUsed,
+    /// `user` creates a service (`service_spec`'s keys), updates one (the whole spec
+    /// again, by name), deletes one.
+    ServiceNew(&'static str, &'static str),
+    ServiceUpdate(&'static str, &'static str),
+    ServiceDelete(&'static str, &'static str),
+    /// A service as `service show` sees it: its status and replicas.
+    ServiceShow(&'static str),
+    /// The node gave the replica (its current attempt) this port.
+    Listening(&'static str, u64, u16),
+    /// The node's probe of the replica passes, or fails (`false`).
+    Ready(&'static str, u64, bool),
+    /// The node stopped the replica for failing its liveness probe.
+    Unhealthy(&'static str, u64),
+    /// A gateway syncs with its load (`SERVICE:IN_FLIGHT:QUEUED`, space-separated) and
+    /// is told the endpoints.
+    Sync(&'static str, &'static str),
 }
 
 /// What the rounds committed, as the store would hold it.
@@ -188,6 +205,7 @@ struct Store {
     audit: Vec<gpusched_wire::history::AuditEntry>,
     /// The `meta` values the rounds wrote (`learn.rs`: predictor, attained service).
     meta: BTreeMap<&'static str, String>,
+    services: BTreeMap<String, gpusched_store::ServiceRecord>,
 }
 
 struct Harness {
@@ -301,6 +319,67 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
         }
     }
     (j, copies)
+}
+
+/// A service from `name=N replicas=K gpus=G surge=S unavailable=U drain=SECS
+/// autoscale=MIN..MAX target=T down=SECS idle=SECS live=/PATH ready=/PATH cmd=WORD`.
+fn service_spec(spec: &str) -> gpusched_wire::ServiceSpec {
+    let mut s = gpusched_wire::ServiceSpec {
+        name: String::new(),
+        replica: JobSubmit {
+            command: vec!["serve".into()],
+            gpus: Some(1),
+            ..Default::default()
+        },
+        replicas: None,
+        protocol: Default::default(),
+        models: Vec::new(),
+        readiness: None,
+        liveness: None,
+        rollout: Default::default(),
+        autoscale: None,
+    };
+    let probe = |path: &str| gpusched_wire::Probe {
+        path: Some(path.to_string()),
+        ..Default::default()
+    };
+    for kv in spec.split_whitespace() {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        match k {
+            "name" => s.name = v.to_string(),
+            "replicas" => s.replicas = Some(v.parse().unwrap()),
+            "gpus" => s.replica.gpus = Some(v.parse().unwrap()),
+            "cmd" => s.replica.command = vec![v.to_string()],
+            "queue" => s.replica.queue = Some(v.to_string()),
+            "surge" => s.rollout.max_surge = v.parse().unwrap(),
+            "unavailable" => s.rollout.max_unavailable = v.parse().unwrap(),
+            "drain" => s.rollout.drain_s = v.parse().unwrap(),
+            "ready" => s.readiness = Some(probe(v)),
+            "live" => s.liveness = Some(probe(v)),
+            "autoscale" => {
+                let (min, max) = v.split_once("..").expect("MIN..MAX");
+                s.autoscale = Some(gpusched_wire::Autoscale {
+                    min: min.parse().unwrap(),
+                    max: max.parse().unwrap(),
+                    target_in_flight: 2.0,
+                    latency_p95_ms: None,
+                    up_window_s: 0,
+                    down_window_s: 10,
+                    idle_to_zero_s: 30,
+                });
+            }
+            "target" | "down" | "idle" => {
+                let a = s.autoscale.as_mut().expect("autoscale= first");
+                match k {
+                    "target" => a.target_in_flight = v.parse().unwrap(),
+                    "down" => a.down_window_s = v.parse().unwrap(),
+                    _ => a.idle_to_zero_s = v.parse().unwrap(),
+                }
+            }
+            _ => panic!("unknown service key {k}"),
+        }
+    }
+    s
 }
 
 fn job_update(spec: &str) -> gpusched_wire::JobUpdate {
@@ -1313,6 +1392,99 @@ impl Harness {
                     .collect();
                 self.line(format!("usage: {}", rows.join(", ")));
             }
+            Step::ServiceNew(user, spec) => {
+                let groups = UserGroups::default();
+                let r = match self.st.create_service(service_spec(spec), &who(user), &groups) {
+                    Ok(v) => format!("ok version {}", v.version),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} creates service {spec}: {r}"));
+            }
+            Step::ServiceUpdate(user, spec) => {
+                let groups = UserGroups::default();
+                let s = service_spec(spec);
+                let name = s.name.clone();
+                let r = match self.st.update_service(&name, s, &who(user), &groups) {
+                    Ok(v) => format!("ok version {}", v.version),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} updates service {spec}: {r}"));
+            }
+            Step::ServiceDelete(user, name) => {
+                let r = match self.st.delete_service(name, &who(user)) {
+                    Ok(v) => format!("ok: {}", v.status),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} deletes service {name}: {r}"));
+            }
+            Step::ServiceShow(name) => match self.st.service_view(name, &who("root")) {
+                Ok(v) => {
+                    self.line(format!(
+                        "service {name} v{} desired {} ready {} failures {}: {}",
+                        v.version, v.desired, v.ready, v.failures, v.status
+                    ));
+                    for r in v.replicas_list {
+                        self.line(format!(
+                            "  replica {} v{} {:?}{}{}",
+                            r.job,
+                            r.version,
+                            r.phase,
+                            r.node.map(|n| format!(" on {n}")).unwrap_or_default(),
+                            r.url.map(|u| format!(" {u}")).unwrap_or_default()
+                        ));
+                    }
+                }
+                Err(f) => self.line(format!("service {name}: {f:?}")),
+            },
+            Step::Listening(node, job, port) => {
+                let r = self.report(node, job, RunEventKind::Listening { port });
+                self.line(format!("{node} reports {job} listening on {port}: {r}"));
+            }
+            Step::Ready(node, job, ready) => {
+                let message = (!ready).then(|| "GET /ready: status 503".to_string());
+                let r = self.report(node, job, RunEventKind::Ready { ready, message });
+                let what = if ready { "ready" } else { "not ready" };
+                self.line(format!("{node} reports {job} {what}: {r}"));
+            }
+            Step::Unhealthy(node, job) => {
+                let outcome = Outcome::Unhealthy {
+                    message: "liveness probe failed 3 times in a row: connection refused"
+                        .into(),
+                };
+                let r = self.report(
+                    node,
+                    job,
+                    RunEventKind::Ended {
+                        outcome,
+                        usage: None,
+                    },
+                );
+                self.line(format!("{node} reports {job} unhealthy: {r}"));
+            }
+            Step::Sync(gateway, load) => {
+                let load = load
+                    .split_whitespace()
+                    .map(|l| {
+                        let mut it = l.split(':');
+                        gpusched_wire::ServiceLoad {
+                            service: it.next().unwrap().to_string(),
+                            in_flight: it.next().unwrap().parse().unwrap(),
+                            queued: it.next().unwrap().parse().unwrap(),
+                            p95_ms: None,
+                            answered: 0,
+                        }
+                    })
+                    .collect();
+                let set = self.st.gateway_sync(gpusched_wire::GatewaySync {
+                    gateway: gateway.to_string(),
+                    load,
+                });
+                let services = set.services.iter().map(|s| {
+                    let urls = s.endpoints.iter().map(|e| format!("{} {}", e.job, e.url));
+                    format!("{} (desired {}) [{}]", s.name, s.desired, list(urls))
+                });
+                self.line(format!("gateway {gateway} syncs: {}", list(services)));
+            }
             Step::Restart => {
                 let s = &self.store;
                 self.st = State::load(
@@ -1323,6 +1495,8 @@ impl Harness {
                     self.queues.clone(),
                     self.now,
                 );
+                self.st
+                    .restore_services(self.store.services.values().cloned().collect());
                 let meta = |k| self.store.meta.get(k).map(String::as_str);
                 let (p, a) = (
                     meta(super::learn::PREDICTOR_KEY),
@@ -1385,6 +1559,26 @@ impl Harness {
         assert_eq!(rows.jobs, changed_jobs, "job rows marked vs changed");
         assert_eq!(rows.nodes, changed_nodes, "node rows marked vs changed");
         assert_eq!(rows.tokens, changed_tokens, "token rows marked vs changed");
+        let mut changed_services: BTreeSet<String> = self
+            .st
+            .services
+            .records
+            .iter()
+            .filter(|(name, r)| self.store.services.get(*name) != Some(*r))
+            .map(|(name, _)| name.clone())
+            .collect();
+        changed_services.extend(
+            (self.store.services.keys())
+                .filter(|name| !self.st.services.records.contains_key(*name))
+                .cloned(),
+        );
+        assert_eq!(rows.services, changed_services, "service rows marked vs changed");
+        for name in &rows.services {
+            match self.st.services.records.get(name) {
+                Some(r) => self.store.services.insert(name.clone(), r.clone()),
+                None => self.store.services.remove(name),
+            };
+        }
         for id in &rows.jobs {
             self.store.jobs.insert(*id, (*self.st.jobs[id]).clone());
         }
@@ -1407,8 +1601,13 @@ impl Harness {
         }
         let woke = std::mem::take(&mut self.st.touched.bumped);
         let ended = std::mem::take(&mut self.st.touched.ended);
+        // Services only where a round wrote one (the scenarios before them say nothing).
+        let services = match rows.services.is_empty() {
+            true => String::new(),
+            false => format!(" services {}", list(&rows.services)),
+        };
         self.line(format!(
-            "round: wrote jobs {} nodes {} tokens {}; woke {}; ended {}",
+            "round: wrote jobs {} nodes {} tokens {}{services}; woke {}; ended {}",
             list(&rows.jobs),
             list(&rows.nodes),
             list(&rows.tokens),
