@@ -30,7 +30,7 @@ pub enum Cmd {
     /// Set the replicas: N (a fixed count; autoscaling off) or MIN..MAX (autoscale
     /// between them, its other settings kept). No new version rolls out.
     Scale(ScaleArgs),
-    /// List your services (all of them for admins).
+    /// List every service (another user's without its command).
     #[command(visible_alias = "list")]
     Ls(ListArgs),
     /// A service's spec, status and each replica (job, version, phase, node, URL).

@@ -115,7 +115,15 @@ fn describe(v: &ServiceView) -> String {
         ("in flight", v.in_flight.to_string()),
         ("protocol", protocol(s.protocol).into()),
         ("models", models.join(", ")),
-        ("command", super::fmt::command_line(&s.replica.command)),
+        // Another user's service comes without its command (it may hold secrets).
+        (
+            "command",
+            if s.replica.command.is_empty() {
+                "(hidden: only its owner and admins see it)".to_string()
+            } else {
+                super::fmt::command_line(&s.replica.command)
+            },
+        ),
         (
             "readiness",
             probe(&s.readiness, "the port accepts a connection"),
@@ -214,6 +222,9 @@ mod tests {
         );
         assert!(out.contains("45   3        waiting   -     -"), "{out}");
         assert!(!out.contains("failures"), "{out}");
+        let mut theirs = view();
+        theirs.spec.replica.command.clear();
+        assert!(describe(&theirs).contains("     command: (hidden: only its owner"));
     }
 
     #[test]
