@@ -4,8 +4,9 @@
 # made over its Unix socket, then headless Chromium (Debian's /usr/bin/chromium, driven
 # by playwright-core, pinned in tests/browser/package-lock.json; no browser download)
 # walks every page: sign-in, overview, queue, job page with its log, cancel, another
-# user's refusal, drain and resume, usage chart, sign-out. Screenshots of every page go
-# to SCREENSHOT_DIR (default: a new temp dir), printed at the end.
+# user's refusal, drain and resume, usage chart, a service (created through the API)
+# and its replica's job page, sign-out. Screenshots of every page go to SCREENSHOT_DIR
+# (default: a new temp dir), printed at the end.
 #
 # Usage: scripts/browser_test.sh [PATH/TO/gpusched]
 #   default binary: $CARGO_TARGET_DIR/debug/gpusched (cargo build -p gpusched)

@@ -120,6 +120,48 @@ await run(async ({ say, shot, open, session }) => {
   await until('a bar in the GPU-hours chart', async () => (await adm.locator('svg#chart-gpu-user rect.bar').count()) > 0);
   await shot(adm, '11-usage');
 
+  say('A creates a service through the API; the services page shows its ready replica');
+  {
+    // The job waiting for both GPUs is first in line (fifo), and a replica has no
+    // walltime to backfill by: it goes, so the replica can start.
+    const { jobs } = JSON.parse(cli('queue', '--state', 'pending', '--json'));
+    for (const j of jobs) cli('cancel', String(j.id));
+    const spec = {
+      name: 'web-echo',
+      // No shell runs a command: sh expands the port the agent gives the replica.
+      replica: { command: ['sh', '-c', 'exec python3 -m http.server "$PORT"'], gpus: 0, cwd: process.cwd() },
+      replicas: 1,
+    };
+    const r = await fetch(`${URL}/api/services`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${env('TOKEN_A')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(spec),
+    });
+    if (r.status !== 201) throw new Error(`POST /api/services answered ${r.status}: ${await r.text()}`);
+    await a.goto(`${URL}/#/services`);
+    const svc = a.locator('section.service[data-service="web-echo"]');
+    await svc.waitFor();
+    await until('the replica ready (1/1)', async () => (await svc.locator('dd.ready .badge').textContent()) === '1/1', 60000);
+    const link = svc.locator('table.replicas tbody tr a').first();
+    const replica = (await link.textContent()).trim();
+    if (!/^[0-9]+$/.test(replica)) throw new Error(`the replica's job link reads ${JSON.stringify(replica)}`);
+    if (!/^http:\/\//.test((await svc.locator('table.replicas tbody tr code').first().textContent()) || '')) {
+      throw new Error('the ready replica shows no URL');
+    }
+    if (!/web-echo\s+1\s+1\/1/.test(cli('service', 'ls'))) throw new Error(`\`service ls\` reads:\n${cli('service', 'ls')}`);
+    await shot(a, '11b-services');
+    await link.click();
+    await a.locator('#job-service a[href="#/services/web-echo"]').waitFor();
+    if (!/ready/.test(await a.textContent('#job-service'))) throw new Error('the replica\'s job page does not say it is ready');
+    if (!/service: web-echo version 1, port [0-9]+, ready/.test(cli('show', replica))) {
+      throw new Error(`\`show ${replica}\` reads:\n${cli('show', replica)}`);
+    }
+    await shot(a, '11c-replica-job');
+    cli('service', 'delete', 'web-echo');
+    await a.goto(`${URL}/#/services`);
+    await until('the service to be gone', async () => (await a.locator('section.service').count()) === 0, 30000);
+  }
+
   say('sign-out clears sessionStorage');
   await adm.click('#signout');
   await adm.locator('#token').waitFor();

@@ -62,6 +62,9 @@ enum Command {
     Update(commands::hold::UpdateArgs),
     /// Submit a workflow: a TOML file of steps and the steps each waits for.
     Workflow(commands::workflow::Args),
+    /// Inference services: replicas of a model server kept running, rolled out and
+    /// scaled (`service create FILE`, `ls`, `show`, `scale`, `logs`, `delete`).
+    Service(commands::service::Args),
     /// Print a job's output; -f follows it.
     Logs(commands::logs::Args),
     /// Nodes and their GPUs (`sinfo`).
@@ -184,6 +187,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Show(a) => commands::show::run(a).await,
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,
+            Command::Service(a) => commands::service::run(a).await,
             Command::Checkpoint(a) => commands::checkpoint::run(a).await,
             Command::Hold(a) => commands::hold::hold(a).await,
             Command::Release(a) => commands::hold::release(a).await,

@@ -1,6 +1,8 @@
 //! Durations as users write them (walltimes, `--since`, timeouts): plain seconds, unit
 //! sums like `2h30m`, or Slurm's `HH:MM:SS` forms. One parser for the CLI flags and the
-//! job file, so a bare number means the same in both.
+//! job file, so a bare number means the same in both. [`parse_duration_us`] reads the
+//! same spellings to the microsecond (`500us`, `2ms`) for what is shorter than a second
+//! (a batch's queue delay, a latency target).
 
 const UNITS: &[(&[&str], u64)] = &[
     (&["w", "week", "weeks"], 7 * 86_400),
@@ -8,6 +10,31 @@ const UNITS: &[(&[&str], u64)] = &[
     (&["h", "hr", "hrs", "hour", "hours"], 3_600),
     (&["m", "min", "mins", "minute", "minutes"], 60),
     (&["s", "sec", "secs", "second", "seconds"], 1),
+];
+
+/// The same units in microseconds, with the two below a second.
+const UNITS_US: &[(&[&str], u64)] = &[
+    (&["w", "week", "weeks"], 7 * 86_400 * 1_000_000),
+    (&["d", "day", "days"], 86_400 * 1_000_000),
+    (&["h", "hr", "hrs", "hour", "hours"], 3_600 * 1_000_000),
+    (&["m", "min", "mins", "minute", "minutes"], 60 * 1_000_000),
+    (&["s", "sec", "secs", "second", "seconds"], 1_000_000),
+    (
+        &["ms", "msec", "msecs", "millisecond", "milliseconds"],
+        1_000,
+    ),
+    (
+        &[
+            "us",
+            "\u{b5}s",
+            "\u{3bc}s",
+            "usec",
+            "usecs",
+            "microsecond",
+            "microseconds",
+        ],
+        1,
+    ),
 ];
 
 /// Parses `90` (seconds), `90s`, `15m`, `2h30m`, `1d 12h`, `2w` or Slurm's `MM:SS`,
@@ -21,7 +48,21 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     if s.contains(':') {
         return clock(s);
     }
-    units(s)
+    units(s, UNITS)
+}
+
+/// [`parse_duration`] in microseconds, also taking `ms` and `us` (or `µs`): `500us`,
+/// `2ms`, `1s 500ms`. A bare number is seconds, as everywhere else.
+pub fn parse_duration_us(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let secs = if let Ok(n) = t.parse::<u64>() {
+        n
+    } else if t.contains(':') {
+        clock(t)?
+    } else {
+        return units(t, UNITS_US).map_err(|e| e.replace("units (15m,", "units (500us, 2ms, 15m,"));
+    };
+    secs.checked_mul(1_000_000).ok_or_else(|| too_long(t))
 }
 
 /// `MM:SS`, `HH:MM:SS`, `D-HH:MM:SS`.
@@ -47,8 +88,8 @@ fn clock(s: &str) -> Result<u64, String> {
         .ok_or_else(|| too_long(s))
 }
 
-/// A sum of `<number><unit>` terms, spaces allowed between them.
-fn units(s: &str) -> Result<u64, String> {
+/// A sum of `<number><unit>` terms, spaces allowed between them, in the table's unit.
+fn units(s: &str, table: &[(&[&str], u64)]) -> Result<u64, String> {
     let mut rest = s;
     let mut seen: Vec<&str> = Vec::new();
     let mut total = 0u64;
@@ -64,11 +105,12 @@ fn units(s: &str) -> Result<u64, String> {
         }
         let n = number(&rest[..digits], s)?;
         rest = rest[digits..].trim_start();
+        // Any letter, so `µs` is one word (no ASCII-only unit is the worse for it).
         let letters = rest
-            .find(|c: char| !c.is_ascii_alphabetic())
+            .find(|c: char| !c.is_alphabetic())
             .unwrap_or(rest.len());
         let word = &rest[..letters];
-        let (names, secs) = UNITS
+        let (names, secs) = table
             .iter()
             .find(|(names, _)| names.contains(&word))
             .ok_or_else(|| bad(s))?;
@@ -119,6 +161,23 @@ mod tests {
         assert_eq!(parse_duration("1-00:00:00"), Ok(86400));
         assert_eq!(parse_duration("5:00"), Ok(300));
         assert!(parse_duration("soon").unwrap_err().contains("HH:MM:SS"));
+    }
+
+    #[test]
+    fn microseconds_take_the_units_below_a_second() {
+        assert_eq!(parse_duration_us("500us"), Ok(500));
+        assert_eq!(parse_duration_us("500\u{b5}s"), Ok(500));
+        assert_eq!(parse_duration_us("2ms"), Ok(2_000));
+        assert_eq!(parse_duration_us("1s 500ms"), Ok(1_500_000));
+        assert_eq!(parse_duration_us("2"), Ok(2_000_000));
+        assert_eq!(parse_duration_us("1m"), Ok(60_000_000));
+        assert_eq!(parse_duration_us("00:01"), Ok(1_000_000));
+        let e = parse_duration_us("1.5ms").unwrap_err();
+        assert!(e.contains("500us"), "{e}");
+        assert!(parse_duration_us("2ms2ms").unwrap_err().contains("twice"));
+        assert!(parse_duration_us("18446744073709551615").is_err());
+        // The seconds parser still refuses what is below a second.
+        assert!(parse_duration("500ms").is_err());
     }
 
     #[test]

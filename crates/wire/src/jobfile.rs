@@ -27,6 +27,10 @@
 //!
 //! A line is split the way a POSIX shell splits words (quotes, backslashes) and is then
 //! run without a shell: no pipes, globs or variables.
+//!
+//! [`JobFile::to_submit`] is the one conversion to the API's [`JobSubmit`]: `submit`
+//! runs it on the file with its flags laid over it, `workflow submit` on each step, and
+//! the service file (`crate::servicefile`) on its `[replica]` table.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,6 +39,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::duration::parse_duration;
+use crate::job::JobSubmit;
 
 /// A parsed job file; flags given next to it override its fields.
 #[derive(Deserialize, Default, Debug, Clone, PartialEq)]
@@ -85,10 +90,148 @@ pub struct JobFile {
     pub pids: Option<u64>,
 }
 
+/// How a message names a field of the file: the flag that set it (`--walltime (-t)`),
+/// "`walltime` in the job file", "[replica] walltime"... so every error names what the
+/// user wrote, wherever they wrote it.
+pub type Named<'a> = &'a dyn Fn(&'static str) -> String;
+
 impl JobFile {
     /// Parses a job file's text; errors give the line and what is expected.
     pub fn parse(text: &str) -> Result<JobFile, String> {
         toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+    }
+
+    /// How a plain job file names its fields in messages.
+    pub fn in_job_file(field: &'static str) -> String {
+        format!("`{field}` in the job file")
+    }
+
+    /// The submission this file asks for, checked as far as a client can (the server
+    /// checks the rest and says what to change); errors name the field through `named`.
+    /// What a file cannot say is left to the caller: `cwd` stays unset when the file
+    /// gives none (the caller's directory is not this crate's to read), and no hold,
+    /// client token or `after_any`/`after_notok` is set. The GPU share's range is the
+    /// core's rule (its caller checks it); only what JSON cannot carry is refused here.
+    pub fn to_submit(&self, named: Named) -> Result<JobSubmit, String> {
+        let command = self.command.clone().unwrap_or_default();
+        if command.is_empty() {
+            return Err(format!("no command given: set {}", named("command")));
+        }
+        if self.walltime == Some(0) {
+            return Err(format!(
+                "{} is 0: a job needs a run-time limit above 0 (e.g. 15m); leave it out for \
+                 no limit",
+                named("walltime")
+            ));
+        }
+        self.check_name(named)?;
+        if let Some(image) = &self.image {
+            crate::image::check_reference(image).map_err(|e| format!("{}: {e}", named("image")))?;
+        }
+        if self.pids == Some(0) {
+            return Err(format!(
+                "{} is 0: a job needs at least 1 process; leave it out for the node's default",
+                named("pids")
+            ));
+        }
+        // JSON has no NaN or infinity: such a number would be sent as nothing, and the job
+        // would silently ask for a whole GPU, or for no CPUs.
+        if let Some(share) = self.gpu_share.filter(|s| !s.is_finite()) {
+            return Err(format!(
+                "{} {share}: a share of a GPU is a number above 0 and at most 1 (e.g. 0.25)",
+                named("gpu_share")
+            ));
+        }
+        if let Some(cpus) = self.cpus.filter(|c| !(c.is_finite() && *c > 0.0)) {
+            return Err(format!(
+                "{} {cpus}: CPUs must be a number above 0 (e.g. 4 or 0.5)",
+                named("cpus")
+            ));
+        }
+        let mem_mib = match &self.mem {
+            Some(m) => Some(crate::parse_mib(m).map_err(|e| format!("{} {e}", named("mem")))?),
+            None => None,
+        };
+        self.check_gang(named)?;
+        Ok(JobSubmit {
+            name: self.name.clone(),
+            command,
+            // The server defaults to 1 whole GPU and refuses `gpus` next to a slice.
+            gpus: self.gpus,
+            gpu_share: self.gpu_share,
+            gpu_mem: self.gpu_mem.clone(),
+            mig: self.mig.clone(),
+            gpu_model: self.gpu_model.clone(),
+            cpus: self.cpus,
+            mem_mib,
+            resources: self.resources.clone(),
+            cwd: self.cwd.clone(),
+            env: self.env.clone(),
+            walltime_s: self.walltime,
+            priority: self.priority,
+            queue: self.queue.clone(),
+            max_retries: self.max_retries,
+            // The server knows who calls (socket uid or token); the client does not say.
+            user: None,
+            after: self.after.clone(),
+            after_any: Vec::new(),
+            after_notok: Vec::new(),
+            hold: false,
+            array: self.array,
+            client_token: None,
+            // The server checks the combinations (a gang of whole GPUs, K dividing G) and
+            // says what to change; the client only carries what was asked.
+            nodes: self.nodes,
+            gpus_per_node: self.gpus_per_node,
+            split: self.split,
+            tasks_per_node: self.tasks_per_node,
+            mixed_models: self.mixed_models,
+            image: self.image.clone(),
+            pids_max: self.pids,
+        })
+    }
+
+    /// A job's name is what `queue` and `show` print: not empty (leave it out for the
+    /// program's name), no control characters (the server refuses them too; here the
+    /// field is named).
+    fn check_name(&self, named: Named) -> Result<(), String> {
+        let Some(name) = self.name.as_deref() else {
+            return Ok(());
+        };
+        if name.is_empty() {
+            return Err(format!(
+                "{} is empty: give the job a name, or leave it out to name the job after its \
+                 program",
+                named("name")
+            ));
+        }
+        if name.chars().any(crate::text::is_terminal_control) {
+            return Err(format!(
+                "{} {name:?} holds control characters (a newline, an escape, a bidirectional \
+                 override): a name is printed on terminals; use letters, digits and punctuation",
+                named("name")
+            ));
+        }
+        Ok(())
+    }
+
+    /// `gpus` next to `nodes` x `gpus_per_node`: the API's `gpus` is their product, so a
+    /// total that disagrees is a typo caught before anything is submitted. Left out, the
+    /// server works it out.
+    fn check_gang(&self, named: Named) -> Result<(), String> {
+        if let (Some(total), Some(n), Some(g)) = (self.gpus, self.nodes, self.gpus_per_node) {
+            let product = u64::from(n) * u64::from(g);
+            if u64::from(total) != product {
+                let gpus = named("gpus");
+                return Err(format!(
+                    "{gpus} {total} disagrees with {} {n} x {} {g} = {product}: give {gpus} \
+                     {product}, or leave it out (it is the total over all nodes)",
+                    named("nodes"),
+                    named("gpus_per_node")
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -230,6 +373,40 @@ mod tests {
         assert_eq!(f.pids, Some(64));
         let e = JobFile::parse("pids = -1").unwrap_err();
         assert!(e.contains("pids"), "{e}");
+    }
+
+    #[test]
+    fn to_submit_carries_the_fields_and_names_the_bad_one() {
+        let f = JobFile::parse(
+            "command = \"python serve.py\"\ngpus = 1\nmem = \"16G\"\nwalltime = \"1h\"\n\
+             env = { A = \"1\" }\n",
+        )
+        .unwrap();
+        let j = f.to_submit(&JobFile::in_job_file).unwrap();
+        assert_eq!(j.command, ["python", "serve.py"]);
+        assert_eq!(
+            (j.gpus, j.mem_mib, j.walltime_s),
+            (Some(1), Some(16384), Some(3600))
+        );
+        assert_eq!(j.env["A"], "1");
+        assert!(j.cwd.is_none() && j.client_token.is_none() && !j.hold);
+        let bad = |text: &str| {
+            JobFile::parse(text)
+                .unwrap()
+                .to_submit(&|f| format!("[replica] {f}"))
+                .unwrap_err()
+        };
+        assert_eq!(bad("gpus = 1"), "no command given: set [replica] command");
+        assert!(bad("command = \"x\"\nwalltime = 0").starts_with("[replica] walltime is 0"));
+        assert!(bad("command = \"x\"\nmem = \"lots\"").starts_with("[replica] mem \"lots\""));
+        assert!(bad("command = \"x\"\ncpus = nan").starts_with("[replica] cpus NaN"));
+        assert!(bad("command = \"x\"\ngpu_share = inf").starts_with("[replica] gpu_share inf"));
+        assert!(bad("command = \"x\"\nname = \"\"").contains("is empty"));
+        let e = bad("command = \"x\"\nnodes = 2\ngpus_per_node = 4\ngpus = 6");
+        assert!(
+            e.contains("[replica] gpus 6 disagrees") && e.contains("= 8"),
+            "{e}"
+        );
     }
 
     #[test]

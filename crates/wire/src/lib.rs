@@ -1,6 +1,6 @@
 //! The types that cross the wire: the user API (jobs, nodes, errors) and the agent
 //! protocol. Plain serde structs with their OpenAPI schemas, and the parsers of what users
-//! write into them (durations, sizes, the TOML job file); no I/O.
+//! write into them (durations, sizes, the TOML job and service files); no I/O.
 //!
 //! Unknown fields are refused everywhere a client writes (`deny_unknown_fields`), so a
 //! misspelt option is an error instead of a silently ignored wish.
@@ -22,6 +22,7 @@ pub mod node;
 pub mod resource;
 pub mod servers;
 pub mod service;
+pub mod servicefile;
 pub mod slice;
 pub mod telemetry;
 pub mod text;
@@ -34,7 +35,7 @@ pub use agent::{
 };
 pub use array::{ArrayCounts, ArrayError, ArraySpec, ArrayTask, JobRef};
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
-pub use duration::parse_duration;
+pub use duration::{parse_duration, parse_duration_us};
 pub use gang::{DistHost, DistLaunch, GpuLink, JobPart, LinkKind, NodeLocation, PartState};
 pub use history::{
     AuditAction, AuditEntry, AuditList, AuditQuery, JobEvent, JobEventKind, JobEvents,
@@ -50,6 +51,7 @@ pub use service::{
     ReplicaPhase, ReplicaView, Rollout, ServeLaunch, ServeProtocol, ServiceEndpoints, ServiceList,
     ServiceLoad, ServiceSpec, ServiceView,
 };
+pub use servicefile::{parse as parse_service_file, Replicas};
 pub use slice::{
     milli_text, parse_mib, MigAt, MigInfo, MigInstanceInfo, SliceAsk, SliceAt, SliceView,
     MIB_PATTERN,

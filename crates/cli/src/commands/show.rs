@@ -228,6 +228,18 @@ fn used(j: &JobView) -> String {
     }
 }
 
+/// A replica's service: `resnet version 3, port 40001, ready`.
+fn replica_of(s: &gpusched_wire::ReplicaOf) -> String {
+    format!(
+        "{} version {}, {}, {}",
+        s.service,
+        s.version,
+        s.port
+            .map_or_else(|| "no port yet".to_string(), |p| format!("port {p}")),
+        if s.ready { "ready" } else { "not ready" }
+    )
+}
+
 fn describe(j: &JobView) -> Vec<(&'static str, String)> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let gpus = indices(&j.gpu_indices);
@@ -365,6 +377,9 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ("used", used(j)),
     ];
     let mut lines = Vec::from(lines);
+    if let Some(s) = &j.service {
+        lines.insert(2, ("service", replica_of(s)));
+    }
     if let Some(n) = j.pids_max {
         let at = lines
             .iter()
@@ -398,6 +413,26 @@ mod tests {
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v)
             .unwrap_or_else(|| panic!("no `{key}` line"))
+    }
+
+    #[test]
+    fn a_replica_shows_its_service() {
+        let j = view(serde_json::json!({
+            "service": {"service": "resnet", "version": 3, "port": 40001, "ready": true}
+        }));
+        assert_eq!(field(&j, "service"), "resnet version 3, port 40001, ready");
+        let lines = describe(&j);
+        assert_eq!(lines[2].0, "service", "right after the name");
+        let j = view(serde_json::json!({
+            "service": {"service": "resnet", "version": 1, "ready": false}
+        }));
+        assert_eq!(
+            field(&j, "service"),
+            "resnet version 1, no port yet, not ready"
+        );
+        assert!(!describe(&view(serde_json::json!({})))
+            .iter()
+            .any(|(k, _)| *k == "service"));
     }
 
     #[test]

@@ -146,125 +146,100 @@ pub fn build(args: &Args) -> anyhow::Result<Vec<JobSubmit>> {
 }
 
 /// The jobs of a parsed job file with these arguments over it (a workflow step is a job
-/// file without flags).
-pub fn build_with(args: &Args, file: JobFile) -> anyhow::Result<Vec<JobSubmit>> {
-    let command = if !args.command.is_empty() {
-        args.command.clone()
-    } else {
-        file.command.clone().unwrap_or_default()
-    };
-    if command.is_empty() {
+/// file without flags): the flags are laid over the file's fields, and the file becomes
+/// a submission by the one conversion the service file uses too
+/// ([`JobFile::to_submit`]), its messages naming the flag or the field.
+pub fn build_with(args: &Args, mut file: JobFile) -> anyhow::Result<Vec<JobSubmit>> {
+    if !args.command.is_empty() {
+        file.command = Some(args.command.clone());
+    }
+    if file.command.as_ref().is_none_or(Vec::is_empty) {
         bail!("no command given: put it after `--` (gpusched submit --gpus 1 -- python train.py) or set `command` in the job file");
     }
-    let walltime = match &args.walltime {
-        Some(w) => Some(parse_duration(w).map_err(|e| anyhow::anyhow!("--walltime: {e}"))?),
-        None => file.walltime,
-    };
-    if walltime == Some(0) {
-        bail!(
-            "{} is 0: a job needs a run-time limit above 0 (e.g. -t 15m); leave it out for \
-             no limit",
-            from_flag(args.walltime.is_some(), "--walltime (-t)", "`walltime`")
-        );
+    if let Some(w) = &args.walltime {
+        file.walltime = Some(parse_duration(w).map_err(|e| anyhow::anyhow!("--walltime: {e}"))?);
     }
-    check_name(args, &file)?;
-    if let Some(image) = args.image.as_ref().or(file.image.as_ref()) {
-        gpusched_wire::image::check_reference(image).map_err(|e| {
-            anyhow::anyhow!(
-                "{}: {e}",
-                from_flag(args.image.is_some(), "--image", "`image`")
-            )
-        })?;
+    overlay(args, &mut file)?;
+    let deps = super::after::parse_after(&args.after)?;
+    if !args.after.is_empty() {
+        file.after = deps.after;
     }
-    if args.pids.or(file.pids) == Some(0) {
-        bail!(
-            "{} is 0: a job needs at least 1 process; leave it out for the node's default",
-            from_flag(args.pids.is_some(), "--pids", "`pids`")
-        );
+    if let Some(share) = file.gpu_share {
+        check_share(&named(args, "gpu_share"), share)?;
     }
-    check_fractions(args, &file)?;
-    let cwd = match args.cwd.clone().or(file.cwd.clone()) {
-        Some(c) => c,
-        None => std::env::current_dir()
-            .context("cannot read the current directory; pass --cwd")?
-            .display()
-            .to_string(),
-    };
-    let mut env = file.env.clone();
+    let mut job = file
+        .to_submit(&|field| named(args, field))
+        .map_err(anyhow::Error::msg)?;
+    if job.cwd.is_none() {
+        job.cwd = Some(current_dir()?);
+    }
+    job.after_any = deps.after_any;
+    job.after_notok = deps.after_notok;
+    job.hold = args.hold;
+    job.client_token = Some(client_token());
+    Ok(vec![job])
+}
+
+/// The flags given, over the file's fields (`command`, `walltime` and `after` are the
+/// caller's: they are parsed or checked first).
+fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
+    fn over<T: Clone>(field: &mut Option<T>, flag: &Option<T>) {
+        if flag.is_some() {
+            field.clone_from(flag);
+        }
+    }
+    over(&mut file.name, &args.name);
+    over(&mut file.gpus, &args.gpus);
+    over(&mut file.gpu_share, &args.gpu_share);
+    over(&mut file.gpu_mem, &args.gpu_mem);
+    over(&mut file.mig, &args.mig);
+    over(&mut file.gpu_model, &args.gpu_model);
+    over(&mut file.cpus, &args.cpus);
+    over(&mut file.mem, &args.mem);
+    over(&mut file.cwd, &args.cwd);
+    over(&mut file.priority, &args.priority);
+    over(&mut file.queue, &args.queue);
+    over(&mut file.max_retries, &args.max_retries);
+    over(&mut file.nodes, &args.nodes);
+    over(&mut file.gpus_per_node, &args.gpus_per_node);
+    over(&mut file.tasks_per_node, &args.tasks_per_node);
+    over(&mut file.image, &args.image);
+    over(&mut file.pids, &args.pids);
+    file.split |= args.split;
+    file.mixed_models |= args.mixed_models;
     for kv in &args.env {
         let (k, v) = kv
             .split_once('=')
             .with_context(|| format!("--env {kv:?} must be KEY=VALUE"))?;
-        env.insert(k.to_string(), v.to_string());
+        file.env.insert(k.to_string(), v.to_string());
     }
-    let nodes = args.nodes.or(file.nodes);
-    let gpus_per_node = args.gpus_per_node.or(file.gpus_per_node);
-    let gpus = gang_gpus(args.gpus.or(file.gpus), nodes, gpus_per_node)?;
-    let deps = super::after::parse_after(&args.after)?;
-    let base = JobSubmit {
-        name: args.name.clone().or(file.name.clone()),
-        command,
-        // The server defaults to 1 whole GPU and refuses `gpus` next to a slice.
-        gpus,
-        gpu_share: args.gpu_share.or(file.gpu_share),
-        gpu_mem: args.gpu_mem.clone().or(file.gpu_mem.clone()),
-        mig: args.mig.clone().or(file.mig.clone()),
-        gpu_model: args.gpu_model.clone().or(file.gpu_model.clone()),
-        cpus: args.cpus.or(file.cpus),
-        mem_mib: match args.mem.as_ref().or(file.mem.as_ref()) {
-            Some(m) => Some(parse_mem(m)?),
-            None => None,
-        },
-        resources: if args.resource.is_empty() {
-            file.resources.clone()
-        } else {
-            gpusched_wire::resource::parse_all(&args.resource)
-                .map_err(|e| anyhow::anyhow!("--resource {e}"))?
-        },
-        cwd: Some(cwd),
-        env,
-        walltime_s: walltime,
-        priority: args.priority.or(file.priority),
-        queue: args.queue.clone().or(file.queue.clone()),
-        max_retries: args.max_retries.or(file.max_retries),
-        // The server knows who calls (socket uid or token); the client does not say.
-        user: None,
-        after: if args.after.is_empty() {
-            file.after.clone()
-        } else {
-            deps.after
-        },
-        after_any: deps.after_any,
-        after_notok: deps.after_notok,
-        hold: args.hold,
-        array: match &args.array {
-            Some(a) => Some(
-                gpusched_wire::ArraySpec::parse(a).map_err(|e| anyhow::anyhow!("--array: {e}"))?,
-            ),
-            None => file.array,
-        },
-        client_token: None,
-        // The server checks the combinations (a gang of whole GPUs, K dividing G) and
-        // says what to change; the client only carries what was asked.
-        nodes,
-        gpus_per_node,
-        split: args.split || file.split,
-        tasks_per_node: args.tasks_per_node.or(file.tasks_per_node),
-        mixed_models: args.mixed_models || file.mixed_models,
-        image: args.image.clone().or(file.image.clone()),
-        pids_max: args.pids.or(file.pids),
-    };
-    // A token unique to this invocation makes a retried call safe (the server
-    // deduplicates by it).
+    if !args.resource.is_empty() {
+        file.resources = gpusched_wire::resource::parse_all(&args.resource)
+            .map_err(|e| anyhow::anyhow!("--resource {e}"))?;
+    }
+    if let Some(a) = &args.array {
+        file.array =
+            Some(gpusched_wire::ArraySpec::parse(a).map_err(|e| anyhow::anyhow!("--array: {e}"))?);
+    }
+    Ok(())
+}
+
+/// The current directory, a job's default working directory.
+pub fn current_dir() -> anyhow::Result<String> {
+    Ok(std::env::current_dir()
+        .context("cannot read the current directory; pass --cwd")?
+        .display()
+        .to_string())
+}
+
+/// A token unique to this invocation: a retried call is then safe (the server
+/// deduplicates by it).
+fn client_token() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let token = format!("{nanos:x}-{:x}", std::process::id());
-    Ok(vec![JobSubmit {
-        client_token: Some(token),
-        ..base
-    }])
+    format!("{nanos:x}-{:x}", std::process::id())
 }
 
 pub async fn run(args: Args) -> anyhow::Result<()> {
@@ -300,88 +275,41 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--gpus` as given, once checked against `--nodes` x `--gpus-per-node`: the API's
-/// `gpus` is their product, so a total that disagrees is a typo caught here, before
-/// anything is submitted. Left out, the server works it out (and says what is wrong when
-/// the gang goes with a share or MIG slice instead of whole GPUs).
-fn gang_gpus(
-    gpus: Option<u32>,
-    nodes: Option<u32>,
-    per_node: Option<u32>,
-) -> anyhow::Result<Option<u32>> {
-    if let (Some(total), Some(n), Some(g)) = (gpus, nodes, per_node) {
-        let product = u64::from(n) * u64::from(g);
-        if u64::from(total) != product {
-            bail!(
-                "--gpus {total} disagrees with --nodes {n} x --gpus-per-node {g} = {product}: \
-                 give --gpus {product}, or drop --gpus (it is the total over all nodes)"
-            );
-        }
-    }
-    Ok(gpus)
-}
-
-/// "--flag" when the value came from the command line, else the job file's field: every
-/// message names what the user wrote.
-fn from_flag(flag_given: bool, flag: &str, field: &str) -> String {
-    if flag_given {
+/// A field as messages name it: the flag when one set it, else the job file's field.
+fn named(args: &Args, field: &'static str) -> String {
+    let (given, flag) = match field {
+        "name" => (args.name.is_some(), "--name (-J)"),
+        "walltime" => (args.walltime.is_some(), "--walltime (-t)"),
+        "image" => (args.image.is_some(), "--image"),
+        "pids" => (args.pids.is_some(), "--pids"),
+        "gpu_share" => (args.gpu_share.is_some(), "--gpu-share"),
+        "cpus" => (args.cpus.is_some(), "--cpus (-c)"),
+        "mem" => (args.mem.is_some(), "--mem"),
+        "gpus" => (args.gpus.is_some(), "--gpus"),
+        "nodes" => (args.nodes.is_some(), "--nodes"),
+        "gpus_per_node" => (args.gpus_per_node.is_some(), "--gpus-per-node"),
+        _ => (false, ""),
+    };
+    if given {
         flag.to_string()
     } else {
-        format!("{field} in the job file")
+        JobFile::in_job_file(field)
     }
 }
 
-/// A job's name is what `queue` and `show` print: not empty (leave it out for the
-/// program's name), no control characters (the server refuses them too; here the flag
-/// is named).
-fn check_name(args: &Args, file: &JobFile) -> anyhow::Result<()> {
-    let Some(name) = args.name.as_deref().or(file.name.as_deref()) else {
-        return Ok(());
-    };
-    let what = from_flag(args.name.is_some(), "--name (-J)", "`name`");
-    if name.is_empty() {
-        bail!("{what} is empty: give the job a name, or leave it out to name the job after its program");
-    }
-    if name.chars().any(gpusched_wire::text::is_terminal_control) {
-        bail!(
-            "{what} {:?} holds control characters (a newline, an escape, a bidirectional \
-             override): a name is printed on terminals; use letters, digits and punctuation",
-            name
-        );
-    }
+/// A GPU share as the core reads it (its range is the core's one rule), `what` naming
+/// where it was written; the replica of a service is checked with it too.
+pub fn check_share(what: &str, share: f64) -> anyhow::Result<()> {
+    gpusched_core::resources::gpu_request_from_fields(None, Some(share), None, None)
+        .map_err(|e| anyhow::anyhow!("{what} {share}: {e}"))?;
     Ok(())
-}
-
-/// `--gpu-share` and `--cpus` (flags or job file) as the server reads them: JSON has no
-/// NaN or infinity, so a `nan` would be sent as nothing and the job would silently ask
-/// for a whole GPU (or no CPUs). The share's range is the core's one rule.
-fn check_fractions(args: &Args, file: &JobFile) -> anyhow::Result<()> {
-    if let Some(share) = args.gpu_share.or(file.gpu_share) {
-        let what = from_flag(args.gpu_share.is_some(), "--gpu-share", "`gpu_share`");
-        gpusched_core::resources::gpu_request_from_fields(None, Some(share), None, None)
-            .map_err(|e| anyhow::anyhow!("{what} {share}: {e}"))?;
-    }
-    if let Some(cpus) = args.cpus.or(file.cpus) {
-        if !(cpus.is_finite() && cpus > 0.0) {
-            bail!(
-                "{} {cpus}: CPUs must be a number above 0 (e.g. 4 or 0.5)",
-                from_flag(args.cpus.is_some(), "--cpus (-c)", "`cpus`")
-            );
-        }
-    }
-    Ok(())
-}
-
-/// `--mem` as MiB (see [`gpusched_wire::parse_mib`]).
-fn parse_mem(s: &str) -> anyhow::Result<u64> {
-    gpusched_wire::parse_mib(s).map_err(|e| anyhow::anyhow!("--mem {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use clap::Parser;
 
-    use super::{build, parse_mem, Args};
+    use super::{build, Args};
 
     #[derive(Parser)]
     struct Cli {
@@ -396,8 +324,9 @@ mod tests {
 
     #[test]
     fn memory_errors_name_the_flag() {
-        assert_eq!(parse_mem("16G").unwrap(), 16384);
-        let e = parse_mem("lots").unwrap_err().to_string();
+        let j = &build(&args(&["--mem", "16G", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!(j.mem_mib, Some(16384));
+        let e = refused(&["--mem", "lots"]);
         assert!(e.starts_with("--mem") && e.contains("16G"), "{e}");
     }
 

@@ -11,8 +11,9 @@ import * as job from './job.js';
 import * as queues from './queues.js';
 import * as usage from './usage.js';
 import * as nodes from './nodes.js';
+import * as services from './services.js';
 
-const PAGES = { signin, overview, queue, job, queues, usage, nodes };
+const PAGES = { signin, overview, queue, job, queues, usage, nodes, services };
 export const REFRESH_MS = 3000;
 
 const main = document.getElementById('main');

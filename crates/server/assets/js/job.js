@@ -121,6 +121,11 @@ function render(j, els, ctx, refresh) {
     cancelButton(j, ctx, refresh)));
   const f = [
     ['user', j.user],
+    // A replica of a service (issue 34): its service, version, port and readiness.
+    ['service', j.service ? h('span', { id: 'job-service' },
+      h('a', { href: `#/services/${encodeURIComponent(j.service.service)}` }, j.service.service),
+      ` · version ${j.service.version}${j.service.port ? ` · port ${j.service.port}` : ''} · `,
+      badge(j.service.ready ? 'ready' : 'not ready', j.service.ready ? 'ok' : 'warn')) : ''],
     ['queue', `${j.queue} · priority ${j.priority}`],
     ['state', j.reason ? `${j.state}: ${j.reason}` : j.state],
     ['asks', [ask(j), j.gpu_model ? ` of ${j.gpu_model}` : '',

@@ -48,6 +48,7 @@ const ASSETS: &[Asset] = &[
     asset!("js/queues.js", JS),
     asset!("js/usage.js", JS),
     asset!("js/nodes.js", JS),
+    asset!("js/services.js", JS),
 ];
 
 /// Scripts, styles, images and API calls from this origin only; no inline script or
