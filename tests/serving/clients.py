@@ -2,6 +2,8 @@
 with the checks of what the test doubles answer. Shared by check_direct.py (the doubles
 alone) and e2e.py (through gpusched's gateway)."""
 
+import http.client
+import json
 import os
 import socket
 import subprocess
@@ -147,3 +149,40 @@ def openai_checks(base_url, model, timeout=60.0):
     except openai.NotFoundError:
         pass
     c.close()
+
+
+class UnixAPI:
+    """gpusched's HTTP API over its Unix socket (the local user, no token)."""
+
+    def __init__(self, sock_path, timeout=30.0):
+        self.path = sock_path
+        self.timeout = timeout
+
+    def call(self, method, path, obj=None, ok=(200, 201, 202, 204)):
+        """(status, parsed body); raises Failure on a status outside `ok`."""
+        path_ = self.path
+
+        class Conn(http.client.HTTPConnection):
+            def connect(s):
+                s.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.sock.settimeout(self.timeout)
+                s.sock.connect(path_)
+
+        c = Conn("localhost", timeout=self.timeout)
+        try:
+            body = json.dumps(obj).encode() if obj is not None else None
+            c.request(method, path, body=body, headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            raw = r.read()
+        finally:
+            c.close()
+        try:
+            parsed = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = raw.decode(errors="replace")
+        if ok and r.status not in ok:
+            raise Failure(f"{method} {path} answered {r.status}: {raw[:800].decode(errors='replace')}")
+        return r.status, parsed
+
+    def get(self, path):
+        return self.call("GET", path)[1]

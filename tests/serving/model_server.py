@@ -23,7 +23,8 @@ Routes:
 
 Test knobs: `--unready-file F` (not ready while F exists), `--dead-file F` (/healthz
 answers 500 while F exists), `--start-delay S` (sleep S seconds before listening),
-`--fail-file F` (inference answers 500 while F exists).
+`--fail-file F` (inference answers 500 while F exists); `{job}` in these paths is
+replaced by `$GPUSCHED_JOB_ID`, so a test can aim at one replica of a service.
 
 Listens on `--host` (default 0.0.0.0) port `--port` (default `$PORT`). SIGTERM: stop
 accepting, let the requests in flight finish (at most `--drain-s`), exit 0.
@@ -410,7 +411,13 @@ def parse_args(argv=None):
     p.add_argument("--start-delay", type=float, default=float(env.get("TOY_START_DELAY", "0")))
     p.add_argument("--drain-s", type=float, default=10.0)
     p.add_argument("--verbose", action="store_true")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    # `{job}` in a knob's path is the replica's job id, so a test can aim at one replica.
+    job = env.get("GPUSCHED_JOB_ID", "local")
+    for k in ("unready_file", "dead_file", "fail_file"):
+        if getattr(args, k):
+            setattr(args, k, getattr(args, k).replace("{job}", job))
+    return args
 
 
 def main(argv=None):
