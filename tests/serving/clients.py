@@ -20,6 +20,10 @@ class Failure(AssertionError):
     pass
 
 
+class Fatal(Failure):
+    """A failure no waiting can mend (a process died): wait_until gives up at once."""
+
+
 def check(cond, msg):
     if not cond:
         raise Failure(msg)
@@ -54,6 +58,8 @@ def wait_until(what, fn, timeout, interval=0.2):
             if v:
                 return v
             last = v
+        except Fatal:
+            raise
         except Exception as e:  # noqa: BLE001 - reported if it never succeeds
             last = e
         time.sleep(interval)

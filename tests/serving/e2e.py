@@ -51,7 +51,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from clients import (Failure, UnixAPI, check, free_port, http_get, openai_checks,  # noqa: E402
+from clients import (Failure, Fatal, UnixAPI, check, free_port, http_get, openai_checks,  # noqa: E402
                      triton_infer, wait_until)
 
 SCALE = float(os.environ.get("SERVING_TIME_SCALE", "1"))
@@ -98,7 +98,7 @@ class Cluster:
     def alive(self, name):
         p = self.procs.get(name)
         if p is None or p.poll() is not None:
-            raise Failure(f"{name} exited ({None if p is None else p.returncode}); its log: "
+            raise Fatal(f"{name} exited ({None if p is None else p.returncode}); its log: "
                           f"{os.path.join(self.dir, name + '.log')}\n{self.tail(name)}")
 
     def tail(self, name, n=3000):
@@ -553,7 +553,10 @@ def s_autoscale(c):
     c.ready("auto", 1)
     gateway_routes(c, "auto")
     # The training job takes 2 GPUs of one node: 1 replica + 2 = 3 of the 4 GPUs.
+    shared = os.path.join(c.dir, "shared-ckpt")
+    os.makedirs(shared, exist_ok=True)
     r = c.cli("submit", "--gpus", "2", "--name", "train", "--env", f"TRAIN_LOG={os.path.join(c.dir, 'train.log')}",
+              "--env", f"TRAIN_SHARED={shared}",
               "--", PY, os.path.join(HERE, "train.py"), "--step-s", "0.2")
     job = int(r.stdout.strip().split()[-1])
     wait_until("the training job to start", lambda: any(e["event"] == "start" for e in train_log(c)), T(60))
@@ -596,7 +599,8 @@ def s_autoscale(c):
     check(s["from_step"] >= stops[0]["step"] > 0,
           f"the training job restarted from step {s['from_step']}, not its checkpoint ({stops[0]['step']})")
     check(s["restart"] >= 1, f"GPUSCHED_RESTART_COUNT is {s['restart']} after a preemption")
-    log(f"training job resumed from its checkpoint at step {s['from_step']} (restart {s['restart']})")
+    log(f"training job resumed from its checkpoint at step {s['from_step']} (restart {s['restart']}, "
+        f"read from the {s['source']} copy)")
     c.cli("cancel", str(job), check_rc=False)
     c.delete("auto")
 
