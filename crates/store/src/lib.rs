@@ -24,7 +24,9 @@ mod stored_job;
 pub mod testing;
 mod url;
 
-pub use record::{ArrayProgress, NodeRecord, TokenRecord, UnwrittenTask};
+pub use record::{
+    ArrayProgress, NodeRecord, ServiceRecord, StoredReplica, TokenRecord, UnwrittenTask,
+};
 pub use sql::{
     backup, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect, EndedQuery,
     EventRow, LeaseView, RoundWrites, Snapshot, Store, StoreTx, TaskRows, UsageSum, AUDIT_PAGE,

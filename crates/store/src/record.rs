@@ -1,4 +1,5 @@
-//! What the store keeps as JSON: an array's progress (in its job's row), nodes and tokens.
+//! What the store keeps as JSON: an array's progress and a replica's service (in its
+//! job's row), nodes, tokens and services.
 
 use gpusched_wire::{Register, Role};
 use serde::{Deserialize, Serialize};
@@ -76,4 +77,44 @@ pub struct TokenRecord {
     pub hash: String,
     pub created_ms: u64,
     pub revoked: bool,
+}
+
+/// An inference service (schema 12's `services` table, one row per service, JSON): what
+/// its owner asked for and what the server decided about it that must outlive a restart.
+/// The replicas themselves are jobs (their rows carry a [`StoredReplica`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServiceRecord {
+    pub spec: gpusched_wire::ServiceSpec,
+    pub user: String,
+    /// 1 at creation, one more at each update that changes the replica template.
+    pub version: u32,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    /// Replicas wanted (the autoscaler's last decision, else the spec's).
+    pub desired: u32,
+    /// Replicas that ended unexpectedly in a row, and when the last did (backoff).
+    #[serde(default)]
+    pub failures: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure_ms: Option<u64>,
+    /// What the last failure was, for `service show`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
+    /// Being deleted: its replicas drain and stop; the row goes with the last of them.
+    #[serde(default)]
+    pub deleting: bool,
+}
+
+/// What a replica's job row says of its service (schema 12's `service` column, JSON).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredReplica {
+    pub service: String,
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub ready: bool,
+    /// Out of the endpoints since then, to be stopped after the rollout's drain time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draining_since_ms: Option<u64>,
 }

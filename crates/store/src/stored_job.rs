@@ -89,6 +89,9 @@ pub struct StoredJob {
     pub pids_max: Option<u64>,
     /// What the current (or last) attempt used (`used_*` columns).
     pub usage: Option<StoredUsage>,
+    // Schema 12: services.
+    /// The service this job is a replica of (JSON in `service`).
+    pub service: Option<crate::StoredReplica>,
 }
 
 /// What an attempt used (the store's own copy of `wire::contain::Usage`).
@@ -345,6 +348,13 @@ pub(crate) mod tests {
                 mem_peak_bytes: Some(3 << 30),
                 cpu_pressure_ms: Some(1_200),
                 mem_pressure_ms: Some(40),
+            }),
+            service: Some(crate::StoredReplica {
+                service: "resnet".into(),
+                version: 3,
+                port: Some(41234),
+                ready: true,
+                draining_since_ms: Some(1_700_000_000_000),
             }),
         }
     }

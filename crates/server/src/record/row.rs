@@ -156,6 +156,7 @@ impl JobRecord {
             image: image.clone(),
             pids_max: *pids_max,
             usage: usage.as_deref().map(usage_row),
+            service: None,
         }
     }
 

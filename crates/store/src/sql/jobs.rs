@@ -471,5 +471,7 @@ pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
                 mem_pressure_ms: opt_big("used_mem_pressure_ms")?,
             }),
         },
+        // Schema 12 (issue 34): read and written by the store helper's change.
+        service: None,
     })
 }

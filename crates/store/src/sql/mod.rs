@@ -698,6 +698,7 @@ pub(crate) mod tests {
             image: None,
             pids_max: None,
             usage: None,
+            service: None,
         }
     }
 

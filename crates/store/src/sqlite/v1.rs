@@ -207,6 +207,7 @@ impl V1Job {
             image: None,
             pids_max: None,
             usage: None,
+            service: None,
         })
     }
 }
