@@ -270,8 +270,8 @@ class Gpusched:
         return p
 
     def cli(self, *a, input=None):
-        return subprocess.run([self.bin, *a, "--server", "unix:" + self.sock], input=input, capture_output=True,
-                              text=True, timeout=60)
+        return subprocess.run([self.bin, *a], input=input, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "GPUSCHED_SERVER": "unix:" + self.sock})
 
     def start(self):
         self.spawn("up", [self.bin, "up", "--data-dir", os.path.join(self.dir, "data"), "--listen",
@@ -562,7 +562,7 @@ def main():
     p.add_argument("--max-replicas", type=int, default=3)
     p.add_argument("--target", type=float, default=4.0, help="in-flight requests per replica (both autoscalers)")
     p.add_argument("--step-low", type=float, default=10.0)
-    p.add_argument("--step-high", type=float, default=120.0)
+    p.add_argument("--step-high", type=float, default=70.0)
     p.add_argument("--step-low-s", type=float, default=15.0)
     p.add_argument("--step-high-s", type=float, default=40.0)
     p.add_argument("--overhead-n", type=int, default=2000)

@@ -89,8 +89,10 @@ class Cluster:
         return p
 
     def cli(self, *args, timeout=60, check_rc=True):
-        r = subprocess.run([self.bin, *args, "--server", "unix:" + self.sock], capture_output=True, text=True,
-                           timeout=timeout)
+        # GPUSCHED_SERVER, not --server: some subcommands take it before theirs
+        # (`token --server S create`), and after `submit --` it would be the job's.
+        r = subprocess.run([self.bin, *args], capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "GPUSCHED_SERVER": "unix:" + self.sock})
         if check_rc and r.returncode != 0:
             raise Failure(f"`gpusched {' '.join(args)}` exited {r.returncode}:\n{r.stdout}{r.stderr}")
         return r
