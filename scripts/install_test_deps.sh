@@ -9,6 +9,7 @@
 #   nodejs         the dashboard's JavaScript unit test (`node`)
 #   openssl        the TLS tests make their certificates with it
 #   python3        the gang rendezvous test's job is a Python script
+#   python3-venv   the script-run tests make their venvs (scripts/serving_test.sh and others)
 #   podman, runc,  the image-job test runs containers with rootful podman (runc: crun
 #   busybox-static refuses hosts with controllers on both cgroup hierarchies) in an image
 #                  it builds from /bin/busybox (no registry is reached)
@@ -19,7 +20,8 @@
 # Usage: scripts/install_test_deps.sh [--all] [--dry-run]
 #   --all      also the pinned tools of the script-run tests, each into a cache outside the
 #              clone: schemathesis (scripts/contract_test.sh), openapi-python-client
-#              (scripts/openapi_client_check.sh), playwright-core (scripts/browser_test.sh)
+#              (scripts/openapi_client_check.sh), playwright-core (scripts/browser_test.sh),
+#              numpy, tritonclient[http] and openai (scripts/serving_test.sh)
 #   --dry-run  print the Debian packages that are missing and install nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +45,7 @@ command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
 command -v openssl >/dev/null || pkgs+=(openssl)
 command -v python3 >/dev/null || pkgs+=(python3)
+command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1 && pkgs+=(python3-venv)
 command -v podman >/dev/null || pkgs+=(podman)
 command -v runc >/dev/null || pkgs+=(runc)
 [ -x /bin/busybox ] || pkgs+=(busybox-static)
@@ -80,5 +83,6 @@ if [ -n "$all" ]; then
   scripts/contract_test.sh --install-only
   scripts/openapi_client_check.sh --install-only
   scripts/browser_test.sh --install-only
+  scripts/serving_test.sh --install-only
 fi
 echo "the test dependencies are installed"
