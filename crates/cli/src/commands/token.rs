@@ -19,6 +19,7 @@ pub enum RoleArg {
     User,
     Admin,
     Metrics,
+    Gateway,
 }
 
 impl From<RoleArg> for Role {
@@ -27,6 +28,7 @@ impl From<RoleArg> for Role {
             RoleArg::User => Role::User,
             RoleArg::Admin => Role::Admin,
             RoleArg::Metrics => Role::Metrics,
+            RoleArg::Gateway => Role::Gateway,
         }
     }
 }
@@ -37,7 +39,8 @@ pub enum Action {
     Create {
         user: String,
         /// What the token may do: user (submit and manage its own jobs), admin
-        /// (everything), metrics (read GET /metrics and nothing else: for Prometheus).
+        /// (everything), metrics (read GET /metrics and nothing else: for Prometheus),
+        /// gateway (sync a `gpusched gateway` with the services and nothing else).
         #[arg(long, value_enum, default_value_t = RoleArg::User, conflicts_with = "admin")]
         role: RoleArg,
         /// Make it an admin token (the same as --role admin).
