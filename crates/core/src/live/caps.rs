@@ -49,8 +49,18 @@ impl LiveCluster {
     /// stays within the cap. Conservative: a let-in job that does not fit keeps a later
     /// smaller one of the same user out until the next pass.
     pub fn over_user_caps(&self) -> BTreeSet<u64> {
+        self.over_user_caps_among(|_| true)
+    }
+
+    /// [`LiveCluster::over_user_caps`] among the waiting jobs `among` admits only (the
+    /// serving tier's part of a pass lets in serving jobs alone).
+    pub(super) fn over_user_caps_among(&self, among: impl Fn(&SchedJob) -> bool) -> BTreeSet<u64> {
         let mut held = self.held_by_user();
-        let mut waiting: Vec<&SchedJob> = self.jobs.iter().filter(|j| !j.running).collect();
+        let mut waiting: Vec<&SchedJob> = self
+            .jobs
+            .iter()
+            .filter(|j| !j.running && among(j))
+            .collect();
         waiting.sort_by_key(|j| (j.rank, j.spec.id));
         let mut out = BTreeSet::new();
         for j in waiting {

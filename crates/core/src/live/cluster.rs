@@ -8,9 +8,11 @@
 //! from the book, in the same step that the scheduler's count moves, so the two cannot
 //! disagree and the server keeps no record of its own.
 //!
-//! Jobs on part of a GPU (shares, MIG instances) are placed first in each pass, in the
-//! policy's order; a GPU in MIG mode is never in the whole-GPU scheduler's cluster, and a
-//! GPU holding shares is occupied there while it does.
+//! Waiting replicas of inference services go first in each pass (slices, then whole
+//! GPUs: `serving.rs`). Then jobs on part of a GPU (shares, MIG instances) are placed,
+//! in the policy's order, before whole GPUs; a GPU in MIG mode is never in the
+//! whole-GPU scheduler's cluster, and a GPU holding shares is occupied there while it
+//! does.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -662,7 +664,9 @@ impl LiveCluster {
     }
 
     /// One pass of the core at `now`: the jobs it starts, each with its node and GPU
-    /// indices (or slice). Jobs that reclaimed quota go first on their node.
+    /// indices (or slice). Jobs that reclaimed quota go first on their node, then the
+    /// waiting serving jobs (slices, then whole GPUs, each in the policy's order), then
+    /// everything else in the policy's order (slices, then whole GPUs).
     /// `share_target` is FGD's target workload for the shares that wait (the core's
     /// `sharing::demand` of the recent jobs); unused when none waits.
     pub fn pass(&mut self, now: Seconds, share_target: &[SharePod]) -> Vec<LivePlacement> {
@@ -673,7 +677,19 @@ impl LiveCluster {
         // whole-GPU scheduler for the pass, so its free counts are the book's.
         let out = self.hold_out_of_service();
         let (mut starts, holds) = self.serve_claims(now);
-        starts.extend(self.slice_pass(now, share_target));
+        // The serving tier first (`serving.rs`); none waiting, the pass is as it was.
+        let (slices_first, whole_first) = self.serving_waits();
+        if slices_first {
+            starts.extend(self.slice_pass(now, share_target, true));
+        }
+        if whole_first {
+            self.account_whole(now);
+            starts.extend(self.serving_whole_pass(now));
+        }
+        starts.extend(self.slice_pass(now, share_target, false));
+        if !whole_first {
+            self.account_whole(now);
+        }
         starts.extend(self.whole_pass(now));
         for hold in holds.iter().chain(&out) {
             self.unhold(hold);
@@ -698,20 +714,86 @@ impl LiveCluster {
             .collect()
     }
 
-    /// The whole-GPU part of a pass: the scheduler's starts, with their GPU indices.
-    fn whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
-        let mut starts = Vec::new();
-        // The whole-GPU pass sees each capped queue's cap less the GPUs its slices hold.
-        if !self.queue_caps.is_empty() {
-            let caps = caps::whole_caps(&self.queue_caps, &self.slice_milli_by_queue());
-            self.scheduler.set_queue_limits(caps);
+    /// Whether serving jobs wait: (on part of a GPU, on whole GPUs).
+    fn serving_waits(&self) -> (bool, bool) {
+        let (mut slices, mut whole) = (false, false);
+        for &id in &self.serving {
+            if let Some(i) = self.find(id) {
+                whole |= !self.jobs[i].running;
+            } else if let Some(i) = self.find_slice(id) {
+                slices |= self.slice_jobs[i].at.is_none();
+            }
         }
-        // Only running jobs change while time passes; waiting ones are accounted by the
-        // core when they start (the same rule the simulator follows).
+        (slices, whole)
+    }
+
+    /// Brings the running whole-GPU jobs to `now`, once a pass, before its first
+    /// whole-GPU part. Only running jobs change while time passes; waiting ones are
+    /// accounted by the core when they start (the same rule the simulator follows).
+    fn account_whole(&mut self, now: Seconds) {
         for job in self.jobs.iter_mut().filter(|j| j.running) {
             job.account(now);
         }
         self.grow_predictions();
+    }
+
+    /// The whole-GPU pass sees each capped queue's cap less the GPUs its slices hold.
+    fn set_whole_caps(&mut self) {
+        if !self.queue_caps.is_empty() {
+            let caps = caps::whole_caps(&self.queue_caps, &self.slice_milli_by_queue());
+            self.scheduler.set_queue_limits(caps);
+        }
+    }
+
+    /// The serving tier's whole-GPU part of a pass, before the normal one: the
+    /// scheduler's pass at the same `now` over the running jobs and the waiting serving
+    /// jobs only (in the policy's order among themselves, within their queue's and
+    /// user's caps), the waiting training jobs set aside. It leaves no trace but its
+    /// starts: the ranks (the sort's tie rule) and LAS state (`tiresias`' queues) of the
+    /// jobs it saw are put back, so the normal pass orders everyone as it would have.
+    /// Under a preemptive policy every running job is protected here, so it asks nobody
+    /// to stop: a serving job takes GPUs from training jobs only through the round's
+    /// serving step (`serving.rs`), and the policy's victims are the normal pass's.
+    fn serving_whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
+        self.set_whole_caps();
+        let serving = |j: &SchedJob| self.serving.contains(&j.spec.id.0);
+        let mut out_ids = if self.user_caps.is_empty() {
+            BTreeSet::new()
+        } else {
+            self.over_user_caps_among(serving)
+        };
+        out_ids.extend(self.over_group_caps_among(serving));
+        let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) =
+            self.jobs.take_all().into_iter().partition(|j| {
+                j.running
+                    || (self.serving.contains(&j.spec.id.0) && !out_ids.contains(&j.spec.id.0))
+            });
+        let saved: Vec<(u64, crate::policy::tiresias::LasState)> =
+            kept.iter().map(|j| (j.rank, j.las.clone())).collect();
+        let protected = self.scheduler.policy().kind.preemptive().then(|| {
+            let before = self.scheduler.protected().clone();
+            let running = kept.iter().filter(|j| j.running).map(|j| j.spec.id);
+            self.scheduler
+                .set_protected(before.iter().copied().chain(running).collect());
+            before
+        });
+        let out = self.scheduler.pass(&mut kept, now);
+        if let Some(before) = protected {
+            self.scheduler.set_protected(before);
+        }
+        for (j, (rank, las)) in kept.iter_mut().zip(saved) {
+            j.rank = rank;
+            j.las = las;
+        }
+        kept.extend(held);
+        kept.sort_by_key(|j| j.spec.id.0);
+        self.jobs.set_all(kept);
+        self.apply_decisions(out)
+    }
+
+    /// The whole-GPU part of a pass: the scheduler's starts, with their GPU indices.
+    fn whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
+        self.set_whole_caps();
         // Jobs of users at their per-queue cap, and of groups at theirs, sit this pass
         // out (see `caps`, `group.rs`).
         let out = if self.user_caps.is_empty() && self.groups.is_empty() {
@@ -730,6 +812,12 @@ impl LiveCluster {
             self.jobs.set_all(kept);
             out
         };
+        self.apply_decisions(out)
+    }
+
+    /// The starts of a scheduler's pass, with their GPU indices; its victims recorded.
+    fn apply_decisions(&mut self, out: crate::PassOutcome) -> Vec<LivePlacement> {
+        let mut starts = Vec::new();
         for d in out.decisions {
             match d {
                 Decision::Start { job, placement, .. } => {
@@ -831,8 +919,18 @@ impl LiveCluster {
         waiting.into_iter().map(|(_, _, i)| i).collect()
     }
 
-    fn slice_pass(&mut self, now: Seconds, target: &[SharePod]) -> Vec<LivePlacement> {
-        let waiting = self.slice_order(now);
+    /// The slice part of a pass: the waiting slice jobs in the policy's order (only the
+    /// serving ones with `serving_only`), each placed where it fits, none blocking.
+    fn slice_pass(
+        &mut self,
+        now: Seconds,
+        target: &[SharePod],
+        serving_only: bool,
+    ) -> Vec<LivePlacement> {
+        let mut waiting = self.slice_order(now);
+        if serving_only {
+            waiting.retain(|&i| self.serving.contains(&self.slice_jobs[i].id));
+        }
         if waiting.is_empty() {
             return Vec::new();
         }

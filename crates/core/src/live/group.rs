@@ -19,6 +19,11 @@ impl LiveCluster {
     /// pass, a group's jobs are let in while its running ones and those let in stay
     /// within its `max_running`.
     pub(super) fn over_group_caps(&self) -> BTreeSet<u64> {
+        self.over_group_caps_among(|_| true)
+    }
+
+    /// [`LiveCluster::over_group_caps`] among the waiting jobs `among` admits only.
+    pub(super) fn over_group_caps_among(&self, among: impl Fn(&SchedJob) -> bool) -> BTreeSet<u64> {
         let mut out = BTreeSet::new();
         if self.groups.is_empty() {
             return out;
@@ -32,7 +37,7 @@ impl LiveCluster {
         let mut waiting: Vec<&SchedJob> = self
             .jobs
             .iter()
-            .filter(|j| !j.running && self.groups.contains_key(&j.spec.id.0))
+            .filter(|j| !j.running && self.groups.contains_key(&j.spec.id.0) && among(j))
             .collect();
         waiting.sort_by_key(|j| (j.rank, j.spec.id));
         for j in waiting {

@@ -123,8 +123,9 @@ pub struct WaitContext {
     /// Thousandths each user's placed jobs hold per queue.
     user_milli: BTreeMap<(QueueId, String), u64>,
     waiting: usize,
-    /// A waiting whole-GPU job → how many come before it in the policy's order.
-    ahead: BTreeMap<u64, usize>,
+    /// A waiting whole-GPU job → how many come before it in the pass (serving jobs
+    /// first, each part in the policy's order).
+    pub(super) ahead: BTreeMap<u64, usize>,
     /// The online nodes by (GPU model, whole-GPU capacity), with the most whole GPUs
     /// free on one of them: a job's reason looks at these few kinds, not at every node.
     kinds: BTreeMap<(String, u32), u32>,
@@ -159,13 +160,28 @@ impl LiveCluster {
             queue_milli: self.queue_milli(),
             user_milli,
             waiting: self.waiting(),
-            ahead: self
-                .waiting_order()
-                .into_iter()
-                .enumerate()
-                .map(|(i, id)| (id, i))
-                .collect(),
+            ahead: self.ahead(),
         }
+    }
+
+    /// How many waiting whole-GPU jobs each has ahead of it in the pass: the serving
+    /// ones go first, in the policy's order among themselves, then the rest in it.
+    fn ahead(&self) -> BTreeMap<u64, usize> {
+        let order = self.waiting_order();
+        let is_serving = |id: &u64| self.serving.contains(id);
+        let mut serving = 0;
+        let mut training = order.iter().filter(|id| is_serving(id)).count();
+        let mut ahead = BTreeMap::new();
+        for id in order {
+            let n = if is_serving(&id) {
+                &mut serving
+            } else {
+                &mut training
+            };
+            ahead.insert(id, *n);
+            *n += 1;
+        }
+        ahead
     }
 
     /// Why `job` (pending; `blocked`: what the server's rows keep it out of the queue

@@ -1,7 +1,8 @@
 //! One round of the live scheduler, decided here whole, in this order:
 //!
 //! 1. young runs are protected from the policy's preemption (`runs.rs`);
-//! 2. the pass: claims first, then slices, then whole GPUs ([`LiveCluster::pass`]);
+//! 2. the pass: claims first, then serving jobs (slices, whole GPUs), then slices, then
+//!    whole GPUs ([`LiveCluster::pass`]);
 //! 3. follows: short jobs queued behind running ones of their kind (`follow.rs`);
 //! 4. the victims the pass's preemptive policy chose, each once;
 //! 5. the serving tier: a waiting replica of an inference service takes one node from

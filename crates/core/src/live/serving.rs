@@ -1,8 +1,16 @@
 //! The serving tier: replicas of inference services ([`super::LiveJob::serving`]) rank
 //! above all training. They are never victims of any preemption (the policy's, quota
 //! reclaim, priority tiers: they are protected like young runs), never follow nor are
-//! followed (`follow.rs`), and a waiting one that cannot start may take one node from
-//! running training jobs of any queue.
+//! followed (`follow.rs`), they go first in every pass, and a waiting one that cannot
+//! start may take one node from running training jobs of any queue.
+//!
+//! In the pass ([`LiveCluster::pass`]): after the claims, the waiting serving slices,
+//! then the scheduler's pass over the running jobs and the waiting whole-GPU serving
+//! jobs only (in the policy's order among themselves, within queue, user and group
+//! caps), then the normal pass over everyone at the same `now`. So a training job at
+//! the head that cannot start (`fifo`) does not hold a replica back. The serving part
+//! leaves no trace but its starts (ranks and LAS state put back) and, under a
+//! preemptive policy, asks nobody to stop: every running job is protected in it.
 //!
 //! The round's step ([`LiveCluster::round`]): the first waiting whole-GPU serving job in
 //! the policy's order for which some online node that could hold it (GPUs enough, its

@@ -100,6 +100,11 @@ impl Scheduler {
     pub fn set_protected(&mut self, ids: std::collections::BTreeSet<crate::JobId>) {
         self.protected = ids;
     }
+
+    /// The jobs a deferred pass must not preempt, as last set.
+    pub fn protected(&self) -> &std::collections::BTreeSet<crate::JobId> {
+        &self.protected
+    }
 }
 
 /// Gives a job the service it had attained before (a restart of the caller): its run
