@@ -317,7 +317,10 @@ def toy_spec(c, name, replicas=2, batching=True, version_env=None, extra_args=()
         "protocol": "oip",
         "models": [model],
         "readiness": {"path": "/v2/health/ready", "period_s": 1, "timeout_s": 1, "failure_threshold": 1},
-        "liveness": {"path": "/healthz", "period_s": 1, "timeout_s": 2, "failure_threshold": 3},
+        # As in Kubernetes, liveness counts from the start: a replica that takes seconds
+        # to listen (--start-delay, python's imports on a busy machine) needs a delay.
+        "liveness": {"path": "/healthz", "period_s": 1, "timeout_s": 2, "failure_threshold": 3,
+                     "initial_delay_s": 8},
         "rollout": {"max_surge": 1, "max_unavailable": 0, "drain_s": 2},
     }
     if autoscale:
