@@ -28,22 +28,7 @@ pub fn read_ca_certs(path: &Path) -> anyhow::Result<Vec<reqwest::Certificate>> {
     Ok(certs)
 }
 
-/// An error with every cause below it, `outer: inner: root`, as people read it: reqwest's
-/// own words ("error sending request for url ...") say nothing of a refused certificate,
-/// which only its sources do. A cause that repeats the one above it is said once.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(next) = cur {
-        let text = next.to_string();
-        if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cur = next.source();
-    }
-    out
-}
+pub use gpusched_wire::text::error_chain;
 
 /// Whether a connection failed on the server's certificate, from its error chain:
 /// rustls says `invalid peer certificate: REASON` for each such refusal.

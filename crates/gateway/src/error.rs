@@ -97,19 +97,5 @@ fn openai_type(status: StatusCode) -> &'static str {
     }
 }
 
-/// An error with its causes, `outer: inner: root` (reqwest's own words hide why a
-/// connection failed, which only its sources say); a cause repeating the one above it
-/// is said once.
-pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(next) = cur {
-        let t = next.to_string();
-        if !out.ends_with(&t) {
-            out.push_str(": ");
-            out.push_str(&t);
-        }
-        cur = next.source();
-    }
-    out
-}
+/// An error with its causes, `outer: inner: root` (wire's words, as the agent's).
+pub use gpusched_wire::text::error_chain as chain;

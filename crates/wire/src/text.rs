@@ -93,6 +93,24 @@ pub fn command_line(words: &[String]) -> String {
         .join(" ")
 }
 
+/// An error with every cause below it, `outer: inner: root`, as people read it: reqwest's
+/// own words ("error sending request for url ...") say nothing of a refused certificate
+/// or a refused connection, which only its sources do. A cause that repeats the one
+/// above it is said once. (The agent, the gateway and the CLI word connection errors so.)
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(next) = cur {
+        let text = next.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = next.source();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

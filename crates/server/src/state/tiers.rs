@@ -23,21 +23,12 @@ impl State {
             .map(|j| j.view.queue.clone())
             .unwrap_or_default();
         let (node, tier) = (&t.node, t.tier);
-        for victim in &t.victims {
-            let why = format!(
-                "priority preemption in queue `{name}`: job {} of priority tier {tier} \
-                 needs its GPUs on {node}",
-                t.job
-            );
-            let Some(j) = self.jobs.get_mut(victim) else {
-                continue;
-            };
-            j.view.preempt_requested = true;
-            j.view.reason = format!("being requeued: {why}");
-            self.policy_preempted.insert(*victim, why.clone());
-            self.note(*victim, JobEventKind::Preempted, why);
-            self.bump_job(*victim);
-        }
+        let why = format!(
+            "priority preemption in queue `{name}`: job {} of priority tier {tier} needs \
+             its GPUs on {node}",
+            t.job
+        );
+        self.ask_to_stop(&t.victims, &why);
         tracing::info!(job = t.job, queue = %name, %node, victims = ?t.victims, "preempting lower priority tiers");
         self.bump(&t.node);
     }
@@ -53,22 +44,28 @@ impl State {
             .map(|r| r.service.clone())
             .unwrap_or_default();
         let node = &s.node;
-        for victim in &s.victims {
-            let why = format!(
-                "serving preemption: replica {} of service {service} needs its GPUs on \
-                 {node} (services run above training)",
-                s.job
-            );
+        let why = format!(
+            "serving preemption: replica {} of service {service} needs its GPUs on {node} \
+             (services run above training)",
+            s.job
+        );
+        self.ask_to_stop(&s.victims, &why);
+        tracing::info!(job = s.job, %service, %node, victims = ?s.victims, "preempting training for a service replica");
+        self.bump(&s.node);
+    }
+
+    /// Victims of a tier or serving preemption take the preemption path: asked to stop
+    /// (the checkpoint signal, the grace), requeued without using a retry.
+    fn ask_to_stop(&mut self, victims: &[u64], why: &str) {
+        for victim in victims {
             let Some(j) = self.jobs.get_mut(victim) else {
                 continue;
             };
             j.view.preempt_requested = true;
             j.view.reason = format!("being requeued: {why}");
-            self.policy_preempted.insert(*victim, why.clone());
-            self.note(*victim, JobEventKind::Preempted, why);
+            self.policy_preempted.insert(*victim, why.to_string());
+            self.note(*victim, JobEventKind::Preempted, why.to_string());
             self.bump_job(*victim);
         }
-        tracing::info!(job = s.job, %service, %node, victims = ?s.victims, "preempting training for a service replica");
-        self.bump(&s.node);
     }
 }

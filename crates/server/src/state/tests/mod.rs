@@ -634,6 +634,18 @@ impl Harness {
         }
     }
 
+    /// The node reports that the job's current attempt ended so, measuring nothing.
+    fn ended(&mut self, node: &str, job: u64, outcome: Outcome) -> String {
+        self.report(
+            node,
+            job,
+            RunEventKind::Ended {
+                outcome,
+                usage: None,
+            },
+        )
+    }
+
     fn report(&mut self, node: &str, job: u64, event: RunEventKind) -> String {
         let ev = RunEvent {
             job,
@@ -810,14 +822,7 @@ impl Harness {
                 let outcome = Outcome::Lost {
                     message: "the agent lost it".into(),
                 };
-                let r = self.report(
-                    node,
-                    job,
-                    RunEventKind::Ended {
-                        outcome,
-                        usage: None,
-                    },
-                );
+                let r = self.ended(node, job, outcome);
                 self.line(format!("{node} reports {job} lost: {r}"));
             }
             Step::Preempted(node, job) => {
@@ -1453,14 +1458,7 @@ impl Harness {
                 let outcome = Outcome::Unhealthy {
                     message: "liveness probe failed 3 times in a row: connection refused".into(),
                 };
-                let r = self.report(
-                    node,
-                    job,
-                    RunEventKind::Ended {
-                        outcome,
-                        usage: None,
-                    },
-                );
+                let r = self.ended(node, job, outcome);
                 self.line(format!("{node} reports {job} unhealthy: {r}"));
             }
             Step::Sync(gateway, load) => {
