@@ -260,6 +260,10 @@ fn body_for(method: &str, path: &str) -> Option<&'static str> {
         ("POST", "/api/tokens") => r#"{"user": "x"}"#,
         ("POST", "/api/workflows") => r#"{"steps": [{"key": "a", "job": {"command": ["true"]}}]}"#,
         ("POST", "/api/admin/purge") => r#"{"before_ms": 1}"#,
+        ("POST", "/api/services") | ("PUT", "/api/services/{name}") => {
+            r#"{"name": "n1", "replica": {"command": ["true"]}}"#
+        }
+        ("POST", "/api/gateway/sync") => r#"{"gateway": "x"}"#,
         _ => "{}",
     })
 }

@@ -3,15 +3,15 @@
 //! runs a job on this server; an agent of a protocol the server cannot serve is refused
 //! at registration with both versions and what to upgrade.
 //!
-//! The previous protocol is 3, the releases with followers and before containment (git:
-//! the parent of the commit that added `Register.containment` and the limits of a
-//! `Launch`): the protocol header saying 3, and the messages below. Its types are
-//! frozen here as that release read them (`deny_unknown_fields` where it had it), so a
-//! field added to what the server sends an agent of protocol 3 without bumping the
-//! protocol fails this test: the job here asks `--mem` and `--cpus`, which a server
-//! sends only to agents of protocol 4. Protocols 1 and 2 are refused since protocol 4
-//! (the refusal test covers it). When `AGENT_PROTOCOL` goes to 5, this agent is
-//! replaced by protocol 4's.
+//! The previous protocol is 4, the releases with containment and before services (git:
+//! the parent of the commit that added `Launch::serve`): the protocol header saying 4,
+//! and the messages below. Its types are frozen here as that release read them
+//! (`deny_unknown_fields` where it had it), so a field added to what the server sends an
+//! agent of protocol 4 without bumping the protocol fails this test: the job here asks
+//! `--mem` and `--cpus` (protocol 4 takes them), and a service's replica, whose launch
+//! carries `serve` (protocol 5 only), must never be sent to it. Protocols 1 to 3 are
+//! refused since protocol 5 (the refusal test covers it). When `AGENT_PROTOCOL` goes to
+//! 6, this agent is replaced by protocol 5's.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -21,8 +21,8 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-/// Protocol 3's messages from the server, as its agent parsed them.
-mod v3 {
+/// Protocol 4's messages from the server, as its agent parsed them.
+mod v4 {
     use super::*;
 
     #[derive(Debug, Deserialize)]
@@ -86,6 +86,14 @@ mod v3 {
         pub resources: BTreeMap<String, u64>,
         #[serde(default)]
         pub dist: Option<Value>,
+        #[serde(default)]
+        pub cpu_milli: u64,
+        #[serde(default)]
+        pub mem_mib: u64,
+        #[serde(default)]
+        pub pids_max: Option<u64>,
+        #[serde(default)]
+        pub image: Option<String>,
     }
 
     #[derive(Debug, Deserialize)]
@@ -94,8 +102,8 @@ mod v3 {
     }
 }
 
-/// An agent of protocol 3 over raw HTTP: its join token as the bearer, the protocol
-/// header saying 2, its bodies as that release wrote them.
+/// An agent of protocol 4 over raw HTTP: its join token as the bearer, the protocol
+/// header saying 4, its bodies as that release wrote them.
 struct OldAgent {
     url: String,
     join: String,
@@ -125,7 +133,7 @@ impl OldAgent {
         .to_string()
     }
 
-    /// Registers as protocol 3 did (or as `protocol`'s header says, none: no header); the
+    /// Registers as protocol 4 did (or as `protocol`'s header says, none: no header); the
     /// answer.
     fn register_raw(
         url: &str,
@@ -148,9 +156,9 @@ impl OldAgent {
     }
 
     fn register(url: &str, join: &str, node: &str) -> OldAgent {
-        let (code, head, body) = Self::register_raw(url, join, node, Some("3"));
+        let (code, head, body) = Self::register_raw(url, join, node, Some("4"));
         assert_eq!(code, 200, "{head}\n{body}");
-        let r: v3::Registered = serde_json::from_str(&body).expect("protocol 3's Registered");
+        let r: v4::Registered = serde_json::from_str(&body).expect("protocol 4's Registered");
         assert!(r.poll_wait_ms > 0 && r.heartbeat_timeout_ms > 0, "{r:?}");
         OldAgent {
             url: url.to_string(),
@@ -160,16 +168,16 @@ impl OldAgent {
         }
     }
 
-    /// One poll; the desired state read as protocol 3 read it, and the raw JSON.
-    fn poll(&self, gen: u64) -> (v3::Desired, Value) {
+    /// One poll; the desired state read as protocol 4 read it, and the raw JSON.
+    fn poll(&self, gen: u64) -> (v4::Desired, Value) {
         let path = format!(
             "/api/agent/poll?node={}&instance={}&gen={gen}",
             self.node, self.instance
         );
         let (code, body) = http_with(&self.url, Some(&self.join), "GET", &path, None);
         assert_eq!(code, 200, "poll: {body}");
-        let d: v3::Desired = serde_json::from_str(&body)
-            .unwrap_or_else(|e| panic!("protocol 3 cannot read the desired state ({e}): {body}"));
+        let d: v4::Desired = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("protocol 4 cannot read the desired state ({e}): {body}"));
         (d, serde_json::from_str(&body).expect("JSON"))
     }
 
@@ -183,7 +191,7 @@ impl OldAgent {
             Some(&body.to_string()),
         );
         assert_eq!(code, 200, "report: {body}");
-        let ack: v3::ReportAck = serde_json::from_str(&body).expect("protocol 3's ReportAck");
+        let ack: v4::ReportAck = serde_json::from_str(&body).expect("protocol 4's ReportAck");
         assert!(ack.ok);
     }
 }
@@ -210,7 +218,7 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     let join = join_token(&data);
     let old = OldAgent::register(&url, &join, "old-agent");
     let (mut d, raw) = old.poll(0);
-    // The leader's epoch, which protocol 3 reads.
+    // The leader's epoch, which protocol 4 reads.
     assert!(raw.get("epoch").is_some(), "{raw}");
     wait_until(SLOW, || {
         node_state(&url, "old-agent").as_deref() == Some("online")
@@ -228,10 +236,10 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
             "--",
             "sh",
             "-c",
-            &format!("echo ran-by-a-protocol-3-agent > {}", out.display()),
+            &format!("echo ran-by-a-protocol-4-agent > {}", out.display()),
         ],
     );
-    // Poll (the heartbeat too) until the launch comes, as protocol 3's agent did.
+    // Poll (the heartbeat too) until the launch comes, as protocol 4's agent did.
     let start = Instant::now();
     let launch = loop {
         if let Some(l) = d.run.iter().find(|l| l.job == id) {
@@ -241,6 +249,8 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
         d = old.poll(d.gen).0;
     };
     assert_eq!((launch.attempt, launch.gpus.len()), (1, 1), "{launch:?}");
+    // Protocol 4 takes the limits.
+    assert_eq!((launch.cpu_milli, launch.mem_mib), (1000, 64), "{launch:?}");
     let mut child = std::process::Command::new(&launch.command[0])
         .args(&launch.command[1..])
         .envs(&launch.env)
@@ -259,7 +269,7 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     assert_eq!(v["node"], "old-agent", "{v}");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        "ran-by-a-protocol-3-agent\n"
+        "ran-by-a-protocol-4-agent\n"
     );
     // The ended attempt leaves the desired state; the node stays online on its polls.
     let start = Instant::now();
@@ -268,6 +278,32 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
         d = old.poll(d.gen).0;
     }
     assert_eq!(node_state(&url, "old-agent").as_deref(), Some("online"));
+
+    // A service's replica is never sent to it (its launch would carry `serve`): it
+    // waits, saying why, while the old agent's GPU is free.
+    let spec = json!({"name": "web", "replicas": 1,
+                      "replica": {"command": ["sleep", "600"], "cwd": "/tmp"}});
+    let (code, body) = http_unix(&url, "POST", "/api/services", Some(&spec.to_string()));
+    assert_eq!(code, 201, "{body}");
+    let replica = serde_json::from_str::<Value>(&body).unwrap()["replicas_list"][0]["job"]
+        .as_u64()
+        .expect("a replica made at once");
+    let start = Instant::now();
+    loop {
+        let (code, body) = http_unix(&url, "GET", &format!("/api/jobs/{replica}"), None);
+        assert_eq!(code, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["state"], "pending", "{v}");
+        if v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("agents of protocol 5 or later serve replicas"))
+        {
+            break;
+        }
+        assert!(start.elapsed() < SLOW, "the replica's reason: {v}");
+        d = old.poll(d.gen).0;
+    }
+    assert!(d.run.iter().all(|l| l.job != replica), "{d:?}");
 }
 
 #[test]

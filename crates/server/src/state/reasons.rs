@@ -57,6 +57,16 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::NoImageRuntime => no_image_runtime(v.image.as_deref().unwrap_or("")),
         WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
         WaitReason::OutOfService { nodes } => out_of_service(nodes),
+        // A replica needs a node whose agent serves replicas, which its own view does not
+        // list among its resources (`live_map::SERVES`).
+        WaitReason::NoNodeHasRoom if v.service.is_some() => format!(
+            "{}; only agents of protocol 5 or later serve replicas (upgrade older ones)",
+            no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources).replacen(
+                "no online node has",
+                "no online node whose agent serves replicas has",
+                1
+            )
+        ),
         WaitReason::NoNodeHasRoom => no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources),
         WaitReason::WaitingForRoom { node, wait } => waiting_for_room(node, wait),
         WaitReason::WaitingForGpus {
