@@ -458,7 +458,7 @@ fn handle(
             answer(out, r, v)
         }
         Cmd::Service(name, who, r) => {
-            let v = state.service_view(&name, &who);
+            let v = state.get_service(&name, &who);
             answer(out, r, v)
         }
         Cmd::GatewaySync(sync, r) => {

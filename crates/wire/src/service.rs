@@ -419,20 +419,28 @@ impl ServiceSpec {
         }
     }
 
-    /// What is wrong with it, worded for its author; `None`: nothing this module can
-    /// see (the replica's job is checked by the server as a submission).
-    pub fn problem(&self) -> Option<String> {
+    /// What is wrong with its name (the schema's pattern), worded for its author.
+    pub fn name_problem(&self) -> Option<String> {
         let n = &self.name;
         let name_ok = n.len() <= 63
             && n.starts_with(|c: char| c.is_ascii_lowercase())
             && n.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !name_ok {
-            return Some(format!(
+        (!name_ok).then(|| {
+            format!(
                 "service name {n:?}: use 1-63 lowercase letters, digits and '-', starting with \
                  a letter"
-            ));
+            )
+        })
+    }
+
+    /// What is wrong with it, worded for its author; `None`: nothing this module can
+    /// see (the replica's job is checked by the server as a submission).
+    pub fn problem(&self) -> Option<String> {
+        if let Some(p) = self.name_problem() {
+            return Some(p);
         }
+        let n = &self.name;
         let r = &self.replica;
         let forbidden = [
             (r.array.is_some(), "an array"),

@@ -17,7 +17,7 @@ fn describe(code: u16) -> &'static str {
         401 => "Over TCP: no bearer token, or a revoked or mistyped one. The `WWW-Authenticate` header says `Bearer`.",
         403 => "The caller may not do this: the role (admins only), the owner (another user's job), or the kind of credential (the agents' join token only allows the agent protocol, and people may not use it).",
         404 => "No such job, token, node or attempt (a job's logs of an attempt it has not had).",
-        409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after`, `after_any` or `after_notok` does not exist or already ended so that the job could never start, the job is not pending (hold, release, update) or already held (hold) or not held (release), the priority is above the queue's maximum, a usage window that starts in the future, or (agents) the server restarted and the node must register again.",
+        409 => "Well-formed, but the cluster as it is now cannot take it: no node could ever hold the job, the queue or a job named in `after`, `after_any` or `after_notok` does not exist or already ended so that the job could never start, the job is not pending (hold, release, update) or already held (hold) or not held (release), the priority is above the queue's maximum, a usage window that starts in the future, a service spec whose fields conflict with each other or with what a replica may be (the message names them), a service name taken or not matching the URL, or (agents) the server restarted and the node must register again.",
         413 => "The body is over the server's `--max-body` limit (64 MiB unless the operator set another).",
         503 => "Nothing was done; send the request again after `Retry-After` seconds: the server is shutting down or stopped leading, no server leads right now (a follower), it could not read or write its store (a database restarting), or (logs) the node that holds the job's output cannot be reached.",
         _ => "An error.",
@@ -116,6 +116,8 @@ error_set! {
     ReadService = [400, 401, 403, 404, 503];
     /// A change to one service by name.
     ChangeService = [400, 401, 403, 404, 503];
+    /// A gateway's sync: a bad body.
+    Sync = [400, 401, 403, 413, 503];
     /// An update of one service: a bad body, a service being deleted or a replica the
     /// cluster cannot take (409).
     UpdateService = [400, 401, 403, 404, 409, 413, 503];

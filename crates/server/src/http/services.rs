@@ -106,12 +106,22 @@ pub async fn delete(
 /// A gateway's sync (a token of the gateway role, or an admin): its load per service
 /// in, every service's ready endpoints and batching out (docs/gateway.md).
 #[utoipa::path(post, path = "/api/gateway/sync", operation_id = "gateway_sync", tag = "services", request_body = GatewaySync,
-    responses((status = 200, body = EndpointSet), super::responses::AdminBody))]
+    responses((status = 200, body = EndpointSet), super::responses::Sync))]
 pub async fn sync(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     JsonBody(sync): JsonBody<GatewaySync>,
 ) -> Result<Json<EndpointSet>, ApiErr> {
     gateway(&caller)?;
+    let n = sync.gateway.chars().count();
+    if !(1..=128).contains(&n) {
+        return Err(ApiErr(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "`gateway` must name the gateway in 1 to 128 characters (got {n}); `gpusched \
+                 gateway --id` sets it"
+            ),
+        ));
+    }
     Ok(Json(app.ask(|r| Cmd::GatewaySync(sync, r)).await?))
 }

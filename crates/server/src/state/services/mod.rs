@@ -91,8 +91,18 @@ impl State {
         who: &Who,
         groups: &UserGroups,
     ) -> Result<ServiceView, Fail> {
-        if let Some(p) = spec.problem() {
-            return Err(Fail::BadRequest(p));
+        spec_fits_itself(&spec)?;
+        if self
+            .services
+            .records
+            .get(&spec.name)
+            .is_some_and(|r| r.deleting)
+        {
+            return Err(Fail::Conflict(format!(
+                "service {} is being deleted; create it again once its replicas have stopped \
+                 (`gpusched service ls` shows them)",
+                spec.name
+            )));
         }
         if self.services.records.contains_key(&spec.name) {
             return Err(Fail::Conflict(format!(
@@ -137,15 +147,15 @@ impl State {
         groups: &UserGroups,
     ) -> Result<ServiceView, Fail> {
         if spec.name != name {
-            return Err(Fail::BadRequest(format!(
+            // Both well-formed: they conflict (409, as a batch naming one client token
+            // twice does).
+            return Err(Fail::Conflict(format!(
                 "the body names service {} but the URL {name}; a service cannot be renamed \
                  (create one under the new name, then delete this one)",
                 spec.name
             )));
         }
-        if let Some(p) = spec.problem() {
-            return Err(Fail::BadRequest(p));
-        }
+        spec_fits_itself(&spec)?;
         let old = self.owned_service(name, who, "update it")?;
         if old.deleting {
             return Err(Fail::Conflict(format!(
@@ -213,6 +223,20 @@ impl State {
                 .filter_map(|n| self.service_view(n, who).ok())
                 .collect(),
         }
+    }
+
+    /// `GET /api/services/{name}`: a service being deleted is gone for the API (404,
+    /// saying so) while its replicas stop; `service ls` still lists it until they have.
+    pub fn get_service(&self, name: &str, who: &Who) -> Result<ServiceView, Fail> {
+        let view = self.service_view(name, who)?;
+        if self.services.records.get(name).is_some_and(|r| r.deleting) {
+            return Err(Fail::NotFound(format!(
+                "service {name} was deleted: {}; `gpusched service ls` lists it until its \
+                 replicas have stopped",
+                view.status
+            )));
+        }
+        Ok(view)
     }
 
     pub fn service_view(&self, name: &str, who: &Who) -> Result<ServiceView, Fail> {
@@ -319,6 +343,20 @@ impl State {
             .map_err(|f| in_service(&spec.name, f))?;
         spec.replica = checked.into_iter().next().unwrap_or_default();
         Ok(spec)
+    }
+}
+
+/// The spec's own checks: a malformed name is a 400 (the schema's pattern says it); the
+/// rest are fields each well-formed that conflict with each other or with what a replica
+/// may be (a gang, an array, batching an OpenAI service...): 409, as the contract has it
+/// (docs/contract.md).
+fn spec_fits_itself(spec: &ServiceSpec) -> Result<(), Fail> {
+    if let Some(p) = spec.name_problem() {
+        return Err(Fail::BadRequest(p));
+    }
+    match spec.problem() {
+        Some(p) => Err(Fail::Conflict(p)),
+        None => Ok(()),
     }
 }
 
