@@ -15,7 +15,7 @@ fn rules(queue: u32, quota: u32) -> QueueRules {
     }
 }
 
-fn in_queue(id: u64, gpus: u32, queue: u32, priority: i32) -> LiveJob {
+pub(super) fn in_queue(id: u64, gpus: u32, queue: u32, priority: i32) -> LiveJob {
     LiveJob {
         queue: QueueId(queue),
         priority,
@@ -23,7 +23,7 @@ fn in_queue(id: u64, gpus: u32, queue: u32, priority: i32) -> LiveJob {
     }
 }
 
-fn round(c: &mut LiveCluster, now_ms: u64) -> Round {
+pub(super) fn round(c: &mut LiveCluster, now_ms: u64) -> Round {
     c.round(RoundInput {
         now_ms,
         share_target: &[],
@@ -32,7 +32,7 @@ fn round(c: &mut LiveCluster, now_ms: u64) -> Round {
 }
 
 /// Tells the core every placed job started at `start_ms` and runs.
-fn started(c: &mut LiveCluster, start_ms: u64) {
+pub(super) fn started(c: &mut LiveCluster, start_ms: u64) {
     for id in c.placed() {
         c.set_run(
             id,

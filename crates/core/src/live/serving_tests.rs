@@ -2,46 +2,17 @@
 //! training jobs, once at a time, and starts there first; replicas are never victims of
 //! any preemption; nothing is preempted when a node has room.
 
+use super::round_tests::{in_queue as job, round, started};
 use super::tests::{node, whole};
 use super::*;
 use crate::sharing::ShareStrategy;
 use crate::{PolicyConfig, PolicyKind, QueueId};
 use std::collections::BTreeMap;
 
-fn job(id: u64, gpus: u32, queue: u32, priority: i32) -> LiveJob {
-    LiveJob {
-        queue: QueueId(queue),
-        priority,
-        ..whole(id, gpus)
-    }
-}
-
 fn replica(id: u64, gpus: u32) -> LiveJob {
     LiveJob {
         serving: true,
         ..job(id, gpus, 2, 0)
-    }
-}
-
-fn round(c: &mut LiveCluster, now_ms: u64) -> Round {
-    c.round(RoundInput {
-        now_ms,
-        share_target: &[],
-        guess: &|_| None,
-    })
-}
-
-/// Tells the core every placed job started at `start_ms` and runs.
-fn started(c: &mut LiveCluster, start_ms: u64) {
-    for id in c.placed() {
-        c.set_run(
-            id,
-            RunFacts {
-                running: true,
-                start_ms: Some(start_ms),
-                ..Default::default()
-            },
-        );
     }
 }
 
