@@ -34,6 +34,7 @@
 
 pub mod admission;
 pub mod cluster;
+pub mod eligible;
 pub mod freemap;
 pub mod gang;
 pub mod ids;

@@ -102,6 +102,10 @@ pub struct Register {
     /// by name: jobs that ask for them are scheduled here, one count each at a time.
     #[serde(default)]
     pub resources: BTreeMap<String, u64>,
+    /// Features the node offers (`gpusched agent --feature a100,nvlink,ib`; also the
+    /// topology file), which jobs' constraints and partitions select nodes by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
     /// Where the server can fetch job logs from this agent (`http://host:port`).
     pub log_url: Option<String>,
     /// The bearer secret the server must present to `log_url` (new every agent start,

@@ -153,6 +153,34 @@ pub struct JobSubmit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1)]
     pub pids_max: Option<u64>,
+    /// Partitions the job may run in, in order of preference: it runs on the nodes of
+    /// the first that can hold it, never outside them (docs/partitions.md). Absent: the
+    /// queue's default partition, else any node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 16)]
+    pub partitions: Vec<String>,
+    /// Node features the job's nodes must have, Slurm's syntax: `a100&nvlink`,
+    /// `a100|h100`, `!slow`, parentheses (docs/partitions.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 1024)]
+    pub constraint: Option<String>,
+    /// Run only on these nodes (Slurm's `--nodelist`: a gang uses nodes of this list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 4096)]
+    pub nodelist: Vec<String>,
+    /// Never run on these nodes (Slurm's `--exclude`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 4096)]
+    pub exclude: Vec<String>,
+    /// Run inside this advance reservation, only in its window (docs/reservations.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64)]
+    pub reservation: Option<String>,
+    /// An interactive allocation (`gpusched alloc`): the agent holds the GPUs with no
+    /// process of the job's own, steps run in it (`gpusched run --jobid`), and its
+    /// idle GPUs are watched (docs/interactive.md). `command` is then a label only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interactive: bool,
 }
 
 fn one() -> u32 {

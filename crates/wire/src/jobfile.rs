@@ -88,6 +88,28 @@ pub struct JobFile {
     pub image: Option<String>,
     /// The most processes and threads on each node (`--pids`).
     pub pids: Option<u64>,
+    /// Partitions, in order of preference, comma-separated (`--partition gpu,debug`).
+    pub partition: Option<String>,
+    /// Node features the job's nodes must have (`--constraint "a100&nvlink"`).
+    pub constraint: Option<String>,
+    /// Only these nodes, comma-separated (`--nodelist`).
+    pub nodelist: Option<String>,
+    /// Never these nodes, comma-separated (`--exclude`).
+    pub exclude: Option<String>,
+    /// The advance reservation to run in (`--reservation`).
+    pub reservation: Option<String>,
+}
+
+/// A comma-separated list (`gpu,debug`) as its items, trimmed, empty ones dropped.
+pub fn comma_list(s: Option<&str>) -> Vec<String> {
+    s.map(|s| {
+        s.split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// How a message names a field of the file: the flag that set it (`--walltime (-t)`),
@@ -188,6 +210,12 @@ impl JobFile {
             mixed_models: self.mixed_models,
             image: self.image.clone(),
             pids_max: self.pids,
+            partitions: comma_list(self.partition.as_deref()),
+            constraint: self.constraint.clone(),
+            nodelist: comma_list(self.nodelist.as_deref()),
+            exclude: comma_list(self.exclude.as_deref()),
+            reservation: self.reservation.clone(),
+            interactive: false,
         })
     }
 

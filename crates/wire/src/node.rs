@@ -128,6 +128,12 @@ pub struct NodeView {
     /// Generic counted resources the node declares (`--resource fpga=2`), by name.
     #[serde(default)]
     pub resources: std::collections::BTreeMap<String, u64>,
+    /// Features it offers (`--feature`), sorted.
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// Partitions it is in (the queue file's `[partition.NAME]`), in file order.
+    #[serde(default)]
+    pub partitions: Vec<String>,
     /// CPUs (thousandths), memory (MiB) and generic resources not held by its running
     /// jobs (what jobs that ask for them may still get here). Accounting only.
     #[serde(default)]

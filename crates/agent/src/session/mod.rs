@@ -83,6 +83,8 @@ pub struct AgentConfig {
     pub mps: bool,
     /// Generic counted resources this node offers (`--resource fpga=2`).
     pub resources: std::collections::BTreeMap<String, u64>,
+    /// Features the node offers (`--feature`), which constraints and partitions select by.
+    pub features: Vec<String>,
     /// The address other nodes reach this one at (`--advertise-addr`): `MASTER_ADDR`
     /// of jobs whose first part runs here, and this node's hostfile line. `None`: the
     /// local address of the agent's route to the server, found at registration.

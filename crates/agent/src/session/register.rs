@@ -47,6 +47,7 @@ pub(super) async fn register(sh: &Shared) -> anyhow::Result<Registered> {
             mem_mib: sh.cfg.mem_mib,
             mps: sh.cfg.mps,
             resources: sh.cfg.resources.clone(),
+            features: sh.cfg.features.clone(),
             log_url: Some(sh.log_url.clone()),
             log_token: Some(sh.log_token.clone()),
             advertise_addr,

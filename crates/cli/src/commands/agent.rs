@@ -68,6 +68,11 @@ pub struct NodeArgs {
     /// a job from using a device it was not given.
     #[arg(long, value_name = "NAME=COUNT")]
     pub resource: Vec<String>,
+    /// Features this node offers, comma-separated or repeated (`--feature a100,nvlink`):
+    /// jobs' `--constraint` and the server's partitions select nodes by them. Names are
+    /// letters, digits, `_`, `-` and `.` (docs/partitions.md).
+    #[arg(long, value_name = "NAME[,NAME...]")]
+    pub feature: Vec<String>,
     /// CPUs jobs may reserve here (default: all of the host's): jobs asking --cpus
     /// wait when this is taken. Each job's CPU quota is enforced by its cgroup where
     /// there is one (--cgroup).
@@ -80,6 +85,12 @@ pub struct NodeArgs {
 }
 
 impl NodeArgs {
+    /// The features the node offers, checked, sorted and without repeats.
+    pub fn features(&self) -> anyhow::Result<Vec<String>> {
+        let items = self.feature.iter().flat_map(|f| f.split(','));
+        gpusched_core::eligible::feature_set(items).map_err(|e| anyhow::anyhow!("--feature {e}"))
+    }
+
     /// CPUs, memory (MiB) and generic resources the node offers.
     pub fn offer(&self) -> anyhow::Result<(u32, u64, std::collections::BTreeMap<String, u64>)> {
         let resources = gpusched_wire::resource::parse_all(&self.resource)
@@ -371,6 +382,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         cpus,
         mem_mib,
         resources,
+        features: args.node.features()?,
         log_listen: args.log_listen,
         log_url: args.log_url.clone(),
         join_token: join_token(args)?,

@@ -55,6 +55,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         cpus,
         mem_mib,
         resources,
+        features: args.node.features()?,
         log_listen: "127.0.0.1:0".parse().expect("a valid address"),
         log_url: None,
         join_token: bound.join_token().to_string(),

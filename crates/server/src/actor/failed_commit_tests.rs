@@ -72,6 +72,7 @@ pub(super) async fn start(dir: &std::path::Path) -> mpsc::Sender<Cmd> {
         mem_mib: 65536,
         mps: false,
         resources: Default::default(),
+        features: Vec::new(),
         log_url: None,
         log_token: None,
         advertise_addr: None,

@@ -57,6 +57,7 @@ mod tests {
                 log_url: None,
                 log_token: None,
                 resources: Default::default(),
+                features: Vec::new(),
                 advertise_addr: said.map(String::from),
                 location: Default::default(),
                 gpu_links: vec![],

@@ -40,6 +40,9 @@ impl State {
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
                 resources: n.record.register.resources.clone(),
+                features: n.record.register.features.clone(),
+                // Partitions arrive with the queue file's [partition] tables (issue 35).
+                partitions: Vec::new(),
                 // Offline nodes hold nothing; online ones what the core has left.
                 free_cpu_milli: self
                     .cluster

@@ -126,6 +126,7 @@ impl Harness {
             control: GpuControl(Some(Arc::new(lib))),
             mps: false,
             resources: BTreeMap::new(),
+            features: Vec::new(),
             advertise_addr: None,
             location: NodeLocation {
                 switch: self.node.switch.map(String::from),

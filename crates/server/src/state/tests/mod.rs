@@ -273,6 +273,7 @@ fn node_register(name: &str, gpus: u32, running: Vec<AttemptRef>) -> Register {
         log_url: Some(format!("http://{name}.test:7000")),
         log_token: None,
         resources: Default::default(),
+        features: Vec::new(),
         advertise_addr: Some(format!("10.0.0.{}", name.trim_start_matches('n'))),
         location: Default::default(),
         gpu_links: Vec::new(),
