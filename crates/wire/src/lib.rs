@@ -19,6 +19,7 @@ pub mod image;
 pub mod job;
 pub mod jobfile;
 pub mod node;
+pub mod reservation;
 pub mod resource;
 pub mod servers;
 pub mod service;
