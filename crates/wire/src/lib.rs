@@ -43,7 +43,7 @@ pub use history::{
 };
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
-    JobState, JobSubmit, JobUpdate, JobView, QueueList, QueueView, Submitted,
+    JobRules, JobState, JobSubmit, JobUpdate, JobView, QueueList, QueueView, Submitted,
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};

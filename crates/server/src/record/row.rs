@@ -89,6 +89,9 @@ impl JobRecord {
             pids_max,
             usage,
             service,
+            // issue 35: stored by schema 13 (the store's `placement` and `interactive`).
+            rules: _,
+            interactive: _,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -227,6 +230,9 @@ impl JobRecord {
                 }),
                 image: row.image,
                 pids_max: row.pids_max,
+                // issue 35: read from schema 13's columns.
+                rules: None,
+                interactive: false,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
                 service: row.service.as_ref().map(|s| {
                     Box::new(gpusched_wire::ReplicaOf {
@@ -549,6 +555,8 @@ mod tests {
                 }),
                 image: Some("localhost/pytorch:24.01".into()),
                 pids_max: Some(512),
+                rules: None,
+                interactive: false,
                 usage: Some(Box::new(Usage {
                     cpu_ms: 3_723_000,
                     mem_peak_bytes: Some(3 << 30),

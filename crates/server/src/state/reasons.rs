@@ -55,6 +55,12 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
         WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
         WaitReason::NoImageRuntime => no_image_runtime(v.image.as_deref().unwrap_or("")),
+        WaitReason::NoEligibleNode { refusals, more } => no_eligible_node(v, refusals, *more),
+        WaitReason::EligibleBusy {
+            eligible,
+            gpus,
+            free_max,
+        } => eligible_busy(v, *eligible, *gpus, *free_max),
         WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
         WaitReason::OutOfService { nodes } => out_of_service(nodes),
         // A replica needs a node whose agent serves replicas, which its own view does not
@@ -366,6 +372,37 @@ pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> St
     format!(
         "lost {}, the last on {node}: {why}; no retries left (max_retries = {max_retries})",
         count(lost, "time")
+    )
+}
+
+/// No online node is one the job's rules admit: each node and the rule that keeps it off.
+pub fn no_eligible_node(
+    v: &JobView,
+    refusals: &[(String, gpusched_core::eligible::Refusal)],
+    more: usize,
+) -> String {
+    let what = v.rules.as_ref().map(|r| r.describe()).unwrap_or_default();
+    if refusals.is_empty() {
+        return format!("{what}: no node is online; it starts when one its rules admit registers");
+    }
+    let mut each: Vec<String> = refusals.iter().map(|(n, r)| format!("{n} {r}")).collect();
+    if more > 0 {
+        each.push(format!("{more} more"));
+    }
+    format!(
+        "{what}: no online node is one it may use ({}); it waits for such a node, or \
+         change its rules with `gpusched update`",
+        each.join("; ")
+    )
+}
+
+/// Nodes the job's rules admit exist, but none has its GPUs free.
+pub fn eligible_busy(v: &JobView, eligible: u32, gpus: u32, free_max: u32) -> String {
+    let what = v.rules.as_ref().map(|r| r.describe()).unwrap_or_default();
+    format!(
+        "{what}: no node it may use has {} free (the most free on one of its {} is {free_max})",
+        count(u64::from(gpus), "GPU"),
+        count(u64::from(eligible), "node"),
     )
 }
 
