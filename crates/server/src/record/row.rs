@@ -166,6 +166,10 @@ impl JobRecord {
                 ready: s.ready,
                 draining_since_ms: s.draining_since_ms,
             }),
+            // issue 35: set by partitions/reservations
+            placement: None,
+            // issue 35: set by partitions/reservations
+            interactive: false,
         }
     }
 
