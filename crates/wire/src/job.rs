@@ -455,7 +455,7 @@ pub struct JobView {
     /// Where it may run: its partitions (the default partition's if it named none), its
     /// constraint, node lists and reservation; `None`: anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules: Option<JobRules>,
+    pub rules: Option<Box<JobRules>>,
     /// An interactive allocation (`gpusched alloc`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interactive: bool,

@@ -206,7 +206,9 @@ impl State {
             prog.rsplit('/').next().unwrap_or(prog).to_string()
         });
         let array_progress = j.array.map(|_| Default::default());
-        let rules = Some(super::rules::rules_of(&j)).filter(|r| !r.is_empty());
+        let rules = Some(super::rules::rules_of(&j))
+            .filter(|r| !r.is_empty())
+            .map(Box::new);
         JobRecord {
             view: JobView {
                 id,
