@@ -390,8 +390,7 @@ pub fn no_eligible_node(
         each.push(format!("{more} more"));
     }
     format!(
-        "{what}: no online node is one it may use ({}); it waits for such a node, or \
-         change its rules with `gpusched update`",
+        "{what}: no online node is one it may use ({}); it starts once such a node is online; to run elsewhere, cancel it and submit with other rules",
         each.join("; ")
     )
 }
@@ -400,7 +399,8 @@ pub fn no_eligible_node(
 pub fn eligible_busy(v: &JobView, eligible: u32, gpus: u32, free_max: u32) -> String {
     let what = v.rules.as_ref().map(|r| r.describe()).unwrap_or_default();
     format!(
-        "{what}: no node it may use has {} free (the most free on one of its {} is {free_max})",
+        "{what}: no node it may use has {} free (the most free on one of the {} it may use \
+         is {free_max})",
         count(u64::from(gpus), "GPU"),
         count(u64::from(eligible), "node"),
     )
@@ -474,6 +474,39 @@ mod tests {
         assert_eq!(
             waiting_for_nodes(3, 1, None, 0, 1),
             "waiting for 3 nodes with 1 GPU each free at once (0 have them now; 1 job waiting)"
+        );
+    }
+
+    #[test]
+    fn a_job_with_rules_says_which_hold_it() {
+        let v: JobView = serde_json::from_value(serde_json::json!({
+            "id": 7, "user": "ann", "queue": "batch", "gpus": 4, "state": "pending",
+            "submit_ms": 0, "command": ["true"], "priority": 0, "reason": "",
+            "attempt": 1, "max_retries": 0, "name": "", "cwd": "/", "gpu_indices": [],
+            "cancel_requested": false,
+            "rules": {"partitions": ["h100"], "constraint": "ib"}
+        }))
+        .unwrap_or_else(|e| panic!("a view with rules: {e}"));
+        use gpusched_core::eligible::Refusal;
+        assert_eq!(
+            eligible_busy(&v, 2, 4, 1),
+            "partition h100, constraint ib: no node it may use has 4 GPUs free (the most \
+             free on one of the 2 nodes it may use is 1)"
+        );
+        assert_eq!(
+            eligible_busy(&v, 1, 1, 0),
+            "partition h100, constraint ib: no node it may use has 1 GPU free (the most \
+             free on one of the 1 node it may use is 0)"
+        );
+        let refusals = vec![
+            ("n1".to_string(), Refusal::Partition),
+            ("n2".to_string(), Refusal::Constraint),
+        ];
+        assert_eq!(
+            no_eligible_node(&v, &refusals, 3),
+            "partition h100, constraint ib: no online node is one it may use (n1 outside its \
+             partitions; n2 without its constraint's features; 3 more); it starts once such \
+             a node is online; to run elsewhere, cancel it and submit with other rules"
         );
     }
 
