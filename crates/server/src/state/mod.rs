@@ -31,6 +31,7 @@ mod queue_list;
 mod reasons;
 mod recent;
 mod reclaim;
+mod reservations;
 mod rules;
 mod runs;
 pub(crate) mod services;
@@ -154,6 +155,8 @@ pub struct Rows {
     pub tokens: BTreeSet<u64>,
     /// Services changed (absent from the state now: deleted).
     pub services: BTreeSet<String>,
+    /// Reservations changed (absent now: deleted).
+    pub reservations: BTreeSet<String>,
 }
 
 impl Rows {
@@ -162,6 +165,7 @@ impl Rows {
             && self.nodes.is_empty()
             && self.tokens.is_empty()
             && self.services.is_empty()
+            && self.reservations.is_empty()
     }
 }
 
@@ -211,6 +215,9 @@ pub struct State {
     policy_preempted: BTreeMap<u64, String>,
     /// Inference services and what gateways last said (`services/`).
     pub services: services::Services,
+    /// Advance reservations by name (`reservations.rs`); every change is written at the
+    /// end of its round.
+    pub reservations: Tracked<String, gpusched_store::ReservationRecord>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -262,6 +269,7 @@ impl State {
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
             services: Default::default(),
+            reservations: Tracked::new(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -596,6 +604,7 @@ impl State {
             nodes: self.nodes.take_touched(),
             tokens: self.tokens.take_touched(),
             services: self.services.records.take_touched(),
+            reservations: self.reservations.take_touched(),
         }
     }
 
@@ -617,6 +626,7 @@ impl State {
         // Services every round (time alone ends a backoff or a drain, and moves the
         // autoscaler's windows): the replicas they start are placed in this round.
         self.reconcile_services();
+        self.tend_reservations();
         if !self.sched_due {
             return;
         }
