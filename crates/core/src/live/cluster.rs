@@ -1017,10 +1017,23 @@ impl LiveCluster {
             .collect();
         for i in waiting {
             let job = &self.slice_jobs[i];
-            let Some((k, at)) = place::place(job, &nodes, target, self.share_strategy) else {
+            // Reservations' windows: the nodes this job may use now, when they narrow it.
+            let fenced: Option<Vec<(String, NodeSlices)>> = self.window_fence(job, now).map(|ok| {
+                nodes
+                    .iter()
+                    .filter(|(n, _)| ok.contains(n.as_str()))
+                    .cloned()
+                    .collect()
+            });
+            let view = fenced.as_deref().unwrap_or(&nodes);
+            let Some((k, at)) = place::place(job, view, target, self.share_strategy) else {
                 continue;
             };
-            let (id, node, queue) = (job.id, nodes[k].0.clone(), job.queue);
+            let node = view[k].0.clone();
+            let Some(k) = nodes.iter().position(|(n, _)| *n == node) else {
+                continue;
+            };
+            let (id, queue) = (job.id, job.queue);
             // A capped queue takes the slice only if its GPUs, slices rounded up, fit.
             if let Some(&cap) = self.queue_caps.get(&queue) {
                 let whole = whole_held.get(&queue).copied().unwrap_or(0);

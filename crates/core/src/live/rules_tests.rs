@@ -314,3 +314,28 @@ fn a_maintenance_window_admits_nobody_and_a_gone_reservation_is_named() {
     on.sort();
     assert_eq!(on, [2], "job 1 and 3 run in reservations that are gone");
 }
+
+#[test]
+fn a_share_keeps_out_of_a_window_as_a_whole_gpu_job_does() {
+    let mut c = cluster(vec![with("n1", 1, &[]), with("n2", 1, &[])]);
+    c.set_windows(vec![window("w", &["n1", "n2"], 50.0, 100.0, false)]);
+    let share = |id: u64, walltime: Option<f64>| LiveJob {
+        slice: Some(SliceAsk::Share { milli: 250 }),
+        gpus: 0,
+        walltime,
+        ..whole(id, 0)
+    };
+    c.add(&share(1, None));
+    c.add(&share(2, Some(10.0)));
+    c.add(&LiveJob {
+        slice: Some(SliceAsk::Share { milli: 250 }),
+        gpus: 0,
+        ..member(3, 0, "w")
+    });
+    let starts = round_at(&mut c, 1);
+    let on: Vec<u64> = starts.iter().map(|p| p.job).collect();
+    assert_eq!(on, [2], "only the share that ends before the window starts");
+    let starts = round_at(&mut c, 60);
+    let on: Vec<u64> = starts.iter().map(|p| p.job).collect();
+    assert_eq!(on, [3], "in the window: its own share only");
+}

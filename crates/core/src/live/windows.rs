@@ -119,6 +119,45 @@ impl LiveCluster {
         narrow(base, free)
     }
 
+    /// The nodes a slice job may use under the windows at `now`, by name; `None` when
+    /// no window narrows it.
+    pub(super) fn window_fence(
+        &self,
+        job: &super::place::SliceJob,
+        now: Seconds,
+    ) -> Option<std::collections::BTreeSet<&str>> {
+        let member = job.rules.as_ref().and_then(|r| r.reservation.as_deref());
+        if self.windows.is_empty() && member.is_none() {
+            return None;
+        }
+        if let Some(name) = member {
+            let w = self
+                .windows
+                .iter()
+                .find(|w| w.name == name && w.open(now) && !w.maintenance);
+            return Some(
+                w.map(|w| w.nodes.iter().map(String::as_str).collect())
+                    .unwrap_or_default(),
+            );
+        }
+        let until = job.estimate.map(|w| now + w);
+        let out: Vec<&Window> = self
+            .windows
+            .iter()
+            .filter(|w| w.keeps_out(now, until))
+            .collect();
+        if out.is_empty() {
+            return None;
+        }
+        Some(
+            self.nodes
+                .iter()
+                .map(|n| n.name.as_str())
+                .filter(|n| !out.iter().any(|w| w.nodes.iter().any(|x| x == n)))
+                .collect(),
+        )
+    }
+
     /// Why a job waits on a reservation, when one is why: its own is not open (or is
     /// gone), or another's window keeps it off the only nodes that could hold it now.
     pub(super) fn window_wait(&self, job: &LiveJob) -> Option<WaitReason> {
