@@ -177,9 +177,8 @@ fn a_reservation_keeps_a_job_out_and_starts_its_own_when_its_window_opens() {
         "the reason names the reservation: {reason}"
     );
     // Listed, and deleted once nothing runs in it; then the outsider runs.
-    let (code, listed) = http(&url, "GET", "/api/reservations", None);
-    assert_eq!(code, 200, "{listed}");
-    assert!(listed.contains("\"demo\""), "{listed}");
+    let listed = stdout(&cli(&url, &["reservation", "ls"]));
+    assert!(listed.contains("demo") && listed.contains("active"), "{listed}");
     let (code, text) = http(&url, "DELETE", "/api/reservations/demo", None);
     assert_eq!(code, 200, "{text}");
     assert_eq!(wait_job(&url, outsider, SLOW)["state"], "succeeded");

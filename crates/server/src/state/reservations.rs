@@ -87,7 +87,24 @@ impl State {
                 spec.name
             )));
         }
-        let (nodes, gpus) = self.check_reservation(&spec, Some(name))?;
+        // Nodes picked for `gpus` stay as they are while what picked them is unchanged
+        // (a change of users or window must not move an open reservation's nodes).
+        let old = &self.reservations[name];
+        let same_pick = spec.gpus.is_some()
+            && (old.spec.gpus, &old.spec.gpu_model, &old.spec.features)
+                == (spec.gpus, &spec.gpu_model, &spec.features);
+        let (nodes, gpus) = if same_pick {
+            let kept = ReservationSpec {
+                nodes: old.nodes.clone(),
+                gpus: None,
+                gpu_model: None,
+                features: None,
+                ..spec.clone()
+            };
+            self.check_reservation(&kept, Some(name))?
+        } else {
+            self.check_reservation(&spec, Some(name))?
+        };
         let detail = window_words(&spec, &nodes);
         let now = self.now.ms;
         if let Some(r) = self.reservations.get_mut(name) {
@@ -222,6 +239,11 @@ impl State {
                 ))
             }
             _ => {}
+        }
+        if spec.maintenance && !(spec.users.is_empty() && spec.queues.is_empty()) {
+            return Err(Fail::BadRequest(
+                "a maintenance reservation admits no job; leave `users` and `queues` out".into(),
+            ));
         }
         if spec.gpus.is_none() && (spec.gpu_model.is_some() || spec.features.is_some()) {
             return Err(Fail::BadRequest(
@@ -396,6 +418,20 @@ impl State {
             .collect();
         for name in &over {
             self.reservations.remove(name);
+        }
+        // An open maintenance window drains its nodes: what still runs there is asked
+        // to stop (the checkpoint contract's grace) and requeued.
+        let drains: Vec<(String, String)> = self
+            .reservations
+            .values()
+            .filter(|r| r.spec.maintenance && r.spec.start_ms <= now && now < end_ms(&r.spec))
+            .flat_map(|r| r.nodes.iter().map(|n| (n.clone(), r.spec.name.clone())))
+            .collect();
+        for (node, name) in drains {
+            let why = format!("{node} is in maintenance reservation {name}");
+            for id in self.jobs_on(&node) {
+                self.preempt_for(id, &why);
+            }
         }
         if !over.is_empty() {
             self.push_windows();

@@ -89,10 +89,14 @@ fn a_maintenance_window_admits_no_job_and_survives_a_restart() {
             Node("n1", 1),
             Node("n2", 1),
             Round,
-            Reserve("root", "name=fix nodes=n1 dur=600 maint=1"),
+            Submit("alice", "gpus=1"),
+            Round,
+            Reserve("root", "name=fix nodes=n1 start=+10 dur=600 maint=1"),
             Submit("alice", "gpus=1 reservation=fix"),
             Submit("alice", "gpus=1 walltime=60"),
             Submit("alice", "gpus=1 walltime=60"),
+            Round,
+            Wait(10),
             Round,
             Restart,
             Node("n1", 1),
@@ -107,23 +111,29 @@ fn a_maintenance_window_admits_no_job_and_survives_a_restart() {
             node n1 (1 GPUs) registers: ok
             node n2 (1 GPUs) registers: ok
             round: wrote jobs - nodes n1 n2 tokens -; woke n1 n2; ended -
-            root reserves name=fix nodes=n1 dur=600 maint=1: ok fix on n1 (1 GPUs)
+            alice submits gpus=1: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: sent to n1
+            root reserves name=fix nodes=n1 start=+10 dur=600 maint=1: ok fix on n1 (1 GPUs)
             alice submits gpus=1 reservation=fix: Conflict("reservation fix is a maintenance window: no job runs in it")
-            alice submits gpus=1 walltime=60: ok 1
             alice submits gpus=1 walltime=60: ok 2
-            round: wrote jobs 1 2 nodes - tokens - reservations fix; woke n2; ended -
-              job 1 starting on n2 [0] #1: sent to n2
-              job 2 pending #1
+            alice submits gpus=1 walltime=60: ok 3
+            round: wrote jobs 2 3 nodes - tokens - reservations fix; woke n2; ended -
+              job 2 starting on n2 [0] #1: sent to n2
+              job 3 pending #1
+            10s pass
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: being requeued: n1 is in maintenance reservation fix
             server restarts
-              job 1 starting on n2 [0] #1: sent to n2
-              job 2 pending #1
+              job 1 starting on n1 [0] #1: being requeued: n1 is in maintenance reservation fix
+              job 2 starting on n2 [0] #1: sent to n2
+              job 3 pending #1
             node n1 (1 GPUs) registers: ok
             node n2 (1 GPUs) registers: ok
             round: wrote jobs - nodes - tokens -; woke n1 n2; ended -
             reservation fix Active on n1 jobs [-]
             600s pass
-            round: wrote jobs 2 nodes - tokens - reservations fix; woke n1; ended -
-              job 2 starting on n1 [0] #1: sent to n1
+            round: wrote jobs - nodes - tokens - reservations fix; woke -; ended -
         "#,
     );
 }
