@@ -27,6 +27,7 @@ pub mod service_show;
 pub mod share_sim;
 pub mod show;
 pub mod simulate;
+mod simulate_reservations;
 pub mod store_admin;
 pub mod submit;
 pub mod token;

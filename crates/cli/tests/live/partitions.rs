@@ -178,7 +178,10 @@ fn a_reservation_keeps_a_job_out_and_starts_its_own_when_its_window_opens() {
     );
     // Listed, and deleted once nothing runs in it; then the outsider runs.
     let listed = stdout(&cli(&url, &["reservation", "ls"]));
-    assert!(listed.contains("demo") && listed.contains("active"), "{listed}");
+    assert!(
+        listed.contains("demo") && listed.contains("active"),
+        "{listed}"
+    );
     let (code, text) = http(&url, "DELETE", "/api/reservations/demo", None);
     assert_eq!(code, 200, "{text}");
     assert_eq!(wait_job(&url, outsider, SLOW)["state"], "succeeded");

@@ -66,7 +66,7 @@ pub use round::{QueueRules, QuotaReclaim, Round, RoundInput, TierPreemption};
 pub use runs::RunFacts;
 pub use serving::ServingPreemption;
 pub use slice::{MigAt, SliceAsk, SliceAt};
-pub use windows::Window;
+pub use windows::{keeping_out, next_boundary, outside, Window};
 
 #[cfg(test)]
 mod gang_tests;

@@ -30,15 +30,41 @@ pub struct Window {
 }
 
 impl Window {
-    fn open(&self, now: Seconds) -> bool {
+    pub fn open(&self, now: Seconds) -> bool {
         self.start <= now && now < self.end
     }
 
     /// Whether it keeps a job of another reservation (or none) that would run until
     /// `until` (`None`: no walltime, maybe forever) off its nodes when placed at `now`.
-    fn keeps_out(&self, now: Seconds, until: Option<Seconds>) -> bool {
+    pub fn keeps_out(&self, now: Seconds, until: Option<Seconds>) -> bool {
         self.end > now && (self.start <= now || until.is_none_or(|u| u > self.start))
     }
+}
+
+/// The windows (by index) that keep a job of no reservation off their nodes if placed
+/// at `now` to run until `until`: the live cluster's rule for such jobs, and the
+/// simulator's (`gpusched-sim`).
+pub fn keeping_out(windows: &[Window], now: Seconds, until: Option<Seconds>) -> Vec<usize> {
+    (0..windows.len())
+        .filter(|&k| windows[k].keeps_out(now, until))
+        .collect()
+}
+
+/// The nodes (of `names`, the scheduler's node order) outside windows `out`.
+pub fn outside(windows: &[Window], out: &[usize], names: &[&str]) -> NodeMask {
+    NodeMask::from_fn(names.len(), |k| {
+        !out.iter()
+            .any(|&w| windows[w].nodes.iter().any(|n| n == names[k]))
+    })
+}
+
+/// The earliest start or end of a window after `now`: when who may run where changes.
+pub fn next_boundary(windows: &[Window], now: Seconds) -> Option<Seconds> {
+    windows
+        .iter()
+        .flat_map(|w| [w.start, w.end])
+        .filter(|&t| t > now)
+        .min_by(f64::total_cmp)
 }
 
 impl LiveCluster {
@@ -104,18 +130,14 @@ impl LiveCluster {
             return base;
         }
         let until = self.walltimes.get(&id).map(|w| now + w);
-        let out: Vec<usize> = (0..self.windows.len())
-            .filter(|&k| self.windows[k].keeps_out(now, until))
-            .collect();
+        let out = keeping_out(&self.windows, now, until);
         if out.is_empty() {
             return base;
         }
-        let free = free_of.entry(out).or_insert_with_key(|out| {
-            NodeMask::from_fn(len, |k| {
-                !out.iter()
-                    .any(|&w| self.windows[w].nodes.contains(&self.nodes[k].name))
-            })
-        });
+        let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+        let free = free_of
+            .entry(out)
+            .or_insert_with_key(|out| outside(&self.windows, out, &names));
         narrow(base, free)
     }
 
