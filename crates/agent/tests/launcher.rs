@@ -45,6 +45,7 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         pids_max: None,
         image: None,
         serve: None,
+        hold: false,
     }
 }
 

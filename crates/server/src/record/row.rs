@@ -89,6 +89,12 @@ impl JobRecord {
             pids_max,
             usage,
             service,
+            // TODO(schema 13): stored in `jobs.interactive`; until then an interactive
+            // job read back from the store (a restart) is an ordinary running job.
+            interactive: _,
+            // Kept in memory only (docs/interactive-alloc.md): a restart starts counting
+            // again.
+            idle_gpu_ms: _,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -237,6 +243,9 @@ impl JobRecord {
                         draining_since_ms: s.draining_since_ms,
                     })
                 }),
+                // TODO(schema 13): `row.interactive`.
+                interactive: false,
+                idle_gpu_ms: None,
             },
             env: row.env,
             client_token: row.client_token,
@@ -562,6 +571,9 @@ mod tests {
                     ready: true,
                     draining_since_ms: Some(1_700_000_000_000),
                 })),
+                // TODO(schema 13): true, once stored.
+                interactive: false,
+                idle_gpu_ms: None,
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

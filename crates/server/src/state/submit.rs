@@ -252,6 +252,8 @@ impl State {
                 pids_max: j.pids_max,
                 usage: None,
                 service: None,
+                interactive: j.interactive,
+                idle_gpu_ms: None,
             },
             env: j.env,
             client_token: j.client_token,
