@@ -60,6 +60,10 @@ impl State {
                     job.view.state = to;
                     self.cfg.metrics.moved(&job.view, from, path, self.now.ms);
                 }
+                if to.is_terminal() || to == JobState::Pending {
+                    // Not held (any more): its idle spell is over.
+                    self.idle.forget(id);
+                }
                 if to.is_terminal() {
                     // It holds no GPU any more: nothing more will be charged to it.
                     self.forget_energy(id);
