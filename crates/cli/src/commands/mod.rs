@@ -1,5 +1,6 @@
 pub mod admin;
 pub mod after;
+pub mod alloc;
 pub mod agent;
 pub mod agent_contain_args;
 pub mod agent_image_args;

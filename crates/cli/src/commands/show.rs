@@ -251,13 +251,14 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         (
             "state",
             format!(
-                "{}{}",
+                "{}{}{}",
                 j.state.name(),
                 if j.cancel_requested && !j.state.is_terminal() {
                     " (cancelling)"
                 } else {
                     ""
-                }
+                },
+                if j.interactive { ", interactive" } else { "" }
             ),
         ),
         ("reason", j.reason.clone()),
@@ -386,6 +387,14 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             .position(|(k, _)| *k == "memory")
             .map_or(0, |i| i + 1);
         lines.insert(at, ("processes", format!("at most {n}")));
+    }
+    // An allocation's GPU time held idle so far (this server's life; `usage` sums it).
+    if let Some(ms) = j.idle_gpu_ms {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "energy")
+            .map_or(lines.len(), |i| i + 1);
+        lines.insert(at, ("idle", format!("{:.2} GPU-hours", ms as f64 / 3_600_000.0)));
     }
     lines
 }
