@@ -33,6 +33,8 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::client::Client;
 
 #[derive(ClapArgs, Debug)]
+// Submit's `Args` names the group of its own flags; this one needs none.
+#[group(skip)]
 pub struct Args {
     /// Print only errors, the allocation's revocation and idle warnings on stderr.
     #[arg(long, short = 'Q')]
@@ -305,6 +307,23 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::allocation_env;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::Args,
+    }
+
+    #[test]
+    fn submits_options_and_the_command_parse() {
+        let a = Cli::try_parse_from(["alloc", "-Q", "--gpus", "2", "-t", "1h", "--", "sh", "-c", "x"])
+            .unwrap()
+            .args;
+        assert!(a.quiet);
+        assert_eq!(a.submit.gpus, Some(2));
+        assert_eq!(a.submit.command, ["sh", "-c", "x"]);
+    }
 
     #[test]
     fn the_environment_names_the_nodes_in_rank_order_and_their_gpus() {
