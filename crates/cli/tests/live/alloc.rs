@@ -130,7 +130,7 @@ fn alloc_runs_its_command_with_the_allocation_and_ends_it_after() {
     );
     let state_line = out
         .lines()
-        .find(|l| l.starts_with("state"))
+        .find(|l| l.trim_start().starts_with("state:"))
         .unwrap_or_else(|| panic!("no state in {out}"));
     assert!(
         state_line.contains("running") && state_line.contains("interactive"),
