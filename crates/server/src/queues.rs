@@ -132,14 +132,18 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 struct File {
     queues: BTreeMap<String, QueueDef>,
+    /// `[partition.NAME]` tables (`partitions.rs`).
+    #[serde(default)]
+    partition: BTreeMap<String, crate::partitions::PartitionDef>,
     #[serde(default)]
     idle: IdleDefaults,
 }
 
-/// Every queue, by name.
+/// Every queue, by name, and the partitions the same file defines.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Queues {
     pub defs: BTreeMap<String, QueueDef>,
+    pub partitions: crate::partitions::Partitions,
     /// The idle policy of interactive allocations in queues that set none.
     pub idle: IdleDefaults,
 }
@@ -167,6 +171,7 @@ impl Default for Queues {
         };
         Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),
+            partitions: Default::default(),
             idle: IdleDefaults::default(),
         }
     }
@@ -232,8 +237,11 @@ impl Queues {
                 }
             }
         }
+        let names: Vec<&str> = file.queues.keys().map(String::as_str).collect();
+        let partitions = crate::partitions::Partitions::from_defs(file.partition, origin, &names)?;
         let queues = Queues {
             defs: file.queues,
+            partitions,
             idle: file.idle,
         };
         queues

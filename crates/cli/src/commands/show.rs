@@ -378,6 +378,15 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ("used", used(j)),
     ];
     let mut lines = Vec::from(lines);
+    // Where it may run (partitions, constraint, node lists, reservation), after its
+    // GPU model, only for a job with such rules.
+    if let Some(r) = j.rules.as_ref().filter(|r| !r.is_empty()) {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "gpu model")
+            .map_or(lines.len(), |i| i + 1);
+        lines.insert(at, ("runs on", r.describe()));
+    }
     if let Some(s) = &j.service {
         lines.insert(2, ("service", replica_of(s)));
     }
@@ -389,12 +398,12 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         lines.insert(at, ("processes", format!("at most {n}")));
     }
     // An allocation's GPU time held idle so far (this server's life; `usage` sums it).
-    if let Some(ms) = j.idle_gpu_ms {
+    if let Some(s) = j.idle_gpu_s {
         let at = lines
             .iter()
             .position(|(k, _)| *k == "energy")
             .map_or(lines.len(), |i| i + 1);
-        lines.insert(at, ("idle", format!("{:.2} GPU-hours", ms as f64 / 3_600_000.0)));
+        lines.insert(at, ("idle", format!("{:.2} GPU-hours", f64::from(s) / 3600.0)));
     }
     lines
 }

@@ -89,12 +89,11 @@ impl JobRecord {
             pids_max,
             usage,
             service,
-            // TODO(schema 13): stored in `jobs.interactive`; until then an interactive
-            // job read back from the store (a restart) is an ordinary running job.
-            interactive: _,
+            rules,
+            interactive,
             // Kept in memory only (docs/interactive-alloc.md): a restart starts counting
             // again.
-            idle_gpu_ms: _,
+            idle_gpu_s: _,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -169,6 +168,17 @@ impl JobRecord {
                 ready: s.ready,
                 draining_since_ms: s.draining_since_ms,
             }),
+            placement: rules
+                .as_ref()
+                .map(|r| gpusched_store::StoredPlacement {
+                    partitions: r.partitions.clone(),
+                    constraint: r.constraint.clone(),
+                    nodelist: r.nodelist.clone(),
+                    exclude: r.exclude.clone(),
+                    reservation: r.reservation.clone(),
+                })
+                .filter(|p| !p.is_empty()),
+            interactive: *interactive,
         }
     }
 
@@ -233,6 +243,16 @@ impl JobRecord {
                 }),
                 image: row.image,
                 pids_max: row.pids_max,
+                rules: row.placement.map(|p| {
+                    Box::new(gpusched_wire::JobRules {
+                        partitions: p.partitions,
+                        constraint: p.constraint,
+                        nodelist: p.nodelist,
+                        exclude: p.exclude,
+                        reservation: p.reservation,
+                    })
+                }),
+                interactive: row.interactive,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
                 service: row.service.as_ref().map(|s| {
                     Box::new(gpusched_wire::ReplicaOf {
@@ -243,9 +263,7 @@ impl JobRecord {
                         draining_since_ms: s.draining_since_ms,
                     })
                 }),
-                // TODO(schema 13): `row.interactive`.
-                interactive: false,
-                idle_gpu_ms: None,
+                idle_gpu_s: None,
             },
             env: row.env,
             client_token: row.client_token,
@@ -558,6 +576,14 @@ mod tests {
                 }),
                 image: Some("localhost/pytorch:24.01".into()),
                 pids_max: Some(512),
+                rules: Some(Box::new(gpusched_wire::JobRules {
+                    partitions: vec!["gpu".into(), "debug".into()],
+                    constraint: Some("a100&(nvlink|ib)".into()),
+                    nodelist: vec!["n1".into(), "n2".into()],
+                    exclude: vec!["n3".into()],
+                    reservation: Some("workshop".into()),
+                })),
+                interactive: true,
                 usage: Some(Box::new(Usage {
                     cpu_ms: 3_723_000,
                     mem_peak_bytes: Some(3 << 30),
@@ -571,9 +597,7 @@ mod tests {
                     ready: true,
                     draining_since_ms: Some(1_700_000_000_000),
                 })),
-                // TODO(schema 13): true, once stored.
-                interactive: false,
-                idle_gpu_ms: None,
+                idle_gpu_s: None,
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

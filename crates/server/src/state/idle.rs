@@ -3,8 +3,8 @@
 //! Each report's GPU samples are read for the running allocations holding the GPUs:
 //! - the time since a GPU's previous sample counts as held idle (GPU-ms, a share or MIG
 //!   instance by its thousandths) when the sample is below the allocation's queue's
-//!   threshold, as energy is charged (`energy.rs`): `JobView::idle_gpu_ms`, which
-//!   `usage` sums per user;
+//!   threshold, as energy is charged (`energy.rs`): `JobView::idle_gpu_s` (whole
+//!   seconds; the milliseconds here), which `usage` sums per user;
 //! - the core's rule (`gpusched_core::idle`) decides, at the round's time, whether the
 //!   allocation is warned (a `idle_warning` event, which `alloc` prints on its terminal)
 //!   or ended (cancelled, its end reason naming the policy).
@@ -12,7 +12,7 @@
 //! The watches, and the time of allocations that have left memory, are the server's
 //! memory only: a restart starts each spell afresh (never ending a job sooner), and
 //! `usage` then counts idle time of the allocations still live only.
-// TODO(schema): a stored `idle_gpu_ms` column, so usage counts ended allocations across
+// TODO(schema): a stored `idle_gpu_s` column, so usage counts ended allocations across
 // restarts and over any window from the store's aggregate.
 
 use std::collections::{BTreeMap, HashMap};
@@ -27,6 +27,8 @@ use super::State;
 pub struct Idle {
     /// Each running allocation's watch.
     watches: BTreeMap<u64, IdleWatch>,
+    /// Each live allocation's idle GPU-ms (its view says the whole seconds).
+    idle_ms: BTreeMap<u64, u64>,
     /// Each GPU's previous sample time (the agent's clock), for the time a sample counts.
     last_at: HashMap<(String, u32), u64>,
     /// Allocations the policy asked to stop, with the end reason to give them.
@@ -42,6 +44,12 @@ impl Idle {
         self.watches.remove(&id);
     }
 
+    /// The job has ended: nothing more is counted for it.
+    pub(super) fn ended(&mut self, id: u64) {
+        self.watches.remove(&id);
+        self.idle_ms.remove(&id);
+    }
+
     /// The end reason of an allocation the policy asked to stop (once).
     pub(super) fn take_ending(&mut self, id: u64) -> Option<String> {
         self.ending.remove(&id)
@@ -49,11 +57,11 @@ impl Idle {
 
     /// An ended job leaves memory: its idle time is kept for `usage`.
     pub(super) fn left_memory(&mut self, v: &JobView) {
-        if let (Some(ms), Some(end)) = (v.idle_gpu_ms.filter(|&ms| ms > 0), v.end_ms) {
+        if let (Some(s), Some(end)) = (v.idle_gpu_s.filter(|&s| s > 0), v.end_ms) {
             self.ended
                 .entry((v.user.clone(), v.queue.clone()))
                 .or_default()
-                .push((end, ms));
+                .push((end, u64::from(s) * 1000));
         }
     }
 
@@ -129,8 +137,11 @@ impl State {
         }
         // Soft state, as energy: it rides on the row's next write and is not stored yet.
         for (job, ms) in charges {
+            let total = self.idle.idle_ms.entry(job).or_default();
+            *total += ms;
+            let secs = u32::try_from(*total / 1000).unwrap_or(u32::MAX);
             if let Some(rec) = self.jobs.get_mut_unstored(&job) {
-                rec.view.idle_gpu_ms = Some(rec.view.idle_gpu_ms.unwrap_or(0) + ms);
+                rec.view.idle_gpu_s = Some(secs);
             }
         }
         for (job, (busy, policy)) in seen {

@@ -60,8 +60,10 @@ impl State {
                     job.view.state = to;
                     self.cfg.metrics.moved(&job.view, from, path, self.now.ms);
                 }
-                if to.is_terminal() || to == JobState::Pending {
-                    // Not held (any more): its idle spell is over.
+                if to.is_terminal() {
+                    self.idle.ended(id);
+                } else if to == JobState::Pending {
+                    // Not held any more: its idle spell is over.
                     self.idle.forget(id);
                 }
                 if to.is_terminal() {

@@ -75,8 +75,8 @@ impl State {
                 continue;
             }
             let key = if by == "user" { &v.user } else { &v.queue };
-            if let Some(ms) = v.idle_gpu_ms {
-                *idle.entry(key.clone()).or_default() += ms;
+            if let Some(s) = v.idle_gpu_s {
+                *idle.entry(key.clone()).or_default() += u64::from(s) * 1000;
             }
             let sum = live.entry(key.clone()).or_insert_with(|| UsageSum {
                 key: key.clone(),

@@ -77,6 +77,25 @@ pub(crate) fn services_steps() -> Vec<Step> {
         .collect()
 }
 
+/// Schema 13's name (PostgreSQL's schema 6 is the same change).
+pub(crate) const PLACEMENT_NAME: &str =
+    "partitions, reservations and interactive allocations: the reservations table, and a job's placement rules and interactive flag";
+
+/// Schema 13's steps for `d` (PostgreSQL's schema 6): a job's `placement` (TEXT) and
+/// `interactive` (a 0/1 integer of the backend's kind) columns (`jobs.rs`) and the
+/// `reservations` table (`reservations.rs`, the same text on both).
+pub(crate) fn placement_steps(d: Dialect) -> Vec<Step> {
+    let columns = match d {
+        Dialect::Sqlite => super::jobs::ADD_PLACEMENT_COLUMNS,
+        Dialect::Postgres => super::jobs::ADD_PLACEMENT_COLUMNS_PG,
+    };
+    columns
+        .iter()
+        .chain(super::reservations::CREATE_V13)
+        .map(|s| Step::Sql(s))
+        .collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

@@ -17,6 +17,7 @@
 //! - `lease.rs`: the leader lease and the fence.
 //! - `round.rs`: a round's writes ([`RoundWrites`], `Store::write_round`).
 //! - `services.rs`: schema 12's `services` table (inference services).
+//! - `reservations.rs`: schema 13's `reservations` table (advance reservations).
 //! - `test_dbs.rs`: the tests' one body on each backend.
 //!
 //! Waits are bounded on PostgreSQL once [`Store::set_timeout`] is given one (the server
@@ -49,6 +50,7 @@ pub(crate) mod history;
 pub(crate) mod jobs;
 pub(crate) mod lease;
 pub(crate) mod migrate;
+pub(crate) mod reservations;
 pub(crate) mod round;
 pub(crate) mod services;
 pub(crate) mod values;
@@ -64,7 +66,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{AnyConnection, Connection, Row};
 
-use crate::record::{NodeRecord, ServiceRecord, TokenRecord};
+use crate::record::{NodeRecord, ReservationRecord, ServiceRecord, TokenRecord};
 use crate::sqlite::{sqlite_url, DB_FILE, SQLITE_PRAGMAS};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
@@ -414,6 +416,18 @@ impl Store {
         services::decode(rows)
     }
 
+    /// Every advance reservation's record, by name (byte order on both backends); a row
+    /// that does not decode is named ([`StoreError::Corrupt`]), and so is one whose
+    /// record names another reservation ([`StoreError::Row`]).
+    pub async fn load_reservations(&mut self) -> Result<Vec<ReservationRecord>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(reservations::SELECT_ALL).fetch_all(c))?;
+        let rows = rows
+            .iter()
+            .map(reservations::key_data)
+            .collect::<Result<Vec<_>, _>>()?;
+        reservations::decode(rows)
+    }
+
     /// Every row of `sql` (key, JSON data) decoded; a row that does not decode is named.
     async fn load_all<T: serde::de::DeserializeOwned>(
         &mut self,
@@ -712,6 +726,8 @@ pub(crate) mod tests {
             pids_max: None,
             usage: None,
             service: None,
+            placement: None,
+            interactive: false,
         }
     }
 
@@ -782,6 +798,12 @@ pub(crate) mod tests {
                 ..Default::default()
             });
             ended.image = None;
+            // One rule only (the others left out of the JSON), and not interactive.
+            ended.placement = Some(crate::StoredPlacement {
+                exclude: vec!["n9".into()],
+                ..Default::default()
+            });
+            ended.interactive = false;
             {
                 let mut s = db.open().await;
                 let mut tx = s.begin().await.unwrap();
@@ -830,12 +852,17 @@ pub(crate) mod tests {
             old.pids_max = None;
             old.usage = None;
             old.service = None;
+            old.placement = None;
+            old.interactive = false;
             let before = match db.dialect {
                 Dialect::Sqlite => 10,
                 Dialect::Postgres => 3,
             };
             // Every column but those of schema 11 and later.
-            let n = jobs::COLUMN_COUNT - jobs::CONTAIN_COLUMNS.len() - jobs::SERVICE_COLUMNS.len();
+            let n = jobs::COLUMN_COUNT
+                - jobs::CONTAIN_COLUMNS.len()
+                - jobs::SERVICE_COLUMNS.len()
+                - jobs::PLACEMENT_COLUMNS.len();
             a_store_at(db, before, n, &old).await;
             let mut s = db.open().await;
             assert_eq!(
@@ -854,15 +881,17 @@ pub(crate) mod tests {
         for db in &test_dbs("a_store_from_before_services_upgrades").await {
             let mut old = crate::stored_job::tests::full_stored();
             old.service = None;
+            old.placement = None;
+            old.interactive = false;
             let before = match db.dialect {
                 Dialect::Sqlite => 11,
                 Dialect::Postgres => 4,
             };
-            assert_eq!(before, migrate::latest(db.dialect) - 1);
+            // Every column but those of schema 12 and later.
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len(),
+                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len() - jobs::PLACEMENT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -882,6 +911,58 @@ pub(crate) mod tests {
             assert_eq!(
                 s.load_services().await.unwrap(),
                 [crate::record::tests::service("resnet")]
+            );
+        }
+    }
+
+    /// A store of the schema before placement rules (SQLite's 12, PostgreSQL's 5) with a
+    /// job in it upgrades in place: the job reads back as it was written, with no rule
+    /// (NULL, not an empty one) and not interactive, and there are no reservations; a
+    /// job with rules, an interactive one and a reservation are written and read at once.
+    #[tokio::test]
+    async fn a_store_from_before_placement_upgrades_with_no_rules_and_no_reservations() {
+        for db in &test_dbs("a_store_from_before_placement_upgrades").await {
+            let mut old = crate::stored_job::tests::full_stored();
+            old.placement = None;
+            old.interactive = false;
+            let before = match db.dialect {
+                Dialect::Sqlite => 12,
+                Dialect::Postgres => 5,
+            };
+            assert_eq!(before, migrate::latest(db.dialect) - 1);
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len(),
+                &old,
+            )
+            .await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            assert_eq!(s.load_reservations().await.unwrap(), []);
+            // What the upgrade put in the new columns, as the database holds it.
+            let (placement, interactive): (Option<String>, i64) =
+                sqlx::query_as("SELECT placement, interactive FROM jobs WHERE id = $1")
+                    .bind(old.id as i64)
+                    .fetch_one(&mut s.conn)
+                    .await
+                    .unwrap();
+            assert_eq!((placement, interactive), (None, 0));
+            let ruled = crate::stored_job::tests::full_stored();
+            assert!(ruled.placement.is_some() && ruled.interactive);
+            let mut w = RoundWrites::default();
+            w.job(ruled.clone());
+            w.reservation(&crate::record::tests::reservation("workshop"))
+                .unwrap();
+            s.write_round(w).await.unwrap();
+            assert_eq!(s.load_jobs().await.unwrap(), [ruled]);
+            assert_eq!(
+                s.load_reservations().await.unwrap(),
+                [crate::record::tests::reservation("workshop")]
             );
         }
     }

@@ -75,7 +75,7 @@ fn an_idle_allocation_is_warned_then_ended_and_its_idle_time_counted() {
             30s pass
             n1 reports GPU 0 util=3: ok
             round: wrote jobs - nodes - tokens -; woke -; ended -
-            idle of job 1: 50000 GPU-ms
+            idle of job 1: 50 GPU-s
             30s pass
             n1 reports GPU 0 util=0: ok
             round: wrote jobs - nodes - tokens -; woke -; ended -
@@ -95,7 +95,7 @@ fn an_idle_allocation_is_warned_then_ended_and_its_idle_time_counted() {
             - 80s idle_warning #1 [n1] its GPUs have been below 5% utilisation for 1m (the idle policy of queue `default`); it will be ended in 30s unless they are used
             - 110s cancel_requested #1 [n1] by the idle policy of queue `default`
             - 110s ended #1 [n1] cancelled: ended by the idle policy of queue `default`: its GPUs were below 5% utilisation for 1m30s
-            idle of job 1: 110000 GPU-ms
+            idle of job 1: 110 GPU-s
             usage: alice 0.0306 idle GPU-hours
         ",
     );

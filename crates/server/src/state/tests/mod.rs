@@ -28,6 +28,7 @@ mod history;
 mod interactive;
 mod learn;
 mod liveness;
+mod partitions;
 mod scenarios;
 mod services;
 
@@ -72,6 +73,9 @@ pub(super) enum Step {
     Leave(&'static str),
     /// Whether the node's agent is heard from, as `nodes` shows it.
     NodeIs(&'static str),
+    /// A node that registers with features (`a100,ib`), and how `nodes` shows its
+    /// features and partitions.
+    FeatureNode(&'static str, u32, &'static str),
     /// The node reports that the job's current attempt started.
     Started(&'static str, u64),
     /// The node reports that the job's current attempt exited with this code.
@@ -126,7 +130,7 @@ pub(super) enum Step {
     UsageEnergy,
     /// `usage --by user` as root sees it: each user's GPU-hours held idle.
     UsageIdle,
-    /// An interactive allocation's GPU time held idle as its view says (`idle_gpu_ms`).
+    /// An interactive allocation's GPU time held idle as its view says (`idle_gpu_s`).
     Idle(u64),
     /// `usage` over all time by user and by queue, from the sums the state keeps (read
     /// from the store the first time, as the actor does), checked against the store's
@@ -317,6 +321,10 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "tasks" => j.tasks_per_node = Some(v.parse().unwrap()),
             "token" => j.client_token = Some(v.to_string()),
             "interactive" => j.interactive = v == "1",
+            "partition" => j.partitions = v.split(',').map(String::from).collect(),
+            "constraint" => j.constraint = Some(v.to_string()),
+            "nodelist" => j.nodelist = v.split(',').map(String::from).collect(),
+            "exclude" => j.exclude = v.split(',').map(String::from).collect(),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -719,6 +727,36 @@ impl Harness {
                     "node {name} ({gpus} GPUs, agent protocol 2) registers: {r}"
                 ));
             }
+            Step::FeatureNode(name, gpus, features) => {
+                let features: Vec<String> = features.split(',').map(String::from).collect();
+                let reg = Register {
+                    features,
+                    ..node_register(name, gpus, Vec::new())
+                };
+                let r = match self
+                    .st
+                    .register_as(reg, gpusched_wire::agent::AGENT_PROTOCOL)
+                {
+                    Ok(r) => {
+                        self.instance.insert(name.to_string(), r.instance);
+                        "ok".to_string()
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                let view = (self.st.node_list(&who("root")).nodes)
+                    .into_iter()
+                    .find(|n| n.name == name)
+                    .expect("the node is listed");
+                self.line(format!(
+                    "node {name} ({gpus} GPUs, features {}) registers: {r}; partitions {}",
+                    view.features.join(","),
+                    if view.partitions.is_empty() {
+                        "-".to_string()
+                    } else {
+                        view.partitions.join(",")
+                    }
+                ));
+            }
             Step::NodeIs(name) => {
                 let state = (self.st.node_list(&who("root")).nodes)
                     .into_iter()
@@ -1096,7 +1134,7 @@ impl Harness {
             }
             Step::Idle(job) => {
                 let v = self.st.get(job, &who("root")).expect("the job exists");
-                let idle = v.idle_gpu_ms.map_or("none".into(), |ms| format!("{ms} GPU-ms"));
+                let idle = v.idle_gpu_s.map_or("none".into(), |ms| format!("{ms} GPU-s"));
                 self.line(format!("idle of job {job}: {idle}"));
             }
             Step::UsageAllTime => {
@@ -1567,7 +1605,7 @@ impl Harness {
                     let mut s = s.clone();
                     s.view.energy_j = j.view.energy_j;
                     // So is an allocation's idle time (`idle.rs`).
-                    s.view.idle_gpu_ms = j.view.idle_gpu_ms;
+                    s.view.idle_gpu_s = j.view.idle_gpu_s;
                     s != ***j
                 })
             })
