@@ -198,7 +198,11 @@ async fn a_held_allocation_runs_without_a_process_until_cancelled_or_its_walltim
     launcher.cancel(attempt(31));
     assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
     assert!(launcher.running().is_empty());
-    let stored = launcher.records().read_outcome(attempt(31)).unwrap().unwrap();
+    let stored = launcher
+        .records()
+        .read_outcome(attempt(31))
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.outcome, Outcome::Cancelled);
     assert!(matches!(
         launcher.start(&l, &[]),

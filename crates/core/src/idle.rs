@@ -79,7 +79,9 @@ pub enum IdleStep {
         ends_in_ms: Option<u64>,
     },
     /// End it: its GPUs have been idle for `idle_ms`, warned `grace` ago.
-    End { idle_ms: u64 },
+    End {
+        idle_ms: u64,
+    },
 }
 
 /// What is known of one allocation's idleness.

@@ -264,7 +264,9 @@ impl Queues {
             Some(v) => (format!("idle_{key}"), v.clone()),
             None => (key.to_string(), default.clone()),
         };
-        let threshold_pct = q.and_then(|q| q.idle_threshold_pct).unwrap_or(d.threshold_pct);
+        let threshold_pct = q
+            .and_then(|q| q.idle_threshold_pct)
+            .unwrap_or(d.threshold_pct);
         if threshold_pct > 100 {
             return Err(format!(
                 "idle threshold {threshold_pct} is a percentage of utilisation: 0 to 100"
@@ -275,12 +277,19 @@ impl Queues {
                 .map(|s| s * 1000)
                 .map_err(|e| format!("{key} = {text:?}: {e}"))
         };
-        let after_ms = duration(pick(q.and_then(|q| q.idle_after.as_ref()), "after", &d.after))?;
-        let grace_ms = duration(pick(q.and_then(|q| q.idle_grace.as_ref()), "grace", &d.grace))?;
+        let after_ms = duration(pick(
+            q.and_then(|q| q.idle_after.as_ref()),
+            "after",
+            &d.after,
+        ))?;
+        let grace_ms = duration(pick(
+            q.and_then(|q| q.idle_grace.as_ref()),
+            "grace",
+            &d.grace,
+        ))?;
         let (key, action) = pick(q.and_then(|q| q.idle_action.as_ref()), "action", &d.action);
-        let action = IdleAction::parse(&action).ok_or_else(|| {
-            format!("{key} = {action:?}: write \"off\", \"warn\" or \"end\"")
-        })?;
+        let action = IdleAction::parse(&action)
+            .ok_or_else(|| format!("{key} = {action:?}: write \"off\", \"warn\" or \"end\""))?;
         Ok(IdlePolicy {
             threshold_pct,
             after_ms,
@@ -370,7 +379,10 @@ mod tests {
         let e = Queues::parse("", "q.toml").unwrap_err();
         assert!(e.contains("queues"), "{e}");
         let e = Queues::parse("[queues.a]\nidle_action = \"kill\"\n", "q.toml").unwrap_err();
-        assert!(e.contains("queue `a`: idle_action = \"kill\"") && e.contains("\"end\""), "{e}");
+        assert!(
+            e.contains("queue `a`: idle_action = \"kill\"") && e.contains("\"end\""),
+            "{e}"
+        );
         let e = Queues::parse("[idle]\nafter = \"soon\"\n[queues.a]\n", "q.toml").unwrap_err();
         assert!(e.starts_with("q.toml: [idle]: after = \"soon\""), "{e}");
         let e = Queues::parse("[queues.a]\nidle_threshold_pct = 150\n", "q.toml").unwrap_err();
@@ -396,9 +408,15 @@ mod tests {
             }
         );
         let default = q.idle_policy(Some("default")).unwrap();
-        assert_eq!((default.action, default.after_ms), (IdleAction::Warn, 30 * min));
+        assert_eq!(
+            (default.action, default.after_ms),
+            (IdleAction::Warn, 30 * min)
+        );
         // No file: warn after an hour.
         let none = Queues::default().idle_policy(None).unwrap();
-        assert_eq!((none.action, none.after_ms, none.threshold_pct), (IdleAction::Warn, 60 * min, 5));
+        assert_eq!(
+            (none.action, none.after_ms, none.threshold_pct),
+            (IdleAction::Warn, 60 * min, 5)
+        );
     }
 }

@@ -144,15 +144,14 @@ pub async fn run(mut args: Args) -> anyhow::Result<()> {
     };
     if !watch.ended {
         say(format!("relinquishing job allocation {id}"));
-        client
-            .cancel_many(&[id])
-            .await
-            .with_context(|| format!("could not cancel job allocation {id}; `gpusched cancel {id}`"))?;
+        client.cancel_many(&[id]).await.with_context(|| {
+            format!("could not cancel job allocation {id}; `gpusched cancel {id}`")
+        })?;
     }
     let code = match status {
-        Ok(s) => s
-            .code()
-            .unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)),
+        Ok(s) => s.code().unwrap_or_else(|| {
+            128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)
+        }),
         Err(e) => {
             eprintln!("gpusched alloc: lost track of {:?}: {e}", command[0]);
             1
@@ -166,15 +165,14 @@ struct Interrupted(i32);
 
 /// Waits until every part of the allocation runs (or it ended), saying why it waits
 /// whenever that changes.
-async fn wait_running(
-    client: &Client,
-    id: u64,
-    say: &impl Fn(String),
-) -> anyhow::Result<JobView> {
+async fn wait_running(client: &Client, id: u64, say: &impl Fn(String)) -> anyhow::Result<JobView> {
     let mut said = String::new();
     loop {
         let v = client.get(id).await?;
-        let all_parts = v.parts.iter().all(|p| p.state == gpusched_wire::PartState::Running);
+        let all_parts = v
+            .parts
+            .iter()
+            .all(|p| p.state == gpusched_wire::PartState::Running);
         if v.state.is_terminal() || (v.state == JobState::Running && all_parts) {
             return Ok(v);
         }
@@ -207,12 +205,7 @@ pub fn allocation_env(v: &JobView) -> Vec<(String, String)> {
             .map(|p| (p.node.clone(), gpus_of(&p.gpu_indices, v)))
             .collect()
     };
-    let list = |g: &[u32]| {
-        g.iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let list = |g: &[u32]| g.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
     vec![
         ("GPUSCHED_JOB_ID".into(), v.id.to_string()),
         (
@@ -234,7 +227,11 @@ pub fn allocation_env(v: &JobView) -> Vec<(String, String)> {
         ("GPUSCHED_NUM_NODES".into(), nodes.len().to_string()),
         (
             "GPUSCHED_NUM_GPUS".into(),
-            nodes.iter().map(|(_, g)| g.len()).sum::<usize>().to_string(),
+            nodes
+                .iter()
+                .map(|(_, g)| g.len())
+                .sum::<usize>()
+                .to_string(),
         ),
     ]
 }
@@ -317,9 +314,11 @@ mod tests {
 
     #[test]
     fn submits_options_and_the_command_parse() {
-        let a = Cli::try_parse_from(["alloc", "-Q", "--gpus", "2", "-t", "1h", "--", "sh", "-c", "x"])
-            .unwrap()
-            .args;
+        let a = Cli::try_parse_from([
+            "alloc", "-Q", "--gpus", "2", "-t", "1h", "--", "sh", "-c", "x",
+        ])
+        .unwrap()
+        .args;
         assert!(a.quiet);
         assert_eq!(a.submit.gpus, Some(2));
         assert_eq!(a.submit.command, ["sh", "-c", "x"]);

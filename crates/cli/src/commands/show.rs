@@ -403,7 +403,10 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             .iter()
             .position(|(k, _)| *k == "energy")
             .map_or(lines.len(), |i| i + 1);
-        lines.insert(at, ("idle", format!("{:.2} GPU-hours", f64::from(s) / 3600.0)));
+        lines.insert(
+            at,
+            ("idle", format!("{:.2} GPU-hours", f64::from(s) / 3600.0)),
+        );
     }
     lines
 }

@@ -166,7 +166,15 @@ mod tests {
         let words = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
         assert_eq!(
             words(1)[..7],
-            ["USER", "GPU-HOURS", "IDLE", "GPU-H", "CPU-HOURS", "MEM", "GIB-H"]
+            [
+                "USER",
+                "GPU-HOURS",
+                "IDLE",
+                "GPU-H",
+                "CPU-HOURS",
+                "MEM",
+                "GIB-H"
+            ]
         );
         assert_eq!(
             words(2)[..6],

@@ -119,7 +119,10 @@ fn alloc_runs_its_command_with_the_allocation_and_ends_it_after() {
         "echo \"id=$GPUSCHED_JOB_ID nodes=$GPUSCHED_NODELIST gpus=$GPUSCHED_GPUS \
          n=$GPUSCHED_NUM_NODES g=$GPUSCHED_NUM_GPUS\"; {BIN} show $GPUSCHED_JOB_ID; exit 7"
     );
-    let mut a = alloc(&url, &["--gpus", "2", "-t", "10m", "--", "sh", "-c", &script]);
+    let mut a = alloc(
+        &url,
+        &["--gpus", "2", "-t", "10m", "--", "sh", "-c", &script],
+    );
     let status = a.exit();
     assert_eq!(status.code(), Some(7), "{}", a.stderr());
     let id = a.id();
@@ -137,8 +140,14 @@ fn alloc_runs_its_command_with_the_allocation_and_ends_it_after() {
         "{state_line}"
     );
     let err = a.stderr();
-    assert!(err.contains(&format!("granted job allocation {id}: n1:0,1")), "{err}");
-    assert!(err.contains(&format!("relinquishing job allocation {id}")), "{err}");
+    assert!(
+        err.contains(&format!("granted job allocation {id}: n1:0,1")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("relinquishing job allocation {id}")),
+        "{err}"
+    );
     // Ended after the command: cancelled, its GPUs free for the next job.
     let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "cancelled", "{v}");
@@ -154,7 +163,10 @@ fn ctrl_c_while_waiting_cancels_the_allocation() {
     let _agent = agent(&url, "n1", &dir.join("agent"), Gpus::Declared(1));
     let busy = submit(&url, &["--gpus", "1", "--", "sleep", "60"]);
     wait_until(SLOW, || state(&url, busy) == "running");
-    let mut a = alloc(&url, &["--gpus", "1", "--", "sh", "-c", "echo never; exit 3"]);
+    let mut a = alloc(
+        &url,
+        &["--gpus", "1", "--", "sh", "-c", "echo never; exit 3"],
+    );
     let id = a.id();
     // It says why it waits.
     a.says(&format!("job {id} pending"));
@@ -163,7 +175,9 @@ fn ctrl_c_while_waiting_cancels_the_allocation() {
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     assert_eq!(a.exit().code(), Some(130), "{}", a.stderr());
     assert!(!a.stdout().contains("never"));
-    assert!(a.stderr().contains(&format!("job allocation {id} cancelled")));
+    assert!(a
+        .stderr()
+        .contains(&format!("job allocation {id} cancelled")));
     let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "cancelled", "{v}");
     assert!(v["start_ms"].is_null(), "{v}");
@@ -181,7 +195,11 @@ fn an_idle_allocation_is_warned_on_its_terminal_and_ended_by_its_queues_policy()
          [queues.default]\n",
     )
     .unwrap();
-    let (_server, url) = server(&dir.join("data"), 0, &["--queues", queues.to_str().unwrap()]);
+    let (_server, url) = server(
+        &dir.join("data"),
+        0,
+        &["--queues", queues.to_str().unwrap()],
+    );
     let state_dir = dir.join("agent");
     let _agent = agent_with(
         &url,
@@ -203,7 +221,10 @@ fn an_idle_allocation_is_warned_on_its_terminal_and_ended_by_its_queues_policy()
     a.says(&format!("job allocation {id} has been revoked"));
     assert_eq!(a.exit().code(), Some(0), "{}", a.stderr());
     let err = a.stderr();
-    assert!(err.contains("it will be ended in 2s unless they are used"), "{err}");
+    assert!(
+        err.contains("it will be ended in 2s unless they are used"),
+        "{err}"
+    );
     assert!(!err.contains("relinquishing"), "{err}");
     let v = wait_job(&url, id, SLOW);
     assert_eq!(v["state"], "cancelled", "{v}");
@@ -246,11 +267,20 @@ fn a_server_restart_during_an_allocation_keeps_it() {
     // The agent kept holding it: still running, the same attempt, nothing revoked.
     std::thread::sleep(Duration::from_secs(3));
     let v = job(&url, id);
-    assert_eq!((v["state"].as_str(), v["attempt"].as_u64()), (Some("running"), Some(1)), "{v}");
+    assert_eq!(
+        (v["state"].as_str(), v["attempt"].as_u64()),
+        (Some("running"), Some(1)),
+        "{v}"
+    );
+    assert_eq!(v["interactive"], true, "the store keeps the flag: {v}");
     assert!(!a.stderr().contains("revoked"), "{}", a.stderr());
 
     std::fs::write(&flag, "").unwrap();
     assert_eq!(a.exit().code(), Some(0), "{}", a.stderr());
     let v = wait_job(&url, id, SLOW);
-    assert_eq!((v["state"].as_str(), v["attempt"].as_u64()), (Some("cancelled"), Some(1)), "{v}");
+    assert_eq!(
+        (v["state"].as_str(), v["attempt"].as_u64()),
+        (Some("cancelled"), Some(1)),
+        "{v}"
+    );
 }

@@ -69,7 +69,11 @@ impl Idle {
     /// per (user, queue).
     pub(super) fn ended_since(&self, since: u64) -> impl Iterator<Item = (&str, &str, u64)> {
         self.ended.iter().map(move |((user, queue), ends)| {
-            let ms = ends.iter().filter(|(end, _)| *end >= since).map(|(_, ms)| ms).sum();
+            let ms = ends
+                .iter()
+                .filter(|(end, _)| *end >= since)
+                .map(|(_, ms)| ms)
+                .sum();
             (user.as_str(), queue.as_str(), ms)
         })
     }
@@ -132,7 +136,14 @@ impl State {
                 let step = prev
                     .filter(|&p| s.at_ms > p && s.at_ms - p <= max_gap_ms)
                     .map_or(0, |p| s.at_ms - p);
-                charges.push((job, if idle { step * u64::from(milli) / 1000 } else { 0 }));
+                charges.push((
+                    job,
+                    if idle {
+                        step * u64::from(milli) / 1000
+                    } else {
+                        0
+                    },
+                ));
             }
         }
         // Soft state, as energy: it rides on the row's next write and is not stored yet.
@@ -164,10 +175,7 @@ impl State {
             return;
         };
         let then = match ends_in_ms {
-            Some(ms) => format!(
-                "it will be ended in {} unless they are used",
-                span(ms)
-            ),
+            Some(ms) => format!("it will be ended in {} unless they are used", span(ms)),
             None => "release them (leave the shell) if you no longer need them".to_string(),
         };
         self.note(

@@ -1134,7 +1134,9 @@ impl Harness {
             }
             Step::Idle(job) => {
                 let v = self.st.get(job, &who("root")).expect("the job exists");
-                let idle = v.idle_gpu_s.map_or("none".into(), |ms| format!("{ms} GPU-s"));
+                let idle = v
+                    .idle_gpu_s
+                    .map_or("none".into(), |ms| format!("{ms} GPU-s"));
                 self.line(format!("idle of job {job}: {idle}"));
             }
             Step::UsageAllTime => {
