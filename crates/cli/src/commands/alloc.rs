@@ -147,6 +147,10 @@ pub async fn run(mut args: Args) -> anyhow::Result<()> {
         client.cancel_many(&[id]).await.with_context(|| {
             format!("could not cancel job allocation {id}; `gpusched cancel {id}`")
         })?;
+    } else {
+        // Revoked: ended (the cancel answers `already_ended`), or sent back to the queue
+        // by a preemption, where it must not wait to hold GPUs for nobody.
+        let _ = client.cancel_many(&[id]).await;
     }
     let code = match status {
         Ok(s) => s.code().unwrap_or_else(|| {
@@ -249,7 +253,7 @@ fn gpus_of(indices: &[u32], v: &JobView) -> Vec<u32> {
 struct Watch {
     /// The idle warnings printed, by their time.
     warned: BTreeSet<u64>,
-    /// The allocation has ended (said once).
+    /// The allocation has ended or left its GPUs (said once).
     ended: bool,
     /// The server could not be reached at the last look (said once per outage).
     unreachable: bool,
