@@ -107,6 +107,25 @@ pub enum Cmd {
     DeleteService(String, Who, Reply<gpusched_wire::ServiceView>),
     Services(Who, Reply<gpusched_wire::ServiceList>),
     Service(String, Who, Reply<gpusched_wire::ServiceView>),
+    /// Advance reservations (`state/reservations.rs`): admins change them, anyone lists.
+    CreateReservation(
+        gpusched_wire::reservation::ReservationSpec,
+        Who,
+        Reply<gpusched_wire::reservation::ReservationView>,
+    ),
+    UpdateReservation(
+        String,
+        gpusched_wire::reservation::ReservationSpec,
+        Who,
+        Reply<gpusched_wire::reservation::ReservationView>,
+    ),
+    DeleteReservation(
+        String,
+        Who,
+        Reply<gpusched_wire::reservation::ReservationView>,
+    ),
+    Reservations(Reply<gpusched_wire::reservation::ReservationList>),
+    Reservation(String, Reply<gpusched_wire::reservation::ReservationView>),
     /// A gateway's load in, the services' endpoints out.
     GatewaySync(
         gpusched_wire::GatewaySync,
@@ -461,6 +480,26 @@ fn handle(
             let v = state.get_service(&name, &who);
             answer(out, r, v)
         }
+        Cmd::CreateReservation(spec, who, r) => {
+            let v = state.create_reservation(spec, &who);
+            answer(out, r, v)
+        }
+        Cmd::UpdateReservation(name, spec, who, r) => {
+            let v = state.update_reservation(&name, spec, &who);
+            answer(out, r, v)
+        }
+        Cmd::DeleteReservation(name, who, r) => {
+            let v = state.delete_reservation(&name, &who);
+            answer(out, r, v)
+        }
+        Cmd::Reservations(r) => {
+            let v = Ok(state.list_reservations());
+            answer(out, r, v)
+        }
+        Cmd::Reservation(name, r) => {
+            let v = state.get_reservation(&name);
+            answer(out, r, v)
+        }
         Cmd::GatewaySync(sync, r) => {
             let v = Ok(state.gateway_sync(sync));
             answer(out, r, v)
@@ -598,6 +637,11 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::DeleteService(.., r) => answer(out, r, Err(f)),
         Cmd::Services(.., r) => answer(out, r, Err(f)),
         Cmd::Service(.., r) => answer(out, r, Err(f)),
+        Cmd::CreateReservation(.., r) => answer(out, r, Err(f)),
+        Cmd::UpdateReservation(.., r) => answer(out, r, Err(f)),
+        Cmd::DeleteReservation(.., r) => answer(out, r, Err(f)),
+        Cmd::Reservations(r) => answer(out, r, Err(f)),
+        Cmd::Reservation(.., r) => answer(out, r, Err(f)),
         Cmd::GatewaySync(.., r) => answer(out, r, Err(f)),
         Cmd::Ping(r) => answer(out, r, Err(f)),
         Cmd::Metrics(r) => answer(out, r, Err(f)),
@@ -671,12 +715,14 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 ended,
                 learnt,
                 services,
+                reservations,
             }) => {
                 store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
                 state.restore_services(services);
+                state.restore_reservations(reservations);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return Some((state, store));
@@ -702,6 +748,7 @@ pub struct Loaded {
     /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
     pub learnt: (Option<String>, Option<String>),
     pub services: Vec<gpusched_store::ServiceRecord>,
+    pub reservations: Vec<gpusched_store::ReservationRecord>,
 }
 
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
@@ -712,6 +759,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
     let services = store.load_services().await?;
+    let reservations = store.load_reservations().await?;
     let ended = store.ended_counts().await?;
     let learnt = (
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
@@ -720,6 +768,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     Ok(Loaded {
         learnt,
         services,
+        reservations,
         store,
         jobs,
         nodes,
@@ -761,6 +810,12 @@ async fn persist(
         match state.services.records.get(name) {
             Some(s) => w.service(s)?,
             None => w.service_gone(name),
+        }
+    }
+    for name in &rows.reservations {
+        match state.reservations.get(name) {
+            Some(r) => w.reservation(r)?,
+            None => w.reservation_gone(name),
         }
     }
     w.events(journal.events, crate::state::history::EVENTS_KEPT);

@@ -107,6 +107,10 @@ pub enum AuditAction {
     UpdateOther,
     /// An admin deleted ended jobs from the history (`gpusched admin purge`).
     Purge,
+    /// An admin created, changed or deleted an advance reservation.
+    ReservationCreate,
+    ReservationUpdate,
+    ReservationDelete,
 }
 
 impl AuditAction {
@@ -122,6 +126,9 @@ impl AuditAction {
             AuditAction::ReleaseOther => "release_other",
             AuditAction::UpdateOther => "update_other",
             AuditAction::Purge => "purge",
+            AuditAction::ReservationCreate => "reservation_create",
+            AuditAction::ReservationUpdate => "reservation_update",
+            AuditAction::ReservationDelete => "reservation_delete",
         }
     }
 }

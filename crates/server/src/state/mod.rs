@@ -33,6 +33,7 @@ mod queue_list;
 mod reasons;
 mod recent;
 mod reclaim;
+mod reservations;
 mod rules;
 mod runs;
 pub(crate) mod services;
@@ -160,6 +161,8 @@ pub struct Rows {
     pub tokens: BTreeSet<u64>,
     /// Services changed (absent from the state now: deleted).
     pub services: BTreeSet<String>,
+    /// Reservations changed (absent now: deleted).
+    pub reservations: BTreeSet<String>,
 }
 
 impl Rows {
@@ -168,6 +171,7 @@ impl Rows {
             && self.nodes.is_empty()
             && self.tokens.is_empty()
             && self.services.is_empty()
+            && self.reservations.is_empty()
     }
 }
 
@@ -217,6 +221,9 @@ pub struct State {
     policy_preempted: BTreeMap<u64, String>,
     /// Inference services and what gateways last said (`services/`).
     pub services: services::Services,
+    /// Advance reservations by name (`reservations.rs`); every change is written at the
+    /// end of its round.
+    pub reservations: Tracked<String, gpusched_store::ReservationRecord>,
     /// Interactive allocations' idle GPUs: the watches, the time held idle (`idle.rs`).
     idle: idle::Idle,
 }
@@ -270,6 +277,7 @@ impl State {
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
             services: Default::default(),
+            reservations: Tracked::new(),
             idle: Default::default(),
         };
         st.apply_queues(queues);
@@ -606,6 +614,7 @@ impl State {
             nodes: self.nodes.take_touched(),
             tokens: self.tokens.take_touched(),
             services: self.services.records.take_touched(),
+            reservations: self.reservations.take_touched(),
         }
     }
 
@@ -627,6 +636,7 @@ impl State {
         // Services every round (time alone ends a backoff or a drain, and moves the
         // autoscaler's windows): the replicas they start are placed in this round.
         self.reconcile_services();
+        self.tend_reservations();
         if !self.sched_due {
             return;
         }
