@@ -154,6 +154,7 @@ mod tests {
             pids_max: None,
             image: None,
             serve: None,
+            hold: false,
         }
     }
 

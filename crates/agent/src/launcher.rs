@@ -19,6 +19,7 @@ mod contain;
 pub mod dist;
 mod forker;
 mod group;
+mod hold;
 mod identity;
 mod part;
 mod running;
@@ -349,6 +350,13 @@ impl Launcher {
                 return Ok(());
             }
         };
+        // An interactive allocation (for a user the node knows): no process of its own
+        // (`hold.rs`). A gang's MASTER_PORT, reserved before its launch, is let go.
+        if launch.hold {
+            self.ports.release(a);
+            self.hold(launch, &runtime);
+            return Ok(());
+        }
         let ckpt = self.checkpoint_dir(launch.job);
         if let Err(e) = prepare_checkpoint_dir(&ckpt, run_as.as_ref(), self.dir.spares()) {
             let message = format!(

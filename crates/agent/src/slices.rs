@@ -158,6 +158,7 @@ mod tests {
             pids_max: None,
             image: None,
             serve: None,
+            hold: false,
         }
     }
 

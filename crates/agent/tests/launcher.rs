@@ -45,6 +45,7 @@ fn launch(job: u64, command: &[&str]) -> Launch {
         pids_max: None,
         image: None,
         serve: None,
+        hold: false,
     }
 }
 
@@ -179,6 +180,46 @@ async fn walltime_stops_the_job_quickly() {
     );
     assert!(wait_dead(pid));
     assert!(launcher.running().is_empty());
+}
+
+/// An interactive allocation (`Launch::hold`): running with no process (pid 0) until
+/// cancelled, journalled as any attempt; its walltime ends it too; the label in
+/// `command` is never run.
+#[tokio::test]
+async fn a_held_allocation_runs_without_a_process_until_cancelled_or_its_walltime() {
+    let (_state, launcher, mut rx) = setup();
+    let mut l = launch(31, &["no-such-program-is-run"]);
+    l.hold = true;
+    launcher.start(&l, &[]).unwrap();
+    assert!(launcher.seen(attempt(31)));
+    assert_eq!(expect_started(&mut rx).await, 0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(launcher.running(), vec![attempt(31)]);
+    launcher.cancel(attempt(31));
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Cancelled);
+    assert!(launcher.running().is_empty());
+    let stored = launcher
+        .records()
+        .read_outcome(attempt(31))
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.outcome, Outcome::Cancelled);
+    assert!(matches!(
+        launcher.start(&l, &[]),
+        Err(LaunchError::AlreadySeen(_))
+    ));
+
+    let mut timed = launch(32, &["bash"]);
+    timed.hold = true;
+    timed.walltime_s = Some(1);
+    let began = Instant::now();
+    launcher.start(&timed, &[]).unwrap();
+    assert_eq!(expect_started(&mut rx).await, 0);
+    assert_eq!(
+        expect_ended(&mut rx).await,
+        Outcome::TimedOut { walltime_s: 1 }
+    );
+    assert!(began.elapsed() >= Duration::from_millis(900));
 }
 
 #[tokio::test]

@@ -44,6 +44,8 @@ enum Command {
     Up(Box<commands::up::Args>),
     /// Submit a job (`sbatch`): gpusched submit --gpus 1 -- python train.py
     Submit(commands::submit::Args),
+    /// Hold GPUs and run a shell with them (`salloc`): gpusched alloc --gpus 2
+    Alloc(Box<commands::alloc::Args>),
     /// List queued and running jobs (`squeue`).
     Queue(commands::queue::Args),
     /// Queues: limits, weights, who may use them, what they hold.
@@ -187,6 +189,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
         match cmd {
             Command::Up(a) => commands::up::run(*a).await,
             Command::Submit(a) => commands::submit::run(a).await,
+            Command::Alloc(a) => commands::alloc::run(*a).await,
             Command::Queue(a) => commands::queue::run(a).await,
             Command::Queues(a) => commands::queues::run(a).await,
             Command::Show(a) => commands::show::run(a).await,

@@ -27,6 +27,7 @@
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
 //! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and gpusched's
 //!   fgd-pack, fgd-coarse and fgd-fit) as the sharing simulator measures it.
+//! - [`idle`]: when an interactive allocation's idle GPUs warn or end it.
 //! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
 //!   caps and wait reasons.
 //! - [`slices`]: shares and MIG instances on the live cluster (MIG layouts, re-layout
@@ -37,6 +38,7 @@ pub mod cluster;
 pub mod eligible;
 pub mod freemap;
 pub mod gang;
+pub mod idle;
 pub mod ids;
 pub mod job;
 pub mod live;

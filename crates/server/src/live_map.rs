@@ -114,6 +114,19 @@ pub fn offer_serving(node: &mut gpusched_core::live::LiveNode, yes: bool) {
     }
 }
 
+/// The node resource that stands for "its agent holds interactive allocations"
+/// ([`gpusched_wire::agent::HOLD_PROTOCOL`]), offered and asked as [`SERVES`] is.
+pub const HOLDS: &str = "interactive allocations";
+
+/// Marks a node as one whose agent holds interactive allocations, or not.
+pub fn offer_holding(node: &mut gpusched_core::live::LiveNode, yes: bool) {
+    if yes {
+        node.resources.insert(HOLDS.to_string(), SERVE_SLOTS);
+    } else {
+        node.resources.remove(HOLDS);
+    }
+}
+
 /// A job as the core's live cluster needs it.
 pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
     let mut job = LiveJob {
@@ -138,6 +151,9 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
     if v.service.is_some() {
         job.resources.insert(SERVES.to_string(), 1);
         job.serving = true;
+    }
+    if v.interactive {
+        job.resources.insert(HOLDS.to_string(), 1);
     }
     job
 }

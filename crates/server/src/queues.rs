@@ -14,12 +14,24 @@
 //! preemptible = true    # its borrowing jobs may be preempted (default true)
 //! preempt_lower_priority = true  # a waiting job may preempt lower tiers of this queue
 //! priority_tiers = [100, 1000]   # tiers of base priority: <100, 100-999, 1000 and up
+//! idle_threshold_pct = 5 # interactive allocations: a GPU under 5 % is idle
+//! idle_after = "30m"     # ... warned once all its GPUs are idle this long
+//! idle_action = "end"    # off, warn or end (ended `idle_grace` after the warning)
+//! idle_grace = "10m"
+//!
+//! [idle]                 # the defaults of every queue's idle_* keys
+//! threshold_pct = 5
+//! after = "1h"
+//! action = "warn"
+//! grace = "10m"
 //! ```
 //!
-//! Without a file there is one queue, `default`, open to everyone and unlimited.
+//! Without a file there is one queue, `default`, open to everyone and unlimited, and
+//! the built-in idle policy ([`IdleDefaults`]).
 
 use std::collections::BTreeMap;
 
+use gpusched_core::idle::{IdleAction, IdlePolicy};
 use serde::Deserialize;
 
 /// One queue as configured.
@@ -55,6 +67,57 @@ pub struct QueueDef {
     /// the lowest.
     #[serde(default)]
     pub priority_tiers: Vec<i32>,
+    /// The idle policy of its interactive allocations, each key over the file's `[idle]`
+    /// table (docs/interactive-alloc.md).
+    #[serde(default)]
+    pub idle_threshold_pct: Option<u32>,
+    #[serde(default)]
+    pub idle_after: Option<String>,
+    #[serde(default)]
+    pub idle_action: Option<String>,
+    #[serde(default)]
+    pub idle_grace: Option<String>,
+}
+
+/// The file's `[idle]` table: the idle policy of queues that do not set their own.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleDefaults {
+    #[serde(default = "IdleDefaults::threshold")]
+    pub threshold_pct: u32,
+    #[serde(default = "IdleDefaults::after")]
+    pub after: String,
+    #[serde(default = "IdleDefaults::action")]
+    pub action: String,
+    #[serde(default = "IdleDefaults::grace")]
+    pub grace: String,
+}
+
+impl IdleDefaults {
+    fn threshold() -> u32 {
+        5
+    }
+    fn after() -> String {
+        "1h".into()
+    }
+    fn action() -> String {
+        "warn".into()
+    }
+    fn grace() -> String {
+        "10m".into()
+    }
+}
+
+impl Default for IdleDefaults {
+    /// Warn after an hour below 5 %; end nothing.
+    fn default() -> Self {
+        IdleDefaults {
+            threshold_pct: Self::threshold(),
+            after: Self::after(),
+            action: Self::action(),
+            grace: Self::grace(),
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -72,6 +135,8 @@ struct File {
     /// `[partition.NAME]` tables (`partitions.rs`).
     #[serde(default)]
     partition: BTreeMap<String, crate::partitions::PartitionDef>,
+    #[serde(default)]
+    idle: IdleDefaults,
 }
 
 /// Every queue, by name, and the partitions the same file defines.
@@ -79,6 +144,8 @@ struct File {
 pub struct Queues {
     pub defs: BTreeMap<String, QueueDef>,
     pub partitions: crate::partitions::Partitions,
+    /// The idle policy of interactive allocations in queues that set none.
+    pub idle: IdleDefaults,
 }
 
 pub const DEFAULT_QUEUE: &str = "default";
@@ -97,10 +164,15 @@ impl Default for Queues {
             preemptible: true,
             preempt_lower_priority: false,
             priority_tiers: Vec::new(),
+            idle_threshold_pct: None,
+            idle_after: None,
+            idle_action: None,
+            idle_grace: None,
         };
         Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),
             partitions: Default::default(),
+            idle: IdleDefaults::default(),
         }
     }
 }
@@ -167,9 +239,62 @@ impl Queues {
         }
         let names: Vec<&str> = file.queues.keys().map(String::as_str).collect();
         let partitions = crate::partitions::Partitions::from_defs(file.partition, origin, &names)?;
-        Ok(Queues {
+        let queues = Queues {
             defs: file.queues,
             partitions,
+            idle: file.idle,
+        };
+        queues
+            .idle_policy(None)
+            .map_err(|e| format!("{origin}: [idle]: {e}"))?;
+        for name in queues.defs.keys() {
+            queues
+                .idle_policy(Some(name))
+                .map_err(|e| format!("{origin}: queue `{name}`: {e}"))?;
+        }
+        Ok(queues)
+    }
+
+    /// The idle policy of interactive allocations in `queue` (`None`, or a queue not in
+    /// the file: the `[idle]` table's), its keys over the `[idle]` table's.
+    pub fn idle_policy(&self, queue: Option<&str>) -> Result<IdlePolicy, String> {
+        let q = queue.and_then(|q| self.defs.get(q));
+        let d = &self.idle;
+        let pick = |own: Option<&String>, key: &str, default: &String| match own {
+            Some(v) => (format!("idle_{key}"), v.clone()),
+            None => (key.to_string(), default.clone()),
+        };
+        let threshold_pct = q
+            .and_then(|q| q.idle_threshold_pct)
+            .unwrap_or(d.threshold_pct);
+        if threshold_pct > 100 {
+            return Err(format!(
+                "idle threshold {threshold_pct} is a percentage of utilisation: 0 to 100"
+            ));
+        }
+        let duration = |(key, text): (String, String)| {
+            gpusched_wire::duration::parse_duration(&text)
+                .map(|s| s * 1000)
+                .map_err(|e| format!("{key} = {text:?}: {e}"))
+        };
+        let after_ms = duration(pick(
+            q.and_then(|q| q.idle_after.as_ref()),
+            "after",
+            &d.after,
+        ))?;
+        let grace_ms = duration(pick(
+            q.and_then(|q| q.idle_grace.as_ref()),
+            "grace",
+            &d.grace,
+        ))?;
+        let (key, action) = pick(q.and_then(|q| q.idle_action.as_ref()), "action", &d.action);
+        let action = IdleAction::parse(&action)
+            .ok_or_else(|| format!("{key} = {action:?}: write \"off\", \"warn\" or \"end\""))?;
+        Ok(IdlePolicy {
+            threshold_pct,
+            after_ms,
+            action,
+            grace_ms,
         })
     }
 
@@ -253,5 +378,45 @@ mod tests {
         assert!(e.contains("max_priority"), "{e}");
         let e = Queues::parse("", "q.toml").unwrap_err();
         assert!(e.contains("queues"), "{e}");
+        let e = Queues::parse("[queues.a]\nidle_action = \"kill\"\n", "q.toml").unwrap_err();
+        assert!(
+            e.contains("queue `a`: idle_action = \"kill\"") && e.contains("\"end\""),
+            "{e}"
+        );
+        let e = Queues::parse("[idle]\nafter = \"soon\"\n[queues.a]\n", "q.toml").unwrap_err();
+        assert!(e.starts_with("q.toml: [idle]: after = \"soon\""), "{e}");
+        let e = Queues::parse("[queues.a]\nidle_threshold_pct = 150\n", "q.toml").unwrap_err();
+        assert!(e.contains("0 to 100"), "{e}");
+    }
+
+    #[test]
+    fn a_queues_idle_keys_lie_over_the_idle_table_and_the_built_in_defaults() {
+        let q = Queues::parse(
+            "[idle]\nafter = \"30m\"\n\n[queues.debug]\nidle_action = \"end\"\nidle_grace = \"5m\"\n\n[queues.default]\n",
+            "q.toml",
+        )
+        .unwrap();
+        let min = 60_000;
+        let debug = q.idle_policy(Some("debug")).unwrap();
+        assert_eq!(
+            debug,
+            IdlePolicy {
+                threshold_pct: 5,
+                after_ms: 30 * min,
+                action: IdleAction::End,
+                grace_ms: 5 * min
+            }
+        );
+        let default = q.idle_policy(Some("default")).unwrap();
+        assert_eq!(
+            (default.action, default.after_ms),
+            (IdleAction::Warn, 30 * min)
+        );
+        // No file: warn after an hour.
+        let none = Queues::default().idle_policy(None).unwrap();
+        assert_eq!(
+            (none.action, none.after_ms, none.threshold_pct),
+            (IdleAction::Warn, 60 * min, 5)
+        );
     }
 }

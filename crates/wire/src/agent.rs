@@ -38,6 +38,13 @@ use crate::node::GpuInfo;
 /// previous release ([`Launch`], [`PreemptOrder`], [`AttemptRef`], [`Outcome`]).
 pub const AGENT_PROTOCOL: u32 = 5;
 
+/// The first agent protocol whose agents hold interactive allocations ([`Launch::hold`]);
+/// a server sends such a launch to no older agent (it would refuse the field, or run the
+/// label as a program).
+// TODO(steps): 6 once the steps branch's protocol bump lands; until then the agents of
+// this branch are the only ones of protocol 5 and hold.
+pub const HOLD_PROTOCOL: u32 = AGENT_PROTOCOL;
+
 /// The oldest agent protocol a server of this build accepts.
 pub const MIN_AGENT_PROTOCOL: u32 = AGENT_PROTOCOL - 1;
 
@@ -272,6 +279,12 @@ pub struct Launch {
     /// reports it ([`RunEventKind::Listening`]) and probes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve: Option<crate::service::ServeLaunch>,
+    /// An interactive allocation ([`HOLD_PROTOCOL`]): the agent holds the GPUs with no
+    /// process of the job's own (`command` is a label), keeps the attempt running (its
+    /// cgroup made, so steps can join it) until it is cancelled, stopped or passes its
+    /// walltime, and ends it as it would a process.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hold: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

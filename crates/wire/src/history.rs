@@ -36,6 +36,9 @@ pub enum JobEventKind {
     Released,
     /// Its priority, walltime or queue changed while pending: `detail` says what, and who.
     Updated,
+    /// An interactive allocation's GPUs have all been idle past its queue's idle policy:
+    /// `detail` says how long, under what threshold, and whether (and when) it ends.
+    IdleWarning,
 }
 
 impl JobEventKind {
@@ -52,6 +55,7 @@ impl JobEventKind {
             JobEventKind::Held => "held",
             JobEventKind::Released => "released",
             JobEventKind::Updated => "updated",
+            JobEventKind::IdleWarning => "idle_warning",
         }
     }
 }

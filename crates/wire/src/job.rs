@@ -456,7 +456,8 @@ pub struct JobView {
     /// constraint, node lists and reservation; `None`: anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<Box<JobRules>>,
-    /// An interactive allocation (`gpusched alloc`).
+    /// An interactive allocation (`gpusched alloc`): its agents hold its GPUs with no
+    /// process of its own; `command` is a label (docs/interactive-alloc.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interactive: bool,
     /// What the current (or last) attempt used, as its nodes' cgroups measured it when
@@ -468,6 +469,12 @@ pub struct JobView {
     /// This job is a replica of a service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<Box<crate::service::ReplicaOf>>,
+    /// An interactive allocation's GPU time held idle (every sample of a GPU below its
+    /// queue's idle threshold counts the time since the GPU's previous sample), in
+    /// GPU-seconds; `None` for other jobs and before the first sample. Kept in the
+    /// server's memory while the job is live (docs/interactive-alloc.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_gpu_s: Option<u32>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

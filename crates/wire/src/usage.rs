@@ -49,6 +49,12 @@ pub struct UsageRow {
     /// `cpu_hours`.
     #[serde(default)]
     pub mem_gib_hours: f64,
+    /// GPU-hours interactive allocations held idle (below their queue's idle
+    /// threshold): those still running, and those that ended since the server started
+    /// (kept in its memory; docs/interactive-alloc.md), each whole when it is in the
+    /// window.
+    #[serde(default)]
+    pub idle_gpu_hours: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

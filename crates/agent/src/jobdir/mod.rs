@@ -158,6 +158,7 @@ mod fixtures {
             pids_max: None,
             image: None,
             serve: None,
+            hold: false,
         }
     }
 

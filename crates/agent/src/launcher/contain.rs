@@ -357,6 +357,7 @@ mod tests {
             pids_max,
             image: None,
             serve: None,
+            hold: false,
         }
     }
 

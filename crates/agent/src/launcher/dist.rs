@@ -212,6 +212,7 @@ mod tests {
             pids_max: None,
             image: None,
             serve: None,
+            hold: false,
         }
     }
 

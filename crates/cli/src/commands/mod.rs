@@ -3,6 +3,7 @@ pub mod after;
 pub mod agent;
 pub mod agent_contain_args;
 pub mod agent_image_args;
+pub mod alloc;
 pub mod array_text;
 pub mod audit;
 pub mod cancel;

@@ -153,6 +153,12 @@ fn row(j: &JobView, now: u64) -> Vec<String> {
     } else {
         j.state.name().to_string()
     };
+    // An interactive allocation (`gpusched alloc`) says so beside its state.
+    let state = if j.interactive && !j.state.is_terminal() {
+        format!("{state}/alloc")
+    } else {
+        state
+    };
     vec![
         j.id.to_string(),
         super::array_text::name(j),

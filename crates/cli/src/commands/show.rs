@@ -251,13 +251,14 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         (
             "state",
             format!(
-                "{}{}",
+                "{}{}{}",
                 j.state.name(),
                 if j.cancel_requested && !j.state.is_terminal() {
                     " (cancelling)"
                 } else {
                     ""
-                }
+                },
+                if j.interactive { ", interactive" } else { "" }
             ),
         ),
         ("reason", j.reason.clone()),
@@ -395,6 +396,17 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             .position(|(k, _)| *k == "memory")
             .map_or(0, |i| i + 1);
         lines.insert(at, ("processes", format!("at most {n}")));
+    }
+    // An allocation's GPU time held idle so far (this server's life; `usage` sums it).
+    if let Some(s) = j.idle_gpu_s {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "energy")
+            .map_or(lines.len(), |i| i + 1);
+        lines.insert(
+            at,
+            ("idle", format!("{:.2} GPU-hours", f64::from(s) / 3600.0)),
+        );
     }
     lines
 }

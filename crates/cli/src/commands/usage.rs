@@ -1,5 +1,5 @@
-//! `gpusched usage`: GPU-hours, CPU-hours, memory GiB-hours and energy (kWh) per user or
-//! queue (Slurm's `sreport`).
+//! `gpusched usage`: GPU-hours, GPU-hours interactive allocations held idle, CPU-hours,
+//! memory GiB-hours and energy (kWh) per user or queue (Slurm's `sreport`).
 
 use clap::Args as ClapArgs;
 use gpusched_wire::UsageQuery;
@@ -45,7 +45,8 @@ pub(super) fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
     Ok(now.saturating_sub(secs.saturating_mul(1000)))
 }
 
-/// The report as a table: GPU-hours, then CPU-hours and memory GiB-hours (measured by
+/// The report as a table: GPU-hours, those of them held idle by interactive
+/// allocations (`-`: none), then CPU-hours and memory GiB-hours (measured by
 /// the nodes' cgroups; `-` where nothing was measured), energy, jobs by outcome, wait.
 fn render(report: &gpusched_wire::UsageReport) -> String {
     let mut out = format!(
@@ -69,6 +70,7 @@ fn render(report: &gpusched_wire::UsageReport) -> String {
             vec![
                 r.key.clone(),
                 format!("{:.2}", r.gpu_hours),
+                measured(r.idle_gpu_hours, 2),
                 measured(r.cpu_hours, 2),
                 measured(r.mem_gib_hours, 2),
                 format!("{:.3}", r.energy_kwh),
@@ -90,6 +92,7 @@ fn render(report: &gpusched_wire::UsageReport) -> String {
         &[
             key,
             "GPU-HOURS",
+            "IDLE GPU-H",
             "CPU-HOURS",
             "MEM GIB-H",
             "KWH",
@@ -146,6 +149,7 @@ mod tests {
             energy_kwh: 0.25,
             cpu_hours,
             mem_gib_hours,
+            idle_gpu_hours: cpu_hours / 2.0,
         };
         let report = gpusched_wire::UsageReport {
             by: "user".into(),
@@ -161,11 +165,22 @@ mod tests {
         );
         let words = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
         assert_eq!(
-            words(1)[..5],
-            ["USER", "GPU-HOURS", "CPU-HOURS", "MEM", "GIB-H"]
+            words(1)[..7],
+            [
+                "USER",
+                "GPU-HOURS",
+                "IDLE",
+                "GPU-H",
+                "CPU-HOURS",
+                "MEM",
+                "GIB-H"
+            ]
         );
-        assert_eq!(words(2)[..5], ["alice", "1.50", "1.03", "6.20", "0.250"]);
-        assert_eq!(words(3)[..5], ["bob", "1.50", "-", "-", "0.250"]);
+        assert_eq!(
+            words(2)[..6],
+            ["alice", "1.50", "0.52", "1.03", "6.20", "0.250"]
+        );
+        assert_eq!(words(3)[..6], ["bob", "1.50", "-", "-", "-", "0.250"]);
     }
 
     #[test]

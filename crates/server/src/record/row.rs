@@ -91,6 +91,9 @@ impl JobRecord {
             service,
             rules,
             interactive,
+            // Kept in memory only (docs/interactive-alloc.md): a restart starts counting
+            // again.
+            idle_gpu_s: _,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -260,6 +263,7 @@ impl JobRecord {
                         draining_since_ms: s.draining_since_ms,
                     })
                 }),
+                idle_gpu_s: None,
             },
             env: row.env,
             client_token: row.client_token,
@@ -593,6 +597,7 @@ mod tests {
                     ready: true,
                     draining_since_ms: Some(1_700_000_000_000),
                 })),
+                idle_gpu_s: None,
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

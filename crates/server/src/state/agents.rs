@@ -93,6 +93,9 @@ impl State {
         // Protocol 5 gives replicas a port and probes them; an older agent would refuse
         // the launch's `serve`.
         entry.serves = protocol >= 5;
+        // An agent that holds interactive allocations; an older one would refuse the
+        // launch's `hold` (or run its label).
+        entry.holds = protocol >= gpusched_wire::agent::HOLD_PROTOCOL;
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -249,6 +252,9 @@ impl State {
             pids_max: v.pids_max.filter(|_| limits),
             image: v.image.clone().filter(|_| limits),
             serve: self.serve_launch(job).filter(|_| serves),
+            // Placement sends an interactive allocation only to agents that hold
+            // (`live_map::HOLDS`).
+            hold: v.interactive,
         }
     }
 
@@ -280,6 +286,7 @@ impl State {
             .collect();
         self.cluster.set_gpu_loads(node, loads);
         self.meter_energy(node, t);
+        self.watch_idle(node, t);
         self.judge_samples(node, t);
     }
 
@@ -420,6 +427,8 @@ impl State {
     /// How a run ended decides the job: it ends, or goes back in the queue. `node` is
     /// where the deciding part ran (the stopping agent for `Stopped`).
     pub(super) fn ended(&mut self, id: u64, outcome: &Outcome, at_ms: u64, node: Option<&str>) {
+        // Asked to stop by the idle policy (`idle.rs`): its end says so.
+        let idle_end = self.idle.take_ending(id);
         let job = self.jobs.get_mut(&id).expect("caller checked");
         let v = &mut job.view;
         if v.start_ms.is_none() {
@@ -454,7 +463,10 @@ impl State {
                 self.requeue_preempted(id);
                 return;
             }
-            Outcome::Cancelled => (JobState::Cancelled, "cancelled while running".to_string()),
+            Outcome::Cancelled => (
+                JobState::Cancelled,
+                idle_end.unwrap_or_else(|| "cancelled while running".to_string()),
+            ),
             _ if cancelled => (
                 JobState::Cancelled,
                 "cancelled; it ended during the grace period".into(),

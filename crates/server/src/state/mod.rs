@@ -17,6 +17,8 @@ mod gang;
 mod health;
 pub(crate) mod history;
 mod hold;
+mod idle;
+mod interactive;
 pub(crate) mod learn;
 mod limits;
 mod list;
@@ -135,6 +137,10 @@ pub struct NodeEntry {
     /// agent registers: nothing new goes to it before, and the replicas it ran are
     /// restored on it.
     pub serves: bool,
+    /// Its agent holds interactive allocations (`Launch::hold`, protocol
+    /// `HOLD_PROTOCOL`), as for `serves`: they are placed only on such nodes
+    /// (`live_map::HOLDS`).
+    pub holds: bool,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -218,6 +224,8 @@ pub struct State {
     /// Advance reservations by name (`reservations.rs`); every change is written at the
     /// end of its round.
     pub reservations: Tracked<String, gpusched_store::ReservationRecord>,
+    /// Interactive allocations' idle GPUs: the watches, the time held idle (`idle.rs`).
+    idle: idle::Idle,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -270,6 +278,7 @@ impl State {
             policy_preempted: BTreeMap::new(),
             services: Default::default(),
             reservations: Tracked::new(),
+            idle: Default::default(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -576,6 +585,7 @@ impl State {
                     ..live_map::node(&n.record, &self.cfg.topology)
                 };
                 live_map::offer_serving(&mut node, n.serves);
+                live_map::offer_holding(&mut node, n.holds);
                 node
             })
             .collect();
@@ -956,6 +966,7 @@ impl NodeEntry {
             follows: false,
             limits: false,
             serves: true,
+            holds: true,
         }
     }
 }

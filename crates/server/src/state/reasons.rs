@@ -86,6 +86,16 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
                 1
             )
         ),
+        WaitReason::NoNodeHasRoom if v.interactive => format!(
+            "{}; only agents of protocol {} or later hold interactive allocations (upgrade \
+             older ones)",
+            no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources).replacen(
+                "no online node has",
+                "no online node whose agent holds interactive allocations has",
+                1
+            ),
+            gpusched_wire::agent::HOLD_PROTOCOL
+        ),
         WaitReason::NoNodeHasRoom => no_node_has_room(v.gpus, v.cpu_milli, v.mem_mib, &v.resources),
         WaitReason::WaitingForRoom { node, wait } => waiting_for_room(node, wait),
         WaitReason::WaitingForGpus {
@@ -266,6 +276,15 @@ pub fn waiting_for_room(node: &str, wait: &RoomWait) -> String {
                      it"
                     .to_string(),
                 );
+            }
+            // An interactive allocation on a node whose agent does not hold them.
+            Lack::Generic { name, .. } if name == crate::live_map::HOLDS => {
+                what.push("an agent that holds interactive allocations".to_string());
+                detail.push(format!(
+                    "its agent is older than agent protocol {}, which interactive \
+                     allocations need; upgrade it",
+                    gpusched_wire::agent::HOLD_PROTOCOL
+                ));
             }
             Lack::Generic { name, asked, free } => {
                 what.push(format!("`{name}`"));

@@ -58,6 +58,9 @@ impl State {
         for (i, j) in jobs.iter().enumerate() {
             validate::check_submit(j).map_err(|e| Fail::BadRequest(at(i, e)))?;
             super::array_ops::check_submit(j, &|e| at(i, e))?;
+            if let Some(e) = super::interactive::conflict(j) {
+                return Err(Fail::Conflict(at(i, e)));
+            }
         }
         // Well-formed, but no node as the cluster is now could hold it: a conflict with
         // the cluster's state, not a malformed request.
@@ -238,7 +241,11 @@ impl State {
                 node: None,
                 gpu_indices: Vec::new(),
                 attempt: 1,
-                max_retries: j.max_retries.unwrap_or(self.cfg.default_max_retries),
+                // An allocation is never requeued (`interactive::conflict`).
+                max_retries: match j.interactive {
+                    true => 0,
+                    false => j.max_retries.unwrap_or(self.cfg.default_max_retries),
+                },
                 exit_code: None,
                 signal: None,
                 submit_ms: now,
@@ -271,6 +278,7 @@ impl State {
                 pids_max: j.pids_max,
                 usage: None,
                 service: None,
+                idle_gpu_s: None,
             },
             env: j.env,
             client_token: j.client_token,

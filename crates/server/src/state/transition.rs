@@ -61,6 +61,12 @@ impl State {
                     self.cfg.metrics.moved(&job.view, from, path, self.now.ms);
                 }
                 if to.is_terminal() {
+                    self.idle.ended(id);
+                } else if to == JobState::Pending {
+                    // Not held any more: its idle spell is over.
+                    self.idle.forget(id);
+                }
+                if to.is_terminal() {
                     // It holds no GPU any more: nothing more will be charged to it.
                     self.forget_energy(id);
                     // Its row stays in the store only, once this round has committed.

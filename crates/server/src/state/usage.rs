@@ -58,6 +58,8 @@ impl State {
             )));
         }
         let mut live: BTreeMap<String, UsageSum> = BTreeMap::new();
+        // Interactive allocations' idle GPU-ms, per key (`idle.rs`).
+        let mut idle: BTreeMap<String, u64> = BTreeMap::new();
         for job in self.jobs.values() {
             let v = &job.view;
             if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
@@ -73,6 +75,9 @@ impl State {
                 continue;
             }
             let key = if by == "user" { &v.user } else { &v.queue };
+            if let Some(s) = v.idle_gpu_s {
+                *idle.entry(key.clone()).or_default() += u64::from(s) * 1000;
+            }
             let sum = live.entry(key.clone()).or_insert_with(|| UsageSum {
                 key: key.clone(),
                 ..Default::default()
@@ -97,6 +102,19 @@ impl State {
             row.timed_out += sum.timed_out;
             *wait_sum += sum.wait_s;
             *started += sum.jobs;
+        }
+        let private = self.cfg.private_jobs && !who.admin;
+        for (user, queue, ms) in self.idle.ended_since(since) {
+            let mine = q.user.as_deref().unwrap_or(user) == user;
+            if !mine || (private && user != who.user) || ms == 0 {
+                continue;
+            }
+            let key = if by == "user" { user } else { queue };
+            *idle.entry(key.to_string()).or_default() += ms;
+        }
+        for (key, ms) in idle {
+            let (row, _, _) = rows.entry(key.clone()).or_insert_with(|| empty(key));
+            row.idle_gpu_hours += ms as f64 / 3_600_000.0;
         }
         let rows = rows
             .into_values()
@@ -202,6 +220,7 @@ fn empty(key: String) -> (UsageRow, f64, u64) {
             energy_kwh: 0.0,
             cpu_hours: 0.0,
             mem_gib_hours: 0.0,
+            idle_gpu_hours: 0.0,
         },
         0.0,
         0,

@@ -68,6 +68,7 @@ fn kind_of(name: &str) -> Option<JobEventKind> {
         Held,
         Released,
         Updated,
+        IdleWarning,
     ]
     .into_iter()
     .find(|k| k.name() == name)

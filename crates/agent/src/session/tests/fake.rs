@@ -351,6 +351,7 @@ pub(super) fn launch(job: u64, script: &str) -> Launch {
         pids_max: None,
         image: None,
         serve: None,
+        hold: false,
     }
 }
 

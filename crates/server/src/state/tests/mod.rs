@@ -25,6 +25,7 @@ mod follow;
 mod gangs;
 mod health;
 mod history;
+mod interactive;
 mod learn;
 mod liveness;
 mod partitions;
@@ -135,6 +136,10 @@ pub(super) enum Step {
     Energy(u64),
     /// `usage --by user` as root sees it: each user's energy.
     UsageEnergy,
+    /// `usage --by user` as root sees it: each user's GPU-hours held idle.
+    UsageIdle,
+    /// An interactive allocation's GPU time held idle as its view says (`idle_gpu_s`).
+    Idle(u64),
     /// `usage` over all time by user and by queue, from the sums the state keeps (read
     /// from the store the first time, as the actor does), checked against the store's
     /// aggregate over its rows; prints each row's jobs and GPU-hours.
@@ -324,6 +329,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "split" => j.split = v == "1",
             "tasks" => j.tasks_per_node = Some(v.parse().unwrap()),
             "token" => j.client_token = Some(v.to_string()),
+            "interactive" => j.interactive = v == "1",
             "partition" => j.partitions = v.split(',').map(String::from).collect(),
             "constraint" => j.constraint = Some(v.to_string()),
             "nodelist" => j.nodelist = v.split(',').map(String::from).collect(),
@@ -523,6 +529,9 @@ fn launch_line(l: &gpusched_wire::Launch) -> String {
     }
     if let Some(k) = d.tasks_per_node {
         write!(s, " tasks {k}").unwrap();
+    }
+    if l.hold {
+        s.push_str(" hold");
     }
     if l.cpu_milli > 0 || l.mem_mib > 0 || l.pids_max.is_some() || l.image.is_some() {
         write!(
@@ -1146,6 +1155,7 @@ impl Harness {
                         Some(("temp", v)) => s.temp_c = Some(v.parse().unwrap()),
                         Some(("ecc", v)) => s.ecc_uncorrected = Some(v.parse().unwrap()),
                         Some(("energy", v)) => s.energy_mj = Some(v.parse().unwrap()),
+                        Some(("util", v)) => s.util_pct = Some(v.parse().unwrap()),
                         Some(("xid", v)) => s.xids.push(gpusched_wire::XidEvent {
                             code: v.parse().unwrap(),
                             at_ms: self.now.ms,
@@ -1186,6 +1196,26 @@ impl Harness {
                     .map(|r| format!("{} {:.6} kWh", r.key, r.energy_kwh))
                     .collect();
                 self.line(format!("usage: {}", rows.join(", ")));
+            }
+            Step::UsageIdle => {
+                let q = gpusched_wire::UsageQuery::default();
+                let ended = self.store.jobs.values().filter(|j| {
+                    j.view.state.is_terminal() && !self.st.jobs.contains_key(&j.view.id)
+                });
+                let stored = crate::state::usage::ended_sums(ended, 0, false);
+                let rows = self.st.usage(&q, &who("root"), stored).unwrap().rows;
+                let rows: Vec<String> = rows
+                    .iter()
+                    .map(|r| format!("{} {:.4} idle GPU-hours", r.key, r.idle_gpu_hours))
+                    .collect();
+                self.line(format!("usage: {}", rows.join(", ")));
+            }
+            Step::Idle(job) => {
+                let v = self.st.get(job, &who("root")).expect("the job exists");
+                let idle = v
+                    .idle_gpu_s
+                    .map_or("none".into(), |ms| format!("{ms} GPU-s"));
+                self.line(format!("idle of job {job}: {idle}"));
             }
             Step::UsageAllTime => {
                 let ended: Vec<crate::record::JobRecord> = self
@@ -1656,6 +1686,8 @@ impl Harness {
                 self.store.jobs.get(*id).is_none_or(|s| {
                     let mut s = s.clone();
                     s.view.energy_j = j.view.energy_j;
+                    // So is an allocation's idle time (`idle.rs`).
+                    s.view.idle_gpu_s = j.view.idle_gpu_s;
                     s != ***j
                 })
             })
