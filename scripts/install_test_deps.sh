@@ -10,7 +10,8 @@
 #   openssl        the TLS tests make their certificates with it
 #   python3        the gang rendezvous test's job is a Python script
 #   python3-venv   the script-run tests make their venvs (scripts/serving_test.sh and others)
-#   podman, runc,  the image-job test runs containers with rootful podman (runc: crun
+#   podman, runc,  the image-job test runs containers with rootful podman (catatonit: its
+#   catatonit,     --init; runc: crun
 #   busybox-static refuses hosts with controllers on both cgroup hierarchies) in an image
 #                  it builds from /bin/busybox (no registry is reached)
 #   chromium, npm  the dashboard's browser test (scripts/browser_test.sh, not cargo test)
@@ -47,6 +48,8 @@ command -v openssl >/dev/null || pkgs+=(openssl)
 command -v python3 >/dev/null || pkgs+=(python3)
 command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1 && pkgs+=(python3-venv)
 command -v podman >/dev/null || pkgs+=(podman)
+# podman --init needs catatonit, a recommendation --no-install-recommends leaves out.
+[ -x /usr/libexec/podman/catatonit ] || command -v catatonit >/dev/null || pkgs+=(catatonit)
 command -v runc >/dev/null || pkgs+=(runc)
 [ -x /bin/busybox ] || pkgs+=(busybox-static)
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || pkgs+=(chromium)

@@ -87,6 +87,10 @@ const WORKFLOW: &str = r#"{"steps": [{"key": "a", "job": {"command": ["true"], "
 /// Hold and release of the spare pending job: its owner and admins pass the check of
 /// who may (the owner holds it first, so an admin's second hold is 409: already held).
 const HOLDERS: [u16; 7] = [401, 200, 403, 409, 409, 403, 401];
+/// A reservation far ahead on the matrix's one node.
+const RESERVATION: &str = r#"{"name": "matrix-resv", "start_ms": 4102444800000,
+    "duration_s": 3600, "nodes": ["n1"]}"#;
+
 const SERVICE: &str = r#"{"name": "matrix-svc", "replicas": 0,
     "replica": {"command": ["true"], "cwd": "/tmp", "gpus": 0}}"#;
 const REGISTER: &str = r#"{"node": "matrix-probe", "agent_version": "0", "gpus": [],
@@ -359,6 +363,48 @@ const ROWS: &[Row] = &[
         "/api/services/matrix-svc",
         None,
         [401, 200, 404, 404, 404, 403, 401],
+        None,
+    ),
+    // Reservations: admins create, change and delete them (the admin token's create
+    // finds the name taken, its delete finds it gone); any person reads them.
+    row(
+        "POST",
+        "/api/reservations",
+        "/api/reservations",
+        Some(RESERVATION),
+        [401, 403, 403, 201, 409, 403, 401],
+        None,
+    ),
+    row(
+        "GET",
+        "/api/reservations",
+        "/api/reservations",
+        None,
+        PERSONS,
+        None,
+    ),
+    row(
+        "GET",
+        "/api/reservations/{name}",
+        "/api/reservations/matrix-resv",
+        None,
+        PERSONS,
+        None,
+    ),
+    row(
+        "PUT",
+        "/api/reservations/{name}",
+        "/api/reservations/matrix-resv",
+        Some(RESERVATION),
+        [401, 403, 403, 200, 200, 403, 401],
+        None,
+    ),
+    row(
+        "DELETE",
+        "/api/reservations/{name}",
+        "/api/reservations/matrix-resv",
+        None,
+        [401, 403, 403, 200, 404, 403, 401],
         None,
     ),
     // Gateways: a gateway token or an admin (tests/live/serving.rs uses a gateway token).

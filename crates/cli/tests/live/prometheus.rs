@@ -264,6 +264,9 @@ fn body_for(method: &str, path: &str) -> Option<&'static str> {
             r#"{"name": "n1", "replica": {"command": ["true"]}}"#
         }
         ("POST", "/api/gateway/sync") => r#"{"gateway": "x"}"#,
+        ("POST", "/api/reservations") | ("PUT", "/api/reservations/{name}") => {
+            r#"{"name": "n1", "start_ms": 4102444800000, "duration_s": 3600, "nodes": ["n1"]}"#
+        }
         _ => "{}",
     })
 }

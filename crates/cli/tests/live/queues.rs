@@ -23,10 +23,7 @@ fn queue_caps_access_priorities_and_reload() {
     let in_a: Vec<u64> = (0..3)
         .map(|_| submit(&url, &["-q", "a", "--", "sleep", "30"]))
         .collect();
-    let in_b = submit(
-        &url,
-        &["--partition", "b", "--gpus", "2", "--", "sleep", "30"],
-    );
+    let in_b = submit(&url, &["--queue", "b", "--gpus", "2", "--", "sleep", "30"]);
     wait_until(SLOW, || job(&url, in_b)["state"] == "running");
     wait_until(SLOW, || job(&url, in_a[1])["state"] == "running");
     let third = job(&url, in_a[2]);
