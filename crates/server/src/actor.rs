@@ -122,6 +122,21 @@ pub enum Cmd {
     /// `true`: answer with the desired state even if the generation did not move.
     Poll(PollQuery, bool, Reply<PollResult>),
     Report(Report, Reply<()>),
+    /// Job steps (`state/steps.rs`): one starts, an agent opens its stream, its stream
+    /// ended.
+    StartStep(
+        u64,
+        gpusched_wire::step::StepRequest,
+        Who,
+        Reply<crate::state::steps::StepStarted>,
+    ),
+    StepAttach(u64, u32, String, Reply<()>),
+    EndStep(
+        u64,
+        u32,
+        crate::state::steps::StepEnd,
+        Reply<gpusched_wire::step::StepView>,
+    ),
     /// Periodic: expire silent nodes.
     Tick,
     /// The election loop saw the lease lost: stop leading (`crate::leader`).
@@ -465,6 +480,18 @@ fn handle(
             let v = Ok(state.gateway_sync(sync));
             answer(out, r, v)
         }
+        Cmd::StartStep(id, req, who, r) => {
+            let v = state.start_step(id, &req, &who);
+            answer(out, r, v)
+        }
+        Cmd::StepAttach(id, step, node, r) => {
+            let v = state.step_attach(id, step, &node);
+            answer(out, r, v)
+        }
+        Cmd::EndStep(id, step, end, r) => {
+            let v = state.end_step(id, step, end);
+            answer(out, r, v)
+        }
         Cmd::Reload(q, r) => {
             let v = state.reload_queues(q).map_err(Fail::BadRequest);
             answer(out, r, v)
@@ -599,6 +626,9 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::Services(.., r) => answer(out, r, Err(f)),
         Cmd::Service(.., r) => answer(out, r, Err(f)),
         Cmd::GatewaySync(.., r) => answer(out, r, Err(f)),
+        Cmd::StartStep(.., r) => answer(out, r, Err(f)),
+        Cmd::StepAttach(.., r) => answer(out, r, Err(f)),
+        Cmd::EndStep(.., r) => answer(out, r, Err(f)),
         Cmd::Ping(r) => answer(out, r, Err(f)),
         Cmd::Metrics(r) => answer(out, r, Err(f)),
         Cmd::Register(.., r) => answer(out, r, Err(f)),

@@ -392,6 +392,10 @@ pub struct JobView {
     /// `MASTER_PORT` of the current (or last) attempt, once known.
     #[serde(default)]
     pub master_port: Option<u16>,
+    /// Its steps (`gpusched run --jobid`), in order; only in the answer for one job
+    /// (`GET /api/jobs/{id}`), empty in lists.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::step::StepView>,
     /// Energy its GPUs drew while it held them, Joules, from NVML's energy counters
     /// (see docs/energy.md); `None` when no sample ever covered it.
     #[serde(default)]

@@ -24,6 +24,7 @@ pub mod servers;
 pub mod service;
 pub mod servicefile;
 pub mod slice;
+pub mod step;
 pub mod telemetry;
 pub mod text;
 pub mod usage;

@@ -77,6 +77,8 @@ impl JobRecord {
             mixed_models,
             parts,
             master_port,
+            // Steps are rows of their own (`steps`), never the job's.
+            steps: _,
             energy_j,
             after_any,
             after_notok,
@@ -215,6 +217,7 @@ impl JobRecord {
                 mixed_models: row.mixed_models,
                 parts: row.parts.into_iter().map(part_of).collect(),
                 master_port: row.master_port,
+                steps: Vec::new(),
                 energy_j: row.energy_j,
                 after_any: row.after_any,
                 after_notok: row.after_notok,

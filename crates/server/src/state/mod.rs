@@ -34,6 +34,7 @@ mod reclaim;
 mod runs;
 pub(crate) mod services;
 pub(crate) mod shape;
+pub(crate) mod steps;
 mod submit;
 mod tiers;
 mod tokens;
@@ -133,6 +134,9 @@ pub struct NodeEntry {
     /// agent registers: nothing new goes to it before, and the replicas it ran are
     /// restored on it.
     pub serves: bool,
+    /// Its agent runs job steps (protocol 6, `steps.rs`), as its registration in this
+    /// server's life said.
+    pub steps: bool,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -153,6 +157,8 @@ pub struct Rows {
     pub tokens: BTreeSet<u64>,
     /// Services changed (absent from the state now: deleted).
     pub services: BTreeSet<String>,
+    /// Steps changed, by (job, step).
+    pub steps: BTreeSet<(u64, u32)>,
 }
 
 impl Rows {
@@ -161,6 +167,7 @@ impl Rows {
             && self.nodes.is_empty()
             && self.tokens.is_empty()
             && self.services.is_empty()
+            && self.steps.is_empty()
     }
 }
 
@@ -210,6 +217,13 @@ pub struct State {
     policy_preempted: BTreeMap<u64, String>,
     /// Inference services and what gateways last said (`services/`).
     pub services: services::Services,
+    /// Job steps of live jobs (and of jobs that ended this round), by (job, step)
+    /// (`steps.rs`).
+    pub steps: Tracked<(u64, u32), gpusched_wire::step::StepView>,
+    /// A running step's first terminal size and `TERM` (not stored: a restart ends it).
+    step_requests: BTreeMap<(u64, u32), (u16, u16, Option<String>)>,
+    /// Steps of ended jobs the actor read from the store for this round's commands.
+    recalled_steps: BTreeMap<u64, Vec<gpusched_wire::step::StepView>>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -261,6 +275,9 @@ impl State {
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
             services: Default::default(),
+            steps: Tracked::new(),
+            step_requests: BTreeMap::new(),
+            recalled_steps: BTreeMap::new(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -588,6 +605,7 @@ impl State {
 
     /// The rows changed since the last call, for the actor to write; the marks clear.
     pub fn take_touched(&mut self) -> Rows {
+        self.end_orphan_steps();
         self.tell_runs_touched();
         self.keep_unwritten_in_arrays();
         Rows {
@@ -595,6 +613,7 @@ impl State {
             nodes: self.nodes.take_touched(),
             tokens: self.tokens.take_touched(),
             services: self.services.records.take_touched(),
+            steps: self.steps.take_touched(),
         }
     }
 
@@ -945,6 +964,7 @@ impl NodeEntry {
             follows: false,
             limits: false,
             serves: true,
+            steps: false,
         }
     }
 }

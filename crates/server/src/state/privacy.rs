@@ -37,6 +37,10 @@ pub fn redact(v: &mut JobView, who: &Who) {
     if !owns(v, who) {
         v.last_checkpoint_ms = None;
         v.command = Vec::new();
+        // A step's command line is its job's owner's as much as the job's.
+        for s in &mut v.steps {
+            s.command = Vec::new();
+        }
     }
 }
 

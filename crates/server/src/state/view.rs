@@ -99,6 +99,7 @@ impl State {
     /// One job as `who` may see it (404 for a job hidden from them).
     pub fn get(&self, id: u64, who: &Who) -> Result<JobView, Fail> {
         let mut v = self.view(self.job_for(id, who)?);
+        v.steps = self.steps_of(id);
         privacy::redact(&mut v, who);
         Ok(v)
     }
