@@ -6,6 +6,9 @@ mod arrays;
 mod services;
 pub use arrays::job_ref;
 
+
+mod step;
+pub use step::StepIo;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -44,6 +44,10 @@ enum Command {
     Up(Box<commands::up::Args>),
     /// Submit a job (`sbatch`): gpusched submit --gpus 1 -- python train.py
     Submit(commands::submit::Args),
+    /// Run a command as a step of a job, its output live, its input forwarded, its exit
+    /// code yours (`srun`): gpusched run --jobid ID [--pty] -- CMD, or with submit's
+    /// options for a job of its own.
+    Run(commands::run::Args),
     /// List queued and running jobs (`squeue`).
     Queue(commands::queue::Args),
     /// Queues: limits, weights, who may use them, what they hold.
@@ -182,6 +186,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
         match cmd {
             Command::Up(a) => commands::up::run(*a).await,
             Command::Submit(a) => commands::submit::run(a).await,
+            Command::Run(a) => commands::run::run(a).await,
             Command::Queue(a) => commands::queue::run(a).await,
             Command::Queues(a) => commands::queues::run(a).await,
             Command::Show(a) => commands::show::run(a).await,

@@ -17,6 +17,8 @@ pub mod logs;
 pub mod nodes;
 pub mod queue;
 pub mod queues;
+pub mod run;
+pub mod run_term;
 pub mod server;
 pub mod service;
 pub mod service_logs;
