@@ -388,7 +388,15 @@ fn handle(
         tokens: keys,
         page,
         usage,
+        steps,
     } = fetched;
+    if let Some((id, steps)) = steps {
+        let steps = steps
+            .into_iter()
+            .map(|s| crate::state::steps::from_stored(s).1)
+            .collect();
+        state.recall_steps(id, steps);
+    }
     for job in rows {
         state.recall(job);
     }
@@ -701,12 +709,15 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 ended,
                 learnt,
                 services,
+                steps,
             }) => {
                 store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
                 state.restore_services(services);
+                // The same process: the steps' streams are still open.
+                state.restore_steps(steps, false);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return Some((state, store));
@@ -732,6 +743,8 @@ pub struct Loaded {
     /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
     pub learnt: (Option<String>, Option<String>),
     pub services: Vec<gpusched_store::ServiceRecord>,
+    /// The steps of the live jobs.
+    pub steps: Vec<gpusched_store::StoredStep>,
 }
 
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
@@ -742,6 +755,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
     let services = store.load_services().await?;
+    let steps = store.load_live_steps().await?;
     let ended = store.ended_counts().await?;
     let learnt = (
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
@@ -750,6 +764,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     Ok(Loaded {
         learnt,
         services,
+        steps,
         store,
         jobs,
         nodes,
@@ -791,6 +806,11 @@ async fn persist(
         match state.services.records.get(name) {
             Some(s) => w.service(s)?,
             None => w.service_gone(name),
+        }
+    }
+    for key in &rows.steps {
+        if let Some(s) = state.steps.get(key) {
+            w.step(&crate::state::steps::to_stored(key.0, s))?;
         }
     }
     w.events(journal.events, crate::state::history::EVENTS_KEPT);

@@ -271,6 +271,18 @@ impl State {
         }
     }
 
+    /// The steps of the live jobs as stored; `fail_running`: a new server life, whose
+    /// streams the running ones lost (`fail_restored_steps`).
+    pub fn restore_steps(&mut self, steps: Vec<gpusched_store::StoredStep>, fail_running: bool) {
+        for s in steps {
+            let (job, view) = from_stored(s);
+            self.steps.insert_stored((job, view.step), view);
+        }
+        if fail_running {
+            self.fail_restored_steps();
+        }
+    }
+
     /// Steps of an ended job read from the store for this round's commands.
     pub fn recall_steps(&mut self, id: u64, steps: Vec<StepView>) {
         self.recalled_steps.insert(id, steps);
@@ -281,4 +293,47 @@ fn no_such_step(id: u64, step: u32) -> Fail {
     Fail::NotFound(format!(
         "job {id} has no running step {step}; `gpusched show {id}` lists its steps"
     ))
+}
+
+/// A step as the store keeps it (the API's type is never stored).
+pub fn to_stored(job: u64, s: &StepView) -> gpusched_store::StoredStep {
+    gpusched_store::StoredStep {
+        job,
+        step: s.step,
+        command: s.command.clone(),
+        nodes: s.nodes.clone(),
+        tasks_per_node: s.tasks_per_node,
+        pty: s.pty,
+        state: s.state.as_str().to_string(),
+        exit_code: s.exit_code,
+        reason: s.reason.clone(),
+        started_ms: s.started_ms,
+        ended_ms: s.ended_ms,
+    }
+}
+
+/// A stored step as the API shows it (an unknown state, from a newer release, reads as
+/// failed).
+pub fn from_stored(s: gpusched_store::StoredStep) -> (u64, StepView) {
+    let state = match s.state.as_str() {
+        "running" => StepState::Running,
+        "completed" => StepState::Completed,
+        "cancelled" => StepState::Cancelled,
+        _ => StepState::Failed,
+    };
+    (
+        s.job,
+        StepView {
+            step: s.step,
+            command: s.command,
+            nodes: s.nodes,
+            tasks_per_node: s.tasks_per_node,
+            pty: s.pty,
+            state,
+            exit_code: s.exit_code,
+            reason: s.reason,
+            started_ms: s.started_ms,
+            ended_ms: s.ended_ms,
+        },
+    )
 }

@@ -12,7 +12,7 @@
 use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 5;
+pub const LATEST: i64 = 6;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -150,6 +150,12 @@ pub fn migrations() -> Vec<Migration> {
             version: 5,
             name: crate::sql::migrate::SERVICES_NAME,
             steps: crate::sql::migrate::services_steps(),
+        },
+        // SQLite's schema 13: the same statements.
+        Migration {
+            version: 6,
+            name: crate::sql::migrate::STEPS_NAME,
+            steps: crate::sql::migrate::steps_steps(),
         },
     ]
 }

@@ -55,6 +55,8 @@ pub struct Snapshot {
     pub tokens: Vec<(i64, String, String)>,
     /// (name, data), by name (schema 12).
     pub services: Vec<(String, String)>,
+    /// (job, step, data), by job and step (schema 13).
+    pub steps: Vec<(i64, i64, String)>,
     pub events: Vec<EventRow>,
     pub audit: Vec<AuditRow>,
     /// (key, value), the store's own schema keys left out; `max_job_id` is the highest
@@ -69,6 +71,7 @@ pub struct CopyCounts {
     pub nodes: usize,
     pub tokens: usize,
     pub services: usize,
+    pub steps: usize,
     pub events: usize,
     pub audit: usize,
     pub meta: usize,
@@ -78,9 +81,16 @@ impl std::fmt::Display for CopyCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} jobs, {} nodes, {} tokens, {} services, {} job events, {} audit entries, \
-             {} meta values",
-            self.jobs, self.nodes, self.tokens, self.services, self.events, self.audit, self.meta
+            "{} jobs, {} nodes, {} tokens, {} services, {} steps, {} job events, {} audit \
+             entries, {} meta values",
+            self.jobs,
+            self.nodes,
+            self.tokens,
+            self.services,
+            self.steps,
+            self.events,
+            self.audit,
+            self.meta
         )
     }
 }
@@ -92,6 +102,7 @@ impl Snapshot {
             nodes: self.nodes.len(),
             tokens: self.tokens.len(),
             services: self.services.len(),
+            steps: self.steps.len(),
             events: self.events.len(),
             audit: self.audit.len(),
             meta: self.meta.len(),
@@ -132,6 +143,12 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     // By name in byte order on either backend (see `services::decode`).
     services.sort_unstable();
+    let steps = all(super::steps::SELECT_ALL)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(super::steps::row)
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
     let events = all(
         "SELECT job, seq, at_ms, kind, attempt, nodes, detail FROM job_events
          ORDER BY job, seq",
@@ -184,6 +201,7 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         nodes,
         tokens,
         services,
+        steps,
         events,
         audit,
         meta,
@@ -217,6 +235,7 @@ impl Store {
             ("nodes", "nodes"),
             ("tokens", "tokens"),
             ("services", "services"),
+            ("steps", "job steps"),
             ("job_events", "job events"),
             ("audit", "audit entries"),
         ] {
@@ -264,6 +283,14 @@ impl Store {
             let mut q = sqlx::query(&sql);
             for (name, data) in chunk {
                 q = q.bind(name).bind(data);
+            }
+            q.execute(&mut *tx).await?;
+        }
+        for chunk in snap.steps.chunks(ROWS) {
+            let sql = insert_sql("steps (job_id, step, data)", 3, chunk.len());
+            let mut q = sqlx::query(&sql);
+            for (job, step, data) in chunk {
+                q = q.bind(*job).bind(*step).bind(data);
             }
             q.execute(&mut *tx).await?;
         }

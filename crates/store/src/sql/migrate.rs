@@ -77,6 +77,13 @@ pub(crate) fn services_steps() -> Vec<Step> {
         .collect()
 }
 
+/// Job steps (issue 35): SQLite's schema 13, PostgreSQL's 6, the same statements.
+pub(crate) const STEPS_NAME: &str = "job steps: the steps table";
+
+pub(crate) fn steps_steps() -> Vec<Step> {
+    super::steps::CREATE_V13.iter().map(|s| Step::Sql(s)).collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

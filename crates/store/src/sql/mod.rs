@@ -43,6 +43,7 @@ macro_rules! on_conn {
 }
 
 mod copy;
+pub(crate) mod steps;
 pub(crate) mod dialect;
 pub(crate) mod ended;
 pub(crate) mod history;
@@ -412,6 +413,22 @@ impl Store {
             .map(services::key_data)
             .collect::<Result<Vec<_>, _>>()?;
         services::decode(rows)
+    }
+
+    /// The steps of every job that has not ended (a starting server's), by job and step.
+    pub async fn load_live_steps(&mut self) -> Result<Vec<crate::StoredStep>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(steps::SELECT_LIVE).fetch_all(c))?;
+        let rows = rows.iter().map(steps::row).collect::<Result<Vec<_>, _>>()?;
+        steps::decode(rows)
+    }
+
+    /// Job `id`'s steps in order (an ended job's, for `show`).
+    pub async fn job_steps(&mut self, id: u64) -> Result<Vec<crate::StoredStep>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(steps::SELECT_OF_JOB)
+            .bind(id as i64)
+            .fetch_all(c))?;
+        let rows = rows.iter().map(steps::row).collect::<Result<Vec<_>, _>>()?;
+        steps::decode(rows)
     }
 
     /// Every row of `sql` (key, JSON data) decoded; a row that does not decode is named.

@@ -45,6 +45,8 @@ pub struct RoundWrites {
     /// The services' rows in the order they were given: (name, the record as JSON) to
     /// insert or replace, (name, None) to delete.
     pub(crate) services: Vec<(String, Option<String>)>,
+    /// (job, step, the record as JSON).
+    pub(crate) steps: Vec<(i64, i64, String)>,
     pub(crate) events: Vec<(u64, JobEvent)>,
     /// Events kept per job (the first and the newest).
     pub(crate) keep: u32,
@@ -58,6 +60,7 @@ impl RoundWrites {
             && self.nodes.is_empty()
             && self.tokens.is_empty()
             && self.services.is_empty()
+            && self.steps.is_empty()
             && self.events.is_empty()
             && self.audit.is_empty()
             && self.meta.is_empty()
@@ -103,6 +106,17 @@ impl RoundWrites {
     /// server's to write; nothing here touches them.
     pub fn service_gone(&mut self, name: &str) {
         self.services.push((name.to_string(), None));
+    }
+
+    /// Inserts or replaces a job step's row.
+    pub fn step(&mut self, rec: &crate::record::StoredStep) -> Result<(), StoreError> {
+        let data = serde_json::to_string(rec).map_err(|source| StoreError::Corrupt {
+            what: format!("step {}.{}", rec.job, rec.step),
+            source,
+        })?;
+        self.steps
+            .push((rec.job as i64, i64::from(rec.step), data));
+        Ok(())
     }
 
     /// The round's job events (by job, each job's in order), at most `keep` kept per job.
@@ -159,6 +173,8 @@ pub(crate) trait RoundTarget {
     async fn service(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
     /// A service's row deleted ([`SERVICE_DELETE`]).
     async fn service_gone(&mut self, name: &str) -> Result<(), StoreError>;
+    /// A job step's row ([`super::steps::STEP_UPSERT`]).
+    async fn step(&mut self, job: i64, step: i64, data: &str) -> Result<(), StoreError>;
     /// The round's job events, numbered on from each job's last, and the prune to `keep`.
     async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError>;
     /// An audit entry ([`AUDIT_INSERT`]).
@@ -185,6 +201,9 @@ impl RoundWrites {
                 Some(data) => t.service(name, data).await?,
                 None => t.service_gone(name).await?,
             }
+        }
+        for (job, step, data) in &self.steps {
+            t.step(*job, *step, data).await?;
         }
         t.events(&self.events, self.keep).await?;
         for entry in &self.audit {

@@ -12,7 +12,7 @@ use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 12;
+pub const LATEST: i64 = 13;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -100,6 +100,11 @@ pub fn migrations() -> Vec<Migration> {
             version: 12,
             name: SERVICES_NAME,
             steps: services_steps(),
+        },
+        Migration {
+            version: 13,
+            name: crate::sql::migrate::STEPS_NAME,
+            steps: crate::sql::migrate::steps_steps(),
         },
     ]
 }

@@ -130,6 +130,7 @@ enum Stmt {
     Token,
     Service,
     ServiceGone,
+    Step,
     LastSeq(usize),
     Events(usize),
     Prune,
@@ -148,6 +149,7 @@ impl Stmt {
             Stmt::Token => TOKEN_UPSERT.into(),
             Stmt::Service => SERVICE_UPSERT.into(),
             Stmt::ServiceGone => SERVICE_DELETE.into(),
+            Stmt::Step => crate::sql::steps::STEP_UPSERT.into(),
             Stmt::LastSeq(jobs) => history::last_seq_sql(d, jobs),
             Stmt::Events(rows) => history::insert_sql(d, rows),
             Stmt::Prune => history::PRUNE_SQL.into(),
@@ -314,6 +316,14 @@ impl RoundTarget for Target<'_, '_> {
 
     async fn service_gone(&mut self, name: &str) -> Result<(), StoreError> {
         self.p.run(Stmt::ServiceGone, &[Val::Text(name.into())])?;
+        Ok(())
+    }
+
+    async fn step(&mut self, job: i64, step: i64, data: &str) -> Result<(), StoreError> {
+        self.p.run(
+            Stmt::Step,
+            &[Val::Int(job), Val::Int(step), Val::Text(data.into())],
+        )?;
         Ok(())
     }
 

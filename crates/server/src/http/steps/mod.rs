@@ -21,33 +21,38 @@ use super::App;
 use crate::actor::Cmd;
 use crate::auth::Caller;
 
-/// A request asking to switch to the step protocol, and the way to the switched
-/// connection.
-pub struct Upgrading(OnUpgrade);
+/// The way to the switched connection, when the request asks to switch to the step
+/// protocol (checked by the handlers after the caller's authorization, so a caller
+/// without the right gets 403 whatever it sent).
+pub struct Upgrading(Option<OnUpgrade>);
 
 impl<S: Send + Sync> FromRequestParts<S> for Upgrading {
-    type Rejection = ApiErr;
+    type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiErr> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _: &S,
+    ) -> Result<Self, std::convert::Infallible> {
         let asks = parts
             .headers
             .get(header::UPGRADE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.eq_ignore_ascii_case(STEP_UPGRADE));
-        let refuse = || {
+        Ok(Upgrading(
+            asks.then(|| parts.extensions.remove::<OnUpgrade>())
+                .flatten(),
+        ))
+    }
+}
+
+impl Upgrading {
+    fn required(self) -> Result<OnUpgrade, ApiErr> {
+        self.0.ok_or_else(|| {
             ApiErr::bad(format!(
                 "this route streams a step: send it as an HTTP/1.1 request with `Connection: \
                  upgrade` and `Upgrade: {STEP_UPGRADE}` (gpusched run does)"
             ))
-        };
-        if !asks {
-            return Err(refuse());
-        }
-        parts
-            .extensions
-            .remove::<OnUpgrade>()
-            .map(Upgrading)
-            .ok_or_else(refuse)
+        })
     }
 }
 
@@ -75,12 +80,13 @@ pub async fn start(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    Upgrading(on): Upgrading,
+    upgrading: Upgrading,
     RawBody(body): RawBody,
 ) -> Result<Response, ApiErr> {
     let who = person(&caller)?;
     let id = job_id(&id)?;
     let req: StepRequest = parse_json(&body)?;
+    let on = upgrading.required()?;
     let started = app.ask(|r| Cmd::StartStep(id, req, who, r)).await?;
     let key = (id, started.step);
     let up = app.steps.open(key);
@@ -122,9 +128,10 @@ pub async fn attach(
     Extension(caller): Extension<Caller>,
     Path((id, step)): Path<(String, String)>,
     uri: Uri,
-    Upgrading(on): Upgrading,
+    upgrading: Upgrading,
 ) -> Result<Response, ApiErr> {
     agent(&caller)?;
+    let on = upgrading.required()?;
     let id = job_id(&id)?;
     let step: u32 = step
         .parse()
