@@ -47,7 +47,7 @@ enum Command {
     /// Run a command as a step of a job, its output live, its input forwarded, its exit
     /// code yours (`srun`): gpusched run --jobid ID [--pty] -- CMD, or with submit's
     /// options for a job of its own.
-    Run(commands::run::Args),
+    Run(commands::run::RunArgs),
     /// List queued and running jobs (`squeue`).
     Queue(commands::queue::Args),
     /// Queues: limits, weights, who may use them, what they hold.

@@ -36,6 +36,11 @@ pub enum JobEventKind {
     Released,
     /// Its priority, walltime or queue changed while pending: `detail` says what, and who.
     Updated,
+    /// A step (`gpusched run`) started in it: `nodes` where, `detail` its number and
+    /// command.
+    StepStarted,
+    /// A step ended: `detail` its number, state, exit code and how long it ran.
+    StepEnded,
 }
 
 impl JobEventKind {
@@ -52,6 +57,8 @@ impl JobEventKind {
             JobEventKind::Held => "held",
             JobEventKind::Released => "released",
             JobEventKind::Updated => "updated",
+            JobEventKind::StepStarted => "step_started",
+            JobEventKind::StepEnded => "step_ended",
         }
     }
 }

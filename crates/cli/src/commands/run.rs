@@ -20,7 +20,7 @@ use super::run_term::{window_size, RawMode};
 use crate::client::Client;
 
 #[derive(ClapArgs, Debug)]
-pub struct Args {
+pub struct RunArgs {
     /// Run the step inside this running job of yours (an allocation from `gpusched
     /// alloc`, or any running job), on its nodes, with its GPUs. Without it, a job is
     /// submitted with the options below, the step runs in it once it starts, and the
@@ -38,12 +38,12 @@ pub struct Args {
     pub job: super::submit::Args,
 }
 
-pub async fn run(args: Args) -> anyhow::Result<()> {
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let code = run_code(args).await?;
     std::process::exit(code);
 }
 
-async fn run_code(mut args: Args) -> anyhow::Result<i32> {
+async fn run_code(mut args: RunArgs) -> anyhow::Result<i32> {
     if args.job.command.is_empty() {
         bail!("no command given: put it after `--` (gpusched run --jobid ID -- nvidia-smi)");
     }

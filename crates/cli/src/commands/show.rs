@@ -51,7 +51,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if let Some(t) = steps_table(&j) {
-        println!("{:>12}:", "Steps");
+        println!("{:>12}:", "steps");
         for line in t.lines() {
             println!("{:>14}{line}", "");
         }

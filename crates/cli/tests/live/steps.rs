@@ -126,7 +126,7 @@ fn steps_run_on_a_two_node_job_with_its_gpus_stdin_and_exit_codes() {
     assert_eq!(steps[2]["exit_code"], 137);
     assert!(steps[1]["ended_ms"].as_u64() >= steps[1]["started_ms"].as_u64());
     let text = stdout(&cli(&url, &["show", &sid]));
-    assert!(text.contains("Steps"), "{text}");
+    assert!(text.contains("steps:") && text.contains(&format!("{id}.1")), "{text}");
 
     // Another user may not run a step in it, and is told why.
     let (code, token) = {

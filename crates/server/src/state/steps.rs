@@ -9,6 +9,8 @@
 use gpusched_wire::step::{StepLaunch, StepRequest, StepState, StepView};
 use gpusched_wire::JobState;
 
+use gpusched_wire::history::JobEventKind;
+
 use super::{Fail, State, Who};
 
 /// What the HTTP layer needs to splice a step it was allowed to start.
@@ -108,6 +110,11 @@ impl State {
             ended_ms: None,
         };
         self.steps.insert((id, step), view);
+        self.note_step(id, step, JobEventKind::StepStarted, &nodes, format!(
+            "step {id}.{step}: {}{}",
+            gpusched_wire::command_line(&req.command),
+            if req.pty { " (pty)" } else { "" }
+        ));
         self.step_requests
             .insert((id, step), (req.cols, req.rows, req.term.clone()));
         for node in &nodes {
@@ -139,6 +146,15 @@ impl State {
         s.ended_ms = Some(now);
         let done = s.clone();
         self.step_requests.remove(&(id, step));
+        let took = now.saturating_sub(done.started_ms);
+        self.note_step(id, step, JobEventKind::StepEnded, &nodes, format!(
+            "step {id}.{step} {}{} after {}.{:03} s{}",
+            done.state.as_str(),
+            done.exit_code.map_or(String::new(), |c| format!(", exit code {c}")),
+            took / 1000,
+            took % 1000,
+            done.reason.as_ref().map_or(String::new(), |r| format!(": {r}"))
+        ));
         for node in &nodes {
             self.bump(node);
         }
@@ -286,6 +302,31 @@ impl State {
     /// Steps of an ended job read from the store for this round's commands.
     pub fn recall_steps(&mut self, id: u64, steps: Vec<StepView>) {
         self.recalled_steps.insert(id, steps);
+    }
+}
+
+impl State {
+    /// A step's event in its job's timeline (the job's attempt, the step's nodes); none
+    /// for a job no longer in memory.
+    fn note_step(
+        &mut self,
+        id: u64,
+        _step: u32,
+        kind: JobEventKind,
+        nodes: &[String],
+        detail: String,
+    ) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        let event = gpusched_wire::JobEvent {
+            at_ms: self.now.ms,
+            kind,
+            attempt: job.view.attempt,
+            nodes: nodes.to_vec(),
+            detail,
+        };
+        self.journal.events.push((id, event));
     }
 }
 

@@ -68,6 +68,8 @@ fn kind_of(name: &str) -> Option<JobEventKind> {
         Held,
         Released,
         Updated,
+        StepStarted,
+        StepEnded,
     ]
     .into_iter()
     .find(|k| k.name() == name)
