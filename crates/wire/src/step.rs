@@ -21,7 +21,8 @@ pub struct StepRequest {
     /// The program and its arguments (no shell).
     #[schema(min_items = 1, max_items = 4096)]
     pub command: Vec<String>,
-    /// Run it in a pseudo-terminal (one task only); `cols`/`rows` its first size.
+    /// Run it in a pseudo-terminal (one task, on the first node unless `nodes` says
+    /// otherwise); `cols`/`rows` its first size.
     #[serde(default)]
     pub pty: bool,
     /// On the first N of the job's nodes (all of them when absent).

@@ -172,13 +172,24 @@ async fn splice(io: Box<dyn crate::client::StepIo>, pty: bool, raw: bool) -> any
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     tokio::spawn(async move {
+        // A second Ctrl-C within a second kills the tasks (srun's rule).
+        let mut last_int: Option<std::time::Instant> = None;
         loop {
             let f = tokio::select! {
                 _ = winch.recv() => match window_size() {
                     Some((cols, rows)) if pty => Frame::Resize { cols, rows },
                     _ => continue,
                 },
-                _ = int.recv() => Frame::Signal(libc::SIGINT),
+                _ = int.recv() => {
+                    let again = last_int.is_some_and(|t| t.elapsed() < Duration::from_secs(1));
+                    last_int = Some(std::time::Instant::now());
+                    if again {
+                        eprintln!("gpusched run: killing the step (a second Ctrl-C)");
+                        Frame::Signal(libc::SIGKILL)
+                    } else {
+                        Frame::Signal(libc::SIGINT)
+                    }
+                }
                 _ = term.recv() => Frame::Signal(libc::SIGTERM),
                 _ = hup.recv() => Frame::Signal(libc::SIGHUP),
             };

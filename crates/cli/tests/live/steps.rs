@@ -17,7 +17,7 @@ use crate::support::*;
 
 /// `gpusched run ARGS` against `url` (its socket, as this uid) with `input` on stdin.
 fn run_with_input(url: &str, args: &[&str], input: &[u8]) -> std::process::Output {
-    let target = format!("unix:{}", socket(url));
+    let target = socket(url);
     let mut c = Command::new(BIN)
         .arg("run")
         .args(args)
@@ -235,7 +235,7 @@ fn run_pty_is_a_terminal_with_echo_resize_and_ctrl_c() {
     let slave = std::fs::File::from(slave);
     let mut cmd = Command::new(BIN);
     cmd.args(["run", "--jobid", &id.to_string(), "--pty", "--", "sh", "-i"])
-        .env("GPUSCHED_SERVER", format!("unix:{}", socket(&url)))
+        .env("GPUSCHED_SERVER", socket(&url))
         .env("TERM", "dumb")
         .env_remove("GPUSCHED_TOKEN")
         .stdin(slave.try_clone().unwrap())
@@ -276,7 +276,8 @@ fn run_pty_is_a_terminal_with_echo_resize_and_ctrl_c() {
     term.send(b"echo after-ctrl-c\r");
     let at = term.expect(at, "after-ctrl-c\r\n");
     assert!(began.elapsed() < Duration::from_secs(20));
-    assert!(!term.seen.lock().unwrap()[..at].contains("not-interrupted"));
+    // (The typed line's echo holds the words; their output would start a line.)
+    assert!(!term.seen.lock().unwrap()[..at].contains("\nnot-interrupted"));
     // Leaving the shell ends the step; its exit code is the CLI's.
     term.send(b"exit 7\r");
     let deadline = Instant::now() + SLOW;
@@ -315,5 +316,69 @@ fn run_without_a_job_makes_one_for_the_step_and_ends_it() {
     // The job ends with its step.
     let v = wait_job(&url, id, SLOW);
     assert!(v["state"].as_str().unwrap() != "running", "{v}");
+    // An ended job's steps are read from the store.
+    let v = job(&url, id);
     assert_eq!(v["steps"][0]["exit_code"], 4, "{v}");
+    assert_eq!(v["steps"][0]["state"], "failed", "{v}");
+}
+
+#[test]
+fn a_step_cut_by_a_server_restart_ends_failed_saying_so_and_its_tasks_are_killed() {
+    let (_d, dir) = scratch();
+    let data = dir.join("data");
+    let port = free_port();
+    let (server1, url) = server(&data, port, &[]);
+    let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Fake(1));
+    let id = submit(&url, &["--", "sleep", "600"]);
+    wait_until(SLOW, || job(&url, id)["state"] == "running");
+    let pid_file = dir.join("step.pid");
+    let mut run = Killed(
+        Command::new(BIN)
+            .args(["run", "--jobid", &id.to_string(), "--", "sh", "-c"])
+            .arg(format!("echo $$ > {}; exec sleep 300", pid_file.display()))
+            .env("GPUSCHED_SERVER", socket(&url))
+            .env_remove("GPUSCHED_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn gpusched run"),
+    );
+    let pid: i32 = wait_for_text(&pid_file, SLOW, |t| t.trim().parse::<i32>().is_ok())
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(pid));
+    drop(server1);
+    // The client hears that its stream was cut, and fails.
+    let deadline = Instant::now() + SLOW;
+    let status = loop {
+        if let Some(s) = run.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "run did not end with its server");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let mut err = String::new();
+    run.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(err.contains("stream"), "{err}");
+    // The step's task dies with its stream.
+    wait_until(SLOW, || !pid_alive(pid));
+    // The next life of the server records it as failed, saying why.
+    let (_server2, url) = server(&data, port, &[]);
+    let v = job(&url, id);
+    assert_eq!(v["steps"][0]["state"], "failed", "{v}");
+    assert!(
+        v["steps"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("server restarted")),
+        "{v}"
+    );
+    // Its job goes on, and takes new steps once its agent is back.
+    wait_until(SLOW, || node_state(&url, "n1").as_deref() == Some("online"));
+    let o = run_with_input(&url, &["--jobid", &id.to_string(), "--", "echo", "again"], b"");
+    assert_eq!(stdout(&o), "again\n", "{}", stderr(&o));
+    assert_eq!(job(&url, id)["steps"][1]["state"], "completed");
+    cli(&url, &["cancel", &id.to_string()]);
 }

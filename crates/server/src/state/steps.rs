@@ -66,7 +66,10 @@ impl State {
         if all.is_empty() {
             return Err(Fail::Conflict(format!("job {id} has no node yet")));
         }
-        let n = req.nodes.map_or(all.len(), |n| n as usize);
+        // A terminal is one task: on the job's first node unless told otherwise.
+        let n = req
+            .nodes
+            .map_or(if req.pty { 1 } else { all.len() }, |n| n as usize);
         if n > all.len() {
             return Err(Fail::Conflict(format!(
                 "-N {n} asks for more nodes than job {id} holds ({}: {})",
