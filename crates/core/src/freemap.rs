@@ -235,6 +235,12 @@ impl FreeMap {
         }
     }
 
+    /// Whether the node is one `want` accepts: its GPUs' model and its place in the
+    /// job's node set (`crate::eligible`).
+    pub fn admits(&self, node: usize, want: Want<'_>) -> bool {
+        self.model_matches(node, want.model) && want.nodes.is_none_or(|m| m.contains(node))
+    }
+
     /// Whether node's GPUs are of a model accepted by `prefix`.
     pub fn model_matches(&self, node: usize, prefix: Option<&str>) -> bool {
         crate::resources::model_matches(&self.model_names[self.model[node] as usize], prefix)
@@ -349,5 +355,26 @@ mod tests {
         m.reset_from(&template);
         assert_eq!(m.total_free(), 32);
         assert_eq!(m.free(NodeId(1)), 8);
+    }
+}
+
+/// What a job accepts of a node besides room: the model of its GPUs (a prefix) and, for
+/// a job with node rules (partitions, constraints, node lists: `crate::eligible`), the
+/// set of nodes it may use. The default accepts every node.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Want<'a> {
+    pub model: Option<&'a str>,
+    pub nodes: Option<&'a crate::eligible::NodeMask>,
+}
+
+impl<'a> Want<'a> {
+    /// Only a model (or any node).
+    pub fn model(model: Option<&'a str>) -> Want<'a> {
+        Want { model, nodes: None }
+    }
+
+    /// Whether it accepts every node (the free map's fast queries apply).
+    pub fn any_node(&self) -> bool {
+        self.model.is_none() && self.nodes.is_none()
     }
 }

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::freemap::{FreeMap, Location};
+use crate::freemap::{FreeMap, Location, Want};
 use crate::ids::NodeId;
 use crate::job::JobSpec;
 use crate::room::{self, Room};
@@ -181,34 +181,40 @@ pub fn place(
     spec: &JobSpec,
     gang: &Gang,
 ) -> Option<Vec<(NodeId, u32)>> {
+    spec.wants()
+        .find_map(|want| place_in(map, room, spec, gang, want))
+}
+
+/// [`place`] on the nodes `want` accepts (one of the job's node sets).
+pub fn place_in(
+    map: &FreeMap,
+    room: Option<&Room>,
+    spec: &JobSpec,
+    gang: &Gang,
+    want: Want<'_>,
+) -> Option<Vec<(NodeId, u32)>> {
     let room = room.filter(|_| room::asks(spec)).map(|r| (r, spec));
     let shapes = gang.shapes(spec.gpus);
-    place_shapes(
-        map,
-        room,
-        spec.gpu_model.as_deref(),
-        gang.mixed_models,
-        &shapes,
-    )
+    place_shapes(map, room, want, gang.mixed_models, &shapes)
 }
 
 /// `gpus` GPUs in equal whole parts on the fewest nodes that hold them now (the
 /// simulator's `topology` placement; its nodes may mix models, as its other strategies'
 /// do). Takes nothing.
-pub fn place_split(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+pub fn place_split(map: &FreeMap, gpus: u32, want: Want<'_>) -> Option<Vec<(NodeId, u32)>> {
     let split = Gang {
         shape: GangShape::Split {
             tasks_per_node: None,
         },
         mixed_models: true,
     };
-    place_shapes(map, None, model, true, &split.shapes(gpus))
+    place_shapes(map, None, want, true, &split.shapes(gpus))
 }
 
 fn place_shapes(
     map: &FreeMap,
     room: Option<(&Room, &JobSpec)>,
-    model: Option<&str>,
+    want: Want<'_>,
     mixed_models: bool,
     shapes: &[(u32, u32)],
 ) -> Option<Vec<(NodeId, u32)>> {
@@ -221,9 +227,7 @@ fn place_shapes(
         for i in 0..map.nodes() {
             let node = NodeId(i as u32);
             let free = map.free(node);
-            if free < g
-                || !map.model_matches(i, model)
-                || room.is_some_and(|(r, spec)| !r.fits(node, spec))
+            if free < g || !map.admits(i, want) || room.is_some_and(|(r, spec)| !r.fits(node, spec))
             {
                 continue;
             }

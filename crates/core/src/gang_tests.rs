@@ -105,6 +105,7 @@ fn spec(gpus: u32, gang: Gang, model: Option<&str>) -> JobSpec {
         mem_mib: 0,
         generic: Default::default(),
         gang: Some(gang),
+        nodes: Vec::new(),
     }
 }
 

@@ -35,6 +35,43 @@ pub struct JobSpec {
     /// ([`crate::gang`]); `gpus` is then the total over every node. `None`: placed by
     /// the strategy as before (the simulator's traces never set it).
     pub gang: Option<crate::gang::Gang>,
+    /// The node sets it may use, tried in order (one per partition, `crate::eligible`);
+    /// empty: any node. Made by the caller from the job's rules and the nodes it knows.
+    pub nodes: Vec<crate::eligible::NodeMask>,
+}
+
+impl JobSpec {
+    /// What each of its node sets accepts, in order: one [`Want`] per set, or one that
+    /// accepts every node of its model.
+    ///
+    /// [`Want`]: crate::freemap::Want
+    pub fn wants(&self) -> impl Iterator<Item = crate::freemap::Want<'_>> {
+        let model = self.gpu_model.as_deref();
+        let any = self
+            .nodes
+            .is_empty()
+            .then_some(crate::freemap::Want::model(model));
+        any.into_iter()
+            .chain(self.nodes.iter().map(move |m| crate::freemap::Want {
+                model,
+                nodes: Some(m),
+            }))
+    }
+
+    /// Whether node `i` (the scheduler's index) is in one of its node sets.
+    pub fn may_use(&self, i: usize) -> bool {
+        self.nodes.is_empty() || self.nodes.iter().any(|m| m.contains(i))
+    }
+
+    /// Whether it may use node `i` of `map`: its model and its node sets.
+    pub fn admits(&self, map: &crate::freemap::FreeMap, i: usize) -> bool {
+        map.model_matches(i, self.gpu_model.as_deref()) && self.may_use(i)
+    }
+
+    /// Whether it accepts every node (no model, no node set).
+    pub fn any_node(&self) -> bool {
+        self.gpu_model.is_none() && self.nodes.is_empty()
+    }
 }
 
 /// The states of DESIGN.md's job lifecycle.

@@ -19,7 +19,7 @@
 //! - `pool`: ignores topology; a job fits when the cluster has enough free GPUs in total.
 //!   What the peer's Tiresias (`dlas-gpu`) simulation assumes; useful as an upper bound.
 
-use crate::freemap::FreeMap;
+use crate::freemap::{FreeMap, Want};
 use crate::ids::NodeId;
 use crate::job::JobSpec;
 use crate::room::{self, Room};
@@ -73,18 +73,25 @@ impl PlacementStrategy {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// Finds room for `gpus` GPUs (of a model starting with `model`, if given) and takes
-    /// it from `map`; `None` leaves `map` untouched.
-    pub fn place(self, map: &mut FreeMap, gpus: u32, model: Option<&str>) -> Option<Placement> {
+    /// Places `spec`'s GPUs by [`Self::place`] on the first of its node sets that holds
+    /// them (a partition each, in its order).
+    pub fn place_spec(self, map: &mut FreeMap, spec: &JobSpec) -> Option<Placement> {
+        spec.wants()
+            .find_map(|want| self.place(map, spec.gpus, want))
+    }
+
+    /// Finds room for `gpus` GPUs on nodes `want` accepts (its GPU model, its node set)
+    /// and takes it from `map`; `None` leaves `map` untouched.
+    pub fn place(self, map: &mut FreeMap, gpus: u32, want: Want<'_>) -> Option<Placement> {
         if gpus == 0 || map.total_free() < gpus as u64 {
             return None;
         }
         let parts = match self {
-            PlacementStrategy::Consolidated => per_switch(map, gpus, model, false),
-            PlacementStrategy::BestFit => per_switch(map, gpus, model, true),
-            PlacementStrategy::Spread => spread(map, gpus, model),
-            PlacementStrategy::Pool => pool(map, gpus, model),
-            PlacementStrategy::Topology => topology(map, gpus, model),
+            PlacementStrategy::Consolidated => per_switch(map, gpus, want, false),
+            PlacementStrategy::BestFit => per_switch(map, gpus, want, true),
+            PlacementStrategy::Spread => spread(map, gpus, want),
+            PlacementStrategy::Pool => pool(map, gpus, want),
+            PlacementStrategy::Topology => topology(map, gpus, want),
         }?;
         for &(node, k) in &parts {
             map.take(node, k);
@@ -103,12 +110,25 @@ impl PlacementStrategy {
 pub fn place_job(
     strategy: PlacementStrategy,
     map: &mut FreeMap,
+    mut room: Option<&mut Room>,
+    spec: &JobSpec,
+) -> Option<Placement> {
+    // A job with partitions tries each in order: the first that holds it wins.
+    spec.wants()
+        .find_map(|want| place_in(strategy, map, room.as_deref_mut(), spec, want))
+}
+
+/// [`place_job`] on the nodes `want` accepts.
+fn place_in(
+    strategy: PlacementStrategy,
+    map: &mut FreeMap,
     room: Option<&mut Room>,
     spec: &JobSpec,
+    want: Want<'_>,
 ) -> Option<Placement> {
     if let Some(gang) = &spec.gang {
         // A gang ignores the strategy: its own node rule (`crate::gang`), all or nothing.
-        let parts = crate::gang::place(map, room.as_deref(), spec, gang)?;
+        let parts = crate::gang::place_in(map, room.as_deref(), spec, gang, want)?;
         for &(node, k) in &parts {
             map.take(node, k);
         }
@@ -119,15 +139,18 @@ pub fn place_job(
         }
         return Some(Placement { parts });
     }
-    let model = spec.gpu_model.as_deref();
     let room = match room {
         Some(r) if spec.gpus == 0 || room::asks(spec) => r,
-        _ => return strategy.place(map, spec.gpus, model),
+        _ => return strategy.place(map, spec.gpus, want),
     };
     let gpus = spec.gpus;
     let candidates = (0..map.nodes()).map(|i| NodeId(i as u32)).filter(|&n| {
         map.free(n) >= gpus
-            && (gpus == 0 || map.model_matches(n.index(), model))
+            && (if gpus == 0 {
+                want.nodes.is_none_or(|m| m.contains(n.index()))
+            } else {
+                map.admits(n.index(), want)
+            })
             && room.open(n)
             && room.fits(n, spec)
     });
@@ -152,7 +175,7 @@ pub fn place_job(
 fn per_switch(
     map: &FreeMap,
     gpus: u32,
-    model: Option<&str>,
+    want: Want<'_>,
     tightest: bool,
 ) -> Option<Vec<(NodeId, u32)>> {
     (0..map.switches())
@@ -160,9 +183,9 @@ fn per_switch(
         .find_map(|s| {
             let per_node = map.capacity(NodeId(map.switch_nodes(s).start as u32));
             if gpus <= per_node {
-                single_node(map, s, gpus, model, tightest, &[]).map(|n| vec![(n, gpus)])
+                single_node(map, s, gpus, want, tightest, &[]).map(|n| vec![(n, gpus)])
             } else {
-                multi_node(map, s, gpus, per_node, model, tightest)
+                multi_node(map, s, gpus, per_node, want, tightest)
             }
         })
 }
@@ -172,11 +195,11 @@ fn single_node(
     map: &FreeMap,
     s: usize,
     k: u32,
-    model: Option<&str>,
+    want: Want<'_>,
     tightest: bool,
     exclude: &[(NodeId, u32)],
 ) -> Option<NodeId> {
-    if model.is_none() && exclude.is_empty() {
+    if want.any_node() && exclude.is_empty() {
         return if tightest {
             map.tightest_with_at_least(s, k)
         } else {
@@ -185,7 +208,7 @@ fn single_node(
     }
     // Slow path for picky jobs: a scan of the switch.
     let candidates = map.switch_nodes(s).map(|i| NodeId(i as u32)).filter(|&n| {
-        map.free(n) >= k && map.model_matches(n.index(), model) && !exclude.iter().any(|e| e.0 == n)
+        map.free(n) >= k && map.admits(n.index(), want) && !exclude.iter().any(|e| e.0 == n)
     });
     if tightest {
         candidates.min_by_key(|&n| (map.free(n), n))
@@ -199,7 +222,7 @@ fn multi_node(
     s: usize,
     gpus: u32,
     per_node: u32,
-    model: Option<&str>,
+    want: Want<'_>,
     tightest: bool,
 ) -> Option<Vec<(NodeId, u32)>> {
     let full = gpus / per_node;
@@ -209,31 +232,31 @@ fn multi_node(
     while parts.len() < full as usize {
         let n = map.next_idle(s, from)?;
         from = n.index() + 1;
-        if map.model_matches(n.index(), model) {
+        if map.admits(n.index(), want) {
             parts.push((n, per_node));
         }
     }
     if rest > 0 {
-        let n = single_node(map, s, rest, model, tightest, &parts)?;
+        let n = single_node(map, s, rest, want, tightest, &parts)?;
         parts.push((n, rest));
         parts.sort();
     }
     Some(parts)
 }
 
-fn topology(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+fn topology(map: &FreeMap, gpus: u32, want: Want<'_>) -> Option<Vec<(NodeId, u32)>> {
     if gpus <= map.max_per_node() {
         let one = (0..map.switches())
-            .filter_map(|s| single_node(map, s, gpus, model, true, &[]))
+            .filter_map(|s| single_node(map, s, gpus, want, true, &[]))
             .min_by_key(|&n| (map.free(n), n));
         if let Some(n) = one {
             return Some(vec![(n, gpus)]);
         }
     }
-    crate::gang::place_split(map, gpus, model)
+    crate::gang::place_split(map, gpus, want)
 }
 
-fn spread(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+fn spread(map: &FreeMap, gpus: u32, want: Want<'_>) -> Option<Vec<(NodeId, u32)>> {
     // Work on a copy of the free counts: one GPU at a time to the loosest node.
     let mut free: Vec<u32> = (0..map.nodes())
         .map(|i| map.free(NodeId(i as u32)))
@@ -241,7 +264,7 @@ fn spread(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, 
     let mut taken = vec![0u32; free.len()];
     for _ in 0..gpus {
         let best = (0..free.len())
-            .filter(|&i| free[i] > 0 && map.model_matches(i, model))
+            .filter(|&i| free[i] > 0 && map.admits(i, want))
             .max_by_key(|&i| (free[i], std::cmp::Reverse(i)))?;
         free[best] -= 1;
         taken[best] += 1;
@@ -256,14 +279,14 @@ fn spread(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, 
     )
 }
 
-fn pool(map: &FreeMap, gpus: u32, model: Option<&str>) -> Option<Vec<(NodeId, u32)>> {
+fn pool(map: &FreeMap, gpus: u32, want: Want<'_>) -> Option<Vec<(NodeId, u32)>> {
     let mut parts = Vec::new();
     let mut left = gpus;
     for s in 0..map.switches() {
         for i in map.switch_nodes(s) {
             let n = NodeId(i as u32);
             let k = map.free(n).min(left);
-            if k > 0 && map.model_matches(i, model) {
+            if k > 0 && map.admits(i, want) {
                 parts.push((n, k));
                 left -= k;
                 if left == 0 {
@@ -293,42 +316,48 @@ mod tests {
     fn consolidated_is_first_fit_and_takes_whole_nodes_for_big_jobs() {
         let mut m = map("4x8");
         assert_eq!(
-            nodes(&Consolidated.place(&mut m, 3, None).unwrap()),
+            nodes(&Consolidated.place(&mut m, 3, Want::default()).unwrap()),
             [(0, 3)]
         );
         assert_eq!(
-            nodes(&Consolidated.place(&mut m, 6, None).unwrap()),
+            nodes(&Consolidated.place(&mut m, 6, Want::default()).unwrap()),
             [(1, 6)]
         );
         assert_eq!(
-            nodes(&Consolidated.place(&mut m, 2, None).unwrap()),
+            nodes(&Consolidated.place(&mut m, 2, Want::default()).unwrap()),
             [(0, 2)]
         );
         // 12 GPUs: one idle node (2) plus 4 on the first node with 4 free (3).
         assert_eq!(
-            nodes(&Consolidated.place(&mut m, 12, None).unwrap()),
+            nodes(&Consolidated.place(&mut m, 12, Want::default()).unwrap()),
             [(2, 8), (3, 4)]
         );
         assert_eq!(m.total_free(), 32 - 23);
         // 9 free GPUs in total but no idle node: a 9-GPU job does not fit.
-        assert_eq!(Consolidated.place(&mut m, 9, None), None);
+        assert_eq!(Consolidated.place(&mut m, 9, Want::default()), None);
         assert_eq!(m.total_free(), 9, "a failed placement takes nothing");
     }
 
     #[test]
     fn best_fit_prefers_the_tightest_node() {
         let mut m = map("3x8");
-        Consolidated.place(&mut m, 5, None).unwrap(); // node 0: 3 free
-        Consolidated.place(&mut m, 7, None).unwrap(); // node 1: 1 free
-        assert_eq!(nodes(&BestFit.place(&mut m, 1, None).unwrap()), [(1, 1)]);
-        assert_eq!(nodes(&BestFit.place(&mut m, 2, None).unwrap()), [(0, 2)]);
+        Consolidated.place(&mut m, 5, Want::default()).unwrap(); // node 0: 3 free
+        Consolidated.place(&mut m, 7, Want::default()).unwrap(); // node 1: 1 free
+        assert_eq!(
+            nodes(&BestFit.place(&mut m, 1, Want::default()).unwrap()),
+            [(1, 1)]
+        );
+        assert_eq!(
+            nodes(&BestFit.place(&mut m, 2, Want::default()).unwrap()),
+            [(0, 2)]
+        );
     }
 
     #[test]
     fn spread_puts_one_gpu_per_node_while_it_can() {
         let mut m = map("4x8");
         assert_eq!(
-            nodes(&Spread.place(&mut m, 6, None).unwrap()),
+            nodes(&Spread.place(&mut m, 6, Want::default()).unwrap()),
             [(0, 2), (1, 2), (2, 1), (3, 1)]
         );
     }
@@ -337,11 +366,13 @@ mod tests {
     fn pool_ignores_topology_but_not_switch_totals() {
         let mut m = map("2x4x2");
         for _ in 0..4 {
-            Consolidated.place(&mut m, 1, None).unwrap();
+            Consolidated.place(&mut m, 1, Want::default()).unwrap();
         }
         // 12 free GPUs scattered; consolidated cannot place 6 on one switch (it can: switch 1 is idle).
-        assert!(Consolidated.place(&mut m.clone(), 6, None).is_some());
-        assert_eq!(Pool.place(&mut m, 12, None).unwrap().gpus(), 12);
+        assert!(Consolidated
+            .place(&mut m.clone(), 6, Want::default())
+            .is_some());
+        assert_eq!(Pool.place(&mut m, 12, Want::default()).unwrap().gpus(), 12);
         assert_eq!(m.total_free(), 0);
     }
 
@@ -351,15 +382,18 @@ mod tests {
         let mut m = map("2x3x8");
         // A job of one node goes to the tightest node anywhere.
         m.take(NodeId(4), 5);
-        assert_eq!(nodes(&Topology.place(&mut m, 2, None).unwrap()), [(4, 2)]);
+        assert_eq!(
+            nodes(&Topology.place(&mut m, 2, Want::default()).unwrap()),
+            [(4, 2)]
+        );
         // Switch 0 has three idle nodes: 24 GPUs as 3 x 8 there.
         assert_eq!(
-            nodes(&Topology.place(&mut m, 24, None).unwrap()),
+            nodes(&Topology.place(&mut m, 24, Want::default()).unwrap()),
             [(0, 8), (1, 8), (2, 8)]
         );
         // 16 more: switch 1 has two idle nodes (3, 5): one switch.
         assert_eq!(
-            nodes(&Topology.place(&mut m, 16, None).unwrap()),
+            nodes(&Topology.place(&mut m, 16, Want::default()).unwrap()),
             [(3, 8), (5, 8)]
         );
         assert_eq!(m.total_free(), 1);
@@ -369,10 +403,14 @@ mod tests {
             m.take(NodeId(n), if n % 2 == 0 { 8 } else { 4 });
         }
         assert_eq!(
-            nodes(&Topology.place(&mut m, 8, None).unwrap()),
+            nodes(&Topology.place(&mut m, 8, Want::default()).unwrap()),
             [(1, 4), (3, 4)]
         );
-        assert_eq!(Consolidated.place(&mut m, 8, None), None, "one switch only");
+        assert_eq!(
+            Consolidated.place(&mut m, 8, Want::default()),
+            None,
+            "one switch only"
+        );
     }
 
     #[test]
@@ -383,9 +421,16 @@ mod tests {
         }
         let mut m = FreeMap::new(&c);
         assert_eq!(
-            nodes(&Consolidated.place(&mut m, 2, Some("A100")).unwrap()),
+            nodes(
+                &Consolidated
+                    .place(&mut m, 2, Want::model(Some("A100")))
+                    .unwrap()
+            ),
             [(1, 2)]
         );
-        assert_eq!(Consolidated.place(&mut m, 3, Some("H100")), None);
+        assert_eq!(
+            Consolidated.place(&mut m, 3, Want::model(Some("H100"))),
+            None
+        );
     }
 }

@@ -69,6 +69,17 @@ pub struct Claim {
     pub nodes: u32,
     pub model: Option<String>,
     pub priority: i32,
+    /// The node sets it may use (`JobSpec::nodes`); empty: any node.
+    pub node_sets: Vec<crate::eligible::NodeMask>,
+}
+
+impl Claim {
+    /// Whether it may run on `n`: its GPU model and its node sets.
+    pub fn admits(&self, n: &NodeRoom) -> bool {
+        crate::resources::model_matches(&n.model, self.model.as_deref())
+            && (self.node_sets.is_empty()
+                || self.node_sets.iter().any(|m| m.contains(n.node.index())))
+    }
 }
 
 /// Where the claim will run and whom to preempt for it.
@@ -103,8 +114,7 @@ pub fn plan(
     }
     let want = claim.nodes.max(1) as usize;
     let per_node = claim.gpus / want as u32;
-    let fits_model =
-        |n: &NodeRoom| crate::resources::model_matches(&n.model, claim.model.as_deref());
+    let fits_model = |n: &NodeRoom| claim.admits(n);
     // Nodes of one GPU model (any, for a job of one node) with room already: the policy's
     // order held the job back; nothing to take back, but the quota entitles it to go
     // first there.
@@ -291,6 +301,7 @@ mod tests {
             nodes: 1,
             model: None,
             priority: 0,
+            node_sets: Vec::new(),
         }
     }
 

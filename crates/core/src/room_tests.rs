@@ -25,6 +25,7 @@ fn job(id: u64, gpus: u32, cpus: u64, mem_gib: u64, generic: &[(&str, u64)]) -> 
         mem_mib: mem_gib * GIB,
         generic: generic.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
         gang: None,
+        nodes: Vec::new(),
     })
 }
 

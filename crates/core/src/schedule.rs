@@ -295,8 +295,9 @@ impl Scheduler {
         let mut best: Option<(usize, NodeId, Vec<room::Lack>)> = None;
         let mut nodes = 0;
         for n in (0..map.nodes()).map(|i| NodeId(i as u32)) {
-            let gpus_ok =
-                map.free(n) >= spec.gpus && (spec.gpus == 0 || map.model_matches(n.index(), model));
+            let gpus_ok = map.free(n) >= spec.gpus
+                && spec.may_use(n.index())
+                && (spec.gpus == 0 || map.model_matches(n.index(), model));
             // A drained node is not a node it waits for.
             if !gpus_ok || !room.open(n) {
                 continue;
@@ -423,15 +424,20 @@ impl Scheduler {
             room_fails = true;
         }
         let key = (spec.gpus, spec.gpu_model.clone());
-        let fits = match self.fit_cache.get(&key) {
-            Some(&f) => f,
+        let cached = if spec.nodes.is_empty() {
+            self.fit_cache.get(&key).copied()
+        } else {
+            None
+        };
+        let fits = match cached {
+            Some(f) => f,
             None => {
                 let mut probe = self.idle.clone();
-                let f = self
-                    .placement
-                    .place(&mut probe, spec.gpus, spec.gpu_model.as_deref())
-                    .is_some();
-                self.fit_cache.insert(key, f);
+                let f = self.placement.place_spec(&mut probe, spec).is_some();
+                // Node sets change with the nodes: only jobs without one are cached.
+                if spec.nodes.is_empty() {
+                    self.fit_cache.insert(key, f);
+                }
                 f
             }
         };
@@ -730,10 +736,7 @@ impl Scheduler {
         let mut placed = Vec::with_capacity(keyed.len());
         for &(_, _, i) in &keyed {
             let spec = &jobs[i].spec;
-            match self
-                .placement
-                .place(&mut self.work, spec.gpus, spec.gpu_model.as_deref())
-            {
+            match self.placement.place_spec(&mut self.work, spec) {
                 Some(p) => placed.push((i, p)),
                 None => return false,
             }
@@ -817,16 +820,16 @@ impl Scheduler {
     /// One job of [`Self::pack_from_idle`] on `self.work`: `smallest_failure` is the
     /// fewest GPUs a job without a model failed to get so far.
     fn place_from_idle(&mut self, spec: &JobSpec, smallest_failure: &mut u32) -> Option<Placement> {
-        let model = spec.gpu_model.as_deref();
+        let any = spec.any_node();
         // `topology` splits into equal parts, whose fit is not monotone (5 GPUs may
         // fail where 6 fit as 2 x 3): no shortcut there.
         let monotone = self.placement != PlacementStrategy::Topology;
-        let placed = if monotone && model.is_none() && spec.gpus >= *smallest_failure {
+        let placed = if monotone && any && spec.gpus >= *smallest_failure {
             None
         } else {
-            self.placement.place(&mut self.work, spec.gpus, model)
+            self.placement.place_spec(&mut self.work, spec)
         };
-        if placed.is_none() && model.is_none() {
+        if placed.is_none() && any {
             *smallest_failure = (*smallest_failure).min(spec.gpus);
         }
         placed
@@ -875,10 +878,7 @@ impl Scheduler {
         for &i in order {
             if !jobs[i].running && wanted[i] {
                 let spec = &jobs[i].spec;
-                if let Some(p) =
-                    self.placement
-                        .place(&mut self.actual, spec.gpus, spec.gpu_model.as_deref())
-                {
+                if let Some(p) = self.placement.place_spec(&mut self.actual, spec) {
                     Self::start(&mut jobs[i], i, p, now, out);
                 }
             }

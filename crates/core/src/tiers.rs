@@ -50,10 +50,7 @@ pub fn cheapest_node(
     claim: &Claim,
     rank: impl Fn(&RunningJob) -> Option<i64>,
 ) -> Option<Reclaim> {
-    let fits = |n: &&NodeRoom| {
-        n.capacity >= claim.gpus
-            && crate::resources::model_matches(&n.model, claim.model.as_deref())
-    };
+    let fits = |n: &&NodeRoom| n.capacity >= claim.gpus && claim.admits(n);
     let usable: Vec<&NodeRoom> = nodes.iter().filter(fits).collect();
     if usable.iter().any(|n| n.free >= claim.gpus) {
         return None;
@@ -155,6 +152,7 @@ mod tests {
             nodes: 1,
             model: None,
             priority,
+            node_sets: Vec::new(),
         }
     }
 

@@ -21,6 +21,7 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         mem_mib: 0,
         generic: Default::default(),
         gang: None,
+        nodes: Vec::new(),
     })
 }
 
@@ -288,6 +289,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
                 drained: None,
                 unreachable: None,
                 follows: false,
+                features: Vec::new(),
             })
             .to_vec()
     };
@@ -307,6 +309,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         gang: None,
         group: None,
         serving: false,
+        rules: None,
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);

@@ -55,6 +55,7 @@ impl Sim {
                 mem_mib: 0,
                 generic: Default::default(),
                 gang: None,
+                nodes: Vec::new(),
             })
             .collect();
         Sim {

@@ -24,6 +24,7 @@ mod http;
 pub mod leader;
 mod live_map;
 pub mod metrics;
+pub mod partitions;
 pub mod queues;
 mod record;
 mod state;

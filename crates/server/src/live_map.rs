@@ -44,6 +44,7 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
         unreachable: None,
         // What its agent can do is known from its registration (`NodeEntry::follows`).
         follows: false,
+        features: r.features.clone(),
     };
     // An agent of an older protocol says nothing of images, and runs none.
     node.set_runs_images(
@@ -131,6 +132,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         gang: gang(v),
         group: None,
         serving: false,
+        rules: None,
     };
     job.set_in_image(v.image.is_some());
     if v.service.is_some() {

@@ -69,12 +69,16 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 struct File {
     queues: BTreeMap<String, QueueDef>,
+    /// `[partition.NAME]` tables (`partitions.rs`).
+    #[serde(default)]
+    partition: BTreeMap<String, crate::partitions::PartitionDef>,
 }
 
-/// Every queue, by name.
+/// Every queue, by name, and the partitions the same file defines.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Queues {
     pub defs: BTreeMap<String, QueueDef>,
+    pub partitions: crate::partitions::Partitions,
 }
 
 pub const DEFAULT_QUEUE: &str = "default";
@@ -96,6 +100,7 @@ impl Default for Queues {
         };
         Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),
+            partitions: Default::default(),
         }
     }
 }
@@ -160,7 +165,12 @@ impl Queues {
                 }
             }
         }
-        Ok(Queues { defs: file.queues })
+        let names: Vec<&str> = file.queues.keys().map(String::as_str).collect();
+        let partitions = crate::partitions::Partitions::from_defs(file.partition, origin, &names)?;
+        Ok(Queues {
+            defs: file.queues,
+            partitions,
+        })
     }
 
     /// Whether `user` (a member of `groups`) may submit to `queue`.

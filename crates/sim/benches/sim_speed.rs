@@ -114,6 +114,7 @@ fn bench_one_pass() {
                 mem_mib: 0,
                 generic: Default::default(),
                 gang: None,
+                nodes: Vec::new(),
             });
             j.remaining = j.spec.estimate;
             j
@@ -204,6 +205,7 @@ fn a100_node(name: String) -> gpusched_core::live::LiveNode {
         drained: None,
         unreachable: None,
         follows: false,
+        features: Vec::new(),
     }
 }
 
@@ -243,6 +245,7 @@ fn bench_follows() {
             gang: None,
             group: None,
             serving: false,
+            rules: None,
         });
     }
     let started = c.pass(1.0, &[]).len();
@@ -286,6 +289,7 @@ fn bench_gangs() {
         }),
         group: None,
         serving: false,
+        rules: None,
     };
     for n in [1_000usize, 10_000] {
         for labelled in [false, true] {
@@ -350,6 +354,7 @@ fn bench_gangs() {
                 mem_mib: 0,
                 generic: Default::default(),
                 gang: gang_of(0).gang,
+                nodes: Vec::new(),
             };
             let g = spec.gang.clone().unwrap();
             let runs = 200;
@@ -390,6 +395,7 @@ fn bench_live_pass() {
             gang: None,
             group: None,
             serving: false,
+            rules: None,
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

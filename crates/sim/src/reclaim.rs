@@ -80,6 +80,7 @@ pub fn step(
             nodes: 1,
             model: spec.gpu_model.clone(),
             priority: spec.priority,
+            node_sets: Vec::new(),
         };
         Some((c, claim))
     });

@@ -25,8 +25,8 @@ pub mod testing;
 mod url;
 
 pub use record::{
-    ArrayProgress, NodeRecord, ServiceRecord, StoredReplica, StoredStep, TokenRecord,
-    UnwrittenTask,
+    ArrayProgress, NodeRecord, ReservationRecord, ServiceRecord, StoredPlacement, StoredReplica,
+    StoredStep, TokenRecord, UnwrittenTask,
 };
 pub use sql::{
     backup, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect, EndedQuery,

@@ -1,5 +1,5 @@
-//! What the store keeps as JSON: an array's progress and a replica's service (in its
-//! job's row), nodes, tokens and services.
+//! What the store keeps as JSON: an array's progress, a replica's service and a job's
+//! placement rules (in its job's row), nodes, tokens, services and reservations.
 
 use gpusched_wire::{Register, Role};
 use serde::{Deserialize, Serialize};
@@ -79,7 +79,7 @@ pub struct TokenRecord {
     pub revoked: bool,
 }
 
-/// A job step (`gpusched run`; schema 13's `steps` table, one row per step, JSON): what
+/// A job step (`gpusched run`; schema 14's `steps` table, one row per step, JSON): what
 /// it ran, where, and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredStep {
@@ -137,6 +137,52 @@ pub struct StoredReplica {
     pub draining_since_ms: Option<u64>,
 }
 
+/// Where a job may run (schema 13's `placement` column, JSON): the partitions it may
+/// use in order of preference, the node features it needs, the nodes it may and may not
+/// use, and the advance reservation it runs in (the store's own copy of the
+/// submission's fields, `wire::JobSubmit`). A job with no rule has none (NULL), not an
+/// empty one: see [`StoredPlacement::is_empty`]. Empty fields are left out of the JSON.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPlacement {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<String>,
+    /// A feature expression, as submitted (`a100&nvlink`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodelist: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
+}
+
+impl StoredPlacement {
+    /// No rule at all: such a job's row holds NULL (`StoredJob::placement` None).
+    pub fn is_empty(&self) -> bool {
+        self == &StoredPlacement::default()
+    }
+}
+
+/// An advance reservation (schema 13's `reservations` table, one row per reservation,
+/// JSON under its name): what an admin asked for and what the server decided at its
+/// creation (the nodes it holds, for a reservation of `gpus`, and their GPUs). Its state
+/// (waiting, active, ended) is worked out from the clock, and the jobs in it from the
+/// jobs' `placement`; neither is stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReservationRecord {
+    pub spec: gpusched_wire::reservation::ReservationSpec,
+    /// The nodes it holds (the spec's, or those the server picked for its `gpus`).
+    pub nodes: Vec<String>,
+    /// GPUs on those nodes.
+    pub gpus: u32,
+    /// Who created it.
+    pub created_by: String,
+    pub created_ms: u64,
+    /// When it was created or last updated.
+    pub updated_ms: u64,
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -175,5 +221,62 @@ pub(crate) mod tests {
             last_failure: Some("exited with code 1".into()),
             deleting: true,
         }
+    }
+
+    /// A reservation named `name` with every field set (the spec's optional parts too).
+    pub(crate) fn reservation(name: &str) -> ReservationRecord {
+        ReservationRecord {
+            spec: gpusched_wire::reservation::ReservationSpec {
+                name: name.into(),
+                start_ms: 1_800_000_000_000,
+                duration_s: 4 * 3600,
+                nodes: vec![],
+                gpus: Some(16),
+                gpu_model: Some("H100".into()),
+                features: Some("nvlink&!slow".into()),
+                users: vec!["alice".into(), "bob".into()],
+                queues: vec!["workshop".into()],
+                maintenance: true,
+            },
+            nodes: vec!["n1".into(), "n2".into()],
+            gpus: 16,
+            created_by: "root".into(),
+            created_ms: 1_700_000_000_000,
+            updated_ms: 1_700_000_300_000,
+        }
+    }
+
+    /// A placement with every rule set.
+    pub(crate) fn placement() -> StoredPlacement {
+        StoredPlacement {
+            partitions: vec!["gpu-h100".into(), "debug".into()],
+            constraint: Some("a100&(nvlink|ib)&!slow".into()),
+            nodelist: vec!["n1".into(), "n2".into(), "n3".into()],
+            exclude: vec!["n4".into()],
+            reservation: Some("workshop".into()),
+        }
+    }
+
+    /// Empty fields are left out of the JSON, and JSON without them reads back.
+    #[test]
+    fn a_placement_leaves_its_empty_fields_out() {
+        let only = StoredPlacement {
+            reservation: Some("r".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&only).unwrap(),
+            r#"{"reservation":"r"}"#
+        );
+        assert!(!only.is_empty() && StoredPlacement::default().is_empty());
+        assert!(!placement().is_empty());
+        for p in [only, placement(), StoredPlacement::default()] {
+            let text = serde_json::to_string(&p).unwrap();
+            assert_eq!(serde_json::from_str::<StoredPlacement>(&text).unwrap(), p);
+        }
+        assert_eq!(
+            serde_json::to_string(&StoredPlacement::default()).unwrap(),
+            "{}"
+        );
     }
 }

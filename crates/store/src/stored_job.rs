@@ -92,6 +92,12 @@ pub struct StoredJob {
     // Schema 12: services.
     /// The service this job is a replica of (JSON in `service`).
     pub service: Option<crate::StoredReplica>,
+    // Schema 13: partitions, reservations, interactive allocations.
+    /// Where it may run: partitions, constraint, node list, exclusions, reservation
+    /// (JSON in `placement`); None for a job with no rule.
+    pub placement: Option<crate::StoredPlacement>,
+    /// An interactive allocation (`gpusched alloc`): steps run in it.
+    pub interactive: bool,
 }
 
 /// What an attempt used (the store's own copy of `wire::contain::Usage`).
@@ -356,6 +362,8 @@ pub(crate) mod tests {
                 ready: true,
                 draining_since_ms: Some(1_700_000_000_000),
             }),
+            placement: Some(crate::record::tests::placement()),
+            interactive: true,
         }
     }
 }

@@ -212,3 +212,36 @@ mod tests {
         }
     }
 }
+
+/// Seconds as the shortest exact `1d2h3m4s` text ([`parse_duration`] reads it back):
+/// `86400` is `1d`, `5400` is `1h30m`, `0` is `0s`.
+pub fn format_duration(secs: u64) -> String {
+    if secs == 0 {
+        return "0s".into();
+    }
+    let mut out = String::new();
+    let mut left = secs;
+    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+        if left >= size {
+            out.push_str(&format!("{}{unit}", left / size));
+            left %= size;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod format_tests {
+    #[test]
+    fn durations_are_written_shortest_and_read_back() {
+        for (secs, text) in [
+            (0, "0s"),
+            (86_400, "1d"),
+            (5_400, "1h30m"),
+            (90_061, "1d1h1m1s"),
+        ] {
+            assert_eq!(super::format_duration(secs), text);
+            assert_eq!(super::parse_duration(text).unwrap(), secs);
+        }
+    }
+}

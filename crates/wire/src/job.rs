@@ -191,6 +191,55 @@ fn default_queue() -> String {
     "default".to_string()
 }
 
+/// Where a job may run, as accepted (see [`JobSubmit`]'s fields of the same names).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct JobRules {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<String>,
+    /// The constraint in its canonical form (`a100&(nvlink|ib)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodelist: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
+}
+
+impl JobRules {
+    pub fn is_empty(&self) -> bool {
+        self == &JobRules::default()
+    }
+
+    /// "partition gpu, constraint ib&nvlink, nodes n1,n2, not n3, reservation r":
+    /// what holds a job, for wait reasons and `show`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.partitions.is_empty() {
+            let word = if self.partitions.len() == 1 {
+                "partition"
+            } else {
+                "partitions"
+            };
+            parts.push(format!("{word} {}", self.partitions.join(",")));
+        }
+        if let Some(c) = &self.constraint {
+            parts.push(format!("constraint {c}"));
+        }
+        if !self.nodelist.is_empty() {
+            parts.push(format!("nodes {}", self.nodelist.join(",")));
+        }
+        if !self.exclude.is_empty() {
+            parts.push(format!("not {}", self.exclude.join(",")));
+        }
+        if let Some(r) = &self.reservation {
+            parts.push(format!("reservation {r}"));
+        }
+        parts.join(", ")
+    }
+}
+
 /// A queue as `GET /api/queues` shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct QueueView {
@@ -407,6 +456,13 @@ pub struct JobView {
     /// default). Enforced where the node has a cgroup (`containment` of its node).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pids_max: Option<u64>,
+    /// Where it may run: its partitions (the default partition's if it named none), its
+    /// constraint, node lists and reservation; `None`: anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Box<JobRules>>,
+    /// An interactive allocation (`gpusched alloc`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interactive: bool,
     /// What the current (or last) attempt used, as its nodes' cgroups measured it when
     /// its parts ended: CPU time and pressure summed over its parts, the peak memory of
     /// its largest part. `None` while it runs, and for an attempt whose agents measured

@@ -19,6 +19,7 @@ pub mod image;
 pub mod job;
 pub mod jobfile;
 pub mod node;
+pub mod reservation;
 pub mod resource;
 pub mod servers;
 pub mod service;
@@ -43,7 +44,7 @@ pub use history::{
 };
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
-    JobState, JobSubmit, JobUpdate, JobView, QueueList, QueueView, Submitted,
+    JobRules, JobState, JobSubmit, JobUpdate, JobView, QueueList, QueueView, Submitted,
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};

@@ -102,6 +102,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         print!("{}", topology(&list.nodes));
         return Ok(());
     }
+    // Features and partitions (sinfo -o %f, %P) only where a node has some.
+    let with_features = list.nodes.iter().any(|n| !n.features.is_empty());
+    let with_partitions = list.nodes.iter().any(|n| !n.partitions.is_empty());
+    let dash = |l: &[String]| {
+        if l.is_empty() {
+            "-".to_string()
+        } else {
+            l.join(",")
+        }
+    };
     let rows: Vec<Vec<String>> = list
         .nodes
         .iter()
@@ -142,24 +152,25 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 enforced(n),
                 format!("{:.1}s ago", n.last_seen_ms_ago as f64 / 1000.0),
             ]
+            .into_iter()
+            .chain(with_features.then(|| dash(&n.features)))
+            .chain(with_partitions.then(|| dash(&n.partitions)))
+            .collect()
         })
         .collect();
-    print!(
-        "{}",
-        table(
-            &[
-                "NODE",
-                "STATE",
-                "GPUS USED",
-                "MODEL",
-                "SOURCE",
-                "FREE CPUS/MEM/RESOURCES",
-                "ENFORCES",
-                "LAST SEEN"
-            ],
-            &rows
-        )
-    );
+    let mut head = vec![
+        "NODE",
+        "STATE",
+        "GPUS USED",
+        "MODEL",
+        "SOURCE",
+        "FREE CPUS/MEM/RESOURCES",
+        "ENFORCES",
+        "LAST SEEN",
+    ];
+    head.extend(with_features.then_some("FEATURES"));
+    head.extend(with_partitions.then_some("PARTITIONS"));
+    print!("{}", table(&head, &rows));
     print!("{}", out_of_service(&list.nodes));
     print!("{}", containment_notes(&list.nodes));
     Ok(())

@@ -415,6 +415,15 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ("used", used(j)),
     ];
     let mut lines = Vec::from(lines);
+    // Where it may run (partitions, constraint, node lists, reservation), after its
+    // GPU model, only for a job with such rules.
+    if let Some(r) = j.rules.as_ref().filter(|r| !r.is_empty()) {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "gpu model")
+            .map_or(lines.len(), |i| i + 1);
+        lines.insert(at, ("runs on", r.describe()));
+    }
     if let Some(s) = &j.service {
         lines.insert(2, ("service", replica_of(s)));
     }

@@ -100,8 +100,26 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true)]
     pub priority: Option<i32>,
     /// The queue (`gpusched queues` lists them; default: `default` or your first).
-    #[arg(long, short = 'q', visible_alias = "partition")]
+    #[arg(long, short = 'q')]
     pub queue: Option<String>,
+    /// Partitions the job may run in, comma-separated, in order of preference: it runs
+    /// on the nodes of the first that can hold it, never elsewhere (`gpusched nodes`
+    /// shows each node's; default: the cluster's default partition, if any).
+    #[arg(long, short = 'p', value_name = "NAME[,NAME...]")]
+    pub partition: Option<String>,
+    /// Node features the job's nodes must have: `a100&nvlink`, `h100|a100`, `!slow`,
+    /// parentheses (Slurm's --constraint; `gpusched nodes` shows features).
+    #[arg(long, short = 'C', value_name = "EXPR")]
+    pub constraint: Option<String>,
+    /// Run only on these nodes, comma-separated (Slurm's --nodelist).
+    #[arg(long, short = 'w', value_name = "NODE[,NODE...]")]
+    pub nodelist: Option<String>,
+    /// Never run on these nodes, comma-separated (Slurm's --exclude).
+    #[arg(long, short = 'x', value_name = "NODE[,NODE...]")]
+    pub exclude: Option<String>,
+    /// Run inside this advance reservation, in its window (`gpusched reservation ls`).
+    #[arg(long, value_name = "NAME")]
+    pub reservation: Option<String>,
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
@@ -205,6 +223,11 @@ fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
     over(&mut file.tasks_per_node, &args.tasks_per_node);
     over(&mut file.image, &args.image);
     over(&mut file.pids, &args.pids);
+    over(&mut file.partition, &args.partition);
+    over(&mut file.constraint, &args.constraint);
+    over(&mut file.nodelist, &args.nodelist);
+    over(&mut file.exclude, &args.exclude);
+    over(&mut file.reservation, &args.reservation);
     file.split |= args.split;
     file.mixed_models |= args.mixed_models;
     for kv in &args.env {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 /// Which of the scheduler's nodes a job may use. Nodes beyond its length are not in it
 /// (a node that registered after the mask was made waits for the next one).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeMask(Arc<[u64]>);
 
 impl NodeMask {
@@ -44,7 +44,7 @@ mod tests {
         let m = NodeMask::from_fn(130, |i| i % 64 == 3 || i == 129);
         assert!(m.contains(3) && m.contains(67) && m.contains(129));
         assert!(!m.contains(4) && !m.contains(130) && !m.contains(10_000));
-        assert_eq!(m.count(), 4);
+        assert_eq!(m.count(), 3);
         assert!(NodeMask::from_fn(5, |_| false).is_empty());
     }
 }

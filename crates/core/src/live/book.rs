@@ -83,6 +83,8 @@ pub struct NodeSlices {
     pub drained: bool,
     /// Its agent runs jobs in container images.
     pub images: bool,
+    /// The node's features (slice jobs' node rules read them).
+    pub features: Vec<String>,
 }
 
 impl NodeSlices {
@@ -128,6 +130,7 @@ impl NodeSlices {
                 .collect(),
             drained: node.closed(),
             images: node.runs_images(),
+            features: node.features.clone(),
         }
     }
 

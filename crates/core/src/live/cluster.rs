@@ -66,6 +66,9 @@ pub struct LiveJob {
     /// is never a victim of any preemption, and a waiting one may take a node from
     /// running training jobs (`serving.rs`).
     pub serving: bool,
+    /// Where it may run (partitions, constraint, node lists: `crate::eligible`); `None`:
+    /// any node.
+    pub rules: Option<std::sync::Arc<crate::eligible::NodeRules>>,
 }
 
 impl LiveJob {
@@ -147,6 +150,9 @@ pub struct LiveCluster {
     pub(super) preempts: Vec<u64>,
     /// Jobs whose estimate is a prediction, not a walltime (`preempt.rs`).
     pub(super) predicted: BTreeSet<u64>,
+    /// Whole-GPU jobs with node rules → the rules, read again against the nodes each
+    /// time they change (`JobSpec::nodes`).
+    pub(super) rules: BTreeMap<u64, std::sync::Arc<crate::eligible::NodeRules>>,
     /// Short jobs queued behind running ones (`follow.rs`).
     pub(super) followers: super::follow::Followers,
     /// The group of each job in one (`group.rs`).
@@ -201,6 +207,7 @@ impl LiveCluster {
             loads: BTreeMap::new(),
             preempts: Vec::new(),
             predicted: BTreeSet::new(),
+            rules: BTreeMap::new(),
             followers: Default::default(),
             groups: BTreeMap::new(),
             runs: Default::default(),
@@ -329,6 +336,25 @@ impl LiveCluster {
         }
     }
 
+    /// A job's node sets over the online nodes, in the scheduler's node order.
+    fn masks(&self, rules: &crate::eligible::NodeRules) -> Vec<crate::eligible::NodeMask> {
+        let facts: Vec<_> = self.nodes.iter().map(LiveNode::facts).collect();
+        rules.masks(&facts)
+    }
+
+    /// Reads every job's node rules again against the nodes (they changed).
+    fn refresh_masks(&mut self) {
+        if self.rules.is_empty() {
+            return;
+        }
+        let facts: Vec<_> = self.nodes.iter().map(LiveNode::facts).collect();
+        for (id, rules) in &self.rules {
+            if let Some(i) = self.find(*id) {
+                self.jobs[i].spec.nodes = rules.masks(&facts);
+            }
+        }
+    }
+
     /// Adds a job at the back of the queue (the core's order); the lists stay sorted by
     /// id, which keeps lookups a binary search.
     pub fn add(&mut self, v: &LiveJob) {
@@ -347,6 +373,7 @@ impl LiveCluster {
                 ask: ask.clone(),
                 image: v.in_image(),
                 at: None,
+                rules: v.rules.clone().filter(|r| !r.is_empty()),
             };
             let at = self.slice_jobs.partition_point(|j| j.id < v.id);
             self.slice_jobs.insert(at, job);
@@ -367,7 +394,12 @@ impl LiveCluster {
             mem_mib: v.mem_mib,
             generic: v.resources.clone(),
             gang: v.gang.clone(),
+            nodes: Vec::new(),
         });
+        if let Some(rules) = v.rules.clone().filter(|r| !r.is_empty()) {
+            job.spec.nodes = self.masks(&rules);
+            self.rules.insert(v.id, rules);
+        }
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
         self.jobs.insert(job);
@@ -502,6 +534,7 @@ impl LiveCluster {
             self.scheduler.finish(&mut job);
             self.predicted.remove(&id);
             self.groups.remove(&id);
+            self.rules.remove(&id);
             let handed = held.and_then(|(p, name, gpus)| self.hand_over(id, &name, &gpus, p, now));
             match handed {
                 Some(Ok(next)) => left.next = Some(next),
@@ -512,6 +545,7 @@ impl LiveCluster {
             self.drop_follows(id, now);
             self.predicted.remove(&id);
             self.groups.remove(&id);
+            self.rules.remove(&id);
         }
         left
     }
@@ -575,6 +609,7 @@ impl LiveCluster {
             .map(|i| NodeId(i as u32))
             .collect();
         self.scheduler.close_nodes(&drained);
+        self.refresh_masks();
         let old_book = std::mem::replace(
             &mut self.book,
             self.nodes
@@ -1126,5 +1161,6 @@ fn slice_spec(j: &SliceJob) -> JobSpec {
         mem_mib: 0,
         generic: Default::default(),
         gang: None,
+        nodes: Vec::new(),
     }
 }

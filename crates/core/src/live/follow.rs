@@ -154,6 +154,9 @@ struct Kind {
     mem_mib: u64,
     generic: BTreeMap<String, u64>,
     group: Option<u64>,
+    /// Node sets (`crate::eligible`): a job follows only one with the same, so the
+    /// head's node is one it may use.
+    nodes: Vec<crate::eligible::NodeMask>,
 }
 
 impl Kind {
@@ -165,6 +168,7 @@ impl Kind {
             mem_mib: s.mem_mib,
             generic: s.generic.clone(),
             group: groups.get(&s.id.0).map(|g| g.id),
+            nodes: s.nodes.clone(),
         }
     }
 }
@@ -222,7 +226,7 @@ impl LiveCluster {
         let Some(cfg) = self.followers.config else {
             return 0;
         };
-        if job.slice.is_some() || job.gang.is_some() || job.gpus == 0 {
+        if job.slice.is_some() || job.gang.is_some() || job.gpus == 0 || job.rules.is_some() {
             return 0;
         }
         let Some(&user) = self.users.get(&job.user) else {
@@ -235,6 +239,7 @@ impl LiveCluster {
             mem_mib: job.mem_mib,
             generic: job.resources.clone(),
             group: job.group.map(|g| g.id),
+            nodes: Vec::new(),
         };
         self.open_heads(cfg, kind.bucket)
             .filter(|(j, _)| Kind::of(&j.spec, &self.groups) == kind)

@@ -29,6 +29,7 @@ fn node(name: &str, n: u32, model: &str) -> LiveNode {
         drained: None,
         unreachable: None,
         follows: false,
+        features: Vec::new(),
     }
 }
 
@@ -53,6 +54,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         gang: None,
         group: None,
         serving: false,
+        rules: None,
     }
 }
 

@@ -100,6 +100,7 @@ mod tests {
             mem_mib: 0,
             generic: Default::default(),
             gang: None,
+            nodes: Vec::new(),
         })
     }
 

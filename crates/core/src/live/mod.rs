@@ -73,4 +73,6 @@ mod image_tests;
 #[cfg(test)]
 mod round_tests;
 #[cfg(test)]
+mod rules_tests;
+#[cfg(test)]
 mod serving_tests;

@@ -28,6 +28,9 @@ pub struct LiveNode {
     /// Its agent starts a job queued behind a running one by itself when that one ends
     /// (agent protocol 3; see `follow.rs`): only such nodes get followers.
     pub follows: bool,
+    /// Features its agent declared (`--feature`) and the server's topology file adds,
+    /// sorted: what constraints and partitions select it by (`crate::eligible`).
+    pub features: Vec<String>,
 }
 
 /// Where a node sits in the network and how its GPUs are linked.
@@ -52,6 +55,16 @@ pub enum Link {
     HostBridge,
     Numa,
     System,
+}
+
+impl LiveNode {
+    /// The node as eligibility reads it.
+    pub fn facts(&self) -> crate::eligible::NodeFacts<'_> {
+        crate::eligible::NodeFacts {
+            name: &self.name,
+            features: &self.features,
+        }
+    }
 }
 
 impl NodeTopology {

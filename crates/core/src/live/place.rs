@@ -26,6 +26,20 @@ pub struct SliceJob {
     pub image: bool,
     /// The node and slice while it runs.
     pub at: Option<(String, SliceAt)>,
+    /// Where it may run (`crate::eligible`); `None`: any node.
+    pub rules: Option<std::sync::Arc<crate::eligible::NodeRules>>,
+}
+
+impl SliceJob {
+    /// Whether its node rules let it on the node `name` (of `n`).
+    fn may_use(&self, name: &str, n: &NodeSlices) -> bool {
+        self.rules.as_ref().is_none_or(|r| {
+            r.admits(crate::eligible::NodeFacts {
+                name,
+                features: &n.features,
+            })
+        })
+    }
 }
 
 /// Where one waiting slice job goes: the node (by position in `nodes`) and its slice.
@@ -36,14 +50,16 @@ pub fn place(
     strategy: ShareStrategy,
 ) -> Option<(usize, SliceAt)> {
     let model = job.model.as_deref();
-    let fits_model = |n: &NodeSlices| {
-        crate::resources::model_matches(&n.model, model) && (n.images || !job.image)
+    let fits_model = |name: &str, n: &NodeSlices| {
+        crate::resources::model_matches(&n.model, model)
+            && (n.images || !job.image)
+            && job.may_use(name, n)
     };
     match &job.ask {
         SliceAsk::Mig { profile } => {
             let mut best: Option<(u32, usize, u32, MigOption)> = None;
-            for (k, (_, n)) in nodes.iter().enumerate() {
-                if !fits_model(n) {
+            for (k, (name, n)) in nodes.iter().enumerate() {
+                if !fits_model(name, n) {
                     continue;
                 }
                 for g in &n.gpus {
@@ -89,7 +105,7 @@ pub fn place(
             let (milli, mem) = share_size(&job.ask, nodes.iter().map(|n| &n.1), model)?;
             let hosts: Vec<ShareHost> = nodes
                 .iter()
-                .map(|(_, n)| ShareHost {
+                .map(|(name, n)| ShareHost {
                     model: n.model.clone(),
                     cpu_milli: u64::from(n.cpus) * 1000,
                     mem_mib: n.mem_mib,
@@ -104,6 +120,7 @@ pub fn place(
                                 || n.whole.contains_key(&g.index)
                                 || other_user
                                 || (job.image && !n.images)
+                                || !job.may_use(name, n)
                             {
                                 (0, 0)
                             } else {

@@ -61,6 +61,19 @@ pub enum WaitReason {
     UserAtCap { held: u64, cap: u32 },
     /// It runs in a container image and no node's agent runs images.
     NoImageRuntime,
+    /// No online node is one its node rules (partitions, constraint, node lists) admit:
+    /// each node's first refusal, in node order (at most 8, and how many more).
+    NoEligibleNode {
+        refusals: Vec<(String, crate::eligible::Refusal)>,
+        more: usize,
+    },
+    /// Nodes its rules admit exist (`eligible` of them, of its model and large enough),
+    /// but none has `gpus` GPUs free now: `free_max` is the most free on one.
+    EligibleBusy {
+        eligible: u32,
+        gpus: u32,
+        free_max: u32,
+    },
     /// No online node has enough GPUs (of its model) at all.
     NoNodeCanHold { gpus: u32, model: Option<String> },
     /// Nodes that could hold it exist, but every one is out of service now: drained,
@@ -212,6 +225,9 @@ impl LiveCluster {
         if job.in_image() && !self.nodes.iter().any(LiveNode::runs_images) {
             return WaitReason::NoImageRuntime;
         }
+        if let Some(why) = self.rules_wait(job) {
+            return why;
+        }
         let queue = job.queue;
         let held_milli = ctx.queue_milli.get(&queue).copied().unwrap_or(0);
         if let Some(ask) = &job.slice {
@@ -312,6 +328,59 @@ impl LiveCluster {
             };
         }
         self.order_wait(job, ctx)
+    }
+
+    /// Why a job with node rules waits, when the rules are why: no node admitted, or
+    /// none of those admitted with its GPUs free. Rare (jobs with rules only), so every
+    /// node is looked at.
+    fn rules_wait(&self, job: &LiveJob) -> Option<WaitReason> {
+        let rules = job.rules.as_ref().filter(|r| !r.is_empty())?;
+        let mut refusals = Vec::new();
+        let mut admitted = Vec::new();
+        for n in &self.nodes {
+            match rules.refuses(n.facts()) {
+                Some(r) => refusals.push((n.name.clone(), r)),
+                None => admitted.push(n),
+            }
+        }
+        if admitted.is_empty() {
+            let more = refusals.len().saturating_sub(8);
+            refusals.truncate(8);
+            return Some(WaitReason::NoEligibleNode { refusals, more });
+        }
+        if job.slice.is_some() {
+            return None;
+        }
+        // GPUs one node must hold: the job's, or a gang part's smallest shape.
+        let need = match &job.gang {
+            Some(g) => g
+                .shapes(job.gpus)
+                .iter()
+                .map(|s| s.1)
+                .min()
+                .unwrap_or(job.gpus),
+            None => job.gpus,
+        };
+        let model = job.model.as_deref();
+        let fitting: Vec<&&LiveNode> = admitted
+            .iter()
+            .filter(|n| n.has_model(model) && n.whole_gpus() >= need)
+            .collect();
+        if fitting.is_empty() {
+            // The usual reasons say what no node has (GPUs of its model).
+            return None;
+        }
+        let free_max = fitting
+            .iter()
+            .filter(|n| !n.closed())
+            .map(|n| self.whole_free(&n.name))
+            .max()
+            .unwrap_or(0);
+        (free_max < need).then_some(WaitReason::EligibleBusy {
+            eligible: fitting.len() as u32,
+            gpus: need,
+            free_max,
+        })
     }
 
     /// Why a job that could start now on the GPUs free waits: a reservation, or jobs

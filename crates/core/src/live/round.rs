@@ -233,6 +233,7 @@ impl LiveCluster {
                 nodes,
                 model: spec.gpu_model.clone(),
                 priority: spec.priority,
+                node_sets: spec.nodes.clone(),
             };
             Some(((), claim))
         });
@@ -279,6 +280,7 @@ impl LiveCluster {
                 nodes: if spec.gang.is_some() { 2 } else { 1 },
                 model: spec.gpu_model.clone(),
                 priority: spec.priority,
+                node_sets: spec.nodes.clone(),
             };
             if let Some(plan) = tiers::plan(&r.priority_tiers, running, rooms, &claim) {
                 found = Some(TierPreemption {

@@ -73,6 +73,7 @@ impl LiveCluster {
                 nodes: 1,
                 model: spec.gpu_model.clone(),
                 priority: spec.priority,
+                node_sets: spec.nodes.clone(),
             };
             let rank = |r: &crate::reclaim::RunningJob| Some(i64::from(r.priority));
             if let Some(plan) = tiers::cheapest_node(&field.running, &field.rooms, &claim, rank) {

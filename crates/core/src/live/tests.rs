@@ -36,6 +36,7 @@ pub(super) fn node(name: &str, n: u32, mig: bool) -> LiveNode {
         drained: None,
         unreachable: None,
         follows: false,
+        features: Vec::new(),
     }
 }
 
@@ -56,6 +57,7 @@ pub(super) fn whole(id: u64, gpus: u32) -> LiveJob {
         gang: None,
         group: None,
         serving: false,
+        rules: None,
     }
 }
 
@@ -83,6 +85,7 @@ fn slice_job(id: u64, ask: SliceAsk) -> SliceJob {
         ask,
         image: false,
         at: None,
+        rules: None,
     }
 }
 

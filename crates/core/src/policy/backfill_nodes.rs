@@ -103,7 +103,6 @@ pub fn reserve(
     free: &FreeMap,
     now: Seconds,
 ) -> Option<NodeReservation> {
-    let model = head.gpu_model.as_deref();
     // (nodes, per node): a gang's first shape whose node count some model has.
     let shapes = match &head.gang {
         Some(g) => g.shapes(head.gpus),
@@ -114,7 +113,7 @@ pub fn reserve(
         let mut groups: BTreeMap<u16, Vec<Outlook>> = BTreeMap::new();
         for i in 0..free.nodes() {
             let node = NodeId(i as u32);
-            if !free.model_matches(i, model) || free.capacity(node) < need {
+            if !head.admits(free, i) || free.capacity(node) < need {
                 continue;
             }
             let key = if mixed || head.gang.is_none() {

@@ -130,6 +130,7 @@ mod tests {
             mem_mib: 0,
             generic: Default::default(),
             gang: None,
+            nodes: Vec::new(),
         };
         let mut j = SchedJob::new(spec);
         j.attained = attained;

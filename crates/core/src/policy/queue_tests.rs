@@ -49,6 +49,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, outlive: bool) -> JobSpec {
         mem_mib: 0,
         generic: Default::default(),
         gang: None,
+        nodes: Vec::new(),
     }
 }
 

@@ -48,7 +48,7 @@ impl Scheduler {
         let mut smallest_failure = u32::MAX;
         for &i in order {
             let j = &jobs[i];
-            let plain = monotone && j.spec.gpu_model.is_none() && j.spec.gang.is_none();
+            let plain = monotone && j.spec.any_node() && j.spec.gang.is_none();
             wanted[i] = if j.running && protected(j) {
                 true
             } else if plain && j.spec.gpus >= smallest_failure {

@@ -23,6 +23,7 @@ fn job(id: u64, gpus: u32, submit: f64, estimate: Option<f64>) -> SchedJob {
         mem_mib: 0,
         generic: Default::default(),
         gang: None,
+        nodes: Vec::new(),
     })
 }
 

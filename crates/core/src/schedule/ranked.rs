@@ -180,10 +180,7 @@ impl Scheduler {
                 pending.next().expect("peeked").2
             };
             let spec = &jobs[i].spec;
-            match self
-                .placement
-                .place(&mut self.work, spec.gpus, spec.gpu_model.as_deref())
-            {
+            match self.placement.place_spec(&mut self.work, spec) {
                 Some(p) => placed.push((i, p)),
                 None => return false,
             }

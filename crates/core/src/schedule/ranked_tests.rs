@@ -52,6 +52,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, v: Variant) -> JobSpec {
         mem_mib: 0,
         generic: Default::default(),
         gang: None,
+        nodes: Vec::new(),
     }
 }
 

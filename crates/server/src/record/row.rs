@@ -91,6 +91,8 @@ impl JobRecord {
             pids_max,
             usage,
             service,
+            rules,
+            interactive,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -165,6 +167,17 @@ impl JobRecord {
                 ready: s.ready,
                 draining_since_ms: s.draining_since_ms,
             }),
+            placement: rules
+                .as_ref()
+                .map(|r| gpusched_store::StoredPlacement {
+                    partitions: r.partitions.clone(),
+                    constraint: r.constraint.clone(),
+                    nodelist: r.nodelist.clone(),
+                    exclude: r.exclude.clone(),
+                    reservation: r.reservation.clone(),
+                })
+                .filter(|p| !p.is_empty()),
+            interactive: *interactive,
         }
     }
 
@@ -230,6 +243,16 @@ impl JobRecord {
                 }),
                 image: row.image,
                 pids_max: row.pids_max,
+                rules: row.placement.map(|p| {
+                    Box::new(gpusched_wire::JobRules {
+                        partitions: p.partitions,
+                        constraint: p.constraint,
+                        nodelist: p.nodelist,
+                        exclude: p.exclude,
+                        reservation: p.reservation,
+                    })
+                }),
+                interactive: row.interactive,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
                 service: row.service.as_ref().map(|s| {
                     Box::new(gpusched_wire::ReplicaOf {
@@ -552,6 +575,14 @@ mod tests {
                 }),
                 image: Some("localhost/pytorch:24.01".into()),
                 pids_max: Some(512),
+                rules: Some(Box::new(gpusched_wire::JobRules {
+                    partitions: vec!["gpu".into(), "debug".into()],
+                    constraint: Some("a100&(nvlink|ib)".into()),
+                    nodelist: vec!["n1".into(), "n2".into()],
+                    exclude: vec!["n3".into()],
+                    reservation: Some("workshop".into()),
+                })),
+                interactive: true,
                 usage: Some(Box::new(Usage {
                     cpu_ms: 3_723_000,
                     mem_peak_bytes: Some(3 << 30),

@@ -156,7 +156,7 @@ impl State {
         let Some(&q) = self.queue_ids.get(&v.queue).filter(|_| short) else {
             return 0;
         };
-        let mut task = crate::live_map::job(v, q);
+        let mut task = self.live_job(v, q);
         task.group = self.job_group(v);
         self.cluster.open_follow_slots(&task)
     }

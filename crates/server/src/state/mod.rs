@@ -31,6 +31,7 @@ mod queue_list;
 mod reasons;
 mod recent;
 mod reclaim;
+mod rules;
 mod runs;
 pub(crate) mod services;
 pub(crate) mod shape;
@@ -396,7 +397,7 @@ impl State {
             return;
         }
         let q = self.queue_id(&job.view.queue);
-        let mut live = live_map::job(&job.view, q);
+        let mut live = self.live_job(&job.view, q);
         live.group = self.job_group(&job.view);
         self.cluster.add(&live);
         self.predict_estimate(&job.view);

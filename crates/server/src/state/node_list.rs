@@ -41,8 +41,10 @@ impl State {
                 mem_mib: n.record.register.mem_mib,
                 resources: n.record.register.resources.clone(),
                 features: n.record.register.features.clone(),
-                // Partitions arrive with the queue file's [partition] tables (issue 35).
-                partitions: Vec::new(),
+                partitions: self
+                    .queues
+                    .partitions
+                    .of_node(&n.record.register.node, &n.record.register.features),
                 // Offline nodes hold nothing; online ones what the core has left.
                 free_cpu_milli: self
                     .cluster

@@ -55,6 +55,12 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
         WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
         WaitReason::NoImageRuntime => no_image_runtime(v.image.as_deref().unwrap_or("")),
+        WaitReason::NoEligibleNode { refusals, more } => no_eligible_node(v, refusals, *more),
+        WaitReason::EligibleBusy {
+            eligible,
+            gpus,
+            free_max,
+        } => eligible_busy(v, *eligible, *gpus, *free_max),
         WaitReason::NoNodeCanHold { gpus, model } => no_node_can_hold(*gpus, model.as_deref()),
         WaitReason::OutOfService { nodes } => out_of_service(nodes),
         // A replica needs a node whose agent serves replicas, which its own view does not
@@ -369,6 +375,37 @@ pub fn no_retries_left(lost: u32, node: &str, why: &str, max_retries: u32) -> St
     )
 }
 
+/// No online node is one the job's rules admit: each node and the rule that keeps it off.
+pub fn no_eligible_node(
+    v: &JobView,
+    refusals: &[(String, gpusched_core::eligible::Refusal)],
+    more: usize,
+) -> String {
+    let what = v.rules.as_ref().map(|r| r.describe()).unwrap_or_default();
+    if refusals.is_empty() {
+        return format!("{what}: no node is online; it starts when one its rules admit registers");
+    }
+    let mut each: Vec<String> = refusals.iter().map(|(n, r)| format!("{n} {r}")).collect();
+    if more > 0 {
+        each.push(format!("{more} more"));
+    }
+    format!(
+        "{what}: no online node is one it may use ({}); it starts once such a node is online; to run elsewhere, cancel it and submit with other rules",
+        each.join("; ")
+    )
+}
+
+/// Nodes the job's rules admit exist, but none has its GPUs free.
+pub fn eligible_busy(v: &JobView, eligible: u32, gpus: u32, free_max: u32) -> String {
+    let what = v.rules.as_ref().map(|r| r.describe()).unwrap_or_default();
+    format!(
+        "{what}: no node it may use has {} free (the most free on one of the {} it may use \
+         is {free_max})",
+        count(u64::from(gpus), "GPU"),
+        count(u64::from(eligible), "node"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,6 +474,39 @@ mod tests {
         assert_eq!(
             waiting_for_nodes(3, 1, None, 0, 1),
             "waiting for 3 nodes with 1 GPU each free at once (0 have them now; 1 job waiting)"
+        );
+    }
+
+    #[test]
+    fn a_job_with_rules_says_which_hold_it() {
+        let v: JobView = serde_json::from_value(serde_json::json!({
+            "id": 7, "user": "ann", "queue": "batch", "gpus": 4, "state": "pending",
+            "submit_ms": 0, "command": ["true"], "priority": 0, "reason": "",
+            "attempt": 1, "max_retries": 0, "name": "", "cwd": "/", "gpu_indices": [],
+            "cancel_requested": false,
+            "rules": {"partitions": ["h100"], "constraint": "ib"}
+        }))
+        .unwrap_or_else(|e| panic!("a view with rules: {e}"));
+        use gpusched_core::eligible::Refusal;
+        assert_eq!(
+            eligible_busy(&v, 2, 4, 1),
+            "partition h100, constraint ib: no node it may use has 4 GPUs free (the most \
+             free on one of the 2 nodes it may use is 1)"
+        );
+        assert_eq!(
+            eligible_busy(&v, 1, 1, 0),
+            "partition h100, constraint ib: no node it may use has 1 GPU free (the most \
+             free on one of the 1 node it may use is 0)"
+        );
+        let refusals = vec![
+            ("n1".to_string(), Refusal::Partition),
+            ("n2".to_string(), Refusal::Constraint),
+        ];
+        assert_eq!(
+            no_eligible_node(&v, &refusals, 3),
+            "partition h100, constraint ib: no online node is one it may use (n1 outside its \
+             partitions; n2 without its constraint's features; 3 more); it starts once such \
+             a node is online; to run elsewhere, cancel it and submit with other rules"
         );
     }
 

@@ -111,6 +111,15 @@ impl State {
             };
             let def = &self.queues.defs[&queue];
             let priority = j.priority.unwrap_or(def.default_priority);
+            j.priority = Some(priority);
+            j.queue = Some(queue.clone());
+            self.settle_rules(j, &user, groups, &known)
+                .map_err(|f| match f {
+                    Fail::Conflict(e) => at(e),
+                    other => other,
+                })?;
+            // A partition's priority is added to the queue's.
+            let priority = j.priority.unwrap_or(priority);
             // A slice counts as one GPU (its fraction, rounded up).
             let slice = validate::slice_of(j).ok().flatten();
             let need = validate::whole_gpus(j, slice.as_ref());
@@ -197,6 +206,9 @@ impl State {
             prog.rsplit('/').next().unwrap_or(prog).to_string()
         });
         let array_progress = j.array.map(|_| Default::default());
+        let rules = Some(super::rules::rules_of(&j))
+            .filter(|r| !r.is_empty())
+            .map(Box::new);
         JobRecord {
             view: JobView {
                 id,
@@ -249,6 +261,8 @@ impl State {
                 array: j.array,
                 array_counts: None,
                 array_task: None,
+                rules,
+                interactive: j.interactive,
                 image: j.image,
                 pids_max: j.pids_max,
                 usage: None,

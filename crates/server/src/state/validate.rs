@@ -28,6 +28,7 @@ pub const MAX_RETRIES: u32 = 100;
 pub const MAX_NODES: u32 = 1024;
 
 /// The GPUs of one known node, for the "could any node ever hold it" check.
+#[derive(Clone, Copy)]
 pub struct KnownNode<'a> {
     pub name: &'a str,
     pub gpus: &'a [GpuInfo],

@@ -91,7 +91,7 @@ impl State {
             .get(&v.queue)
             .copied()
             .unwrap_or(QueueId(u32::MAX));
-        let job = crate::live_map::job(v, queue);
+        let job = self.live_job(v, queue);
         let why = self.cluster.wait_reason(&job, &self.blocked(v), &ctx.wait);
         reasons::wait(&why, v, self.cfg.policy.name(), self.now.secs())
     }

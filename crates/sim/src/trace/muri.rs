@@ -77,6 +77,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 mem_mib: 0,
                 generic: Default::default(),
                 gang: None,
+                nodes: Vec::new(),
             },
             work,
             model: row.opt("model_name").map(str::to_string),

@@ -69,6 +69,7 @@ impl Builder {
                 mem_mib: 0,
                 generic: Default::default(),
                 gang: None,
+                nodes: Vec::new(),
             },
             work: Work {
                 units: f.duration,

@@ -43,6 +43,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 mem_mib: 0,
                 generic: Default::default(),
                 gang: None,
+                nodes: Vec::new(),
             },
             work: Work {
                 units: duration,

@@ -89,6 +89,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     mem_mib: 0,
                     generic: Default::default(),
                     gang: None,
+                    nodes: Vec::new(),
                 },
                 work: Work {
                     units: secs,

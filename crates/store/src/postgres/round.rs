@@ -5,7 +5,8 @@
 use gpusched_wire::history::{AuditEntry, JobEvent};
 
 use crate::sql::round::{
-    RoundTarget, RoundWrites, NODE_UPSERT, SERVICE_DELETE, SERVICE_UPSERT, TOKEN_UPSERT,
+    RoundTarget, RoundWrites, NODE_UPSERT, RESERVATION_DELETE, RESERVATION_UPSERT, SERVICE_DELETE,
+    SERVICE_UPSERT, TOKEN_UPSERT,
 };
 use crate::sql::values::Val;
 use crate::sql::{Store, StoreTx};
@@ -48,6 +49,19 @@ impl RoundTarget for StoreTx<'_> {
 
     async fn service_gone(&mut self, name: &str) -> Result<(), StoreError> {
         self.execute_vals(SERVICE_DELETE, &[Val::Text(name.into())])
+            .await
+    }
+
+    async fn reservation(&mut self, name: &str, data: &str) -> Result<(), StoreError> {
+        self.execute_vals(
+            RESERVATION_UPSERT,
+            &[Val::Text(name.into()), Val::Text(data.into())],
+        )
+        .await
+    }
+
+    async fn reservation_gone(&mut self, name: &str) -> Result<(), StoreError> {
+        self.execute_vals(RESERVATION_DELETE, &[Val::Text(name.into())])
             .await
     }
 

@@ -5,8 +5,9 @@
 //! Both read the source in one transaction (a snapshot: REPEATABLE READ on PostgreSQL,
 //! a read transaction of SQLite's WAL), so a server may go on writing meanwhile, and
 //! write the target in one transaction, so a failed copy leaves nothing half written.
-//! Rows travel as stored (jobs through [`StoredJob`], a replica's `service` with them;
-//! the other tables, `services` included, as their columns);
+//! Rows travel as stored (jobs through [`StoredJob`], a replica's `service` and a job's
+//! `placement` and `interactive` with them; the other tables, `services` and
+//! `reservations` included, as their columns);
 //! ids are kept, and the target's counters continue after them.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Connection, Row};
 
 use super::dialect::{marks, Dialect};
-use super::{ended, jobs, services, Store};
+use super::{ended, jobs, reservations, services, Store};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
 
@@ -55,7 +56,9 @@ pub struct Snapshot {
     pub tokens: Vec<(i64, String, String)>,
     /// (name, data), by name (schema 12).
     pub services: Vec<(String, String)>,
-    /// (job, step, data), by job and step (schema 13).
+    /// (name, data), by name (schema 13).
+    pub reservations: Vec<(String, String)>,
+    /// (job, step, data), by job and step (schema 14).
     pub steps: Vec<(i64, i64, String)>,
     pub events: Vec<EventRow>,
     pub audit: Vec<AuditRow>,
@@ -71,6 +74,7 @@ pub struct CopyCounts {
     pub nodes: usize,
     pub tokens: usize,
     pub services: usize,
+    pub reservations: usize,
     pub steps: usize,
     pub events: usize,
     pub audit: usize,
@@ -81,12 +85,13 @@ impl std::fmt::Display for CopyCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} jobs, {} nodes, {} tokens, {} services, {} steps, {} job events, {} audit \
-             entries, {} meta values",
+            "{} jobs, {} nodes, {} tokens, {} services, {} reservations, {} steps, \
+             {} job events, {} audit entries, {} meta values",
             self.jobs,
             self.nodes,
             self.tokens,
             self.services,
+            self.reservations,
             self.steps,
             self.events,
             self.audit,
@@ -102,6 +107,7 @@ impl Snapshot {
             nodes: self.nodes.len(),
             tokens: self.tokens.len(),
             services: self.services.len(),
+            reservations: self.reservations.len(),
             steps: self.steps.len(),
             events: self.events.len(),
             audit: self.audit.len(),
@@ -143,6 +149,14 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     // By name in byte order on either backend (see `services::decode`).
     services.sort_unstable();
+    let mut reservations = all(reservations::SELECT_ALL)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(reservations::key_data)
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    // By name in byte order on either backend (see `reservations::decode`).
+    reservations.sort_unstable();
     let steps = all(super::steps::SELECT_ALL)
         .fetch_all(&mut *conn)
         .await?
@@ -201,6 +215,7 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         nodes,
         tokens,
         services,
+        reservations,
         steps,
         events,
         audit,
@@ -235,6 +250,7 @@ impl Store {
             ("nodes", "nodes"),
             ("tokens", "tokens"),
             ("services", "services"),
+            ("reservations", "reservations"),
             ("steps", "job steps"),
             ("job_events", "job events"),
             ("audit", "audit entries"),
@@ -278,13 +294,18 @@ impl Store {
             }
             q.execute(&mut *tx).await?;
         }
-        for chunk in snap.services.chunks(ROWS) {
-            let sql = insert_sql("services (name, data)", 2, chunk.len());
-            let mut q = sqlx::query(&sql);
-            for (name, data) in chunk {
-                q = q.bind(name).bind(data);
+        for (table, rows) in [
+            ("services (name, data)", &snap.services),
+            ("reservations (name, data)", &snap.reservations),
+        ] {
+            for chunk in rows.chunks(ROWS) {
+                let sql = insert_sql(table, 2, chunk.len());
+                let mut q = sqlx::query(&sql);
+                for (name, data) in chunk {
+                    q = q.bind(name).bind(data);
+                }
+                q.execute(&mut *tx).await?;
             }
-            q.execute(&mut *tx).await?;
         }
         for chunk in snap.steps.chunks(ROWS) {
             let sql = insert_sql("steps (job_id, step, data)", 3, chunk.len());
@@ -478,6 +499,11 @@ mod tests {
         for name in ["whisper", "resnet", "llama-3"] {
             w.service(&crate::record::tests::service(name)).unwrap();
         }
+        // Reservations (the jobs above run in one: `full_stored`'s placement).
+        for name in ["workshop", "maint.2026-12", "deadline"] {
+            w.reservation(&crate::record::tests::reservation(name))
+                .unwrap();
+        }
         s.write_round(w).await.unwrap();
         for (sql, a, b) in [
             (
@@ -526,6 +552,12 @@ mod tests {
         let names: Vec<&str> = want.services.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["llama-3", "resnet", "whisper"]);
         assert!(want.jobs.iter().all(|j| j.service.is_some()));
+        let names: Vec<&str> = want.reservations.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["deadline", "maint.2026-12", "workshop"]);
+        assert!(want
+            .jobs
+            .iter()
+            .all(|j| j.placement.is_some() && j.interactive));
         for db in &test_dbs("a_store_copied_to_each_backend_and_back_keeps_every_row").await {
             let counts = migrate_store(&source.url, &db.url).await.unwrap();
             assert_eq!(counts, want.counts());
@@ -535,6 +567,10 @@ mod tests {
             assert_eq!(
                 services,
                 ["llama-3", "resnet", "whisper"].map(crate::record::tests::service)
+            );
+            assert_eq!(
+                t.load_reservations().await.unwrap(),
+                ["deadline", "maint.2026-12", "workshop"].map(crate::record::tests::reservation)
             );
             assert_eq!(t.max_job_id().await.unwrap(), 130);
             // The audit log's ids continue after the copied ones.

@@ -1,5 +1,5 @@
 //! The `jobs` table (created by schema 2, widened by later schemas: gangs, energy,
-//! workflows, followers, containment, services) and a
+//! workflows, followers, containment, services, placement) and a
 //! [`StoredJob`] in and out of it: one column per fact, JSON only for lists and maps.
 
 use sqlx::any::AnyRow;
@@ -142,6 +142,28 @@ pub const ADD_SERVICE_COLUMNS: &[&str] = &["ALTER TABLE jobs ADD COLUMN service 
 /// The columns schema 12 added, in the order of [`ADD_SERVICE_COLUMNS`].
 pub(crate) const SERVICE_COLUMNS: &[&str] = &["service"];
 
+/// Schema 13 (issue 35): where a job may run and interactive allocations. `placement`
+/// is a job's rules (a [`crate::StoredPlacement`]: partitions, constraint, node list,
+/// exclusions, reservation) as JSON, NULL for a job with none and for every row from
+/// before it: the server loads the live jobs and applies the rules in memory (the
+/// core's eligibility), nothing looks them up in SQL. `interactive` is a boolean (0/1,
+/// as the others), 0 for every older row. The `reservations` table itself is
+/// `reservations.rs`'s. SQLite's statements; PostgreSQL's say BIGINT
+/// ([`ADD_PLACEMENT_COLUMNS_PG`]).
+pub const ADD_PLACEMENT_COLUMNS: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN placement TEXT",
+    "ALTER TABLE jobs ADD COLUMN interactive INTEGER NOT NULL DEFAULT 0",
+];
+
+/// [`ADD_PLACEMENT_COLUMNS`] in PostgreSQL's types (its schema 6).
+pub const ADD_PLACEMENT_COLUMNS_PG: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN placement TEXT",
+    "ALTER TABLE jobs ADD COLUMN interactive BIGINT NOT NULL DEFAULT 0",
+];
+
+/// The columns schema 13 added, in the order of [`ADD_PLACEMENT_COLUMNS`].
+pub(crate) const PLACEMENT_COLUMNS: &[&str] = &["placement", "interactive"];
+
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
     "after_any",
@@ -221,7 +243,8 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + WORKFLOW_COLUMNS.len()
     + FOLLOW_COLUMNS.len()
     + CONTAIN_COLUMNS.len()
-    + SERVICE_COLUMNS.len();
+    + SERVICE_COLUMNS.len()
+    + PLACEMENT_COLUMNS.len();
 
 pub(crate) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -232,6 +255,7 @@ pub(crate) fn all_columns() -> Vec<&'static str> {
         .chain(FOLLOW_COLUMNS)
         .chain(CONTAIN_COLUMNS)
         .chain(SERVICE_COLUMNS)
+        .chain(PLACEMENT_COLUMNS)
         .copied()
         .collect()
 }
@@ -311,7 +335,7 @@ fn select_sql() -> String {
 }
 
 /// Rows per multi-row upsert. SQLite binds at most 32,766 values per statement,
-/// PostgreSQL 65,535, and a row binds [`COLUMN_COUNT`] (62 at schema 12); a round rarely
+/// PostgreSQL 65,535, and a row binds [`COLUMN_COUNT`] (64 at schema 13); a round rarely
 /// writes more than this many jobs.
 pub(crate) const ROWS_PER_STATEMENT: usize = 64;
 
@@ -487,5 +511,7 @@ pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
             }),
         },
         service: opt_json_col(r, id, "service")?,
+        placement: opt_json_col(r, id, "placement")?,
+        interactive: get_bool(r, "interactive")?,
     })
 }

@@ -77,11 +77,30 @@ pub(crate) fn services_steps() -> Vec<Step> {
         .collect()
 }
 
-/// Job steps (issue 35): SQLite's schema 13, PostgreSQL's 6, the same statements.
+/// Schema 13's name (PostgreSQL's schema 6 is the same change).
+pub(crate) const PLACEMENT_NAME: &str =
+    "partitions, reservations and interactive allocations: the reservations table, and a job's placement rules and interactive flag";
+
+/// Schema 13's steps for `d` (PostgreSQL's schema 6): a job's `placement` (TEXT) and
+/// `interactive` (a 0/1 integer of the backend's kind) columns (`jobs.rs`) and the
+/// `reservations` table (`reservations.rs`, the same text on both).
+pub(crate) fn placement_steps(d: Dialect) -> Vec<Step> {
+    let columns = match d {
+        Dialect::Sqlite => super::jobs::ADD_PLACEMENT_COLUMNS,
+        Dialect::Postgres => super::jobs::ADD_PLACEMENT_COLUMNS_PG,
+    };
+    columns
+        .iter()
+        .chain(super::reservations::CREATE_V13)
+        .map(|s| Step::Sql(s))
+        .collect()
+}
+
+/// Job steps (issue 35): SQLite's schema 14, PostgreSQL's 7, the same statements.
 pub(crate) const STEPS_NAME: &str = "job steps: the steps table";
 
 pub(crate) fn steps_steps() -> Vec<Step> {
-    super::steps::CREATE_V13.iter().map(|s| Step::Sql(s)).collect()
+    super::steps::CREATE_V14.iter().map(|s| Step::Sql(s)).collect()
 }
 
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks

@@ -17,6 +17,7 @@
 //! - `lease.rs`: the leader lease and the fence.
 //! - `round.rs`: a round's writes ([`RoundWrites`], `Store::write_round`).
 //! - `services.rs`: schema 12's `services` table (inference services).
+//! - `reservations.rs`: schema 13's `reservations` table (advance reservations).
 //! - `test_dbs.rs`: the tests' one body on each backend.
 //!
 //! Waits are bounded on PostgreSQL once [`Store::set_timeout`] is given one (the server
@@ -50,6 +51,7 @@ pub(crate) mod history;
 pub(crate) mod jobs;
 pub(crate) mod lease;
 pub(crate) mod migrate;
+pub(crate) mod reservations;
 pub(crate) mod round;
 pub(crate) mod services;
 pub(crate) mod values;
@@ -65,7 +67,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{AnyConnection, Connection, Row};
 
-use crate::record::{NodeRecord, ServiceRecord, TokenRecord};
+use crate::record::{NodeRecord, ReservationRecord, ServiceRecord, TokenRecord};
 use crate::sqlite::{sqlite_url, DB_FILE, SQLITE_PRAGMAS};
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
@@ -415,6 +417,18 @@ impl Store {
         services::decode(rows)
     }
 
+    /// Every advance reservation's record, by name (byte order on both backends); a row
+    /// that does not decode is named ([`StoreError::Corrupt`]), and so is one whose
+    /// record names another reservation ([`StoreError::Row`]).
+    pub async fn load_reservations(&mut self) -> Result<Vec<ReservationRecord>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(reservations::SELECT_ALL).fetch_all(c))?;
+        let rows = rows
+            .iter()
+            .map(reservations::key_data)
+            .collect::<Result<Vec<_>, _>>()?;
+        reservations::decode(rows)
+    }
+
     /// The steps of every job that has not ended (a starting server's), by job and step.
     pub async fn load_live_steps(&mut self) -> Result<Vec<crate::StoredStep>, StoreError> {
         let rows = on_conn!(self, c => sqlx::query(steps::SELECT_LIVE).fetch_all(c))?;
@@ -729,6 +743,8 @@ pub(crate) mod tests {
             pids_max: None,
             usage: None,
             service: None,
+            placement: None,
+            interactive: false,
         }
     }
 
@@ -799,6 +815,12 @@ pub(crate) mod tests {
                 ..Default::default()
             });
             ended.image = None;
+            // One rule only (the others left out of the JSON), and not interactive.
+            ended.placement = Some(crate::StoredPlacement {
+                exclude: vec!["n9".into()],
+                ..Default::default()
+            });
+            ended.interactive = false;
             {
                 let mut s = db.open().await;
                 let mut tx = s.begin().await.unwrap();
@@ -847,12 +869,17 @@ pub(crate) mod tests {
             old.pids_max = None;
             old.usage = None;
             old.service = None;
+            old.placement = None;
+            old.interactive = false;
             let before = match db.dialect {
                 Dialect::Sqlite => 10,
                 Dialect::Postgres => 3,
             };
             // Every column but those of schema 11 and later.
-            let n = jobs::COLUMN_COUNT - jobs::CONTAIN_COLUMNS.len() - jobs::SERVICE_COLUMNS.len();
+            let n = jobs::COLUMN_COUNT
+                - jobs::CONTAIN_COLUMNS.len()
+                - jobs::SERVICE_COLUMNS.len()
+                - jobs::PLACEMENT_COLUMNS.len();
             a_store_at(db, before, n, &old).await;
             let mut s = db.open().await;
             assert_eq!(
@@ -871,15 +898,17 @@ pub(crate) mod tests {
         for db in &test_dbs("a_store_from_before_services_upgrades").await {
             let mut old = crate::stored_job::tests::full_stored();
             old.service = None;
+            old.placement = None;
+            old.interactive = false;
             let before = match db.dialect {
                 Dialect::Sqlite => 11,
                 Dialect::Postgres => 4,
             };
-            assert_eq!(before, migrate::latest(db.dialect) - 1);
+            // Every column but those of schema 12 and later.
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len(),
+                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len() - jobs::PLACEMENT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -899,6 +928,58 @@ pub(crate) mod tests {
             assert_eq!(
                 s.load_services().await.unwrap(),
                 [crate::record::tests::service("resnet")]
+            );
+        }
+    }
+
+    /// A store of the schema before placement rules (SQLite's 12, PostgreSQL's 5) with a
+    /// job in it upgrades in place: the job reads back as it was written, with no rule
+    /// (NULL, not an empty one) and not interactive, and there are no reservations; a
+    /// job with rules, an interactive one and a reservation are written and read at once.
+    #[tokio::test]
+    async fn a_store_from_before_placement_upgrades_with_no_rules_and_no_reservations() {
+        for db in &test_dbs("a_store_from_before_placement_upgrades").await {
+            let mut old = crate::stored_job::tests::full_stored();
+            old.placement = None;
+            old.interactive = false;
+            let before = match db.dialect {
+                Dialect::Sqlite => 12,
+                Dialect::Postgres => 5,
+            };
+            assert_eq!(before, migrate::latest(db.dialect) - 1);
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len(),
+                &old,
+            )
+            .await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            assert_eq!(s.load_reservations().await.unwrap(), []);
+            // What the upgrade put in the new columns, as the database holds it.
+            let (placement, interactive): (Option<String>, i64) =
+                sqlx::query_as("SELECT placement, interactive FROM jobs WHERE id = $1")
+                    .bind(old.id as i64)
+                    .fetch_one(&mut s.conn)
+                    .await
+                    .unwrap();
+            assert_eq!((placement, interactive), (None, 0));
+            let ruled = crate::stored_job::tests::full_stored();
+            assert!(ruled.placement.is_some() && ruled.interactive);
+            let mut w = RoundWrites::default();
+            w.job(ruled.clone());
+            w.reservation(&crate::record::tests::reservation("workshop"))
+                .unwrap();
+            s.write_round(w).await.unwrap();
+            assert_eq!(s.load_jobs().await.unwrap(), [ruled]);
+            assert_eq!(
+                s.load_reservations().await.unwrap(),
+                [crate::record::tests::reservation("workshop")]
             );
         }
     }

@@ -1,5 +1,6 @@
 //! A round's writes in one transaction: what the server's state task commits after each
-//! round (job rows, nodes, tokens, services, job events, audit entries, `meta` values),
+//! round (job rows, nodes, tokens, services, reservations, job events, audit entries,
+//! `meta` values),
 //! fenced by the leader's epoch like every write transaction.
 //!
 //! On PostgreSQL it goes through sqlx's connection statement by statement (each one a
@@ -17,7 +18,7 @@ use gpusched_wire::history::{AuditEntry, JobEvent};
 use super::dialect::Dialect;
 use super::values::Val;
 use super::{Store, RESERVED_META};
-use crate::record::{NodeRecord, ServiceRecord, TokenRecord};
+use crate::record::{NodeRecord, ReservationRecord, ServiceRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
@@ -29,6 +30,9 @@ pub(crate) const TOKEN_UPSERT: &str = "INSERT INTO tokens (id, hash, data) VALUE
 pub(crate) const SERVICE_UPSERT: &str = "INSERT INTO services (name, data) VALUES ($1, $2)
      ON CONFLICT(name) DO UPDATE SET data = excluded.data";
 pub(crate) const SERVICE_DELETE: &str = "DELETE FROM services WHERE name = $1";
+pub(crate) const RESERVATION_UPSERT: &str = "INSERT INTO reservations (name, data) VALUES ($1, $2)
+     ON CONFLICT(name) DO UPDATE SET data = excluded.data";
+pub(crate) const RESERVATION_DELETE: &str = "DELETE FROM reservations WHERE name = $1";
 pub(crate) const META_UPSERT: &str = "INSERT INTO meta (key, value) VALUES ($1, $2)
      ON CONFLICT(key) DO UPDATE SET value = excluded.value";
 pub(crate) const AUDIT_INSERT: &str =
@@ -45,6 +49,8 @@ pub struct RoundWrites {
     /// The services' rows in the order they were given: (name, the record as JSON) to
     /// insert or replace, (name, None) to delete.
     pub(crate) services: Vec<(String, Option<String>)>,
+    /// The reservations' rows in the order they were given, as `services`.
+    pub(crate) reservations: Vec<(String, Option<String>)>,
     /// (job, step, the record as JSON).
     pub(crate) steps: Vec<(i64, i64, String)>,
     pub(crate) events: Vec<(u64, JobEvent)>,
@@ -60,6 +66,7 @@ impl RoundWrites {
             && self.nodes.is_empty()
             && self.tokens.is_empty()
             && self.services.is_empty()
+            && self.reservations.is_empty()
             && self.steps.is_empty()
             && self.events.is_empty()
             && self.audit.is_empty()
@@ -106,6 +113,23 @@ impl RoundWrites {
     /// server's to write; nothing here touches them.
     pub fn service_gone(&mut self, name: &str) {
         self.services.push((name.to_string(), None));
+    }
+
+    /// Inserts or replaces the reservation's row (keyed by `rec.spec.name`), in the
+    /// order given among the round's reservation writes, as [`RoundWrites::service`].
+    pub fn reservation(&mut self, rec: &ReservationRecord) -> Result<(), StoreError> {
+        let data = serde_json::to_string(rec).map_err(|source| StoreError::Corrupt {
+            what: format!("reservation {}", rec.spec.name),
+            source,
+        })?;
+        self.reservations.push((rec.spec.name.clone(), Some(data)));
+        Ok(())
+    }
+
+    /// Deletes the reservation's row (none: nothing to do). The jobs that name it in
+    /// their placement are the server's to write; nothing here touches them.
+    pub fn reservation_gone(&mut self, name: &str) {
+        self.reservations.push((name.to_string(), None));
     }
 
     /// Inserts or replaces a job step's row.
@@ -173,6 +197,10 @@ pub(crate) trait RoundTarget {
     async fn service(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
     /// A service's row deleted ([`SERVICE_DELETE`]).
     async fn service_gone(&mut self, name: &str) -> Result<(), StoreError>;
+    /// A reservation's row ([`RESERVATION_UPSERT`]).
+    async fn reservation(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
+    /// A reservation's row deleted ([`RESERVATION_DELETE`]).
+    async fn reservation_gone(&mut self, name: &str) -> Result<(), StoreError>;
     /// A job step's row ([`super::steps::STEP_UPSERT`]).
     async fn step(&mut self, job: i64, step: i64, data: &str) -> Result<(), StoreError>;
     /// The round's job events, numbered on from each job's last, and the prune to `keep`.
@@ -185,8 +213,8 @@ pub(crate) trait RoundTarget {
 
 impl RoundWrites {
     /// Writes the round into `t` in the one order of a round: jobs, nodes, tokens,
-    /// services (upserts and deletions in the order given), job events, audit entries,
-    /// `meta` values. No table refers to another by key, so the order only fixes which
+    /// services, reservations (upserts and deletions of each in the order given), job
+    /// steps, job events, audit entries, `meta` values. No table refers to another by key, so the order only fixes which
     /// statement a failing round stops at; the transaction makes it all or nothing.
     pub(crate) async fn write_to(&self, t: &mut impl RoundTarget) -> Result<(), StoreError> {
         t.jobs(&self.jobs).await?;
@@ -200,6 +228,12 @@ impl RoundWrites {
             match data {
                 Some(data) => t.service(name, data).await?,
                 None => t.service_gone(name).await?,
+            }
+        }
+        for (name, data) in &self.reservations {
+            match data {
+                Some(data) => t.reservation(name, data).await?,
+                None => t.reservation_gone(name).await?,
             }
         }
         for (job, step, data) in &self.steps {
@@ -237,7 +271,7 @@ mod tests {
 
     use super::super::test_dbs::test_dbs;
     use super::*;
-    use crate::record::tests::service;
+    use crate::record::tests::{reservation, service};
 
     fn job(id: u64, token: Option<&str>) -> StoredJob {
         let mut j = crate::stored_job::tests::full_stored();
@@ -287,6 +321,7 @@ mod tests {
         w.node(&node("n1")).unwrap();
         w.token(&token(first_job)).unwrap();
         w.service(&service("resnet")).unwrap();
+        w.reservation(&reservation("workshop")).unwrap();
         let events = jobs
             .iter()
             .flat_map(|j| [(j.id, event(1)), (j.id, event(2))])
@@ -320,8 +355,15 @@ mod tests {
             assert_eq!(s.load_nodes().await.unwrap(), [node("n1")]);
             assert_eq!(s.load_tokens().await.unwrap(), [token(1)]);
             assert_eq!(s.load_services().await.unwrap(), [service("resnet")]);
-            // Every job is `full_stored`'s, a replica of a service.
-            assert!(jobs.iter().all(|j| j.service.is_some()));
+            assert_eq!(
+                s.load_reservations().await.unwrap(),
+                [reservation("workshop")]
+            );
+            // Every job is `full_stored`'s, a replica of a service, with placement rules,
+            // interactive.
+            assert!(jobs
+                .iter()
+                .all(|j| j.service.is_some() && j.placement.is_some() && j.interactive));
             for id in [1u64, 70] {
                 let t = s.job_events(id).await.unwrap();
                 let at: Vec<u64> = t.events.iter().map(|e| e.at_ms).collect();
@@ -443,6 +485,7 @@ mod tests {
                 assert_eq!(r.load_jobs().await.unwrap(), []);
                 assert_eq!(r.load_nodes().await.unwrap(), []);
                 assert_eq!(r.load_services().await.unwrap(), []);
+                assert_eq!(r.load_reservations().await.unwrap(), []);
                 assert_eq!(r.job_events(1).await.unwrap().events.len(), 0);
                 assert_eq!(r.meta("predictor").await.unwrap(), None);
             }
@@ -463,6 +506,27 @@ mod tests {
                 db.open().await.load_services().await.unwrap(),
                 [service("resnet")]
             );
+            // Nor a failed round's reservations (deleted, replaced, added), nor its
+            // jobs' changed rules.
+            let mut w = RoundWrites::default();
+            w.reservation_gone("workshop");
+            let mut changed = reservation("other");
+            changed.spec.name = "workshop".into();
+            w.reservation(&changed).unwrap();
+            w.reservation(&reservation("new")).unwrap();
+            let mut j = jobs[0].clone();
+            j.placement = None;
+            j.interactive = false;
+            w.job(j);
+            w.job(job(600, Some("tok-1")));
+            w.job(job(601, Some("tok-1")));
+            assert!(s.write_round(w).await.is_err());
+            let mut r = db.open().await;
+            assert_eq!(
+                r.load_reservations().await.unwrap(),
+                [reservation("workshop")]
+            );
+            assert_eq!(r.load_jobs().await.unwrap(), jobs);
             let mut w = RoundWrites::default();
             assert!(w.meta("schema_version", "9".into()).is_err());
         }
@@ -586,6 +650,160 @@ mod tests {
                 e.contains("service mine") && e.contains("names service other"),
                 "{e}"
             );
+        }
+    }
+
+    /// Reservations' rows: inserted, replaced and deleted by name, in the order a round
+    /// gave them; read back by name (in byte order on either backend); a job's placement
+    /// and interactive flag go with its row, changed and cleared like any column.
+    #[tokio::test]
+    async fn reservations_are_upserted_deleted_in_order_and_read_by_name() {
+        for db in &test_dbs("reservations_are_upserted_deleted_in_order_and_read_by_name").await {
+            let mut s = db.open().await;
+            let mut w = RoundWrites::default();
+            // Names whose order a database's collation may not keep (`-` and `.`
+            // against a letter or a digit).
+            for name in ["ab", "a-b", "b", "a1", "a.b"] {
+                w.reservation(&reservation(name)).unwrap();
+            }
+            assert!(!w.is_empty());
+            s.write_round(w).await.unwrap();
+            let names = |v: Vec<ReservationRecord>| -> Vec<String> {
+                v.into_iter().map(|r| r.spec.name).collect()
+            };
+            assert_eq!(
+                names(s.load_reservations().await.unwrap()),
+                ["a-b", "a.b", "a1", "ab", "b"]
+            );
+            // An update replaces the whole record (a reservation of nodes now, not of
+            // GPUs, for everyone); a deletion removes the row; a deletion of a row that
+            // is not there is nothing.
+            let mut updated = reservation("b");
+            updated.spec.nodes = vec!["n7".into()];
+            updated.spec.gpus = None;
+            updated.spec.gpu_model = None;
+            updated.spec.features = None;
+            updated.spec.users.clear();
+            updated.spec.queues.clear();
+            updated.spec.maintenance = false;
+            updated.nodes = vec!["n7".into()];
+            updated.gpus = 8;
+            updated.updated_ms += 1;
+            let mut w = RoundWrites::default();
+            w.reservation(&updated).unwrap();
+            w.reservation_gone("a1");
+            w.reservation_gone("never");
+            s.write_round(w).await.unwrap();
+            let got = s.load_reservations().await.unwrap();
+            assert_eq!(names(got.clone()), ["a-b", "a.b", "ab", "b"]);
+            assert_eq!(got[3], updated);
+            // In one round, in the order given: written then deleted ends deleted;
+            // deleted then written ends written. Services' writes are apart.
+            let mut w = RoundWrites::default();
+            w.reservation(&reservation("c")).unwrap();
+            w.reservation_gone("c");
+            w.reservation_gone("ab");
+            w.reservation(&reservation("ab")).unwrap();
+            w.service_gone("ab");
+            s.write_round(w).await.unwrap();
+            let mut s = db.open().await;
+            assert_eq!(
+                s.load_reservations().await.unwrap(),
+                [
+                    reservation("a-b"),
+                    reservation("a.b"),
+                    reservation("ab"),
+                    updated
+                ]
+            );
+            assert_eq!(s.load_services().await.unwrap(), []);
+            // A deletion alone is a round to write.
+            let mut w = RoundWrites::default();
+            w.reservation_gone("a-b");
+            assert!(!w.is_empty());
+            s.write_round(w).await.unwrap();
+            assert_eq!(
+                names(s.load_reservations().await.unwrap()),
+                ["a.b", "ab", "b"]
+            );
+
+            // A job's rules: written, changed (one rule, not interactive), cleared.
+            let mut j = job(7, None);
+            let mut w = RoundWrites::default();
+            w.job(j.clone());
+            s.write_round(w).await.unwrap();
+            assert_eq!(s.job(7).await.unwrap().as_ref(), Some(&j));
+            for step in 0..3 {
+                match step {
+                    0 => {
+                        j.placement = Some(crate::StoredPlacement {
+                            reservation: Some("ab".into()),
+                            ..Default::default()
+                        });
+                        j.interactive = false;
+                    }
+                    1 => {
+                        j.placement = Some(crate::StoredPlacement {
+                            partitions: vec!["debug".into()],
+                            constraint: Some("!slow".into()),
+                            ..Default::default()
+                        });
+                        j.interactive = true;
+                    }
+                    _ => {
+                        j.placement = None;
+                        j.interactive = false;
+                    }
+                }
+                let mut w = RoundWrites::default();
+                w.job(j.clone());
+                s.write_round(w).await.unwrap();
+                assert_eq!(s.job(7).await.unwrap().as_ref(), Some(&j), "step {step}");
+                assert_eq!(s.load_jobs().await.unwrap(), [j.clone()], "step {step}");
+            }
+        }
+    }
+
+    /// A reservation's row that does not decode fails the load, naming the reservation;
+    /// so does one whose record names another reservation. A job's placement that does
+    /// not decode names the job and the column.
+    #[tokio::test]
+    async fn a_corrupt_reservation_row_is_named() {
+        for db in &test_dbs("a_corrupt_reservation_row_is_named").await {
+            let mut s = db.open().await;
+            sqlx::query("INSERT INTO reservations (name, data) VALUES ('bad', '{\"spec\": 1}')")
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let e = s.load_reservations().await.unwrap_err();
+            assert!(
+                matches!(&e, StoreError::Corrupt { what, .. } if what == "reservation bad"),
+                "{e}"
+            );
+            sqlx::query("DELETE FROM reservations")
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let data = serde_json::to_string(&reservation("other")).unwrap();
+            sqlx::query("INSERT INTO reservations (name, data) VALUES ('mine', $1)")
+                .bind(data)
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let e = s.load_reservations().await.unwrap_err().to_string();
+            assert!(
+                e.contains("reservation mine") && e.contains("names reservation other"),
+                "{e}"
+            );
+            let mut w = RoundWrites::default();
+            w.job(job(9, None));
+            s.write_round(w).await.unwrap();
+            sqlx::query("UPDATE jobs SET placement = '{\"partitions\": 3}' WHERE id = 9")
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let e = s.load_jobs().await.unwrap_err().to_string();
+            assert!(e.contains("job 9") && e.contains("column placement"), "{e}");
         }
     }
 }

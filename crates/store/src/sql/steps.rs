@@ -1,4 +1,4 @@
-//! The `steps` table (SQLite's schema 13, PostgreSQL's 6; issue 35): one row per job
+//! The `steps` table (SQLite's schema 14, PostgreSQL's 7; issue 35): one row per job
 //! step (`gpusched run`), its [`StoredStep`] as JSON under (job, step). Written by a
 //! round (`RoundWrites::step`); the steps of live jobs are loaded at start, an ended
 //! job's on request (`show`); deleted with their job by a purge (`ended.rs`).
@@ -10,7 +10,7 @@ use crate::record::StoredStep;
 use crate::StoreError;
 
 /// The table, the same text on both backends.
-pub const CREATE_V13: &[&str] = &["CREATE TABLE steps (job_id BIGINT NOT NULL, \
+pub const CREATE_V14: &[&str] = &["CREATE TABLE steps (job_id BIGINT NOT NULL, \
      step BIGINT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (job_id, step))"];
 
 pub(crate) const STEP_UPSERT: &str = "INSERT INTO steps (job_id, step, data) VALUES ($1, $2, $3)

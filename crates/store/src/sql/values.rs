@@ -174,5 +174,8 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
         )?,
         // Schema 12: services (JSON: never looked up in SQL).
         opt_json(id, j.service.as_ref())?,
+        // Schema 13: placement rules (JSON: never looked up in SQL), interactive.
+        opt_json(id, j.placement.as_ref())?,
+        Val::Int(i64::from(j.interactive)),
     ])
 }

@@ -25,7 +25,7 @@ pub(super) fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let (_d, dir) = copy_of("v1-2026-11-30");
     let mut s = Store::open_dir(&dir).await.unwrap();
-    // 1 -> 2 -> ... -> 12 in one open.
+    // 1 -> 2 -> ... -> 13 in one open.
     assert_eq!(s.schema_version().await.unwrap(), SCHEMA_VERSION);
 
     let jobs = s.load_jobs().await.unwrap();
@@ -94,6 +94,13 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
         );
         // Schema 12's column: no service's replica.
         assert_eq!(v.service, None, "job {}", v.id);
+        // Schema 13's columns: no placement rule (NULL), not interactive.
+        assert_eq!(
+            (&v.placement, v.interactive),
+            (&None, false),
+            "job {}",
+            v.id
+        );
     }
 
     // Ended jobs: their end reasons and exit codes.
@@ -160,8 +167,9 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     let tokens = s.load_tokens().await.unwrap();
     assert_eq!(tokens.len(), 1);
     assert_eq!(tokens[0].user, "alice");
-    // Schema 12's services: none before it.
+    // Schema 12's services and 13's reservations: none before them.
     assert_eq!(s.load_services().await.unwrap(), []);
+    assert_eq!(s.load_reservations().await.unwrap(), []);
 
     // Stored as columns now, the old table gone.
     let tables: Vec<String> =
@@ -178,6 +186,7 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             "leader_lease",
             "meta",
             "nodes",
+            "reservations",
             "schema_history",
             "services",
             "sqlite_sequence",
@@ -233,7 +242,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=12 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=13 are recorded once each.
     assert_eq!(
         history,
         [
@@ -247,7 +256,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (9, RELEASE.to_string()),
             (10, RELEASE.to_string()),
             (11, RELEASE.to_string()),
-            (12, RELEASE.to_string())
+            (12, RELEASE.to_string()),
+            (13, RELEASE.to_string())
         ]
     );
     assert_eq!(

@@ -6,13 +6,15 @@ use sqlx::AnyConnection;
 
 use super::v1;
 use crate::sql::migrate::{
-    services_steps, Migration, Step, CONTAIN_NAME, SERVICES_NAME, UNWRITTEN_TASKS,
+    placement_steps, services_steps, Migration, Step, CONTAIN_NAME, PLACEMENT_NAME, SERVICES_NAME,
+    UNWRITTEN_TASKS,
 };
+use crate::sql::Dialect;
 use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 13;
+pub const LATEST: i64 = 14;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -103,6 +105,11 @@ pub fn migrations() -> Vec<Migration> {
         },
         Migration {
             version: 13,
+            name: PLACEMENT_NAME,
+            steps: placement_steps(Dialect::Sqlite),
+        },
+        Migration {
+            version: 14,
             name: crate::sql::migrate::STEPS_NAME,
             steps: crate::sql::migrate::steps_steps(),
         },

@@ -135,6 +135,17 @@ const FIXTURES: &[Fixture] = &[
         contained: true,
         lacks: &[],
     },
+    // Schema 12's services: the script makes none (see its README).
+    Fixture {
+        dir: "v12-2026-12-06",
+        schema: 12,
+        gang: true,
+        deps: true,
+        array: true,
+        follower: true,
+        contained: true,
+        lacks: &[],
+    },
 ];
 
 /// Each column a later schema added to `jobs`, the schema that added it, and what it
@@ -167,11 +178,17 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
     (11, "used_mem_pressure_ms", "used_mem_pressure_ms IS NULL"),
     // Schema 12: no job of an older release is a service's replica.
     (12, "service", "service IS NULL"),
+    // Schema 13: no job of an older release had placement rules or was interactive.
+    (13, "placement", "placement IS NULL"),
+    (13, "interactive", "interactive = 0"),
 ];
 
 /// Each table a later schema added, the schema that added it and its columns: an older
 /// release had none of its rows, so it is empty after the upgrade.
-const ADDED_TABLES: &[(i64, &str, &[&str])] = &[(12, "services", &["name", "data"])];
+const ADDED_TABLES: &[(i64, &str, &[&str])] = &[
+    (12, "services", &["name", "data"]),
+    (13, "reservations", &["name", "data"]),
+];
 
 /// A table as SQLite holds it: its columns, and each row's values as SQL literals
 /// (`quote()`: the type is part of the value, 1 is not '1').
@@ -260,6 +277,7 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
         let nodes = s.load_nodes().await.unwrap();
         let tokens = s.load_tokens().await.unwrap();
         let services = s.load_services().await.unwrap();
+        let reservations = s.load_reservations().await.unwrap();
         let events = {
             let mut e = BTreeMap::new();
             for r in &rows {
@@ -273,6 +291,7 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
         rows_are_kept(f, &before, &after);
         added_tables_are_empty(f, &before, &after);
         assert_eq!(services, [], "{}", f.dir);
+        assert_eq!(reservations, [], "{}", f.dir);
         added_columns_mean_what_they_did(f, &before, &after, &file).await;
         jobs_are_what_the_script_made(f, &rows);
         // Schema 5's timeline of older jobs: what each row knew, said as such.
@@ -677,8 +696,18 @@ fn jobs_are_what_the_script_made(f: &Fixture, rows: &[StoredJob]) {
             assert_eq!((&r.image, r.pids_max), (&None, None), "{}", f.dir);
         }
     }
-    // No release before schema 12 ran services.
+    // No fixture holds a service's replica (the script makes no service).
     for r in rows {
         assert_eq!(r.service, None, "{}: {}", f.dir, r.name);
+    }
+    // No release before schema 13 had placement rules or interactive jobs.
+    for r in rows {
+        assert_eq!(
+            (&r.placement, r.interactive),
+            (&None, false),
+            "{}: {}",
+            f.dir,
+            r.name
+        );
     }
 }

@@ -208,6 +208,9 @@ impl V1Job {
             pids_max: None,
             usage: None,
             service: None,
+            // Schema 1 had no placement rules and no interactive jobs.
+            placement: None,
+            interactive: false,
         })
     }
 }

@@ -16,8 +16,8 @@ use gpusched_wire::history::{AuditEntry, JobEvent, JobEventKind};
 
 use crate::sql::dialect::{pow2_chunks, pow2_sizes, Dialect};
 use crate::sql::round::{
-    audit_values, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT, SERVICE_DELETE,
-    SERVICE_UPSERT, TOKEN_UPSERT,
+    audit_values, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT,
+    RESERVATION_DELETE, RESERVATION_UPSERT, SERVICE_DELETE, SERVICE_UPSERT, TOKEN_UPSERT,
 };
 use crate::sql::values::{job_row, Val};
 use crate::sql::{history, jobs, lease, take_fault, Store};
@@ -130,6 +130,8 @@ enum Stmt {
     Token,
     Service,
     ServiceGone,
+    Reservation,
+    ReservationGone,
     Step,
     LastSeq(usize),
     Events(usize),
@@ -149,6 +151,8 @@ impl Stmt {
             Stmt::Token => TOKEN_UPSERT.into(),
             Stmt::Service => SERVICE_UPSERT.into(),
             Stmt::ServiceGone => SERVICE_DELETE.into(),
+            Stmt::Reservation => RESERVATION_UPSERT.into(),
+            Stmt::ReservationGone => RESERVATION_DELETE.into(),
             Stmt::Step => crate::sql::steps::STEP_UPSERT.into(),
             Stmt::LastSeq(jobs) => history::last_seq_sql(d, jobs),
             Stmt::Events(rows) => history::insert_sql(d, rows),
@@ -316,6 +320,20 @@ impl RoundTarget for Target<'_, '_> {
 
     async fn service_gone(&mut self, name: &str) -> Result<(), StoreError> {
         self.p.run(Stmt::ServiceGone, &[Val::Text(name.into())])?;
+        Ok(())
+    }
+
+    async fn reservation(&mut self, name: &str, data: &str) -> Result<(), StoreError> {
+        self.p.run(
+            Stmt::Reservation,
+            &[Val::Text(name.into()), Val::Text(data.into())],
+        )?;
+        Ok(())
+    }
+
+    async fn reservation_gone(&mut self, name: &str) -> Result<(), StoreError> {
+        self.p
+            .run(Stmt::ReservationGone, &[Val::Text(name.into())])?;
         Ok(())
     }
 

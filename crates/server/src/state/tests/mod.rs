@@ -27,6 +27,7 @@ mod health;
 mod history;
 mod learn;
 mod liveness;
+mod partitions;
 mod scenarios;
 mod services;
 
@@ -71,6 +72,9 @@ pub(super) enum Step {
     Leave(&'static str),
     /// Whether the node's agent is heard from, as `nodes` shows it.
     NodeIs(&'static str),
+    /// A node that registers with features (`a100,ib`), and how `nodes` shows its
+    /// features and partitions.
+    FeatureNode(&'static str, u32, &'static str),
     /// The node reports that the job's current attempt started.
     Started(&'static str, u64),
     /// The node reports that the job's current attempt exited with this code.
@@ -311,6 +315,10 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "split" => j.split = v == "1",
             "tasks" => j.tasks_per_node = Some(v.parse().unwrap()),
             "token" => j.client_token = Some(v.to_string()),
+            "partition" => j.partitions = v.split(',').map(String::from).collect(),
+            "constraint" => j.constraint = Some(v.to_string()),
+            "nodelist" => j.nodelist = v.split(',').map(String::from).collect(),
+            "exclude" => j.exclude = v.split(',').map(String::from).collect(),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -708,6 +716,36 @@ impl Harness {
                 let r = self.register_as(name, gpus, &[], 2);
                 self.line(format!(
                     "node {name} ({gpus} GPUs, agent protocol 2) registers: {r}"
+                ));
+            }
+            Step::FeatureNode(name, gpus, features) => {
+                let features: Vec<String> = features.split(',').map(String::from).collect();
+                let reg = Register {
+                    features,
+                    ..node_register(name, gpus, Vec::new())
+                };
+                let r = match self
+                    .st
+                    .register_as(reg, gpusched_wire::agent::AGENT_PROTOCOL)
+                {
+                    Ok(r) => {
+                        self.instance.insert(name.to_string(), r.instance);
+                        "ok".to_string()
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                let view = (self.st.node_list(&who("root")).nodes)
+                    .into_iter()
+                    .find(|n| n.name == name)
+                    .expect("the node is listed");
+                self.line(format!(
+                    "node {name} ({gpus} GPUs, features {}) registers: {r}; partitions {}",
+                    view.features.join(","),
+                    if view.partitions.is_empty() {
+                        "-".to_string()
+                    } else {
+                        view.partitions.join(",")
+                    }
                 ));
             }
             Step::NodeIs(name) => {
