@@ -109,7 +109,7 @@ mod tests {
             mem_mib: 1,
             uuid: None,
             mig: None,
-            source: Default::default(),
+            source: gpusched_wire::GpuSource::Fake,
         }
     }
 

@@ -558,6 +558,7 @@ mod tests {
                     },
                 ],
                 master_port: Some(29500),
+                steps: Vec::new(),
                 energy_j: Some(123_456),
                 after_any: vec![5],
                 after_notok: vec![6, 7],
