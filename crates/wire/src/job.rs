@@ -442,9 +442,10 @@ pub struct JobView {
     #[serde(default)]
     pub master_port: Option<u16>,
     /// Its steps (`gpusched run --jobid`), in order; only in the answer for one job
-    /// (`GET /api/jobs/{id}`), empty in lists.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<crate::step::StepView>,
+    /// (`GET /api/jobs/{id}`), absent in lists and for a job without steps. Boxed: the
+    /// server keeps a view per live job, and most have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Box<Vec<crate::step::StepView>>>,
     /// Energy its GPUs drew while it held them, Joules, from NVML's energy counters
     /// (see docs/energy.md); `None` when no sample ever covered it.
     #[serde(default)]

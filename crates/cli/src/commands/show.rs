@@ -119,11 +119,8 @@ fn timeline(e: &JobEvents) -> String {
 /// A job's steps (`gpusched run`), one row each; `None` for a job without any. Every
 /// user-written cell through [`terminal_safe`].
 fn steps_table(j: &JobView) -> Option<String> {
-    if j.steps.is_empty() {
-        return None;
-    }
-    let rows: Vec<Vec<String>> = j
-        .steps
+    let steps = j.steps.as_deref().filter(|s| !s.is_empty())?;
+    let rows: Vec<Vec<String>> = steps
         .iter()
         .map(|s| {
             let took = s.ended_ms.unwrap_or_else(super::fmt::now_ms);

@@ -75,7 +75,7 @@ fn switching() -> Response {
         ("Upgrade" = String, Header, description = "`gpusched-step`")),
     request_body = StepRequest,
     responses((status = 101, description = "the stream of the step's frames follows"),
-        super::responses::ChangeJobState))]
+        super::responses::UpdateJob))]
 pub async fn start(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
@@ -122,7 +122,7 @@ pub struct AttachQuery {
     params(("id" = u64, Path), ("step" = u32, Path), AttachQuery,
         ("Upgrade" = String, Header, description = "`gpusched-step`")),
     responses((status = 101, description = "the stream of the step's frames follows"),
-        super::responses::AgentBody))]
+        super::responses::AgentStep))]
 pub async fn attach(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
