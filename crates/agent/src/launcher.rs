@@ -447,10 +447,7 @@ impl Launcher {
                     for (_, cmd) in &mut cmds {
                         cmd.join_cgroup(&files);
                     }
-                    let mut steps = self
-                        .step_cgroups
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner());
+                    let mut steps = self.step_cgroups.lock().unwrap_or_else(|p| p.into_inner());
                     steps.retain(|a, _| self.running.contains(*a));
                     steps.insert(a, files.clone());
                 }

@@ -6,11 +6,10 @@ mod arrays;
 mod services;
 pub use arrays::job_ref;
 
-
 mod step;
-pub use step::StepIo;
 use std::path::PathBuf;
 use std::time::Duration;
+pub use step::StepIo;
 
 use anyhow::{anyhow, Context};
 use gpusched_wire::{

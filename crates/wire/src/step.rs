@@ -163,22 +163,39 @@ pub enum Frame {
     Stdin(Vec<u8>),
     /// The CLI's stdin ended: the tasks' stdin closes (not sent for a terminal).
     StdinEof,
-    Stdout { rank: u32, data: Vec<u8> },
-    Stderr { rank: u32, data: Vec<u8> },
+    Stdout {
+        rank: u32,
+        data: Vec<u8>,
+    },
+    Stderr {
+        rank: u32,
+        data: Vec<u8>,
+    },
     /// The terminal's new size.
-    Resize { cols: u16, rows: u16 },
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
     /// A signal for every task's process group.
     Signal(i32),
     /// A task ended.
-    Exit { rank: u32, end: TaskEnd },
+    Exit {
+        rank: u32,
+        end: TaskEnd,
+    },
     /// Something went wrong that the user must read (the step then ends).
     Error(String),
     /// Keeps an idle stream's connections open.
     Ping,
     /// The server accepted the step: its number and nodes (first frame to the CLI).
-    Started { step: u32, nodes: Vec<String> },
+    Started {
+        step: u32,
+        nodes: Vec<String>,
+    },
     /// Every task ended: the step's exit code (last frame to the CLI).
-    Done { code: i32 },
+    Done {
+        code: i32,
+    },
 }
 
 /// The largest payload of one frame.
@@ -349,7 +366,10 @@ mod tests {
                 rank: 1,
                 data: b"oops".to_vec(),
             },
-            Frame::Resize { cols: 120, rows: 40 },
+            Frame::Resize {
+                cols: 120,
+                rows: 40,
+            },
             Frame::Signal(2),
             Frame::Exit {
                 rank: 2,
@@ -392,10 +412,28 @@ mod tests {
     #[test]
     fn the_step_exit_is_the_first_non_zero_and_a_signal_is_128_plus_n() {
         let mut ends = BTreeMap::new();
-        ends.insert(0, TaskEnd { code: Some(0), signal: None });
+        ends.insert(
+            0,
+            TaskEnd {
+                code: Some(0),
+                signal: None,
+            },
+        );
         assert_eq!(step_exit_code(&ends), 0);
-        ends.insert(2, TaskEnd { code: None, signal: Some(15) });
-        ends.insert(1, TaskEnd { code: Some(3), signal: None });
+        ends.insert(
+            2,
+            TaskEnd {
+                code: None,
+                signal: Some(15),
+            },
+        );
+        ends.insert(
+            1,
+            TaskEnd {
+                code: Some(3),
+                signal: None,
+            },
+        );
         assert_eq!(step_exit_code(&ends), 3);
         ends.remove(&1);
         assert_eq!(step_exit_code(&ends), 143);

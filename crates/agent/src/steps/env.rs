@@ -20,9 +20,10 @@ pub fn task_env(
         .gpus
         .iter()
         .map(|i| {
-            node_gpus.iter().find(|g| g.index == *i).ok_or_else(|| {
-                format!("the job holds GPU {i}, which this node does not have")
-            })
+            node_gpus
+                .iter()
+                .find(|g| g.index == *i)
+                .ok_or_else(|| format!("the job holds GPU {i}, which this node does not have"))
         })
         .collect::<Result<_, _>>()?;
     let visible = match l.slice.as_ref().and_then(|s| s.mig.as_ref()) {
@@ -43,7 +44,10 @@ pub fn task_env(
     // Slurm's names for a step's task, which MPI launchers and PyTorch read.
     vars.push(("GPUSCHED_STEP_TASK".into(), rank.to_string()));
     vars.push(("GPUSCHED_STEP_TASKS".into(), s.ntasks.to_string()));
-    vars.push(("GPUSCHED_STEP_LOCAL_TASK".into(), (rank - s.first_rank).to_string()));
+    vars.push((
+        "GPUSCHED_STEP_LOCAL_TASK".into(),
+        (rank - s.first_rank).to_string(),
+    ));
     vars.extend(
         l.resources
             .iter()
@@ -116,7 +120,12 @@ mod tests {
     #[test]
     fn a_task_sees_its_jobs_gpus_after_the_jobs_own_settings_and_its_step() {
         let env = task_env(&launch(), 3, &[gpu(0), gpu(1)], None).unwrap();
-        let last = |k: &str| env.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let last = |k: &str| {
+            env.iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+        };
         assert_eq!(last("CUDA_VISIBLE_DEVICES"), Some("1"));
         assert_eq!(last("MINE"), Some("1"));
         assert_eq!(last("GPUSCHED_STEP_ID"), Some("2"));

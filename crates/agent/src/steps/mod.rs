@@ -97,13 +97,15 @@ async fn run_step(ctx: StepContext, s: StepLaunch, mut stop: watch::Receiver<boo
         .send()
         .await;
     let io = match r {
-        Ok(r) if r.status() == reqwest::StatusCode::SWITCHING_PROTOCOLS => match r.upgrade().await {
-            Ok(io) => io,
-            Err(e) => {
-                tracing::warn!(job, step, "cannot switch the step's stream: {e}");
-                return;
+        Ok(r) if r.status() == reqwest::StatusCode::SWITCHING_PROTOCOLS => {
+            match r.upgrade().await {
+                Ok(io) => io,
+                Err(e) => {
+                    tracing::warn!(job, step, "cannot switch the step's stream: {e}");
+                    return;
+                }
             }
-        },
+        }
         Ok(r) => {
             let status = r.status();
             let body = r.text().await.unwrap_or_default();
@@ -218,7 +220,11 @@ async fn run_step(ctx: StepContext, s: StepLaunch, mut stop: watch::Receiver<boo
         }
     }
     if cut {
-        tracing::info!(job, step, "the step is over on the server's side; killing its tasks");
+        tracing::info!(
+            job,
+            step,
+            "the step is over on the server's side; killing its tasks"
+        );
         for t in &tasks {
             t.signal(Signal::SIGKILL);
         }

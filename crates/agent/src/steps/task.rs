@@ -149,7 +149,9 @@ pub fn start(spec: TaskSpec, out: mpsc::UnboundedSender<Out>) -> Result<Task, St
     // The parent's copies of the slave go, so the master reads EOF once the task's
     // processes close it.
     drop(cmd);
-    let pid = child.id().ok_or("the task exited before it could be watched")? as i32;
+    let pid = child
+        .id()
+        .ok_or("the task exited before it could be watched")? as i32;
     let pgid = Pid::from_raw(pid);
     let rank = spec.rank;
     let (input, mut input_rx) = mpsc::unbounded_channel::<In>();

@@ -37,7 +37,9 @@ impl Client {
             Target::Unix(sock) => {
                 let stream = tokio::net::UnixStream::connect(sock)
                     .await
-                    .with_context(|| format!("cannot reach the server at unix:{}", sock.display()))?;
+                    .with_context(|| {
+                        format!("cannot reach the server at unix:{}", sock.display())
+                    })?;
                 let (mut sender, conn) =
                     hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
                         .await?;

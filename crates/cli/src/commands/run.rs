@@ -62,10 +62,7 @@ async fn run_code(mut args: RunArgs) -> anyhow::Result<i32> {
         tasks_per_node,
         cols,
         rows,
-        term: args
-            .pty
-            .then(|| std::env::var("TERM").ok())
-            .flatten(),
+        term: args.pty.then(|| std::env::var("TERM").ok()).flatten(),
     };
     if let Some(id) = args.jobid {
         return stream(&client, id, &req).await;
@@ -106,7 +103,11 @@ async fn wait_running(client: &Client, id: u64) -> anyhow::Result<()> {
         let v = client.get(id).await?;
         match v.state {
             JobState::Running => return Ok(()),
-            s if s.is_terminal() => bail!("job {id} ended before it started: {} ({})", s.name(), v.reason),
+            s if s.is_terminal() => bail!(
+                "job {id} ended before it started: {} ({})",
+                s.name(),
+                v.reason
+            ),
             _ => {}
         }
         let now = format!("{}: {}", v.state.name(), v.reason);

@@ -133,14 +133,23 @@ fn steps_table(j: &JobView) -> Option<String> {
                 time(s.started_ms),
                 super::fmt::elapsed(took.saturating_sub(s.started_ms)),
                 terminal_safe(&gpusched_wire::command_line(&s.command)).into_owned()
-                    + &s.reason.as_ref().map_or(String::new(), |r| {
-                        format!(" ({})", terminal_safe(r))
-                    }),
+                    + &s.reason
+                        .as_ref()
+                        .map_or(String::new(), |r| format!(" ({})", terminal_safe(r))),
             ]
         })
         .collect();
     Some(table(
-        &["STEP", "STATE", "EXIT", "NODES", "TASKS/NODE", "STARTED", "TOOK", "COMMAND"],
+        &[
+            "STEP",
+            "STATE",
+            "EXIT",
+            "NODES",
+            "TASKS/NODE",
+            "STARTED",
+            "TOOK",
+            "COMMAND",
+        ],
         &rows,
     ))
 }

@@ -39,7 +39,11 @@ fn run_with_input(url: &str, args: &[&str], input: &[u8]) -> std::process::Outpu
         if Instant::now() > deadline {
             let _ = c.kill();
             let o = c.wait_with_output().unwrap();
-            panic!("gpusched run did not end within 60 s: {}{}", stdout(&o), stderr(&o));
+            panic!(
+                "gpusched run did not end within 60 s: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -47,7 +51,10 @@ fn run_with_input(url: &str, args: &[&str], input: &[u8]) -> std::process::Outpu
 
 /// A running two-node job of one GPU per node on agents n1 and n2.
 fn two_node_job(url: &str) -> u64 {
-    let id = submit(url, &["--nodes", "2", "--gpus-per-node", "1", "--", "sleep", "600"]);
+    let id = submit(
+        url,
+        &["--nodes", "2", "--gpus-per-node", "1", "--", "sleep", "600"],
+    );
     wait_until(SLOW, || job(url, id)["state"] == "running");
     id
 }
@@ -77,7 +84,11 @@ fn steps_run_on_a_two_node_job_with_its_gpus_stdin_and_exit_codes() {
         b"",
     );
     let out = stdout(&o);
-    assert!(out.contains(&format!("task=0 step=0 job={id}")), "{out}{}", stderr(&o));
+    assert!(
+        out.contains(&format!("task=0 step=0 job={id}")),
+        "{out}{}",
+        stderr(&o)
+    );
     assert!(out.contains(&format!("task=1 step=0 job={id}")), "{out}");
     assert!(!out.contains("gpus= ") && out.contains("gpus="), "{out}");
     assert!(stderr(&o).contains("to-stderr"), "{}", stderr(&o));
@@ -87,20 +98,42 @@ fn steps_run_on_a_two_node_job_with_its_gpus_stdin_and_exit_codes() {
     // Step 1 on the first node only: stdin reaches it, its exit is 0.
     let o = run_with_input(
         &url,
-        &["--jobid", &sid, "-N", "1", "--", "sh", "-c", "read x; read y; echo got:$x:$y"],
+        &[
+            "--jobid",
+            &sid,
+            "-N",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "read x; read y; echo got:$x:$y",
+        ],
         b"hello\nworld\n",
     );
     assert_eq!(stdout(&o), "got:hello:world\n", "{}", stderr(&o));
     assert_eq!(o.status.code(), Some(0));
 
     // Step 2: a death by signal is 128+N.
-    let o = run_with_input(&url, &["--jobid", &sid, "-N", "1", "--", "sh", "-c", "kill -9 $$"], b"");
+    let o = run_with_input(
+        &url,
+        &["--jobid", &sid, "-N", "1", "--", "sh", "-c", "kill -9 $$"],
+        b"",
+    );
     assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
 
     // Two tasks per node, four in all.
     let o = run_with_input(
         &url,
-        &["--jobid", &sid, "--tasks-per-node", "2", "--", "sh", "-c", "echo t$GPUSCHED_STEP_TASK"],
+        &[
+            "--jobid",
+            &sid,
+            "--tasks-per-node",
+            "2",
+            "--",
+            "sh",
+            "-c",
+            "echo t$GPUSCHED_STEP_TASK",
+        ],
         b"",
     );
     let text = stdout(&o);
@@ -109,7 +142,11 @@ fn steps_run_on_a_two_node_job_with_its_gpus_stdin_and_exit_codes() {
     assert_eq!(tasks, ["t0", "t1", "t2", "t3"], "{}", stderr(&o));
 
     // A command that does not exist: said, and 127.
-    let o = run_with_input(&url, &["--jobid", &sid, "-N", "1", "--", "no-such-program-xyz"], b"");
+    let o = run_with_input(
+        &url,
+        &["--jobid", &sid, "-N", "1", "--", "no-such-program-xyz"],
+        b"",
+    );
     assert_eq!(o.status.code(), Some(127), "{}", stderr(&o));
     assert!(stderr(&o).contains("no-such-program-xyz"), "{}", stderr(&o));
 
@@ -126,7 +163,10 @@ fn steps_run_on_a_two_node_job_with_its_gpus_stdin_and_exit_codes() {
     assert_eq!(steps[2]["exit_code"], 137);
     assert!(steps[1]["ended_ms"].as_u64() >= steps[1]["started_ms"].as_u64());
     let text = stdout(&cli(&url, &["show", &sid]));
-    assert!(text.contains("steps:") && text.contains(&format!("{id}.1")), "{text}");
+    assert!(
+        text.contains("steps:") && text.contains(&format!("{id}.1")),
+        "{text}"
+    );
 
     // Another user may not run a step in it, and is told why.
     let (code, token) = {
@@ -182,7 +222,9 @@ impl Term {
                 if n == 0 {
                     break;
                 }
-                s2.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                s2.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
         (Term { master, seen }, pty.slave)
@@ -302,7 +344,16 @@ fn run_without_a_job_makes_one_for_the_step_and_ends_it() {
     let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Fake(1));
     let o = run_with_input(
         &url,
-        &["--gpus", "1", "-t", "5m", "--", "sh", "-c", "echo in-job-$GPUSCHED_JOB_ID; exit 4"],
+        &[
+            "--gpus",
+            "1",
+            "-t",
+            "5m",
+            "--",
+            "sh",
+            "-c",
+            "echo in-job-$GPUSCHED_JOB_ID; exit 4",
+        ],
         b"",
     );
     assert_eq!(o.status.code(), Some(4), "{}{}", stdout(&o), stderr(&o));
@@ -312,7 +363,11 @@ fn run_without_a_job_makes_one_for_the_step_and_ends_it() {
         .strip_prefix("in-job-")
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(stderr(&o).contains(&format!("job {id} submitted")), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("job {id} submitted")),
+        "{}",
+        stderr(&o)
+    );
     // The job ends with its step.
     let v = wait_job(&url, id, SLOW);
     assert!(v["state"].as_str().unwrap() != "running", "{v}");
@@ -361,7 +416,12 @@ fn a_step_cut_by_a_server_restart_ends_failed_saying_so_and_its_tasks_are_killed
     };
     assert!(!status.success());
     let mut err = String::new();
-    run.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    run.0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(err.contains("stream"), "{err}");
     // The step's task dies with its stream.
     wait_until(SLOW, || !pid_alive(pid));
@@ -377,7 +437,11 @@ fn a_step_cut_by_a_server_restart_ends_failed_saying_so_and_its_tasks_are_killed
     );
     // Its job goes on, and takes new steps once its agent is back.
     wait_until(SLOW, || node_state(&url, "n1").as_deref() == Some("online"));
-    let o = run_with_input(&url, &["--jobid", &id.to_string(), "--", "echo", "again"], b"");
+    let o = run_with_input(
+        &url,
+        &["--jobid", &id.to_string(), "--", "echo", "again"],
+        b"",
+    );
     assert_eq!(stdout(&o), "again\n", "{}", stderr(&o));
     assert_eq!(job(&url, id)["steps"][1]["state"], "completed");
     cli(&url, &["cancel", &id.to_string()]);

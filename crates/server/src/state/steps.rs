@@ -113,11 +113,17 @@ impl State {
             ended_ms: None,
         };
         self.steps.insert((id, step), view);
-        self.note_step(id, step, JobEventKind::StepStarted, &nodes, format!(
-            "step {id}.{step}: {}{}",
-            gpusched_wire::command_line(&req.command),
-            if req.pty { " (pty)" } else { "" }
-        ));
+        self.note_step(
+            id,
+            step,
+            JobEventKind::StepStarted,
+            &nodes,
+            format!(
+                "step {id}.{step}: {}{}",
+                gpusched_wire::command_line(&req.command),
+                if req.pty { " (pty)" } else { "" }
+            ),
+        );
         self.step_requests
             .insert((id, step), (req.cols, req.rows, req.term.clone()));
         for node in &nodes {
@@ -150,14 +156,23 @@ impl State {
         let done = s.clone();
         self.step_requests.remove(&(id, step));
         let took = now.saturating_sub(done.started_ms);
-        self.note_step(id, step, JobEventKind::StepEnded, &nodes, format!(
-            "step {id}.{step} {}{} after {}.{:03} s{}",
-            done.state.as_str(),
-            done.exit_code.map_or(String::new(), |c| format!(", exit code {c}")),
-            took / 1000,
-            took % 1000,
-            done.reason.as_ref().map_or(String::new(), |r| format!(": {r}"))
-        ));
+        self.note_step(
+            id,
+            step,
+            JobEventKind::StepEnded,
+            &nodes,
+            format!(
+                "step {id}.{step} {}{} after {}.{:03} s{}",
+                done.state.as_str(),
+                done.exit_code
+                    .map_or(String::new(), |c| format!(", exit code {c}")),
+                took / 1000,
+                took % 1000,
+                done.reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(": {r}"))
+            ),
+        );
         for node in &nodes {
             self.bump(node);
         }
@@ -168,9 +183,7 @@ impl State {
     /// step runs and `node` is one of its nodes.
     pub fn step_attach(&self, id: u64, step: u32, node: &str) -> Result<(), Fail> {
         match self.steps.get(&(id, step)) {
-            Some(s) if s.state == StepState::Running && s.nodes.iter().any(|n| n == node) => {
-                Ok(())
-            }
+            Some(s) if s.state == StepState::Running && s.nodes.iter().any(|n| n == node) => Ok(()),
             Some(s) if s.state != StepState::Running => Err(Fail::Conflict(format!(
                 "step {id}.{step} already ended ({})",
                 s.state.as_str()
@@ -225,7 +238,10 @@ impl State {
             .iter()
             .filter(|(_, s)| s.state == StepState::Running)
             .filter_map(|(&(id, step), _)| {
-                let state = self.jobs.get(&id).map_or(JobState::Cancelled, |j| j.view.state);
+                let state = self
+                    .jobs
+                    .get(&id)
+                    .map_or(JobState::Cancelled, |j| j.view.state);
                 (state != JobState::Running).then_some((id, step, state))
             })
             .collect();

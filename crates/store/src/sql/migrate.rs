@@ -100,7 +100,10 @@ pub(crate) fn placement_steps(d: Dialect) -> Vec<Step> {
 pub(crate) const STEPS_NAME: &str = "job steps: the steps table";
 
 pub(crate) fn steps_steps() -> Vec<Step> {
-    super::steps::CREATE_V14.iter().map(|s| Step::Sql(s)).collect()
+    super::steps::CREATE_V14
+        .iter()
+        .map(|s| Step::Sql(s))
+        .collect()
 }
 
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks

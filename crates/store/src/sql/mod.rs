@@ -44,7 +44,6 @@ macro_rules! on_conn {
 }
 
 mod copy;
-pub(crate) mod steps;
 pub(crate) mod dialect;
 pub(crate) mod ended;
 pub(crate) mod history;
@@ -54,6 +53,7 @@ pub(crate) mod migrate;
 pub(crate) mod reservations;
 pub(crate) mod round;
 pub(crate) mod services;
+pub(crate) mod steps;
 pub(crate) mod values;
 
 #[cfg(test)]
@@ -1012,7 +1012,10 @@ pub(crate) mod tests {
             let before = migrate::latest(db.dialect) - 1;
             a_store_at(db, before, jobs::COLUMN_COUNT, &live).await;
             let mut s = db.open().await;
-            assert_eq!(s.schema_version().await.unwrap(), migrate::latest(db.dialect));
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
             assert_eq!(s.load_live_steps().await.unwrap(), []);
             live.state = JobState::Running;
             live.end_ms = None;

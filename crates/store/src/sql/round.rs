@@ -138,8 +138,7 @@ impl RoundWrites {
             what: format!("step {}.{}", rec.job, rec.step),
             source,
         })?;
-        self.steps
-            .push((rec.job as i64, i64::from(rec.step), data));
+        self.steps.push((rec.job as i64, i64::from(rec.step), data));
         Ok(())
     }
 

@@ -40,12 +40,11 @@ pub(crate) fn decode(rows: Vec<(i64, i64, String)>) -> Result<Vec<StoredStep>, S
     rows.into_iter()
         .map(|(job, step, data)| {
             let what = format!("step {job}.{step}");
-            let s: StoredStep = serde_json::from_str(&data).map_err(|source| {
-                StoreError::Corrupt {
+            let s: StoredStep =
+                serde_json::from_str(&data).map_err(|source| StoreError::Corrupt {
                     what: what.clone(),
                     source,
-                }
-            })?;
+                })?;
             if s.job as i64 != job || i64::from(s.step) != step {
                 return Err(StoreError::Row {
                     what,
