@@ -3,6 +3,7 @@
 //! reach one; a refusal from the server is shown with the server's own message.
 
 mod arrays;
+mod reservations;
 mod services;
 pub use arrays::job_ref;
 

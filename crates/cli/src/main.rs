@@ -69,6 +69,11 @@ enum Command {
     /// Inference services: replicas of a model server kept running, rolled out and
     /// scaled (`service create FILE`, `ls`, `show`, `scale`, `logs`, `delete`).
     Service(commands::service::Args),
+    /// Advance reservations: nodes held for a window of time, for some users or queues
+    /// or for maintenance (`scontrol create reservation`; `create`, `ls`, `show`,
+    /// `update`, `delete`).
+    #[command(visible_alias = "resv")]
+    Reservation(commands::reservation::Args),
     /// Print a job's output; -f follows it.
     Logs(commands::logs::Args),
     /// Nodes and their GPUs (`sinfo`).
@@ -193,6 +198,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,
             Command::Service(a) => commands::service::run(a).await,
+            Command::Reservation(a) => commands::reservation::run(a).await,
             Command::Checkpoint(a) => commands::checkpoint::run(a).await,
             Command::Hold(a) => commands::hold::hold(a).await,
             Command::Release(a) => commands::hold::release(a).await,

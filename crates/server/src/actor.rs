@@ -107,6 +107,25 @@ pub enum Cmd {
     DeleteService(String, Who, Reply<gpusched_wire::ServiceView>),
     Services(Who, Reply<gpusched_wire::ServiceList>),
     Service(String, Who, Reply<gpusched_wire::ServiceView>),
+    /// Advance reservations (`state/reservations.rs`): admins change them, anyone lists.
+    CreateReservation(
+        gpusched_wire::reservation::ReservationSpec,
+        Who,
+        Reply<gpusched_wire::reservation::ReservationView>,
+    ),
+    UpdateReservation(
+        String,
+        gpusched_wire::reservation::ReservationSpec,
+        Who,
+        Reply<gpusched_wire::reservation::ReservationView>,
+    ),
+    DeleteReservation(
+        String,
+        Who,
+        Reply<gpusched_wire::reservation::ReservationView>,
+    ),
+    Reservations(Reply<gpusched_wire::reservation::ReservationList>),
+    Reservation(String, Reply<gpusched_wire::reservation::ReservationView>),
     /// A gateway's load in, the services' endpoints out.
     GatewaySync(
         gpusched_wire::GatewaySync,
@@ -484,6 +503,26 @@ fn handle(
             let v = state.get_service(&name, &who);
             answer(out, r, v)
         }
+        Cmd::CreateReservation(spec, who, r) => {
+            let v = state.create_reservation(spec, &who);
+            answer(out, r, v)
+        }
+        Cmd::UpdateReservation(name, spec, who, r) => {
+            let v = state.update_reservation(&name, spec, &who);
+            answer(out, r, v)
+        }
+        Cmd::DeleteReservation(name, who, r) => {
+            let v = state.delete_reservation(&name, &who);
+            answer(out, r, v)
+        }
+        Cmd::Reservations(r) => {
+            let v = Ok(state.list_reservations());
+            answer(out, r, v)
+        }
+        Cmd::Reservation(name, r) => {
+            let v = state.get_reservation(&name);
+            answer(out, r, v)
+        }
         Cmd::GatewaySync(sync, r) => {
             let v = Ok(state.gateway_sync(sync));
             answer(out, r, v)
@@ -633,6 +672,11 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::DeleteService(.., r) => answer(out, r, Err(f)),
         Cmd::Services(.., r) => answer(out, r, Err(f)),
         Cmd::Service(.., r) => answer(out, r, Err(f)),
+        Cmd::CreateReservation(.., r) => answer(out, r, Err(f)),
+        Cmd::UpdateReservation(.., r) => answer(out, r, Err(f)),
+        Cmd::DeleteReservation(.., r) => answer(out, r, Err(f)),
+        Cmd::Reservations(r) => answer(out, r, Err(f)),
+        Cmd::Reservation(.., r) => answer(out, r, Err(f)),
         Cmd::GatewaySync(.., r) => answer(out, r, Err(f)),
         Cmd::StartStep(.., r) => answer(out, r, Err(f)),
         Cmd::StepAttach(.., r) => answer(out, r, Err(f)),
@@ -710,6 +754,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 learnt,
                 services,
                 steps,
+                reservations,
             }) => {
                 store.set_fence(fence);
                 let mut state = old.reloaded(jobs, nodes, tokens);
@@ -718,6 +763,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 state.restore_services(services);
                 // The same process: the steps' streams are still open.
                 state.restore_steps(steps, false);
+                state.restore_reservations(reservations);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return Some((state, store));
@@ -745,6 +791,7 @@ pub struct Loaded {
     pub services: Vec<gpusched_store::ServiceRecord>,
     /// The steps of the live jobs.
     pub steps: Vec<gpusched_store::StoredStep>,
+    pub reservations: Vec<gpusched_store::ReservationRecord>,
 }
 
 pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_store::StoreError> {
@@ -756,6 +803,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let max_id = store.max_job_id().await?;
     let services = store.load_services().await?;
     let steps = store.load_live_steps().await?;
+    let reservations = store.load_reservations().await?;
     let ended = store.ended_counts().await?;
     let learnt = (
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
@@ -765,6 +813,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
         learnt,
         services,
         steps,
+        reservations,
         store,
         jobs,
         nodes,
@@ -811,6 +860,12 @@ async fn persist(
     for key in &rows.steps {
         if let Some(s) = state.steps.get(key) {
             w.step(&crate::state::steps::to_stored(key.0, s))?;
+        }
+    }
+    for name in &rows.reservations {
+        match state.reservations.get(name) {
+            Some(r) => w.reservation(r)?,
+            None => w.reservation_gone(name),
         }
     }
     w.events(journal.events, crate::state::history::EVENTS_KEPT);

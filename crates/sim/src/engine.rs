@@ -49,6 +49,10 @@ pub struct SimOptions {
     pub powered_idle: bool,
     /// What policies are told of run times ([`Estimates`]); the default is the trace's.
     pub estimates: Estimates,
+    /// Advance reservations' windows (`--reservations`), their nodes named by index:
+    /// no trace job runs in one, and none starts on its nodes before it unless its
+    /// estimate ends by then (the live cluster's rule, `gpusched_core::live::windows`).
+    pub windows: Vec<gpusched_core::live::Window>,
 }
 
 impl SimOptions {
@@ -64,6 +68,7 @@ impl SimOptions {
             reclaim: None,
             powered_idle: false,
             estimates: Estimates::Trace,
+            windows: Vec::new(),
         }
     }
 }
@@ -258,6 +263,8 @@ pub fn simulate(
     let mut next_group = 0;
     let mut ending: Option<(f64, Vec<usize>)> = None;
     let mut wakeup: Option<f64> = None;
+    // Windows name nodes by their index in the cluster.
+    let node_names: Vec<String> = (0..cluster.nodes.len()).map(|i| i.to_string()).collect();
     let mut last_time = groups.first().map_or(0.0, |g| g.0);
     let mut busy: u64 = 0;
     let mut powered_idle: u64 = 0;
@@ -420,6 +427,9 @@ pub fn simulate(
             }
         }
 
+        if !opts.windows.is_empty() {
+            fence_windows(&mut jobs, &opts.windows, &node_names, now);
+        }
         let outcome = sched.pass(&mut jobs, now);
         if lazy {
             for d in &outcome.decisions {
@@ -464,6 +474,9 @@ pub fn simulate(
             (n, jobs.len() - n)
         };
         wakeup = sched.next_wakeup(&jobs, now);
+        if let Some(b) = gpusched_core::live::next_boundary(&opts.windows, now) {
+            wakeup = Some(wakeup.map_or(b, |w| w.min(b)));
+        }
         run.timeline.push(Sample {
             time: now,
             queued: waiting as u32,
@@ -573,5 +586,64 @@ fn renumber(indices: &mut [usize], marked: &[bool]) {
         if m {
             dropped += 1;
         }
+    }
+}
+
+/// Each job's node set under the windows at `now` (what it has left to run, else its
+/// estimate, as how long it would run), one set shared by the jobs kept out by the same
+/// windows. Running jobs too: under `repack` they are placed again at every pass.
+fn fence_windows(
+    jobs: &mut [SchedJob],
+    windows: &[gpusched_core::live::Window],
+    names: &[String],
+    now: f64,
+) {
+    use gpusched_core::live::{keeping_out, outside};
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut free_of = std::collections::BTreeMap::new();
+    for j in jobs.iter_mut() {
+        let until = j.remaining.or(j.spec.estimate).map(|e| now + e);
+        let out = keeping_out(windows, now, until);
+        j.spec.nodes = if out.is_empty() {
+            Vec::new()
+        } else {
+            let free = free_of
+                .entry(out)
+                .or_insert_with_key(|out| outside(windows, out, &names));
+            vec![free.clone()]
+        };
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    //! Reservations' windows in the simulator: the live cluster's rule on node indices.
+    use super::*;
+    use gpusched_core::live::Window;
+
+    /// Two 4-GPU nodes; a window on node 0 from t=50 to t=250. At t=0: job 0 (100 s)
+    /// would run into it, so it takes node 1; job 1 (40 s) ends before it, so it runs
+    /// on node 0; job 2 (100 s) waits for node 1 (t=100), node 0 staying out until 250.
+    #[test]
+    fn a_window_keeps_out_what_would_run_into_it() {
+        let csv = "submit,gpus,duration\n0,4,100\n0,4,40\n0,4,100\n";
+        let w = crate::trace::native::parse_csv("w.csv", csv).unwrap();
+        let cluster = Cluster::parse_shape("2x4", "V100").unwrap();
+        let mut opts = SimOptions::new(PolicyConfig::new(PolicyKind::Backfill));
+        let starts = |opts: &SimOptions| {
+            let run = simulate(&w, &cluster, opts, &mut |_, _| {}).unwrap();
+            let mut s: Vec<(u64, f64)> = run.jobs.iter().map(|j| (j.id.0, j.start)).collect();
+            s.sort_by_key(|x| x.0);
+            s.into_iter().map(|x| x.1).collect::<Vec<f64>>()
+        };
+        assert_eq!(starts(&opts), [0.0, 0.0, 40.0], "without the window");
+        opts.windows = vec![Window {
+            name: "m".into(),
+            nodes: vec!["0".into()],
+            start: 50.0,
+            end: 250.0,
+            maintenance: true,
+        }];
+        assert_eq!(starts(&opts), [0.0, 0.0, 100.0], "with it");
     }
 }

@@ -110,6 +110,10 @@ pub enum AuditAction {
     UpdateOther,
     /// An admin deleted ended jobs from the history (`gpusched admin purge`).
     Purge,
+    /// An admin created, changed or deleted an advance reservation.
+    ReservationCreate,
+    ReservationUpdate,
+    ReservationDelete,
 }
 
 impl AuditAction {
@@ -125,6 +129,9 @@ impl AuditAction {
             AuditAction::ReleaseOther => "release_other",
             AuditAction::UpdateOther => "update_other",
             AuditAction::Purge => "purge",
+            AuditAction::ReservationCreate => "reservation_create",
+            AuditAction::ReservationUpdate => "reservation_update",
+            AuditAction::ReservationDelete => "reservation_delete",
         }
     }
 }

@@ -103,6 +103,13 @@ pub struct Args {
     /// down), so placement that packs jobs onto few nodes saves energy.
     #[arg(long, requires = "power_model")]
     power_down_idle: bool,
+    /// Advance reservations beside the trace (a TOML file of `[[reservation]]` tables:
+    /// name, start in the trace's seconds, duration, node indices; docs/reservations.md):
+    /// no job runs on their nodes in their windows, none starts there before one unless
+    /// its estimate ends by then. Each policy also runs without them, and the report says
+    /// what they cost (utilisation, mean JCT).
+    #[arg(long, value_name = "FILE")]
+    reservations: Option<PathBuf>,
     /// What sjf, srtf, srsf and backfill are told of run times: `trace` (the trace's
     /// estimate column, else the true run time: what every reproduction uses), `oracle`
     /// (the true run time), `none`, `walltime` (the trace's walltime column),
@@ -237,6 +244,10 @@ pub fn run(args: Args) -> Result<()> {
         Some(path) => Some(queue_file(path, &workload)?),
         None => None,
     };
+    let windows = match &args.reservations {
+        Some(path) => super::simulate_reservations::read(path, &cluster)?,
+        None => Vec::new(),
+    };
     let power = match args.power_model {
         true => Some(power::lookup(&model).with_context(|| {
             format!(
@@ -284,6 +295,7 @@ pub fn run(args: Args) -> Result<()> {
                 }),
                 powered_idle: args.power_down_idle,
                 estimates: estimates.clone(),
+                windows: windows.clone(),
             }
         })
         .collect();
@@ -329,6 +341,37 @@ pub fn run(args: Args) -> Result<()> {
         );
         print!("{}", report::table(&summaries));
         print!("{}", report::estimates(&summaries));
+        if !windows.is_empty() {
+            // The same runs without the windows: what they cost.
+            let bare: Vec<SimOptions> = opts
+                .iter()
+                .map(|o| SimOptions {
+                    windows: Vec::new(),
+                    ..o.clone()
+                })
+                .collect();
+            let without = run_all(&workload, &cluster, &bare)?;
+            let held = super::simulate_reservations::held_gpu_seconds(&windows, &cluster);
+            println!(
+                "reservations: {} holding {:.1} GPU-hours (used by no trace job)",
+                gpusched_wire::count(windows.len() as u64, "window"),
+                held / 3600.0
+            );
+            for (s, r) in summaries.iter().zip(&without) {
+                let w = Summary::of(r, &s.policy, placement.name(), by_queue);
+                println!(
+                    "  {}: utilisation {:.1}% (without them {:.1}%), mean JCT {:.0} s \
+                     (without them {:.0} s), makespan {:.0} s ({:.0} s)",
+                    s.policy,
+                    s.utilization * 100.0,
+                    w.utilization * 100.0,
+                    s.avg_jct,
+                    w.avg_jct,
+                    s.makespan,
+                    w.makespan
+                );
+            }
+        }
         if let Some(t) = &tenant_reports {
             println!();
             print!("{}", tenants::table::table(t));

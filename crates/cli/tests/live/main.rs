@@ -23,6 +23,7 @@ mod limits;
 mod logs;
 mod matrix;
 mod new_user;
+mod partitions;
 mod postgres;
 mod preempt;
 mod prometheus;

@@ -19,6 +19,14 @@ impl NodeMask {
         NodeMask(bits.into())
     }
 
+    /// The nodes in both.
+    pub fn and(&self, other: &NodeMask) -> NodeMask {
+        let bits: Vec<u64> = (0..self.0.len().max(other.0.len()))
+            .map(|i| self.0.get(i).copied().unwrap_or(0) & other.0.get(i).copied().unwrap_or(0))
+            .collect();
+        NodeMask(bits.into())
+    }
+
     pub fn contains(&self, node: usize) -> bool {
         self.0
             .get(node / 64)

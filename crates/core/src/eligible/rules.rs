@@ -53,6 +53,9 @@ pub struct NodeRules {
     /// Only these nodes (empty: no such rule).
     pub nodelist: Vec<String>,
     pub exclude: Vec<String>,
+    /// The advance reservation it runs in: only on its nodes, only in its window
+    /// (`crate::live::Window`, applied by the live cluster as time passes).
+    pub reservation: Option<String>,
 }
 
 /// The rule that keeps a job off a node.
@@ -82,6 +85,15 @@ impl fmt::Display for Refusal {
 impl NodeRules {
     /// Whether it admits every node.
     pub fn is_empty(&self) -> bool {
+        self.partitions.is_empty()
+            && self.constraint.is_none()
+            && self.nodelist.is_empty()
+            && self.exclude.is_empty()
+            && self.reservation.is_none()
+    }
+
+    /// Whether it says nothing about nodes (it may still name a reservation).
+    pub fn any_node(&self) -> bool {
         self.partitions.is_empty()
             && self.constraint.is_none()
             && self.nodelist.is_empty()
@@ -120,6 +132,9 @@ impl NodeRules {
     /// every admitted node for a job without partitions. `nodes[i]` is the scheduler's
     /// node `i`.
     pub fn masks(&self, nodes: &[NodeFacts<'_>]) -> Vec<NodeMask> {
+        if self.any_node() {
+            return Vec::new();
+        }
         if self.partitions.is_empty() {
             return vec![NodeMask::from_fn(nodes.len(), |i| self.admits(nodes[i]))];
         }
@@ -176,6 +191,7 @@ mod tests {
             constraint: Some(Constraint::parse("nvlink|ib").unwrap()),
             nodelist: vec!["n1".into(), "n2".into(), "n3".into()],
             exclude: vec!["n2".into()],
+            reservation: None,
         };
         assert_eq!(rules.refuses(node("n1", &a100)), None);
         assert_eq!(rules.refuses(node("n2", &h100)), Some(Refusal::Excluded));
@@ -208,8 +224,7 @@ mod tests {
         let m = rules(true).masks(&nodes);
         assert_eq!(m.len(), 3);
         assert_eq!(m[2].count(), 3);
-        let none = NodeRules::default().masks(&nodes);
-        assert_eq!(none.len(), 1);
-        assert_eq!(none[0].count(), 3);
+        // No rule about nodes: no set, every node (the scheduler's fast path).
+        assert!(NodeRules::default().masks(&nodes).is_empty());
     }
 }

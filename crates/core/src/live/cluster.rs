@@ -153,6 +153,16 @@ pub struct LiveCluster {
     /// Whole-GPU jobs with node rules → the rules, read again against the nodes each
     /// time they change (`JobSpec::nodes`).
     pub(super) rules: BTreeMap<u64, std::sync::Arc<crate::eligible::NodeRules>>,
+    /// Whole-GPU jobs' walltimes (a limit, unlike an estimate): what reservations'
+    /// windows read (`windows.rs`).
+    pub(super) walltimes: BTreeMap<u64, Seconds>,
+    /// Advance reservations' windows, the `now` they were last applied at, and whether
+    /// they changed since.
+    pub(super) windows: Vec<super::windows::Window>,
+    pub(super) windows_now: Seconds,
+    pub(super) windows_dirty: bool,
+    /// Jobs of reservations whose windows are open (they go first, `goes_first`).
+    pub(super) members_open: BTreeSet<u64>,
     /// Short jobs queued behind running ones (`follow.rs`).
     pub(super) followers: super::follow::Followers,
     /// The group of each job in one (`group.rs`).
@@ -208,6 +218,11 @@ impl LiveCluster {
             preempts: Vec::new(),
             predicted: BTreeSet::new(),
             rules: BTreeMap::new(),
+            walltimes: BTreeMap::new(),
+            windows: Vec::new(),
+            windows_now: 0.0,
+            windows_dirty: false,
+            members_open: BTreeSet::new(),
             followers: Default::default(),
             groups: BTreeMap::new(),
             runs: Default::default(),
@@ -336,23 +351,13 @@ impl LiveCluster {
         }
     }
 
-    /// A job's node sets over the online nodes, in the scheduler's node order.
-    fn masks(&self, rules: &crate::eligible::NodeRules) -> Vec<crate::eligible::NodeMask> {
-        let facts: Vec<_> = self.nodes.iter().map(LiveNode::facts).collect();
-        rules.masks(&facts)
-    }
-
-    /// Reads every job's node rules again against the nodes (they changed).
+    /// Reads every job's node rules (and the reservations' windows) again against the
+    /// nodes (they changed).
     fn refresh_masks(&mut self) {
-        if self.rules.is_empty() {
+        if self.rules.is_empty() && self.windows.is_empty() {
             return;
         }
-        let facts: Vec<_> = self.nodes.iter().map(LiveNode::facts).collect();
-        for (id, rules) in &self.rules {
-            if let Some(i) = self.find(*id) {
-                self.jobs[i].spec.nodes = rules.masks(&facts);
-            }
-        }
+        self.recompute_masks();
     }
 
     /// Adds a job at the back of the queue (the core's order); the lists stay sorted by
@@ -396,9 +401,14 @@ impl LiveCluster {
             gang: v.gang.clone(),
             nodes: Vec::new(),
         });
+        if let Some(w) = v.walltime {
+            self.walltimes.insert(v.id, w);
+        }
         if let Some(rules) = v.rules.clone().filter(|r| !r.is_empty()) {
-            job.spec.nodes = self.masks(&rules);
             self.rules.insert(v.id, rules);
+            job.spec.nodes = self.job_nodes(v.id, &mut Default::default());
+        } else if !self.windows.is_empty() {
+            job.spec.nodes = self.job_nodes(v.id, &mut Default::default());
         }
         self.scheduler.enqueue(&mut job);
         // Usually the newest id; a job released from a dependency is older.
@@ -535,6 +545,7 @@ impl LiveCluster {
             self.predicted.remove(&id);
             self.groups.remove(&id);
             self.rules.remove(&id);
+            self.walltimes.remove(&id);
             let handed = held.and_then(|(p, name, gpus)| self.hand_over(id, &name, &gpus, p, now));
             match handed {
                 Some(Ok(next)) => left.next = Some(next),
@@ -546,6 +557,7 @@ impl LiveCluster {
             self.predicted.remove(&id);
             self.groups.remove(&id);
             self.rules.remove(&id);
+            self.walltimes.remove(&id);
         }
         left
     }
@@ -750,9 +762,30 @@ impl LiveCluster {
     }
 
     /// Whether serving jobs wait: (on part of a GPU, on whole GPUs).
+    /// Waiting whole-GPU jobs whose every node set is empty now (`windows.rs`,
+    /// `crate::eligible`). Only jobs with rules or under windows can be such.
+    fn nowhere(&self) -> BTreeSet<u64> {
+        if self.rules.is_empty() && self.windows.is_empty() {
+            return BTreeSet::new();
+        }
+        self.jobs
+            .iter()
+            .filter(|j| !j.running && !j.spec.nodes.is_empty())
+            .filter(|j| j.spec.nodes.iter().all(crate::eligible::NodeMask::is_empty))
+            .map(|j| j.spec.id.0)
+            .collect()
+    }
+
+    /// Whether a whole-GPU job goes in the first pass: a replica, or a job of a
+    /// reservation whose window is open (its nodes are its reservation's alone, so
+    /// nothing ahead of it in the queue's order may block it there).
+    fn goes_first(&self, id: u64) -> bool {
+        self.serving.contains(&id) || self.members_open.contains(&id)
+    }
+
     fn serving_waits(&self) -> (bool, bool) {
         let (mut slices, mut whole) = (false, false);
-        for &id in &self.serving {
+        for &id in self.serving.iter().chain(&self.members_open) {
             if let Some(i) = self.find(id) {
                 whole |= !self.jobs[i].running;
             } else if let Some(i) = self.find_slice(id) {
@@ -791,7 +824,7 @@ impl LiveCluster {
     /// serving step (`serving.rs`), and the policy's victims are the normal pass's.
     fn serving_whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
         self.set_whole_caps();
-        let serving = |j: &SchedJob| self.serving.contains(&j.spec.id.0);
+        let serving = |j: &SchedJob| self.goes_first(j.spec.id.0);
         let mut out_ids = if self.user_caps.is_empty() {
             BTreeSet::new()
         } else {
@@ -800,8 +833,7 @@ impl LiveCluster {
         out_ids.extend(self.over_group_caps_among(serving));
         let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) =
             self.jobs.take_all().into_iter().partition(|j| {
-                j.running
-                    || (self.serving.contains(&j.spec.id.0) && !out_ids.contains(&j.spec.id.0))
+                j.running || (self.goes_first(j.spec.id.0) && !out_ids.contains(&j.spec.id.0))
             });
         let saved: Vec<(u64, crate::policy::tiresias::LasState)> =
             kept.iter().map(|j| (j.rank, j.las.clone())).collect();
@@ -830,12 +862,16 @@ impl LiveCluster {
     fn whole_pass(&mut self, now: Seconds) -> Vec<LivePlacement> {
         self.set_whole_caps();
         // Jobs of users at their per-queue cap, and of groups at theirs, sit this pass
-        // out (see `caps`, `group.rs`).
-        let out = if self.user_caps.is_empty() && self.groups.is_empty() {
+        // out (see `caps`, `group.rs`), as do jobs no node may hold now (their
+        // reservation's window is closed, their partition's nodes are all gone): under
+        // a strict order they would block every job behind them.
+        let nowhere = self.nowhere();
+        let out = if self.user_caps.is_empty() && self.groups.is_empty() && nowhere.is_empty() {
             self.scheduler.pass(&mut self.jobs, now)
         } else {
             let mut out_ids = self.over_user_caps();
             out_ids.extend(self.over_group_caps());
+            out_ids.extend(nowhere);
             let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = self
                 .jobs
                 .take_all()
@@ -981,10 +1017,23 @@ impl LiveCluster {
             .collect();
         for i in waiting {
             let job = &self.slice_jobs[i];
-            let Some((k, at)) = place::place(job, &nodes, target, self.share_strategy) else {
+            // Reservations' windows: the nodes this job may use now, when they narrow it.
+            let fenced: Option<Vec<(String, NodeSlices)>> = self.window_fence(job, now).map(|ok| {
+                nodes
+                    .iter()
+                    .filter(|(n, _)| ok.contains(n.as_str()))
+                    .cloned()
+                    .collect()
+            });
+            let view = fenced.as_deref().unwrap_or(&nodes);
+            let Some((k, at)) = place::place(job, view, target, self.share_strategy) else {
                 continue;
             };
-            let (id, node, queue) = (job.id, nodes[k].0.clone(), job.queue);
+            let node = view[k].0.clone();
+            let Some(k) = nodes.iter().position(|(n, _)| *n == node) else {
+                continue;
+            };
+            let (id, queue) = (job.id, job.queue);
             // A capped queue takes the slice only if its GPUs, slices rounded up, fit.
             if let Some(&cap) = self.queue_caps.get(&queue) {
                 let whole = whole_held.get(&queue).copied().unwrap_or(0);

@@ -346,7 +346,10 @@ impl LiveCluster {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
             let estimate = spec.estimate.or_else(|| guess(id));
+            // A job with node sets (rules, reservations' windows) never follows: the
+            // head's node may be one it must not use by the time the head ends.
             if !estimate.is_some_and(|e| e <= cfg.under)
+                || !spec.nodes.is_empty()
                 || spec.gang.is_some()
                 || spec.gpus == 0
                 || self.claims.contains_key(&id)

@@ -48,6 +48,7 @@ pub mod round;
 pub mod runs;
 pub mod serving;
 pub mod slice;
+pub mod windows;
 
 #[cfg(test)]
 mod tests;
@@ -65,6 +66,7 @@ pub use round::{QueueRules, QuotaReclaim, Round, RoundInput, TierPreemption};
 pub use runs::RunFacts;
 pub use serving::ServingPreemption;
 pub use slice::{MigAt, SliceAsk, SliceAt};
+pub use windows::{keeping_out, next_boundary, outside, Window};
 
 #[cfg(test)]
 mod gang_tests;

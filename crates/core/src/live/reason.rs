@@ -74,6 +74,19 @@ pub enum WaitReason {
         gpus: u32,
         free_max: u32,
     },
+    /// It runs in reservation `name`, which no longer exists.
+    ReservationGone { name: String },
+    /// It runs in reservation `name`, whose window (seconds) is not open now.
+    ReservationClosed { name: String, start: f64, end: f64 },
+    /// Reservation `name` (its window opens at `start`, or is `open`) keeps it off the
+    /// only nodes that could hold it now: its walltime (or, without `walltime`, no
+    /// walltime) would run into the window.
+    KeptOutByReservation {
+        name: String,
+        start: f64,
+        open: bool,
+        walltime: bool,
+    },
     /// No online node has enough GPUs (of its model) at all.
     NoNodeCanHold { gpus: u32, model: Option<String> },
     /// Nodes that could hold it exist, but every one is out of service now: drained,
@@ -228,6 +241,9 @@ impl LiveCluster {
         if let Some(why) = self.rules_wait(job) {
             return why;
         }
+        if let Some(why) = self.window_wait(job) {
+            return why;
+        }
         let queue = job.queue;
         let held_milli = ctx.queue_milli.get(&queue).copied().unwrap_or(0);
         if let Some(ask) = &job.slice {
@@ -334,7 +350,7 @@ impl LiveCluster {
     /// none of those admitted with its GPUs free. Rare (jobs with rules only), so every
     /// node is looked at.
     fn rules_wait(&self, job: &LiveJob) -> Option<WaitReason> {
-        let rules = job.rules.as_ref().filter(|r| !r.is_empty())?;
+        let rules = job.rules.as_ref().filter(|r| !r.any_node())?;
         let mut refusals = Vec::new();
         let mut admitted = Vec::new();
         for n in &self.nodes {

@@ -122,6 +122,7 @@ impl LiveCluster {
         if self.scheduler.policy().kind.preemptive() {
             self.protect_young(now_ms);
         }
+        self.apply_windows(now);
         let mut round = Round {
             starts: self.pass(now, input.share_target),
             ..Round::default()

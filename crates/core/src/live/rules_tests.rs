@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::round::RoundInput;
 use super::tests::{node, whole};
 use super::*;
 use crate::eligible::{Constraint, NodeRules, NodeSelector, PartitionNodes, Refusal};
@@ -209,4 +210,132 @@ fn a_slice_job_goes_only_where_its_rules_admit() {
     };
     c.add(&share);
     assert_eq!(placed_on(&c.pass(1.0, &[]), 1), ["n1"]);
+}
+
+fn round_at(c: &mut LiveCluster, now_s: u64) -> Vec<LivePlacement> {
+    c.round(RoundInput {
+        now_ms: now_s * 1000,
+        share_target: &[],
+        guess: &|_| None,
+    })
+    .starts
+}
+
+fn window(name: &str, nodes: &[&str], start: f64, end: f64, maintenance: bool) -> Window {
+    Window {
+        name: name.into(),
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        start,
+        end,
+        maintenance,
+    }
+}
+
+fn timed(id: u64, gpus: u32, walltime: Option<f64>) -> LiveJob {
+    LiveJob {
+        walltime,
+        ..whole(id, gpus)
+    }
+}
+
+fn member(id: u64, gpus: u32, reservation: &str) -> LiveJob {
+    ruled(
+        id,
+        gpus,
+        NodeRules {
+            reservation: Some(reservation.into()),
+            ..NodeRules::default()
+        },
+    )
+}
+
+#[test]
+fn a_window_keeps_out_what_would_run_into_it_and_admits_its_own_jobs() {
+    let mut c = cluster(vec![with("n1", 4, &[]), with("n2", 1, &[])]);
+    c.set_windows(vec![window("workshop", &["n1"], 100.0, 200.0, false)]);
+    // At t=10: 4 GPUs only on n1. One ending by t=100 starts; one that would run
+    // past it, or has no walltime, does not.
+    c.add(&timed(1, 4, Some(80.0)));
+    c.add(&timed(2, 4, Some(200.0)));
+    c.add(&timed(3, 4, None));
+    c.add(&member(4, 2, "workshop"));
+    let starts = round_at(&mut c, 10);
+    assert_eq!(placed_on(&starts, 1), ["n1"]);
+    assert!(placed_on(&starts, 2).is_empty() && placed_on(&starts, 3).is_empty());
+    let ctx = c.wait_context();
+    let why = c.wait_reason(&timed(3, 4, None), &Blocked::default(), &ctx);
+    assert_eq!(
+        why,
+        WaitReason::KeptOutByReservation {
+            name: "workshop".into(),
+            start: 100.0,
+            open: false,
+            walltime: false
+        }
+    );
+    let why = c.wait_reason(&member(4, 2, "workshop"), &Blocked::default(), &ctx);
+    assert_eq!(
+        why,
+        WaitReason::ReservationClosed {
+            name: "workshop".into(),
+            start: 100.0,
+            end: 200.0
+        }
+    );
+    c.remove(1, 90.0);
+    // The window opens: its job starts there; the others stay out until it closes.
+    let starts = round_at(&mut c, 100);
+    assert_eq!(placed_on(&starts, 4), ["n1"]);
+    assert!(placed_on(&starts, 2).is_empty() && placed_on(&starts, 3).is_empty());
+    c.remove(4, 150.0);
+    let starts = round_at(&mut c, 200);
+    assert_eq!(placed_on(&starts, 2), ["n1"], "after the window, in order");
+}
+
+#[test]
+fn a_maintenance_window_admits_nobody_and_a_gone_reservation_is_named() {
+    let mut c = cluster(vec![with("n1", 2, &[])]);
+    c.set_windows(vec![window("fix", &["n1"], 0.0, 100.0, true)]);
+    c.add(&member(1, 1, "fix"));
+    c.add(&timed(2, 1, Some(10.0)));
+    c.add(&member(3, 1, "nope"));
+    assert!(round_at(&mut c, 5).is_empty());
+    let ctx = c.wait_context();
+    assert_eq!(
+        c.wait_reason(&member(3, 1, "nope"), &Blocked::default(), &ctx),
+        WaitReason::ReservationGone {
+            name: "nope".into()
+        }
+    );
+    // The window deleted: everything may run (the gone reservation's job still not).
+    c.set_windows(Vec::new());
+    let starts = round_at(&mut c, 6);
+    let mut on: Vec<u64> = starts.iter().map(|p| p.job).collect();
+    on.sort();
+    assert_eq!(on, [2], "job 1 and 3 run in reservations that are gone");
+}
+
+#[test]
+fn a_share_keeps_out_of_a_window_as_a_whole_gpu_job_does() {
+    let mut c = cluster(vec![with("n1", 1, &[]), with("n2", 1, &[])]);
+    c.set_windows(vec![window("w", &["n1", "n2"], 50.0, 100.0, false)]);
+    let share = |id: u64, walltime: Option<f64>| LiveJob {
+        slice: Some(SliceAsk::Share { milli: 250 }),
+        gpus: 0,
+        walltime,
+        ..whole(id, 0)
+    };
+    c.add(&share(1, None));
+    c.add(&share(2, Some(10.0)));
+    c.add(&LiveJob {
+        slice: Some(SliceAsk::Share { milli: 250 }),
+        gpus: 0,
+        ..member(3, 0, "w")
+    });
+    let starts = round_at(&mut c, 1);
+    let on: Vec<u64> = starts.iter().map(|p| p.job).collect();
+    assert_eq!(on, [2], "only the share that ends before the window starts");
+    let starts = round_at(&mut c, 60);
+    let on: Vec<u64> = starts.iter().map(|p| p.job).collect();
+    assert_eq!(on, [3], "in the window: its own share only");
 }

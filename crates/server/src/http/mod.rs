@@ -16,6 +16,7 @@ mod metrics;
 mod nodes;
 mod openapi;
 mod peer;
+mod reservations;
 mod responses;
 mod services;
 pub mod steps;
@@ -154,6 +155,11 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/services/{name}"),
     r("PUT", "/api/services/{name}"),
     r("DELETE", "/api/services/{name}"),
+    r("POST", "/api/reservations"),
+    r("GET", "/api/reservations"),
+    r("GET", "/api/reservations/{name}"),
+    r("PUT", "/api/reservations/{name}"),
+    r("DELETE", "/api/reservations/{name}"),
     r("POST", "/api/gateway/sync"),
     r("GET", "/metrics"),
     r("GET", "/"),
@@ -205,6 +211,11 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/services/{name}") => get(services::get),
         ("PUT", "/api/services/{name}") => put(services::update),
         ("DELETE", "/api/services/{name}") => delete(services::delete),
+        ("POST", "/api/reservations") => post(reservations::create),
+        ("GET", "/api/reservations") => get(reservations::list),
+        ("GET", "/api/reservations/{name}") => get(reservations::get),
+        ("PUT", "/api/reservations/{name}") => put(reservations::update),
+        ("DELETE", "/api/reservations/{name}") => delete(reservations::delete),
         ("POST", "/api/gateway/sync") => post(services::sync),
         ("GET", "/metrics") => get(metrics::metrics),
         ("GET", "/") => get(crate::web::index),

@@ -55,6 +55,11 @@ use super::limits::Shedding;
         super::services::update,
         super::services::delete,
         super::services::sync,
+        super::reservations::create,
+        super::reservations::list,
+        super::reservations::get,
+        super::reservations::update,
+        super::reservations::delete,
     ),
     // Operations are grouped by the resource they act on (a generated client's modules).
     tags(
@@ -64,6 +69,7 @@ use super::limits::Shedding;
         (name = "nodes", description = "The nodes and their GPUs; drain and resume (admins)."),
         (name = "queues", description = "The queues and their limits."),
         (name = "usage", description = "GPU usage per user and queue."),
+        (name = "reservations", description = "Advance reservations: nodes held for a window, for some users or queues, or for maintenance."),
         (name = "services", description = "Inference services: replicas kept running, probed, rolled out and scaled; the gateways' sync."),
         (name = "history", description = "Ended jobs, job timelines, the audit log and purges."),
         (name = "tokens", description = "API tokens (admins) and who the caller is."),

@@ -230,6 +230,7 @@ impl Elector {
             learnt,
             services,
             steps,
+            reservations,
         } = loaded;
         store.set_fence(Some(epoch));
         self.tokens
@@ -254,6 +255,7 @@ impl Elector {
         state.restore_services(services);
         // A new life: no stream of the last one survived.
         state.restore_steps(steps, true);
+        state.restore_reservations(reservations);
         // Loading may have taken a good part of the lease: renew before acting, so the
         // term starts with a whole lease (or not at all, if another server took over).
         let renewed = Instant::now();

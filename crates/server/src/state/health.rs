@@ -117,7 +117,7 @@ impl State {
     /// Asks a starting or running job to stop through the preemption path: the agent
     /// sends the checkpoint signal, waits the grace, and the job is requeued without
     /// using a retry (`requeue_preempted`). `why` is shown while it stops.
-    fn preempt_for(&mut self, id: u64, why: &str) {
+    pub(super) fn preempt_for(&mut self, id: u64, why: &str) {
         let Some(job) = self.jobs.get(&id) else {
             return;
         };

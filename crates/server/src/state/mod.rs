@@ -31,6 +31,7 @@ mod queue_list;
 mod reasons;
 mod recent;
 mod reclaim;
+mod reservations;
 mod rules;
 mod runs;
 pub(crate) mod services;
@@ -160,6 +161,8 @@ pub struct Rows {
     pub services: BTreeSet<String>,
     /// Steps changed, by (job, step).
     pub steps: BTreeSet<(u64, u32)>,
+    /// Reservations changed (absent now: deleted).
+    pub reservations: BTreeSet<String>,
 }
 
 impl Rows {
@@ -169,6 +172,7 @@ impl Rows {
             && self.tokens.is_empty()
             && self.services.is_empty()
             && self.steps.is_empty()
+            && self.reservations.is_empty()
     }
 }
 
@@ -225,6 +229,9 @@ pub struct State {
     step_requests: BTreeMap<(u64, u32), (u16, u16, Option<String>)>,
     /// Steps of ended jobs the actor read from the store for this round's commands.
     recalled_steps: BTreeMap<u64, Vec<gpusched_wire::step::StepView>>,
+    /// Advance reservations by name (`reservations.rs`); every change is written at the
+    /// end of its round.
+    pub reservations: Tracked<String, gpusched_store::ReservationRecord>,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -279,6 +286,7 @@ impl State {
             steps: Tracked::new(),
             step_requests: BTreeMap::new(),
             recalled_steps: BTreeMap::new(),
+            reservations: Tracked::new(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -615,6 +623,7 @@ impl State {
             tokens: self.tokens.take_touched(),
             services: self.services.records.take_touched(),
             steps: self.steps.take_touched(),
+            reservations: self.reservations.take_touched(),
         }
     }
 
@@ -636,6 +645,7 @@ impl State {
         // Services every round (time alone ends a backoff or a drain, and moves the
         // autoscaler's windows): the replicas they start are placed in this round.
         self.reconcile_services();
+        self.tend_reservations();
         if !self.sched_due {
             return;
         }

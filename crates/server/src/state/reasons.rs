@@ -56,6 +56,19 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
         WaitReason::NoImageRuntime => no_image_runtime(v.image.as_deref().unwrap_or("")),
         WaitReason::NoEligibleNode { refusals, more } => no_eligible_node(v, refusals, *more),
+        WaitReason::ReservationGone { name } => format!(
+            "reservation {name} no longer exists; cancel the job and submit it again without \
+             --reservation (or with another)"
+        ),
+        WaitReason::ReservationClosed { name, start, end } => {
+            reservation_closed(name, *start, *end, now_s)
+        }
+        WaitReason::KeptOutByReservation {
+            name,
+            start,
+            open,
+            walltime,
+        } => kept_out_by_reservation(name, *start, *open, *walltime, now_s),
         WaitReason::EligibleBusy {
             eligible,
             gpus,
@@ -404,6 +417,52 @@ pub fn eligible_busy(v: &JobView, eligible: u32, gpus: u32, free_max: u32) -> St
         count(u64::from(gpus), "GPU"),
         count(u64::from(eligible), "node"),
     )
+}
+
+/// A job of a reservation whose window is not open.
+pub fn reservation_closed(name: &str, start: f64, end: f64, now_s: f64) -> String {
+    let secs = |t: f64| gpusched_wire::duration::format_duration(t.max(0.0).round() as u64);
+    if now_s < start {
+        format!(
+            "runs in reservation {name}, whose window opens in {}",
+            secs(start - now_s)
+        )
+    } else {
+        format!(
+            "reservation {name}'s window closed {} ago; cancel the job, or submit it again \
+             without --reservation",
+            secs(now_s - end)
+        )
+    }
+}
+
+/// A job kept off a reservation's nodes, the only ones that could hold it now.
+pub fn kept_out_by_reservation(
+    name: &str,
+    start: f64,
+    open: bool,
+    walltime: bool,
+    now_s: f64,
+) -> String {
+    if open {
+        return format!(
+            "the nodes that could hold it are in reservation {name}'s window now; it starts \
+             when GPUs outside it are free, or once the window closes"
+        );
+    }
+    let left = gpusched_wire::duration::format_duration((start - now_s).max(0.0).round() as u64);
+    if walltime {
+        format!(
+            "the nodes that could hold it are reserved by {name} in {left}, before its \
+             walltime would end; it starts elsewhere or after the window (a shorter \
+             --walltime may let it in now)"
+        )
+    } else {
+        format!(
+            "the nodes that could hold it are reserved by {name} in {left}; a job without a \
+             walltime never starts on a reserved node before its window (give --walltime)"
+        )
+    }
 }
 
 #[cfg(test)]

@@ -124,8 +124,15 @@ impl State {
         let Some(rules) = self.node_rules_of(&rules_of(j)) else {
             return Ok(());
         };
+        let in_reservation = |name: &str| {
+            j.reservation.as_deref().is_none_or(|r| {
+                self.reservation_nodes(r)
+                    .is_some_and(|ns| ns.iter().any(|n| n == name))
+            })
+        };
         let admitted: Vec<KnownNode<'_>> = known
             .iter()
+            .filter(|k| in_reservation(k.name))
             .filter(|k| {
                 let features = self
                     .nodes
@@ -157,11 +164,7 @@ impl State {
     /// the queue file no longer has (a reload removed it) admits no node, so the job
     /// waits and says so rather than running outside it.
     pub(super) fn node_rules_of(&self, r: &JobRules) -> Option<Arc<NodeRules>> {
-        if r.partitions.is_empty()
-            && r.constraint.is_none()
-            && r.nodelist.is_empty()
-            && r.exclude.is_empty()
-        {
+        if r.is_empty() {
             return None;
         }
         let partitions = r
@@ -189,6 +192,7 @@ impl State {
                 .map(|c| Constraint::parse(c).unwrap_or(Constraint::Any(Vec::new()))),
             nodelist: r.nodelist.clone(),
             exclude: r.exclude.clone(),
+            reservation: r.reservation.clone(),
         }))
     }
 

@@ -113,6 +113,11 @@ impl State {
             let priority = j.priority.unwrap_or(def.default_priority);
             j.priority = Some(priority);
             j.queue = Some(queue.clone());
+            self.check_job_reservation(j, &user, who.admin)
+                .map_err(|f| match f {
+                    Fail::Conflict(e) => at(e),
+                    other => other,
+                })?;
             self.settle_rules(j, &user, groups, &known)
                 .map_err(|f| match f {
                     Fail::Conflict(e) => at(e),

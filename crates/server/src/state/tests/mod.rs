@@ -28,6 +28,7 @@ mod history;
 mod learn;
 mod liveness;
 mod partitions;
+mod reservations;
 mod scenarios;
 mod services;
 
@@ -75,6 +76,13 @@ pub(super) enum Step {
     /// A node that registers with features (`a100,ib`), and how `nodes` shows its
     /// features and partitions.
     FeatureNode(&'static str, u32, &'static str),
+    /// `USER reserves name=N nodes=a,b gpus=K start=+SECS dur=SECS users=a,b queues=q
+    /// maint=1`.
+    Reserve(&'static str, &'static str),
+    /// USER deletes reservation NAME.
+    Unreserve(&'static str, &'static str),
+    /// Reservations as `reservation ls` has them.
+    Reservations,
     /// The node reports that the job's current attempt started.
     Started(&'static str, u64),
     /// The node reports that the job's current attempt exited with this code.
@@ -210,6 +218,7 @@ struct Store {
     /// The `meta` values the rounds wrote (`learn.rs`: predictor, attained service).
     meta: BTreeMap<&'static str, String>,
     services: BTreeMap<String, gpusched_store::ServiceRecord>,
+    reservations: BTreeMap<String, gpusched_store::ReservationRecord>,
 }
 
 struct Harness {
@@ -319,6 +328,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "constraint" => j.constraint = Some(v.to_string()),
             "nodelist" => j.nodelist = v.split(',').map(String::from).collect(),
             "exclude" => j.exclude = v.split(',').map(String::from).collect(),
+            "reservation" => j.reservation = Some(v.to_string()),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -328,6 +338,43 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
         }
     }
     (j, copies)
+}
+
+/// A reservation from `name=N nodes=a,b gpus=K start=+SECS dur=SECS users=a,b
+/// queues=q maint=1`, its start relative to `now_ms`.
+fn reservation_spec(spec: &str, now_ms: u64) -> gpusched_wire::reservation::ReservationSpec {
+    let mut r = gpusched_wire::reservation::ReservationSpec {
+        name: String::new(),
+        start_ms: now_ms,
+        duration_s: 3600,
+        nodes: Vec::new(),
+        gpus: None,
+        gpu_model: None,
+        features: None,
+        users: Vec::new(),
+        queues: Vec::new(),
+        maintenance: false,
+    };
+    let list = |v: &str| v.split(',').map(String::from).collect::<Vec<_>>();
+    for kv in spec.split_whitespace() {
+        let (k, v) = kv.split_once('=').expect("key=value");
+        match k {
+            "name" => r.name = v.into(),
+            "nodes" => r.nodes = list(v),
+            "gpus" => r.gpus = Some(v.parse().unwrap()),
+            "model" => r.gpu_model = Some(v.into()),
+            "features" => r.features = Some(v.into()),
+            "start" => {
+                r.start_ms = now_ms + v.trim_start_matches('+').parse::<u64>().unwrap() * 1000
+            }
+            "dur" => r.duration_s = v.parse().unwrap(),
+            "users" => r.users = list(v),
+            "queues" => r.queues = list(v),
+            "maint" => r.maintenance = v == "1",
+            _ => panic!("unknown reservation key {k}"),
+        }
+    }
+    r
 }
 
 /// A service from `name=N replicas=K gpus=G surge=S unavailable=U drain=SECS
@@ -717,6 +764,37 @@ impl Harness {
                 self.line(format!(
                     "node {name} ({gpus} GPUs, agent protocol 2) registers: {r}"
                 ));
+            }
+            Step::Reserve(user, spec) => {
+                let r = reservation_spec(spec, self.now.ms);
+                let got = match self.st.create_reservation(r, &who(user)) {
+                    Ok(v) => format!(
+                        "ok {} on {} ({} GPUs)",
+                        v.spec.name,
+                        v.nodes.join(","),
+                        v.gpus
+                    ),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} reserves {spec}: {got}"));
+            }
+            Step::Unreserve(user, name) => {
+                let got = match self.st.delete_reservation(name, &who(user)) {
+                    Ok(_) => "ok".to_string(),
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} deletes reservation {name}: {got}"));
+            }
+            Step::Reservations => {
+                for v in self.st.list_reservations().reservations {
+                    self.line(format!(
+                        "reservation {} {:?} on {} jobs [{}]",
+                        v.spec.name,
+                        v.state,
+                        v.nodes.join(","),
+                        list(v.jobs)
+                    ));
+                }
             }
             Step::FeatureNode(name, gpus, features) => {
                 let features: Vec<String> = features.split(',').map(String::from).collect();
@@ -1536,6 +1614,8 @@ impl Harness {
                 );
                 self.st
                     .restore_services(self.store.services.values().cloned().collect());
+                self.st
+                    .restore_reservations(self.store.reservations.values().cloned().collect());
                 let meta = |k| self.store.meta.get(k).map(String::as_str);
                 let (p, a) = (
                     meta(super::learn::PREDICTOR_KEY),
@@ -1621,6 +1701,12 @@ impl Harness {
                 None => self.store.services.remove(name),
             };
         }
+        for name in &rows.reservations {
+            match self.st.reservations.get(name) {
+                Some(r) => self.store.reservations.insert(name.clone(), r.clone()),
+                None => self.store.reservations.remove(name),
+            };
+        }
         for id in &rows.jobs {
             self.store.jobs.insert(*id, (*self.st.jobs[id]).clone());
         }
@@ -1644,10 +1730,13 @@ impl Harness {
         let woke = std::mem::take(&mut self.st.touched.bumped);
         let ended = std::mem::take(&mut self.st.touched.ended);
         // Services only where a round wrote one (the scenarios before them say nothing).
-        let services = match rows.services.is_empty() {
+        let mut services = match rows.services.is_empty() {
             true => String::new(),
             false => format!(" services {}", list(&rows.services)),
         };
+        if !rows.reservations.is_empty() {
+            services.push_str(&format!(" reservations {}", list(&rows.reservations)));
+        }
         self.line(format!(
             "round: wrote jobs {} nodes {} tokens {}{services}; woke {}; ended {}",
             list(&rows.jobs),
