@@ -14,13 +14,13 @@
 
 mod capture;
 mod child;
-mod command;
+pub(crate) mod command;
 mod contain;
 pub mod dist;
 mod forker;
 mod group;
 mod hold;
-mod identity;
+pub(crate) mod identity;
 mod part;
 mod running;
 mod serve;
@@ -151,7 +151,13 @@ pub struct Launcher {
     images: Option<std::sync::Arc<crate::image::Runtime>>,
     /// Each part's cgroup, limits and cores (none without cgroups).
     contain: std::sync::Arc<Contain>,
+    /// The `cgroup.procs` files of each running attempt's cgroup, which its job steps'
+    /// processes join too (`crate::steps`); pruned of ended attempts as others start.
+    step_cgroups: std::sync::Mutex<std::collections::BTreeMap<AttemptRef, StepCgroup>>,
 }
+
+/// The `cgroup.procs` files a job step's process writes itself into.
+pub type StepCgroup = Vec<std::sync::Arc<std::os::fd::OwnedFd>>;
 
 impl Launcher {
     /// What this launcher enforces on its jobs, for the server and `nodes`.
@@ -190,6 +196,7 @@ impl Launcher {
             advertise_addr: std::sync::Mutex::new("127.0.0.1".to_string()),
             images: None,
             contain: std::sync::Arc::new(Contain::none()),
+            step_cgroups: Default::default(),
         })
     }
 
@@ -448,6 +455,9 @@ impl Launcher {
                     for (_, cmd) in &mut cmds {
                         cmd.join_cgroup(&files);
                     }
+                    let mut steps = self.step_cgroups.lock().unwrap_or_else(|p| p.into_inner());
+                    steps.retain(|a, _| self.running.contains(*a));
+                    steps.insert(a, files.clone());
                 }
                 Err(e) => {
                     if let Some(cg) = cgroup {
@@ -615,6 +625,24 @@ impl Launcher {
     }
 
     /// The job's checkpoint directory on this node, kept across its attempts here.
+    /// Whether a root agent may run jobs (and so steps) submitted by root.
+    pub fn allow_root(&self) -> bool {
+        self.allow_root
+    }
+
+    /// The cgroup a step of running attempt `a` joins (none: the attempt has none, or
+    /// does not run here).
+    pub fn step_cgroup(&self, a: AttemptRef) -> Option<StepCgroup> {
+        if !self.running.contains(a) {
+            return None;
+        }
+        self.step_cgroups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&a)
+            .cloned()
+    }
+
     pub fn checkpoint_dir(&self, job: u64) -> PathBuf {
         self.dir.checkpoint_dir(job)
     }

@@ -24,4 +24,5 @@ mod route;
 pub mod session;
 pub mod slices;
 pub mod spare_dirs;
+pub mod steps;
 pub mod telemetry;

@@ -7,8 +7,10 @@ mod reservations;
 mod services;
 pub use arrays::job_ref;
 
+mod step;
 use std::path::PathBuf;
 use std::time::Duration;
+pub use step::StepIo;
 
 use anyhow::{anyhow, Context};
 use gpusched_wire::{

@@ -46,6 +46,10 @@ enum Command {
     Submit(commands::submit::Args),
     /// Hold GPUs and run a shell with them (`salloc`): gpusched alloc --gpus 2
     Alloc(Box<commands::alloc::Args>),
+    /// Run a command as a step of a job, its output live, its input forwarded, its exit
+    /// code yours (`srun`): gpusched run --jobid ID [--pty] -- CMD, or with submit's
+    /// options for a job of its own.
+    Run(commands::run::RunArgs),
     /// List queued and running jobs (`squeue`).
     Queue(commands::queue::Args),
     /// Queues: limits, weights, who may use them, what they hold.
@@ -190,6 +194,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Up(a) => commands::up::run(*a).await,
             Command::Submit(a) => commands::submit::run(a).await,
             Command::Alloc(a) => commands::alloc::run(*a).await,
+            Command::Run(a) => commands::run::run(a).await,
             Command::Queue(a) => commands::queue::run(a).await,
             Command::Queues(a) => commands::queues::run(a).await,
             Command::Show(a) => commands::show::run(a).await,

@@ -141,6 +141,21 @@ pub enum Cmd {
     /// `true`: answer with the desired state even if the generation did not move.
     Poll(PollQuery, bool, Reply<PollResult>),
     Report(Report, Reply<()>),
+    /// Job steps (`state/steps.rs`): one starts, an agent opens its stream, its stream
+    /// ended.
+    StartStep(
+        u64,
+        gpusched_wire::step::StepRequest,
+        Who,
+        Reply<crate::state::steps::StepStarted>,
+    ),
+    StepAttach(u64, u32, String, Reply<()>),
+    EndStep(
+        u64,
+        u32,
+        crate::state::steps::StepEnd,
+        Reply<gpusched_wire::step::StepView>,
+    ),
     /// Periodic: expire silent nodes.
     Tick,
     /// The election loop saw the lease lost: stop leading (`crate::leader`).
@@ -392,7 +407,15 @@ fn handle(
         tokens: keys,
         page,
         usage,
+        steps,
     } = fetched;
+    if let Some((id, steps)) = steps {
+        let steps = steps
+            .into_iter()
+            .map(|s| crate::state::steps::from_stored(s).1)
+            .collect();
+        state.recall_steps(id, steps);
+    }
     for job in rows {
         state.recall(job);
     }
@@ -502,6 +525,18 @@ fn handle(
         }
         Cmd::GatewaySync(sync, r) => {
             let v = Ok(state.gateway_sync(sync));
+            answer(out, r, v)
+        }
+        Cmd::StartStep(id, req, who, r) => {
+            let v = state.start_step(id, &req, &who);
+            answer(out, r, v)
+        }
+        Cmd::StepAttach(id, step, node, r) => {
+            let v = state.step_attach(id, step, &node);
+            answer(out, r, v)
+        }
+        Cmd::EndStep(id, step, end, r) => {
+            let v = state.end_step(id, step, end);
             answer(out, r, v)
         }
         Cmd::Reload(q, r) => {
@@ -643,6 +678,9 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::Reservations(r) => answer(out, r, Err(f)),
         Cmd::Reservation(.., r) => answer(out, r, Err(f)),
         Cmd::GatewaySync(.., r) => answer(out, r, Err(f)),
+        Cmd::StartStep(.., r) => answer(out, r, Err(f)),
+        Cmd::StepAttach(.., r) => answer(out, r, Err(f)),
+        Cmd::EndStep(.., r) => answer(out, r, Err(f)),
         Cmd::Ping(r) => answer(out, r, Err(f)),
         Cmd::Metrics(r) => answer(out, r, Err(f)),
         Cmd::Register(.., r) => answer(out, r, Err(f)),
@@ -715,6 +753,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 ended,
                 learnt,
                 services,
+                steps,
                 reservations,
             }) => {
                 store.set_fence(fence);
@@ -722,6 +761,8 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 state.ids_after(max_id);
                 state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
                 state.restore_services(services);
+                // The same process: the steps' streams are still open.
+                state.restore_steps(steps, false);
                 state.restore_reservations(reservations);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
@@ -748,6 +789,8 @@ pub struct Loaded {
     /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
     pub learnt: (Option<String>, Option<String>),
     pub services: Vec<gpusched_store::ServiceRecord>,
+    /// The steps of the live jobs.
+    pub steps: Vec<gpusched_store::StoredStep>,
     pub reservations: Vec<gpusched_store::ReservationRecord>,
 }
 
@@ -759,6 +802,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
     let services = store.load_services().await?;
+    let steps = store.load_live_steps().await?;
     let reservations = store.load_reservations().await?;
     let ended = store.ended_counts().await?;
     let learnt = (
@@ -768,6 +812,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     Ok(Loaded {
         learnt,
         services,
+        steps,
         reservations,
         store,
         jobs,
@@ -810,6 +855,11 @@ async fn persist(
         match state.services.records.get(name) {
             Some(s) => w.service(s)?,
             None => w.service_gone(name),
+        }
+    }
+    for key in &rows.steps {
+        if let Some(s) = state.steps.get(key) {
+            w.step(&crate::state::steps::to_stored(key.0, s))?;
         }
     }
     for name in &rows.reservations {

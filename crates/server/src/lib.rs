@@ -255,6 +255,7 @@ pub async fn bind(cfg: ServerConfig) -> anyhow::Result<Bound> {
         rates: Default::default(),
         groups,
         leadership: leadership.clone(),
+        steps: Default::default(),
     };
     // Idle connections close after the longest a request may be held (a `wait`), and a
     // minute more; the caps fit the descriptors this process may open.

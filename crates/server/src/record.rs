@@ -64,7 +64,8 @@ mod size {
     /// array's counts and progress, a gang's first failure, what an attempt used. A
     /// job's image and process cap (40 bytes, schema 11) are inline: every launch reads
     /// them. A replica's service is boxed (8 bytes, schema 12), as are a job's node
-    /// rules (8 bytes, schema 13); whether it is interactive is a flag (padded to 8).
+    /// rules (8 bytes, schema 13); whether it is interactive is a flag (padded to 8). The
+    /// view's steps (`show`'s only) are boxed too (8 bytes).
     #[test]
     fn a_record_stays_small() {
         let record = std::mem::size_of::<super::JobRecord>();

@@ -26,7 +26,7 @@ mod url;
 
 pub use record::{
     ArrayProgress, NodeRecord, ReservationRecord, ServiceRecord, StoredPlacement, StoredReplica,
-    TokenRecord, UnwrittenTask,
+    StoredStep, TokenRecord, UnwrittenTask,
 };
 pub use sql::{
     backup, fail_commits, migrate_store, now_ms_sql, AuditRow, CopyCounts, Dialect, EndedQuery,

@@ -79,6 +79,24 @@ pub struct TokenRecord {
     pub revoked: bool,
 }
 
+/// A job step (`gpusched run`; schema 14's `steps` table, one row per step, JSON): what
+/// it ran, where, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredStep {
+    pub job: u64,
+    pub step: u32,
+    pub command: Vec<String>,
+    pub nodes: Vec<String>,
+    pub tasks_per_node: u32,
+    pub pty: bool,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub state: String,
+    pub exit_code: Option<i32>,
+    pub reason: Option<String>,
+    pub started_ms: u64,
+    pub ended_ms: Option<u64>,
+}
+
 /// An inference service (schema 12's `services` table, one row per service, JSON): what
 /// its owner asked for and what the server decided about it that must outlive a restart.
 /// The replicas themselves are jobs (their rows carry a [`StoredReplica`]).

@@ -31,19 +31,21 @@ use crate::node::GpuInfo;
 /// - 5: service replicas: [`Launch::serve`] (a port in `$PORT`, readiness and liveness
 ///   probes), [`RunEventKind::Listening`], [`RunEventKind::Ready`] and
 ///   [`Outcome::Unhealthy`]. A server places replicas only on agents of protocol 5.
+/// - 6: job steps: [`Desired::steps`] ([`crate::step::StepLaunch`]) and the step
+///   stream an agent opens for each (`GET /api/agent/steps/{job}/{step}`). A server
+///   sends steps only to agents of protocol 6; a step on a node of an older agent is
+///   refused, naming the node.
 ///
 /// Bump it (and keep the previous version's messages readable both ways) whenever a
 /// message changes in a way the other side must know of: a new required field, a field
 /// whose meaning changes, a new field in a type read with `deny_unknown_fields` by the
 /// previous release ([`Launch`], [`PreemptOrder`], [`AttemptRef`], [`Outcome`]).
-pub const AGENT_PROTOCOL: u32 = 5;
+pub const AGENT_PROTOCOL: u32 = 6;
 
 /// The first agent protocol whose agents hold interactive allocations ([`Launch::hold`]);
 /// a server sends such a launch to no older agent (it would refuse the field, or run the
 /// label as a program).
-// TODO(steps): 6 once the steps branch's protocol bump lands; until then the agents of
-// this branch are the only ones of protocol 5 and hold.
-pub const HOLD_PROTOCOL: u32 = AGENT_PROTOCOL;
+pub const HOLD_PROTOCOL: u32 = 6;
 
 /// The oldest agent protocol a server of this build accepts.
 pub const MIN_AGENT_PROTOCOL: u32 = AGENT_PROTOCOL - 1;
@@ -207,6 +209,10 @@ pub struct Desired {
     /// `run`. Chains are listed first follower first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queued: Vec<QueuedLaunch>,
+    /// Job steps to run here (protocol 6): each is started once, and its tasks are
+    /// killed as soon as it is no longer listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::step::StepLaunch>,
 }
 
 /// An attempt to start when another ends (see [`Desired::queued`]).

@@ -39,6 +39,11 @@ pub enum JobEventKind {
     /// An interactive allocation's GPUs have all been idle past its queue's idle policy:
     /// `detail` says how long, under what threshold, and whether (and when) it ends.
     IdleWarning,
+    /// A step (`gpusched run`) started in it: `nodes` where, `detail` its number and
+    /// command.
+    StepStarted,
+    /// A step ended: `detail` its number, state, exit code and how long it ran.
+    StepEnded,
 }
 
 impl JobEventKind {
@@ -56,6 +61,8 @@ impl JobEventKind {
             JobEventKind::Released => "released",
             JobEventKind::Updated => "updated",
             JobEventKind::IdleWarning => "idle_warning",
+            JobEventKind::StepStarted => "step_started",
+            JobEventKind::StepEnded => "step_ended",
         }
     }
 }

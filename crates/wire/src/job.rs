@@ -441,6 +441,11 @@ pub struct JobView {
     /// `MASTER_PORT` of the current (or last) attempt, once known.
     #[serde(default)]
     pub master_port: Option<u16>,
+    /// Its steps (`gpusched run --jobid`), in order; only in the answer for one job
+    /// (`GET /api/jobs/{id}`), absent in lists and for a job without steps. Boxed: the
+    /// server keeps a view per live job, and most have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Box<Vec<crate::step::StepView>>>,
     /// Energy its GPUs drew while it held them, Joules, from NVML's energy counters
     /// (see docs/energy.md); `None` when no sample ever covered it.
     #[serde(default)]

@@ -25,6 +25,7 @@ pub mod servers;
 pub mod service;
 pub mod servicefile;
 pub mod slice;
+pub mod step;
 pub mod telemetry;
 pub mod text;
 pub mod usage;

@@ -45,6 +45,16 @@ impl Launcher {
             }
         };
         let listen = self.running.insert(a);
+        // Steps (`gpusched run --jobid`) join the allocation's cgroup, as they join a
+        // running job's.
+        if let Some(cg) = &cgroup {
+            if let Ok(files) = cg.cgroup.procs_files() {
+                let files: Vec<_> = files.into_iter().map(std::sync::Arc::new).collect();
+                let mut steps = self.step_cgroups.lock().unwrap_or_else(|p| p.into_inner());
+                steps.retain(|a, _| self.running.contains(*a));
+                steps.insert(a, files);
+            }
+        }
         let mig_uuid = launch
             .slice
             .as_ref()

@@ -24,6 +24,7 @@ const DRAIN_REPORT: Duration = Duration::from_secs(10);
 pub(super) async fn drain(sh: &Shared, instance: Option<&str>) -> anyhow::Result<()> {
     // No attempt queued behind another starts while the agent stops its jobs.
     sh.followers.stop();
+    sh.steps.stop_all();
     let running = sh.launcher.running();
     if !running.is_empty() {
         tracing::warn!(

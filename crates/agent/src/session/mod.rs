@@ -150,6 +150,8 @@ struct Shared {
     launched_gpus: Mutex<BTreeMap<AttemptRef, Vec<u32>>>,
     /// Attempts queued behind others here (`follow.rs`).
     followers: Arc<Followers>,
+    /// Job steps running here (`crate::steps`).
+    steps: crate::steps::Steps,
 }
 
 /// Runs the agent until `shutdown` fires; then stops every job (SIGTERM to its process
@@ -305,6 +307,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         metrics,
         launched_gpus: Mutex::default(),
         followers,
+        steps: Default::default(),
     });
     if let Some(listener) = metrics_listener {
         let running = {

@@ -71,6 +71,14 @@ pub(super) fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSe
         start(sh, &launch, Instant::now());
     }
     reserve_ports(sh, d);
+    sh.steps.reconcile(&d.steps, |s| crate::steps::StepContext {
+        http: sh.http.clone(),
+        base: sh.servers.current(),
+        node: sh.cfg.name.clone(),
+        gpus: sh.cfg.gpus.clone(),
+        allow_root: sh.launcher.allow_root(),
+        cgroup: sh.launcher.step_cgroup(s.launch.attempt_ref()),
+    });
     let running: BTreeSet<AttemptRef> = sh.launcher.running().into_iter().collect();
     for a in &cancel {
         if running.contains(a) {

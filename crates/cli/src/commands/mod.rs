@@ -21,6 +21,8 @@ pub mod queues;
 pub mod reservation;
 pub mod reservation_show;
 pub mod reservation_time;
+pub mod run;
+pub mod run_term;
 pub mod server;
 pub mod service;
 pub mod service_logs;

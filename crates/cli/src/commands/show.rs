@@ -50,6 +50,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             println!("{:>14}{line}", "");
         }
     }
+    if let Some(t) = steps_table(&j) {
+        println!("{:>12}:", "steps");
+        for line in t.lines() {
+            println!("{:>14}{line}", "");
+        }
+    }
     if let Some(e) = &events {
         println!("{:>12}:", "events");
         for line in timeline(e).lines() {
@@ -108,6 +114,44 @@ fn timeline(e: &JobEvents) -> String {
         &rows,
     ));
     out
+}
+
+/// A job's steps (`gpusched run`), one row each; `None` for a job without any. Every
+/// user-written cell through [`terminal_safe`].
+fn steps_table(j: &JobView) -> Option<String> {
+    let steps = j.steps.as_deref().filter(|s| !s.is_empty())?;
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            let took = s.ended_ms.unwrap_or_else(super::fmt::now_ms);
+            vec![
+                format!("{}.{}", j.id, s.step),
+                s.state.as_str().to_string(),
+                s.exit_code.map_or("-".into(), |c| c.to_string()),
+                s.nodes.join(","),
+                s.tasks_per_node.to_string(),
+                time(s.started_ms),
+                super::fmt::elapsed(took.saturating_sub(s.started_ms)),
+                terminal_safe(&gpusched_wire::command_line(&s.command)).into_owned()
+                    + &s.reason
+                        .as_ref()
+                        .map_or(String::new(), |r| format!(" ({})", terminal_safe(r))),
+            ]
+        })
+        .collect();
+    Some(table(
+        &[
+            "STEP",
+            "STATE",
+            "EXIT",
+            "NODES",
+            "TASKS/NODE",
+            "STARTED",
+            "TOOK",
+            "COMMAND",
+        ],
+        &rows,
+    ))
 }
 
 /// The parts of a job on several nodes, one row per `NODE_RANK`; `None` for a job of one

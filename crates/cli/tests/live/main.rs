@@ -33,6 +33,7 @@ mod queues;
 mod resources;
 mod retention;
 mod sharing;
+mod steps;
 mod support;
 mod telemetry;
 mod top;

@@ -213,6 +213,17 @@ const ROWS: &[Row] = &[
         SUBMIT,
         None,
     ),
+    // A step's stream needs an HTTP upgrade (steps.rs streams real ones, and shows
+    // another user's 403 there): without one, people get past authorization to the
+    // 400 that says so.
+    row(
+        "POST",
+        "/api/jobs/{id}/steps",
+        "/api/jobs/{job}/steps",
+        Some(r#"{"command": ["true"]}"#),
+        [401, 400, 400, 400, 400, 403, 401],
+        None,
+    ),
     row(
         "GET",
         "/api/jobs/{id}/tasks",
@@ -264,6 +275,14 @@ const ROWS: &[Row] = &[
         "/api/agent/report",
         Some(r#"{"node": "matrix-probe", "instance": "stale", "events": []}"#),
         AGENTS_STALE,
+        None,
+    ),
+    row(
+        "GET",
+        "/api/agent/steps/{id}/{step}",
+        "/api/agent/steps/{job}/0?node=matrix-probe",
+        None,
+        [401, 403, 403, 403, 403, 400, 401],
         None,
     ),
     row(

@@ -1,17 +1,17 @@
 //! Rolling upgrades of the agent protocol (`gpusched_wire::agent::AGENT_PROTOCOL`): an
 //! agent of the previous protocol, speaking exactly as the previous release's agent did,
 //! runs a job on this server; an agent of a protocol the server cannot serve is refused
-//! at registration with both versions and what to upgrade.
+//! at registration with both versions named and what to upgrade.
 //!
-//! The previous protocol is 4, the releases with containment and before services (git:
-//! the parent of the commit that added `Launch::serve`): the protocol header saying 4,
-//! and the messages below. Its types are frozen here as that release read them
-//! (`deny_unknown_fields` where it had it), so a field added to what the server sends an
-//! agent of protocol 4 without bumping the protocol fails this test: the job here asks
-//! `--mem` and `--cpus` (protocol 4 takes them), and a service's replica, whose launch
-//! carries `serve` (protocol 5 only), must never be sent to it. Protocols 1 to 3 are
-//! refused since protocol 5 (the refusal test covers it). When `AGENT_PROTOCOL` goes to
-//! 6, this agent is replaced by protocol 5's.
+//! The previous protocol is 5, the releases with service replicas and before job steps
+//! (git: the parent of the commit that added `Desired::steps`): the protocol header
+//! saying 5, its messages as that release's types read them (below, frozen), and its
+//! reports as it wrote them. A change that breaks an agent of protocol 5 without bumping
+//! the protocol fails this test: the job here asks `--mem` and `--cpus` (protocol 5 and
+//! later take them), and a job step, which only protocol 6 runs, must never be sent to
+//! it (`gpusched run` says which node's agent is too old). Protocols 1 to 4 are refused
+//! since protocol 6 (the refusal test covers it). When `AGENT_PROTOCOL` goes to 7, this
+//! agent is replaced by protocol 6's.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -21,8 +21,8 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-/// Protocol 4's messages from the server, as its agent parsed them.
-mod v4 {
+/// Protocol 5's messages from the server, as its agent parsed them.
+mod v5 {
     use super::*;
 
     #[derive(Debug, Deserialize)]
@@ -94,6 +94,8 @@ mod v4 {
         pub pids_max: Option<u64>,
         #[serde(default)]
         pub image: Option<String>,
+        #[serde(default)]
+        pub serve: Option<Value>,
     }
 
     #[derive(Debug, Deserialize)]
@@ -102,7 +104,7 @@ mod v4 {
     }
 }
 
-/// An agent of protocol 4 over raw HTTP: its join token as the bearer, the protocol
+/// An agent of protocol 5 over raw HTTP: its join token as the bearer, the protocol
 /// header saying 4, its bodies as that release wrote them.
 struct OldAgent {
     url: String,
@@ -133,7 +135,7 @@ impl OldAgent {
         .to_string()
     }
 
-    /// Registers as protocol 4 did (or as `protocol`'s header says, none: no header); the
+    /// Registers as protocol 5 did (or as `protocol`'s header says, none: no header); the
     /// answer.
     fn register_raw(
         url: &str,
@@ -156,9 +158,9 @@ impl OldAgent {
     }
 
     fn register(url: &str, join: &str, node: &str) -> OldAgent {
-        let (code, head, body) = Self::register_raw(url, join, node, Some("4"));
+        let (code, head, body) = Self::register_raw(url, join, node, Some("5"));
         assert_eq!(code, 200, "{head}\n{body}");
-        let r: v4::Registered = serde_json::from_str(&body).expect("protocol 4's Registered");
+        let r: v5::Registered = serde_json::from_str(&body).expect("protocol 5's Registered");
         assert!(r.poll_wait_ms > 0 && r.heartbeat_timeout_ms > 0, "{r:?}");
         OldAgent {
             url: url.to_string(),
@@ -168,16 +170,16 @@ impl OldAgent {
         }
     }
 
-    /// One poll; the desired state read as protocol 4 read it, and the raw JSON.
-    fn poll(&self, gen: u64) -> (v4::Desired, Value) {
+    /// One poll; the desired state read as protocol 5 read it, and the raw JSON.
+    fn poll(&self, gen: u64) -> (v5::Desired, Value) {
         let path = format!(
             "/api/agent/poll?node={}&instance={}&gen={gen}",
             self.node, self.instance
         );
         let (code, body) = http_with(&self.url, Some(&self.join), "GET", &path, None);
         assert_eq!(code, 200, "poll: {body}");
-        let d: v4::Desired = serde_json::from_str(&body)
-            .unwrap_or_else(|e| panic!("protocol 4 cannot read the desired state ({e}): {body}"));
+        let d: v5::Desired = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("protocol 5 cannot read the desired state ({e}): {body}"));
         (d, serde_json::from_str(&body).expect("JSON"))
     }
 
@@ -191,7 +193,7 @@ impl OldAgent {
             Some(&body.to_string()),
         );
         assert_eq!(code, 200, "report: {body}");
-        let ack: v4::ReportAck = serde_json::from_str(&body).expect("protocol 4's ReportAck");
+        let ack: v5::ReportAck = serde_json::from_str(&body).expect("protocol 5's ReportAck");
         assert!(ack.ok);
     }
 }
@@ -218,7 +220,7 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     let join = join_token(&data);
     let old = OldAgent::register(&url, &join, "old-agent");
     let (mut d, raw) = old.poll(0);
-    // The leader's epoch, which protocol 4 reads.
+    // The leader's epoch, which protocol 5 reads.
     assert!(raw.get("epoch").is_some(), "{raw}");
     wait_until(SLOW, || {
         node_state(&url, "old-agent").as_deref() == Some("online")
@@ -236,10 +238,10 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
             "--",
             "sh",
             "-c",
-            &format!("echo ran-by-a-protocol-4-agent > {}", out.display()),
+            &format!("echo ran-by-a-protocol-5-agent > {}", out.display()),
         ],
     );
-    // Poll (the heartbeat too) until the launch comes, as protocol 4's agent did.
+    // Poll (the heartbeat too) until the launch comes, as protocol 5's agent did.
     let start = Instant::now();
     let launch = loop {
         if let Some(l) = d.run.iter().find(|l| l.job == id) {
@@ -249,7 +251,7 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
         d = old.poll(d.gen).0;
     };
     assert_eq!((launch.attempt, launch.gpus.len()), (1, 1), "{launch:?}");
-    // Protocol 4 takes the limits.
+    // Protocol 5 takes the limits.
     assert_eq!((launch.cpu_milli, launch.mem_mib), (1000, 64), "{launch:?}");
     let mut child = std::process::Command::new(&launch.command[0])
         .args(&launch.command[1..])
@@ -269,7 +271,7 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     assert_eq!(v["node"], "old-agent", "{v}");
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        "ran-by-a-protocol-4-agent\n"
+        "ran-by-a-protocol-5-agent\n"
     );
     // The ended attempt leaves the desired state; the node stays online on its polls.
     let start = Instant::now();
@@ -279,31 +281,32 @@ fn an_agent_of_the_previous_protocol_runs_a_job_on_this_server() {
     }
     assert_eq!(node_state(&url, "old-agent").as_deref(), Some("online"));
 
-    // A service's replica is never sent to it (its launch would carry `serve`): it
-    // waits, saying why, while the old agent's GPU is free.
-    let spec = json!({"name": "web", "replicas": 1,
-                      "replica": {"command": ["sleep", "600"], "cwd": "/tmp"}});
-    let (code, body) = http_unix(&url, "POST", "/api/services", Some(&spec.to_string()));
-    assert_eq!(code, 201, "{body}");
-    let replica = serde_json::from_str::<Value>(&body).unwrap()["replicas_list"][0]["job"]
-        .as_u64()
-        .expect("a replica made at once");
+    // A job step is never sent to it: `gpusched run` is refused, naming the node whose
+    // agent is too old, while its job runs there.
+    let id = submit(&url, &["--gpus", "1", "--", "sleep", "600"]);
     let start = Instant::now();
-    loop {
-        let (code, body) = http_unix(&url, "GET", &format!("/api/jobs/{replica}"), None);
-        assert_eq!(code, 200, "{body}");
-        let v: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(v["state"], "pending", "{v}");
-        if v["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("agents of protocol 5 or later serve replicas"))
-        {
-            break;
+    let launch = loop {
+        if let Some(l) = d.run.iter().find(|l| l.job == id) {
+            break l;
         }
-        assert!(start.elapsed() < SLOW, "the replica's reason: {v}");
+        assert!(start.elapsed() < SLOW, "no launch of job {id}: {d:?}");
         d = old.poll(d.gen).0;
-    }
-    assert!(d.run.iter().all(|l| l.job != replica), "{d:?}");
+    };
+    let attempt = launch.attempt;
+    old.report(json!([{"job": id, "attempt": attempt, "at_ms": now_ms(),
+                       "event": {"kind": "started", "pid": std::process::id()}}]));
+    wait_until(SLOW, || job(&url, id)["state"] == "running");
+    let o = cli(&url, &["run", "--jobid", &id.to_string(), "--", "true"]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the agent on node old-agent is too old") && err.contains("protocol 6"),
+        "{err}"
+    );
+    let (_, raw) = old.poll(0);
+    assert!(raw.get("steps").is_none(), "{raw}");
+    old.report(json!([{"job": id, "attempt": attempt, "at_ms": now_ms(),
+                       "event": {"kind": "ended", "outcome": {"kind": "exited", "code": 0}}}]));
 }
 
 #[test]

@@ -25,6 +25,8 @@ pub(super) struct Fetched {
     pub page: Vec<JobRecord>,
     /// What a usage report needs of ended jobs.
     pub usage: Option<UsageRows>,
+    /// An ended job's steps (`Get`): (job, its steps as stored).
+    pub steps: Option<(u64, Vec<gpusched_store::StoredStep>)>,
 }
 
 /// The store's part of a usage report.
@@ -67,6 +69,13 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
         if state.wants_row(id) {
             let row = store.job(id).await.map_err(unavailable)?;
             f.jobs.extend(row.map(JobRecord::from_row));
+        }
+    }
+    // The steps of an ended job shown whole (the live jobs' are in memory).
+    if let Cmd::Get(id, ..) = cmd {
+        if f.jobs.iter().any(|j| j.view.id == *id) {
+            let steps = store.job_steps(*id).await.map_err(unavailable)?;
+            f.steps = Some((*id, steps));
         }
     }
     match cmd {

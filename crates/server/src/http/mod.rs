@@ -19,6 +19,7 @@ mod peer;
 mod reservations;
 mod responses;
 mod services;
+pub mod steps;
 mod tokens;
 mod workflow;
 
@@ -54,6 +55,8 @@ pub struct App {
     pub groups: crate::groups::GroupDirectory,
     /// Who leads: a follower answers only `/api/health` itself.
     pub leadership: crate::leader::Leadership,
+    /// The open streams of job steps (`steps/hub.rs`).
+    pub steps: std::sync::Arc<steps::hub::Hub>,
 }
 
 impl App {
@@ -127,6 +130,7 @@ pub const ROUTES: &[Route] = &[
     r("POST", "/api/jobs/{id}/release"),
     r("PATCH", "/api/jobs/{id}"),
     r("POST", "/api/workflows"),
+    r("POST", "/api/jobs/{id}/steps"),
     r("GET", "/api/jobs/{id}/tasks"),
     r("GET", "/api/jobs/{id}/tasks/{index}"),
     r("POST", "/api/jobs/{id}/tasks/{index}/cancel"),
@@ -136,6 +140,7 @@ pub const ROUTES: &[Route] = &[
     r("POST", "/api/agent/register"),
     r("GET", "/api/agent/poll"),
     r("POST", "/api/agent/report"),
+    r("GET", "/api/agent/steps/{id}/{step}"),
     r("POST", "/api/tokens"),
     r("GET", "/api/tokens"),
     r("POST", "/api/tokens/{id}/revoke"),
@@ -181,6 +186,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("POST", "/api/jobs/{id}/release") => post(hold::release),
         ("PATCH", "/api/jobs/{id}") => patch(hold::update),
         ("POST", "/api/workflows") => post(workflow::submit_workflow),
+        ("POST", "/api/jobs/{id}/steps") => post(steps::start),
         ("GET", "/api/jobs/{id}/tasks") => get(arrays::list),
         ("GET", "/api/jobs/{id}/tasks/{index}") => get(arrays::get),
         ("POST", "/api/jobs/{id}/tasks/{index}/cancel") => post(arrays::cancel),
@@ -190,6 +196,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("POST", "/api/agent/register") => post(agent::register),
         ("GET", "/api/agent/poll") => get(agent::poll),
         ("POST", "/api/agent/report") => post(agent::report),
+        ("GET", "/api/agent/steps/{id}/{step}") => get(steps::attach),
         ("POST", "/api/tokens") => post(tokens::create),
         ("GET", "/api/tokens") => get(tokens::list),
         ("POST", "/api/tokens/{id}/revoke") => post(tokens::revoke),
@@ -329,6 +336,7 @@ mod tests {
             rates: Default::default(),
             groups: Default::default(),
             leadership: crate::leader::Leadership::leading_for_tests(1),
+            steps: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());

@@ -22,6 +22,7 @@ use super::limits::Shedding;
         super::jobs::cancel,
         super::cancel::cancel_many,
         super::jobs::checkpoint,
+        super::steps::start,
         super::hold::hold,
         super::hold::release,
         super::hold::update,
@@ -37,6 +38,7 @@ use super::limits::Shedding;
         super::agent::register,
         super::agent::poll,
         super::agent::report,
+        super::steps::attach,
         super::tokens::create,
         super::tokens::list,
         super::tokens::revoke,
@@ -292,7 +294,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 44, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 46, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {
@@ -418,7 +420,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(ids.len(), 44);
+        assert_eq!(ids.len(), 46);
         // Every 503 says when to come back (`error::retry_after_on_503`).
         for (method, path, op) in operations(&doc) {
             if let Some(r) = op["responses"].get("503") {

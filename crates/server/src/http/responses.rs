@@ -112,6 +112,8 @@ error_set! {
     AgentBody = [400, 401, 403, 409, 413, 503];
     /// The agent protocol's poll.
     AgentPoll = [400, 401, 403, 409, 503];
+    /// An agent opens a step's stream: no such step (404), one that ended (409).
+    AgentStep = [400, 401, 403, 404, 409, 503];
     /// A read of one service by name.
     ReadService = [400, 401, 403, 404, 503];
     /// A change to one service by name.

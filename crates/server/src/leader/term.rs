@@ -229,6 +229,7 @@ impl Elector {
             ended,
             learnt,
             services,
+            steps,
             reservations,
         } = loaded;
         store.set_fence(Some(epoch));
@@ -252,6 +253,8 @@ impl Elector {
         state.set_ended_counts(ended);
         state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
         state.restore_services(services);
+        // A new life: no stream of the last one survived.
+        state.restore_steps(steps, true);
         state.restore_reservations(reservations);
         // Loading may have taken a good part of the lease: renew before acting, so the
         // term starts with a whole lease (or not at all, if another server took over).

@@ -96,6 +96,8 @@ impl State {
         // An agent that holds interactive allocations; an older one would refuse the
         // launch's `hold` (or run its label).
         entry.holds = protocol >= gpusched_wire::agent::HOLD_PROTOCOL;
+        // Protocol 6 runs job steps; an older agent would not know of them.
+        entry.steps = protocol >= 6;
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -168,7 +170,9 @@ impl State {
             // The state task stamps its term's epoch.
             epoch: 0,
             queued: Vec::new(),
+            steps: Vec::new(),
         };
+        let steps = self.nodes.get(&q.node).is_some_and(|n| n.steps);
         for id in ids {
             let job = &self.jobs[&id];
             let v = &job.view;
@@ -203,6 +207,9 @@ impl State {
                 let rank = part.map_or(0, |p| p.rank);
                 let gpus = part.map_or_else(|| v.gpu_indices.clone(), |p| p.gpu_indices.clone());
                 desired.run.push(self.launch(job, gpus, rank, &q.node));
+                if steps {
+                    desired.steps.extend(self.step_launches(id, &q.node));
+                }
             }
             // Whatever becomes of it, the jobs queued behind it are wanted here too (the
             // agent starts them only if it ends by itself or is cancelled).

@@ -61,6 +61,7 @@ impl State {
             let Some(job) = self.jobs.remove_written(&id) else {
                 continue;
             };
+            self.forget_steps_of(id);
             let v = &job.view;
             if let Some(t) = &job.client_token {
                 self.retry_keys.remove(t);
@@ -197,6 +198,7 @@ impl State {
     /// The rows read for the last round go (the next reads again what it needs).
     pub(super) fn clear_recalled(&mut self) {
         self.ended.recalled.clear();
+        self.recalled_steps.clear();
         self.ended.tokens.clear();
     }
 }

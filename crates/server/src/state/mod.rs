@@ -38,6 +38,7 @@ mod rules;
 mod runs;
 pub(crate) mod services;
 pub(crate) mod shape;
+pub(crate) mod steps;
 mod submit;
 mod tiers;
 mod tokens;
@@ -141,6 +142,9 @@ pub struct NodeEntry {
     /// `HOLD_PROTOCOL`), as for `serves`: they are placed only on such nodes
     /// (`live_map::HOLDS`).
     pub holds: bool,
+    /// Its agent runs job steps (protocol 6, `steps.rs`), as its registration in this
+    /// server's life said.
+    pub steps: bool,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -161,6 +165,8 @@ pub struct Rows {
     pub tokens: BTreeSet<u64>,
     /// Services changed (absent from the state now: deleted).
     pub services: BTreeSet<String>,
+    /// Steps changed, by (job, step).
+    pub steps: BTreeSet<(u64, u32)>,
     /// Reservations changed (absent now: deleted).
     pub reservations: BTreeSet<String>,
 }
@@ -171,6 +177,7 @@ impl Rows {
             && self.nodes.is_empty()
             && self.tokens.is_empty()
             && self.services.is_empty()
+            && self.steps.is_empty()
             && self.reservations.is_empty()
     }
 }
@@ -221,6 +228,13 @@ pub struct State {
     policy_preempted: BTreeMap<u64, String>,
     /// Inference services and what gateways last said (`services/`).
     pub services: services::Services,
+    /// Job steps of live jobs (and of jobs that ended this round), by (job, step)
+    /// (`steps.rs`).
+    pub steps: Tracked<(u64, u32), gpusched_wire::step::StepView>,
+    /// A running step's first terminal size and `TERM` (not stored: a restart ends it).
+    step_requests: BTreeMap<(u64, u32), (u16, u16, Option<String>)>,
+    /// Steps of ended jobs the actor read from the store for this round's commands.
+    recalled_steps: BTreeMap<u64, Vec<gpusched_wire::step::StepView>>,
     /// Advance reservations by name (`reservations.rs`); every change is written at the
     /// end of its round.
     pub reservations: Tracked<String, gpusched_store::ReservationRecord>,
@@ -277,6 +291,9 @@ impl State {
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
             services: Default::default(),
+            steps: Tracked::new(),
+            step_requests: BTreeMap::new(),
+            recalled_steps: BTreeMap::new(),
             reservations: Tracked::new(),
             idle: Default::default(),
         };
@@ -607,6 +624,7 @@ impl State {
 
     /// The rows changed since the last call, for the actor to write; the marks clear.
     pub fn take_touched(&mut self) -> Rows {
+        self.end_orphan_steps();
         self.tell_runs_touched();
         self.keep_unwritten_in_arrays();
         Rows {
@@ -614,6 +632,7 @@ impl State {
             nodes: self.nodes.take_touched(),
             tokens: self.tokens.take_touched(),
             services: self.services.records.take_touched(),
+            steps: self.steps.take_touched(),
             reservations: self.reservations.take_touched(),
         }
     }
@@ -967,6 +986,7 @@ impl NodeEntry {
             limits: false,
             serves: true,
             holds: true,
+            steps: false,
         }
     }
 }

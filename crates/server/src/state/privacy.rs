@@ -37,6 +37,10 @@ pub fn redact(v: &mut JobView, who: &Who) {
     if !owns(v, who) {
         v.last_checkpoint_ms = None;
         v.command = Vec::new();
+        // A step's command line is its job's owner's as much as the job's.
+        for s in v.steps.iter_mut().flat_map(|s| s.iter_mut()) {
+            s.command = Vec::new();
+        }
     }
 }
 

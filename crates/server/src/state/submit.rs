@@ -265,6 +265,7 @@ impl State {
                 mixed_models: j.mixed_models,
                 parts: Vec::new(),
                 master_port: None,
+                steps: None,
                 energy_j: None,
                 after_any: exact(j.after_any),
                 after_notok: exact(j.after_notok),

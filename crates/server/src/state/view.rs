@@ -99,6 +99,8 @@ impl State {
     /// One job as `who` may see it (404 for a job hidden from them).
     pub fn get(&self, id: u64, who: &Who) -> Result<JobView, Fail> {
         let mut v = self.view(self.job_for(id, who)?);
+        let steps = self.steps_of(id);
+        v.steps = (!steps.is_empty()).then(|| Box::new(steps));
         privacy::redact(&mut v, who);
         Ok(v)
     }

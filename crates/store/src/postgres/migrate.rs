@@ -12,7 +12,7 @@
 use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 6;
+pub const LATEST: i64 = 7;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -156,6 +156,12 @@ pub fn migrations() -> Vec<Migration> {
             version: 6,
             name: crate::sql::migrate::PLACEMENT_NAME,
             steps: crate::sql::migrate::placement_steps(crate::sql::Dialect::Postgres),
+        },
+        // SQLite's schema 14: the same statements.
+        Migration {
+            version: 7,
+            name: crate::sql::migrate::STEPS_NAME,
+            steps: crate::sql::migrate::steps_steps(),
         },
     ]
 }

@@ -65,6 +65,14 @@ impl RoundTarget for StoreTx<'_> {
             .await
     }
 
+    async fn step(&mut self, job: i64, step: i64, data: &str) -> Result<(), StoreError> {
+        self.execute_vals(
+            crate::sql::steps::STEP_UPSERT,
+            &[Val::Int(job), Val::Int(step), Val::Text(data.into())],
+        )
+        .await
+    }
+
     async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError> {
         self.add_events(events, keep).await
     }

@@ -58,6 +58,8 @@ pub struct Snapshot {
     pub services: Vec<(String, String)>,
     /// (name, data), by name (schema 13).
     pub reservations: Vec<(String, String)>,
+    /// (job, step, data), by job and step (schema 14).
+    pub steps: Vec<(i64, i64, String)>,
     pub events: Vec<EventRow>,
     pub audit: Vec<AuditRow>,
     /// (key, value), the store's own schema keys left out; `max_job_id` is the highest
@@ -73,6 +75,7 @@ pub struct CopyCounts {
     pub tokens: usize,
     pub services: usize,
     pub reservations: usize,
+    pub steps: usize,
     pub events: usize,
     pub audit: usize,
     pub meta: usize,
@@ -82,13 +85,14 @@ impl std::fmt::Display for CopyCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} jobs, {} nodes, {} tokens, {} services, {} reservations, {} job events, \
-             {} audit entries, {} meta values",
+            "{} jobs, {} nodes, {} tokens, {} services, {} reservations, {} steps, \
+             {} job events, {} audit entries, {} meta values",
             self.jobs,
             self.nodes,
             self.tokens,
             self.services,
             self.reservations,
+            self.steps,
             self.events,
             self.audit,
             self.meta
@@ -104,6 +108,7 @@ impl Snapshot {
             tokens: self.tokens.len(),
             services: self.services.len(),
             reservations: self.reservations.len(),
+            steps: self.steps.len(),
             events: self.events.len(),
             audit: self.audit.len(),
             meta: self.meta.len(),
@@ -152,6 +157,12 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
     // By name in byte order on either backend (see `reservations::decode`).
     reservations.sort_unstable();
+    let steps = all(super::steps::SELECT_ALL)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(super::steps::row)
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
     let events = all(
         "SELECT job, seq, at_ms, kind, attempt, nodes, detail FROM job_events
          ORDER BY job, seq",
@@ -205,6 +216,7 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
         tokens,
         services,
         reservations,
+        steps,
         events,
         audit,
         meta,
@@ -239,6 +251,7 @@ impl Store {
             ("tokens", "tokens"),
             ("services", "services"),
             ("reservations", "reservations"),
+            ("steps", "job steps"),
             ("job_events", "job events"),
             ("audit", "audit entries"),
         ] {
@@ -293,6 +306,14 @@ impl Store {
                 }
                 q.execute(&mut *tx).await?;
             }
+        }
+        for chunk in snap.steps.chunks(ROWS) {
+            let sql = insert_sql("steps (job_id, step, data)", 3, chunk.len());
+            let mut q = sqlx::query(&sql);
+            for (job, step, data) in chunk {
+                q = q.bind(*job).bind(*step).bind(data);
+            }
+            q.execute(&mut *tx).await?;
         }
         for chunk in snap.events.chunks(ROWS) {
             let sql = insert_sql(

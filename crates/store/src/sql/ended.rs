@@ -337,6 +337,15 @@ pub async fn purge(
     .bind(max.to_string())
     .execute(&mut *conn)
     .await?;
+    // Their steps go with them (schema 13).
+    let steps = format!(
+        "DELETE FROM steps WHERE job_id IN \
+         (SELECT id FROM jobs WHERE state IN {TERMINAL} AND end_ms < $1)"
+    );
+    sqlx::query(&steps)
+        .bind(i64_of(before_ms))
+        .execute(&mut *conn)
+        .await?;
     let sql = format!("DELETE FROM jobs WHERE state IN {TERMINAL} AND end_ms < $1");
     let done = sqlx::query(&sql)
         .bind(i64_of(before_ms))

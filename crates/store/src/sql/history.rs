@@ -69,6 +69,8 @@ fn kind_of(name: &str) -> Option<JobEventKind> {
         Released,
         Updated,
         IdleWarning,
+        StepStarted,
+        StepEnded,
     ]
     .into_iter()
     .find(|k| k.name() == name)

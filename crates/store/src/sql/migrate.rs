@@ -96,6 +96,16 @@ pub(crate) fn placement_steps(d: Dialect) -> Vec<Step> {
         .collect()
 }
 
+/// Job steps (issue 35): SQLite's schema 14, PostgreSQL's 7, the same statements.
+pub(crate) const STEPS_NAME: &str = "job steps: the steps table";
+
+pub(crate) fn steps_steps() -> Vec<Step> {
+    super::steps::CREATE_V14
+        .iter()
+        .map(|s| Step::Sql(s))
+        .collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

@@ -53,6 +53,7 @@ pub(crate) mod migrate;
 pub(crate) mod reservations;
 pub(crate) mod round;
 pub(crate) mod services;
+pub(crate) mod steps;
 pub(crate) mod values;
 
 #[cfg(test)]
@@ -426,6 +427,22 @@ impl Store {
             .map(reservations::key_data)
             .collect::<Result<Vec<_>, _>>()?;
         reservations::decode(rows)
+    }
+
+    /// The steps of every job that has not ended (a starting server's), by job and step.
+    pub async fn load_live_steps(&mut self) -> Result<Vec<crate::StoredStep>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(steps::SELECT_LIVE).fetch_all(c))?;
+        let rows = rows.iter().map(steps::row).collect::<Result<Vec<_>, _>>()?;
+        steps::decode(rows)
+    }
+
+    /// Job `id`'s steps in order (an ended job's, for `show`).
+    pub async fn job_steps(&mut self, id: u64) -> Result<Vec<crate::StoredStep>, StoreError> {
+        let rows = on_conn!(self, c => sqlx::query(steps::SELECT_OF_JOB)
+            .bind(id as i64)
+            .fetch_all(c))?;
+        let rows = rows.iter().map(steps::row).collect::<Result<Vec<_>, _>>()?;
+        steps::decode(rows)
     }
 
     /// Every row of `sql` (key, JSON data) decoded; a row that does not decode is named.
@@ -929,7 +946,8 @@ pub(crate) mod tests {
                 Dialect::Sqlite => 12,
                 Dialect::Postgres => 5,
             };
-            assert_eq!(before, migrate::latest(db.dialect) - 1);
+            // Job steps (SQLite's 14, PostgreSQL's 7) came after.
+            assert_eq!(before, migrate::latest(db.dialect) - 2);
             a_store_at(
                 db,
                 before,
@@ -964,6 +982,79 @@ pub(crate) mod tests {
                 s.load_reservations().await.unwrap(),
                 [crate::record::tests::reservation("workshop")]
             );
+        }
+    }
+
+    fn step(job: u64, step: u32, state: &str) -> crate::StoredStep {
+        crate::StoredStep {
+            job,
+            step,
+            command: vec!["nvidia-smi".into(), "-L".into()],
+            nodes: vec!["n1".into(), "n2".into()],
+            tasks_per_node: 2,
+            pty: step == 1,
+            state: state.into(),
+            exit_code: (state != "running").then_some(3),
+            reason: (state == "failed").then(|| "n2: task 3 failed".into()),
+            started_ms: 1_000,
+            ended_ms: (state != "running").then_some(2_000),
+        }
+    }
+
+    /// A store of the schema before job steps (SQLite's 13, PostgreSQL's 6) upgrades
+    /// with none; steps are written by rounds (replaced in place), the live jobs' ones
+    /// load at start, an ended job's on request, a row naming another step is refused
+    /// and named, and a purge deletes the steps of the jobs it deletes.
+    #[tokio::test]
+    async fn job_steps_are_stored_with_their_job_and_purged_with_it() {
+        for db in &test_dbs("job_steps_are_stored_with_their_job").await {
+            let mut live = crate::stored_job::tests::full_stored();
+            let before = migrate::latest(db.dialect) - 1;
+            a_store_at(db, before, jobs::COLUMN_COUNT, &live).await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_live_steps().await.unwrap(), []);
+            live.state = JobState::Running;
+            live.end_ms = None;
+            let mut ended = job(90, None);
+            ended.state = JobState::Succeeded;
+            ended.end_ms = Some(5_000);
+            let mut w = RoundWrites::default();
+            w.job(live.clone());
+            w.job(ended.clone());
+            for st in [step(live.id, 0, "completed"), step(live.id, 1, "running")] {
+                w.step(&st).unwrap();
+            }
+            w.step(&step(90, 0, "failed")).unwrap();
+            s.write_round(w).await.unwrap();
+            // A step written again is replaced.
+            let mut w = RoundWrites::default();
+            w.step(&step(live.id, 1, "completed")).unwrap();
+            s.write_round(w).await.unwrap();
+            assert_eq!(
+                s.load_live_steps().await.unwrap(),
+                [step(live.id, 0, "completed"), step(live.id, 1, "completed")]
+            );
+            assert_eq!(s.job_steps(90).await.unwrap(), [step(90, 0, "failed")]);
+            assert_eq!(s.job_steps(12345).await.unwrap(), []);
+            // The purge of the ended job takes its steps; the live job's stay.
+            let mut tx = s.begin().await.unwrap();
+            tx.purge_ended(10_000).await.unwrap();
+            tx.commit().await.unwrap();
+            assert_eq!(s.job_steps(90).await.unwrap(), []);
+            assert_eq!(s.load_live_steps().await.unwrap().len(), 2);
+            // A row whose record is of another step is named.
+            let bad = serde_json::to_string(&step(7, 9, "running")).unwrap();
+            sqlx::query("UPDATE steps SET data = $1 WHERE step = 0")
+                .bind(bad)
+                .execute(&mut s.conn)
+                .await
+                .unwrap();
+            let e = s.load_live_steps().await.unwrap_err().to_string();
+            assert!(e.contains("7.9"), "{e}");
         }
     }
 

@@ -51,6 +51,8 @@ pub struct RoundWrites {
     pub(crate) services: Vec<(String, Option<String>)>,
     /// The reservations' rows in the order they were given, as `services`.
     pub(crate) reservations: Vec<(String, Option<String>)>,
+    /// (job, step, the record as JSON).
+    pub(crate) steps: Vec<(i64, i64, String)>,
     pub(crate) events: Vec<(u64, JobEvent)>,
     /// Events kept per job (the first and the newest).
     pub(crate) keep: u32,
@@ -65,6 +67,7 @@ impl RoundWrites {
             && self.tokens.is_empty()
             && self.services.is_empty()
             && self.reservations.is_empty()
+            && self.steps.is_empty()
             && self.events.is_empty()
             && self.audit.is_empty()
             && self.meta.is_empty()
@@ -129,6 +132,16 @@ impl RoundWrites {
         self.reservations.push((name.to_string(), None));
     }
 
+    /// Inserts or replaces a job step's row.
+    pub fn step(&mut self, rec: &crate::record::StoredStep) -> Result<(), StoreError> {
+        let data = serde_json::to_string(rec).map_err(|source| StoreError::Corrupt {
+            what: format!("step {}.{}", rec.job, rec.step),
+            source,
+        })?;
+        self.steps.push((rec.job as i64, i64::from(rec.step), data));
+        Ok(())
+    }
+
     /// The round's job events (by job, each job's in order), at most `keep` kept per job.
     pub fn events(&mut self, events: Vec<(u64, JobEvent)>, keep: u32) {
         self.events = events;
@@ -187,6 +200,8 @@ pub(crate) trait RoundTarget {
     async fn reservation(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
     /// A reservation's row deleted ([`RESERVATION_DELETE`]).
     async fn reservation_gone(&mut self, name: &str) -> Result<(), StoreError>;
+    /// A job step's row ([`super::steps::STEP_UPSERT`]).
+    async fn step(&mut self, job: i64, step: i64, data: &str) -> Result<(), StoreError>;
     /// The round's job events, numbered on from each job's last, and the prune to `keep`.
     async fn events(&mut self, events: &[(u64, JobEvent)], keep: u32) -> Result<(), StoreError>;
     /// An audit entry ([`AUDIT_INSERT`]).
@@ -198,7 +213,7 @@ pub(crate) trait RoundTarget {
 impl RoundWrites {
     /// Writes the round into `t` in the one order of a round: jobs, nodes, tokens,
     /// services, reservations (upserts and deletions of each in the order given), job
-    /// events, audit entries, `meta` values. No table refers to another by key, so the order only fixes which
+    /// steps, job events, audit entries, `meta` values. No table refers to another by key, so the order only fixes which
     /// statement a failing round stops at; the transaction makes it all or nothing.
     pub(crate) async fn write_to(&self, t: &mut impl RoundTarget) -> Result<(), StoreError> {
         t.jobs(&self.jobs).await?;
@@ -219,6 +234,9 @@ impl RoundWrites {
                 Some(data) => t.reservation(name, data).await?,
                 None => t.reservation_gone(name).await?,
             }
+        }
+        for (job, step, data) in &self.steps {
+            t.step(*job, *step, data).await?;
         }
         t.events(&self.events, self.keep).await?;
         for entry in &self.audit {

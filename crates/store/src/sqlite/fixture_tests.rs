@@ -170,6 +170,8 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     // Schema 12's services and 13's reservations: none before them.
     assert_eq!(s.load_services().await.unwrap(), []);
     assert_eq!(s.load_reservations().await.unwrap(), []);
+    // Schema 14's job steps: none before them.
+    assert_eq!(s.load_live_steps().await.unwrap(), []);
 
     // Stored as columns now, the old table gone.
     let tables: Vec<String> =
@@ -190,6 +192,7 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
             "schema_history",
             "services",
             "sqlite_sequence",
+            "steps",
             "tokens"
         ]
     );
@@ -242,7 +245,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=13 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=14 are recorded once each.
     assert_eq!(
         history,
         [
@@ -257,7 +260,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (10, RELEASE.to_string()),
             (11, RELEASE.to_string()),
             (12, RELEASE.to_string()),
-            (13, RELEASE.to_string())
+            (13, RELEASE.to_string()),
+            (14, RELEASE.to_string())
         ]
     );
     assert_eq!(

@@ -14,7 +14,7 @@ use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 13;
+pub const LATEST: i64 = 14;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -107,6 +107,11 @@ pub fn migrations() -> Vec<Migration> {
             version: 13,
             name: PLACEMENT_NAME,
             steps: placement_steps(Dialect::Sqlite),
+        },
+        Migration {
+            version: 14,
+            name: crate::sql::migrate::STEPS_NAME,
+            steps: crate::sql::migrate::steps_steps(),
         },
     ]
 }

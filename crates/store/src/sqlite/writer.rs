@@ -132,6 +132,7 @@ enum Stmt {
     ServiceGone,
     Reservation,
     ReservationGone,
+    Step,
     LastSeq(usize),
     Events(usize),
     Prune,
@@ -152,6 +153,7 @@ impl Stmt {
             Stmt::ServiceGone => SERVICE_DELETE.into(),
             Stmt::Reservation => RESERVATION_UPSERT.into(),
             Stmt::ReservationGone => RESERVATION_DELETE.into(),
+            Stmt::Step => crate::sql::steps::STEP_UPSERT.into(),
             Stmt::LastSeq(jobs) => history::last_seq_sql(d, jobs),
             Stmt::Events(rows) => history::insert_sql(d, rows),
             Stmt::Prune => history::PRUNE_SQL.into(),
@@ -332,6 +334,14 @@ impl RoundTarget for Target<'_, '_> {
     async fn reservation_gone(&mut self, name: &str) -> Result<(), StoreError> {
         self.p
             .run(Stmt::ReservationGone, &[Val::Text(name.into())])?;
+        Ok(())
+    }
+
+    async fn step(&mut self, job: i64, step: i64, data: &str) -> Result<(), StoreError> {
+        self.p.run(
+            Stmt::Step,
+            &[Val::Int(job), Val::Int(step), Val::Text(data.into())],
+        )?;
         Ok(())
     }
 

@@ -297,6 +297,7 @@ pub(super) fn desired(gen: u64, orders: &[Order], ports: &BTreeMap<u64, u16>) ->
         reserve_ports: vec![],
         epoch: 0,
         queued: vec![],
+        steps: vec![],
     };
     let first = |job| AttemptRef { job, attempt: 1 };
     let queued = |job, after, script| QueuedLaunch {
