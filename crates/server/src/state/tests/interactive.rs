@@ -230,7 +230,7 @@ fn an_allocation_is_one_job_on_an_agent_that_holds_and_survives_a_server_restart
             alice submits gpus=1 interactive=1: ok 1
             round: wrote jobs 1 nodes - tokens -; woke -; ended -
               job 1 pending #1
-            alice shows 1: 1 pending: no online node whose agent holds interactive allocations has 1 GPU together; waiting for such a node to come back; only agents of protocol 5 or later hold interactive allocations (upgrade older ones)
+            alice shows 1: 1 pending: no online node whose agent holds interactive allocations has 1 GPU together; waiting for such a node to come back; only agents of protocol 6 or later hold interactive allocations (upgrade older ones)
             node n1 (1 GPUs) registers: ok
             round: wrote jobs 1 nodes n1 tokens -; woke n1; ended -
               job 1 starting on n1 [0] #1: sent to n1
