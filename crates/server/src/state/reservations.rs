@@ -186,10 +186,9 @@ impl State {
     }
 
     fn known_reservation(&self, name: &str) -> Result<&ReservationRecord, Fail> {
-        check_name(name).map_err(Fail::BadRequest)?;
         self.reservations.get(name).ok_or_else(|| {
             Fail::NotFound(format!(
-                "no reservation named {name}; `gpusched reservation ls` lists them"
+                "no reservation named {name:?}; `gpusched reservation ls` lists them"
             ))
         })
     }
@@ -224,7 +223,7 @@ impl State {
             )));
         }
         if end_ms(spec) <= self.now.ms {
-            return Err(Fail::BadRequest(
+            return Err(Fail::Conflict(
                 "the window ends in the past; give a start_ms and duration_s that end \
                  after now"
                     .into(),
@@ -232,7 +231,7 @@ impl State {
         }
         match (spec.nodes.is_empty(), spec.gpus) {
             (false, Some(_)) | (true, None) => {
-                return Err(Fail::BadRequest(
+                return Err(Fail::Conflict(
                     "give either `nodes` (by name) or `gpus` (a count the server finds nodes \
                      for), not both and not neither"
                         .into(),
@@ -241,19 +240,19 @@ impl State {
             _ => {}
         }
         if spec.maintenance && !(spec.users.is_empty() && spec.queues.is_empty()) {
-            return Err(Fail::BadRequest(
+            return Err(Fail::Conflict(
                 "a maintenance reservation admits no job; leave `users` and `queues` out".into(),
             ));
         }
         if spec.gpus.is_none() && (spec.gpu_model.is_some() || spec.features.is_some()) {
-            return Err(Fail::BadRequest(
+            return Err(Fail::Conflict(
                 "`gpu_model` and `features` choose nodes for `gpus`; with `nodes`, leave \
                  them out"
                     .into(),
             ));
         }
         let features = match &spec.features {
-            Some(f) => Some(Constraint::parse(f).map_err(|e| Fail::BadRequest(e.to_string()))?),
+            Some(f) => Some(Constraint::parse(f).map_err(|e| Fail::Conflict(e.to_string()))?),
             None => None,
         };
         if let Some(q) = spec
@@ -356,10 +355,9 @@ impl State {
         let Some(name) = &j.reservation else {
             return Ok(());
         };
-        check_name(name).map_err(Fail::BadRequest)?;
         let Some(r) = self.reservations.get(name) else {
             return Err(Fail::Conflict(format!(
-                "no reservation named {name}; `gpusched reservation ls` lists them"
+                "no reservation named {name:?}; `gpusched reservation ls` lists them"
             )));
         };
         if r.spec.maintenance {

@@ -52,7 +52,7 @@ impl State {
                 }));
             };
             if seen.contains(&name) {
-                return Err(Fail::BadRequest(format!(
+                return Err(Fail::Conflict(format!(
                     "partition `{name}` is named twice; list each once"
                 )));
             }
@@ -97,28 +97,21 @@ impl State {
             j.priority = Some(j.priority.unwrap_or(0).saturating_add(bonus));
         }
         if let Some(c) = &j.constraint {
-            let parsed = Constraint::parse(c).map_err(|e| Fail::BadRequest(e.to_string()))?;
+            // 409, not 400: the schema cannot say the grammar, so a request it accepts
+            // is refused for what it asks, not for its form.
+            let parsed = Constraint::parse(c).map_err(|e| Fail::Conflict(e.to_string()))?;
             j.constraint = Some(parsed.to_string());
         }
-        for (flag, list) in [("--nodelist", &j.nodelist), ("--exclude", &j.exclude)] {
-            if let Some(bad) = list
-                .iter()
-                .find(|n| n.is_empty() || n.chars().any(char::is_whitespace))
-            {
-                return Err(Fail::BadRequest(format!(
-                    "{flag} names {bad:?}, which is not a node name; give node names \
-                     separated by commas"
-                )));
-            }
-        }
+        // A name that is no node's (empty, with spaces) is one the cluster has never seen:
+        // 409, as for any unknown node.
         if let Some(unknown) = j
             .nodelist
             .iter()
             .find(|n| !known.iter().any(|k| k.name == n.as_str()))
         {
             return Err(Fail::Conflict(format!(
-                "--nodelist names {unknown}, a node this cluster has never seen; `gpusched \
-                 nodes` lists them"
+                "--nodelist names {unknown:?}, a node this cluster has never seen; \
+                 `gpusched nodes` lists them"
             )));
         }
         let Some(rules) = self.node_rules_of(&rules_of(j)) else {

@@ -113,9 +113,9 @@ fn constraints_and_node_lists_place_and_explain() {
             round: wrote jobs - nodes n1 n2 n3 tokens -; woke n1 n2 n3; ended -
             alice submits gpus=2 constraint=a100&!nvlink: ok 1
             alice submits gpus=1 nodelist=n1,n3 exclude=n1: ok 2
-            alice submits gpus=1 constraint=a100&(h100: BadRequest("constraint \"a100&(h100\": a \"(\" is never closed; write features joined by & (and), | (or), ! (not) and parentheses, e.g. \"a100&(nvlink|ib)&!slow\"")
+            alice submits gpus=1 constraint=a100&(h100: Conflict("constraint \"a100&(h100\": a \"(\" is never closed; write features joined by & (and), | (or), ! (not) and parentheses, e.g. \"a100&(nvlink|ib)&!slow\"")
             alice submits gpus=1 constraint=v100: Conflict("no node this cluster knows is one this job may use (constraint v100); `gpusched nodes` lists each node's features and partitions")
-            alice submits gpus=1 nodelist=n9: Conflict("--nodelist names n9, a node this cluster has never seen; `gpusched nodes` lists them")
+            alice submits gpus=1 nodelist=n9: Conflict("--nodelist names \"n9\", a node this cluster has never seen; `gpusched nodes` lists them")
             round: wrote jobs 1 2 nodes - tokens -; woke n2 n3; ended -
               job 1 starting on n2 [0, 1] #1: sent to n2
               job 2 starting on n3 [0] #1: sent to n3

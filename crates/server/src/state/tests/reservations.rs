@@ -50,14 +50,14 @@ fn a_window_keeps_its_nodes_and_starts_its_own_jobs_when_it_opens() {
             root reserves name=workshop nodes=n1 start=+100 dur=3600 users=alice: ok workshop on n1 (2 GPUs)
             root reserves name=clash nodes=n1 start=+200 dur=60: Conflict("node n1 is held by reservation workshop in an overlapping window; choose other nodes or another window")
             root reserves name=nowhere nodes=n9 start=+200 dur=60: Conflict("node n9 is not known to this cluster; `gpusched nodes` lists them")
-            root reserves name=both nodes=n2 gpus=1 dur=60: BadRequest("give either `nodes` (by name) or `gpus` (a count the server finds nodes for), not both and not neither")
+            root reserves name=both nodes=n2 gpus=1 dur=60: Conflict("give either `nodes` (by name) or `gpus` (a count the server finds nodes for), not both and not neither")
             reservation workshop Waiting on n1 jobs [-]
             bob submits gpus=2 walltime=600: ok 1
             bob submits gpus=2: ok 2
             bob submits gpus=2 walltime=60: ok 3
             bob submits gpus=1 reservation=workshop: Forbidden("bob may not run in reservation workshop (from queue `default`); it is for users alice")
             alice submits gpus=2 reservation=workshop: ok 4
-            alice submits gpus=1 reservation=nope: Conflict("no reservation named nope; `gpusched reservation ls` lists them")
+            alice submits gpus=1 reservation=nope: Conflict("no reservation named \"nope\"; `gpusched reservation ls` lists them")
             round: wrote jobs 1 2 3 4 nodes - tokens - reservations workshop; woke n1; ended -
               job 1 pending #1
               job 2 pending #1
