@@ -110,9 +110,15 @@ impl LiveCluster {
     ) -> Vec<NodeMask> {
         let now = self.windows_now;
         let len = self.nodes.len();
-        let facts: Vec<_> = self.nodes.iter().map(LiveNode::facts).collect();
         let rules = self.rules.get(&id);
-        let base = rules.map(|r| r.masks(&facts)).unwrap_or_default();
+        // Only jobs with rules read the nodes' facts: every round under windows walks
+        // every job, and most have none.
+        let base = rules
+            .map(|r| {
+                let facts: Vec<_> = self.nodes.iter().map(LiveNode::facts).collect();
+                r.masks(&facts)
+            })
+            .unwrap_or_default();
         if let Some(name) = rules.and_then(|r| r.reservation.as_deref()) {
             let w = self
                 .windows
@@ -134,10 +140,11 @@ impl LiveCluster {
         if out.is_empty() {
             return base;
         }
-        let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
-        let free = free_of
-            .entry(out)
-            .or_insert_with_key(|out| outside(&self.windows, out, &names));
+        // Worked out once per set of windows that keep jobs out, shared by the round.
+        let free = free_of.entry(out).or_insert_with_key(|out| {
+            let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+            outside(&self.windows, out, &names)
+        });
         narrow(base, free)
     }
 
