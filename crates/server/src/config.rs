@@ -259,7 +259,8 @@ pub fn parse_las_limits(text: &str) -> Result<Vec<f64>, String> {
     Ok(out)
 }
 
-/// The topology file: `[nodes.NAME]` tables with `switch` and `rack` labels.
+/// The topology file: `[nodes.NAME]` tables with `switch` and `rack` labels and
+/// `features`.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TopologyFile {
@@ -272,10 +273,13 @@ struct TopologyFile {
 struct NodeAt {
     switch: Option<String>,
     rack: Option<String>,
+    #[serde(default)]
+    features: Vec<String>,
 }
 
 /// Reads the topology file (`--topology`): where each named node sits, over what its
-/// agent's `--switch`/`--rack` say. A node it names that never registers is harmless.
+/// agent's `--switch`/`--rack` say, and features it has beside its agent's `--feature`.
+/// A node it names that never registers is harmless.
 /// Errors name the file and line and say what to write.
 pub fn parse_topology(
     path: &std::path::Path,
@@ -288,7 +292,8 @@ pub fn parse_topology(
         });
         format!(
             "{shown}:{line}: {}; the topology file has one table per node, e.g. \
-             `[nodes.gpu01]` with `switch = \"s1\"` and `rack = \"r1\"`",
+             `[nodes.gpu01]` with `switch = \"s1\"`, `rack = \"r1\"` and \
+             `features = [\"a100\", \"ib\"]`",
             e.message().trim_end()
         )
     })?;
@@ -308,11 +313,16 @@ pub fn parse_topology(
                 ));
             }
         }
+        let features = gpusched_core::eligible::feature_set(at.features.iter().map(String::as_str))
+            .map_err(|e| format!("{shown}:{line}: node `{name}`: features: {e}"))?;
         out.insert(
             name,
-            gpusched_wire::NodeLocation {
-                switch: at.switch,
-                rack: at.rack,
+            crate::live_map::NodePlace {
+                location: gpusched_wire::NodeLocation {
+                    switch: at.switch,
+                    rack: at.rack,
+                },
+                features,
             },
         );
     }
@@ -331,12 +341,24 @@ mod tests {
             "[nodes.a]\nswitch = \"s1\"\nrack = \"r1\"\n\n[nodes.b]\nswitch = \"s2\"\n",
         )
         .unwrap();
-        assert_eq!(t["a"].switch.as_deref(), Some("s1"));
-        assert_eq!(t["a"].rack.as_deref(), Some("r1"));
+        assert_eq!(t["a"].location.switch.as_deref(), Some("s1"));
+        assert_eq!(t["a"].location.rack.as_deref(), Some("r1"));
         assert_eq!(
-            (t["b"].switch.as_deref(), t["b"].rack.as_deref()),
+            (
+                t["b"].location.switch.as_deref(),
+                t["b"].location.rack.as_deref()
+            ),
             (Some("s2"), None)
         );
+        let t = parse_topology(
+            Path::new("t.toml"),
+            "[nodes.a]\nfeatures = [\"ib\", \"a100\", \"ib\"]\n",
+        )
+        .unwrap();
+        assert_eq!(t["a"].features, ["a100", "ib"]);
+        let e =
+            parse_topology(Path::new("t.toml"), "\n[nodes.a]\nfeatures = [\"a b\"]\n").unwrap_err();
+        assert!(e.starts_with("t.toml:2: node `a`: features: "), "{e}");
         let e = parse_topology(
             Path::new("t.toml"),
             "[nodes.a]\nswitch = \"s1\"\nrak = \"r1\"\n",

@@ -16,7 +16,7 @@ use gpusched_wire::{
 /// server's `--topology` file) before its agent's `--switch`/`--rack`.
 pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
     let r = &record.register;
-    let at = topology.get(&r.node).unwrap_or(&r.location);
+    let at = topology.get(&r.node).map_or(&r.location, |p| &p.location);
     let mut node = LiveNode {
         name: r.node.clone(),
         model: r.gpus.first().map(|g| g.model.clone()).unwrap_or_default(),
@@ -44,7 +44,7 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
         unreachable: None,
         // What its agent can do is known from its registration (`NodeEntry::follows`).
         follows: false,
-        features: r.features.clone(),
+        features: features(r, topology),
     };
     // An agent of an older protocol says nothing of images, and runs none.
     node.set_runs_images(
@@ -55,8 +55,28 @@ pub fn node(record: &NodeRecord, topology: &Topology) -> LiveNode {
     node
 }
 
-/// Node name → where the server's topology file puts it.
-pub type Topology = std::collections::BTreeMap<String, NodeLocation>;
+/// Node name → what the server's topology file says of it.
+pub type Topology = std::collections::BTreeMap<String, NodePlace>;
+
+/// One node's table in the topology file: where it sits and the features the operator
+/// gives it (beside those its agent declares with `--feature`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodePlace {
+    pub location: NodeLocation,
+    pub features: Vec<String>,
+}
+
+/// Node `r`'s features as placement, partitions, reservations and `nodes` see them: its
+/// agent's and the topology file's, sorted, each once. The one place they are joined.
+pub fn features(r: &gpusched_wire::Register, topology: &Topology) -> Vec<String> {
+    let mut all = r.features.clone();
+    if let Some(p) = topology.get(&r.node) {
+        all.extend(p.features.iter().cloned());
+    }
+    all.sort();
+    all.dedup();
+    all
+}
 
 pub fn link(k: LinkKind) -> Link {
     match k {
@@ -284,12 +304,16 @@ mod tests {
         );
         let file = Topology::from([(
             "g1".to_string(),
-            NodeLocation {
-                switch: Some("file-s".into()),
-                rack: None,
+            NodePlace {
+                location: NodeLocation {
+                    switch: Some("file-s".into()),
+                    rack: None,
+                },
+                features: vec!["ib".into(), "a100".into()],
             },
         )]);
         let n = node(&record, &file);
+        assert_eq!(n.features, ["a100", "ib"], "the file's features");
         assert_eq!(n.topology.switch.as_deref(), Some("file-s"));
         assert_eq!(
             n.topology.rack.as_deref(),

@@ -6,7 +6,7 @@
 //! ```toml
 //! [partition.gpu-h100]
 //! features = "h100&ib"          # nodes with these features (a constraint), and/or
-//! nodes = ["h100-01", "h100-02"] # these nodes by name
+//! nodes = ["h100-[01-02]"]       # these nodes by name (Slurm's ranges expand)
 //! max_walltime = "24h"          # a longer --walltime is refused (default: none)
 //! default_walltime = "4h"       # a job without --walltime gets this
 //! users = ["alice"]             # who may use it (users, groups or queues; all empty: everyone)
@@ -142,7 +142,8 @@ impl Partitions {
             let nodes = Arc::new(PartitionNodes {
                 name: name.clone(),
                 nodes: NodeSelector {
-                    names: d.nodes.clone(),
+                    names: gpusched_wire::hostlist::expand(&d.nodes)
+                        .map_err(|e| format!("{origin}: partition `{name}`: nodes: {e}"))?,
                     features,
                 },
                 span: d.span,

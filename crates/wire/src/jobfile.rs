@@ -92,9 +92,9 @@ pub struct JobFile {
     pub partition: Option<String>,
     /// Node features the job's nodes must have (`--constraint "a100&nvlink"`).
     pub constraint: Option<String>,
-    /// Only these nodes, comma-separated (`--nodelist`).
+    /// Only these nodes, comma-separated, with Slurm's ranges (`gpu[01-04]`; `--nodelist`).
     pub nodelist: Option<String>,
-    /// Never these nodes, comma-separated (`--exclude`).
+    /// Never these nodes, as `nodelist` (`--exclude`).
     pub exclude: Option<String>,
     /// The advance reservation to run in (`--reservation`).
     pub reservation: Option<String>,
@@ -212,8 +212,17 @@ impl JobFile {
             pids_max: self.pids,
             partitions: comma_list(self.partition.as_deref()),
             constraint: self.constraint.clone(),
-            nodelist: comma_list(self.nodelist.as_deref()),
-            exclude: comma_list(self.exclude.as_deref()),
+            // Brackets keep their commas: `gpu[01-04,07]` is one item, the server expands it.
+            nodelist: self
+                .nodelist
+                .as_deref()
+                .map(crate::hostlist::split)
+                .unwrap_or_default(),
+            exclude: self
+                .exclude
+                .as_deref()
+                .map(crate::hostlist::split)
+                .unwrap_or_default(),
             reservation: self.reservation.clone(),
             interactive: false,
         })

@@ -15,6 +15,7 @@ pub mod export;
 pub mod fuzz_entry;
 pub mod gang;
 pub mod history;
+pub mod hostlist;
 pub mod image;
 pub mod job;
 pub mod jobfile;

@@ -52,8 +52,9 @@ pub struct Terms {
     /// How long it lasts: 4h, 90m, 1d 12h, 2:30:00 (at least 1m, at most 366d).
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
-    /// Hold these nodes, comma-separated. Either this or --gpus.
-    #[arg(long, value_delimiter = ',', value_name = "NODE,...")]
+    /// Hold these nodes, comma-separated, with Slurm's ranges (gpu[01-04],login1).
+    /// Either this or --gpus.
+    #[arg(long, value_name = "NODE,...")]
     pub nodes: Option<Vec<String>>,
     /// Hold at least this many GPUs, on whole nodes the server picks (the fewest that
     /// hold them). Either this or --nodes.
@@ -283,13 +284,12 @@ fn node_names(given: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(nodes)
 }
 
-/// A comma-separated list's names, trimmed, blanks dropped (so "" is the empty list).
+/// A comma-separated list's names, trimmed, blanks dropped (so "" is the empty list); a
+/// range in brackets (`gpu[01-04,07]`) stays one item, for the server to expand.
 fn names(given: &[String]) -> Vec<String> {
     given
         .iter()
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-        .map(String::from)
+        .flat_map(|s| gpusched_wire::hostlist::split(s))
         .collect()
 }
 

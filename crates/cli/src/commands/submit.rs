@@ -111,10 +111,11 @@ pub struct Args {
     /// parentheses (Slurm's --constraint; `gpusched nodes` shows features).
     #[arg(long, short = 'C', value_name = "EXPR")]
     pub constraint: Option<String>,
-    /// Run only on these nodes, comma-separated (Slurm's --nodelist).
+    /// Run only on these nodes, comma-separated, with Slurm's ranges: gpu[01-04],login1
+    /// (Slurm's --nodelist).
     #[arg(long, short = 'w', value_name = "NODE[,NODE...]")]
     pub nodelist: Option<String>,
-    /// Never run on these nodes, comma-separated (Slurm's --exclude).
+    /// Never run on these nodes, as --nodelist (Slurm's --exclude).
     #[arg(long, short = 'x', value_name = "NODE[,NODE...]")]
     pub exclude: Option<String>,
     /// Run inside this advance reservation, in its window (`gpusched reservation ls`).

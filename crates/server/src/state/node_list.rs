@@ -40,11 +40,11 @@ impl State {
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
                 resources: n.record.register.resources.clone(),
-                features: n.record.register.features.clone(),
-                partitions: self
-                    .queues
-                    .partitions
-                    .of_node(&n.record.register.node, &n.record.register.features),
+                features: crate::live_map::features(&n.record.register, &self.cfg.topology),
+                partitions: self.queues.partitions.of_node(
+                    &n.record.register.node,
+                    &crate::live_map::features(&n.record.register, &self.cfg.topology),
+                ),
                 // Offline nodes hold nothing; online ones what the core has left.
                 free_cpu_milli: self
                     .cluster
@@ -66,7 +66,7 @@ impl State {
                     .cfg
                     .topology
                     .get(&n.record.register.node)
-                    .unwrap_or(&n.record.register.location)
+                    .map_or(&n.record.register.location, |p| &p.location)
                     .clone(),
                 gpu_links: n.record.register.gpu_links.clone(),
                 drain: n.record.drain.clone(),

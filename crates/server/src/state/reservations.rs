@@ -297,7 +297,11 @@ impl State {
                         spec.gpu_model.as_deref(),
                     )
                 })
-                .filter(|r| features.as_ref().is_none_or(|c| c.holds(&r.features)))
+                .filter(|r| {
+                    features
+                        .as_ref()
+                        .is_none_or(|c| c.holds(&crate::live_map::features(r, &self.cfg.topology)))
+                })
                 .map(|r| (r.node.as_str(), r.gpus.len() as u32))
                 .filter(|&(_, g)| g > 0)
                 .collect();
@@ -326,7 +330,8 @@ impl State {
             picked.sort();
             return Ok((picked, got));
         }
-        let mut nodes = spec.nodes.clone();
+        let mut nodes = gpusched_wire::hostlist::expand(&spec.nodes)
+            .map_err(|e| Fail::Conflict(format!("nodes: {e}")))?;
         nodes.sort();
         nodes.dedup();
         if let Some(n) = nodes.iter().find(|n| !self.nodes.contains_key(n.as_str())) {

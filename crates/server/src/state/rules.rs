@@ -102,6 +102,15 @@ impl State {
             let parsed = Constraint::parse(c).map_err(|e| Fail::Conflict(e.to_string()))?;
             j.constraint = Some(parsed.to_string());
         }
+        // Slurm's ranges (`gpu[01-04]`) as the names they stand for, so the job's view and
+        // the core see names only.
+        for (flag, list) in [
+            ("--nodelist", &mut j.nodelist),
+            ("--exclude", &mut j.exclude),
+        ] {
+            *list = gpusched_wire::hostlist::expand(list)
+                .map_err(|e| Fail::Conflict(format!("{flag}: {e}")))?;
+        }
         // A name that is no node's (empty, with spaces) is one the cluster has never seen:
         // 409, as for any unknown node.
         if let Some(unknown) = j
@@ -130,11 +139,11 @@ impl State {
                 let features = self
                     .nodes
                     .get(k.name)
-                    .map(|n| n.record.register.features.as_slice())
+                    .map(|n| crate::live_map::features(&n.record.register, &self.cfg.topology))
                     .unwrap_or_default();
                 rules.admits(gpusched_core::eligible::NodeFacts {
                     name: k.name,
-                    features,
+                    features: &features,
                 })
             })
             .cloned()

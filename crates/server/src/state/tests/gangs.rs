@@ -679,7 +679,13 @@ fn a_node_shows_the_topology_files_location_over_its_agents() {
         switch: Some("s9".into()),
         rack: Some("r9".into()),
     };
-    cfg.topology.insert("n1".into(), file.clone());
+    cfg.topology.insert(
+        "n1".into(),
+        crate::live_map::NodePlace {
+            location: file.clone(),
+            features: vec![],
+        },
+    );
     let now = crate::clock::Now::read();
     let queues = crate::queues::Queues::default();
     let mut st = crate::state::State::load(

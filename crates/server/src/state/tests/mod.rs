@@ -332,8 +332,8 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "interactive" => j.interactive = v == "1",
             "partition" => j.partitions = v.split(',').map(String::from).collect(),
             "constraint" => j.constraint = Some(v.to_string()),
-            "nodelist" => j.nodelist = v.split(',').map(String::from).collect(),
-            "exclude" => j.exclude = v.split(',').map(String::from).collect(),
+            "nodelist" => j.nodelist = gpusched_wire::hostlist::split(v),
+            "exclude" => j.exclude = gpusched_wire::hostlist::split(v),
             "reservation" => j.reservation = Some(v.to_string()),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {

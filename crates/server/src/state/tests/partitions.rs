@@ -2,8 +2,8 @@
 //! file's partitions with their limits and access, placement that never leaves them, and
 //! the reasons a job with rules waits.
 
-use super::run;
 use super::Step::*;
+use super::{run, run_with};
 
 const QUEUES: &str = r#"
 [queues.default]
@@ -129,6 +129,47 @@ fn constraints_and_node_lists_place_and_explain() {
             round: wrote jobs 2 3 nodes - tokens -; woke n2 n3; ended 2
               job 2 succeeded on n3 [0] #1: exited with code 0
               job 3 starting on n2 [0, 1] #1 parts n2[0, 1]:starting n3[0, 1]:starting: sent to n2, n3; waiting for n2 to reserve MASTER_PORT
+        "#,
+    );
+}
+
+/// Features from the server's topology file join the agent's; node lists take Slurm's
+/// host ranges.
+#[test]
+fn the_topology_files_features_and_host_ranges_choose_nodes() {
+    run_with(
+        "topology-file features beside the agent's, and host ranges",
+        |cfg| {
+            let place = |f: &[&str]| crate::live_map::NodePlace {
+                features: f.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            };
+            cfg.topology.insert("n2".into(), place(&["ib"]));
+            cfg.topology.insert("n3".into(), place(&["ib", "a100"]));
+        },
+        &[
+            FeatureNode("n1", 1, "a100"),
+            FeatureNode("n2", 1, "a100"),
+            FeatureNode("n3", 1, "h100"),
+            Round,
+            Submit("alice", "gpus=1 constraint=a100&ib&!h100"),
+            Submit("alice", "gpus=1 nodelist=n[1-3] exclude=n[02-03],n2"),
+            Submit("alice", "gpus=1 nodelist=n[3-1]"),
+            Submit("alice", "gpus=1 nodelist=n[1-9]"),
+            Round,
+        ],
+        r#"
+            node n1 (1 GPUs, features a100) registers: ok; partitions -
+            node n2 (1 GPUs, features a100,ib) registers: ok; partitions -
+            node n3 (1 GPUs, features a100,h100,ib) registers: ok; partitions -
+            round: wrote jobs - nodes n1 n2 n3 tokens -; woke n1 n2 n3; ended -
+            alice submits gpus=1 constraint=a100&ib&!h100: ok 1
+            alice submits gpus=1 nodelist=n[1-3] exclude=n[02-03],n2: ok 2
+            alice submits gpus=1 nodelist=n[3-1]: Conflict("--nodelist: \"n[3-1]\": the range 3-1 runs backwards; a bracket holds numbers and ranges, e.g. gpu[01-04,07]")
+            alice submits gpus=1 nodelist=n[1-9]: Conflict("--nodelist names \"n4\", a node this cluster has never seen; `gpusched nodes` lists them")
+            round: wrote jobs 1 2 nodes - tokens -; woke n1 n2; ended -
+              job 1 starting on n2 [0] #1: sent to n2
+              job 2 starting on n1 [0] #1: sent to n1
         "#,
     );
 }
