@@ -47,6 +47,16 @@ pub struct PartitionDef {
     pub span: bool,
     #[serde(default)]
     pub default: bool,
+    /// The idle policy of interactive allocations running in it, each key over its
+    /// queue's and the `[idle]` table's (docs/interactive-alloc.md).
+    #[serde(default)]
+    pub idle_threshold_pct: Option<u32>,
+    #[serde(default)]
+    pub idle_after: Option<String>,
+    #[serde(default)]
+    pub idle_action: Option<String>,
+    #[serde(default)]
+    pub idle_grace: Option<String>,
 }
 
 /// One partition, checked.
@@ -62,6 +72,8 @@ pub struct Partition {
     pub queues: Vec<String>,
     pub priority: i32,
     pub default: bool,
+    /// Its idle keys as written (checked with the queues' by `Queues::idle_policy`).
+    pub idle: crate::queues::IdleKeys,
 }
 
 /// Every partition, by name (none without `[partition.*]` tables: jobs run anywhere).
@@ -160,6 +172,12 @@ impl Partitions {
                     queues: d.queues,
                     priority: d.priority,
                     default: d.default,
+                    idle: crate::queues::IdleKeys {
+                        threshold_pct: d.idle_threshold_pct,
+                        after: d.idle_after,
+                        action: d.idle_action,
+                        grace: d.idle_grace,
+                    },
                 },
             );
         }

@@ -19,7 +19,7 @@
 //! idle_action = "end"    # off, warn or end (ended `idle_grace` after the warning)
 //! idle_grace = "10m"
 //!
-//! [idle]                 # the defaults of every queue's idle_* keys
+//! [idle]                 # the defaults of every queue's (and partition's) idle_* keys
 //! threshold_pct = 5
 //! after = "1h"
 //! action = "warn"
@@ -77,6 +77,16 @@ pub struct QueueDef {
     pub idle_action: Option<String>,
     #[serde(default)]
     pub idle_grace: Option<String>,
+}
+
+/// A queue's or a partition's own idle keys (`idle_threshold_pct`, `idle_after`,
+/// `idle_action`, `idle_grace`), unset where it leaves them to the next level.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IdleKeys {
+    pub threshold_pct: Option<u32>,
+    pub after: Option<String>,
+    pub action: Option<String>,
+    pub grace: Option<String>,
 }
 
 /// The file's `[idle]` table: the idle policy of queues that do not set their own.
@@ -252,20 +262,46 @@ impl Queues {
                 .idle_policy(Some(name))
                 .map_err(|e| format!("{origin}: queue `{name}`: {e}"))?;
         }
+        for name in queues.partitions.defs.keys() {
+            queues
+                .idle_policy_in(None, Some(name))
+                .map_err(|e| format!("{origin}: partition `{name}`: {e}"))?;
+        }
         Ok(queues)
     }
 
     /// The idle policy of interactive allocations in `queue` (`None`, or a queue not in
     /// the file: the `[idle]` table's), its keys over the `[idle]` table's.
     pub fn idle_policy(&self, queue: Option<&str>) -> Result<IdlePolicy, String> {
-        let q = queue.and_then(|q| self.defs.get(q));
+        self.idle_policy_in(queue, None)
+    }
+
+    /// The idle policy of an allocation of `queue` running in `partition`: each key the
+    /// partition's, else the queue's, else the `[idle]` table's.
+    pub fn idle_policy_in(
+        &self,
+        queue: Option<&str>,
+        partition: Option<&str>,
+    ) -> Result<IdlePolicy, String> {
+        let q = queue.and_then(|q| self.defs.get(q)).map(|q| IdleKeys {
+            threshold_pct: q.idle_threshold_pct,
+            after: q.idle_after.clone(),
+            action: q.idle_action.clone(),
+            grace: q.idle_grace.clone(),
+        });
+        let p = partition.and_then(|p| self.partitions.defs.get(p));
+        let p = p.map(|p| &p.idle);
         let d = &self.idle;
-        let pick = |own: Option<&String>, key: &str, default: &String| match own {
-            Some(v) => (format!("idle_{key}"), v.clone()),
+        let own = |f: fn(&IdleKeys) -> Option<&String>| {
+            p.and_then(f).or_else(|| q.as_ref().and_then(f)).cloned()
+        };
+        let pick = |own: Option<String>, key: &str, default: &String| match own {
+            Some(v) => (format!("idle_{key}"), v),
             None => (key.to_string(), default.clone()),
         };
-        let threshold_pct = q
-            .and_then(|q| q.idle_threshold_pct)
+        let threshold_pct = p
+            .and_then(|p| p.threshold_pct)
+            .or_else(|| q.as_ref().and_then(|q| q.threshold_pct))
             .unwrap_or(d.threshold_pct);
         if threshold_pct > 100 {
             return Err(format!(
@@ -277,17 +313,9 @@ impl Queues {
                 .map(|s| s * 1000)
                 .map_err(|e| format!("{key} = {text:?}: {e}"))
         };
-        let after_ms = duration(pick(
-            q.and_then(|q| q.idle_after.as_ref()),
-            "after",
-            &d.after,
-        ))?;
-        let grace_ms = duration(pick(
-            q.and_then(|q| q.idle_grace.as_ref()),
-            "grace",
-            &d.grace,
-        ))?;
-        let (key, action) = pick(q.and_then(|q| q.idle_action.as_ref()), "action", &d.action);
+        let after_ms = duration(pick(own(|k| k.after.as_ref()), "after", &d.after))?;
+        let grace_ms = duration(pick(own(|k| k.grace.as_ref()), "grace", &d.grace))?;
+        let (key, action) = pick(own(|k| k.action.as_ref()), "action", &d.action);
         let action = IdleAction::parse(&action)
             .ok_or_else(|| format!("{key} = {action:?}: write \"off\", \"warn\" or \"end\""))?;
         Ok(IdlePolicy {
@@ -417,6 +445,27 @@ mod tests {
         assert_eq!(
             (none.action, none.after_ms, none.threshold_pct),
             (IdleAction::Warn, 60 * min, 5)
+        );
+    }
+
+    #[test]
+    fn a_partitions_idle_keys_lie_over_its_queues_and_are_checked() {
+        let q = Queues::parse(
+            "[queues.lab]\nidle_after = \"20m\"\nidle_action = \"end\"\n\n\
+             [partition.debug]\nnodes = [\"d1\"]\nidle_after = \"5m\"\n",
+            "q.toml",
+        )
+        .unwrap();
+        let p = q.idle_policy_in(Some("lab"), Some("debug")).unwrap();
+        assert_eq!((p.after_ms, p.action), (300_000, IdleAction::End));
+        let e = Queues::parse(
+            "[queues.lab]\n[partition.debug]\nnodes = [\"d1\"]\nidle_action = \"kill\"\n",
+            "q.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("partition `debug`: idle_action = \"kill\""),
+            "{e}"
         );
     }
 }

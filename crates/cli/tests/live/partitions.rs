@@ -2,7 +2,7 @@
 //! (issue 35): three agents with fake GPUs and features on loopback, a queue file with
 //! partitions, jobs placed only where their rules admit (a gang per part), and a
 //! reservation that keeps a job without a walltime off its node and starts its own job
-//! as its window opens.
+//! as its window opens, and a maintenance window that drains its node as it opens.
 //!
 //! Every check waits for the evidence (the job's own file, its row's node), bounded.
 
@@ -185,4 +185,71 @@ fn a_reservation_keeps_a_job_out_and_starts_its_own_when_its_window_opens() {
     let (code, text) = http(&url, "DELETE", "/api/reservations/demo", None);
     assert_eq!(code, 200, "{text}");
     assert_eq!(wait_job(&url, outsider, SLOW)["state"], "succeeded");
+}
+
+#[test]
+fn a_maintenance_window_drains_its_node_as_it_opens_and_the_job_comes_back_after() {
+    let (_d, dir) = scratch();
+    let (_server, url) = server(&dir.join("data"), 0, &[]);
+    let _a = agent(&url, "n1", &dir.join("a1"), Gpus::Fake(1));
+    wait_until(SLOW, || node_state(&url, "n1").as_deref() == Some("online"));
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    // Started before any window exists; each attempt says it runs.
+    let started = out.join("started");
+    let script = format!(
+        "echo $GPUSCHED_ATTEMPT >> {}; exec sleep 600",
+        started.display()
+    );
+    let id = submit(&url, &["--", "sh", "-c", &script]);
+    wait_for_text(&started, SLOW, |t| t.lines().count() == 1);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let opens = now_ms + 3000;
+    let body = serde_json::json!({
+        "name": "fw-upgrade", "start_ms": opens, "duration_s": 600, "nodes": ["n1"],
+        "maintenance": true
+    });
+    let (code, text) = http(&url, "POST", "/api/reservations", Some(&body.to_string()));
+    assert_eq!(code, 201, "{text}");
+    // As the window opens the job is stopped and requeued; it waits, the reason naming
+    // the window.
+    wait_until(SLOW, || {
+        let v = job(&url, id);
+        v["attempt"] == 2
+            && v["state"] == "pending"
+            && v["reason"].as_str().unwrap_or("").contains("fw-upgrade")
+    });
+    // Not before the window opened: the preemption's own time says so.
+    let o = cli(&url, &["show", &id.to_string(), "--events", "--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("show --json prints JSON");
+    let preempted = v["events"]["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["kind"] == "preempted")
+        .cloned()
+        .unwrap_or_else(|| panic!("a preempted event: {v}"));
+    let at = preempted["at_ms"].as_u64().expect("at_ms");
+    assert!(
+        at >= opens,
+        "preempted at {at}, before the window at {opens}"
+    );
+    assert!(
+        preempted["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("maintenance reservation fw-upgrade"),
+        "{preempted}"
+    );
+    // The window ended early by an admin: the job runs again, its second attempt.
+    let (code, text) = http(&url, "DELETE", "/api/reservations/fw-upgrade", None);
+    assert_eq!(code, 200, "{text}");
+    let runs = wait_for_text(&started, SLOW, |t| t.lines().count() == 2);
+    assert_eq!(runs.lines().collect::<Vec<_>>(), ["1", "2"]);
+    let (code, text) = http(&url, "POST", &format!("/api/jobs/{id}/cancel"), None);
+    assert!(code == 200 || code == 202, "{code} {text}");
+    assert_eq!(wait_job(&url, id, SLOW)["state"], "cancelled");
 }

@@ -92,17 +92,46 @@ pub(super) fn span(ms: u64) -> String {
 }
 
 impl State {
-    /// The idle policy of `queue`'s allocations (checked when the file was read).
-    fn idle_policy(&self, queue: &str) -> IdlePolicy {
-        self.queues
-            .idle_policy(Some(queue))
+    /// The idle policy of allocation `v` (checked when the file was read), and whose it
+    /// is in words ("partition `debug`", "queue `research`"): the partition it runs in
+    /// (the first of its partitions that holds its node) where that sets idle keys, over
+    /// its queue's.
+    fn idle_policy(&self, v: &JobView) -> (IdlePolicy, String) {
+        let parts = &self.queues.partitions;
+        let partition = v.node.as_deref().and_then(|node| {
+            let features = self
+                .nodes
+                .get(node)
+                .map(|n| crate::live_map::features(&n.record.register, &self.cfg.topology))
+                .unwrap_or_default();
+            let holding = parts.of_node(node, &features);
+            let mine = v.rules.as_ref().map(|r| r.partitions.as_slice());
+            mine.unwrap_or_default()
+                .iter()
+                .find(|p| holding.contains(p))
+                .filter(|p| {
+                    parts
+                        .defs
+                        .get(*p)
+                        .is_some_and(|d| d.idle != Default::default())
+                })
+                .cloned()
+        });
+        let policy = self
+            .queues
+            .idle_policy_in(Some(&v.queue), partition.as_deref())
             .or_else(|_| self.queues.idle_policy(None))
             .unwrap_or(IdlePolicy {
                 threshold_pct: 0,
                 after_ms: u64::MAX,
                 action: IdleAction::Off,
                 grace_ms: 0,
-            })
+            });
+        let whose = match partition {
+            Some(p) => format!("partition `{p}`"),
+            None => format!("queue `{}`", v.queue),
+        };
+        (policy, whose)
     }
 
     /// One report's samples of `node`: idle time counted, the policy applied to the
@@ -129,7 +158,7 @@ impl State {
                 }
                 let policy = match seen.get(&job) {
                     Some((_, p)) => *p,
-                    None => self.idle_policy(&v.queue),
+                    None => self.idle_policy(v).0,
                 };
                 let idle = policy.idle(s.util_pct);
                 seen.entry(job).or_insert((false, policy)).0 |= !idle;
@@ -171,7 +200,7 @@ impl State {
     }
 
     fn idle_warn(&mut self, id: u64, p: &IdlePolicy, idle_ms: u64, ends_in_ms: Option<u64>) {
-        let Some(queue) = self.jobs.get(&id).map(|j| j.view.queue.clone()) else {
+        let Some(whose) = self.jobs.get(&id).map(|j| self.idle_policy(&j.view).1) else {
             return;
         };
         let then = match ends_in_ms {
@@ -182,8 +211,8 @@ impl State {
             id,
             JobEventKind::IdleWarning,
             format!(
-                "its GPUs have been below {}% utilisation for {} (the idle policy of queue \
-                 `{queue}`); {then}",
+                "its GPUs have been below {}% utilisation for {} (the idle policy of \
+                 {whose}); {then}",
                 p.threshold_pct,
                 span(idle_ms)
             ),
@@ -199,17 +228,16 @@ impl State {
         if job.view.cancel_requested || job.view.state.is_terminal() {
             return;
         }
-        let queue = job.view.queue.clone();
+        let whose = self.idle_policy(&job.view).1;
         let why = format!(
-            "ended by the idle policy of queue `{queue}`: its GPUs were below {}% utilisation \
-             for {}",
+            "ended by the idle policy of {whose}: its GPUs were below {}% utilisation for {}",
             p.threshold_pct,
             span(idle_ms)
         );
         self.note(
             id,
             JobEventKind::CancelRequested,
-            format!("by the idle policy of queue `{queue}`"),
+            format!("by the idle policy of {whose}"),
         );
         let job = self.jobs.get_mut(&id).expect("looked up above");
         job.view.cancel_requested = true;

@@ -247,3 +247,78 @@ fn an_allocation_is_one_job_on_an_agent_that_holds_and_survives_a_server_restart
         ",
     );
 }
+
+const DEBUG_PARTITION_ENDS: &str = "
+[idle]
+after = \"1h\"
+action = \"warn\"
+
+[queues.default]
+
+[partition.debug]
+nodes = [\"n1\"]
+idle_after = \"30s\"
+idle_action = \"end\"
+idle_grace = \"20s\"
+";
+
+#[test]
+fn a_partitions_idle_keys_rule_its_allocations_over_the_queues() {
+    run(
+        "an allocation in a partition that ends idle ones: warned and ended by its keys",
+        &[
+            Queues(DEBUG_PARTITION_ENDS),
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 interactive=1 partition=debug"),
+            Round,
+            Poll("n1"),
+            Started("n1", 1),
+            Round,
+            Sample("n1", 0, "util=0"),
+            Round,
+            Wait(30),
+            Sample("n1", 0, "util=0"),
+            Round,
+            Wait(20),
+            Sample("n1", 0, "util=0"),
+            Round,
+            Poll("n1"),
+            Cancelled("n1", 1),
+            Round,
+            Events("alice", 1),
+        ],
+        "
+            queues reload: Ok(())
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 interactive=1 partition=debug: ok 1
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: sent to n1
+            n1 polls: run 1#1 [0] hold; cancel -; preempt -
+            n1 reports 1 started: ok
+            round: wrote jobs 1 nodes - tokens -; woke -; ended -
+              job 1 running on n1 [0] #1: running on n1
+            n1 reports GPU 0 util=0: ok
+            round: wrote jobs - nodes - tokens -; woke -; ended -
+            30s pass
+            n1 reports GPU 0 util=0: ok
+            round: wrote jobs - nodes - tokens -; woke -; ended -
+            20s pass
+            n1 reports GPU 0 util=0: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended -
+              job 1 running on n1 [0] #1: ending (idle policy); n1 releasing it
+            n1 polls: run -; cancel 1#1; preempt -
+            n1 reports 1 cancelled: ok
+            round: wrote jobs 1 nodes - tokens -; woke n1; ended 1
+              job 1 cancelled on n1 [0] #1: ended by the idle policy of partition `debug`: its GPUs were below 5% utilisation for 50s
+            alice reads events of 1:
+            - 0s submitted #0 [] queue default
+            - 0s placed #1 [n1] n1: GPU 0
+            - 0s started #1 [n1]
+            - 30s idle_warning #1 [n1] its GPUs have been below 5% utilisation for 30s (the idle policy of partition `debug`); it will be ended in 20s unless they are used
+            - 50s cancel_requested #1 [n1] by the idle policy of partition `debug`
+            - 50s ended #1 [n1] cancelled: ended by the idle policy of partition `debug`: its GPUs were below 5% utilisation for 50s
+        ",
+    );
+}
