@@ -98,6 +98,14 @@ pub struct StoredJob {
     pub placement: Option<crate::StoredPlacement>,
     /// An interactive allocation (`gpusched alloc`): steps run in it.
     pub interactive: bool,
+    // Schema 15: what an allocation's GPUs did.
+    /// GPU-seconds an interactive allocation held below its idle threshold (None: not
+    /// counted, as for every job that is not an allocation).
+    pub idle_gpu_s: Option<u64>,
+    /// Steps (`gpusched run`) that ran in it, and their GPU-seconds: each ended step's
+    /// GPUs on its nodes x its run time.
+    pub steps_run: u64,
+    pub step_gpu_s: u64,
 }
 
 /// What an attempt used (the store's own copy of `wire::contain::Usage`).
@@ -364,6 +372,9 @@ pub(crate) mod tests {
             }),
             placement: Some(crate::record::tests::placement()),
             interactive: true,
+            idle_gpu_s: Some(1_800),
+            steps_run: 3,
+            step_gpu_s: 5_400,
         }
     }
 }

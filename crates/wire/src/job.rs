@@ -476,10 +476,14 @@ pub struct JobView {
     pub service: Option<Box<crate::service::ReplicaOf>>,
     /// An interactive allocation's GPU time held idle (every sample of a GPU below its
     /// queue's idle threshold counts the time since the GPU's previous sample), in
-    /// GPU-seconds; `None` for other jobs and before the first sample. Kept in the
-    /// server's memory while the job is live (docs/interactive-alloc.md).
+    /// GPU-seconds; `None` for other jobs and before the first sample. Stored with the
+    /// job's row as it changes state (docs/interactive-alloc.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_gpu_s: Option<u32>,
+    /// The steps that ended in it and their GPU time; absent while none has. Boxed, as
+    /// `steps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_use: Option<Box<crate::step::StepUse>>,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

@@ -92,6 +92,15 @@ impl StepState {
     }
 }
 
+/// What the steps that ended in a job used (`JobView::step_use`; `usage` sums it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct StepUse {
+    /// Steps that ended.
+    pub steps: u32,
+    /// Their GPU-seconds: each step's GPUs (the job's on the step's nodes) x its run time.
+    pub gpu_s: u64,
+}
+
 /// One step of a job, as `show` lists it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct StepView {

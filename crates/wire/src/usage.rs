@@ -55,6 +55,13 @@ pub struct UsageRow {
     /// window.
     #[serde(default)]
     pub idle_gpu_hours: f64,
+    /// Steps (`gpusched run`) that ended in the jobs, and their GPU-hours (each step's
+    /// GPUs x its run time), each job's whole when it is in the window: how much of what
+    /// allocations held their steps used.
+    #[serde(default)]
+    pub steps: u64,
+    #[serde(default)]
+    pub step_gpu_hours: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

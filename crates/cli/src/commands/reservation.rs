@@ -730,9 +730,14 @@ mod tests {
         ]) else {
             panic!("not create")
         };
+        // One item as given (brackets keep their commas); `names` splits it.
         assert_eq!(
             (c.terms.nodes, c.terms.maintenance),
-            (list("n1,n2"), Some(true))
+            (Some(vec!["n1,n2".to_string()]), Some(true))
+        );
+        assert_eq!(
+            names(&["gpu[01-02,05],n1".to_string()]),
+            ["gpu[01-02,05]", "n1"]
         );
         let Cmd::Update(u) = ok(&["update", "w", "--maintenance", "false", "--users", ""]) else {
             panic!("not update")

@@ -441,12 +441,26 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             .map_or(0, |i| i + 1);
         lines.insert(at, ("processes", format!("at most {n}")));
     }
-    // An allocation's GPU time held idle so far (this server's life; `usage` sums it).
+    // An allocation's GPU time held idle so far, and what its steps used (`usage`
+    // sums both).
+    let at = lines
+        .iter()
+        .position(|(k, _)| *k == "energy")
+        .map_or(lines.len(), |i| i + 1);
+    if let Some(u) = j.step_use.as_deref() {
+        lines.insert(
+            at,
+            (
+                "steps used",
+                format!(
+                    "{:.2} GPU-hours in {}",
+                    u.gpu_s as f64 / 3600.0,
+                    gpusched_wire::count(u.steps, "step")
+                ),
+            ),
+        );
+    }
     if let Some(s) = j.idle_gpu_s {
-        let at = lines
-            .iter()
-            .position(|(k, _)| *k == "energy")
-            .map_or(lines.len(), |i| i + 1);
         lines.insert(
             at,
             ("idle", format!("{:.2} GPU-hours", f64::from(s) / 3600.0)),

@@ -46,7 +46,8 @@ pub(super) fn since_ms(s: &str, now: u64) -> anyhow::Result<u64> {
 }
 
 /// The report as a table: GPU-hours, those of them held idle by interactive
-/// allocations (`-`: none), then CPU-hours and memory GiB-hours (measured by
+/// allocations (`-`: none), the steps that ran in the jobs and their GPU-hours, then
+/// CPU-hours and memory GiB-hours (measured by
 /// the nodes' cgroups; `-` where nothing was measured), energy, jobs by outcome, wait.
 fn render(report: &gpusched_wire::UsageReport) -> String {
     let mut out = format!(
@@ -71,6 +72,8 @@ fn render(report: &gpusched_wire::UsageReport) -> String {
                 r.key.clone(),
                 format!("{:.2}", r.gpu_hours),
                 measured(r.idle_gpu_hours, 2),
+                r.steps.to_string(),
+                measured(r.step_gpu_hours, 2),
                 measured(r.cpu_hours, 2),
                 measured(r.mem_gib_hours, 2),
                 format!("{:.3}", r.energy_kwh),
@@ -93,6 +96,8 @@ fn render(report: &gpusched_wire::UsageReport) -> String {
             key,
             "GPU-HOURS",
             "IDLE GPU-H",
+            "STEPS",
+            "STEP GPU-H",
             "CPU-HOURS",
             "MEM GIB-H",
             "KWH",
@@ -150,6 +155,8 @@ mod tests {
             cpu_hours,
             mem_gib_hours,
             idle_gpu_hours: cpu_hours / 2.0,
+            steps: 3,
+            step_gpu_hours: cpu_hours / 4.0,
         };
         let report = gpusched_wire::UsageReport {
             by: "user".into(),
@@ -165,22 +172,29 @@ mod tests {
         );
         let words = |i: usize| lines[i].split_whitespace().collect::<Vec<_>>();
         assert_eq!(
-            words(1)[..7],
+            words(1)[..11],
             [
                 "USER",
                 "GPU-HOURS",
                 "IDLE",
                 "GPU-H",
+                "STEPS",
+                "STEP",
+                "GPU-H",
                 "CPU-HOURS",
                 "MEM",
-                "GIB-H"
+                "GIB-H",
+                "KWH"
             ]
         );
         assert_eq!(
-            words(2)[..6],
-            ["alice", "1.50", "0.52", "1.03", "6.20", "0.250"]
+            words(2)[..8],
+            ["alice", "1.50", "0.52", "3", "0.26", "1.03", "6.20", "0.250"]
         );
-        assert_eq!(words(3)[..6], ["bob", "1.50", "-", "-", "-", "0.250"]);
+        assert_eq!(
+            words(3)[..8],
+            ["bob", "1.50", "-", "3", "-", "-", "-", "0.250"]
+        );
     }
 
     #[test]

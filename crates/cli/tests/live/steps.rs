@@ -504,4 +504,16 @@ fn alloc_then_two_steps_on_two_nodes_run_inside_the_allocation() {
     assert_eq!(steps[0]["nodes"], serde_json::json!(["n1", "n2"]), "{v}");
     assert_eq!(steps[1]["nodes"].as_array().map(Vec::len), Some(1), "{v}");
     assert!(steps.iter().all(|s| s["state"] == "completed"), "{v}");
+    // Accounted with the job: two steps, and `usage` counts them (from the store once
+    // the job has left memory, from memory before).
+    assert_eq!(v["step_use"]["steps"], 2, "{v}");
+    let o = cli(&url, &["usage", "--json"]);
+    let u: Value = serde_json::from_str(&stdout(&o)).expect("usage --json");
+    let steps: u64 = u["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["steps"].as_u64())
+        .sum();
+    assert_eq!(steps, 2, "{u}");
 }

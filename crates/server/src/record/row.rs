@@ -93,9 +93,8 @@ impl JobRecord {
             service,
             rules,
             interactive,
-            // Kept in memory only (docs/interactive-alloc.md): a restart starts counting
-            // again.
-            idle_gpu_s: _,
+            idle_gpu_s,
+            step_use,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -181,6 +180,9 @@ impl JobRecord {
                 })
                 .filter(|p| !p.is_empty()),
             interactive: *interactive,
+            idle_gpu_s: idle_gpu_s.map(u64::from),
+            steps_run: step_use.as_ref().map_or(0, |u| u64::from(u.steps)),
+            step_gpu_s: step_use.as_ref().map_or(0, |u| u.gpu_s),
         }
     }
 
@@ -266,7 +268,13 @@ impl JobRecord {
                         draining_since_ms: s.draining_since_ms,
                     })
                 }),
-                idle_gpu_s: None,
+                idle_gpu_s: row.idle_gpu_s.map(|s| u32::try_from(s).unwrap_or(u32::MAX)),
+                step_use: (row.steps_run > 0).then(|| {
+                    Box::new(gpusched_wire::step::StepUse {
+                        steps: u32::try_from(row.steps_run).unwrap_or(u32::MAX),
+                        gpu_s: row.step_gpu_s,
+                    })
+                }),
             },
             env: row.env,
             client_token: row.client_token,
@@ -601,7 +609,11 @@ mod tests {
                     ready: true,
                     draining_since_ms: Some(1_700_000_000_000),
                 })),
-                idle_gpu_s: None,
+                idle_gpu_s: Some(1_800),
+                step_use: Some(Box::new(gpusched_wire::step::StepUse {
+                    steps: 3,
+                    gpu_s: 5_400,
+                })),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

@@ -74,7 +74,6 @@ impl State {
             if let Some(usage) = &mut self.ended.usage {
                 super::usage::add_ended(usage, v);
             }
-            self.idle.left_memory(v);
             let submitted = v.submit_ms as f64 / 1000.0;
             if submitted >= now_s - window {
                 let milli = match v.slice.as_deref() {

@@ -9,11 +9,11 @@
 //!   allocation is warned (a `idle_warning` event, which `alloc` prints on its terminal)
 //!   or ended (cancelled, its end reason naming the policy).
 //!
-//! The watches, and the time of allocations that have left memory, are the server's
-//! memory only: a restart starts each spell afresh (never ending a job sooner), and
-//! `usage` then counts idle time of the allocations still live only.
-// TODO(schema): a stored `idle_gpu_s` column, so usage counts ended allocations across
-// restarts and over any window from the store's aggregate.
+//! The idle time is stored with the job's row (schema 15) whenever the row is written
+//! (its state changes; at the latest as it ends), so `usage` counts ended allocations
+//! from the store's aggregate; a restart resumes from the stored seconds. The watches
+//! are the server's memory only: a restart starts each spell afresh (never ending a job
+//! sooner).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -33,9 +33,6 @@ pub struct Idle {
     last_at: HashMap<(String, u32), u64>,
     /// Allocations the policy asked to stop, with the end reason to give them.
     ending: BTreeMap<u64, String>,
-    /// Idle GPU-ms of allocations that have left memory, per (user, queue): their end
-    /// time and the time.
-    ended: BTreeMap<(String, String), Vec<(u64, u64)>>,
 }
 
 impl Idle {
@@ -53,29 +50,6 @@ impl Idle {
     /// The end reason of an allocation the policy asked to stop (once).
     pub(super) fn take_ending(&mut self, id: u64) -> Option<String> {
         self.ending.remove(&id)
-    }
-
-    /// An ended job leaves memory: its idle time is kept for `usage`.
-    pub(super) fn left_memory(&mut self, v: &JobView) {
-        if let (Some(s), Some(end)) = (v.idle_gpu_s.filter(|&s| s > 0), v.end_ms) {
-            self.ended
-                .entry((v.user.clone(), v.queue.clone()))
-                .or_default()
-                .push((end, u64::from(s) * 1000));
-        }
-    }
-
-    /// Idle GPU-ms of the allocations that left memory and ended at or after `since`,
-    /// per (user, queue).
-    pub(super) fn ended_since(&self, since: u64) -> impl Iterator<Item = (&str, &str, u64)> {
-        self.ended.iter().map(move |((user, queue), ends)| {
-            let ms = ends
-                .iter()
-                .filter(|(end, _)| *end >= since)
-                .map(|(_, ms)| ms)
-                .sum();
-            (user.as_str(), queue.as_str(), ms)
-        })
     }
 }
 
@@ -177,7 +151,11 @@ impl State {
         }
         // Soft state, as energy: it rides on the row's next write and is not stored yet.
         for (job, ms) in charges {
-            let total = self.idle.idle_ms.entry(job).or_default();
+            // From what the view says (restored from the store after a restart).
+            let stored = self.jobs.get(&job).and_then(|j| j.view.idle_gpu_s);
+            let total = (self.idle.idle_ms)
+                .entry(job)
+                .or_insert_with(|| stored.map_or(0, |s| u64::from(s) * 1000));
             *total += ms;
             let secs = u32::try_from(*total / 1000).unwrap_or(u32::MAX);
             if let Some(rec) = self.jobs.get_mut_unstored(&job) {

@@ -156,6 +156,16 @@ impl State {
         let done = s.clone();
         self.step_requests.remove(&(id, step));
         let took = now.saturating_sub(done.started_ms);
+        // Accounted with its job (stored with the job's row; `usage` sums it).
+        let milli = self
+            .jobs
+            .get(&id)
+            .map_or(0, |j| gpu_milli_on(&j.view, &nodes));
+        if let Some(job) = self.jobs.get_mut(&id) {
+            let used = job.view.step_use.get_or_insert_with(Default::default);
+            used.steps += 1;
+            used.gpu_s += (milli * took + 500_000) / 1_000_000;
+        }
         self.note_step(
             id,
             step,
@@ -347,6 +357,19 @@ impl State {
         };
         self.journal.events.push((id, event));
     }
+}
+
+/// The GPUs (in thousandths) job `v` holds on `nodes`: a gang's parts there, a
+/// single-node job's all (a share or MIG slice by its thousandths).
+fn gpu_milli_on(v: &gpusched_wire::JobView, nodes: &[String]) -> u64 {
+    if v.parts.is_empty() {
+        return super::held_milli(v);
+    }
+    v.parts
+        .iter()
+        .filter(|p| nodes.contains(&p.node))
+        .map(|p| p.gpu_indices.len() as u64 * 1000)
+        .sum()
 }
 
 fn no_such_step(id: u64, step: u32) -> Fail {

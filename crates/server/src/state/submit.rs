@@ -280,6 +280,7 @@ impl State {
                 usage: None,
                 service: None,
                 idle_gpu_s: None,
+                step_use: None,
             },
             env: j.env,
             client_token: j.client_token,

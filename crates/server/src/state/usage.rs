@@ -58,8 +58,6 @@ impl State {
             )));
         }
         let mut live: BTreeMap<String, UsageSum> = BTreeMap::new();
-        // Interactive allocations' idle GPU-ms, per key (`idle.rs`).
-        let mut idle: BTreeMap<String, u64> = BTreeMap::new();
         for job in self.jobs.values() {
             let v = &job.view;
             if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
@@ -75,9 +73,6 @@ impl State {
                 continue;
             }
             let key = if by == "user" { &v.user } else { &v.queue };
-            if let Some(s) = v.idle_gpu_s {
-                *idle.entry(key.clone()).or_default() += u64::from(s) * 1000;
-            }
             let sum = live.entry(key.clone()).or_insert_with(|| UsageSum {
                 key: key.clone(),
                 ..Default::default()
@@ -100,21 +95,12 @@ impl State {
             row.failed += sum.failed;
             row.cancelled += sum.cancelled;
             row.timed_out += sum.timed_out;
+            // Idle time and steps are kept per job, as energy: whole when in the window.
+            row.idle_gpu_hours += sum.idle_gpu_s as f64 / 3_600.0;
+            row.steps += sum.steps;
+            row.step_gpu_hours += sum.step_gpu_s as f64 / 3_600.0;
             *wait_sum += sum.wait_s;
             *started += sum.jobs;
-        }
-        let private = self.cfg.private_jobs && !who.admin;
-        for (user, queue, ms) in self.idle.ended_since(since) {
-            let mine = q.user.as_deref().unwrap_or(user) == user;
-            if !mine || (private && user != who.user) || ms == 0 {
-                continue;
-            }
-            let key = if by == "user" { user } else { queue };
-            *idle.entry(key.to_string()).or_default() += ms;
-        }
-        for (key, ms) in idle {
-            let (row, _, _) = rows.entry(key.clone()).or_insert_with(|| empty(key));
-            row.idle_gpu_hours += ms as f64 / 3_600_000.0;
         }
         let rows = rows
             .into_values()
@@ -157,6 +143,9 @@ impl State {
             to.energy_j += sum.energy_j;
             to.cpu_ms += sum.cpu_ms;
             to.mem_gib_hours += sum.mem_gib_hours;
+            to.idle_gpu_s += sum.idle_gpu_s;
+            to.steps += sum.steps;
+            to.step_gpu_s += sum.step_gpu_s;
         }
         out.into_values().collect()
     }
@@ -191,6 +180,11 @@ fn add_job(s: &mut UsageSum, v: &gpusched_wire::JobView, ran_ms: u64) {
     s.gpu_hours += super::held_milli(v) as f64 / 1000.0 * ran_ms as f64 / 3_600_000.0;
     s.wait_s += v.start_ms.unwrap_or(0).saturating_sub(v.submit_ms) as f64 / 1000.0;
     s.energy_j += v.energy_j.unwrap_or(0);
+    s.idle_gpu_s += v.idle_gpu_s.map_or(0, u64::from);
+    if let Some(u) = v.step_use.as_deref() {
+        s.steps += u64::from(u.steps);
+        s.step_gpu_s += u.gpu_s;
+    }
     if let Some(u) = v.usage.as_deref() {
         s.cpu_ms += u.cpu_ms;
         let gib = u.mem_peak_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64;
@@ -221,6 +215,8 @@ fn empty(key: String) -> (UsageRow, f64, u64) {
             cpu_hours: 0.0,
             mem_gib_hours: 0.0,
             idle_gpu_hours: 0.0,
+            steps: 0,
+            step_gpu_hours: 0.0,
         },
         0.0,
         0,

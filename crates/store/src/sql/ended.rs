@@ -66,6 +66,11 @@ pub struct UsageSum {
     pub cpu_ms: u64,
     /// Peak memory (GiB) x nodes x hours run in the window.
     pub mem_gib_hours: f64,
+    /// Interactive allocations' GPU-seconds held idle (schema 15), each job's whole.
+    pub idle_gpu_s: u64,
+    /// Steps that ran in the jobs, and their GPU-seconds (schema 15), each job's whole.
+    pub steps: u64,
+    pub step_gpu_s: u64,
 }
 
 fn select(filter: &str) -> String {
@@ -257,7 +262,9 @@ fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
             SUM(COALESCE(energy_j, 0)) AS energy_j,
             SUM(COALESCE(used_cpu_ms, 0)) AS cpu_ms,
             SUM(COALESCE(used_mem_peak_bytes, 0) / 1073741824.0 * MAX(nodes, 1)
-                * MAX(end_ms - MAX(start_ms, $1), 0) / 3600000.0) AS mem_gib_hours
+                * MAX(end_ms - MAX(start_ms, $1), 0) / 3600000.0) AS mem_gib_hours,
+            SUM(COALESCE(idle_gpu_s, 0)) AS idle_gpu_s,
+            SUM(steps_run) AS steps_run, SUM(step_gpu_s) AS step_gpu_s
          FROM jobs
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {group} ORDER BY {group}"
@@ -274,7 +281,10 @@ fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
             CAST(SUM(COALESCE(energy_j, 0)) AS BIGINT) AS energy_j,
             CAST(SUM(COALESCE(used_cpu_ms, 0)) AS BIGINT) AS cpu_ms,
             SUM(COALESCE(used_mem_peak_bytes, 0) / 1073741824.0::float8 * GREATEST(nodes, 1)
-                * GREATEST(end_ms - GREATEST(start_ms, $1), 0) / 3600000.0::float8) AS mem_gib_hours
+                * GREATEST(end_ms - GREATEST(start_ms, $1), 0) / 3600000.0::float8) AS mem_gib_hours,
+            CAST(SUM(COALESCE(idle_gpu_s, 0)) AS BIGINT) AS idle_gpu_s,
+            CAST(SUM(steps_run) AS BIGINT) AS steps_run,
+            CAST(SUM(step_gpu_s) AS BIGINT) AS step_gpu_s
          FROM jobs
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {group} ORDER BY {group}"
@@ -299,6 +309,9 @@ fn usage_sum(r: &sqlx::any::AnyRow) -> Result<UsageSum, sqlx::Error> {
         energy_j: n("energy_j")?,
         cpu_ms: n("cpu_ms")?,
         mem_gib_hours: r.try_get::<Option<f64>, _>("mem_gib_hours")?.unwrap_or(0.0),
+        idle_gpu_s: n("idle_gpu_s")?,
+        steps: n("steps_run")?,
+        step_gpu_s: n("step_gpu_s")?,
     })
 }
 

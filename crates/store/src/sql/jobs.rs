@@ -164,6 +164,28 @@ pub const ADD_PLACEMENT_COLUMNS_PG: &[&str] = &[
 /// The columns schema 13 added, in the order of [`ADD_PLACEMENT_COLUMNS`].
 pub(crate) const PLACEMENT_COLUMNS: &[&str] = &["placement", "interactive"];
 
+/// Schema 15 (issue 35): what an allocation's GPUs did, kept with its row so `usage`
+/// counts ended jobs from the store's aggregate as it counts GPU-hours: `idle_gpu_s`
+/// (NULL for a job that is not an interactive allocation, and for older rows), the
+/// steps that ran in the job and their GPU-seconds (0 for older rows: none had steps
+/// that ended, or they were not counted). SQLite's statements; PostgreSQL's say BIGINT
+/// ([`ADD_ALLOC_COLUMNS_PG`]).
+pub const ADD_ALLOC_COLUMNS: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN idle_gpu_s INTEGER",
+    "ALTER TABLE jobs ADD COLUMN steps_run INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE jobs ADD COLUMN step_gpu_s INTEGER NOT NULL DEFAULT 0",
+];
+
+/// [`ADD_ALLOC_COLUMNS`] in PostgreSQL's types (its schema 8).
+pub const ADD_ALLOC_COLUMNS_PG: &[&str] = &[
+    "ALTER TABLE jobs ADD COLUMN idle_gpu_s BIGINT",
+    "ALTER TABLE jobs ADD COLUMN steps_run BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE jobs ADD COLUMN step_gpu_s BIGINT NOT NULL DEFAULT 0",
+];
+
+/// The columns schema 15 added, in the order of [`ADD_ALLOC_COLUMNS`].
+pub(crate) const ALLOC_COLUMNS: &[&str] = &["idle_gpu_s", "steps_run", "step_gpu_s"];
+
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
     "after_any",
@@ -244,7 +266,8 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + FOLLOW_COLUMNS.len()
     + CONTAIN_COLUMNS.len()
     + SERVICE_COLUMNS.len()
-    + PLACEMENT_COLUMNS.len();
+    + PLACEMENT_COLUMNS.len()
+    + ALLOC_COLUMNS.len();
 
 pub(crate) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -256,6 +279,7 @@ pub(crate) fn all_columns() -> Vec<&'static str> {
         .chain(CONTAIN_COLUMNS)
         .chain(SERVICE_COLUMNS)
         .chain(PLACEMENT_COLUMNS)
+        .chain(ALLOC_COLUMNS)
         .copied()
         .collect()
 }
@@ -513,5 +537,8 @@ pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
         service: opt_json_col(r, id, "service")?,
         placement: opt_json_col(r, id, "placement")?,
         interactive: get_bool(r, "interactive")?,
+        idle_gpu_s: opt_big("idle_gpu_s")?,
+        steps_run: opt_big("steps_run")?.unwrap_or(0),
+        step_gpu_s: opt_big("step_gpu_s")?.unwrap_or(0),
     })
 }

@@ -106,6 +106,20 @@ pub(crate) fn steps_steps() -> Vec<Step> {
         .collect()
 }
 
+/// Schema 15's name (PostgreSQL's schema 8 is the same change).
+pub(crate) const ALLOC_USE_NAME: &str =
+    "what an allocation's GPUs did: a job's idle GPU-seconds, its steps and their GPU-seconds";
+
+/// Schema 15's steps for `d` (PostgreSQL's schema 8): three integer columns of the
+/// backend's kind (`jobs.rs`'s [`super::jobs::ADD_ALLOC_COLUMNS`]).
+pub(crate) fn alloc_use_steps(d: Dialect) -> Vec<Step> {
+    let columns = match d {
+        Dialect::Sqlite => super::jobs::ADD_ALLOC_COLUMNS,
+        Dialect::Postgres => super::jobs::ADD_ALLOC_COLUMNS_PG,
+    };
+    columns.iter().map(|s| Step::Sql(s)).collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

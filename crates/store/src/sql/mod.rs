@@ -745,6 +745,9 @@ pub(crate) mod tests {
             service: None,
             placement: None,
             interactive: false,
+            idle_gpu_s: None,
+            steps_run: 0,
+            step_gpu_s: 0,
         }
     }
 
@@ -871,6 +874,7 @@ pub(crate) mod tests {
             old.service = None;
             old.placement = None;
             old.interactive = false;
+            let old = before_alloc_use(old);
             let before = match db.dialect {
                 Dialect::Sqlite => 10,
                 Dialect::Postgres => 3,
@@ -879,7 +883,8 @@ pub(crate) mod tests {
             let n = jobs::COLUMN_COUNT
                 - jobs::CONTAIN_COLUMNS.len()
                 - jobs::SERVICE_COLUMNS.len()
-                - jobs::PLACEMENT_COLUMNS.len();
+                - jobs::PLACEMENT_COLUMNS.len()
+                - jobs::ALLOC_COLUMNS.len();
             a_store_at(db, before, n, &old).await;
             let mut s = db.open().await;
             assert_eq!(
@@ -900,6 +905,7 @@ pub(crate) mod tests {
             old.service = None;
             old.placement = None;
             old.interactive = false;
+            let old = before_alloc_use(old);
             let before = match db.dialect {
                 Dialect::Sqlite => 11,
                 Dialect::Postgres => 4,
@@ -908,7 +914,10 @@ pub(crate) mod tests {
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len() - jobs::PLACEMENT_COLUMNS.len(),
+                jobs::COLUMN_COUNT
+                    - jobs::SERVICE_COLUMNS.len()
+                    - jobs::PLACEMENT_COLUMNS.len()
+                    - jobs::ALLOC_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -917,7 +926,7 @@ pub(crate) mod tests {
                 s.schema_version().await.unwrap(),
                 migrate::latest(db.dialect)
             );
-            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            assert_eq!(s.load_jobs().await.unwrap(), std::slice::from_ref(&old));
             assert_eq!(s.load_services().await.unwrap(), []);
             let replica = crate::stored_job::tests::full_stored();
             let mut w = RoundWrites::default();
@@ -932,6 +941,56 @@ pub(crate) mod tests {
         }
     }
 
+    /// `j` as a release before schema 15 wrote it: no idle time or steps counted.
+    fn before_alloc_use(j: StoredJob) -> StoredJob {
+        StoredJob {
+            idle_gpu_s: None,
+            steps_run: 0,
+            step_gpu_s: 0,
+            ..j
+        }
+    }
+
+    /// A store of the schema before what allocations' GPUs did (SQLite's 14,
+    /// PostgreSQL's 7) with a job in it upgrades in place: the job reads back with no
+    /// idle time (NULL) and no steps; one with them is written and read at once, and the
+    /// usage aggregate sums them.
+    #[tokio::test]
+    async fn a_store_from_before_alloc_use_upgrades_counting_nothing_for_old_jobs() {
+        for db in &test_dbs("a_store_from_before_alloc_use_upgrades").await {
+            let old = before_alloc_use(crate::stored_job::tests::full_stored());
+            let before = migrate::latest(db.dialect) - 1;
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::ALLOC_COLUMNS.len(),
+                &old,
+            )
+            .await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), std::slice::from_ref(&old));
+            let mut ended = crate::stored_job::tests::full_stored();
+            ended.id = 43;
+            ended.client_token = None;
+            ended.state = JobState::Succeeded;
+            ended.end_ms = ended.start_ms.map(|s| s + 3_600_000);
+            let mut w = RoundWrites::default();
+            w.job(ended.clone());
+            s.write_round(w).await.unwrap();
+            assert_eq!(s.load_jobs().await.unwrap(), [old, ended.clone()]);
+            let sums = s.ended_usage(0, false, None).await.unwrap();
+            assert_eq!(sums.len(), 1, "{sums:?}");
+            assert_eq!(
+                (sums[0].idle_gpu_s, sums[0].steps, sums[0].step_gpu_s),
+                (1_800, 3, 5_400)
+            );
+        }
+    }
+
     /// A store of the schema before placement rules (SQLite's 12, PostgreSQL's 5) with a
     /// job in it upgrades in place: the job reads back as it was written, with no rule
     /// (NULL, not an empty one) and not interactive, and there are no reservations; a
@@ -942,16 +1001,17 @@ pub(crate) mod tests {
             let mut old = crate::stored_job::tests::full_stored();
             old.placement = None;
             old.interactive = false;
+            let old = before_alloc_use(old);
             let before = match db.dialect {
                 Dialect::Sqlite => 12,
                 Dialect::Postgres => 5,
             };
-            // Job steps (SQLite's 14, PostgreSQL's 7) came after.
-            assert_eq!(before, migrate::latest(db.dialect) - 2);
+            // Job steps (SQLite's 14, PostgreSQL's 7) and schema 15's columns came after.
+            assert_eq!(before, migrate::latest(db.dialect) - 3);
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len(),
+                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len() - jobs::ALLOC_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -960,7 +1020,7 @@ pub(crate) mod tests {
                 s.schema_version().await.unwrap(),
                 migrate::latest(db.dialect)
             );
-            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            assert_eq!(s.load_jobs().await.unwrap(), std::slice::from_ref(&old));
             assert_eq!(s.load_reservations().await.unwrap(), []);
             // What the upgrade put in the new columns, as the database holds it.
             let (placement, interactive): (Option<String>, i64) =
@@ -1008,9 +1068,16 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn job_steps_are_stored_with_their_job_and_purged_with_it() {
         for db in &test_dbs("job_steps_are_stored_with_their_job").await {
-            let mut live = crate::stored_job::tests::full_stored();
-            let before = migrate::latest(db.dialect) - 1;
-            a_store_at(db, before, jobs::COLUMN_COUNT, &live).await;
+            let mut live = before_alloc_use(crate::stored_job::tests::full_stored());
+            // Before job steps (SQLite's 14, PostgreSQL's 7).
+            let before = migrate::latest(db.dialect) - 2;
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::ALLOC_COLUMNS.len(),
+                &live,
+            )
+            .await;
             let mut s = db.open().await;
             assert_eq!(
                 s.schema_version().await.unwrap(),

@@ -177,5 +177,9 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
         // Schema 13: placement rules (JSON: never looked up in SQL), interactive.
         opt_json(id, j.placement.as_ref())?,
         Val::Int(i64::from(j.interactive)),
+        // Schema 15: what an allocation's GPUs did.
+        opt_int(id, "idle_gpu_s", j.idle_gpu_s)?,
+        Val::Int(int(id, "steps_run", j.steps_run)?),
+        Val::Int(int(id, "step_gpu_s", j.step_gpu_s)?),
     ])
 }

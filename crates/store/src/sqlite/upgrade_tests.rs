@@ -181,6 +181,10 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
     // Schema 13: no job of an older release had placement rules or was interactive.
     (13, "placement", "placement IS NULL"),
     (13, "interactive", "interactive = 0"),
+    // Schema 15: no older release counted idle time or steps in a job's row.
+    (15, "idle_gpu_s", "idle_gpu_s IS NULL"),
+    (15, "steps_run", "steps_run = 0"),
+    (15, "step_gpu_s", "step_gpu_s = 0"),
 ];
 
 /// Each table a later schema added, the schema that added it and its columns: an older

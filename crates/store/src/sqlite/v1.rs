@@ -211,6 +211,10 @@ impl V1Job {
             // Schema 1 had no placement rules and no interactive jobs.
             placement: None,
             interactive: false,
+            // Nor idle time or steps counted.
+            idle_gpu_s: None,
+            steps_run: 0,
+            step_gpu_s: 0,
         })
     }
 }

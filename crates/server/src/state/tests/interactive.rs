@@ -55,6 +55,9 @@ fn an_idle_allocation_is_warned_then_ended_and_its_idle_time_counted() {
             Events("alice", 1),
             Idle(1),
             UsageIdle,
+            // Stored with the job's row: a restart counts it the same.
+            Restart,
+            UsageIdle,
         ],
         "
             queues reload: Ok(())
@@ -96,6 +99,9 @@ fn an_idle_allocation_is_warned_then_ended_and_its_idle_time_counted() {
             - 110s cancel_requested #1 [n1] by the idle policy of queue `default`
             - 110s ended #1 [n1] cancelled: ended by the idle policy of queue `default`: its GPUs were below 5% utilisation for 1m30s
             idle of job 1: 110 GPU-s
+            usage: alice 0.0306 idle GPU-hours
+            server restarts
+            ended, in the store only: 1
             usage: alice 0.0306 idle GPU-hours
         ",
     );
