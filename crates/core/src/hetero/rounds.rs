@@ -92,6 +92,12 @@ impl Rounds {
         }
     }
 
+    /// Lets the next plan recompute the allocation whatever the time since the last
+    /// recomputation (Gavel does so when nothing runs and no job is left to arrive).
+    pub fn allow_recompute(&mut self) {
+        self.last_reset = 0.0;
+    }
+
     /// The current allocation of job `id`, if it has one.
     pub fn share(&self, id: JobId) -> Option<&[f64]> {
         self.allocation.get(&id).map(Vec::as_slice)

@@ -220,8 +220,9 @@ fn gavel_rounds_follow_the_shares_and_a_new_job_waits_for_the_next_recomputation
             r.add(JobId(2));
         }
         if round == 1 {
-            // A fourth arrives 360 s after the recomputation at 360: no row (it does not
-            // run) until 1920 s have passed, at 2280.
+            // A fourth arrives 360 s after the recomputation at 360: it has no row, so it
+            // does not run, until the first round 1920 s after that one (2520); then it
+            // waits on its priority (three jobs, two GPUs).
             jobs.push(job(3, 1, &[1.0, 0.5]));
             r.add(JobId(3));
         }
