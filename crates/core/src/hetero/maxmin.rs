@@ -14,11 +14,11 @@
 //!
 //! with c[j][k] = speed[j][k] * gpus[j] / (weight[j] * equal_share_throughput[j]).
 //! Agnostic, every speed is read as 1 (where the job can run at all): the program shares
-//! GPU time, not work. A max-min optimum is rarely unique; Gavel's solver (ECOS, interior
-//! point) returns some interior optimum. Ours, a simplex (microlp), returns a vertex, so
-//! a second program keeps t at its optimum and maximises the total normalised
-//! throughput, a Pareto-efficient choice among the optima (documented in
-//! docs/heterogeneous.md as a difference from Gavel).
+//! GPU time, not work, and has a closed form ([`shares_of_time`]). A max-min optimum is
+//! rarely unique; Gavel's solver (ECOS, interior point) returns an interior optimum.
+//! Ours, a simplex (microlp), returns a vertex, so a second program keeps t at its
+//! optimum and maximises the total normalised throughput, a Pareto-efficient choice
+//! among the optima (documented in docs/heterogeneous.md as a difference from Gavel).
 
 use microlp::{ComparisonOp, OptimizationDirection, Problem};
 
@@ -32,6 +32,9 @@ pub fn allocation(jobs: &[HeteroJob], types: &GpuTypes, aware: bool) -> Vec<Vec<
         return vec![vec![0.0; n]; jobs.len()];
     }
     let total: f64 = types.gpus.iter().map(|&g| g as f64).sum();
+    if !aware {
+        return shares_of_time(jobs, types);
+    }
     let speed = |j: &HeteroJob, k: usize| -> f64 {
         match (aware, j.speeds[k] > 0.0) {
             (_, false) => 0.0,
@@ -64,6 +67,62 @@ pub fn allocation(jobs: &[HeteroJob], types: &GpuTypes, aware: bool) -> Vec<Vec<
     solve(jobs, types, &coeff, Some(floor))
         .map(|s| s.1)
         .unwrap_or(best.1)
+}
+
+/// The agnostic program in closed form. With every speed read as 1 a job's normalised
+/// throughput is its GPUs over its weight times its total share r[j], so max-min fills
+/// r[j] = min(1, t x weight[j] / gpus[j]) up to the cluster's GPUs (water-filling on t),
+/// and each job's share is spread over the types in proportion to their GPUs: the
+/// symmetric optimum, the one an interior-point solver such as Gavel's converges to
+/// (a simplex would pin each job to one type, an arbitrary vertex of the same optima).
+/// Types where a job cannot run are the exception: the closed form assumes it can run
+/// on every type, so such a job falls back to the program.
+fn shares_of_time(jobs: &[HeteroJob], types: &GpuTypes) -> Vec<Vec<f64>> {
+    let n = types.len();
+    if jobs.iter().any(|j| j.speeds.iter().any(|&s| s <= 0.0)) {
+        let ones: Vec<HeteroJob> = jobs
+            .iter()
+            .map(|j| HeteroJob {
+                speeds: j
+                    .speeds
+                    .iter()
+                    .map(|&s| if s > 0.0 { 1.0 } else { 0.0 })
+                    .collect(),
+                ..j.clone()
+            })
+            .collect();
+        return allocation(&ones, types, true);
+    }
+    let total: f64 = types.gpus.iter().map(|&g| g as f64).sum();
+    // Each job's level at which its share reaches 1: gpus / weight.
+    let mut caps: Vec<(f64, f64, f64)> = jobs
+        .iter()
+        .map(|j| {
+            let w = j.weight.max(1e-9);
+            (j.gpus as f64 / w, j.gpus as f64, w)
+        })
+        .collect();
+    caps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Walk the caps: below level t, job j uses min(gpus, t * weight) GPUs.
+    let mut full = 0.0; // GPUs of the jobs already at share 1
+    let mut weights: f64 = caps.iter().map(|c| c.2).sum();
+    let mut level = f64::INFINITY;
+    for c in &caps {
+        // The level at which the cluster fills with the jobs not yet at share 1.
+        let t = (total - full) / weights;
+        if t <= c.0 {
+            level = t;
+            break;
+        }
+        full += c.1;
+        weights -= c.2;
+    }
+    jobs.iter()
+        .map(|j| {
+            let r = (level * j.weight.max(1e-9) / j.gpus as f64).min(1.0);
+            (0..n).map(|k| r * types.gpus[k] as f64 / total).collect()
+        })
+        .collect()
 }
 
 /// One program: with `floor` unset, max t; with it, t >= floor and max the total of the

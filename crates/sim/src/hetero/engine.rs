@@ -104,6 +104,7 @@ pub fn simulate_hetero(
     let mut next = 0;
     let mut now = workload.jobs.first().map_or(0.0, |j| j.spec.submit);
     let mut forced = false;
+    let mut ended_types: Vec<(gpusched_core::JobId, usize)> = Vec::new();
     loop {
         while next < workload.jobs.len() && workload.jobs[next].spec.submit <= now {
             let t = &workload.jobs[next];
@@ -140,7 +141,15 @@ pub fn simulate_hetero(
             }
         }
         let views: Vec<HeteroJob> = active.iter().map(|a| a.view.clone()).collect();
-        let plan = plan_round(opts, &types, &views, &active, &mut rounds, now);
+        let plan = plan_round(
+            opts,
+            &types,
+            &views,
+            &active,
+            &mut rounds,
+            now,
+            &mut ended_types,
+        );
         run.passes += 1;
         let mut end = now;
         let mut busy = 0u32;
@@ -182,6 +191,13 @@ pub fn simulate_hetero(
         });
         for &(i, at) in ended.iter().rev() {
             let a = active.remove(i);
+            // Gavel's agnostic FIFO hands an ended job's type to the head of the queue.
+            if let Some(k) = rounds
+                .share(a.view.id)
+                .and_then(|row| row.iter().position(|&x| x >= 1.0))
+            {
+                ended_types.push((a.view.id, k));
+            }
             rounds.remove(a.view.id);
             let t = &workload.jobs[a.trace];
             run.jobs.push(JobOutcome {
@@ -230,6 +246,7 @@ fn plan_round(
     active: &[Active],
     rounds: &mut Rounds,
     now: f64,
+    ended: &mut Vec<(gpusched_core::JobId, usize)>,
 ) -> RoundPlan {
     let aware = opts.policy.aware();
     match opts.policy {
@@ -254,8 +271,77 @@ fn plan_round(
                 })
                 .collect();
             rounds.plan(views, types, now, aware, |js| {
-                hetero::fifo::allocation(js, &previous, types, aware)
+                if aware {
+                    hetero::fifo::allocation(js, &previous, types, true)
+                } else {
+                    let mut gone = std::mem::take(ended);
+                    gone.sort();
+                    gavel_base_fifo(js, &previous, &gone, types)
+                }
             })
         }
     }
+}
+
+/// Gavel's agnostic FIFO allocation as its code behaves (`policies/fifo.py`, mode
+/// `base`, at commit c4fa400): the type it draws at random for a new job is never used;
+/// the job gets the `worker_type` a loop left behind: the last, in name order, of the
+/// types with a GPU left (Gavel registers types sorted: k80, p100, v100), while any type
+/// has room for the job. When that type's count reaches 0 exactly, Gavel drops a type
+/// drawn at random from the candidates; here the type that filled (no randomness), so
+/// types fill in reverse name order. Jobs keep their type, and each job that ended since
+/// the last allocation (by id) first hands its type to the head of the queue if there is
+/// room. Emulated so that its numbers can be compared; `fifo` is the agnostic FIFO to
+/// use (it places by free GPUs).
+fn gavel_base_fifo(
+    jobs: &[HeteroJob],
+    previous: &[Option<usize>],
+    ended: &[(gpusched_core::JobId, usize)],
+    types: &GpuTypes,
+) -> Vec<Vec<f64>> {
+    let n = types.len();
+    let mut free: Vec<i64> = types.gpus.iter().map(|&g| g as i64).collect();
+    for (j, p) in jobs.iter().zip(previous) {
+        if let Some(k) = *p {
+            free[k] -= j.gpus as i64;
+        }
+    }
+    let mut rows = vec![vec![0.0; n]; jobs.len()];
+    for (row, p) in rows.iter_mut().zip(previous) {
+        if let Some(k) = *p {
+            row[k] = 1.0;
+        }
+    }
+    // Types with a GPU left, in name order.
+    let mut open: Vec<usize> = (0..n).filter(|&k| free[k] > 0).collect();
+    open.sort_by(|&a, &b| types.names[a].cmp(&types.names[b]));
+    let mut queue = (0..jobs.len())
+        .filter(|&i| previous[i].is_none())
+        .peekable();
+    let mut handed = vec![false; jobs.len()];
+    for &(_, k) in ended {
+        if let Some(&i) = queue.peek() {
+            if free[k] >= jobs[i].gpus as i64 {
+                free[k] -= jobs[i].gpus as i64;
+                rows[i][k] = 1.0;
+                handed[i] = true;
+                queue.next();
+            }
+        }
+    }
+    for (i, j) in jobs.iter().enumerate() {
+        if previous[i].is_some() || handed[i] {
+            continue;
+        }
+        let room = open.iter().any(|&k| free[k] >= j.gpus as i64);
+        let Some(&last) = open.last().filter(|_| room) else {
+            break;
+        };
+        free[last] -= j.gpus as i64;
+        rows[i][last] = 1.0;
+        if free[last] == 0 {
+            open.pop();
+        }
+    }
+    rows
 }
