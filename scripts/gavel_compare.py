@@ -5,7 +5,7 @@ read back, and the side-by-side table. Standard library only.
 
   gavel_compare.py convert TRACE.tsv THROUGHPUTS.json OUT.csv OUT_TABLE.json
   gavel_compare.py gavel-jcts GAVEL_LOG OUT.csv        (Gavel's "Job N: JCT" lines)
-  gavel_compare.py table N RESULTS_DIR                 (RESULTS_DIR/LOAD/{gavel,ours}/*.csv)
+  gavel_compare.py table RESULTS_DIR   (RESULTS_DIR/LOAD/{window,gavel/*.csv,ours/*.csv})
 
 Gavel's trace lines (scheduler/utils.py parse_trace): job_type, command, working
 directory, num_steps_arg, needs_data_dir, total_steps, scale_factor, priority_weight, SLO,
@@ -76,12 +76,13 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def window(path, n):
-    """JCTs of jobs 0..n-1 from a CSV with job_id and jct columns."""
+def window(path, span):
+    """JCTs of jobs lo..hi-1 from a CSV with job_id and jct columns."""
+    lo, hi = span
     out = {}
     for r in csv.DictReader(open(path)):
         i = int(r["job_id"])
-        if i < n:
+        if lo <= i < hi:
             out[i] = float(r["jct"])
     return out
 
@@ -100,15 +101,24 @@ def hours(s):
     return "%.2f h" % (s / 3600.0)
 
 
-def table(n, results):
+def span_of(results, load):
+    lo, hi = open(os.path.join(results, load, "window")).read().split()
+    return int(lo), int(hi)
+
+
+def table(results):
     loads = sorted(os.listdir(results), key=float)
-    print("Jobs 0..%d of each trace (the measurement window); JCT in hours." % (n - 1))
+    print("The measurement window of each trace (job ids by trace line): %s; JCT in hours."
+          % ", ".join("%s jobs/h: %d..%d" % ((l,) + tuple(x - d for x, d in zip(span_of(results, l), (0, 1))))
+                      for l in loads))
     print()
     print("| jobs/h | Gavel policy | Gavel avg | Gavel p99 | gpusched same rule | avg | p99 | avg diff |")
     print("|---|---|---|---|---|---|---|---|")
     best = {}
     for load in loads:
         d = os.path.join(results, load)
+        n = span_of(results, load)
+        want = n[1] - n[0]
         gavel = {}
         for p in SAME:
             path = os.path.join(d, "gavel", p + ".csv")
@@ -123,7 +133,7 @@ def table(n, results):
             o = ours.get(SAME[p], {})
             ga, gp = sum(g.values()) / max(len(g), 1), percentile(list(g.values()), 0.99)
             oa, op = sum(o.values()) / max(len(o), 1), percentile(list(o.values()), 0.99)
-            note = "" if len(g) == len(o) == n else " (jobs: %d vs %d)" % (len(g), len(o))
+            note = "" if len(g) == len(o) == want else " (jobs: %d vs %d)" % (len(g), len(o))
             print("| %s | %s | %s | %s | %s | %s | %s | %+.1f%%%s |" % (
                 load, p, hours(ga), hours(gp), SAME[p], hours(oa), hours(op),
                 100.0 * (oa - ga) / ga, note))
@@ -144,6 +154,7 @@ def table(n, results):
     print("All gpusched policies (avg / p99):")
     for load in loads:
         d = os.path.join(results, load, "ours")
+        n = span_of(results, load)
         cells = []
         for p in OURS:
             path = os.path.join(d, "jobs-%s.csv" % p)
@@ -160,7 +171,7 @@ if __name__ == "__main__":
         convert(*sys.argv[2:])
     elif cmd == "gavel-jcts" and len(sys.argv) == 4:
         gavel_jcts(*sys.argv[2:])
-    elif cmd == "table" and len(sys.argv) == 4:
-        table(int(sys.argv[2]), sys.argv[3])
+    elif cmd == "table" and len(sys.argv) == 3:
+        table(sys.argv[2])
     else:
         sys.exit(__doc__)

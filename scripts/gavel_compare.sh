@@ -12,15 +12,18 @@
 # a virtual environment with what its simulator imports is made in $VENV
 # (default OUTDIR/venv) from PyPI unless it exists.
 #
-# Knobs (environment): LOADS="2 3 4" (jobs per hour), JOBS=60 (jobs 0..JOBS-1 of each
-# trace are measured), SEED=0, CLUSTER=36:36:36 (V100:P100:K80 GPUs, one per server as
+# Knobs (environment): LOADS="3 4 5" (jobs per hour), WARMUP=150 (jobs generated
+# before the measurement window, so the cluster is in steady state), JOBS=50 (jobs
+# measured), SEED=0, CLUSTER=36:36:36 (V100:P100:K80 GPUs, one per server as
 # Gavel's default), POLICIES (Gavel's; default: fifo fifo_perf max_min_fairness
 # max_min_fairness_perf), GPUSCHED (the binary; default the release build).
 #
 # For each load: Gavel's simulate_scheduler_with_generated_jobs.py makes the trace (its
-# Philly-like durations and job mix, Poisson arrivals; the window 0..2*JOBS so the trace
-# holds the arrivals that compete with the measured jobs), Gavel's
-# simulate_scheduler_with_trace.py replays it under each policy, gavel_compare.py
+# Philly-like durations and job mix, Poisson arrivals, run with the measurement window
+# WARMUP..WARMUP+JOBS, which makes it write the jobs still in the cluster when the window
+# opens, with their remaining work, at time 0, then every later arrival until the
+# window's jobs end), Gavel's simulate_scheduler_with_trace.py replays it under each
+# policy measuring the JOBS jobs after those at time 0, gavel_compare.py
 # converts the trace and throughputs, and `gpusched simulate` replays the same trace
 # on the same cluster under its heterogeneous policies. Then the table.
 set -euo pipefail
@@ -28,8 +31,9 @@ gavel=${1:?usage: scripts/gavel_compare.sh GAVEL_CHECKOUT OUTDIR}
 out=${2:?usage: scripts/gavel_compare.sh GAVEL_CHECKOUT OUTDIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GPUSCHED:-${CARGO_TARGET_DIR:-$root/target}/release/gpusched}
-loads=${LOADS:-2 3 4}
-jobs=${JOBS:-60}
+loads=${LOADS:-3 4 5}
+jobs=${JOBS:-50}
+warmup=${WARMUP:-150}
 seed=${SEED:-0}
 cluster=${CLUSTER:-36:36:36}
 policies=${POLICIES:-fifo fifo_perf max_min_fairness max_min_fairness_perf}
@@ -76,14 +80,19 @@ for load in $loads; do
   lam=$(python3 -c "print(3600.0 / $load)")
   if [ ! -s "$d/trace.tsv" ]; then
     (cd "$sched" && "$py" scripts/drivers/simulate_scheduler_with_generated_jobs.py \
-      -c "$cluster" -l "$lam" -s 0 -e $((2 * jobs)) -p max_min_fairness_perf --seed "$seed" \
+      -c "$cluster" -l "$lam" -s "$warmup" -e $((warmup + jobs)) -p max_min_fairness_perf \
+      --seed "$seed" \
       --throughputs_file simulation_throughputs.json --output_trace_file_name "$d/trace.tsv" \
       > "$d/generate.log" 2>&1)
   fi
+  # The jobs at time 0 (those in the cluster when the window opened, and the window's
+  # first job twice, as Gavel writes it) are not measured: the JOBS after them are.
+  first=$(awk -F'\t' '$NF + 0 == 0 { n++ } END { print n + 0 }' "$d/trace.tsv")
+  echo "$first $((first + jobs))" > "$d/window"
   for p in $policies; do
     if [ ! -s "$d/gavel/$p.csv" ]; then
       (cd "$sched" && "$py" scripts/drivers/simulate_scheduler_with_trace.py -t "$d/trace.tsv" \
-        -p "$p" -c "$cluster" --seed "$seed" -s 0 -e "$jobs" \
+        -p "$p" -c "$cluster" --seed "$seed" -s "$first" -e $((first + jobs)) \
         --throughputs_file simulation_throughputs.json > "$d/gavel/$p.log" 2>&1)
       python3 "$root/scripts/gavel_compare.py" gavel-jcts "$d/gavel/$p.log" "$d/gavel/$p.csv"
     fi
@@ -95,4 +104,4 @@ for load in $loads; do
 done
 echo "Gavel $commit; gpusched $(git -C "$root" rev-parse --short HEAD); cluster $cluster" \
   "(gpusched: $ours_cluster); seed $seed; $(date -u +%F)"
-python3 "$root/scripts/gavel_compare.py" table "$jobs" "$results"
+python3 "$root/scripts/gavel_compare.py" table "$results"
