@@ -632,3 +632,68 @@ fn the_results_page_reports_each_predicted_runs_own_accuracy() {
     }
     assert!(!page.contains("Predictor: "), "no unnamed line:\n{page}");
 }
+
+/// A typed `--cluster` runs the heterogeneous simulator; its mistakes name the fix.
+#[test]
+fn a_cluster_of_gpu_types_runs_the_heterogeneous_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "submit,gpus,duration,name\n0,1,3600,flat\n0,1,3600,flat\n0,1,3600,fast\n0,1,3600,fast\n",
+    )
+    .unwrap();
+    let table = dir.path().join("t.json");
+    std::fs::write(
+        &table,
+        r#"{"reference": "v100", "jobs": [
+             {"job": "flat", "speed": {"v100": 1, "k80": 0.9}},
+             {"job": "fast", "speed": {"v100": 1, "k80": 0.1}}]}"#,
+    )
+    .unwrap();
+    let (t, j) = (trace.display().to_string(), table.display().to_string());
+    let args = |policy: &str| {
+        vec![
+            "simulate".to_string(),
+            "--trace".into(),
+            t.clone(),
+            "--throughputs".into(),
+            j.clone(),
+            "--cluster".into(),
+            "v100:1x2,k80:1x2".into(),
+            "--policy".into(),
+            policy.into(),
+        ]
+    };
+    let run = |policy: &str| {
+        let a = args(policy);
+        gpusched(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run("las,las-aware");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("on 4 GPUs (v100:1x2,k80:1x2), rounds of 360 s"),
+        "{out}"
+    );
+    // las-aware: the fast jobs on the V100s: 1.05 h on average.
+    let row = out.lines().find(|l| l.starts_with("las-aware")).unwrap();
+    assert!(row.contains("1.1h") || row.contains("63.0m"), "{row}");
+    assert_eq!(out, stdout(&run("las,las-aware")), "byte-identical reruns");
+
+    let o = run("srtf");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("`srtf` is not a policy of the heterogeneous simulator"));
+    let o = gpusched(&["simulate", "--cluster", "v100=2x2", "--trace", &t]);
+    assert!(stderr(&o).contains("is not MODEL:NODESxGPUS; write e.g. v100:36x1,k80:16x4"));
+    let o = gpusched(&[
+        "simulate",
+        "--cluster",
+        "8x8",
+        "--throughputs",
+        &j,
+        "--trace",
+        &t,
+    ]);
+    assert!(stderr(&o).contains("--throughputs needs a --cluster of GPU types"));
+}

@@ -27,6 +27,10 @@
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
 //! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and gpusched's
 //!   fgd-pack, fgd-coarse and fgd-fit) as the sharing simulator measures it.
+//! - [`speed`]: how fast a job runs on each GPU type against a reference type (its
+//!   declaration, what the cluster learned, a default per type pair).
+//! - [`hetero`]: heterogeneity-aware policies over GPU types (FIFO on the fastest free
+//!   type, least attained service, Gavel's max-min fairness and round rule).
 //! - [`idle`]: when an interactive allocation's idle GPUs warn or end it.
 //! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
 //!   caps and wait reasons.
@@ -38,6 +42,7 @@ pub mod cluster;
 pub mod eligible;
 pub mod freemap;
 pub mod gang;
+pub mod hetero;
 pub mod idle;
 pub mod ids;
 pub mod job;
@@ -53,6 +58,7 @@ pub mod schedule;
 pub mod services;
 pub mod sharing;
 pub mod slices;
+pub mod speed;
 pub mod tiers;
 
 pub use cluster::{Cluster, ClusterError, Gpu, Node};

@@ -5,6 +5,7 @@ pub mod engine;
 pub mod estimates;
 #[doc(hidden)]
 pub mod fuzz_entry;
+pub mod hetero;
 pub mod metrics;
 pub mod overhead;
 pub mod plot;

@@ -30,6 +30,7 @@ pub mod service_show;
 pub mod share_sim;
 pub mod show;
 pub mod simulate;
+mod simulate_hetero;
 mod simulate_reservations;
 pub mod store_admin;
 pub mod submit;

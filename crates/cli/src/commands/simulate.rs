@@ -28,9 +28,20 @@ pub struct Args {
     /// Force the trace format: muri, philly, gpusched (CSV) or jsonl.
     #[arg(long)]
     format: Option<String>,
-    /// Cluster shape: NODESxGPUS (one switch) or SWITCHESxNODESxGPUS.
+    /// Cluster shape: NODESxGPUS (one switch) or SWITCHESxNODESxGPUS; or GPU types,
+    /// MODEL:NODESxGPUS,... (e.g. v100:36x1,p100:36x1,k80:36x1), which runs the
+    /// heterogeneous simulator (rounds, policies fifo, fifo-aware, las, las-aware,
+    /// max-min, max-min-aware, gavel-fifo, gavel-fifo-aware; docs/heterogeneous.md).
     #[arg(long, default_value = "8x8", conflicts_with = "cluster_spec")]
     cluster: String,
+    /// With a typed --cluster: how fast each job type runs on each GPU type (a JSON
+    /// table keyed by the trace's `name`; docs/heterogeneous.md). Without it every job
+    /// takes the default speed of each type.
+    #[arg(long, value_name = "FILE")]
+    throughputs: Option<PathBuf>,
+    /// With a typed --cluster: seconds per scheduling round (Gavel's default, 360).
+    #[arg(long, default_value_t = 360.0, value_name = "SECONDS")]
+    round: f64,
     /// Cluster spec file (Muri format: num_switch,num_node_p_switch,num_gpu_p_node,...).
     #[arg(long)]
     cluster_spec: Option<PathBuf>,
@@ -193,6 +204,26 @@ fn read_cluster_spec(path: &Path, model: &str) -> Result<Cluster> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if gpusched_sim::hetero::HeteroCluster::is_typed(&args.cluster) {
+        return super::simulate_hetero::run(super::simulate_hetero::HeteroArgs {
+            cluster: &args.cluster,
+            trace: args.trace.as_deref(),
+            format: args.format.as_deref(),
+            policy: &args.policy,
+            policy_is_default: args.policy == "fifo,srtf,tiresias",
+            throughputs: args.throughputs.as_deref(),
+            round: args.round,
+            json: args.json,
+            out: args.out.as_ref(),
+        });
+    }
+    if args.throughputs.is_some() {
+        bail!(
+            "--throughputs needs a --cluster of GPU types, MODEL:NODESxGPUS,... (e.g. \
+             v100:36x1,k80:36x1); `{}` has one type",
+            args.cluster
+        );
+    }
     let kinds = parse_policies(&args.policy)?;
     let placement = PlacementStrategy::parse(&args.placement).with_context(|| {
         format!(
