@@ -106,6 +106,7 @@ fn spec(gpus: u32, gang: Gang, model: Option<&str>) -> JobSpec {
         generic: Default::default(),
         gang: Some(gang),
         nodes: Vec::new(),
+        prefer: Vec::new(),
     }
 }
 

@@ -38,24 +38,32 @@ pub struct JobSpec {
     /// The node sets it may use, tried in order (one per partition, `crate::eligible`);
     /// empty: any node. Made by the caller from the job's rules and the nodes it knows.
     pub nodes: Vec<crate::eligible::NodeMask>,
+    /// GPU models it runs fastest on, fastest first (`crate::speed`): in each node set
+    /// they are tried in this order before any model, so where several types are free
+    /// it goes to the one where it gains most. Empty (or with `gpu_model` set): no
+    /// preference. Made by the caller, which knows the cluster's models.
+    pub prefer: Vec<String>,
 }
 
 impl JobSpec {
     /// What each of its node sets accepts, in order: one [`Want`] per set, or one that
-    /// accepts every node of its model.
+    /// accepts every node of its model; in each, first its preferred models one by one
+    /// (`prefer`), then any.
     ///
     /// [`Want`]: crate::freemap::Want
     pub fn wants(&self) -> impl Iterator<Item = crate::freemap::Want<'_>> {
         let model = self.gpu_model.as_deref();
-        let any = self
-            .nodes
-            .is_empty()
-            .then_some(crate::freemap::Want::model(model));
+        let prefer: &[String] = if model.is_none() { &self.prefer } else { &[] };
+        let any = self.nodes.is_empty().then_some(None);
         any.into_iter()
-            .chain(self.nodes.iter().map(move |m| crate::freemap::Want {
-                model,
-                nodes: Some(m),
-            }))
+            .chain(self.nodes.iter().map(Some))
+            .flat_map(move |nodes| {
+                prefer
+                    .iter()
+                    .map(|m| Some(m.as_str()))
+                    .chain(std::iter::once(model))
+                    .map(move |model| crate::freemap::Want { model, nodes })
+            })
     }
 
     /// Whether node `i` (the scheduler's index) is in one of its node sets.

@@ -26,6 +26,7 @@ fn job(id: u64, gpus: u32, cpus: u64, mem_gib: u64, generic: &[(&str, u64)]) -> 
         generic: generic.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
         gang: None,
         nodes: Vec::new(),
+        prefer: Vec::new(),
     })
 }
 

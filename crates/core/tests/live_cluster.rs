@@ -22,6 +22,7 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         generic: Default::default(),
         gang: None,
         nodes: Vec::new(),
+        prefer: Vec::new(),
     })
 }
 
@@ -310,6 +311,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         group: None,
         serving: false,
         rules: None,
+        prefer: Vec::new(),
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);

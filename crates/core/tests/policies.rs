@@ -56,6 +56,7 @@ impl Sim {
                 generic: Default::default(),
                 gang: None,
                 nodes: Vec::new(),
+                prefer: Vec::new(),
             })
             .collect();
         Sim {

@@ -166,6 +166,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         group: None,
         serving: false,
         rules: None,
+        prefer: Vec::new(),
     };
     job.set_in_image(v.image.is_some());
     if v.service.is_some() {

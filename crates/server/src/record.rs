@@ -66,12 +66,13 @@ mod size {
     /// them. A replica's service is boxed (8 bytes, schema 12), as are a job's node
     /// rules (8 bytes, schema 13) and the view's steps (8 bytes, schema 14; `show`'s
     /// only); whether it is interactive is a flag and its idle GPU time whole seconds (8
-    /// bytes together); what its steps used is boxed (8 bytes, schema 15).
+    /// bytes together); what its steps used is boxed (8 bytes, schema 15), as is its
+    /// speed on GPU models (8 bytes, issue 36).
     #[test]
     fn a_record_stays_small() {
         let record = std::mem::size_of::<super::JobRecord>();
         assert!(
-            record <= 824,
+            record <= 832,
             "JobRecord grew to {record} bytes; box what is rare"
         );
     }

@@ -115,6 +115,7 @@ fn bench_one_pass() {
                 generic: Default::default(),
                 gang: None,
                 nodes: Vec::new(),
+                prefer: Vec::new(),
             });
             j.remaining = j.spec.estimate;
             j
@@ -246,6 +247,7 @@ fn bench_follows() {
             group: None,
             serving: false,
             rules: None,
+            prefer: Vec::new(),
         });
     }
     let started = c.pass(1.0, &[]).len();
@@ -290,6 +292,7 @@ fn bench_gangs() {
         group: None,
         serving: false,
         rules: None,
+        prefer: Vec::new(),
     };
     for n in [1_000usize, 10_000] {
         for labelled in [false, true] {
@@ -355,6 +358,7 @@ fn bench_gangs() {
                 generic: Default::default(),
                 gang: gang_of(0).gang,
                 nodes: Vec::new(),
+                prefer: Vec::new(),
             };
             let g = spec.gang.clone().unwrap();
             let runs = 200;
@@ -396,6 +400,7 @@ fn bench_live_pass() {
             group: None,
             serving: false,
             rules: None,
+            prefer: Vec::new(),
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

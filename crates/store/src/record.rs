@@ -155,6 +155,10 @@ pub struct StoredPlacement {
     pub exclude: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reservation: Option<String>,
+    /// Declared speed-ups per GPU model (`H100=2.8`, canonical), a preference of where
+    /// it runs (issue 36; JSON, so no schema change: older rows have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<String>,
 }
 
 impl StoredPlacement {
@@ -254,6 +258,7 @@ pub(crate) mod tests {
             nodelist: vec!["n1".into(), "n2".into(), "n3".into()],
             exclude: vec!["n4".into()],
             reservation: Some("workshop".into()),
+            speedup: Some("A100=1.6,H100=2.8".into()),
         }
     }
 

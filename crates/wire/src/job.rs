@@ -181,6 +181,12 @@ pub struct JobSubmit {
     /// idle GPUs are watched (docs/interactive.md). `command` is then a label only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interactive: bool,
+    /// How much faster than a V100 it runs on GPU models: `H100=2.8,A100=1.6` (model
+    /// prefixes as `gpu_model`; docs/heterogeneous.md). Where several models are free
+    /// it goes to the one where it gains most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 512)]
+    pub speedup: Option<String>,
 }
 
 fn one() -> u32 {
@@ -484,6 +490,34 @@ pub struct JobView {
     /// `steps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_use: Option<Box<crate::step::StepUse>>,
+    /// How fast it runs on each GPU model: its declared speed-ups, and (in the answer for
+    /// one job) the factor on each model of the cluster and where it comes from. Boxed:
+    /// most jobs declare none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<Box<JobSpeed>>,
+}
+
+/// A job's speed on GPU models (`JobView::speed`; docs/heterogeneous.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobSpeed {
+    /// What it declared (`--speedup`), in canonical form (`A100=1.6,H100=2.8`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<String>,
+    /// Its factor against a V100 on each GPU model of the cluster, fastest first: only
+    /// in `GET /api/jobs/{id}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on: Vec<ModelSpeed>,
+}
+
+/// How fast a job runs on one GPU model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ModelSpeed {
+    pub model: String,
+    /// Times a V100's speed.
+    pub factor: f64,
+    /// `declared`, `learned` (from jobs of its user and name that ran on both),
+    /// `default` (the table of docs/heterogeneous.md) or `unknown` (taken as 1).
+    pub source: String,
 }
 
 /// `GET /api/jobs` filters. Jobs come newest first, a page at a time: pass a page's

@@ -98,6 +98,8 @@ pub struct JobFile {
     pub exclude: Option<String>,
     /// The advance reservation to run in (`--reservation`).
     pub reservation: Option<String>,
+    /// Speed-ups per GPU model against a V100 (`--speedup H100=2.8,A100=1.6`).
+    pub speedup: Option<String>,
 }
 
 /// A comma-separated list (`gpu,debug`) as its items, trimmed, empty ones dropped.
@@ -225,6 +227,7 @@ impl JobFile {
                 .unwrap_or_default(),
             reservation: self.reservation.clone(),
             interactive: false,
+            speedup: self.speedup.clone(),
         })
     }
 

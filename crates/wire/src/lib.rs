@@ -45,7 +45,8 @@ pub use history::{
 };
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
-    JobRules, JobState, JobSubmit, JobUpdate, JobView, QueueList, QueueView, Submitted,
+    JobRules, JobSpeed, JobState, JobSubmit, JobUpdate, JobView, ModelSpeed, QueueList, QueueView,
+    Submitted,
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};

@@ -431,6 +431,14 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
             .map_or(lines.len(), |i| i + 1);
         lines.insert(at, ("runs on", r.describe()));
     }
+    // How fast it runs on each model of the cluster, fastest first, and why.
+    if let Some(s) = j.speed.as_deref() {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "runs on" || *k == "gpu model")
+            .map_or(lines.len(), |i| i + 1);
+        lines.insert(at, ("speed", speed_words(s)));
+    }
     if let Some(s) = &j.service {
         lines.insert(2, ("service", replica_of(s)));
     }
@@ -467,6 +475,19 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         );
     }
     lines
+}
+
+/// `H100 2.8x (declared), A100 2.0x (default), V100 1.0x (default)`, or the
+/// declaration alone where the cluster has one model.
+fn speed_words(s: &gpusched_wire::JobSpeed) -> String {
+    if s.on.is_empty() {
+        return format!("declared {}", s.declared.as_deref().unwrap_or("-"));
+    }
+    let each: Vec<String> =
+        s.on.iter()
+            .map(|m| format!("{} {:.2}x ({})", m.model, m.factor, m.source))
+            .collect();
+    format!("{} (times a V100)", each.join(", "))
 }
 
 #[cfg(test)]

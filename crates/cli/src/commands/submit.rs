@@ -121,6 +121,12 @@ pub struct Args {
     /// Run inside this advance reservation, in its window (`gpusched reservation ls`).
     #[arg(long, value_name = "NAME")]
     pub reservation: Option<String>,
+    /// How many times faster than a V100 it runs on GPU models: H100=2.8,A100=1.6.
+    /// Where several models are free it goes to the one where it gains most; without
+    /// it, what jobs of the same user and name taught, else a default per model
+    /// (docs/heterogeneous.md).
+    #[arg(long, value_name = "MODEL=FACTOR,...")]
+    pub speedup: Option<String>,
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
@@ -229,6 +235,7 @@ fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
     over(&mut file.nodelist, &args.nodelist);
     over(&mut file.exclude, &args.exclude);
     over(&mut file.reservation, &args.reservation);
+    over(&mut file.speedup, &args.speedup);
     file.split |= args.split;
     file.mixed_models |= args.mixed_models;
     for kv in &args.env {

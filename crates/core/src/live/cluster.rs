@@ -69,6 +69,8 @@ pub struct LiveJob {
     /// Where it may run (partitions, constraint, node lists: `crate::eligible`); `None`:
     /// any node.
     pub rules: Option<std::sync::Arc<crate::eligible::NodeRules>>,
+    /// GPU models it runs fastest on, fastest first ([`JobSpec::prefer`]).
+    pub prefer: Vec<String>,
 }
 
 impl LiveJob {
@@ -400,6 +402,7 @@ impl LiveCluster {
             generic: v.resources.clone(),
             gang: v.gang.clone(),
             nodes: Vec::new(),
+            prefer: v.prefer.clone(),
         });
         if let Some(w) = v.walltime {
             self.walltimes.insert(v.id, w);
@@ -1211,5 +1214,6 @@ fn slice_spec(j: &SliceJob) -> JobSpec {
         generic: Default::default(),
         gang: None,
         nodes: Vec::new(),
+        prefer: Vec::new(),
     }
 }

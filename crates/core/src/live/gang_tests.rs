@@ -55,6 +55,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         group: None,
         serving: false,
         rules: None,
+        prefer: Vec::new(),
     }
 }
 

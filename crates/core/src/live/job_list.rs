@@ -101,6 +101,7 @@ mod tests {
             generic: Default::default(),
             gang: None,
             nodes: Vec::new(),
+            prefer: Vec::new(),
         })
     }
 

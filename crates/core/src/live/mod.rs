@@ -78,3 +78,5 @@ mod round_tests;
 mod rules_tests;
 #[cfg(test)]
 mod serving_tests;
+#[cfg(test)]
+mod speed_tests;

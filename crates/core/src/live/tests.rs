@@ -58,6 +58,7 @@ pub(super) fn whole(id: u64, gpus: u32) -> LiveJob {
         group: None,
         serving: false,
         rules: None,
+        prefer: Vec::new(),
     }
 }
 

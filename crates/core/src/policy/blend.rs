@@ -131,6 +131,7 @@ mod tests {
             generic: Default::default(),
             gang: None,
             nodes: Vec::new(),
+            prefer: Vec::new(),
         };
         let mut j = SchedJob::new(spec);
         j.attained = attained;

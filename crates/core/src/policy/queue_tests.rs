@@ -50,6 +50,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, outlive: bool) -> JobSpec {
         generic: Default::default(),
         gang: None,
         nodes: Vec::new(),
+        prefer: Vec::new(),
     }
 }
 

@@ -24,6 +24,7 @@ fn job(id: u64, gpus: u32, submit: f64, estimate: Option<f64>) -> SchedJob {
         generic: Default::default(),
         gang: None,
         nodes: Vec::new(),
+        prefer: Vec::new(),
     })
 }
 

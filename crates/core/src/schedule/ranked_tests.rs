@@ -53,6 +53,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, v: Variant) -> JobSpec {
         generic: Default::default(),
         gang: None,
         nodes: Vec::new(),
+        prefer: Vec::new(),
     }
 }
 

@@ -6,8 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::resources::model_matches;
-
 /// Observed run times per job key and GPU model.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Learned {
@@ -42,7 +40,7 @@ impl Learned {
             .seen
             .range((key.to_string(), String::new())..)
             .take_while(|((k, _), _)| k == key)
-            .filter(|((_, m), _)| model_matches(m, Some(model)))
+            .filter(|((_, m), _)| super::names(m, model) || m == model)
             .fold((0u32, 0.0), |(n, s), (_, &(k, v))| (n + k, s + v));
         (n > 0).then(|| (n, sum / n as f64))
     }
@@ -58,5 +56,33 @@ impl Learned {
     /// Samples recorded for `key` on `model`.
     pub fn samples(&self, key: &str, model: &str) -> u32 {
         self.stats(key, model).map_or(0, |s| s.0)
+    }
+
+    /// What was recorded, in order: (key, model, samples, sum of ln(seconds)), for a
+    /// caller that keeps it (the live server stores it beside its predictor).
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str, u32, f64)> {
+        self.seen
+            .iter()
+            .map(|((k, m), &(n, s))| (k.as_str(), m.as_str(), n, s))
+    }
+
+    /// A table from [`Learned::entries`] (entries with no sample are dropped).
+    pub fn from_entries(entries: impl IntoIterator<Item = (String, String, u32, f64)>) -> Self {
+        Learned {
+            seen: entries
+                .into_iter()
+                .filter(|(_, _, n, s)| *n > 0 && s.is_finite())
+                .map(|(k, m, n, s)| ((k, m), (n, s)))
+                .collect(),
+        }
+    }
+
+    /// How many (key, model) pairs it holds.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
     }
 }

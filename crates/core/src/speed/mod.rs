@@ -78,7 +78,7 @@ impl Speedups {
     pub fn get(&self, model: &str) -> Option<f64> {
         self.0
             .iter()
-            .filter(|(m, _)| model_matches(model, Some(m)))
+            .filter(|(m, _)| names(model, m))
             .max_by_key(|(m, _)| m.len())
             .map(|(_, &f)| f)
     }
@@ -88,6 +88,17 @@ impl Speedups {
         let items: Vec<String> = self.0.iter().map(|(m, f)| format!("{m}={f}")).collect();
         items.join(",")
     }
+}
+
+/// Whether GPU `model` is one `prefix` names: the prefix rule of `--gpu-model`
+/// ([`model_matches`]), also on the model without NVML's vendor word, so `H100` names an
+/// `NVIDIA H100 80GB HBM3` and `V100` a `Tesla V100-SXM2-16GB`, as people write them.
+pub fn names(model: &str, prefix: &str) -> bool {
+    let bare = model
+        .strip_prefix("NVIDIA ")
+        .or_else(|| model.strip_prefix("Tesla "))
+        .unwrap_or(model);
+    model_matches(model, Some(prefix)) || model_matches(bare, Some(prefix))
 }
 
 /// Where a factor came from, for `show` and the reports.

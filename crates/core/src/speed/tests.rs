@@ -150,3 +150,18 @@ fn a_bad_declaration_names_the_item_and_the_form() {
         "A100=1.6,H100=2.8"
     );
 }
+
+#[test]
+fn declared_and_learnt_names_match_models_with_nvmls_vendor_word() {
+    let d = Speedups::parse("H100=2.8,V100=1").unwrap();
+    assert_eq!(d.get("NVIDIA H100 80GB HBM3"), Some(2.8));
+    assert_eq!(d.get("Tesla V100-SXM2-16GB"), Some(1.0));
+    assert_eq!(d.get("NVIDIA A100-SXM4-80GB"), None);
+    let mut l = Learned::new();
+    for _ in 0..3 {
+        l.observe("k", "Tesla V100-SXM2-16GB", 100.0);
+        l.observe("k", "NVIDIA H100 80GB HBM3", 25.0);
+    }
+    let f = l.factor("k", "NVIDIA H100 80GB HBM3", "V100", 3).unwrap();
+    assert!((f - 4.0).abs() < 1e-9, "{f}");
+}

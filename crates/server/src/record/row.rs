@@ -95,6 +95,7 @@ impl JobRecord {
             interactive,
             idle_gpu_s,
             step_use,
+            speed,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -169,16 +170,21 @@ impl JobRecord {
                 ready: s.ready,
                 draining_since_ms: s.draining_since_ms,
             }),
-            placement: rules
-                .as_ref()
-                .map(|r| gpusched_store::StoredPlacement {
-                    partitions: r.partitions.clone(),
-                    constraint: r.constraint.clone(),
-                    nodelist: r.nodelist.clone(),
-                    exclude: r.exclude.clone(),
-                    reservation: r.reservation.clone(),
-                })
-                .filter(|p| !p.is_empty()),
+            placement: Some(gpusched_store::StoredPlacement {
+                speedup: speed.as_ref().and_then(|s| s.declared.clone()),
+                ..rules
+                    .as_ref()
+                    .map(|r| gpusched_store::StoredPlacement {
+                        partitions: r.partitions.clone(),
+                        constraint: r.constraint.clone(),
+                        nodelist: r.nodelist.clone(),
+                        exclude: r.exclude.clone(),
+                        reservation: r.reservation.clone(),
+                        speedup: None,
+                    })
+                    .unwrap_or_default()
+            })
+            .filter(|p| !p.is_empty()),
             interactive: *interactive,
             idle_gpu_s: idle_gpu_s.map(u64::from),
             steps_run: step_use.as_ref().map_or(0, |u| u64::from(u.steps)),
@@ -248,15 +254,28 @@ impl JobRecord {
                 }),
                 image: row.image,
                 pids_max: row.pids_max,
-                rules: row.placement.map(|p| {
-                    Box::new(gpusched_wire::JobRules {
-                        partitions: p.partitions,
-                        constraint: p.constraint,
-                        nodelist: p.nodelist,
-                        exclude: p.exclude,
-                        reservation: p.reservation,
+                speed: row
+                    .placement
+                    .as_ref()
+                    .and_then(|p| p.speedup.clone())
+                    .map(|d| {
+                        Box::new(gpusched_wire::JobSpeed {
+                            declared: Some(d),
+                            on: Vec::new(),
+                        })
+                    }),
+                rules: row
+                    .placement
+                    .map(|p| {
+                        Box::new(gpusched_wire::JobRules {
+                            partitions: p.partitions,
+                            constraint: p.constraint,
+                            nodelist: p.nodelist,
+                            exclude: p.exclude,
+                            reservation: p.reservation,
+                        })
                     })
-                }),
+                    .filter(|r| !r.is_empty()),
                 interactive: row.interactive,
                 usage: row.usage.map(|u| Box::new(usage_of(u))),
                 service: row.service.as_ref().map(|s| {
@@ -613,6 +632,10 @@ mod tests {
                 step_use: Some(Box::new(gpusched_wire::step::StepUse {
                     steps: 3,
                     gpu_s: 5_400,
+                })),
+                speed: Some(Box::new(gpusched_wire::JobSpeed {
+                    declared: Some("A100=1.6,H100=2.8".into()),
+                    on: Vec::new(),
                 })),
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),

@@ -50,6 +50,9 @@ pub const MAX_PREDICTOR_KEYS: usize = 4096;
 #[derive(Default)]
 pub(super) struct Learnt {
     predictor: Predictor,
+    /// Run times per (user and name, GPU model): how fast jobs of a kind run on each
+    /// model (`speed.rs`), stored with the predictor.
+    pub(super) speeds: gpusched_core::speed::Learned,
     /// Seconds each live job had run before its current run (requeued jobs only).
     prior: BTreeMap<u64, f64>,
     /// Where each waiting or running job's predicted estimate came from.
@@ -59,13 +62,16 @@ pub(super) struct Learnt {
     last_write_ms: Option<u64>,
 }
 
-/// The stored form of the predictor (version 1).
+/// The stored form of the predictor (version 1), with the speeds learnt per GPU model
+/// (`speed.rs`; absent in what older servers wrote).
 #[derive(Serialize, Deserialize)]
 struct StoredPredictor {
     version: u32,
     quantile: f64,
     min_samples: u32,
     groups: Vec<StoredGroup>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    speeds: Vec<(String, String, u32, f64)>,
 }
 
 /// A key as stored: (level, key, [(bucket, count)]).
@@ -121,7 +127,9 @@ impl Learnt {
         if let Some(text) = predictor {
             match serde_json::from_str::<StoredPredictor>(text)
                 .map_err(|e| e.to_string())
-                .and_then(|s| {
+                .and_then(|mut s| {
+                    l.speeds =
+                        gpusched_core::speed::Learned::from_entries(std::mem::take(&mut s.speeds));
                     Predictor::from_snapshot(&Snapshot {
                         quantile: s.quantile,
                         min_samples: s.min_samples,
@@ -161,6 +169,11 @@ impl Learnt {
                 .groups
                 .into_iter()
                 .map(|g| (g.level, g.key, g.buckets))
+                .collect(),
+            speeds: self
+                .speeds
+                .entries()
+                .map(|(k, m, n, s)| (k.to_string(), m.to_string(), n, s))
                 .collect(),
         };
         serde_json::to_string(&stored).unwrap_or_default()
@@ -271,6 +284,14 @@ impl State {
             return;
         }
         let ran = prior.unwrap_or(0.0) + at_ms.saturating_sub(start) as f64 / 1000.0;
+        // A run wholly on one model teaches its speed there (a requeued job's earlier
+        // runs may have been elsewhere).
+        if prior.is_none() {
+            self.learn_speed(id, ran);
+        }
+        let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
+            return;
+        };
         let f = features(v);
         self.learnt.predictor.observe(&f, ran);
         self.learnt.predictor.bound_keys(MAX_PREDICTOR_KEYS);

@@ -38,6 +38,7 @@ mod rules;
 mod runs;
 pub(crate) mod services;
 pub(crate) mod shape;
+mod speed;
 pub(crate) mod steps;
 mod submit;
 mod tiers;

@@ -126,6 +126,10 @@ impl State {
                     Fail::Conflict(e) => at(e),
                     other => other,
                 })?;
+            super::speed::settle_speedup(j).map_err(|f| match f {
+                Fail::Conflict(e) => at(e),
+                other => other,
+            })?;
             // A partition's priority is added to the queue's.
             let priority = j.priority.unwrap_or(priority);
             // A slice counts as one GPU (its fraction, rounded up).
@@ -275,6 +279,12 @@ impl State {
                 array_task: None,
                 rules,
                 interactive: j.interactive,
+                speed: j.speedup.clone().map(|d| {
+                    Box::new(gpusched_wire::JobSpeed {
+                        declared: Some(d),
+                        on: Vec::new(),
+                    })
+                }),
                 image: j.image,
                 pids_max: j.pids_max,
                 usage: None,

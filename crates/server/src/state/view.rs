@@ -101,6 +101,7 @@ impl State {
         let mut v = self.view(self.job_for(id, who)?);
         let steps = self.steps_of(id);
         v.steps = (!steps.is_empty()).then(|| Box::new(steps));
+        v.speed = self.speed_view(&v);
         privacy::redact(&mut v, who);
         Ok(v)
     }

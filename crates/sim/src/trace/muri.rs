@@ -78,6 +78,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 generic: Default::default(),
                 gang: None,
                 nodes: Vec::new(),
+                prefer: Vec::new(),
             },
             work,
             model: row.opt("model_name").map(str::to_string),

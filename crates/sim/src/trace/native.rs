@@ -70,6 +70,7 @@ impl Builder {
                 generic: Default::default(),
                 gang: None,
                 nodes: Vec::new(),
+                prefer: Vec::new(),
             },
             work: Work {
                 units: f.duration,

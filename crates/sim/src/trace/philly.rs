@@ -44,6 +44,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 generic: Default::default(),
                 gang: None,
                 nodes: Vec::new(),
+                prefer: Vec::new(),
             },
             work: Work {
                 units: duration,

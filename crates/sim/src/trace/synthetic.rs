@@ -90,6 +90,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     generic: Default::default(),
                     gang: None,
                     nodes: Vec::new(),
+                    prefer: Vec::new(),
                 },
                 work: Work {
                     units: secs,

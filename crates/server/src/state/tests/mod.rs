@@ -32,6 +32,7 @@ mod partitions;
 mod reservations;
 mod scenarios;
 mod services;
+mod speed;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -77,6 +78,10 @@ pub(super) enum Step {
     /// A node that registers with features (`a100,ib`), and how `nodes` shows its
     /// features and partitions.
     FeatureNode(&'static str, u32, &'static str),
+    /// A node whose GPUs are of this model.
+    ModelNode(&'static str, u32, &'static str),
+    /// A job's speed on each model, as `show` gets it.
+    Speeds(&'static str, u64),
     /// `USER reserves name=N nodes=a,b gpus=K start=+SECS dur=SECS users=a,b queues=q
     /// maint=1`.
     Reserve(&'static str, &'static str),
@@ -310,6 +315,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
         let (k, v) = kv.split_once('=').expect("key=value");
         match k {
             "gpus" => j.gpus = Some(v.parse().unwrap()),
+            "model" => j.gpu_model = Some(v.to_string()),
             "share" => j.gpu_share = Some(v.parse().unwrap()),
             "retries" => j.max_retries = Some(v.parse().unwrap()),
             "after" => j.after = v.split(',').map(|d| d.parse().unwrap()).collect(),
@@ -335,6 +341,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "nodelist" => j.nodelist = gpusched_wire::hostlist::split(v),
             "exclude" => j.exclude = gpusched_wire::hostlist::split(v),
             "reservation" => j.reservation = Some(v.to_string()),
+            "speedup" => j.speedup = Some(v.to_string()),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -804,6 +811,23 @@ impl Harness {
                         list(v.jobs)
                     ));
                 }
+            }
+            Step::ModelNode(name, gpus, model) => {
+                let mut reg = node_register(name, gpus, Vec::new());
+                for g in &mut reg.gpus {
+                    g.model = model.into();
+                }
+                let r = match self
+                    .st
+                    .register_as(reg, gpusched_wire::agent::AGENT_PROTOCOL)
+                {
+                    Ok(r) => {
+                        self.instance.insert(name.to_string(), r.instance);
+                        "ok".to_string()
+                    }
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("node {name} ({gpus} {model}) registers: {r}"));
             }
             Step::FeatureNode(name, gpus, features) => {
                 let features: Vec<String> = features.split(',').map(String::from).collect();
@@ -1340,6 +1364,22 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} reports a checkpoint of {id}: {r}"));
+            }
+            Step::Speeds(user, id) => {
+                let r = match self.st.get(id, &who(user)) {
+                    Ok(v) => match v.speed {
+                        None => "none".to_string(),
+                        Some(s) => {
+                            let on: Vec<String> =
+                                s.on.iter()
+                                    .map(|m| format!("{} {:.2} {}", m.model, m.factor, m.source))
+                                    .collect();
+                            format!("declared {:?}; {}", s.declared, on.join(", "))
+                        }
+                    },
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} speeds of {id}: {r}"));
             }
             Step::Show(user, id) => {
                 let r = match self.st.get(id, &who(user)) {
