@@ -27,6 +27,7 @@
 //! - [`reclaim`]: which borrowing jobs to preempt to give a queue its quota back.
 //! - [`sharing`]: placement of GPU shares (best-fit, worst-fit, FGD and gpusched's
 //!   fgd-pack, fgd-coarse and fgd-fit) as the sharing simulator measures it.
+//! - [`power`]: the power budget at the nodes' caps, and consolidation's idle nodes.
 //! - [`idle`]: when an interactive allocation's idle GPUs warn or end it.
 //! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
 //!   caps and wait reasons.
@@ -44,6 +45,7 @@ pub mod job;
 pub mod live;
 pub mod placement;
 pub mod plan;
+pub mod power;
 pub mod policy;
 pub mod predict;
 pub mod reclaim;
