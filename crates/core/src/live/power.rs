@@ -162,10 +162,11 @@ impl LiveCluster {
             .collect()
     }
 
-    /// The node to bring up for waiting whole-GPU jobs, if any needs one
-    /// (`crate::power::to_power_up` over the nodes that are down).
-    pub fn node_to_power_up(&self) -> Option<String> {
-        if self.power.down.is_empty() {
+    /// The node of `down` (nodes taken down, online or not, with their GPUs) to bring
+    /// up for the waiting whole-GPU jobs, if one needs it (`crate::power::to_power_up`
+    /// against the most GPUs free on one node that is up).
+    pub fn node_to_power_up(&self, down: &[(String, u32)]) -> Option<String> {
+        if down.is_empty() {
             return None;
         }
         let waiting: Vec<u32> = self
@@ -175,19 +176,15 @@ impl LiveCluster {
             .filter(|j| !self.power_held.contains_key(&j.spec.id.0))
             .map(|j| j.spec.gpus)
             .collect();
-        let mut down = Vec::new();
-        let mut up_free_max = 0;
-        for n in &self.nodes {
-            let Some(book) = self.book.get(&n.name) else {
-                continue;
-            };
-            if self.power.down.contains(&n.name) {
-                down.push((n.name.clone(), book.whole_capacity()));
-            } else {
-                up_free_max = up_free_max.max(book.whole_free().count() as u32);
-            }
-        }
-        crate::power::to_power_up(&down, &waiting, up_free_max)
+        let up_free_max = self
+            .nodes
+            .iter()
+            .filter(|n| !down.iter().any(|(d, _)| *d == n.name))
+            .filter_map(|n| self.book.get(&n.name))
+            .map(|b| b.whole_free().count() as u32)
+            .max()
+            .unwrap_or(0);
+        crate::power::to_power_up(down, &waiting, up_free_max)
     }
 }
 

@@ -105,7 +105,8 @@ fn a_node_budget_holds_its_gpus_beyond_it_and_down_nodes_take_nothing() {
     c.remove(2, 2.0);
     c.set_power(setup.clone());
     step(&mut c, 2.0, &[(3, 1)], &mut out);
-    writeln!(out, "idle: {:?}, up: {:?}", c.idle_nodes(), c.node_to_power_up()).unwrap();
+    let down = [("b".to_string(), 4)];
+    writeln!(out, "idle: {:?}, up: {:?}", c.idle_nodes(), c.node_to_power_up(&down)).unwrap();
     setup.down.clear();
     c.set_power(setup);
     step(&mut c, 3.0, &[(3, 1)], &mut out);
