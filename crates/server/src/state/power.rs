@@ -84,7 +84,7 @@ impl State {
         }
         if self.cfg.power.budget().is_none()
             && self.cfg.power.gpu_cap_w.is_none()
-            && self.power.down.is_empty()
+            && self.cfg.power.consolidate_after.is_none()
         {
             // Without any power setting the core's pass is exactly as before.
             return;
