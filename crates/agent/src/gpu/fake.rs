@@ -154,6 +154,7 @@ impl FakeNvml {
             mig: Arc::default(),
             sim: Arc::default(),
             faults: None,
+            power_refused: false,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod reservation_show;
 pub mod reservation_time;
 pub mod run;
 pub mod run_term;
+pub mod power_sim;
 pub mod server;
 pub mod service;
 pub mod service_logs;
