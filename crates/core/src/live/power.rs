@@ -169,11 +169,27 @@ impl LiveCluster {
         if down.is_empty() {
             return None;
         }
-        let waiting: Vec<u32> = self
+        let mut waiting: Vec<&SchedJob> = self
             .jobs
             .iter()
             .filter(|j| !j.running && j.spec.gpus > 0)
-            .filter(|j| !self.power_held.contains_key(&j.spec.id.0))
+            .collect();
+        waiting.sort_by_key(|j| (j.rank, j.spec.id));
+        // A job the cluster budget would hold back now needs power, not a node: judged
+        // afresh, since jobs submitted since the last pass are not in its record.
+        let held = match self.power.budget.cluster_w {
+            Some(budget) => {
+                let asks: Vec<(u64, u32)> =
+                    waiting.iter().map(|j| (j.spec.id.0, j.spec.gpus)).collect();
+                let draws: Vec<NodeDraw> =
+                    self.power_draws().into_iter().map(|(_, d)| d).collect();
+                crate::power::hold_back(budget, &draws, &asks)
+            }
+            None => BTreeMap::new(),
+        };
+        let waiting: Vec<u32> = waiting
+            .iter()
+            .filter(|j| !held.contains_key(&j.spec.id.0))
             .map(|j| j.spec.gpus)
             .collect();
         let up_free_max = self
