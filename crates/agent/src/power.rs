@@ -79,7 +79,10 @@ mod tests {
     fn only_changed_caps_are_set_and_a_dropped_cap_is_lifted() {
         let caps = PowerCaps::default();
         let want = BTreeMap::from([(0, 250_000), (1, 250_000)]);
-        assert_eq!(caps.changes(&want), [(0, Some(250_000)), (1, Some(250_000))]);
+        assert_eq!(
+            caps.changes(&want),
+            [(0, Some(250_000)), (1, Some(250_000))]
+        );
         assert_eq!(caps.changes(&want), []);
         let want = BTreeMap::from([(0, 300_000)]);
         assert_eq!(caps.changes(&want), [(0, Some(300_000)), (1, None)]);

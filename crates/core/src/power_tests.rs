@@ -74,7 +74,17 @@ fn the_rule_is_at_or_under_the_budget_never_over() {
 fn a_mixed_cluster_charges_a_job_at_its_dearest_gpu() {
     let h100 = GpuWatts::of("H100 80GB HBM3", None);
     let l4 = GpuWatts::of("L4", None);
-    assert_eq!((h100, l4.cap_w, l4.idle_w), (GpuWatts { cap_w: 700, idle_w: 60 }, 72, 18));
+    assert_eq!(
+        (h100, l4.cap_w, l4.idle_w),
+        (
+            GpuWatts {
+                cap_w: 700,
+                idle_w: 60
+            },
+            72,
+            18
+        )
+    );
     // Idle: 4 x 60 + 4 x 18 = 312 W. One GPU more costs 640 W (an H100's).
     let nodes = [node(4, 0, h100), node(4, 0, l4)];
     let waiting = [(1, 1), (2, 1)];
@@ -97,8 +107,13 @@ fn a_node_budget_says_how_many_more_gpus_start_there() {
     let mut out = String::new();
     for busy in 0..=8 {
         let n = node(8, busy, A100);
-        writeln!(out, "busy {busy}: {} W drawn, room {}", n.drawn_w(), node_room(2000, &n))
-            .unwrap();
+        writeln!(
+            out,
+            "busy {busy}: {} W drawn, room {}",
+            n.drawn_w(),
+            node_room(2000, &n)
+        )
+        .unwrap();
     }
     check(
         "node budget",
@@ -120,7 +135,13 @@ fn a_node_budget_says_how_many_more_gpus_start_there() {
 #[test]
 fn the_simulators_allowance_is_the_rule_on_one_model() {
     let v100 = GpuWatts::of("V100", Some(210));
-    assert_eq!(v100, GpuWatts { cap_w: 210, idle_w: 60 });
+    assert_eq!(
+        v100,
+        GpuWatts {
+            cap_w: 210,
+            idle_w: 60
+        }
+    );
     // 512 GPUs idle: 30,720 W; each busy one adds 150 W.
     assert_eq!(busy_allowance(30_720, 512, v100), 0);
     assert_eq!(busy_allowance(30_720 + 149, 512, v100), 0);
@@ -150,19 +171,49 @@ fn a_capped_gpu_is_slower_but_less_than_its_cap() {
 #[test]
 fn idle_nodes_go_down_after_the_wait_and_come_up_for_work() {
     let nodes = vec![
-        IdleNode { name: "n2".into(), idle_since: Some(0.0), down: false },
-        IdleNode { name: "n1".into(), idle_since: Some(50.0), down: false },
-        IdleNode { name: "n3".into(), idle_since: None, down: false },
-        IdleNode { name: "n4".into(), idle_since: Some(0.0), down: true },
+        IdleNode {
+            name: "n2".into(),
+            idle_since: Some(0.0),
+            down: false,
+        },
+        IdleNode {
+            name: "n1".into(),
+            idle_since: Some(50.0),
+            down: false,
+        },
+        IdleNode {
+            name: "n3".into(),
+            idle_since: None,
+            down: false,
+        },
+        IdleNode {
+            name: "n4".into(),
+            idle_since: Some(0.0),
+            down: true,
+        },
     ];
     let mut out = String::new();
     for now in [30.0, 60.0, 110.0] {
         writeln!(out, "t={now}: down {:?}", to_power_down(&nodes, now, 60.0)).unwrap();
     }
-    let down = [("n4".to_string(), 8), ("n2".to_string(), 8), ("n5".to_string(), 4)];
-    for (waiting, free) in [(vec![], 0), (vec![2], 4), (vec![2, 8], 4), (vec![6], 0), (vec![16], 8)] {
-        writeln!(out, "waiting {waiting:?}, {free} free up: up {:?}", to_power_up(&down, &waiting, free))
-            .unwrap();
+    let down = [
+        ("n4".to_string(), 8),
+        ("n2".to_string(), 8),
+        ("n5".to_string(), 4),
+    ];
+    for (waiting, free) in [
+        (vec![], 0),
+        (vec![2], 4),
+        (vec![2, 8], 4),
+        (vec![6], 0),
+        (vec![16], 8),
+    ] {
+        writeln!(
+            out,
+            "waiting {waiting:?}, {free} free up: up {:?}",
+            to_power_up(&down, &waiting, free)
+        )
+        .unwrap();
     }
     check(
         "idle nodes",

@@ -101,7 +101,9 @@ impl PowerHook {
             .arg(node)
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
-        let child = cmd.spawn().map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start /bin/sh: {e}"))?;
         match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
             Err(_) => Err(format!(
                 "still running after {} s, killed",

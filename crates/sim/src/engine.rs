@@ -455,7 +455,10 @@ pub fn simulate(
         if let Some(b) = &opts.power_budget {
             let allowed = gpusched_core::power::busy_allowance(b.budget_w, total_gpus, b.watts);
             let busy_now = u64::from(total_gpus) - sched.free_gpus();
-            debug_assert!(busy_now <= u64::from(allowed), "{busy_now} busy of {allowed}");
+            debug_assert!(
+                busy_now <= u64::from(allowed),
+                "{busy_now} busy of {allowed}"
+            );
         }
         if lazy {
             for d in &outcome.decisions {

@@ -85,7 +85,8 @@ pub fn run_point(
     s: Setting,
 ) -> Result<(Point, SimRun), SimError> {
     let cap_w = spec.busy_w * s.cap;
-    let speed = gpusched_core::power::capped_speed(cap_w.round() as u32, spec.busy_w.round() as u32);
+    let speed =
+        gpusched_core::power::capped_speed(cap_w.round() as u32, spec.busy_w.round() as u32);
     let capped = at_speed(w, speed);
     let total = cluster.total_gpus();
     let peak = f64::from(total) * spec.busy_w;
@@ -206,7 +207,9 @@ mod tests {
         let cluster = Cluster::parse_shape("2x4", "V100").unwrap();
         let opts = SimOptions::new(PolicyConfig::new(PolicyKind::Fifo));
         let v100 = crate::power::lookup("V100").unwrap();
-        run_point(&tiny(), &cluster, &opts, v100, "V100", s).unwrap().0
+        run_point(&tiny(), &cluster, &opts, v100, "V100", s)
+            .unwrap()
+            .0
     }
 
     /// Two 4-GPU V100 nodes; 300 W busy, 40 W idle: the uncapped peak is 2,400 W.

@@ -495,7 +495,10 @@ mod tests {
             ..d
         };
         let text = serde_json::to_string(&capped).unwrap();
-        assert!(text.contains(r#""power_caps":{"0":250000,"3":300000}"#), "{text}");
+        assert!(
+            text.contains(r#""power_caps":{"0":250000,"3":300000}"#),
+            "{text}"
+        );
         assert_eq!(serde_json::from_str::<Desired>(&text).unwrap(), capped);
         #[derive(Deserialize)]
         #[allow(dead_code)]
@@ -506,6 +509,9 @@ mod tests {
             #[serde(default)]
             steps: Vec<crate::step::StepLaunch>,
         }
-        assert_eq!(serde_json::from_str::<Protocol6Desired>(&text).unwrap().gen, 3);
+        assert_eq!(
+            serde_json::from_str::<Protocol6Desired>(&text).unwrap().gen,
+            3
+        );
     }
 }

@@ -456,8 +456,14 @@ mod tests {
         assert_eq!(lib.power_limit(1), Ok(400_000));
         let passes = run(&lib, 2, &[0, 1], 300);
         for pass in &passes {
-            let (w0, w1) = (pass[0].power_mw.unwrap() / 1000, pass[1].power_mw.unwrap() / 1000);
-            assert!((242..=250).contains(&w0), "capped GPU draws {w0} W at a 250 W cap");
+            let (w0, w1) = (
+                pass[0].power_mw.unwrap() / 1000,
+                pass[1].power_mw.unwrap() / 1000,
+            );
+            assert!(
+                (242..=250).contains(&w0),
+                "capped GPU draws {w0} W at a 250 W cap"
+            );
             assert!((340..=380).contains(&w1), "uncapped GPU draws {w1} W");
             let reasons = pass[0].throttle_reasons.unwrap();
             assert!(reasons & throttle::SW_POWER_CAP != 0, "{reasons:#x}");
@@ -468,13 +474,21 @@ mod tests {
         };
         // 300 s at ~246 W against ~360 W: the energy counter follows the cap.
         assert!(joules(0).abs_diff(246 * 300) < 246 * 3, "{}", joules(0));
-        assert!(joules(1) > joules(0) * 13 / 10, "{} vs {}", joules(1), joules(0));
+        assert!(
+            joules(1) > joules(0) * 13 / 10,
+            "{} vs {}",
+            joules(1),
+            joules(0)
+        );
         // The model of what the cap costs: 62.5 % of the power, 86.9 % of the speed.
         let s = lib.speed(0).unwrap();
         assert!((s - 0.8687).abs() < 1e-3, "{s}");
         assert_eq!(lib.speed(1), Ok(1.0));
         // An idle capped GPU draws its idle power; lifting the cap restores the board's.
-        let idle = lib.sample(&[0], &BTreeSet::new(), 2_000_000)[0].power_mw.unwrap() / 1000;
+        let idle = lib.sample(&[0], &BTreeSet::new(), 2_000_000)[0]
+            .power_mw
+            .unwrap()
+            / 1000;
         assert!((56..=64).contains(&idle), "{idle}");
         lib.set_power_limit(0, 400_000).unwrap();
         assert_eq!(lib.power_limit(0), Ok(400_000));

@@ -51,7 +51,11 @@ fn fractions(flag: &str, text: &str, none_ok: bool) -> Result<Vec<Option<f64>>> 
                 _ => bail!(
                     "{flag}: `{t}` is not a fraction in (0, 1]{}; write e.g. {}",
                     if none_ok { " or none" } else { "" },
-                    if none_ok { "none,0.8,0.6" } else { "1,0.85,0.7" }
+                    if none_ok {
+                        "none,0.8,0.6"
+                    } else {
+                        "1,0.85,0.7"
+                    }
                 ),
             }
         })
@@ -149,7 +153,10 @@ pub fn run(args: Args) -> Result<()> {
         }
         std::fs::write(dir.join("tradeoff.csv"), csv)?;
         power_sweep::svg(&dir.join("tradeoff.svg"), &points)?;
-        println!("wrote tradeoff.json, tradeoff.csv and tradeoff.svg to {}", dir.display());
+        println!(
+            "wrote tradeoff.json, tradeoff.csv and tradeoff.svg to {}",
+            dir.display()
+        );
     }
     Ok(())
 }

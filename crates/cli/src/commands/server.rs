@@ -399,6 +399,54 @@ pub enum UnhealthyJobs {
     Requeue,
 }
 
+impl ServerArgs {
+    /// The power flags (docs/power.md), each checked with what to write instead.
+    fn power_config(&self) -> anyhow::Result<gpusched_server::power::PowerConfig> {
+        for (flag, v) in [
+            ("--power-budget", self.power_budget),
+            ("--node-power-budget", self.node_power_budget),
+            ("--gpu-power-cap", self.gpu_power_cap.map(u64::from)),
+        ] {
+            anyhow::ensure!(
+                v != Some(0),
+                "{flag} 0 would start nothing: give watts above 0, or leave the flag out"
+            );
+        }
+        let consolidate_after = match &self.consolidate_after {
+            None => None,
+            Some(d) => {
+                let secs =
+                    parse_duration(d).map_err(|e| anyhow::anyhow!("--consolidate-after: {e}"))?;
+                anyhow::ensure!(secs > 0, "--consolidate-after must be above 0 (e.g. 10m)");
+                Some(std::time::Duration::from_secs(secs))
+            }
+        };
+        let timeout = parse_duration(&self.power_hook_timeout)
+            .map_err(|e| anyhow::anyhow!("--power-hook-timeout: {e}"))?;
+        anyhow::ensure!(
+            timeout > 0,
+            "--power-hook-timeout must be above 0 (e.g. 2m)"
+        );
+        let hook = match &self.power_hook {
+            Some(cmd) if cmd.trim().is_empty() => {
+                anyhow::bail!("--power-hook is empty: give the command to run as CMD down|up NODE")
+            }
+            Some(cmd) => Some(gpusched_server::power::PowerHook::new(
+                cmd.clone(),
+                std::time::Duration::from_secs(timeout),
+            )),
+            None => None,
+        };
+        Ok(gpusched_server::power::PowerConfig {
+            budget_w: self.power_budget,
+            node_budget_w: self.node_power_budget,
+            gpu_cap_w: self.gpu_power_cap,
+            consolidate_after,
+            hook,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -457,50 +505,5 @@ mod tests {
         let e = config(&["--max-wait", "0s"]).unwrap_err().to_string();
         assert!(e.contains("--max-wait \"0s\" is under a second"), "{e}");
         assert!(config(&["--max-wait", "soon"]).is_err());
-    }
-}
-
-impl ServerArgs {
-    /// The power flags (docs/power.md), each checked with what to write instead.
-    fn power_config(&self) -> anyhow::Result<gpusched_server::power::PowerConfig> {
-        for (flag, v) in [
-            ("--power-budget", self.power_budget),
-            ("--node-power-budget", self.node_power_budget),
-            ("--gpu-power-cap", self.gpu_power_cap.map(u64::from)),
-        ] {
-            anyhow::ensure!(
-                v != Some(0),
-                "{flag} 0 would start nothing: give watts above 0, or leave the flag out"
-            );
-        }
-        let consolidate_after = match &self.consolidate_after {
-            None => None,
-            Some(d) => {
-                let secs = parse_duration(d)
-                    .map_err(|e| anyhow::anyhow!("--consolidate-after: {e}"))?;
-                anyhow::ensure!(secs > 0, "--consolidate-after must be above 0 (e.g. 10m)");
-                Some(std::time::Duration::from_secs(secs))
-            }
-        };
-        let timeout = parse_duration(&self.power_hook_timeout)
-            .map_err(|e| anyhow::anyhow!("--power-hook-timeout: {e}"))?;
-        anyhow::ensure!(timeout > 0, "--power-hook-timeout must be above 0 (e.g. 2m)");
-        let hook = match &self.power_hook {
-            Some(cmd) if cmd.trim().is_empty() => {
-                anyhow::bail!("--power-hook is empty: give the command to run as CMD down|up NODE")
-            }
-            Some(cmd) => Some(gpusched_server::power::PowerHook::new(
-                cmd.clone(),
-                std::time::Duration::from_secs(timeout),
-            )),
-            None => None,
-        };
-        Ok(gpusched_server::power::PowerConfig {
-            budget_w: self.power_budget,
-            node_budget_w: self.node_power_budget,
-            gpu_cap_w: self.gpu_power_cap,
-            consolidate_after,
-            hook,
-        })
     }
 }

@@ -81,7 +81,11 @@ fn the_budget_is_never_exceeded_and_the_hook_takes_idle_nodes_down_and_up() {
     let held = ids[2];
     wait_until(long, || {
         let v = job(&url, held);
-        v["state"] == "pending" && v["reason"].as_str().unwrap_or("").contains("power budget 1 kW")
+        v["state"] == "pending"
+            && v["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("power budget 1 kW")
     });
     let ended: Vec<serde_json::Value> = ids.iter().map(|&id| wait_job(&url, id, long)).collect();
     done.store(true, Ordering::SeqCst);
@@ -91,20 +95,39 @@ fn the_budget_is_never_exceeded_and_the_hook_takes_idle_nodes_down_and_up() {
     }
     assert!(!samples.is_empty(), "no /metrics sample");
     for &(drawn, _) in &samples {
-        assert!((0.0..=1000.0).contains(&drawn), "drawn at caps {drawn} W: {samples:?}");
+        assert!(
+            (0.0..=1000.0).contains(&drawn),
+            "drawn at caps {drawn} W: {samples:?}"
+        );
     }
-    assert!(samples.iter().any(|&(_, h)| h >= 1.0), "never held: {samples:?}");
-    assert!(samples.iter().any(|&(d, _)| d == 920.0), "two busy never seen: {samples:?}");
+    assert!(
+        samples.iter().any(|&(_, h)| h >= 1.0),
+        "never held: {samples:?}"
+    );
+    assert!(
+        samples.iter().any(|&(d, _)| d == 920.0),
+        "two busy never seen: {samples:?}"
+    );
     // The held job started only after one of the first two ended.
-    let first_end = ended[..2].iter().filter_map(|v| v["end_ms"].as_u64()).min().unwrap();
-    assert!(ended[2]["start_ms"].as_u64().unwrap() >= first_end, "{ended:?}");
+    let first_end = ended[..2]
+        .iter()
+        .filter_map(|v| v["end_ms"].as_u64())
+        .min()
+        .unwrap();
+    assert!(
+        ended[2]["start_ms"].as_u64().unwrap() >= first_end,
+        "{ended:?}"
+    );
 
     // The caps reached the fake GPUs: a job's energy is at most the 400 W cap over its
     // run (uncapped, a busy fake H100 draws ~630 W), give or take a sampling interval.
     for v in &ended {
         let ran_s = (v["end_ms"].as_u64().unwrap() - v["start_ms"].as_u64().unwrap()) as f64 / 1e3;
         if let Some(j) = v["energy_j"].as_u64() {
-            assert!((j as f64) <= 400.0 * (ran_s + 1.0), "{j} J over {ran_s} s: {v}");
+            assert!(
+                (j as f64) <= 400.0 * (ran_s + 1.0),
+                "{j} J over {ran_s} s: {v}"
+            );
         }
     }
 
@@ -115,6 +138,10 @@ fn the_budget_is_never_exceeded_and_the_hook_takes_idle_nodes_down_and_up() {
     assert_eq!(lines[..3], ["down p1", "down p2", "up p1"], "{text}");
     assert!(!lines.contains(&"up p2"), "{text}");
     let (_, body) = http(&url, "GET", "/metrics", None);
-    assert_eq!(metric(&body, "gpusched_power_hook_failures"), Some(0.0), "{body}");
+    assert_eq!(
+        metric(&body, "gpusched_power_hook_failures"),
+        Some(0.0),
+        "{body}"
+    );
     assert!(metric(&body, "gpusched_power_idle_node_seconds").unwrap() > 0.0);
 }

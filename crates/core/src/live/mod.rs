@@ -77,9 +77,9 @@ mod gang_tests;
 #[cfg(test)]
 mod image_tests;
 #[cfg(test)]
-mod round_tests;
-#[cfg(test)]
 mod power_tests;
+#[cfg(test)]
+mod round_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]

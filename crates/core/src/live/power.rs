@@ -181,8 +181,7 @@ impl LiveCluster {
             Some(budget) => {
                 let asks: Vec<(u64, u32)> =
                     waiting.iter().map(|j| (j.spec.id.0, j.spec.gpus)).collect();
-                let draws: Vec<NodeDraw> =
-                    self.power_draws().into_iter().map(|(_, d)| d).collect();
+                let draws: Vec<NodeDraw> = self.power_draws().into_iter().map(|(_, d)| d).collect();
                 crate::power::hold_back(budget, &draws, &asks)
             }
             None => BTreeMap::new(),

@@ -20,7 +20,15 @@ fn cluster(nodes: &[(&str, u32)], budget: Budget) -> LiveCluster {
     // A100s capped at 300 W, 60 W idle: a start adds 240 W a GPU.
     let watts = nodes
         .iter()
-        .map(|&(n, _)| (n.to_string(), GpuWatts { cap_w: 300, idle_w: 60 }))
+        .map(|&(n, _)| {
+            (
+                n.to_string(),
+                GpuWatts {
+                    cap_w: 300,
+                    idle_w: 60,
+                },
+            )
+        })
         .collect();
     c.set_power(PowerSetup {
         budget,
@@ -42,7 +50,12 @@ fn step(c: &mut LiveCluster, now: f64, waiting: &[(u64, u32)], out: &mut String)
         writeln!(out, "t={now}: job {} starts on {}", p.job, parts.join(" ")).unwrap();
     }
     let v = c.power_view();
-    writeln!(out, "t={now}: {} W drawn at caps, {} held", v.drawn_w, v.held_jobs).unwrap();
+    writeln!(
+        out,
+        "t={now}: {} W drawn at caps, {} held",
+        v.drawn_w, v.held_jobs
+    )
+    .unwrap();
     let ctx = c.wait_context();
     for &(id, gpus) in waiting {
         if starts.iter().any(|p| p.job == id) {
@@ -106,7 +119,13 @@ fn a_node_budget_holds_its_gpus_beyond_it_and_down_nodes_take_nothing() {
     c.set_power(setup.clone());
     step(&mut c, 2.0, &[(3, 1)], &mut out);
     let down = [("b".to_string(), 4)];
-    writeln!(out, "idle: {:?}, up: {:?}", c.idle_nodes(), c.node_to_power_up(&down)).unwrap();
+    writeln!(
+        out,
+        "idle: {:?}, up: {:?}",
+        c.idle_nodes(),
+        c.node_to_power_up(&down)
+    )
+    .unwrap();
     setup.down.clear();
     c.set_power(setup);
     step(&mut c, 3.0, &[(3, 1)], &mut out);

@@ -55,7 +55,12 @@ impl State {
     /// figures and the nodes that are down.
     pub(super) fn tend_power(&mut self) {
         let now = self.now.secs();
-        let online: Vec<String> = self.cluster.nodes().iter().map(|n| n.name.clone()).collect();
+        let online: Vec<String> = self
+            .cluster
+            .nodes()
+            .iter()
+            .map(|n| n.name.clone())
+            .collect();
         let idle: BTreeSet<String> = self.cluster.idle_nodes().into_iter().collect();
         let idle_w: BTreeMap<String, u64> = self
             .cluster
@@ -120,7 +125,10 @@ impl State {
                 .iter()
                 .find(|n| n.name == name)
                 .map_or(0, |n| n.gpus.len() as u32);
-            tracing::info!(node = name, "consolidation: the node ran nothing for {after} s; down");
+            tracing::info!(
+                node = name,
+                "consolidation: the node ran nothing for {after} s; down"
+            );
             self.power.down.insert(name.clone(), gpus);
             if let Some(h) = &self.cfg.power.hook {
                 h.call("down", &name);
@@ -133,7 +141,10 @@ impl State {
             .map(|(n, &g)| (n.clone(), g))
             .collect();
         if let Some(name) = self.cluster.node_to_power_up(&down) {
-            tracing::info!(node = name, "consolidation: waiting work needs the node; up");
+            tracing::info!(
+                node = name,
+                "consolidation: waiting work needs the node; up"
+            );
             self.power.down.remove(&name);
             self.power.idle_since.insert(name.clone(), now);
             self.sched_due = true;

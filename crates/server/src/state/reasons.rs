@@ -191,7 +191,7 @@ pub fn user_at_cap(user: &str, queue: &str, held: u64, cap: u32) -> String {
 pub fn watts_text(w: u64) -> String {
     if w < 1000 {
         format!("{w} W")
-    } else if w % 1000 == 0 {
+    } else if w.is_multiple_of(1000) {
         format!("{} kW", w / 1000)
     } else {
         format!("{:.1} kW", w as f64 / 1000.0)
@@ -696,7 +696,15 @@ mod tests {
              starts once running jobs end and free the power"
         );
         assert_eq!(
-            wait(&WaitReason::NodePowerBudget { node_w: 850, gpus: 2 }, &v, "fifo", 0.0),
+            wait(
+                &WaitReason::NodePowerBudget {
+                    node_w: 850,
+                    gpus: 2
+                },
+                &v,
+                "fifo",
+                0.0
+            ),
             "node power budget 850 W: no node with 2 GPUs free may start that many more under \
              it; it starts once jobs end on one"
         );

@@ -912,7 +912,10 @@ impl Harness {
                             write!(s, "; queued {}", list(q)).unwrap();
                         }
                         if !d.power_caps.is_empty() {
-                            let caps = d.power_caps.iter().map(|(g, mw)| format!("{g}:{} W", mw / 1000));
+                            let caps = d
+                                .power_caps
+                                .iter()
+                                .map(|(g, mw)| format!("{g}:{} W", mw / 1000));
                             write!(s, "; power caps {}", list(caps)).unwrap();
                         }
                         if !d.reserve_ports.is_empty() {

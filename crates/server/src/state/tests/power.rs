@@ -25,7 +25,10 @@ fn a_budget_holds_a_job_back_until_power_frees() {
             Submit("bob", "gpus=2"),
             Submit("carol", "gpus=1"),
             Round,
-            Reason(2, "power budget 1 kW: starting this job would draw 1.2 kW at the nodes' caps"),
+            Reason(
+                2,
+                "power budget 1 kW: starting this job would draw 1.2 kW at the nodes' caps",
+            ),
             Poll("n1"),
             Poll("n2"),
             Started("n1", 1),
@@ -66,7 +69,13 @@ fn a_budget_holds_a_job_back_until_power_frees() {
 fn without_power_flags_desired_states_carry_no_caps() {
     run(
         "no power settings",
-        &[Node("n1", 2), Round, Submit("alice", "gpus=2"), Round, Poll("n1")],
+        &[
+            Node("n1", 2),
+            Round,
+            Submit("alice", "gpus=2"),
+            Round,
+            Poll("n1"),
+        ],
         "
             node n1 (2 GPUs) registers: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
