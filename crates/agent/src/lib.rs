@@ -18,6 +18,7 @@ pub mod launcher;
 pub mod logs;
 pub mod metrics;
 pub mod ports;
+pub mod power;
 pub mod probe;
 pub mod retention;
 mod route;

@@ -115,6 +115,9 @@ enum Command {
     Simulate(commands::simulate::Args),
     /// The FGD paper's GPU-sharing experiment (Alibaba v2023): unallocated GPU by strategy.
     SimulateSharing(commands::share_sim::Args),
+    /// Energy against JCT for power budgets, GPU power caps and consolidation on a trace,
+    /// beside the JCT-only run: a table, and with --out JSON, CSV and an SVG curve.
+    SimulatePower(commands::power_sim::Args),
 }
 
 fn main() {
@@ -130,6 +133,7 @@ fn main() {
     let result = match cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::SimulateSharing(args) => commands::share_sim::run(args),
+        Command::SimulatePower(args) => commands::power_sim::run(args),
         live => run_live(live),
     };
     if let Err(e) = result {
@@ -221,7 +225,9 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Server(a) => commands::server::run(a).await,
             Command::Agent(a) => commands::agent::run(a).await,
             Command::Gateway(a) => commands::gateway::run(a).await,
-            Command::Simulate(_) | Command::SimulateSharing(_) => unreachable!("handled above"),
+            Command::Simulate(_) | Command::SimulateSharing(_) | Command::SimulatePower(_) => {
+                unreachable!("handled above")
+            }
         }
     })
 }

@@ -31,6 +31,7 @@
 //!   declaration, what the cluster learned, a default per type pair).
 //! - [`hetero`]: heterogeneity-aware policies over GPU types (FIFO on the fastest free
 //!   type, least attained service, Gavel's max-min fairness and round rule).
+//! - [`power`]: the power budget at the nodes' caps, and consolidation's idle nodes.
 //! - [`idle`]: when an interactive allocation's idle GPUs warn or end it.
 //! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
 //!   caps and wait reasons.
@@ -50,6 +51,7 @@ pub mod live;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod power;
 pub mod predict;
 pub mod reclaim;
 pub mod resources;

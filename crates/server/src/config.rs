@@ -86,6 +86,8 @@ pub struct ServerConfig {
     pub topology: crate::live_map::Topology,
     /// A GPU hotter than this (degrees C) is unhealthy (`--gpu-temp-limit`).
     pub gpu_temp_limit_c: u32,
+    /// The power budget, GPU caps, consolidation and power hook (docs/power.md).
+    pub power: crate::power::PowerConfig,
     /// What happens to jobs on a GPU found unhealthy (`--unhealthy-jobs`).
     pub unhealthy_jobs: UnhealthyJobs,
     /// How clients and agents reach this server (`--advertise-url`); what followers
@@ -194,6 +196,7 @@ impl ServerConfig {
             limits: Limits::default(),
             topology: Default::default(),
             gpu_temp_limit_c: 90,
+            power: Default::default(),
             unhealthy_jobs: UnhealthyJobs::Finish,
             advertise_url: None,
             lease: DEFAULT_LEASE,

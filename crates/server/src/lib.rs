@@ -25,6 +25,7 @@ pub mod leader;
 mod live_map;
 pub mod metrics;
 pub mod partitions;
+pub mod power;
 pub mod queues;
 mod record;
 mod state;

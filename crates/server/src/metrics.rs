@@ -292,6 +292,23 @@ pub struct View {
     pub metrics: Metrics,
     /// Every inference service, in name order.
     pub services: Vec<ServiceLevel>,
+    /// The power budget, consolidation and its hook (docs/power.md).
+    pub power: PowerLevel,
+}
+
+/// The power levels `/metrics` shows (`gpusched_power_*`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PowerLevel {
+    /// Some power setting is on; without one no `gpusched_power_*` series is shown.
+    pub on: bool,
+    pub view: gpusched_core::live::PowerView,
+    pub idle_nodes: u64,
+    pub down_nodes: u64,
+    pub idle_node_seconds: f64,
+    pub down_node_seconds: f64,
+    pub idle_joules: f64,
+    pub hook_calls: u64,
+    pub hook_failures: u64,
 }
 
 /// A service's replicas and load (kube-state-metrics' deployment series, in ours).

@@ -53,6 +53,10 @@ pub struct SimOptions {
     /// no trace job runs in one, and none starts on its nodes before it unless its
     /// estimate ends by then (the live cluster's rule, `gpusched_core::live::windows`).
     pub windows: Vec<gpusched_core::live::Window>,
+    /// A cluster power budget counted at the GPUs' caps (`simulate-power`,
+    /// [`crate::power::SimBudget`]): GPUs beyond what it lets be busy are held out of
+    /// each pass. None: no budget (the default; every other run is as before).
+    pub power_budget: Option<crate::power::SimBudget>,
 }
 
 impl SimOptions {
@@ -69,6 +73,7 @@ impl SimOptions {
             powered_idle: false,
             estimates: Estimates::Trace,
             windows: Vec::new(),
+            power_budget: None,
         }
     }
 }
@@ -117,6 +122,9 @@ pub struct SimRun {
     /// draw when nodes running nothing are powered down (see [`crate::power`]). Zero
     /// unless [`SimOptions::powered_idle`] asked for it.
     pub powered_idle_gpu_seconds: f64,
+    /// Node-seconds whole nodes ran nothing: what powering them down saves (counted with
+    /// [`SimOptions::powered_idle`] only).
+    pub idle_node_seconds: f64,
     pub passes: u64,
     /// Each tenant's GPUs over time, when [`SimOptions::tenant_bins`] asked for them.
     pub tenants: Option<TenantUsage>,
@@ -252,6 +260,7 @@ pub fn simulate(
         total_gpus,
         busy_gpu_seconds: 0.0,
         powered_idle_gpu_seconds: 0.0,
+        idle_node_seconds: 0.0,
         passes: 0,
         tenants: None,
         estimates: opts.estimates.name(workload),
@@ -268,6 +277,7 @@ pub fn simulate(
     let mut last_time = groups.first().map_or(0.0, |g| g.0);
     let mut busy: u64 = 0;
     let mut powered_idle: u64 = 0;
+    let mut idle_nodes: u64 = 0;
     let mut done = vec![false; 0];
     // When each job last started (for reclaim's "least work lost" and protection).
     let mut started: Vec<f64> = Vec::new();
@@ -307,6 +317,9 @@ pub fn simulate(
         }
         run.busy_gpu_seconds += busy as f64 * (now - last_time);
         run.powered_idle_gpu_seconds += powered_idle as f64 * (now - last_time);
+        if opts.powered_idle {
+            run.idle_node_seconds += idle_nodes as f64 * (now - last_time);
+        }
         if let Some(r) = recorder.as_mut() {
             r.advance(last_time, now);
         }
@@ -430,7 +443,23 @@ pub fn simulate(
         if !opts.windows.is_empty() {
             fence_windows(&mut jobs, &opts.windows, &node_names, now);
         }
+        // The power budget's GPUs held out of the pass (none without one).
+        let power_holds = match &opts.power_budget {
+            Some(b) => crate::power::hold_for_budget(&mut sched, b, total_gpus),
+            None => Vec::new(),
+        };
         let outcome = sched.pass(&mut jobs, now);
+        for h in &power_holds {
+            sched.release(h);
+        }
+        if let Some(b) = &opts.power_budget {
+            let allowed = gpusched_core::power::busy_allowance(b.budget_w, total_gpus, b.watts);
+            let busy_now = u64::from(total_gpus) - sched.free_gpus();
+            debug_assert!(
+                busy_now <= u64::from(allowed),
+                "{busy_now} busy of {allowed}"
+            );
+        }
         if lazy {
             for d in &outcome.decisions {
                 match *d {
@@ -460,6 +489,7 @@ pub fn simulate(
         busy = total_gpus as u64 - sched.free_gpus();
         if opts.powered_idle {
             powered_idle = idle_on_busy_nodes(sched.free_map());
+            idle_nodes = whole_idle_nodes(sched.free_map());
         }
         if let Some(r) = recorder.as_mut() {
             r.observe(&jobs, &opts.policy);
@@ -491,6 +521,16 @@ pub fn simulate(
     run.tenants = recorder.map(Recorder::finish);
     run.prediction = estimator.report();
     Ok(run)
+}
+
+/// Nodes on which no GPU is taken.
+fn whole_idle_nodes(free: &gpusched_core::freemap::FreeMap) -> u64 {
+    (0..free.nodes())
+        .filter(|&i| {
+            let node = gpusched_core::NodeId(i as u32);
+            free.free(node) == free.capacity(node)
+        })
+        .count() as u64
 }
 
 /// Free GPUs on nodes where at least one GPU is taken.

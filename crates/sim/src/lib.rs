@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod overhead;
 pub mod plot;
 pub mod power;
+pub mod power_sweep;
 pub mod reclaim;
 pub mod report;
 pub mod sharing;

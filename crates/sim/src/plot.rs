@@ -206,6 +206,7 @@ mod tests {
             total_gpus: 8,
             busy_gpu_seconds: 0.0,
             powered_idle_gpu_seconds: 0.0,
+            idle_node_seconds: 0.0,
             passes: 0,
             tenants: None,
             estimates: "oracle".into(),

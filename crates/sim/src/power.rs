@@ -84,6 +84,66 @@ pub fn known_models() -> String {
     TABLE.iter().map(|p| p.model).collect::<Vec<_>>().join(", ")
 }
 
+/// A cluster power budget in the simulator (`simulate-power`, docs/power.md): the
+/// core's rule on a cluster of one GPU model, every GPU counting `watts`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimBudget {
+    pub budget_w: u64,
+    pub watts: gpusched_core::power::GpuWatts,
+}
+
+impl SimBudget {
+    /// The core's figures for a table entry capped at `cap_w` (none: its busy watts).
+    pub fn watts(spec: &PowerSpec, cap_w: Option<f64>) -> gpusched_core::power::GpuWatts {
+        let busy = cap_w.map_or(spec.busy_w, |c| c.min(spec.busy_w));
+        gpusched_core::power::GpuWatts {
+            cap_w: busy.round() as u32,
+            idle_w: spec.idle_w.round() as u32,
+        }
+    }
+}
+
+/// Holds, in `sched`'s free map, the free GPUs beyond what `budget` lets be busy
+/// (`gpusched_core::power::busy_allowance`), whole nodes from the highest index down,
+/// so the pass packs work onto the low nodes and whole high ones stay idle. The caller
+/// releases the holds after the pass.
+pub fn hold_for_budget(
+    sched: &mut gpusched_core::schedule::Scheduler,
+    budget: &SimBudget,
+    total_gpus: u32,
+) -> Vec<gpusched_core::Placement> {
+    let allowed = u64::from(gpusched_core::power::busy_allowance(
+        budget.budget_w,
+        total_gpus,
+        budget.watts,
+    ));
+    let free = sched.free_gpus();
+    let busy = u64::from(total_gpus) - free;
+    let mut excess = free.saturating_sub(allowed.saturating_sub(busy));
+    let mut holds = Vec::new();
+    let map = sched.free_map();
+    let nodes: Vec<(gpusched_core::NodeId, u32)> = (0..map.nodes())
+        .rev()
+        .map(|i| gpusched_core::NodeId(i as u32))
+        .map(|n| (n, map.free(n)))
+        .filter(|&(_, f)| f > 0)
+        .collect();
+    for (node, f) in nodes {
+        if excess == 0 {
+            break;
+        }
+        let take = (f as u64).min(excess) as u32;
+        let p = gpusched_core::Placement {
+            parts: vec![(node, take)],
+        };
+        if sched.occupy(&p) {
+            excess -= u64::from(take);
+            holds.push(p);
+        }
+    }
+    holds
+}
+
 /// Joules in a kilowatt-hour.
 const J_PER_KWH: f64 = 3.6e6;
 

@@ -213,6 +213,15 @@ pub struct Desired {
     /// killed as soon as it is no longer listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<crate::step::StepLaunch>,
+    /// The power limit each GPU should have, milliwatts, by GPU index (`gpusched serve
+    /// --gpu-power-cap`, docs/power.md); a GPU not listed keeps its default limit. An
+    /// addition needing no new protocol: `Desired` is read without
+    /// `deny_unknown_fields`, so an agent of an older release ignores it, and a server
+    /// sends it only when a cap is set. Such an agent's GPUs keep their default limit,
+    /// which the server cannot tell from the protocol: a power budget counts caps that
+    /// only agents of this release apply (docs/power.md).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub power_caps: BTreeMap<u32, u32>,
 }
 
 /// An attempt to start when another ends (see [`Desired::queued`]).
@@ -472,5 +481,37 @@ mod tests {
         assert!(new.contains("\"epoch\":7"), "{new}");
         let o: OlderDesired = serde_json::from_str(&new).unwrap();
         assert_eq!(o.gen, 3);
+    }
+
+    /// Power caps ride on the desired state only when set, and an agent of the release
+    /// before them reads a desired state that has them.
+    #[test]
+    fn power_caps_are_optional_both_ways() {
+        let d: Desired = serde_json::from_str(r#"{"gen":3,"run":[],"cancel":[]}"#).unwrap();
+        assert!(d.power_caps.is_empty());
+        assert!(!serde_json::to_string(&d).unwrap().contains("power_caps"));
+        let capped = Desired {
+            power_caps: BTreeMap::from([(0, 250_000), (3, 300_000)]),
+            ..d
+        };
+        let text = serde_json::to_string(&capped).unwrap();
+        assert!(
+            text.contains(r#""power_caps":{"0":250000,"3":300000}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Desired>(&text).unwrap(), capped);
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct Protocol6Desired {
+            gen: u64,
+            run: Vec<Launch>,
+            cancel: Vec<AttemptRef>,
+            #[serde(default)]
+            steps: Vec<crate::step::StepLaunch>,
+        }
+        assert_eq!(
+            serde_json::from_str::<Protocol6Desired>(&text).unwrap().gen,
+            3
+        );
     }
 }

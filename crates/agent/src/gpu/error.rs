@@ -50,7 +50,7 @@ pub enum GpuError {
     #[error("the declared GPU model must not be empty")]
     EmptyModel,
 
-    /// A MIG call failed with NVML's error `code`.
+    /// A MIG or power call failed with NVML's error `code`.
     #[error("{call} on GPU {index} failed ({code}): {detail}")]
     Mig {
         call: &'static str,
@@ -68,6 +68,7 @@ impl GpuError {
             super::INVALID_ARGUMENT => "the profile or placement is not valid for this GPU",
             super::INSUFFICIENT_RESOURCES => "the placement overlaps an existing instance",
             super::NOT_FOUND => "there is no instance there",
+            super::NO_PERMISSION => "setting a power limit needs root: run the agent as root",
             _ => "see NVML's documentation of the code",
         };
         GpuError::Mig {

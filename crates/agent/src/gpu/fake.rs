@@ -17,6 +17,11 @@
 //!
 //! Telemetry: plausible readings from a load model, and faults injected through a file
 //! (see [`super::fake_telemetry`]).
+//!
+//! Power limits: a GPU accepts limits from a quarter of its board power to the board
+//! power (milliwatts; outside is `NVML_ERROR_INVALID_ARGUMENT`), starts at the board
+//! power, and a capped GPU draws at most its limit, so its energy counter grows slower;
+//! [`FakeNvml::speed`] is the model of what the cap costs a job (docs/power.md).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -103,6 +108,9 @@ pub struct FakeNvml {
     sim: Arc<Mutex<SimState>>,
     /// The fault file read at every telemetry pass (`fake-faults.toml`).
     faults: Option<PathBuf>,
+    /// Whether setting a power limit is refused as for a caller without root
+    /// (`NVML_ERROR_NO_PERMISSION`); off by default, so tests need not run as root.
+    power_refused: bool,
 }
 
 #[derive(Debug, Default)]
@@ -122,6 +130,7 @@ impl FakeNvml {
             mig: Arc::default(),
             sim: Arc::default(),
             faults: None,
+            power_refused: false,
         }
     }
 
@@ -145,6 +154,7 @@ impl FakeNvml {
             mig: Arc::default(),
             sim: Arc::default(),
             faults: None,
+            power_refused: false,
         }
     }
 
@@ -153,6 +163,22 @@ impl FakeNvml {
     pub fn with_faults_file(mut self, path: PathBuf) -> Self {
         self.faults = Some(path);
         self
+    }
+
+    /// Refuses power limits as NVML does for a caller who is not root.
+    pub fn refusing_power_limits(mut self) -> Self {
+        self.power_refused = true;
+        self
+    }
+
+    /// How fast a job runs on GPU `index` at its power limit now, relative to
+    /// uncapped ([`gpusched_core::power::capped_speed`]: a model, not a measurement).
+    /// The fake's jobs are real processes that run as fast as the host lets them; this
+    /// is what a test (or the simulator) reads as the cap's cost.
+    pub fn speed(&self, index: u32) -> Result<f64, GpuError> {
+        let (_, max) = self.power_limit_constraints(index)?;
+        let limit = self.power_limit(index)?;
+        Ok(gpusched_core::power::capped_speed(limit / 1000, max / 1000))
     }
 
     /// Real UUIDs are unique across machines; several fake nodes in one test cluster
@@ -347,6 +373,35 @@ impl GpuLibrary for FakeNvml {
             sim.load_faults(path);
         }
         sim.sample(self.uuid_salt, &devices, busy, at_ms)
+    }
+
+    /// A quarter of the board power to the board power, as NVIDIA's data-centre GPUs
+    /// allow (an A100 SXM4: 100 W to 400 W).
+    fn power_limit_constraints(&self, index: u32) -> Result<(u32, u32), GpuError> {
+        let device = self.fake_device(index)?;
+        let board = super::fake_telemetry::board_power_w(&device.name) * 1000;
+        Ok((board / 4, board))
+    }
+
+    /// The limit last set, else the default: the board power.
+    fn power_limit(&self, index: u32) -> Result<u32, GpuError> {
+        let (_, max) = self.power_limit_constraints(index)?;
+        let sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(sim.cap_mw(index).unwrap_or(max))
+    }
+
+    fn set_power_limit(&self, index: u32, limit_mw: u32) -> Result<(), GpuError> {
+        const CALL: &str = "nvmlDeviceSetPowerManagementLimit";
+        let (min, max) = self.power_limit_constraints(index)?;
+        if self.power_refused {
+            return Err(GpuError::mig(CALL, index, super::NO_PERMISSION));
+        }
+        if !(min..=max).contains(&limit_mw) {
+            return Err(GpuError::mig(CALL, index, INVALID_ARGUMENT));
+        }
+        let mut sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
+        sim.set_cap_mw(index, (limit_mw < max).then_some(limit_mw));
+        Ok(())
     }
 
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {

@@ -6,6 +6,9 @@
 //!   boards under 240 W), 31-40 °C, 4 MiB of memory used, clocks event reason `GPU_IDLE`;
 //! - busy (a job holds it): utilisation 90-99 %, 85-95 % of the board power, ~68-72 °C,
 //!   70-85 % of its memory;
+//! - a GPU with a power limit below its board power (`set_power_limit`) draws at most
+//!   97-100 % of the limit while busy, with `SW_POWER_CAP` among its clocks event
+//!   reasons, so its energy counter grows with the limit, not the board power;
 //! - the temperature moves toward its target with a 20 s time constant (a GPU that
 //!   just got a job warms over a minute), the energy counter integrates the power
 //!   over the time between passes and never goes down;
@@ -88,6 +91,8 @@ pub struct SimState {
     /// The fault file's text as last read, so an unchanged file is not parsed again
     /// and a bad one is reported once.
     faults_text: Option<String>,
+    /// Power limits set below the board power, milliwatts, by GPU index.
+    caps_mw: BTreeMap<u32, u32>,
 }
 
 #[derive(Debug, Default)]
@@ -105,34 +110,10 @@ pub struct SimDevice<'a> {
     pub memory_mib: u64,
 }
 
-/// Board power of a model, watts (NVIDIA's datasheets; the SXM parts' maximum TDP).
-/// More specific names come first (`A100-PCIE` before `A100`, `A100` before `A10`).
+/// Board power of a model, watts: the core's table (`gpusched_core::power::board_w`,
+/// NVIDIA's datasheets; the SXM parts' maximum TDP), which the server's budget counts.
 pub fn board_power_w(name: &str) -> u32 {
-    const TABLE: [(&str, u32); 19] = [
-        ("B200", 1000),
-        ("H200", 700),
-        ("H100 PCIe", 350),
-        ("H100 NVL", 400),
-        ("H100", 700),
-        ("A100-PCIE-40GB", 250),
-        ("A100-PCIE", 300),
-        ("A100", 400),
-        ("A30", 165),
-        ("A40", 300),
-        ("A10", 150),
-        ("L40S", 350),
-        ("L40", 300),
-        ("L4", 72),
-        ("V100-PCIE", 250),
-        ("V100", 300),
-        ("P100", 250),
-        ("T4", 70),
-        ("RTX", 300),
-    ];
-    TABLE
-        .iter()
-        .find(|(pattern, _)| name.contains(pattern))
-        .map_or(300, |(_, w)| *w)
+    gpusched_core::power::board_w(name)
 }
 
 /// Boards before Ampere retire pages; Ampere and later remap rows instead.
@@ -153,6 +134,19 @@ fn jitter(salt: u32, index: u32, at_ms: u64) -> f64 {
 }
 
 impl SimState {
+    /// GPU `index`'s power limit, when one below the board power was set.
+    pub fn cap_mw(&self, index: u32) -> Option<u32> {
+        self.caps_mw.get(&index).copied()
+    }
+
+    /// Sets (or, with `None`, lifts) GPU `index`'s power limit.
+    pub fn set_cap_mw(&mut self, index: u32, cap: Option<u32>) {
+        match cap {
+            Some(mw) => self.caps_mw.insert(index, mw),
+            None => self.caps_mw.remove(&index),
+        };
+    }
+
     /// Reads the fault file again if it changed; a bad file keeps the faults in force.
     pub fn load_faults(&mut self, path: &Path) {
         let text = match std::fs::read_to_string(path) {
@@ -198,8 +192,9 @@ impl SimState {
             .iter()
             .map(|d| {
                 let fault = self.faults.get(&d.index).cloned().unwrap_or_default();
+                let cap_w = self.caps_mw.get(&d.index).map(|&mw| f64::from(mw) / 1000.0);
                 let sim = self.gpus.entry(d.index).or_default();
-                read_one(sim, &fault, salt, d, busy.contains(&d.index), at_ms)
+                read_one(sim, &fault, salt, d, busy.contains(&d.index), cap_w, at_ms)
             })
             .collect()
     }
@@ -211,6 +206,7 @@ fn read_one(
     salt: u32,
     d: &SimDevice<'_>,
     busy: bool,
+    cap_w: Option<f64>,
     at_ms: u64,
 ) -> GpuReading {
     let mut xids = Vec::new();
@@ -230,10 +226,15 @@ fn read_one(
     let j = jitter(salt, d.index, at_ms);
     let board = f64::from(board_power_w(d.name));
     let idle_w = if board >= 240.0 { 60.0 } else { board / 4.0 };
-    let power_w = if busy {
+    let uncapped_w = if busy {
         board * (0.85 + 0.1 * j)
     } else {
         idle_w * (0.95 + 0.1 * j)
+    };
+    // A capped GPU under load sits just under its limit (the clocks fall to hold it).
+    let power_w = match cap_w {
+        Some(cap) if busy => uncapped_w.min(cap * (0.97 + 0.03 * j)),
+        _ => uncapped_w,
     };
     let power_mw = (power_w * 1000.0).round() as u32;
     let target = if busy {
@@ -264,7 +265,7 @@ fn read_one(
         IDLE_MEM_MIB.min(d.memory_mib)
     };
     let mut reasons = if busy { 0 } else { throttle::GPU_IDLE };
-    if busy && power_w > board * 0.93 {
+    if busy && (power_w > board * 0.93 || cap_w.is_some_and(|c| power_w >= c * 0.97)) {
         reasons |= throttle::SW_POWER_CAP;
     }
     if temp_c >= 85 {
@@ -437,6 +438,61 @@ mod tests {
         assert_eq!(pass(6)[0].util_pct, Some(50));
         std::fs::remove_file(&path).unwrap();
         assert_eq!(pass(7)[0].util_pct, Some(0));
+    }
+
+    #[test]
+    fn a_power_limit_caps_draw_and_energy_and_is_checked_as_nvml_does() {
+        let lib = a100s(2);
+        assert_eq!(lib.power_limit_constraints(0), Ok((100_000, 400_000)));
+        assert_eq!(lib.power_limit(0), Ok(400_000));
+        let e = lib.set_power_limit(0, 50_000).unwrap_err();
+        assert!(e.to_string().contains("NVML_ERROR_INVALID_ARGUMENT"), "{e}");
+        assert!(matches!(
+            lib.set_power_limit(7, 250_000),
+            Err(crate::gpu::GpuError::InvalidIndex { index: 7, count: 2 })
+        ));
+        lib.set_power_limit(0, 250_000).unwrap();
+        assert_eq!(lib.power_limit(0), Ok(250_000));
+        assert_eq!(lib.power_limit(1), Ok(400_000));
+        let passes = run(&lib, 2, &[0, 1], 300);
+        for pass in &passes {
+            let (w0, w1) = (
+                pass[0].power_mw.unwrap() / 1000,
+                pass[1].power_mw.unwrap() / 1000,
+            );
+            assert!(
+                (242..=250).contains(&w0),
+                "capped GPU draws {w0} W at a 250 W cap"
+            );
+            assert!((340..=380).contains(&w1), "uncapped GPU draws {w1} W");
+            let reasons = pass[0].throttle_reasons.unwrap();
+            assert!(reasons & throttle::SW_POWER_CAP != 0, "{reasons:#x}");
+        }
+        let joules = |gpu: usize| {
+            (passes.last().unwrap()[gpu].energy_mj.unwrap() - passes[0][gpu].energy_mj.unwrap())
+                / 1000
+        };
+        // 300 s at ~246 W against ~360 W: the energy counter follows the cap.
+        assert!(joules(0).abs_diff(246 * 300) < 246 * 3, "{}", joules(0));
+        assert!(
+            joules(1) > joules(0) * 13 / 10,
+            "{} vs {}",
+            joules(1),
+            joules(0)
+        );
+        // The model of what the cap costs: 62.5 % of the power, 86.9 % of the speed.
+        let s = lib.speed(0).unwrap();
+        assert!((s - 0.8687).abs() < 1e-3, "{s}");
+        assert_eq!(lib.speed(1), Ok(1.0));
+        // An idle capped GPU draws its idle power; lifting the cap restores the board's.
+        let idle = lib.sample(&[0], &BTreeSet::new(), 2_000_000)[0]
+            .power_mw
+            .unwrap()
+            / 1000;
+        assert!((56..=64).contains(&idle), "{idle}");
+        lib.set_power_limit(0, 400_000).unwrap();
+        assert_eq!(lib.power_limit(0), Ok(400_000));
+        assert_eq!(lib.speed(0), Ok(1.0));
     }
 
     #[test]

@@ -126,6 +126,40 @@ pub trait GpuLibrary: Send + Sync {
         Vec::new()
     }
 
+    /// The power limits GPU `index` accepts, milliwatts, as (min, max)
+    /// (`nvmlDeviceGetPowerManagementLimitConstraints`); `NVML_ERROR_NOT_SUPPORTED`
+    /// where the GPU has no power management (the default).
+    fn power_limit_constraints(&self, index: u32) -> Result<(u32, u32), GpuError> {
+        Err(GpuError::mig(
+            "nvmlDeviceGetPowerManagementLimitConstraints",
+            index,
+            NOT_SUPPORTED,
+        ))
+    }
+
+    /// GPU `index`'s power limit now, milliwatts (`nvmlDeviceGetPowerManagementLimit`):
+    /// the most the GPU draws before it lowers its clocks.
+    fn power_limit(&self, index: u32) -> Result<u32, GpuError> {
+        Err(GpuError::mig(
+            "nvmlDeviceGetPowerManagementLimit",
+            index,
+            NOT_SUPPORTED,
+        ))
+    }
+
+    /// Sets GPU `index`'s power limit, milliwatts (`nvmlDeviceSetPowerManagementLimit`):
+    /// needs root (`NVML_ERROR_NO_PERMISSION`), a limit outside
+    /// [`GpuLibrary::power_limit_constraints`] is `NVML_ERROR_INVALID_ARGUMENT`, and the
+    /// limit lasts until the driver unloads (persistence mode keeps it loaded).
+    fn set_power_limit(&self, index: u32, limit_mw: u32) -> Result<(), GpuError> {
+        let _ = limit_mw;
+        Err(GpuError::mig(
+            "nvmlDeviceSetPowerManagementLimit",
+            index,
+            NOT_SUPPORTED,
+        ))
+    }
+
     /// Destroys the instance starting at `start`: its compute instances, then the GPU
     /// instance (`NVML_ERROR_NOT_FOUND` if there is none there).
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
@@ -138,11 +172,12 @@ pub trait GpuLibrary: Send + Sync {
     }
 }
 
-/// NVML's names for the errors MIG calls return.
+/// NVML's names for the errors MIG and power calls return.
 pub const NOT_SUPPORTED: &str = "NVML_ERROR_NOT_SUPPORTED";
 pub const INVALID_ARGUMENT: &str = "NVML_ERROR_INVALID_ARGUMENT";
 pub const INSUFFICIENT_RESOURCES: &str = "NVML_ERROR_INSUFFICIENT_RESOURCES";
 pub const NOT_FOUND: &str = "NVML_ERROR_NOT_FOUND";
+pub const NO_PERMISSION: &str = "NVML_ERROR_NO_PERMISSION";
 
 /// The library the node's GPUs came from, kept for MIG changes (none for declared GPUs).
 #[derive(Clone, Default)]

@@ -52,6 +52,13 @@ impl NvmlLibrary {
 }
 
 impl NvmlLibrary {
+    /// Device `index`'s handle (the power calls' first step).
+    fn handle(&self, index: u32) -> Result<nvml_wrapper::Device<'_>, GpuError> {
+        self.nvml
+            .device_by_index(index)
+            .map_err(|e| map_error("nvmlDeviceGetHandleByIndex_v2", e))
+    }
+
     fn mig_calls(&self, index: u32, call: &'static str) -> Result<&NvmlMig, GpuError> {
         self.mig
             .as_ref()
@@ -222,10 +229,46 @@ impl GpuLibrary for NvmlLibrary {
         self.sampler.sample(indices, at_ms)
     }
 
+    fn power_limit_constraints(&self, index: u32) -> Result<(u32, u32), GpuError> {
+        const CALL: &str = "nvmlDeviceGetPowerManagementLimitConstraints";
+        let c = self
+            .handle(index)?
+            .power_management_limit_constraints()
+            .map_err(|e| power_error(CALL, index, e))?;
+        Ok((c.min_limit, c.max_limit))
+    }
+
+    fn power_limit(&self, index: u32) -> Result<u32, GpuError> {
+        const CALL: &str = "nvmlDeviceGetPowerManagementLimit";
+        self.handle(index)?
+            .power_management_limit()
+            .map_err(|e| power_error(CALL, index, e))
+    }
+
+    fn set_power_limit(&self, index: u32, limit_mw: u32) -> Result<(), GpuError> {
+        const CALL: &str = "nvmlDeviceSetPowerManagementLimit";
+        // The wrapper takes the handle mutably for every setter.
+        let mut device = self.handle(index)?;
+        device
+            .set_power_management_limit(limit_mw)
+            .map_err(|e| power_error(CALL, index, e))
+    }
+
     fn destroy_mig_instance(&self, index: u32, start: u8) -> Result<(), GpuError> {
         self.mig_calls(index, "nvmlGpuInstanceDestroy")?
             .destroy(index, start)
     }
+}
+
+/// A power call's failure in NVML's terms (its code and usual meaning).
+fn power_error(call: &'static str, index: u32, e: NvmlError) -> GpuError {
+    let code = match e {
+        NvmlError::NotSupported => super::NOT_SUPPORTED,
+        NvmlError::InvalidArg => super::INVALID_ARGUMENT,
+        NvmlError::NoPermission => super::NO_PERMISSION,
+        other => return map_error(call, other),
+    };
+    GpuError::mig(call, index, code)
 }
 
 fn map_error(call: &'static str, e: NvmlError) -> GpuError {

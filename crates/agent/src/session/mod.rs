@@ -152,6 +152,8 @@ struct Shared {
     followers: Arc<Followers>,
     /// Job steps running here (`crate::steps`).
     steps: crate::steps::Steps,
+    /// The GPU power caps set on the server's word (`crate::power`).
+    power_caps: crate::power::PowerCaps,
 }
 
 /// Runs the agent until `shutdown` fires; then stops every job (SIGTERM to its process
@@ -308,6 +310,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         launched_gpus: Mutex::default(),
         followers,
         steps: Default::default(),
+        power_caps: Default::default(),
     });
     if let Some(listener) = metrics_listener {
         let running = {

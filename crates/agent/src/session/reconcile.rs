@@ -15,6 +15,10 @@ use crate::clock::now_ms;
 /// Makes the node run what the server wants: starts new attempts, stops cancelled or
 /// no longer wanted ones. Attempts seen before are never started again.
 pub(super) fn reconcile(sh: &Shared, d: &Desired, cancelled_unseen: &mut BTreeSet<AttemptRef>) {
+    crate::power::apply(
+        sh.cfg.control.0.clone(),
+        sh.power_caps.changes(&d.power_caps),
+    );
     // A queued attempt is wanted too: it may have started here the moment the one ahead
     // of it ended, before the server heard.
     let wanted: BTreeSet<AttemptRef> = d

@@ -16,6 +16,7 @@ pub mod history;
 pub mod hold;
 pub mod logs;
 pub mod nodes;
+pub mod power_sim;
 pub mod queue;
 pub mod queues;
 pub mod reservation;

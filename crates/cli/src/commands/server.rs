@@ -146,6 +146,32 @@ pub struct ServerArgs {
     /// with the checkpoint signal and grace, requeued without using a retry).
     #[arg(long, value_name = "RULE", value_enum, default_value_t = UnhealthyJobs::Finish)]
     pub unhealthy_jobs: UnhealthyJobs,
+    /// The cluster's power budget in watts (docs/power.md): no job starts that would
+    /// take what the online nodes' GPUs draw at their caps (busy GPUs at their power
+    /// cap, idle ones at their idle draw) over it; such jobs wait, their reason saying
+    /// so. Without it nothing is held back for power.
+    #[arg(long, value_name = "WATTS")]
+    pub power_budget: Option<u64>,
+    /// Each node's power budget in watts, counted the same way over its own GPUs: a
+    /// node's GPUs beyond it take no new work.
+    #[arg(long, value_name = "WATTS")]
+    pub node_power_budget: Option<u64>,
+    /// The power limit every GPU gets, in watts (at most its board power; the agents
+    /// set it through NVML, which needs root). Without it GPUs count their board power.
+    #[arg(long, value_name = "WATTS")]
+    pub gpu_power_cap: Option<u32>,
+    /// Consolidation: a node that ran nothing for this long (e.g. 10m) is taken down:
+    /// nothing is placed there, and --power-hook is called, until waiting work needs it.
+    #[arg(long, value_name = "DURATION")]
+    pub consolidate_after: Option<String>,
+    /// A command run as `CMD down NODE` when consolidation takes a node down and `CMD up
+    /// NODE` when work needs it back (through /bin/sh, one call at a time, never waited
+    /// for by the scheduler; failures are logged and counted in gpusched_power_hook_*).
+    #[arg(long, value_name = "CMD", requires = "consolidate_after")]
+    pub power_hook: Option<String>,
+    /// How long a power hook call may run before it is killed and counted as failed.
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
+    pub power_hook_timeout: String,
     /// Serve GET /metrics (Prometheus) to anyone who can reach --listen, without a
     /// token. Without it, scrapers need a token of the metrics role (`gpusched token
     /// create prometheus --role metrics`) or an admin's. Under --private-jobs the series
@@ -298,6 +324,7 @@ impl ServerArgs {
             submit_burst: self.submit_burst,
         };
         cfg.gpu_temp_limit_c = self.gpu_temp_limit;
+        cfg.power = self.power_config()?;
         cfg.unhealthy_jobs = match self.unhealthy_jobs {
             UnhealthyJobs::Finish => gpusched_server::config::UnhealthyJobs::Finish,
             UnhealthyJobs::Requeue => gpusched_server::config::UnhealthyJobs::Requeue,
@@ -370,6 +397,54 @@ pub enum UnhealthyJobs {
     Finish,
     /// They are preempted (checkpoint signal, grace) and requeued without using a retry.
     Requeue,
+}
+
+impl ServerArgs {
+    /// The power flags (docs/power.md), each checked with what to write instead.
+    fn power_config(&self) -> anyhow::Result<gpusched_server::power::PowerConfig> {
+        for (flag, v) in [
+            ("--power-budget", self.power_budget),
+            ("--node-power-budget", self.node_power_budget),
+            ("--gpu-power-cap", self.gpu_power_cap.map(u64::from)),
+        ] {
+            anyhow::ensure!(
+                v != Some(0),
+                "{flag} 0 would start nothing: give watts above 0, or leave the flag out"
+            );
+        }
+        let consolidate_after = match &self.consolidate_after {
+            None => None,
+            Some(d) => {
+                let secs =
+                    parse_duration(d).map_err(|e| anyhow::anyhow!("--consolidate-after: {e}"))?;
+                anyhow::ensure!(secs > 0, "--consolidate-after must be above 0 (e.g. 10m)");
+                Some(std::time::Duration::from_secs(secs))
+            }
+        };
+        let timeout = parse_duration(&self.power_hook_timeout)
+            .map_err(|e| anyhow::anyhow!("--power-hook-timeout: {e}"))?;
+        anyhow::ensure!(
+            timeout > 0,
+            "--power-hook-timeout must be above 0 (e.g. 2m)"
+        );
+        let hook = match &self.power_hook {
+            Some(cmd) if cmd.trim().is_empty() => {
+                anyhow::bail!("--power-hook is empty: give the command to run as CMD down|up NODE")
+            }
+            Some(cmd) => Some(gpusched_server::power::PowerHook::new(
+                cmd.clone(),
+                std::time::Duration::from_secs(timeout),
+            )),
+            None => None,
+        };
+        Ok(gpusched_server::power::PowerConfig {
+            budget_w: self.power_budget,
+            node_budget_w: self.node_power_budget,
+            gpu_cap_w: self.gpu_power_cap,
+            consolidate_after,
+            hook,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -327,6 +327,7 @@ pub fn run(args: Args) -> Result<()> {
                 powered_idle: args.power_down_idle,
                 estimates: estimates.clone(),
                 windows: windows.clone(),
+                power_budget: None,
             }
         })
         .collect();

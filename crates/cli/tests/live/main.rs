@@ -26,6 +26,7 @@ mod matrix;
 mod new_user;
 mod partitions;
 mod postgres;
+mod power;
 mod preempt;
 mod prometheus;
 mod protocol;

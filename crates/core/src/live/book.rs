@@ -179,6 +179,21 @@ impl NodeSlices {
             .map(|g| g.index)
     }
 
+    /// GPUs some job holds any way (whole, a share, a MIG instance): what the power
+    /// budget counts at the GPU's cap.
+    pub fn busy_gpus(&self) -> u32 {
+        self.gpus
+            .iter()
+            .filter(|g| {
+                self.whole.contains_key(&g.index)
+                    || !g.shares.is_empty()
+                    || g.mig
+                        .as_ref()
+                        .is_some_and(|m| m.slots.iter().any(|s| s.holder.is_some()))
+            })
+            .count() as u32
+    }
+
     /// GPUs whole jobs can ever use (not in MIG mode).
     pub fn whole_capacity(&self) -> u32 {
         self.gpus.iter().filter(|g| g.mig.is_none()).count() as u32

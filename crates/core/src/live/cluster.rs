@@ -177,6 +177,10 @@ pub struct LiveCluster {
     pub(super) min_runtime_ms: u64,
     /// Replicas of inference services, whole or slices (`serving.rs`).
     pub(super) serving: BTreeSet<u64>,
+    /// The power budgets, each node's GPU figures, the nodes down (`power.rs`).
+    pub(super) power: super::power::PowerSetup,
+    /// Jobs the last pass held back for the cluster power budget, with its figures.
+    pub(super) power_held: BTreeMap<u64, crate::power::OverBudget>,
 }
 
 /// What leaving the cluster did to the jobs queued behind the job that left.
@@ -231,6 +235,8 @@ impl LiveCluster {
             queue_rules: Vec::new(),
             min_runtime_ms: 0,
             serving: BTreeSet::new(),
+            power: Default::default(),
+            power_held: BTreeMap::new(),
         }
     }
 
@@ -725,7 +731,10 @@ impl LiveCluster {
         }
         // GPUs out of placement (unhealthy, or on a drained node) are held in the
         // whole-GPU scheduler for the pass, so its free counts are the book's.
-        let out = self.hold_out_of_service();
+        let mut out = self.hold_out_of_service();
+        if self.power_on() {
+            out.extend(self.hold_for_power());
+        }
         let (mut starts, holds) = self.serve_claims(now);
         // The serving tier first (`serving.rs`); none waiting, the pass is as it was.
         let (slices_first, whole_first) = self.serving_waits();
@@ -834,6 +843,16 @@ impl LiveCluster {
             self.over_user_caps_among(serving)
         };
         out_ids.extend(self.over_group_caps_among(serving));
+        if self.power.budget.cluster_w.is_some() {
+            let goes_first = |j: &SchedJob| self.goes_first(j.spec.id.0);
+            let first: BTreeSet<u64> = self
+                .jobs
+                .iter()
+                .filter(|j| goes_first(j))
+                .map(|j| j.spec.id.0)
+                .collect();
+            out_ids.extend(self.over_power_among(|j| first.contains(&j.spec.id.0)));
+        }
         let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) =
             self.jobs.take_all().into_iter().partition(|j| {
                 j.running || (self.goes_first(j.spec.id.0) && !out_ids.contains(&j.spec.id.0))
@@ -869,12 +888,19 @@ impl LiveCluster {
         // reservation's window is closed, their partition's nodes are all gone): under
         // a strict order they would block every job behind them.
         let nowhere = self.nowhere();
-        let out = if self.user_caps.is_empty() && self.groups.is_empty() && nowhere.is_empty() {
+        // Jobs the cluster power budget holds back sit it out too (`power.rs`).
+        let over_power = self.over_power_among(|_| true);
+        let out = if self.user_caps.is_empty()
+            && self.groups.is_empty()
+            && nowhere.is_empty()
+            && over_power.is_empty()
+        {
             self.scheduler.pass(&mut self.jobs, now)
         } else {
             let mut out_ids = self.over_user_caps();
             out_ids.extend(self.over_group_caps());
             out_ids.extend(nowhere);
+            out_ids.extend(over_power);
             let (mut kept, held): (Vec<SchedJob>, Vec<SchedJob>) = self
                 .jobs
                 .take_all()

@@ -27,6 +27,8 @@
 //!   stopped): protection and the work a preemption would lose.
 //! - [`serving`]: the serving tier: replicas of inference services are never victims,
 //!   and a waiting one may take a node from training jobs.
+//! - [`power`]: the power budget at the nodes' caps (jobs held back, GPUs over a
+//!   node's budget and nodes the power hook took down held out of placement).
 //! - [`round`]: one round decided whole: protection, the pass, follows, the policy's
 //!   victims, the serving tier, quota reclaim and priority tiers
 //!   ([`LiveCluster::round`]).
@@ -42,6 +44,7 @@ mod job_list;
 pub mod node;
 pub mod occupancy;
 pub mod place;
+pub mod power;
 pub mod preempt;
 pub mod reason;
 pub mod round;
@@ -61,6 +64,7 @@ pub use group::JobGroup;
 pub use node::{Link, LiveGpu, LiveNode, MigInstance, MigLayout, NodeTopology};
 pub use occupancy::{GpuOccupancy, GpuSlice, MigSlice, TaskShape, PER_NODE_WITHOUT_GPUS};
 pub use place::SliceJob;
+pub use power::{nodes_to_power_down, PowerSetup, PowerView};
 pub use reason::{After, Blocked, WaitContext, WaitReason};
 pub use round::{QueueRules, QuotaReclaim, Round, RoundInput, TierPreemption};
 pub use runs::RunFacts;
@@ -72,6 +76,8 @@ pub use windows::{keeping_out, next_boundary, outside, Window};
 mod gang_tests;
 #[cfg(test)]
 mod image_tests;
+#[cfg(test)]
+mod power_tests;
 #[cfg(test)]
 mod round_tests;
 #[cfg(test)]

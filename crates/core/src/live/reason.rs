@@ -59,6 +59,12 @@ pub enum WaitReason {
     QueueAtCap { held: u32, max: u32 },
     /// Its user's jobs in its queue hold `held` of `max_gpus_per_user`.
     UserAtCap { held: u64, cap: u32 },
+    /// Starting it would take what the nodes draw at their caps to `would_w`, over the
+    /// cluster's power budget of `budget_w` (`crate::power`).
+    PowerBudget { budget_w: u64, would_w: u64 },
+    /// Some node has `gpus` GPUs free, but on none of them does the per-node power
+    /// budget of `node_w` let that many more start.
+    NodePowerBudget { node_w: u64, gpus: u32 },
     /// It runs in a container image and no node's agent runs images.
     NoImageRuntime,
     /// No online node is one its node rules (partitions, constraint, node lists) admit:
@@ -278,6 +284,20 @@ impl LiveCluster {
                 .div_ceil(1000);
             if held + u64::from(job.gpus) > u64::from(cap) {
                 return WaitReason::UserAtCap { held, cap };
+            }
+        }
+        if let Some(over) = self.power_held(job.id) {
+            return WaitReason::PowerBudget {
+                budget_w: over.budget_w,
+                would_w: over.would_w,
+            };
+        }
+        if let Some(node_w) = self.power.budget.node_w {
+            if job.slice.is_none() && job.gang.is_none() && self.node_budget_keeps_out(job.gpus) {
+                return WaitReason::NodePowerBudget {
+                    node_w,
+                    gpus: job.gpus,
+                };
             }
         }
         if let Some(gang) = &job.gang {

@@ -69,6 +69,76 @@ pub fn levels(view: &View, out: &mut Sheet) {
     nodes(view, out);
     holders(view, out);
     services(view, out);
+    power(view, out);
+}
+
+/// The power budget at the nodes' caps, the jobs it holds back, and consolidation's idle
+/// and down nodes (docs/power.md). The budgets appear only when set.
+fn power(view: &View, out: &mut Sheet) {
+    let p = &view.power;
+    if !p.on {
+        return;
+    }
+    if let Some(w) = p.view.budget_w {
+        out.gauge(
+            "gpusched_power_budget_watts",
+            "The cluster's power budget (--power-budget), counted at the nodes' caps",
+        );
+        out.add(Vec::new(), w as f64);
+    }
+    if let Some(w) = p.view.node_budget_w {
+        out.gauge(
+            "gpusched_power_node_budget_watts",
+            "Each node's power budget (--node-power-budget), counted at its caps",
+        );
+        out.add(Vec::new(), w as f64);
+    }
+    let series: [(&'static str, &'static str, f64); 8] = [
+        (
+            "gpusched_power_drawn_at_caps_watts",
+            "What the online nodes' GPUs draw at most: busy GPUs at their power cap, idle ones at their idle draw",
+            p.view.drawn_w as f64,
+        ),
+        (
+            "gpusched_power_held_jobs",
+            "Waiting jobs the last pass held back because starting them would pass the power budget",
+            p.view.held_jobs as f64,
+        ),
+        (
+            "gpusched_power_idle_nodes",
+            "Online nodes running nothing now",
+            p.idle_nodes as f64,
+        ),
+        (
+            "gpusched_power_down_nodes",
+            "Nodes consolidation took down (--consolidate-after) and has not brought up",
+            p.down_nodes as f64,
+        ),
+        (
+            "gpusched_power_idle_node_seconds",
+            "Node-seconds online nodes ran nothing, since the server started: what powering them down could save",
+            p.idle_node_seconds,
+        ),
+        (
+            "gpusched_power_idle_energy_joules",
+            "What the GPUs of idle nodes that were up drew idle since the server started: the energy powering them down would save",
+            p.idle_joules,
+        ),
+        (
+            "gpusched_power_hook_calls",
+            "Power hook calls (--power-hook) since the server started",
+            p.hook_calls as f64,
+        ),
+        (
+            "gpusched_power_hook_failures",
+            "Power hook calls that failed or timed out since the server started",
+            p.hook_failures as f64,
+        ),
+    ];
+    for (name, help, v) in series {
+        out.gauge(name, help);
+        out.add(Vec::new(), v);
+    }
 }
 
 /// One number of a service's level.

@@ -123,6 +123,7 @@ fn world(private: bool) -> View {
         jobs,
         private,
         metrics: Metrics::default(),
+        power: Default::default(),
         services: vec![crate::metrics::ServiceLevel {
             name: "resnet".into(),
             version: 2,

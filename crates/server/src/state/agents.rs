@@ -171,6 +171,7 @@ impl State {
             epoch: 0,
             queued: Vec::new(),
             steps: Vec::new(),
+            power_caps: self.power_caps_of(&q.node),
         };
         let steps = self.nodes.get(&q.node).is_some_and(|n| n.steps);
         for id in ids {

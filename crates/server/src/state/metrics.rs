@@ -65,6 +65,7 @@ impl State {
             jobs,
             private: self.cfg.private_jobs,
             metrics: self.cfg.metrics.clone(),
+            power: self.power_level(),
         }
     }
 

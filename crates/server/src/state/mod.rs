@@ -26,6 +26,7 @@ mod liveness;
 mod log_target;
 mod metrics;
 mod node_list;
+mod power;
 mod preempt;
 mod privacy;
 mod queue_fit;
@@ -241,6 +242,8 @@ pub struct State {
     pub reservations: Tracked<String, gpusched_store::ReservationRecord>,
     /// Interactive allocations' idle GPUs: the watches, the time held idle (`idle.rs`).
     idle: idle::Idle,
+    /// Consolidation's idle times, the nodes down, the idle node-hours (`power.rs`).
+    power: power::PowerTrack,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -297,6 +300,7 @@ impl State {
             recalled_steps: BTreeMap::new(),
             reservations: Tracked::new(),
             idle: Default::default(),
+            power: Default::default(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -657,6 +661,7 @@ impl State {
         // autoscaler's windows): the replicas they start are placed in this round.
         self.reconcile_services();
         self.tend_reservations();
+        self.tend_power();
         if !self.sched_due {
             return;
         }

@@ -54,6 +54,8 @@ pub fn wait(why: &WaitReason, v: &JobView, policy: &str, now_s: f64) -> String {
         WaitReason::LargerThanQueue { max, gpus } => larger_than_queue(&v.queue, *max, *gpus),
         WaitReason::QueueAtCap { held, max } => queue_at_limit(&v.queue, *held, *max),
         WaitReason::UserAtCap { held, cap } => user_at_cap(&v.user, &v.queue, *held, *cap),
+        WaitReason::PowerBudget { budget_w, would_w } => power_budget(*budget_w, *would_w),
+        WaitReason::NodePowerBudget { node_w, gpus } => node_power_budget(*node_w, *gpus),
         WaitReason::NoImageRuntime => no_image_runtime(v.image.as_deref().unwrap_or("")),
         WaitReason::NoEligibleNode { refusals, more } => no_eligible_node(v, refusals, *more),
         WaitReason::ReservationGone { name } => format!(
@@ -182,6 +184,37 @@ pub fn user_at_cap(user: &str, queue: &str, held: u64, cap: u32) -> String {
         "{user}'s jobs hold {held} of the {} one user may hold in queue `{queue}` \
          (max_gpus_per_user)",
         count(cap, "GPU")
+    )
+}
+
+/// Watts as people read a budget: `850 W`, `12 kW`, `12.6 kW`.
+pub fn watts_text(w: u64) -> String {
+    if w < 1000 {
+        format!("{w} W")
+    } else if w.is_multiple_of(1000) {
+        format!("{} kW", w / 1000)
+    } else {
+        format!("{:.1} kW", w as f64 / 1000.0)
+    }
+}
+
+/// A job the cluster's power budget holds back (`gpusched serve --power-budget`).
+pub fn power_budget(budget_w: u64, would_w: u64) -> String {
+    format!(
+        "power budget {}: starting this job would draw {} at the nodes' caps; it starts once \
+         running jobs end and free the power",
+        watts_text(budget_w),
+        watts_text(would_w)
+    )
+}
+
+/// A job every node's power budget keeps out (`gpusched serve --node-power-budget`).
+pub fn node_power_budget(node_w: u64, gpus: u32) -> String {
+    format!(
+        "node power budget {}: no node with {} free may start that many more under it; it \
+         starts once jobs end on one",
+        watts_text(node_w),
+        count(gpus, "GPU")
     )
 }
 
@@ -648,6 +681,32 @@ mod tests {
         assert_eq!(
             wait(&WaitReason::UserAtCap { held: 2, cap: 2 }, &v, "fifo", 0.0),
             user_at_cap("ann", "batch", 2, 2)
+        );
+        assert_eq!(
+            wait(
+                &WaitReason::PowerBudget {
+                    budget_w: 12_000,
+                    would_w: 12_600
+                },
+                &v,
+                "fifo",
+                0.0
+            ),
+            "power budget 12 kW: starting this job would draw 12.6 kW at the nodes' caps; it \
+             starts once running jobs end and free the power"
+        );
+        assert_eq!(
+            wait(
+                &WaitReason::NodePowerBudget {
+                    node_w: 850,
+                    gpus: 2
+                },
+                &v,
+                "fifo",
+                0.0
+            ),
+            "node power budget 850 W: no node with 2 GPUs free may start that many more under \
+             it; it starts once jobs end on one"
         );
         assert_eq!(
             wait(&WaitReason::Behind { ahead: 2 }, &v, "sjf", 0.0),

@@ -298,6 +298,7 @@ pub(super) fn desired(gen: u64, orders: &[Order], ports: &BTreeMap<u64, u16>) ->
         epoch: 0,
         queued: vec![],
         steps: vec![],
+        power_caps: BTreeMap::new(),
     };
     let first = |job| AttemptRef { job, attempt: 1 };
     let queued = |job, after, script| QueuedLaunch {

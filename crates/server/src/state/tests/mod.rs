@@ -29,6 +29,7 @@ mod interactive;
 mod learn;
 mod liveness;
 mod partitions;
+mod power;
 mod reservations;
 mod scenarios;
 mod services;
@@ -112,6 +113,9 @@ pub(super) enum Step {
     Wait(u64),
     /// The heartbeat tick: silent nodes expire.
     Tick,
+    /// The power levels `/metrics` shows (`power.rs`): idle and down nodes, idle
+    /// node-seconds, what is drawn at the caps, jobs held back.
+    Power,
     /// The heartbeat tick of a round that began this many seconds after the previous
     /// one ended: the state task itself was stalled.
     TickAfterStall(u64),
@@ -931,6 +935,13 @@ impl Harness {
                             });
                             write!(s, "; queued {}", list(q)).unwrap();
                         }
+                        if !d.power_caps.is_empty() {
+                            let caps = d
+                                .power_caps
+                                .iter()
+                                .map(|(g, mw)| format!("{g}:{} W", mw / 1000));
+                            write!(s, "; power caps {}", list(caps)).unwrap();
+                        }
                         if !d.reserve_ports.is_empty() {
                             let r = d
                                 .reserve_ports
@@ -1082,6 +1093,20 @@ impl Harness {
                 self.now = self.now.after(Duration::from_secs(s));
                 self.st.begin_round(self.now);
                 self.line(format!("{s}s pass"));
+            }
+            Step::Power => {
+                let p = self.st.power_level();
+                self.line(format!(
+                    "power: {} W drawn at caps, {} held; idle nodes {}, down {}; idle node-s {}, \
+                     down node-s {}, idle J {}",
+                    p.view.drawn_w,
+                    p.view.held_jobs,
+                    p.idle_nodes,
+                    p.down_nodes,
+                    p.idle_node_seconds,
+                    p.down_node_seconds,
+                    p.idle_joules
+                ));
             }
             Step::Tick => {
                 self.st.expire_nodes(Duration::ZERO);
