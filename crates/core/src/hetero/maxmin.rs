@@ -160,13 +160,13 @@ fn solve(
         let one: Vec<(microlp::Variable, f64)> = (0..n).map(|k| (x[j][k], 1.0)).collect();
         p.add_constraint(one.as_slice(), ComparisonOp::Le, 1.0);
     }
-    for k in 0..n {
+    for (k, &cap) in types.gpus.iter().enumerate() {
         let col: Vec<(microlp::Variable, f64)> = jobs
             .iter()
-            .enumerate()
-            .map(|(j, job)| (x[j][k], job.gpus as f64))
+            .zip(&x)
+            .map(|(job, row)| (row[k], job.gpus as f64))
             .collect();
-        p.add_constraint(col.as_slice(), ComparisonOp::Le, types.gpus[k] as f64);
+        p.add_constraint(col.as_slice(), ComparisonOp::Le, cap as f64);
     }
     let s = p.solve().ok()?;
     let alloc = x
