@@ -752,6 +752,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 max_id,
                 ended,
                 learnt,
+                fair_usage,
                 services,
                 steps,
                 reservations,
@@ -760,6 +761,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
+                state.restore_fair_usage(fair_usage.as_deref());
                 state.restore_services(services);
                 // The same process: the steps' streams are still open.
                 state.restore_steps(steps, false);
@@ -788,6 +790,8 @@ pub struct Loaded {
     pub ended: Vec<(String, gpusched_wire::JobState, u64)>,
     /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
     pub learnt: (Option<String>, Option<String>),
+    /// The `meta` value of `state/accounts.rs`: the fair-share usage.
+    pub fair_usage: Option<String>,
     pub services: Vec<gpusched_store::ServiceRecord>,
     /// The steps of the live jobs.
     pub steps: Vec<gpusched_store::StoredStep>,
@@ -809,8 +813,12 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
         store.meta(crate::state::learn::ATTAINED_KEY).await?,
     );
+    let fair_usage = store
+        .meta(crate::state::accounts::FAIR_USAGE_KEY)
+        .await?;
     Ok(Loaded {
         learnt,
+        fair_usage,
         services,
         steps,
         reservations,

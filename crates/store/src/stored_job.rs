@@ -98,6 +98,9 @@ pub struct StoredJob {
     pub placement: Option<crate::StoredPlacement>,
     /// An interactive allocation (`gpusched alloc`): steps run in it.
     pub interactive: bool,
+    // Schema 15: accounts.
+    /// The account it is charged to (docs/accounts.md); None: the root.
+    pub account: Option<String>,
 }
 
 /// What an attempt used (the store's own copy of `wire::contain::Usage`).
@@ -364,6 +367,7 @@ pub(crate) mod tests {
             }),
             placement: Some(crate::record::tests::placement()),
             interactive: true,
+            account: Some("physics".into()),
         }
     }
 }

@@ -98,6 +98,8 @@ pub struct JobFile {
     pub exclude: Option<String>,
     /// The advance reservation to run in (`--reservation`).
     pub reservation: Option<String>,
+    /// The account to charge (`--account`).
+    pub account: Option<String>,
 }
 
 /// A comma-separated list (`gpu,debug`) as its items, trimmed, empty ones dropped.
@@ -215,6 +217,7 @@ impl JobFile {
             nodelist: comma_list(self.nodelist.as_deref()),
             exclude: comma_list(self.exclude.as_deref()),
             reservation: self.reservation.clone(),
+            account: self.account.clone(),
             interactive: false,
         })
     }

@@ -5,6 +5,7 @@
 //! Unknown fields are refused everywhere a client writes (`deny_unknown_fields`), so a
 //! misspelt option is an error instead of a silently ignored wish.
 
+pub mod account;
 pub mod agent;
 pub mod array;
 pub mod auth;
@@ -35,6 +36,7 @@ pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, QueuedLaunch, Register,
     Registered, Report, ReportAck, RunEvent, RunEventKind,
 };
+pub use account::{AccountList, AccountUserView, AccountView};
 pub use array::{ArrayCounts, ArrayError, ArraySpec, ArrayTask, JobRef};
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use duration::{parse_duration, parse_duration_us};

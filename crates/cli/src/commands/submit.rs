@@ -120,6 +120,10 @@ pub struct Args {
     /// Run inside this advance reservation, in its window (`gpusched reservation ls`).
     #[arg(long, value_name = "NAME")]
     pub reservation: Option<String>,
+    /// Charge this account (docs/accounts.md; `gpusched accounts` lists them); default:
+    /// your default account.
+    #[arg(long, short = 'A')]
+    pub account: Option<String>,
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
@@ -228,6 +232,7 @@ fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
     over(&mut file.nodelist, &args.nodelist);
     over(&mut file.exclude, &args.exclude);
     over(&mut file.reservation, &args.reservation);
+    over(&mut file.account, &args.account);
     file.split |= args.split;
     file.mixed_models |= args.mixed_models;
     for kv in &args.env {

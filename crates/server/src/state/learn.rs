@@ -306,6 +306,7 @@ impl State {
             ));
             l.attained_dirty = false;
         }
+        out.extend(self.take_fair_usage_write());
         out
     }
 }

@@ -12,7 +12,7 @@
 use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 7;
+pub const LATEST: i64 = 8;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -162,6 +162,12 @@ pub fn migrations() -> Vec<Migration> {
             version: 7,
             name: crate::sql::migrate::STEPS_NAME,
             steps: crate::sql::migrate::steps_steps(),
+        },
+        // SQLite's schema 15: the same statement.
+        Migration {
+            version: 8,
+            name: crate::sql::migrate::ACCOUNTS_NAME,
+            steps: crate::sql::migrate::accounts_steps(),
         },
     ]
 }

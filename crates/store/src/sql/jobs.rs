@@ -164,6 +164,14 @@ pub const ADD_PLACEMENT_COLUMNS_PG: &[&str] = &[
 /// The columns schema 13 added, in the order of [`ADD_PLACEMENT_COLUMNS`].
 pub(crate) const PLACEMENT_COLUMNS: &[&str] = &["placement", "interactive"];
 
+/// Schema 15 (issue 36): the account a job is charged to (docs/accounts.md), NULL for
+/// the root and for every row from before it. A column of its own: `usage --by account`
+/// groups by it in SQL. TEXT, the same statement on both backends (PostgreSQL's 8).
+pub const ADD_ACCOUNT_COLUMNS: &[&str] = &["ALTER TABLE jobs ADD COLUMN account TEXT"];
+
+/// The columns schema 15 added, in the order of [`ADD_ACCOUNT_COLUMNS`].
+pub(crate) const ACCOUNT_COLUMNS: &[&str] = &["account"];
+
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
     "after_any",
@@ -244,7 +252,8 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + FOLLOW_COLUMNS.len()
     + CONTAIN_COLUMNS.len()
     + SERVICE_COLUMNS.len()
-    + PLACEMENT_COLUMNS.len();
+    + PLACEMENT_COLUMNS.len()
+    + ACCOUNT_COLUMNS.len();
 
 pub(crate) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -256,6 +265,7 @@ pub(crate) fn all_columns() -> Vec<&'static str> {
         .chain(CONTAIN_COLUMNS)
         .chain(SERVICE_COLUMNS)
         .chain(PLACEMENT_COLUMNS)
+        .chain(ACCOUNT_COLUMNS)
         .copied()
         .collect()
 }
@@ -513,5 +523,6 @@ pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
         service: opt_json_col(r, id, "service")?,
         placement: opt_json_col(r, id, "placement")?,
         interactive: get_bool(r, "interactive")?,
+        account: r.try_get("account")?,
     })
 }

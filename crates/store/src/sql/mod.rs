@@ -745,6 +745,7 @@ pub(crate) mod tests {
             service: None,
             placement: None,
             interactive: false,
+            account: None,
         }
     }
 
@@ -871,6 +872,7 @@ pub(crate) mod tests {
             old.service = None;
             old.placement = None;
             old.interactive = false;
+            old.account = None;
             let before = match db.dialect {
                 Dialect::Sqlite => 10,
                 Dialect::Postgres => 3,
@@ -879,7 +881,8 @@ pub(crate) mod tests {
             let n = jobs::COLUMN_COUNT
                 - jobs::CONTAIN_COLUMNS.len()
                 - jobs::SERVICE_COLUMNS.len()
-                - jobs::PLACEMENT_COLUMNS.len();
+                - jobs::PLACEMENT_COLUMNS.len()
+                - jobs::ACCOUNT_COLUMNS.len();
             a_store_at(db, before, n, &old).await;
             let mut s = db.open().await;
             assert_eq!(
@@ -900,6 +903,7 @@ pub(crate) mod tests {
             old.service = None;
             old.placement = None;
             old.interactive = false;
+            old.account = None;
             let before = match db.dialect {
                 Dialect::Sqlite => 11,
                 Dialect::Postgres => 4,
@@ -908,7 +912,10 @@ pub(crate) mod tests {
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::SERVICE_COLUMNS.len() - jobs::PLACEMENT_COLUMNS.len(),
+                jobs::COLUMN_COUNT
+                    - jobs::SERVICE_COLUMNS.len()
+                    - jobs::PLACEMENT_COLUMNS.len()
+                    - jobs::ACCOUNT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -942,16 +949,17 @@ pub(crate) mod tests {
             let mut old = crate::stored_job::tests::full_stored();
             old.placement = None;
             old.interactive = false;
+            old.account = None;
             let before = match db.dialect {
                 Dialect::Sqlite => 12,
                 Dialect::Postgres => 5,
             };
-            // Job steps (SQLite's 14, PostgreSQL's 7) came after.
-            assert_eq!(before, migrate::latest(db.dialect) - 2);
+            // Job steps (SQLite's 14, PostgreSQL's 7) and accounts came after.
+            assert_eq!(before, migrate::latest(db.dialect) - 3);
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len(),
+                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len() - jobs::ACCOUNT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -1001,6 +1009,50 @@ pub(crate) mod tests {
         }
     }
 
+    /// A store of the schema before accounts (SQLite's 14, PostgreSQL's 7) with a job in
+    /// it upgrades in place: the job reads back charged to no account (NULL); a job
+    /// charged to one, and the fair tree's decayed usage (a `meta` value written with a
+    /// round), are written and read back at once, also after a reopen.
+    #[tokio::test]
+    async fn a_store_from_before_accounts_upgrades_and_keeps_accounts_and_usage() {
+        for db in &test_dbs("a_store_from_before_accounts_upgrades").await {
+            let mut old = crate::stored_job::tests::full_stored();
+            old.account = None;
+            let before = migrate::latest(db.dialect) - 1;
+            assert_eq!(
+                before,
+                match db.dialect {
+                    Dialect::Sqlite => 14,
+                    Dialect::Postgres => 7,
+                }
+            );
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::ACCOUNT_COLUMNS.len(),
+                &old,
+            )
+            .await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            let charged = crate::stored_job::tests::full_stored();
+            assert_eq!(charged.account.as_deref(), Some("physics"));
+            let usage = r#"{"at_s":1000.5,"usage":[{"account":"physics","user":"ann","gpu_seconds":7200.0}]}"#;
+            let mut w = RoundWrites::default();
+            w.job(charged.clone());
+            w.meta("fair_usage", usage.to_string()).unwrap();
+            s.write_round(w).await.unwrap();
+            s.close().await.unwrap();
+            let mut s = db.open().await;
+            assert_eq!(s.load_jobs().await.unwrap(), [charged]);
+            assert_eq!(s.meta("fair_usage").await.unwrap().as_deref(), Some(usage));
+        }
+    }
+
     /// A store of the schema before job steps (SQLite's 13, PostgreSQL's 6) upgrades
     /// with none; steps are written by rounds (replaced in place), the live jobs' ones
     /// load at start, an ended job's on request, a row naming another step is refused
@@ -1009,8 +1061,16 @@ pub(crate) mod tests {
     async fn job_steps_are_stored_with_their_job_and_purged_with_it() {
         for db in &test_dbs("job_steps_are_stored_with_their_job").await {
             let mut live = crate::stored_job::tests::full_stored();
-            let before = migrate::latest(db.dialect) - 1;
-            a_store_at(db, before, jobs::COLUMN_COUNT, &live).await;
+            live.account = None;
+            // Accounts (SQLite's 15, PostgreSQL's 8) came after.
+            let before = migrate::latest(db.dialect) - 2;
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::ACCOUNT_COLUMNS.len(),
+                &live,
+            )
+            .await;
             let mut s = db.open().await;
             assert_eq!(
                 s.schema_version().await.unwrap(),

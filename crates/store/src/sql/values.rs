@@ -177,5 +177,7 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
         // Schema 13: placement rules (JSON: never looked up in SQL), interactive.
         opt_json(id, j.placement.as_ref())?,
         Val::Int(i64::from(j.interactive)),
+        // Schema 15: the account (looked up in SQL by `usage --by account`).
+        Val::opt_text(j.account.as_deref()),
     ])
 }

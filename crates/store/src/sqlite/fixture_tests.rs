@@ -94,6 +94,8 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
         );
         // Schema 12's column: no service's replica.
         assert_eq!(v.service, None, "job {}", v.id);
+        // Schema 15's column: no account.
+        assert_eq!(v.account, None, "job {}", v.id);
         // Schema 13's columns: no placement rule (NULL), not interactive.
         assert_eq!(
             (&v.placement, v.interactive),
@@ -245,7 +247,7 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             .fetch_all(&mut s.conn)
             .await
             .unwrap();
-    // Schema 1 predates the history; the upgrades to 2..=14 are recorded once each.
+    // Schema 1 predates the history; the upgrades to 2..=15 are recorded once each.
     assert_eq!(
         history,
         [
@@ -261,7 +263,8 @@ async fn an_upgraded_fixture_opens_again_as_it_is() {
             (11, RELEASE.to_string()),
             (12, RELEASE.to_string()),
             (13, RELEASE.to_string()),
-            (14, RELEASE.to_string())
+            (14, RELEASE.to_string()),
+            (15, RELEASE.to_string())
         ]
     );
     assert_eq!(

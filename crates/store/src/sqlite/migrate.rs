@@ -14,7 +14,7 @@ use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 14;
+pub const LATEST: i64 = 15;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -112,6 +112,11 @@ pub fn migrations() -> Vec<Migration> {
             version: 14,
             name: crate::sql::migrate::STEPS_NAME,
             steps: crate::sql::migrate::steps_steps(),
+        },
+        Migration {
+            version: 15,
+            name: crate::sql::migrate::ACCOUNTS_NAME,
+            steps: crate::sql::migrate::accounts_steps(),
         },
     ]
 }

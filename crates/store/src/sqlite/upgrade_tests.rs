@@ -181,6 +181,8 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
     // Schema 13: no job of an older release had placement rules or was interactive.
     (13, "placement", "placement IS NULL"),
     (13, "interactive", "interactive = 0"),
+    // Schema 15: no job of an older release was charged to an account.
+    (15, "account", "account IS NULL"),
 ];
 
 /// Each table a later schema added, the schema that added it and its columns: an older
@@ -699,6 +701,10 @@ fn jobs_are_what_the_script_made(f: &Fixture, rows: &[StoredJob]) {
     // No fixture holds a service's replica (the script makes no service).
     for r in rows {
         assert_eq!(r.service, None, "{}: {}", f.dir, r.name);
+    }
+    // No release before schema 15 charged an account.
+    for r in rows {
+        assert_eq!(r.account, None, "{}: {}", f.dir, r.name);
     }
     // No release before schema 13 had placement rules or interactive jobs.
     for r in rows {

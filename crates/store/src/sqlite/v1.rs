@@ -211,6 +211,7 @@ impl V1Job {
             // Schema 1 had no placement rules and no interactive jobs.
             placement: None,
             interactive: false,
+            account: None,
         })
     }
 }

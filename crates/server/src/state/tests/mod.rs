@@ -1652,6 +1652,8 @@ impl Harness {
                     meta(super::learn::ATTAINED_KEY),
                 );
                 self.st.restore_learnt(p, a);
+                self.st
+                    .restore_fair_usage(meta(super::accounts::FAIR_USAGE_KEY));
                 self.line("server restarts");
                 // Only live jobs are loaded: ended ones stay in the store.
                 let jobs: Vec<String> = self.st.jobs.values().map(|j| job_line(j)).collect();
