@@ -98,8 +98,8 @@ impl Accounts {
         fairshare: FairshareDef,
         origin: &str,
     ) -> Result<Accounts, String> {
-        let half_life_s = gpusched_wire::duration::parse_duration(&fairshare.half_life)
-            .map_err(|e| {
+        let half_life_s =
+            gpusched_wire::duration::parse_duration(&fairshare.half_life).map_err(|e| {
                 format!(
                     "{origin}: [fairshare]: half_life = {:?}: {e}",
                     fairshare.half_life
@@ -285,7 +285,10 @@ impl Accounts {
         while let Some(name) = at {
             let Some(a) = self.defs.get(&name) else { break };
             if !a.coordinators.is_empty() {
-                return format!("its coordinator ({}) or an admin", a.coordinators.join(", "));
+                return format!(
+                    "its coordinator ({}) or an admin",
+                    a.coordinators.join(", ")
+                );
             }
             at = a.parent.clone();
         }
@@ -354,7 +357,10 @@ default_account = \"chem\"
             Queues::parse(&format!("[queues.default]\n{extra}"), "q.toml").unwrap_err()
         };
         let e = err("[accounts.a]\nparent = \"nope\"\n");
-        assert!(e.contains("account `a`: parent = \"nope\" is no account"), "{e}");
+        assert!(
+            e.contains("account `a`: parent = \"nope\" is no account"),
+            "{e}"
+        );
         let e = err("[accounts.a]\nparent = \"b\"\n[accounts.b]\nparent = \"a\"\n");
         assert!(e.contains("lead back to itself"), "{e}");
         let e = err("[accounts.a]\nshares = 0\n");

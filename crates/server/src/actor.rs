@@ -67,6 +67,7 @@ pub enum Cmd {
     ListTokens(Reply<TokenList>),
     Usage(UsageQuery, Who, Reply<UsageReport>),
     Queues(Reply<QueueList>),
+    Accounts(Who, Reply<gpusched_wire::AccountList>),
     /// A new queue configuration (SIGHUP).
     Reload(crate::queues::Queues, Reply<()>),
     RevokeToken(u64, Who, Reply<TokenView>),
@@ -483,6 +484,10 @@ fn handle(
             let v = Ok(state.queue_list());
             answer(out, r, v)
         }
+        Cmd::Accounts(who, r) => {
+            let v = Ok(state.accounts_view(&who));
+            answer(out, r, v)
+        }
         Cmd::CreateService(spec, who, groups, r) => {
             let v = state.create_service(spec, &who, &groups);
             answer(out, r, v)
@@ -657,6 +662,7 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::ListTokens(r) => answer(out, r, Err(f)),
         Cmd::Usage(.., r) => answer(out, r, Err(f)),
         Cmd::Queues(r) => answer(out, r, Err(f)),
+        Cmd::Accounts(_, r) => answer(out, r, Err(f)),
         Cmd::Reload(.., r) => answer(out, r, Err(f)),
         Cmd::RevokeToken(.., r) => answer(out, r, Err(f)),
         Cmd::Wait(.., r) => answer(out, r, Err(f)),
@@ -813,9 +819,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
         store.meta(crate::state::learn::ATTAINED_KEY).await?,
     );
-    let fair_usage = store
-        .meta(crate::state::accounts::FAIR_USAGE_KEY)
-        .await?;
+    let fair_usage = store.meta(crate::state::accounts::FAIR_USAGE_KEY).await?;
     Ok(Loaded {
         learnt,
         fair_usage,

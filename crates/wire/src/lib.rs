@@ -32,11 +32,11 @@ pub mod text;
 pub mod usage;
 pub mod workflow;
 
+pub use account::{AccountList, AccountUserView, AccountView};
 pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, QueuedLaunch, Register,
     Registered, Report, ReportAck, RunEvent, RunEventKind,
 };
-pub use account::{AccountList, AccountUserView, AccountView};
 pub use array::{ArrayCounts, ArrayError, ArraySpec, ArrayTask, JobRef};
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};
 pub use duration::{parse_duration, parse_duration_us};

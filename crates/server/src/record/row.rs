@@ -509,6 +509,7 @@ mod tests {
                     }),
                 })),
                 queue: "research".into(),
+                account: Some("physics".into()),
                 cpu_milli: 2500,
                 mem_mib: 16384,
                 resources: [("fpga".to_string(), 2)].into(),

@@ -145,7 +145,9 @@ impl State {
                 let usage = self.from_names(s.usage, s.at_s, &accounts);
                 self.cluster.set_fair_usage(usage);
             }
-            Err(e) => tracing::warn!("the stored fair-share usage is unreadable ({e}); starting over"),
+            Err(e) => {
+                tracing::warn!("the stored fair-share usage is unreadable ({e}); starting over")
+            }
         }
     }
 
@@ -172,8 +174,10 @@ impl State {
         Some((FAIR_USAGE_KEY, serde_json::to_string(&stored).ok()?))
     }
 
-    /// The tree and every standing (`GET /api/accounts`).
-    pub fn accounts_view(&self) -> AccountList {
+    /// The tree and every standing (`GET /api/accounts`); under `--private-jobs` a
+    /// non-admin's rows only (accounts' sums stay: they name no one).
+    pub fn accounts_view(&self, who: &super::Who) -> AccountList {
+        let hide = self.cfg.private_jobs && !who.admin;
         let accounts = &self.queues.accounts;
         let s = self.cluster.fair_standings();
         let names = self.cluster.user_names();
@@ -198,7 +202,14 @@ impl State {
                         shares: tree.user_shares(*assoc),
                         user,
                         norm_shares: u.norm_shares,
-                        usage_gpu_hours: hours(self.cluster.fair_usage().gpu_seconds.get(assoc).copied().unwrap_or(0.0)),
+                        usage_gpu_hours: hours(
+                            self.cluster
+                                .fair_usage()
+                                .gpu_seconds
+                                .get(assoc)
+                                .copied()
+                                .unwrap_or(0.0),
+                        ),
                         norm_usage: u.norm_usage,
                         level_fs: finite(u.level_fs),
                         rank: u.rank,
@@ -206,6 +217,7 @@ impl State {
                     }
                 })
                 .collect();
+            users.retain(|u| !hide || u.user == who.user);
             users.sort_by(|a, b| b.rank.cmp(&a.rank).then(a.user.cmp(&b.user)));
             out.push(AccountView {
                 parent: (id != AccountId::ROOT).then(|| {
