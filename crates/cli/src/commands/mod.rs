@@ -17,6 +17,7 @@ pub mod hold;
 pub mod logs;
 pub mod nodes;
 pub mod queue;
+pub mod accounts;
 pub mod queues;
 pub mod reservation;
 pub mod reservation_show;
