@@ -621,6 +621,7 @@ impl Scheduler {
 
     /// Gives the GPUs of a job that ended (or was cancelled or lost) back.
     pub fn finish(&mut self, job: &mut SchedJob) {
+        self.charge_leaving(job);
         if let (false, Some(q)) = (job.running, &mut self.queue) {
             // A waiting job leaves the queue.
             q.remove(job);

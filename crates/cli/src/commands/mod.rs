@@ -1,3 +1,4 @@
+pub mod accounts;
 pub mod admin;
 pub mod after;
 pub mod agent;
@@ -17,7 +18,6 @@ pub mod hold;
 pub mod logs;
 pub mod nodes;
 pub mod queue;
-pub mod accounts;
 pub mod queues;
 pub mod reservation;
 pub mod reservation_show;

@@ -44,6 +44,12 @@ impl LiveCluster {
         self.scheduler.policy_mut().fair_tree = cfg;
     }
 
+    /// Charges the running jobs up to `now` (the usage's views and store read it between
+    /// passes).
+    pub fn advance_fair_usage(&mut self, now: crate::Seconds) {
+        self.scheduler.advance_fair_usage(&self.jobs, now);
+    }
+
     /// Each association's decayed usage as of the last pass.
     pub fn fair_usage(&self) -> &Usage {
         self.scheduler.fair_usage()

@@ -542,6 +542,8 @@ impl LiveCluster {
                 });
             self.release_whole(i);
             let mut job = self.jobs.remove(i);
+            // Charged up to now under `fairtree` (nothing else reads it: the job is gone).
+            job.account(now);
             self.scheduler.finish(&mut job);
             self.predicted.remove(&id);
             self.groups.remove(&id);

@@ -24,15 +24,31 @@ pub fn assoc_of(job: &SchedJob) -> Assoc {
 }
 
 impl Scheduler {
-    /// Charges the running jobs' GPUs since the last pass and decays the rest (every
-    /// pass is a point of the usage history).
-    pub(super) fn advance_fair_usage(&mut self, jobs: &[SchedJob], now: Seconds) {
+    /// Charges the running jobs' GPUs since the last point of the usage history and
+    /// decays the rest: every pass is one, and the live server makes one before it
+    /// shows or stores the usage (no pass may have run for a while).
+    pub fn advance_fair_usage(&mut self, jobs: &[SchedJob], now: Seconds) {
         let half = self.policy.fair_tree.half_life;
         let running = jobs
             .iter()
             .filter(|j| j.running)
             .map(|j| (assoc_of(j), j.spec.gpus));
         self.fair_usage.advance(half, running, now);
+    }
+
+    /// A running job leaves (it ended, or goes back to the queue): its GPUs are charged
+    /// up to its last accounting, which the caller brought to the time it left.
+    pub(super) fn charge_leaving(&mut self, job: &SchedJob) {
+        if self.policy.kind != crate::policy::PolicyKind::FairTree || !job.running {
+            return;
+        }
+        if let Some(at) = self.fair_usage.at {
+            let dt = job.last_update - at;
+            if dt > 0.0 {
+                self.fair_usage
+                    .charge(assoc_of(job), job.spec.gpus as f64 * dt);
+            }
+        }
     }
 
     pub(super) fn fair_tree(

@@ -162,10 +162,11 @@ impl State {
             .fair_writes
             .last_ms
             .is_none_or(|t| now.saturating_sub(t) >= WRITE_EVERY_MS);
-        let usage = self.cluster.fair_usage();
-        if !due || usage.at.is_none() {
+        if !due {
             return None;
         }
+        self.cluster.advance_fair_usage(self.now.secs());
+        let usage = self.cluster.fair_usage();
         let stored = Stored {
             at_s: usage.at,
             usage: to_names(usage, &self.queues.accounts, &self.cluster.user_names()),
@@ -176,7 +177,10 @@ impl State {
 
     /// The tree and every standing (`GET /api/accounts`); under `--private-jobs` a
     /// non-admin's rows only (accounts' sums stay: they name no one).
-    pub fn accounts_view(&self, who: &super::Who) -> AccountList {
+    pub fn accounts_view(&mut self, who: &super::Who) -> AccountList {
+        if self.cfg.policy == PolicyKind::FairTree {
+            self.cluster.advance_fair_usage(self.now.secs());
+        }
         let hide = self.cfg.private_jobs && !who.admin;
         let accounts = &self.queues.accounts;
         let s = self.cluster.fair_standings();

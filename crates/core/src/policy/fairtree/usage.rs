@@ -47,6 +47,11 @@ impl Usage {
         self.gpu_seconds.retain(|_, v| *v >= FORGET_BELOW);
     }
 
+    /// Adds GPU-seconds to an association (a job that left between two points).
+    pub fn charge(&mut self, a: Assoc, gpu_seconds: f64) {
+        *self.gpu_seconds.entry(a).or_default() += gpu_seconds;
+    }
+
     /// The usage as of `at`, as a store kept it (an association may have moved or gone:
     /// the caller maps what it still knows).
     pub fn restore(gpu_seconds: BTreeMap<Assoc, f64>, at: Option<Seconds>) -> Self {

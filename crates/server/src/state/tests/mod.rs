@@ -16,6 +16,7 @@
 //! scenario whose transcript differs writes it into its expected text in the source
 //! file instead of failing (the `gpusched-expect` crate); then read the diff as a reviewer would.
 
+mod accounts;
 mod arrays;
 mod contain;
 mod deps;
@@ -84,6 +85,8 @@ pub(super) enum Step {
     Unreserve(&'static str, &'static str),
     /// Reservations as `reservation ls` has them.
     Reservations,
+    /// The account tree as `gpusched accounts` has it (usage in GPU-hours).
+    Accounts,
     /// The node reports that the job's current attempt started.
     Started(&'static str, u64),
     /// The node reports that the job's current attempt exited with this code.
@@ -335,6 +338,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "nodelist" => j.nodelist = v.split(',').map(String::from).collect(),
             "exclude" => j.exclude = v.split(',').map(String::from).collect(),
             "reservation" => j.reservation = Some(v.to_string()),
+            "account" => j.account = Some(v.to_string()),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -575,6 +579,9 @@ fn job_line(j: &JobRecord) -> String {
         }
     }
     write!(s, " #{}", v.attempt).unwrap();
+    if let Some(a) = &v.account {
+        write!(s, " account {a}").unwrap();
+    }
     if let Some(after) = j.behind.map(std::num::NonZeroU64::get) {
         write!(s, " behind {after}").unwrap();
     }
@@ -793,6 +800,25 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} deletes reservation {name}: {got}"));
+            }
+            Step::Accounts => {
+                for a in self.st.accounts_view(&who("root")).accounts {
+                    let users = a.users.iter().map(|u| {
+                        format!(
+                            "{} {:.2}h rank {} factor {:.3}",
+                            u.user, u.usage_gpu_hours, u.rank, u.fair_share
+                        )
+                    });
+                    self.line(format!(
+                        "account {}{}: shares {} usage {:.2}h level {}; {}",
+                        "  ".repeat(a.depth as usize),
+                        a.name,
+                        a.shares,
+                        a.usage_gpu_hours,
+                        a.level_fs.map_or("inf".into(), |l| format!("{l:.3}")),
+                        list(users)
+                    ));
+                }
             }
             Step::Reservations => {
                 for v in self.st.list_reservations().reservations {
