@@ -4,12 +4,14 @@
 //! the tree with its standings for `GET /api/accounts`.
 //!
 //! The usage is stored by names (account, user), not by the core's numbers, which a
-//! reload of the file or a new life may change. It is written at most once a minute
-//! ([`WRITE_EVERY_MS`]) with a round's writes: it moves with every round while jobs run,
-//! and a write per round would add a row to every commit for nothing a minute changes
-//! against a half-life of days. A crash loses no charge of a job still running (the
-//! usage is stored with the time it is as of, and the first pass after the restart
-//! charges the running jobs from then on), only up to a minute of jobs that ended since.
+//! reload of the file or a new life may change. It is written with a round's writes,
+//! once a minute ([`WRITE_EVERY_MS`]) while jobs run, and in the round a job ends unless
+//! it was written less than five seconds before ([`AFTER_END_MS`]; then the first round
+//! after, a tick at the latest), as the run-time predictor is: it moves with every round
+//! while jobs run, and a write per round would add a value to every commit for nothing
+//! a minute changes against a half-life of days. A crash loses no charge of a job still
+//! running (the usage is stored with the time it is as of, and the first pass after the
+//! restart charges the running jobs from then on), only the last five seconds' ends.
 
 use std::collections::BTreeMap;
 
@@ -24,8 +26,10 @@ use crate::accounts::{Accounts, ROOT};
 
 /// The `meta` key of the decayed usage.
 pub const FAIR_USAGE_KEY: &str = "fair_usage";
-/// The usage is written at most this often (ms).
+/// The usage is written this often while jobs run (ms).
 pub const WRITE_EVERY_MS: u64 = 60_000;
+/// ... and after a job ended, at most this often (ms).
+pub const AFTER_END_MS: u64 = 5_000;
 
 /// The stored form: the time it is as of, and each association's GPU-seconds.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
@@ -45,6 +49,8 @@ struct StoredAssoc {
 #[derive(Default)]
 pub(super) struct FairWrites {
     last_ms: Option<u64>,
+    /// A job ended since the last write (its whole run is charged).
+    pub(super) ended: bool,
 }
 
 impl State {
@@ -158,10 +164,9 @@ impl State {
             return None;
         }
         let now = self.now.ms;
-        let due = self
-            .fair_writes
-            .last_ms
-            .is_none_or(|t| now.saturating_sub(t) >= WRITE_EVERY_MS);
+        let w = &self.fair_writes;
+        let since = w.last_ms.map(|t| now.saturating_sub(t));
+        let due = since.is_none_or(|s| s >= WRITE_EVERY_MS || (w.ended && s >= AFTER_END_MS));
         if !due {
             return None;
         }
@@ -172,6 +177,7 @@ impl State {
             usage: to_names(usage, &self.queues.accounts, &self.cluster.user_names()),
         };
         self.fair_writes.last_ms = Some(now);
+        self.fair_writes.ended = false;
         Some((FAIR_USAGE_KEY, serde_json::to_string(&stored).ok()?))
     }
 

@@ -16,6 +16,9 @@ use super::{Fail, State, Who};
 pub(crate) struct UsageAsk {
     pub since_ms: u64,
     pub by_queue: bool,
+    /// Per account: always read from the store (no sums over all time are kept per
+    /// account).
+    pub by_account: bool,
     pub user: Option<String>,
 }
 
@@ -31,6 +34,7 @@ impl State {
         Ok(Some(UsageAsk {
             since_ms: q.since_ms.unwrap_or(0),
             by_queue: q.by.as_deref() == Some("queue"),
+            by_account: q.by.as_deref() == Some("account"),
             user,
         }))
     }
@@ -44,9 +48,9 @@ impl State {
         stored: Vec<UsageSum>,
     ) -> Result<UsageReport, Fail> {
         let by = q.by.clone().unwrap_or_else(|| "user".into());
-        if by != "user" && by != "queue" {
+        if !["user", "queue", "account"].contains(&by.as_str()) {
             return Err(Fail::BadRequest(format!(
-                "`by` must be user or queue, got {by:?}"
+                "`by` must be user, queue or account, got {by:?}"
             )));
         }
         let now = self.now.ms;
@@ -58,6 +62,7 @@ impl State {
             )));
         }
         let mut live: BTreeMap<String, UsageSum> = BTreeMap::new();
+        let root = crate::accounts::ROOT.to_string();
         // Interactive allocations' idle GPU-ms, per key (`idle.rs`).
         let mut idle: BTreeMap<String, u64> = BTreeMap::new();
         for job in self.jobs.values() {
@@ -74,7 +79,11 @@ impl State {
             if end < since {
                 continue;
             }
-            let key = if by == "user" { &v.user } else { &v.queue };
+            let key = match by.as_str() {
+                "user" => &v.user,
+                "queue" => &v.queue,
+                _ => v.account.as_ref().unwrap_or(&root),
+            };
             if let Some(s) = v.idle_gpu_s {
                 *idle.entry(key.clone()).or_default() += u64::from(s) * 1000;
             }
@@ -109,8 +118,18 @@ impl State {
             if !mine || (private && user != who.user) || ms == 0 {
                 continue;
             }
-            let key = if by == "user" { user } else { queue };
-            *idle.entry(key.to_string()).or_default() += ms;
+            // An ended allocation's account is not kept with its idle time: its user's
+            // default account stands in.
+            let key = match by.as_str() {
+                "user" => user.to_string(),
+                "queue" => queue.to_string(),
+                _ => self
+                    .queues
+                    .accounts
+                    .default_for(user)
+                    .unwrap_or_else(|| root.clone()),
+            };
+            *idle.entry(key).or_default() += ms;
         }
         for (key, ms) in idle {
             let (row, _, _) = rows.entry(key.clone()).or_insert_with(|| empty(key));

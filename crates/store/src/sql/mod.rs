@@ -371,6 +371,16 @@ impl Store {
         on_conn!(self, c => ended::usage(c, d, since_ms, by_queue, user))
     }
 
+    /// The ended jobs' usage from `since_ms` per account (`root`: charged to none).
+    pub async fn ended_usage_by_account(
+        &mut self,
+        since_ms: u64,
+        user: Option<&str>,
+    ) -> Result<Vec<UsageSum>, StoreError> {
+        let d = self.dialect;
+        on_conn!(self, c => ended::usage_by_account(c, d, since_ms, user))
+    }
+
     /// Every ended job's usage over all time, per (user, queue): the user, and the sum
     /// keyed by the queue.
     pub async fn ended_usage_by_user_and_queue(

@@ -1261,6 +1261,7 @@ impl Harness {
                     let ask = crate::state::usage::UsageAsk {
                         since_ms: 0,
                         by_queue,
+                        by_account: false,
                         user: None,
                     };
                     let kept = self.st.all_time_usage(&ask);
