@@ -110,7 +110,7 @@ impl State {
         let by_name = to_names(&usage, old, &names);
         let cfg = new.tree(|u| self.cluster.user_id(u));
         self.cluster.set_fair_tree(cfg);
-        let usage = self.from_names(by_name, usage.at, new);
+        let usage = self.usage_of_names(by_name, usage.at, new);
         self.cluster.set_fair_usage(usage);
         let charged: Vec<(u64, AccountId)> = self
             .jobs
@@ -122,7 +122,7 @@ impl State {
         }
     }
 
-    fn from_names(
+    fn usage_of_names(
         &mut self,
         by_name: Vec<StoredAssoc>,
         at: Option<f64>,
@@ -148,7 +148,7 @@ impl State {
         match serde_json::from_str::<Stored>(text) {
             Ok(s) => {
                 let accounts = self.queues.accounts.clone();
-                let usage = self.from_names(s.usage, s.at_s, &accounts);
+                let usage = self.usage_of_names(s.usage, s.at_s, &accounts);
                 self.cluster.set_fair_usage(usage);
             }
             Err(e) => {

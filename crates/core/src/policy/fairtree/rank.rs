@@ -89,13 +89,11 @@ pub fn standings(
     }
     // Each account's members (sub-accounts, then users), with raw shares and usage.
     let mut members: Vec<Vec<(Member, f64, f64)>> = vec![Vec::new(); n];
-    for i in 1..n {
-        let p = tree.accounts[i].parent.0 as usize;
-        let a = &tree.accounts[i];
-        members[p].push((
+    for (i, (a, &used)) in tree.accounts.iter().zip(&acc_usage).enumerate().skip(1) {
+        members[a.parent.0 as usize].push((
             Member::Account(AccountId(i as u32)),
             a.shares as f64,
-            acc_usage[i],
+            used,
         ));
     }
     for (&a, &u) in &leaf_usage {
