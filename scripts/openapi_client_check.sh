@@ -145,7 +145,7 @@ import pkgutil
 
 url, token = sys.argv[1], sys.argv[2]
 modules = sorted(m.name for m in pkgutil.iter_modules(api.__path__))
-want = ["agent", "arrays", "history", "jobs", "nodes", "queues", "reservations", "server", "services", "tokens", "usage", "workflows"]
+want = ["accounts", "agent", "arrays", "history", "jobs", "nodes", "queues", "reservations", "server", "services", "tokens", "usage", "workflows"]
 assert modules == want, f"the client's API modules are {modules}, not the resources {want}"
 
 h = health.sync(client=Client(base_url=url))
@@ -161,6 +161,9 @@ assert services is not None and services.services == [], f"list_services: {servi
 from gpusched_client.api.reservations import list_reservations
 reservations = list_reservations.sync(client=c)
 assert reservations is not None and reservations.reservations == [], f"list_reservations: {reservations!r}"
+from gpusched_client.api.accounts import list_accounts
+accounts = list_accounts.sync(client=c)
+assert accounts is not None and accounts.accounts[0].name == "root", f"list_accounts: {accounts!r}"
 # A job that never existed: the client must still parse the typed error answer.
 r = get_job_logs.sync_detailed(id=1, client=c)
 assert r.status_code == HTTPStatus.NOT_FOUND, r

@@ -691,6 +691,10 @@ impl Client {
         self.json(Method::GET, "/api/queues", None::<&()>).await
     }
 
+    pub async fn accounts(&self) -> anyhow::Result<gpusched_wire::AccountList> {
+        self.json(Method::GET, "/api/accounts", None::<&()>).await
+    }
+
     pub async fn whoami(&self) -> anyhow::Result<WhoAmI> {
         self.json(Method::GET, "/api/whoami", None::<&()>).await
     }

@@ -54,6 +54,8 @@ enum Command {
     Queue(commands::queue::Args),
     /// Queues: limits, weights, who may use them, what they hold.
     Queues(commands::queues::Args),
+    /// Accounts: the fair tree's shares, decayed usage and fair-share factors.
+    Accounts(commands::accounts::Args),
     /// Everything about one job (`scontrol show job`).
     Show(commands::show::Args),
     /// Cancel jobs (`scancel`).
@@ -201,6 +203,7 @@ fn run_live(cmd: Command) -> anyhow::Result<()> {
             Command::Run(a) => commands::run::run(a).await,
             Command::Queue(a) => commands::queue::run(a).await,
             Command::Queues(a) => commands::queues::run(a).await,
+            Command::Accounts(a) => commands::accounts::run(a).await,
             Command::Show(a) => commands::show::run(a).await,
             Command::Cancel(a) => commands::cancel::run(a).await,
             Command::Logs(a) => commands::logs::run(a).await,

@@ -98,6 +98,7 @@ fn spec(gpus: u32, gang: Gang, model: Option<&str>) -> JobSpec {
         gpu_model: model.map(str::to_string),
         user: crate::UserId(0),
         queue: crate::QueueId(0),
+        account: Default::default(),
         priority: 0,
         submit: 0.0,
         estimate: None,

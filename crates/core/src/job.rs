@@ -16,6 +16,9 @@ pub struct JobSpec {
     pub gpu_model: Option<String>,
     pub user: UserId,
     pub queue: QueueId,
+    /// The account it is charged to, with `user` its association under the `fairtree`
+    /// policy ([`crate::policy::fairtree`]); the root (default) without accounts.
+    pub account: crate::policy::fairtree::AccountId,
     /// Larger runs first under the `priority` policy.
     pub priority: i32,
     pub submit: Seconds,

@@ -18,6 +18,7 @@ fn job(id: u64, gpus: u32, cpus: u64, mem_gib: u64, generic: &[(&str, u64)]) -> 
         gpu_model: None,
         user: UserId(0),
         queue: QueueId(0),
+        account: Default::default(),
         priority: 0,
         submit: id as f64,
         estimate: Some(100.0),

@@ -156,6 +156,7 @@ pub enum PreemptMode {
 }
 
 mod deferred;
+mod fairtree;
 mod ranked;
 pub use deferred::restore_service;
 
@@ -215,6 +216,8 @@ pub struct Scheduler {
     queue_limits: BTreeMap<QueueId, u32>,
     /// `drf` with a usage half-life: what each tenant used before.
     history: drf::History,
+    /// `fairtree`: each association's decayed usage (`schedule/fairtree.rs`).
+    fair_usage: crate::policy::fairtree::usage::Usage,
     /// The waiting jobs in policy order, when the caller asked for it.
     queue: Option<OrderedQueue>,
     /// The same for `srtf`, `srsf` and `blend` (`policy/ranked.rs`).
@@ -252,6 +255,7 @@ impl Scheduler {
             fit_cache: BTreeMap::new(),
             queue_limits: BTreeMap::new(),
             history: drf::History::default(),
+            fair_usage: Default::default(),
             queue: None,
             ranked: None,
             next_admitted: 0,
@@ -617,6 +621,7 @@ impl Scheduler {
 
     /// Gives the GPUs of a job that ended (or was cancelled or lost) back.
     pub fn finish(&mut self, job: &mut SchedJob) {
+        self.charge_leaving(job);
         if let (false, Some(q)) = (job.running, &mut self.queue) {
             // A waiting job leaves the queue.
             q.remove(job);
@@ -661,6 +666,9 @@ impl Scheduler {
             // Before any early return: every pass is a point in the usage history.
             self.history.advance(&self.policy, jobs, now);
         }
+        if kind == PolicyKind::FairTree {
+            self.advance_fair_usage(jobs, now);
+        }
         if kind == PolicyKind::Tiresias {
             tiresias::update_queues(&self.policy, jobs, &mut self.next_seq);
         }
@@ -695,6 +703,7 @@ impl Scheduler {
             },
             PolicyKind::Backfill => self.backfill(jobs, &order, now, &mut out),
             PolicyKind::Drf => self.drf(jobs, &order, now, &mut out),
+            PolicyKind::FairTree => self.fair_tree(jobs, &order, now, &mut out),
             _ => self.strict(jobs, &order, now, &mut out),
         }
         if kind == PolicyKind::Tiresias {
@@ -1078,8 +1087,9 @@ impl Scheduler {
             }
         };
         match self.policy.kind {
-            PolicyKind::Drf => {
-                // DRF offers by tenant from the whole queue; the order comes without a sort.
+            PolicyKind::Drf | PolicyKind::FairTree => {
+                // DRF offers by tenant from the whole queue, fairtree by association;
+                // the order comes without a sort.
                 let mut order = std::mem::take(&mut self.order);
                 order.clear();
                 q.walk(now, |w| {
@@ -1088,7 +1098,11 @@ impl Scheduler {
                     }
                     true
                 });
-                self.drf(jobs, &order, now, out);
+                if self.policy.kind == PolicyKind::Drf {
+                    self.drf(jobs, &order, now, out);
+                } else {
+                    self.fair_tree(jobs, &order, now, out);
+                }
                 self.order = order;
             }
             PolicyKind::Backfill => {

@@ -14,6 +14,7 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         gpu_model: None,
         user: UserId(0),
         queue: QueueId(0),
+        account: Default::default(),
         priority: 0,
         submit: id as f64,
         estimate: None,

@@ -48,6 +48,7 @@ impl Sim {
                 gpu_model: None,
                 user: UserId(user),
                 queue: QueueId(0),
+                account: Default::default(),
                 priority,
                 submit,
                 estimate,

@@ -67,6 +67,7 @@ pub enum Cmd {
     ListTokens(Reply<TokenList>),
     Usage(UsageQuery, Who, Reply<UsageReport>),
     Queues(Reply<QueueList>),
+    Accounts(Who, Reply<gpusched_wire::AccountList>),
     /// A new queue configuration (SIGHUP).
     Reload(crate::queues::Queues, Reply<()>),
     RevokeToken(u64, Who, Reply<TokenView>),
@@ -483,6 +484,10 @@ fn handle(
             let v = Ok(state.queue_list());
             answer(out, r, v)
         }
+        Cmd::Accounts(who, r) => {
+            let v = Ok(state.accounts_view(&who));
+            answer(out, r, v)
+        }
         Cmd::CreateService(spec, who, groups, r) => {
             let v = state.create_service(spec, &who, &groups);
             answer(out, r, v)
@@ -657,6 +662,7 @@ fn refuse(cmd: Cmd, f: Fail, out: &mut Vec<Answer>) {
         Cmd::ListTokens(r) => answer(out, r, Err(f)),
         Cmd::Usage(.., r) => answer(out, r, Err(f)),
         Cmd::Queues(r) => answer(out, r, Err(f)),
+        Cmd::Accounts(_, r) => answer(out, r, Err(f)),
         Cmd::Reload(.., r) => answer(out, r, Err(f)),
         Cmd::RevokeToken(.., r) => answer(out, r, Err(f)),
         Cmd::Wait(.., r) => answer(out, r, Err(f)),
@@ -752,6 +758,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 max_id,
                 ended,
                 learnt,
+                fair_usage,
                 services,
                 steps,
                 reservations,
@@ -760,6 +767,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 let mut state = old.reloaded(jobs, nodes, tokens);
                 state.ids_after(max_id);
                 state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
+                state.restore_fair_usage(fair_usage.as_deref());
                 state.restore_services(services);
                 // The same process: the steps' streams are still open.
                 state.restore_steps(steps, false);
@@ -788,6 +796,8 @@ pub struct Loaded {
     pub ended: Vec<(String, gpusched_wire::JobState, u64)>,
     /// The `meta` values of `state/learn.rs`: the predictor, the attained service.
     pub learnt: (Option<String>, Option<String>),
+    /// The `meta` value of `state/accounts.rs`: the fair-share usage.
+    pub fair_usage: Option<String>,
     pub services: Vec<gpusched_store::ServiceRecord>,
     /// The steps of the live jobs.
     pub steps: Vec<gpusched_store::StoredStep>,
@@ -809,8 +819,10 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
         store.meta(crate::state::learn::PREDICTOR_KEY).await?,
         store.meta(crate::state::learn::ATTAINED_KEY).await?,
     );
+    let fair_usage = store.meta(crate::state::accounts::FAIR_USAGE_KEY).await?;
     Ok(Loaded {
         learnt,
+        fair_usage,
         services,
         steps,
         reservations,

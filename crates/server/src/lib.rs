@@ -12,6 +12,7 @@
 //! - `metrics.rs`: the series of `GET /metrics` (events recorded, levels at scrape).
 //! - `http/`: axum handlers, JSON errors, the OpenAPI document.
 
+pub mod accounts;
 mod actor;
 pub mod auth;
 mod bounded;

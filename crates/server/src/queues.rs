@@ -26,6 +26,9 @@
 //! grace = "10m"
 //! ```
 //!
+//! The same file holds the account tree of the `fairtree` policy (`[accounts.NAME]`,
+//! `[users.NAME]`, `[fairshare]`: `accounts.rs`).
+//!
 //! Without a file there is one queue, `default`, open to everyone and unlimited, and
 //! the built-in idle policy ([`IdleDefaults`]).
 
@@ -147,6 +150,13 @@ struct File {
     partition: BTreeMap<String, crate::partitions::PartitionDef>,
     #[serde(default)]
     idle: IdleDefaults,
+    /// `[accounts.NAME]`, `[users.NAME]` and `[fairshare]` (`accounts.rs`).
+    #[serde(default)]
+    accounts: BTreeMap<String, crate::accounts::AccountDef>,
+    #[serde(default)]
+    users: BTreeMap<String, crate::accounts::UserDef>,
+    #[serde(default)]
+    fairshare: crate::accounts::FairshareDef,
 }
 
 /// Every queue, by name, and the partitions the same file defines.
@@ -156,6 +166,8 @@ pub struct Queues {
     pub partitions: crate::partitions::Partitions,
     /// The idle policy of interactive allocations in queues that set none.
     pub idle: IdleDefaults,
+    /// The account tree (empty: every job is charged to the root).
+    pub accounts: crate::accounts::Accounts,
 }
 
 pub const DEFAULT_QUEUE: &str = "default";
@@ -183,6 +195,10 @@ impl Default for Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),
             partitions: Default::default(),
             idle: IdleDefaults::default(),
+            accounts: crate::accounts::Accounts {
+                half_life_s: gpusched_core::policy::fairtree::DEFAULT_HALF_LIFE as u64,
+                ..Default::default()
+            },
         }
     }
 }
@@ -249,10 +265,17 @@ impl Queues {
         }
         let names: Vec<&str> = file.queues.keys().map(String::as_str).collect();
         let partitions = crate::partitions::Partitions::from_defs(file.partition, origin, &names)?;
+        let accounts = crate::accounts::Accounts::from_defs(
+            file.accounts,
+            file.users,
+            file.fairshare,
+            origin,
+        )?;
         let queues = Queues {
             defs: file.queues,
             partitions,
             idle: file.idle,
+            accounts,
         };
         queues
             .idle_policy(None)

@@ -1,6 +1,7 @@
 //! The trace simulator of gpusched: trace readers, a discrete-event loop over the shared
 //! scheduling core, metrics, reports and plots.
 
+pub mod accounts;
 pub mod engine;
 pub mod estimates;
 #[doc(hidden)]

@@ -106,6 +106,9 @@ pub struct StoredJob {
     /// GPUs on its nodes x its run time.
     pub steps_run: u64,
     pub step_gpu_s: u64,
+    // Schema 16: accounts.
+    /// The account it is charged to (docs/accounts.md); None: the root.
+    pub account: Option<String>,
 }
 
 /// What an attempt used (the store's own copy of `wire::contain::Usage`).
@@ -375,6 +378,7 @@ pub(crate) mod tests {
             idle_gpu_s: Some(1_800),
             steps_run: 3,
             step_gpu_s: 5_400,
+            account: Some("physics".into()),
         }
     }
 }

@@ -176,6 +176,11 @@ pub struct JobSubmit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_length = 1, max_length = 64)]
     pub reservation: Option<String>,
+    /// The account to charge (docs/accounts.md): one of the caller's; default: the
+    /// caller's default account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64)]
+    pub account: Option<String>,
     /// An interactive allocation (`gpusched alloc`): the agent holds the GPUs with no
     /// process of the job's own, steps run in it (`gpusched run --jobid`), and its
     /// idle GPUs are watched (docs/interactive.md). `command` is then a label only.
@@ -365,6 +370,10 @@ pub struct JobView {
     pub slice_at: Option<Box<crate::slice::SliceAt>>,
     #[serde(default = "default_queue")]
     pub queue: String,
+    /// The account it is charged to (docs/accounts.md); absent: the root (no accounts,
+    /// or a user in none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
     /// CPUs in thousandths and memory in MiB asked for (0: not said).
     #[serde(default)]
     pub cpu_milli: u64,

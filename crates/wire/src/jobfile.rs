@@ -100,6 +100,8 @@ pub struct JobFile {
     pub reservation: Option<String>,
     /// Speed-ups per GPU model against a V100 (`--speedup H100=2.8,A100=1.6`).
     pub speedup: Option<String>,
+    /// The account to charge (`--account`).
+    pub account: Option<String>,
 }
 
 /// A comma-separated list (`gpu,debug`) as its items, trimmed, empty ones dropped.
@@ -226,6 +228,7 @@ impl JobFile {
                 .map(crate::hostlist::split)
                 .unwrap_or_default(),
             reservation: self.reservation.clone(),
+            account: self.account.clone(),
             interactive: false,
             speedup: self.speedup.clone(),
         })

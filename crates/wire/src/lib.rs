@@ -5,6 +5,7 @@
 //! Unknown fields are refused everywhere a client writes (`deny_unknown_fields`), so a
 //! misspelt option is an error instead of a silently ignored wish.
 
+pub mod account;
 pub mod agent;
 pub mod array;
 pub mod auth;
@@ -32,6 +33,7 @@ pub mod text;
 pub mod usage;
 pub mod workflow;
 
+pub use account::{AccountList, AccountUserView, AccountView};
 pub use agent::{
     AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, QueuedLaunch, Register,
     Registered, Report, ReportAck, RunEvent, RunEventKind,

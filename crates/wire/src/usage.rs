@@ -8,9 +8,9 @@ use utoipa::{IntoParams, ToSchema};
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct UsageQuery {
-    /// `user` (default) or `queue`.
+    /// `user` (default), `queue` or `account` (docs/accounts.md).
     #[serde(default)]
-    #[param(pattern = "^(user|queue)$")]
+    #[param(pattern = "^(user|queue|account)$")]
     pub by: Option<String>,
     /// Only this user's jobs.
     #[serde(default)]

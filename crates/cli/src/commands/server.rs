@@ -41,7 +41,8 @@ pub struct ServerArgs {
     /// every server of a cluster the same file, so agents join whichever leads.
     #[arg(long, value_name = "FILE")]
     pub join_token_file: Option<PathBuf>,
-    /// Queue order: fifo, priority, sjf, drf, backfill, or a preemptive one: srtf
+    /// Queue order: fifo, priority, sjf, drf, backfill, fairtree (Slurm's Fair Tree over
+    /// the queue file's accounts, docs/accounts.md), or a preemptive one: srtf
     /// (shortest remaining time), srsf (remaining time x GPUs), tiresias (least
     /// attained service) or blend (predicted run times weighed by how sure they are,
     /// least attained service without one); preemption sends --preempt-signal and
@@ -98,7 +99,8 @@ pub struct ServerArgs {
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub grace: String,
     /// With --policy drf: remember past use with this half-life (e.g. 7d), so a tenant
-    /// that used the cluster a lot recently waits behind one that did not.
+    /// that used the cluster a lot recently waits behind one that did not. (`fairtree`
+    /// takes its half-life from the queue file's `[fairshare]` table.)
     #[arg(long, value_name = "DURATION")]
     pub usage_half_life: Option<String>,
     /// Preemption: time a job has between the checkpoint signal and being stopped.
@@ -236,7 +238,7 @@ impl ServerArgs {
         cfg.policy = PolicyKind::parse(&self.policy).with_context(|| {
             format!(
                 "unknown policy `{}`; use fifo, priority, sjf, drf, backfill, srtf, srsf, \
-                 tiresias or blend",
+                 tiresias, blend or fairtree",
                 self.policy
             )
         })?;

@@ -292,6 +292,7 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
         ("name", j.name.clone()),
         ("user", j.user.clone()),
         ("queue", j.queue.clone()),
+        ("account", opt(j.account.clone())),
         (
             "state",
             format!(

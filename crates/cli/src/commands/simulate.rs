@@ -82,7 +82,11 @@ pub struct Args {
     /// `tiresias`: promote a job that waited this many times its service (0 = off).
     #[arg(long, default_value_t = 0.0)]
     tiresias_starvation: f64,
-    /// Tenants for `drf` and the fairness index: user or queue.
+    /// `fairtree`: decayed usage halves this often (Slurm's PriorityDecayHalfLife);
+    /// each tenant is an account under the root (docs/accounts.md).
+    #[arg(long, default_value = "7d", value_name = "DURATION")]
+    fair_half_life: String,
+    /// Tenants for `drf`, `fairtree` and the fairness index: user or queue.
     #[arg(long, default_value = "user")]
     fair_by: String,
     /// Also report every tenant (user, or queue with `--fair-by queue`): JCT, wait and
@@ -267,7 +271,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(p) => read_cluster_spec(p, &model)?,
         None => Cluster::parse_shape(&args.cluster, &model)?,
     };
-    let workload = match traced {
+    let mut workload = match traced {
         Some(w) => w,
         None => synthetic_workload(&args, &cluster)?,
     };
@@ -275,6 +279,22 @@ pub fn run(args: Args) -> Result<()> {
         Some(path) => Some(queue_file(path, &workload)?),
         None => None,
     };
+    let fair_half_life = gpusched_wire::parse_duration(&args.fair_half_life)
+        .map_err(|e| anyhow::anyhow!("--fair-half-life {:?}: {e}", args.fair_half_life))?;
+    if fair_half_life == 0 {
+        bail!("--fair-half-life must be above 0, e.g. 7d");
+    }
+    // Only `fairtree` reads a job's account; charging them changes no other policy.
+    let fair_tree = kinds.contains(&PolicyKind::FairTree).then(|| {
+        let (t, w) = match &queues {
+            Some(q) => (Tenant::Queue, q.weights.clone()),
+            None => (tenant, Default::default()),
+        };
+        gpusched_core::policy::fairtree::FairTreeConfig {
+            tree: gpusched_sim::accounts::charge_tenants(&mut workload, t, &w),
+            half_life: fair_half_life as f64,
+        }
+    });
     let windows = match &args.reservations {
         Some(path) => super::simulate_reservations::read(path, &cluster)?,
         None => Vec::new(),
@@ -303,6 +323,9 @@ pub fn run(args: Args) -> Result<()> {
                 // The queue file's weights make drf balance queues, as the server does.
                 policy.tenant = Tenant::Queue;
                 policy.weights = q.weights.clone();
+            }
+            if let Some(ft) = &fair_tree {
+                policy.fair_tree = ft.clone();
             }
             SimOptions {
                 policy,

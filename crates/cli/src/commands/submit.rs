@@ -127,6 +127,10 @@ pub struct Args {
     /// (docs/heterogeneous.md).
     #[arg(long, value_name = "MODEL=FACTOR,...")]
     pub speedup: Option<String>,
+    /// Charge this account (docs/accounts.md; `gpusched accounts` lists them); default:
+    /// your default account.
+    #[arg(long, short = 'A')]
+    pub account: Option<String>,
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
@@ -236,6 +240,7 @@ fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
     over(&mut file.exclude, &args.exclude);
     over(&mut file.reservation, &args.reservation);
     over(&mut file.speedup, &args.speedup);
+    over(&mut file.account, &args.account);
     file.split |= args.split;
     file.mixed_models |= args.mixed_models;
     for kv in &args.env {

@@ -8,8 +8,8 @@ use super::fmt::{date_ms, now_ms, parse_duration, table, time};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Group by user (default) or queue.
-    #[arg(long, default_value = "user", value_parser = ["user", "queue"])]
+    /// Group by user (default), queue or account (docs/accounts.md).
+    #[arg(long, default_value = "user", value_parser = ["user", "queue", "account"])]
     pub by: String,
     /// Only this user.
     #[arg(long, short = 'u')]
@@ -86,10 +86,10 @@ fn render(report: &gpusched_wire::UsageReport) -> String {
             ]
         })
         .collect();
-    let key = if report.by == "queue" {
-        "QUEUE"
-    } else {
-        "USER"
+    let key = match report.by.as_str() {
+        "queue" => "QUEUE",
+        "account" => "ACCOUNT",
+        _ => "USER",
     };
     out.push_str(&table(
         &[

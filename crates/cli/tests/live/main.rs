@@ -1,6 +1,7 @@
 //! End-to-end tests of the live cluster with real processes: `gpusched server`,
 //! `gpusched agent` and the CLI on loopback.
 
+mod accounts;
 mod alloc;
 mod arrays;
 mod auth;

@@ -253,6 +253,7 @@ const ROWS: &[Row] = &[
     row("GET", "/api/nodes", "/api/nodes", None, PERSONS, None),
     row("GET", "/api/usage", "/api/usage", None, PERSONS, None),
     row("GET", "/api/queues", "/api/queues", None, PERSONS, None),
+    row("GET", "/api/accounts", "/api/accounts", None, PERSONS, None),
     row(
         "POST",
         "/api/agent/register",

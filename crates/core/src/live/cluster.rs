@@ -400,6 +400,7 @@ impl LiveCluster {
             gpu_model: v.model.clone(),
             user,
             queue: v.queue,
+            account: Default::default(),
             priority: v.priority,
             submit: v.submit,
             estimate: v.walltime,
@@ -550,6 +551,8 @@ impl LiveCluster {
                 });
             self.release_whole(i);
             let mut job = self.jobs.remove(i);
+            // Charged up to now under `fairtree` (nothing else reads it: the job is gone).
+            job.account(now);
             self.scheduler.finish(&mut job);
             self.predicted.remove(&id);
             self.groups.remove(&id);
@@ -1232,6 +1235,7 @@ fn slice_spec(j: &SliceJob) -> JobSpec {
         gpu_model: j.model.clone(),
         user: UserId(0),
         queue: j.queue,
+        account: Default::default(),
         priority: j.priority,
         submit: j.submit,
         estimate: j.estimate,

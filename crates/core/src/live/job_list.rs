@@ -93,6 +93,7 @@ mod tests {
             gpu_model: None,
             user: UserId(0),
             queue: QueueId(0),
+            account: Default::default(),
             priority: 0,
             submit: id as f64,
             estimate: None,

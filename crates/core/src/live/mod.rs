@@ -33,6 +33,7 @@
 //!   victims, the serving tier, quota reclaim and priority tiers
 //!   ([`LiveCluster::round`]).
 
+mod accounts;
 pub mod book;
 pub mod caps;
 pub mod claims;

@@ -123,6 +123,7 @@ mod tests {
             gpu_model: None,
             user: UserId(0),
             queue: QueueId(0),
+            account: Default::default(),
             priority: 0,
             submit: 0.0,
             estimate,

@@ -11,6 +11,7 @@
 //! | `drf` | no | the tenant with the smallest weighted dominant share goes next |
 //! | `backfill` | no | `fifo` with EASY backfilling on estimates |
 //! | `blend` | yes | expected remaining GPU-service given the prediction and attained service ([`blend`]) |
+//! | `fairtree` | no | the association's Fair Tree factor over an account tree ([`fairtree`]), then as `priority` |
 //!
 //! Preemptive policies decide each pass which jobs should run, in their order, from an
 //! idle cluster; running jobs left out are preempted (see [`crate::schedule`]).
@@ -19,6 +20,7 @@ pub mod backfill;
 pub mod backfill_nodes;
 pub mod blend;
 pub mod drf;
+pub mod fairtree;
 pub mod order;
 pub mod queue;
 pub mod ranked;
@@ -40,10 +42,11 @@ pub enum PolicyKind {
     Drf,
     Backfill,
     Blend,
+    FairTree,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 9] = [
+    pub const ALL: [PolicyKind; 10] = [
         PolicyKind::Fifo,
         PolicyKind::Priority,
         PolicyKind::Sjf,
@@ -53,6 +56,7 @@ impl PolicyKind {
         PolicyKind::Drf,
         PolicyKind::Backfill,
         PolicyKind::Blend,
+        PolicyKind::FairTree,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +70,7 @@ impl PolicyKind {
             PolicyKind::Drf => "drf",
             PolicyKind::Backfill => "backfill",
             PolicyKind::Blend => "blend",
+            PolicyKind::FairTree => "fairtree",
         }
     }
 
@@ -116,6 +121,9 @@ pub struct PolicyConfig {
     /// ([`backfill_nodes`]); off (default): the cluster-wide reservation of
     /// [`backfill`]. On in the live server.
     pub backfill_nodes: bool,
+    /// `fairtree`: the account tree and the usage half-life (default: only the root, 7
+    /// days).
+    pub fair_tree: fairtree::FairTreeConfig,
 }
 
 impl PolicyConfig {
@@ -129,6 +137,7 @@ impl PolicyConfig {
             weights: BTreeMap::new(),
             usage_half_life: None,
             backfill_nodes: false,
+            fair_tree: fairtree::FairTreeConfig::default(),
         }
     }
 }

@@ -11,8 +11,8 @@ pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
     match cfg.kind {
         PolicyKind::Fifo | PolicyKind::Backfill => (spec.submit, 0.0),
         // drf orders each tenant's jobs like `priority` (tiers with aging); with equal
-        // priorities that is submit order.
-        PolicyKind::Priority | PolicyKind::Drf => (
+        // priorities that is submit order. So does fairtree each association's.
+        PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => (
             aged_priority(cfg.aging_per_hour, spec.priority, spec.submit, now),
             spec.submit,
         ),

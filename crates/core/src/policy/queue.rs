@@ -111,7 +111,7 @@ impl OrderedQueue {
         let fixed = match cfg.kind {
             PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Backfill => true,
             // Negative or infinite aging would not keep submit order inside a priority.
-            PolicyKind::Priority | PolicyKind::Drf => {
+            PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
                 cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0
             }
             PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias | PolicyKind::Blend => false,
@@ -132,7 +132,9 @@ impl OrderedQueue {
         let (spec, slot) = (&job.spec, job.slot);
         let (class, a, b) = match self.kind {
             PolicyKind::Sjf => (0, spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
-            PolicyKind::Priority | PolicyKind::Drf => (spec.priority, spec.submit, 0.0),
+            PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
+                (spec.priority, spec.submit, 0.0)
+            }
             _ => (0, spec.submit, 0.0),
         };
         let entry = Entry {

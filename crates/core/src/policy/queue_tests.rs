@@ -38,6 +38,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, outlive: bool) -> JobSpec {
         gpu_model: None,
         user: UserId(rng.below(3) as u32),
         queue: QueueId(rng.below(2) as u32),
+        account: Default::default(),
         priority: rng.below(3) as i32,
         submit: now,
         estimate: if outlive {

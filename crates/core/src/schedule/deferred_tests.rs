@@ -16,6 +16,7 @@ fn job(id: u64, gpus: u32, submit: f64, estimate: Option<f64>) -> SchedJob {
         gpu_model: None,
         user: UserId(0),
         queue: QueueId(0),
+        account: Default::default(),
         priority: 0,
         submit,
         estimate,

@@ -41,6 +41,7 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, v: Variant) -> JobSpec {
         gpu_model: (rng.below(5) == 0).then(|| "V100".to_string()),
         user: UserId(rng.below(3) as u32),
         queue: QueueId(0),
+        account: Default::default(),
         priority: 0,
         submit: now,
         estimate: if v.estimates {

@@ -1,4 +1,6 @@
-// Queues: quota, borrowing and fair share, from GET /api/queues.
+// Queues: quota, borrowing and fair share, from GET /api/queues; the account tree of the
+// fairtree policy (shares, decayed usage, each user's fair-share factor) from
+// GET /api/accounts (docs/accounts.md).
 
 import { api } from './api.js';
 import { fill, h, meter, table } from './dom.js';
@@ -6,11 +8,24 @@ import { gpus, num } from './format.js';
 
 export function start(root, ctx) {
   const body = h('div', { id: 'queues' });
+  const tree = h('div', { id: 'accounts' });
+  const note = h('p', { class: 'muted small' });
   root.append(h('h1', {}, 'Queues'), body,
     h('p', { class: 'muted small' },
       'Quota: GPUs guaranteed. A queue above its quota is borrowing idle GPUs, which preemption '
       + 'reclaims when another queue needs its quota back. Fair share: the queue\'s weight over '
-      + 'the sum of all weights.'));
+      + 'the sum of all weights.'),
+    h('h2', {}, 'Accounts'), tree, note);
+  ctx.every(async () => {
+    const list = await api('/api/accounts');
+    if (!ctx.live()) return;
+    fill(tree, accountTable(list));
+    fill(note, `Siblings are ranked by their level fair share (normalised shares over normalised `
+      + `decayed usage; inf: no usage yet), depth first; a user's fair-share factor is its rank over `
+      + `the number of users. Usage halves every ${num(list.half_life_s / 86400, 1)} days. `
+      + (list.policy === 'fairtree' ? 'The server orders waiting jobs by these factors.'
+        : `The server's policy is ${list.policy}: the factors order nothing.`));
+  });
   ctx.every(async () => {
     const { queues } = await api('/api/queues');
     if (!ctx.live()) return;
@@ -38,6 +53,36 @@ export function start(root, ctx) {
           h('td', { class: 'small' }, tiers(q)));
       }), 'grid queues'));
   });
+}
+
+// The tree depth first: an account's row, then its users' rows under it.
+function accountTable(list) {
+  const level = (v) => (v === null || v === undefined ? 'inf' : num(v, 3));
+  const rows = [];
+  for (const a of list.accounts) {
+    const pad = '\u00a0\u00a0'.repeat(a.depth);
+    rows.push(h('tr', { dataset: { account: a.name } },
+      h('td', {}, pad + a.name),
+      h('td', {}, ''),
+      h('td', { class: 'num' }, String(a.shares)),
+      h('td', { class: 'num' }, num(a.norm_shares, 3)),
+      h('td', { class: 'num' }, num(a.usage_gpu_hours, 2)),
+      h('td', { class: 'num' }, num(a.norm_usage, 3)),
+      h('td', { class: 'num' }, level(a.level_fs)),
+      h('td', {}, '')));
+    for (const u of a.users) {
+      rows.push(h('tr', { dataset: { account: a.name, user: u.user } },
+        h('td', {}, ''),
+        h('td', {}, u.user),
+        h('td', { class: 'num' }, String(u.shares)),
+        h('td', { class: 'num' }, num(u.norm_shares, 3)),
+        h('td', { class: 'num' }, num(u.usage_gpu_hours, 2)),
+        h('td', { class: 'num' }, num(u.norm_usage, 3)),
+        h('td', { class: 'num' }, level(u.level_fs)),
+        h('td', { class: 'num' }, `${num(u.fair_share, 3)} (rank ${u.rank})`)));
+    }
+  }
+  return table(['account', 'user', 'shares', 'norm shares', 'usage GPU-h', 'norm usage', 'level FS', 'fair share'], rows, 'grid accounts');
 }
 
 // Tiers as ranges of base priority, as `gpusched queues` prints them.

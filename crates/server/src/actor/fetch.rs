@@ -93,6 +93,12 @@ pub(super) async fn fetch(state: &State, store: &mut Store, cmd: &Cmd) -> Result
         Cmd::Tasks(id, q, who, _) => f.page = page(store, state.task_query(*id, q, who)?).await?,
         Cmd::Usage(q, who, _) => {
             f.usage = match state.usage_ask(q, who)? {
+                Some(a) if a.by_account => Some(UsageRows::Since(
+                    store
+                        .ended_usage_by_account(a.since_ms, a.user.as_deref())
+                        .await
+                        .map_err(unavailable)?,
+                )),
                 Some(ask) if ask.since_ms == 0 => {
                     let rows = match state.wants_all_time_usage() {
                         true => Some(

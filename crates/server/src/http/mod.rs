@@ -2,6 +2,7 @@
 //! under `/api/agent`, the OpenAPI document at `/api/openapi.json`, and Prometheus's
 //! `/metrics`; the web dashboard's page and assets at `/` and `/ui/` (`crate::web`).
 
+mod accounts;
 mod agent;
 mod arrays;
 mod auth;
@@ -137,6 +138,7 @@ pub const ROUTES: &[Route] = &[
     r("GET", "/api/nodes"),
     r("GET", "/api/usage"),
     r("GET", "/api/queues"),
+    r("GET", "/api/accounts"),
     r("POST", "/api/agent/register"),
     r("GET", "/api/agent/poll"),
     r("POST", "/api/agent/report"),
@@ -193,6 +195,7 @@ fn handler(route: Route) -> Option<MethodRouter<App>> {
         ("GET", "/api/nodes") => get(jobs::nodes),
         ("GET", "/api/usage") => get(jobs::usage),
         ("GET", "/api/queues") => get(jobs::queues),
+        ("GET", "/api/accounts") => get(accounts::list),
         ("POST", "/api/agent/register") => post(agent::register),
         ("GET", "/api/agent/poll") => get(agent::poll),
         ("POST", "/api/agent/report") => post(agent::report),

@@ -35,6 +35,7 @@ use super::limits::Shedding;
         super::jobs::nodes,
         super::jobs::usage,
         super::jobs::queues,
+        super::accounts::list,
         super::agent::register,
         super::agent::poll,
         super::agent::report,
@@ -68,6 +69,7 @@ use super::limits::Shedding;
         (name = "workflows", description = "Several jobs with dependencies, submitted at once."),
         (name = "nodes", description = "The nodes and their GPUs; drain and resume (admins)."),
         (name = "queues", description = "The queues and their limits."),
+        (name = "accounts", description = "The account tree: shares, decayed usage and fair-share factors."),
         (name = "usage", description = "GPU usage per user and queue."),
         (name = "reservations", description = "Advance reservations: nodes held for a window, for some users or queues, or for maintenance."),
         (name = "services", description = "Inference services: replicas kept running, probed, rolled out and scaled; the gateways' sync."),
@@ -294,7 +296,7 @@ mod tests {
         assert_eq!(doc["security"], serde_json::json!([{ "bearer": [] }]));
         let public = ["/api/health", "/api/openapi.json"];
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 46, "a new operation: check its errors here too");
+        assert_eq!(ops.len(), 47, "a new operation: check its errors here too");
         for (method, path, op) in ops {
             let responses = op["responses"].as_object().unwrap();
             if public.contains(&path.as_str()) {
@@ -420,7 +422,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(ids.len(), 46);
+        assert_eq!(ids.len(), 47);
         // Every 503 says when to come back (`error::retry_after_on_503`).
         for (method, path, op) in operations(&doc) {
             if let Some(r) = op["responses"].get("503") {

@@ -228,6 +228,7 @@ impl Elector {
             max_id,
             ended,
             learnt,
+            fair_usage,
             services,
             steps,
             reservations,
@@ -252,6 +253,7 @@ impl Elector {
         state.ids_after(max_id);
         state.set_ended_counts(ended);
         state.restore_learnt(learnt.0.as_deref(), learnt.1.as_deref());
+        state.restore_fair_usage(fair_usage.as_deref());
         state.restore_services(services);
         // A new life: no stream of the last one survived.
         state.restore_steps(steps, true);

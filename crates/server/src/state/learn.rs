@@ -266,6 +266,8 @@ impl State {
     /// A job ended: the predictor learns how long it ran (over every run), if it ran to
     /// an outcome of its own.
     pub(super) fn learn_from_end(&mut self, id: u64, state: JobState, at_ms: u64) {
+        // Its run is charged to its account: the fair-share usage is due (`accounts.rs`).
+        self.fair_writes.ended = true;
         let prior = self.learnt.prior.remove(&id);
         self.learnt.predicted.remove(&id);
         if prior.is_some() {
@@ -327,6 +329,7 @@ impl State {
             ));
             l.attained_dirty = false;
         }
+        out.extend(self.take_fair_usage_write());
         out
     }
 }

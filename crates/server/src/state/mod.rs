@@ -3,6 +3,7 @@
 //! round (`begin_round`); the tracked maps mark the rows it changed, and the actor writes
 //! them in one transaction and only then answers anyone.
 
+pub(crate) mod accounts;
 mod agents;
 mod array;
 mod array_ops;
@@ -244,6 +245,8 @@ pub struct State {
     idle: idle::Idle,
     /// Consolidation's idle times, the nodes down, the idle node-hours (`power.rs`).
     power: power::PowerTrack,
+    /// When the fair-share usage was last written (`accounts.rs`).
+    fair_writes: accounts::FairWrites,
 }
 
 /// Thousandths of a GPU a job holds (or held): its whole GPUs plus its slice's fraction.
@@ -301,6 +304,7 @@ impl State {
             reservations: Tracked::new(),
             idle: Default::default(),
             power: Default::default(),
+            fair_writes: Default::default(),
         };
         st.apply_queues(queues);
         st.cluster.set_follow(st.cfg.follow);
@@ -421,7 +425,8 @@ impl State {
         let q = self.queue_id(&job.view.queue);
         let mut live = self.live_job(&job.view, q);
         live.group = self.job_group(&job.view);
-        self.cluster.add(&live);
+        let account = self.account_id(job.view.account.as_deref());
+        self.cluster.add_charged(&live, account);
         self.predict_estimate(&job.view);
     }
 
@@ -471,6 +476,8 @@ impl State {
             })
             .collect();
         self.cluster.set_queue_rules(rules);
+        let old = std::mem::take(&mut self.queues.accounts);
+        self.apply_accounts(&old, &queues.accounts);
         self.queues = queues;
         self.sched_due = true;
     }

@@ -116,6 +116,11 @@ impl State {
             let priority = j.priority.unwrap_or(def.default_priority);
             j.priority = Some(priority);
             j.queue = Some(queue.clone());
+            self.settle_account(j, &user, who.admin)
+                .map_err(|f| match f {
+                    Fail::Conflict(e) => at(e),
+                    other => other,
+                })?;
             self.check_job_reservation(j, &user, who.admin)
                 .map_err(|f| match f {
                     Fail::Conflict(e) => at(e),
@@ -237,6 +242,7 @@ impl State {
                 queue: j
                     .queue
                     .unwrap_or_else(|| crate::queues::DEFAULT_QUEUE.to_string()),
+                account: j.account,
                 cpu_milli: j.cpus.map_or(0, |c| (c * 1000.0).round() as u64),
                 mem_mib: j.mem_mib.unwrap_or(0),
                 resources: j.resources,

@@ -16,6 +16,9 @@ use super::{Fail, State, Who};
 pub(crate) struct UsageAsk {
     pub since_ms: u64,
     pub by_queue: bool,
+    /// Per account: always read from the store (no sums over all time are kept per
+    /// account).
+    pub by_account: bool,
     pub user: Option<String>,
 }
 
@@ -31,6 +34,7 @@ impl State {
         Ok(Some(UsageAsk {
             since_ms: q.since_ms.unwrap_or(0),
             by_queue: q.by.as_deref() == Some("queue"),
+            by_account: q.by.as_deref() == Some("account"),
             user,
         }))
     }
@@ -44,9 +48,9 @@ impl State {
         stored: Vec<UsageSum>,
     ) -> Result<UsageReport, Fail> {
         let by = q.by.clone().unwrap_or_else(|| "user".into());
-        if by != "user" && by != "queue" {
+        if !["user", "queue", "account"].contains(&by.as_str()) {
             return Err(Fail::BadRequest(format!(
-                "`by` must be user or queue, got {by:?}"
+                "`by` must be user, queue or account, got {by:?}"
             )));
         }
         let now = self.now.ms;
@@ -58,6 +62,7 @@ impl State {
             )));
         }
         let mut live: BTreeMap<String, UsageSum> = BTreeMap::new();
+        let root = crate::accounts::ROOT.to_string();
         for job in self.jobs.values() {
             let v = &job.view;
             if q.user.as_ref().is_some_and(|u| u != &v.user) || !self.visible(v, who) {
@@ -72,7 +77,11 @@ impl State {
             if end < since {
                 continue;
             }
-            let key = if by == "user" { &v.user } else { &v.queue };
+            let key = match by.as_str() {
+                "user" => &v.user,
+                "queue" => &v.queue,
+                _ => v.account.as_ref().unwrap_or(&root),
+            };
             let sum = live.entry(key.clone()).or_insert_with(|| UsageSum {
                 key: key.clone(),
                 ..Default::default()

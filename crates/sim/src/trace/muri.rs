@@ -70,6 +70,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 gpu_model: None,
                 user,
                 queue: QueueId(0),
+                account: Default::default(),
                 priority,
                 submit: submit_ms / 1000.0,
                 estimate: Some(work.duration()),

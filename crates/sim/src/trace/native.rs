@@ -62,6 +62,7 @@ impl Builder {
                 gpu_model: f.gpu_model.map(str::to_string),
                 user: UserId(self.users.intern(f.user.unwrap_or("default"))),
                 queue: QueueId(self.queues.intern(f.queue.unwrap_or("default"))),
+                account: Default::default(),
                 priority: f.priority,
                 submit: f.submit,
                 estimate: Some(f.estimate.unwrap_or(f.duration)),

@@ -36,6 +36,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 gpu_model: None,
                 user: UserId(vc),
                 queue: QueueId(vc),
+                account: Default::default(),
                 priority: 0,
                 submit: 0.0,
                 estimate: Some(duration),

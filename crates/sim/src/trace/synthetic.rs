@@ -82,6 +82,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     gpu_model: None,
                     user: UserId(tenant),
                     queue: QueueId(tenant),
+                    account: Default::default(),
                     priority: 0,
                     submit: now,
                     estimate: Some(secs),

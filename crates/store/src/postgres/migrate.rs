@@ -12,7 +12,7 @@
 use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 8;
+pub const LATEST: i64 = 9;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -167,6 +167,12 @@ pub fn migrations() -> Vec<Migration> {
             version: 8,
             name: crate::sql::migrate::ALLOC_USE_NAME,
             steps: crate::sql::migrate::alloc_use_steps(crate::sql::Dialect::Postgres),
+        },
+        // SQLite's schema 16: the same statement.
+        Migration {
+            version: 9,
+            name: crate::sql::migrate::ACCOUNTS_NAME,
+            steps: crate::sql::migrate::accounts_steps(),
         },
     ]
 }

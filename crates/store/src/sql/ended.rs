@@ -232,6 +232,30 @@ pub async fn usage(
         .collect()
 }
 
+/// As [`usage`], per account (`root` for a job charged to none; schema 15's column).
+pub async fn usage_by_account(
+    conn: &mut AnyConnection,
+    d: Dialect,
+    since: u64,
+    user: Option<&str>,
+) -> Result<Vec<UsageSum>, StoreError> {
+    let key = "COALESCE(account, 'root')";
+    let user_filter = if user.is_some() {
+        " AND \"user\" = $2"
+    } else {
+        ""
+    };
+    let sql = usage_sql(d, &format!("{key} AS k"), key, user_filter);
+    let mut q = sqlx::query(&sql).bind(i64_of(since));
+    if let Some(u) = user {
+        q = q.bind(u);
+    }
+    let rows = q.fetch_all(conn).await?;
+    rows.iter()
+        .map(|r| usage_sum(r).map_err(StoreError::from))
+        .collect()
+}
+
 /// Every ended job's usage over all time, per (user, queue): the user, and the sum keyed
 /// by the queue. What the server keeps up to date as jobs end (`state/ended.rs`), so
 /// that a report over all time does not read every row.

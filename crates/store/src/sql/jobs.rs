@@ -185,6 +185,13 @@ pub const ADD_ALLOC_COLUMNS_PG: &[&str] = &[
 
 /// The columns schema 15 added, in the order of [`ADD_ALLOC_COLUMNS`].
 pub(crate) const ALLOC_COLUMNS: &[&str] = &["idle_gpu_s", "steps_run", "step_gpu_s"];
+/// Schema 16 (issue 36): the account a job is charged to (docs/accounts.md), NULL for
+/// the root and for every row from before it. A column of its own: `usage --by account`
+/// groups by it in SQL. TEXT, the same statement on both backends (PostgreSQL's 9).
+pub const ADD_ACCOUNT_COLUMNS: &[&str] = &["ALTER TABLE jobs ADD COLUMN account TEXT"];
+
+/// The columns schema 16 added, in the order of [`ADD_ACCOUNT_COLUMNS`].
+pub(crate) const ACCOUNT_COLUMNS: &[&str] = &["account"];
 
 /// The columns schema 6 added, in the order of [`ADD_WORKFLOW_COLUMNS`].
 const WORKFLOW_COLUMNS: &[&str] = &[
@@ -267,7 +274,8 @@ pub const COLUMN_COUNT: usize = COLUMNS.len()
     + CONTAIN_COLUMNS.len()
     + SERVICE_COLUMNS.len()
     + PLACEMENT_COLUMNS.len()
-    + ALLOC_COLUMNS.len();
+    + ALLOC_COLUMNS.len()
+    + ACCOUNT_COLUMNS.len();
 
 pub(crate) fn all_columns() -> Vec<&'static str> {
     COLUMNS
@@ -280,6 +288,7 @@ pub(crate) fn all_columns() -> Vec<&'static str> {
         .chain(SERVICE_COLUMNS)
         .chain(PLACEMENT_COLUMNS)
         .chain(ALLOC_COLUMNS)
+        .chain(ACCOUNT_COLUMNS)
         .copied()
         .collect()
 }
@@ -540,5 +549,6 @@ pub(crate) fn decode(r: &AnyRow) -> Result<StoredJob, StoreError> {
         idle_gpu_s: opt_big("idle_gpu_s")?,
         steps_run: opt_big("steps_run")?.unwrap_or(0),
         step_gpu_s: opt_big("step_gpu_s")?.unwrap_or(0),
+        account: r.try_get("account")?,
     })
 }

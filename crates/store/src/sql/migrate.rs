@@ -120,6 +120,18 @@ pub(crate) fn alloc_use_steps(d: Dialect) -> Vec<Step> {
     columns.iter().map(|s| Step::Sql(s)).collect()
 }
 
+/// Accounts (issue 36): SQLite's schema 16, PostgreSQL's 9, the same statement: a
+/// job's `account` column (`jobs.rs`). The decayed usage of the fair tree is one value
+/// in `meta` (the server's `state/accounts.rs`), as the run-time predictor is.
+pub(crate) const ACCOUNTS_NAME: &str = "accounts: the account a job is charged to";
+
+pub(crate) fn accounts_steps() -> Vec<Step> {
+    super::jobs::ADD_ACCOUNT_COLUMNS
+        .iter()
+        .map(|s| Step::Sql(s))
+        .collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

@@ -371,6 +371,16 @@ impl Store {
         on_conn!(self, c => ended::usage(c, d, since_ms, by_queue, user))
     }
 
+    /// The ended jobs' usage from `since_ms` per account (`root`: charged to none).
+    pub async fn ended_usage_by_account(
+        &mut self,
+        since_ms: u64,
+        user: Option<&str>,
+    ) -> Result<Vec<UsageSum>, StoreError> {
+        let d = self.dialect;
+        on_conn!(self, c => ended::usage_by_account(c, d, since_ms, user))
+    }
+
     /// Every ended job's usage over all time, per (user, queue): the user, and the sum
     /// keyed by the queue.
     pub async fn ended_usage_by_user_and_queue(
@@ -748,6 +758,7 @@ pub(crate) mod tests {
             idle_gpu_s: None,
             steps_run: 0,
             step_gpu_s: 0,
+            account: None,
         }
     }
 
@@ -884,7 +895,8 @@ pub(crate) mod tests {
                 - jobs::CONTAIN_COLUMNS.len()
                 - jobs::SERVICE_COLUMNS.len()
                 - jobs::PLACEMENT_COLUMNS.len()
-                - jobs::ALLOC_COLUMNS.len();
+                - jobs::ALLOC_COLUMNS.len()
+                - jobs::ACCOUNT_COLUMNS.len();
             a_store_at(db, before, n, &old).await;
             let mut s = db.open().await;
             assert_eq!(
@@ -917,7 +929,8 @@ pub(crate) mod tests {
                 jobs::COLUMN_COUNT
                     - jobs::SERVICE_COLUMNS.len()
                     - jobs::PLACEMENT_COLUMNS.len()
-                    - jobs::ALLOC_COLUMNS.len(),
+                    - jobs::ALLOC_COLUMNS.len()
+                    - jobs::ACCOUNT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -941,12 +954,14 @@ pub(crate) mod tests {
         }
     }
 
-    /// `j` as a release before schema 15 wrote it: no idle time or steps counted.
+    /// `j` as a release before schema 15 wrote it: no idle time or steps counted, and
+    /// (schema 16) no account.
     fn before_alloc_use(j: StoredJob) -> StoredJob {
         StoredJob {
             idle_gpu_s: None,
             steps_run: 0,
             step_gpu_s: 0,
+            account: None,
             ..j
         }
     }
@@ -959,11 +974,12 @@ pub(crate) mod tests {
     async fn a_store_from_before_alloc_use_upgrades_counting_nothing_for_old_jobs() {
         for db in &test_dbs("a_store_from_before_alloc_use_upgrades").await {
             let old = before_alloc_use(crate::stored_job::tests::full_stored());
-            let before = migrate::latest(db.dialect) - 1;
+            // Accounts (SQLite's 16, PostgreSQL's 9) came after.
+            let before = migrate::latest(db.dialect) - 2;
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::ALLOC_COLUMNS.len(),
+                jobs::COLUMN_COUNT - jobs::ALLOC_COLUMNS.len() - jobs::ACCOUNT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -1006,12 +1022,16 @@ pub(crate) mod tests {
                 Dialect::Sqlite => 12,
                 Dialect::Postgres => 5,
             };
-            // Job steps (SQLite's 14, PostgreSQL's 7) and schema 15's columns came after.
-            assert_eq!(before, migrate::latest(db.dialect) - 3);
+            // Job steps (SQLite's 14, PostgreSQL's 7), schema 15's columns and accounts
+            // came after.
+            assert_eq!(before, migrate::latest(db.dialect) - 4);
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::PLACEMENT_COLUMNS.len() - jobs::ALLOC_COLUMNS.len(),
+                jobs::COLUMN_COUNT
+                    - jobs::PLACEMENT_COLUMNS.len()
+                    - jobs::ALLOC_COLUMNS.len()
+                    - jobs::ACCOUNT_COLUMNS.len(),
                 &old,
             )
             .await;
@@ -1061,6 +1081,50 @@ pub(crate) mod tests {
         }
     }
 
+    /// A store of the schema before accounts (SQLite's 15, PostgreSQL's 8) with a job in
+    /// it upgrades in place: the job reads back charged to no account (NULL); a job
+    /// charged to one, and the fair tree's decayed usage (a `meta` value written with a
+    /// round), are written and read back at once, also after a reopen.
+    #[tokio::test]
+    async fn a_store_from_before_accounts_upgrades_and_keeps_accounts_and_usage() {
+        for db in &test_dbs("a_store_from_before_accounts_upgrades").await {
+            let mut old = crate::stored_job::tests::full_stored();
+            old.account = None;
+            let before = migrate::latest(db.dialect) - 1;
+            assert_eq!(
+                before,
+                match db.dialect {
+                    Dialect::Sqlite => 15,
+                    Dialect::Postgres => 8,
+                }
+            );
+            a_store_at(
+                db,
+                before,
+                jobs::COLUMN_COUNT - jobs::ACCOUNT_COLUMNS.len(),
+                &old,
+            )
+            .await;
+            let mut s = db.open().await;
+            assert_eq!(
+                s.schema_version().await.unwrap(),
+                migrate::latest(db.dialect)
+            );
+            assert_eq!(s.load_jobs().await.unwrap(), [old.clone()]);
+            let charged = crate::stored_job::tests::full_stored();
+            assert_eq!(charged.account.as_deref(), Some("physics"));
+            let usage = r#"{"at_s":1000.5,"usage":[{"account":"physics","user":"ann","gpu_seconds":7200.0}]}"#;
+            let mut w = RoundWrites::default();
+            w.job(charged.clone());
+            w.meta("fair_usage", usage.to_string()).unwrap();
+            s.write_round(w).await.unwrap();
+            s.close().await.unwrap();
+            let mut s = db.open().await;
+            assert_eq!(s.load_jobs().await.unwrap(), [charged]);
+            assert_eq!(s.meta("fair_usage").await.unwrap().as_deref(), Some(usage));
+        }
+    }
+
     /// A store of the schema before job steps (SQLite's 13, PostgreSQL's 6) upgrades
     /// with none; steps are written by rounds (replaced in place), the live jobs' ones
     /// load at start, an ended job's on request, a row naming another step is refused
@@ -1069,12 +1133,13 @@ pub(crate) mod tests {
     async fn job_steps_are_stored_with_their_job_and_purged_with_it() {
         for db in &test_dbs("job_steps_are_stored_with_their_job").await {
             let mut live = before_alloc_use(crate::stored_job::tests::full_stored());
-            // Before job steps (SQLite's 14, PostgreSQL's 7).
-            let before = migrate::latest(db.dialect) - 2;
+            // Before job steps (SQLite's 14, PostgreSQL's 7); schema 15's columns and
+            // accounts came after.
+            let before = migrate::latest(db.dialect) - 3;
             a_store_at(
                 db,
                 before,
-                jobs::COLUMN_COUNT - jobs::ALLOC_COLUMNS.len(),
+                jobs::COLUMN_COUNT - jobs::ALLOC_COLUMNS.len() - jobs::ACCOUNT_COLUMNS.len(),
                 &live,
             )
             .await;

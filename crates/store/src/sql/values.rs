@@ -181,5 +181,7 @@ pub fn job_row(j: &StoredJob) -> Result<Vec<Val<'_>>, StoreError> {
         opt_int(id, "idle_gpu_s", j.idle_gpu_s)?,
         Val::Int(int(id, "steps_run", j.steps_run)?),
         Val::Int(int(id, "step_gpu_s", j.step_gpu_s)?),
+        // Schema 16: the account (looked up in SQL by `usage --by account`).
+        Val::opt_text(j.account.as_deref()),
     ])
 }

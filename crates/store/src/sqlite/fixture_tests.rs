@@ -94,6 +94,8 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
         );
         // Schema 12's column: no service's replica.
         assert_eq!(v.service, None, "job {}", v.id);
+        // Schema 15's column: no account.
+        assert_eq!(v.account, None, "job {}", v.id);
         // Schema 13's columns: no placement rule (NULL), not interactive.
         assert_eq!(
             (&v.placement, v.interactive),

@@ -14,7 +14,7 @@ use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 15;
+pub const LATEST: i64 = 16;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -117,6 +117,11 @@ pub fn migrations() -> Vec<Migration> {
             version: 15,
             name: crate::sql::migrate::ALLOC_USE_NAME,
             steps: crate::sql::migrate::alloc_use_steps(Dialect::Sqlite),
+        },
+        Migration {
+            version: 16,
+            name: crate::sql::migrate::ACCOUNTS_NAME,
+            steps: crate::sql::migrate::accounts_steps(),
         },
     ]
 }

@@ -185,6 +185,8 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
     (15, "idle_gpu_s", "idle_gpu_s IS NULL"),
     (15, "steps_run", "steps_run = 0"),
     (15, "step_gpu_s", "step_gpu_s = 0"),
+    // Schema 16: no job of an older release was charged to an account.
+    (16, "account", "account IS NULL"),
 ];
 
 /// Each table a later schema added, the schema that added it and its columns: an older
@@ -703,6 +705,10 @@ fn jobs_are_what_the_script_made(f: &Fixture, rows: &[StoredJob]) {
     // No fixture holds a service's replica (the script makes no service).
     for r in rows {
         assert_eq!(r.service, None, "{}: {}", f.dir, r.name);
+    }
+    // No release before schema 15 charged an account.
+    for r in rows {
+        assert_eq!(r.account, None, "{}: {}", f.dir, r.name);
     }
     // No release before schema 13 had placement rules or interactive jobs.
     for r in rows {

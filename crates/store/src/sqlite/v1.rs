@@ -215,6 +215,7 @@ impl V1Job {
             idle_gpu_s: None,
             steps_run: 0,
             step_gpu_s: 0,
+            account: None,
         })
     }
 }

@@ -16,6 +16,7 @@
 //! scenario whose transcript differs writes it into its expected text in the source
 //! file instead of failing (the `gpusched-expect` crate); then read the diff as a reviewer would.
 
+mod accounts;
 mod arrays;
 mod contain;
 mod deps;
@@ -90,6 +91,8 @@ pub(super) enum Step {
     Unreserve(&'static str, &'static str),
     /// Reservations as `reservation ls` has them.
     Reservations,
+    /// The account tree as `gpusched accounts` has it (usage in GPU-hours).
+    Accounts,
     /// The node reports that the job's current attempt started.
     Started(&'static str, u64),
     /// The node reports that the job's current attempt exited with this code.
@@ -346,6 +349,7 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "exclude" => j.exclude = gpusched_wire::hostlist::split(v),
             "reservation" => j.reservation = Some(v.to_string()),
             "speedup" => j.speedup = Some(v.to_string()),
+            "account" => j.account = Some(v.to_string()),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -586,6 +590,9 @@ fn job_line(j: &JobRecord) -> String {
         }
     }
     write!(s, " #{}", v.attempt).unwrap();
+    if let Some(a) = &v.account {
+        write!(s, " account {a}").unwrap();
+    }
     if let Some(after) = j.behind.map(std::num::NonZeroU64::get) {
         write!(s, " behind {after}").unwrap();
     }
@@ -804,6 +811,25 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} deletes reservation {name}: {got}"));
+            }
+            Step::Accounts => {
+                for a in self.st.accounts_view(&who("root")).accounts {
+                    let users = a.users.iter().map(|u| {
+                        format!(
+                            "{} {:.2}h rank {} factor {:.3}",
+                            u.user, u.usage_gpu_hours, u.rank, u.fair_share
+                        )
+                    });
+                    self.line(format!(
+                        "account {}{}: shares {} usage {:.2}h level {}; {}",
+                        "  ".repeat(a.depth as usize),
+                        a.name,
+                        a.shares,
+                        a.usage_gpu_hours,
+                        a.level_fs.map_or("inf".into(), |l| format!("{l:.3}")),
+                        list(users)
+                    ));
+                }
             }
             Step::Reservations => {
                 for v in self.st.list_reservations().reservations {
@@ -1284,6 +1310,7 @@ impl Harness {
                     let ask = crate::state::usage::UsageAsk {
                         since_ms: 0,
                         by_queue,
+                        by_account: false,
                         user: None,
                     };
                     let kept = self.st.all_time_usage(&ask);
@@ -1717,6 +1744,8 @@ impl Harness {
                     meta(super::learn::ATTAINED_KEY),
                 );
                 self.st.restore_learnt(p, a);
+                self.st
+                    .restore_fair_usage(meta(super::accounts::FAIR_USAGE_KEY));
                 self.line("server restarts");
                 // Only live jobs are loaded: ended ones stay in the store.
                 let jobs: Vec<String> = self.st.jobs.values().map(|j| job_line(j)).collect();
