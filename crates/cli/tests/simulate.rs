@@ -47,7 +47,7 @@ fn json_has_one_object_per_policy_with_the_documented_fields() {
     let doc: serde_json::Value =
         serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
     let policies = doc["policies"].as_array().unwrap();
-    assert_eq!(policies.len(), 9);
+    assert_eq!(policies.len(), 10);
     for p in policies {
         for field in [
             "policy",

@@ -19,6 +19,7 @@ mod failover_pg;
 mod faults;
 mod full_disk;
 mod gang;
+mod hetero;
 mod history;
 mod images;
 mod limits;
