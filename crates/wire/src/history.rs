@@ -121,6 +121,23 @@ pub enum AuditAction {
 }
 
 impl AuditAction {
+    /// Every action, for readers that map a stored name back (the store's audit rows).
+    pub const ALL: [AuditAction; 13] = [
+        AuditAction::TokenCreate,
+        AuditAction::TokenRevoke,
+        AuditAction::Drain,
+        AuditAction::Resume,
+        AuditAction::QueueReload,
+        AuditAction::CancelOther,
+        AuditAction::HoldOther,
+        AuditAction::ReleaseOther,
+        AuditAction::UpdateOther,
+        AuditAction::Purge,
+        AuditAction::ReservationCreate,
+        AuditAction::ReservationUpdate,
+        AuditAction::ReservationDelete,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             AuditAction::TokenCreate => "token_create",

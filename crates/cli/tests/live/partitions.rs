@@ -142,6 +142,9 @@ fn a_reservation_keeps_a_job_out_and_starts_its_own_when_its_window_opens() {
     });
     let (code, text) = http(&url, "POST", "/api/reservations", Some(&body.to_string()));
     assert_eq!(code, 201, "{text}");
+    // Audited, and the audit log reads back with it.
+    let audit = stdout(&cli(&url, &["audit", "--json", "--since", "1d"]));
+    assert!(audit.contains("reservation_create"), "{audit}");
     let out = dir.join("out");
     std::fs::create_dir(&out).unwrap();
     // No walltime: never starts on n1 before the window (or in it).

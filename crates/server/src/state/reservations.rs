@@ -89,6 +89,7 @@ impl State {
         }
         // Nodes picked for `gpus` stay as they are while what picked them is unchanged
         // (a change of users or window must not move an open reservation's nodes).
+        check_gpus(&spec)?;
         let old = &self.reservations[name];
         let same_pick = spec.gpus.is_some()
             && (old.spec.gpus, &old.spec.gpu_model, &old.spec.features)
@@ -216,6 +217,7 @@ impl State {
         except: Option<&str>,
     ) -> Result<(Vec<String>, u32), Fail> {
         check_name(&spec.name).map_err(Fail::BadRequest)?;
+        check_gpus(spec)?;
         if !(60..=MAX_DURATION_S).contains(&spec.duration_s) {
             return Err(Fail::BadRequest(format!(
                 "duration_s {} must be 60 to {MAX_DURATION_S} seconds (a minute to 366 days)",
@@ -445,6 +447,16 @@ impl State {
     /// The nodes of a reservation, as facts for the job checks (`rules.rs`).
     pub(super) fn reservation_nodes(&self, name: &str) -> Option<&[String]> {
         self.reservations.get(name).map(|r| r.nodes.as_slice())
+    }
+}
+
+/// `gpus`, where given, within the schema's bounds (400: the schema says them).
+fn check_gpus(spec: &ReservationSpec) -> Result<(), Fail> {
+    match spec.gpus {
+        Some(g) if !(1..=1_000_000).contains(&g) => Err(Fail::BadRequest(format!(
+            "gpus {g} must be 1 to 1000000 (or leave it out and name `nodes`)"
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -20,6 +20,7 @@ fn a_window_keeps_its_nodes_and_starts_its_own_jobs_when_it_opens() {
             Reserve("root", "name=clash nodes=n1 start=+200 dur=60"),
             Reserve("root", "name=nowhere nodes=n9 start=+200 dur=60"),
             Reserve("root", "name=both nodes=n2 gpus=1 dur=60"),
+            Reserve("root", "name=none gpus=0 dur=60"),
             Reservations,
             // Too long for the time left before the window; no walltime; short enough.
             Submit("bob", "gpus=2 walltime=600"),
@@ -51,6 +52,7 @@ fn a_window_keeps_its_nodes_and_starts_its_own_jobs_when_it_opens() {
             root reserves name=clash nodes=n1 start=+200 dur=60: Conflict("node n1 is held by reservation workshop in an overlapping window; choose other nodes or another window")
             root reserves name=nowhere nodes=n9 start=+200 dur=60: Conflict("node n9 is not known to this cluster; `gpusched nodes` lists them")
             root reserves name=both nodes=n2 gpus=1 dur=60: Conflict("give either `nodes` (by name) or `gpus` (a count the server finds nodes for), not both and not neither")
+            root reserves name=none gpus=0 dur=60: BadRequest("gpus 0 must be 1 to 1000000 (or leave it out and name `nodes`)")
             reservation workshop Waiting on n1 jobs [-]
             bob submits gpus=2 walltime=600: ok 1
             bob submits gpus=2: ok 2
