@@ -425,6 +425,9 @@ impl State {
         let q = self.queue_id(&job.view.queue);
         let mut live = self.live_job(&job.view, q);
         live.group = self.job_group(&job.view);
+        // Made once, as the job enters the core's queue: wait reasons and follow slots
+        // build their own `LiveJob` per view and need no preference (it narrows no node).
+        live.prefer = self.prefer_of(&job.view);
         let account = self.account_id(job.view.account.as_deref());
         self.cluster.add_charged(&live, account);
         self.predict_estimate(&job.view);

@@ -13,7 +13,13 @@ impl State {
         let nodes = self
             .nodes
             .values()
-            .map(|n| NodeView {
+            .map(|n| {
+                (
+                    n,
+                    crate::live_map::features(&n.record.register, &self.cfg.topology),
+                )
+            })
+            .map(|(n, features)| NodeView {
                 name: n.record.register.node.clone(),
                 state: match n.liveness {
                     super::Liveness::Online => NodeState::Online,
@@ -40,11 +46,11 @@ impl State {
                 cpus: n.record.register.cpus,
                 mem_mib: n.record.register.mem_mib,
                 resources: n.record.register.resources.clone(),
-                features: crate::live_map::features(&n.record.register, &self.cfg.topology),
-                partitions: self.queues.partitions.of_node(
-                    &n.record.register.node,
-                    &crate::live_map::features(&n.record.register, &self.cfg.topology),
-                ),
+                partitions: self
+                    .queues
+                    .partitions
+                    .of_node(&n.record.register.node, &features),
+                features,
                 // Offline nodes hold nothing; online ones what the core has left.
                 free_cpu_milli: self
                     .cluster

@@ -202,7 +202,6 @@ impl State {
     pub(super) fn live_job(&self, v: &JobView, queue: QueueId) -> LiveJob {
         let mut job = crate::live_map::job(v, queue);
         job.rules = v.rules.as_ref().and_then(|r| self.node_rules_of(r));
-        job.prefer = self.prefer_of(v);
         job
     }
 }

@@ -216,30 +216,27 @@ pub async fn usage(
     user: Option<&str>,
 ) -> Result<Vec<UsageSum>, StoreError> {
     let key = if by_queue { "queue" } else { "\"user\"" };
-    let user_filter = if user.is_some() {
-        " AND \"user\" = $2"
-    } else {
-        ""
-    };
-    let sql = usage_sql(d, &format!("{key} AS k"), key, user_filter);
-    let mut q = sqlx::query(&sql).bind(i64_of(since));
-    if let Some(u) = user {
-        q = q.bind(u);
-    }
-    let rows = q.fetch_all(conn).await?;
-    rows.iter()
-        .map(|r| usage_sum(r).map_err(StoreError::from))
-        .collect()
+    usage_by(conn, d, since, key, user).await
 }
 
-/// As [`usage`], per account (`root` for a job charged to none; schema 15's column).
+/// As [`usage`], per account (`root` for a job charged to none; schema 16's column).
 pub async fn usage_by_account(
     conn: &mut AnyConnection,
     d: Dialect,
     since: u64,
     user: Option<&str>,
 ) -> Result<Vec<UsageSum>, StoreError> {
-    let key = "COALESCE(account, 'root')";
+    usage_by(conn, d, since, "COALESCE(account, 'root')", user).await
+}
+
+/// The usage aggregate grouped by the SQL expression `key`.
+async fn usage_by(
+    conn: &mut AnyConnection,
+    d: Dialect,
+    since: u64,
+    key: &str,
+    user: Option<&str>,
+) -> Result<Vec<UsageSum>, StoreError> {
     let user_filter = if user.is_some() {
         " AND \"user\" = $2"
     } else {
