@@ -70,7 +70,7 @@ fn fifo_aware_puts_each_job_on_its_fastest_free_type_in_arrival_order() {
         job 3: waits
         ",
     );
-    // Running jobs keep their type (FIFO does not preempt).
+    // Running jobs are not stopped (FIFO does not preempt); job 1 keeps the V100.
     let running = vec![None, Some(0), None, None];
     check(
         &plan_text(&jobs, &t, &fifo::choose(&jobs, &running, &t, true)),
@@ -79,6 +79,37 @@ fn fifo_aware_puts_each_job_on_its_fastest_free_type_in_arrival_order() {
         job 1: V100
         job 2: K80
         job 3: waits
+        ",
+    );
+}
+
+#[test]
+fn fifo_aware_moves_a_running_job_up_to_a_faster_type_the_starts_left_free() {
+    let t = types(&[("V100", 2), ("P100", 1), ("K80", 2)]);
+    let jobs = [
+        job(0, 1, &[1.0, 0.9, 0.3]),
+        job(1, 1, &[1.0, 0.5, 0.2]),
+        job(2, 1, &[1.0, 0.6, 0.4]),
+    ];
+    // Jobs 0 and 1 run on K80s (the V100s were busy when they started); the V100s and
+    // the P100 are free now. Job 2 starts first, on a V100; then job 0 moves up to the
+    // other V100, and job 1, next in line, to the P100.
+    let running = vec![Some(2), Some(2), None];
+    check(
+        &plan_text(&jobs, &t, &fifo::choose(&jobs, &running, &t, true)),
+        "
+        job 0: V100
+        job 1: P100
+        job 2: V100
+        ",
+    );
+    // Agnostic FIFO does not know speeds: nothing moves.
+    check(
+        &plan_text(&jobs, &t, &fifo::choose(&jobs, &running, &t, false)),
+        "
+        job 0: K80
+        job 1: K80
+        job 2: V100
         ",
     );
 }

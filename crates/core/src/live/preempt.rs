@@ -69,6 +69,17 @@ impl LiveCluster {
         }
     }
 
+    /// Replaces a job's predicted estimate (the server's: its time on the GPU model it
+    /// started on); a walltime is never replaced.
+    pub fn reset_predicted(&mut self, id: u64, seconds: Seconds) {
+        if !self.predicted.contains(&id) {
+            return;
+        }
+        if let Some(i) = self.find(id) {
+            self.jobs[i].spec.estimate = Some(seconds);
+        }
+    }
+
     /// Gives a job what the predictor believes of its run time (`blend` orders by it; see
     /// [`crate::predict::Belief`]), fixed from now on like a predicted estimate.
     pub fn set_belief(&mut self, id: u64, belief: crate::predict::Belief) {

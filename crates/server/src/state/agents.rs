@@ -358,6 +358,7 @@ impl State {
                         } else {
                             format!("running on {node}")
                         };
+                        self.estimate_on_start(e.job);
                     }
                 }
                 RunEventKind::Checkpoint => {

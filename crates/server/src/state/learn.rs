@@ -55,8 +55,9 @@ pub(super) struct Learnt {
     pub(super) speeds: gpusched_core::speed::Learned,
     /// Seconds each live job had run before its current run (requeued jobs only).
     prior: BTreeMap<u64, f64>,
-    /// Where each waiting or running job's predicted estimate came from.
-    predicted: BTreeMap<u64, (f64, &'static str)>,
+    /// Each waiting or running job's prediction (reference seconds on a cluster of
+    /// several models, `speed.rs`) and the key it came from.
+    pub(super) predicted: BTreeMap<u64, (f64, &'static str)>,
     predictor_dirty: bool,
     attained_dirty: bool,
     last_write_ms: Option<u64>,
@@ -234,7 +235,9 @@ impl State {
         let Some(p) = self.learnt.predictor.predict(&f) else {
             return;
         };
-        self.cluster.set_predicted(v.id, p.seconds);
+        // In reference seconds on a cluster of several models (`speed.rs`).
+        let secs = self.from_reference(v, p.seconds, None);
+        self.cluster.set_predicted(v.id, secs);
         self.learnt
             .predicted
             .insert(v.id, (p.seconds, p.level.name()));
@@ -295,6 +298,12 @@ impl State {
             return;
         };
         let f = features(v);
+        // A requeued job's runs may have been on several models: counted as seconds.
+        let ran = if prior.is_none() {
+            self.to_reference(v, ran)
+        } else {
+            ran
+        };
         self.learnt.predictor.observe(&f, ran);
         self.learnt.predictor.bound_keys(MAX_PREDICTOR_KEYS);
         self.learnt.predictor_dirty = true;

@@ -7,6 +7,15 @@
 //! What is learnt: a job that ran once, on one node, to `succeeded` or `failed` (the
 //! predictor's rule) records its run time on its node's model under its user and name
 //! (an array's tasks under the array's name). Stored with the predictor.
+//!
+//! Estimates follow speeds on a cluster of several models: the predictor learns run
+//! times in reference seconds (a run on a model the job does 2x on counts twice its
+//! seconds), a waiting job's predicted estimate is its time on the model it would try
+//! first, and a job that starts gets its time on the model it got. The conversion uses
+//! the job's declared factors, else the defaults, never the learnt ones: those change
+//! as jobs end, and the predictor's history must stay in one unit. A cluster of one
+//! model keeps plain seconds (nothing to convert). Walltimes are limits the user gave
+//! and are never scaled.
 
 use gpusched_core::speed::{Learned, SpeedModel, Speedups};
 use gpusched_wire::{JobSpeed, JobSubmit, JobView, ModelSpeed};
@@ -102,6 +111,80 @@ impl State {
             Vec::new()
         };
         (declared.is_some() || !on.is_empty()).then(|| Box::new(JobSpeed { declared, on }))
+    }
+
+    /// Whether speeds shape estimates: the cluster has more than one GPU model.
+    fn mixed(&self) -> bool {
+        self.gpu_models().len() > 1
+    }
+
+    /// The model of the node `v` runs (or ran) on: its first node's.
+    fn model_of_node(&self, v: &JobView) -> Option<String> {
+        v.node
+            .as_ref()
+            .and_then(|n| self.nodes.get(n))
+            .and_then(|n| n.record.register.gpus.first())
+            .map(|g| g.model.clone())
+    }
+
+    /// `v`'s factor for estimates (declared, else default: not learnt, see above) on
+    /// `model`, or on the model it would try first (its preference, else the fastest
+    /// model its `--gpu-model` names) when `model` is none.
+    fn factor_for(&self, v: &JobView, model: Option<&str>) -> f64 {
+        let rule = SpeedModel::default();
+        let declared = declared(v);
+        let on = |m: &str| rule.resolve(&declared, None, m).factor;
+        if let Some(m) = model {
+            return on(m);
+        }
+        let first = self.prefer_of(v).into_iter().next().or_else(|| {
+            self.gpu_models()
+                .into_iter()
+                .filter(|m| {
+                    v.gpu_model
+                        .as_deref()
+                        .is_none_or(|w| gpusched_core::speed::names(m, w))
+                })
+                .max_by(|a, b| on(a).total_cmp(&on(b)))
+        });
+        first.map_or(1.0, |m| on(&m))
+    }
+
+    /// A run of `secs` by `v` (wholly on its node's model) in reference seconds, on a
+    /// cluster of several models; plain seconds otherwise.
+    pub(super) fn to_reference(&self, v: &JobView, secs: f64) -> f64 {
+        if v.slice.is_some() || v.gpus == 0 || !self.mixed() {
+            return secs;
+        }
+        match self.model_of_node(v) {
+            Some(m) => secs * self.factor_for(v, Some(&m)),
+            None => secs,
+        }
+    }
+
+    /// Reference seconds `secs` as `v`'s run time on `model` (none: the model it would
+    /// try first), on a cluster of several models; unchanged otherwise.
+    pub(super) fn from_reference(&self, v: &JobView, secs: f64, model: Option<&str>) -> f64 {
+        if v.slice.is_some() || v.gpus == 0 || !self.mixed() {
+            return secs;
+        }
+        secs / self.factor_for(v, model)
+    }
+
+    /// Job `id` started on `node`: a predicted estimate becomes its time on that node's
+    /// model (it was its time on the model it would try first).
+    pub(super) fn estimate_on_start(&mut self, id: u64) {
+        let Some(&(reference, _)) = self.learnt.predicted.get(&id) else {
+            return;
+        };
+        let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
+            return;
+        };
+        let Some(model) = self.model_of_node(v) else {
+            return;
+        };
+        let secs = self.from_reference(v, reference, Some(&model));
+        self.cluster.reset_predicted(id, secs);
     }
 
     /// Job `id` ran `secs` once on one node: its kind's time on that node's model.

@@ -45,7 +45,8 @@ struct Active {
     run_time: f64,
     starts: u32,
     preemptions: u32,
-    /// Its type under direct FIFO, which never moves a running job.
+    /// Its type last round (direct FIFO never stops a running job; aware, it may move it
+    /// up to a faster type).
     kept: Option<usize>,
 }
 

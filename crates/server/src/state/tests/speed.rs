@@ -84,6 +84,15 @@ fn a_kinds_run_times_on_each_model_teach_its_speed_and_survive_a_restart() {
             Submit("bob", "gpus=1 name=train"),
             Round,
             Speeds("bob", 7),
+            Show("bob", 7),
+            Poll("a1"),
+            Started("a1", 7),
+            Round,
+            Show("bob", 7),
+            // The same kind sent to a V100 is predicted its time there: 5x longer by
+            // what it taught, 2x by the defaults the estimates convert with.
+            Submit("bob", "gpus=1 name=train model=Tesla"),
+            Show("bob", 8),
             Wait(10),
             Restart,
             Speeds("bob", 7),
@@ -137,9 +146,17 @@ fn a_kinds_run_times_on_each_model_teach_its_speed_and_survive_a_restart() {
             round: wrote jobs 7 nodes - tokens -; woke a1; ended -
               job 7 starting on a1 [0] #1: sent to a1
             bob speeds of 7: declared None; A100-SXM4-80GB 5.00 learned, NVIDIA H100 80GB HBM3 4.00 default, Tesla V100-SXM2-16GB 1.00 learned
+            bob shows 7: 7 starting: sent to a1; run time predicted 21s from past jobs of the same user+name+detail+gpus
+            a1 polls: run 7#1 [0]; cancel -; preempt -
+            a1 reports 7 started: ok
+            round: wrote jobs 7 nodes - tokens -; woke -; ended -
+              job 7 running on a1 [0] #1: running on a1
+            bob shows 7: 7 running: running on a1; run time predicted 21s from past jobs of the same user+name+detail+gpus
+            bob submits gpus=1 name=train model=Tesla: ok 8
+            bob shows 8: 8 pending: next to start (the scheduler runs on the next change); run time predicted 41s from past jobs of the same user+name+detail+gpus
             10s pass
             server restarts
-              job 7 starting on a1 [0] #1: sent to a1
+              job 7 running on a1 [0] #1: running on a1
             ended, in the store only: 6
             bob speeds of 7: declared None; A100-SXM4-80GB 5.00 learned, NVIDIA H100 80GB HBM3 4.00 default, Tesla V100-SXM2-16GB 1.00 learned
         ",
