@@ -236,7 +236,7 @@ impl State {
             return;
         };
         // In reference seconds on a cluster of several models (`speed.rs`).
-        let secs = self.from_reference(v, p.seconds, None);
+        let secs = self.secs_on_model(v, p.seconds, None);
         self.cluster.set_predicted(v.id, secs);
         self.learnt
             .predicted
@@ -300,7 +300,7 @@ impl State {
         let f = features(v);
         // A requeued job's runs may have been on several models: counted as seconds.
         let ran = if prior.is_none() {
-            self.to_reference(v, ran)
+            self.in_reference_secs(v, ran)
         } else {
             ran
         };

@@ -152,7 +152,7 @@ impl State {
 
     /// A run of `secs` by `v` (wholly on its node's model) in reference seconds, on a
     /// cluster of several models; plain seconds otherwise.
-    pub(super) fn to_reference(&self, v: &JobView, secs: f64) -> f64 {
+    pub(super) fn in_reference_secs(&self, v: &JobView, secs: f64) -> f64 {
         if v.slice.is_some() || v.gpus == 0 || !self.mixed() {
             return secs;
         }
@@ -164,7 +164,7 @@ impl State {
 
     /// Reference seconds `secs` as `v`'s run time on `model` (none: the model it would
     /// try first), on a cluster of several models; unchanged otherwise.
-    pub(super) fn from_reference(&self, v: &JobView, secs: f64, model: Option<&str>) -> f64 {
+    pub(super) fn secs_on_model(&self, v: &JobView, secs: f64, model: Option<&str>) -> f64 {
         if v.slice.is_some() || v.gpus == 0 || !self.mixed() {
             return secs;
         }
@@ -183,7 +183,7 @@ impl State {
         let Some(model) = self.model_of_node(v) else {
             return;
         };
-        let secs = self.from_reference(v, reference, Some(&model));
+        let secs = self.secs_on_model(v, reference, Some(&model));
         self.cluster.reset_predicted(id, secs);
     }
 
