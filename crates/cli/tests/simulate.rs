@@ -47,7 +47,7 @@ fn json_has_one_object_per_policy_with_the_documented_fields() {
     let doc: serde_json::Value =
         serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
     let policies = doc["policies"].as_array().unwrap();
-    assert_eq!(policies.len(), 10);
+    assert_eq!(policies.len(), 12);
     for p in policies {
         for field in [
             "policy",
@@ -700,4 +700,60 @@ fn a_cluster_of_gpu_types_runs_the_heterogeneous_policies() {
         &t,
     ]);
     assert!(stderr(&o).contains("--throughputs needs a --cluster of GPU types"));
+}
+
+/// The met share of each policy of a `--deadlines` run, by name.
+fn met_shares(args: &[&str]) -> Vec<(String, f64, u64)> {
+    let o = gpusched(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    doc["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let d = &p["deadlines"];
+            (
+                p["policy"].as_str().unwrap().to_string(),
+                d["met_share"].as_f64().expect("a deadline summary"),
+                d["jobs"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn deadlines_drawn_per_job_and_edf_with_demotion_meets_more_than_textbook_edf() {
+    let (trace, spec) = (shared("muri/trace3.csv"), shared("muri/n8g8.csv"));
+    let base = [
+        "simulate",
+        "--trace",
+        &trace,
+        "--cluster-spec",
+        &spec,
+        "--deadlines",
+        "0.5-1.5",
+        "--json",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        met_shares(&a)
+    };
+    let ours = with(&["--policy", "edf,tiresias"]);
+    let plain = with(&["--policy", "edf", "--edf-plain"]);
+    let (edf, tiresias, textbook) = (ours[0].1, ours[1].1, plain[0].1);
+    assert_eq!(ours[0].2, 992, "every job of trace3 has a deadline");
+    assert!(
+        edf > textbook * 2.0 && edf > tiresias,
+        "edf {edf}, textbook EDF {textbook}, tiresias {tiresias}"
+    );
+    // The same draws for the same seed; a share gives best-effort jobs.
+    assert_eq!(with(&["--policy", "edf"]), ours[..1].to_vec());
+    let half = with(&["--policy", "edf", "--deadline-share", "0.5"]);
+    assert!((400..600).contains(&half[0].2), "{half:?}");
+    // Bad ranges are refused naming the form.
+    let o = gpusched(&["simulate", "--jobs", "10", "--deadlines", "2-1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("LO-HI"), "{}", stderr(&o));
 }

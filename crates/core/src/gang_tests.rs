@@ -108,6 +108,7 @@ fn spec(gpus: u32, gang: Gang, model: Option<&str>) -> JobSpec {
         gang: Some(gang),
         nodes: Vec::new(),
         prefer: Vec::new(),
+        deadline: None,
     }
 }
 

@@ -46,6 +46,9 @@ pub struct JobSpec {
     /// it goes to the one where it gains most. Empty (or with `gpu_model` set): no
     /// preference. Made by the caller, which knows the cluster's models.
     pub prefer: Vec<String>,
+    /// When the job should be finished (`--deadline`), if it has one: `edf` and
+    /// `edf-backfill` run jobs with the earliest deadline first ([`crate::deadline`]).
+    pub deadline: Option<Seconds>,
 }
 
 impl JobSpec {

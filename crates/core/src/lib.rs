@@ -40,6 +40,7 @@
 
 pub mod admission;
 pub mod cluster;
+pub mod deadline;
 pub mod eligible;
 pub mod freemap;
 pub mod gang;

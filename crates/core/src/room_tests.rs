@@ -28,6 +28,7 @@ fn job(id: u64, gpus: u32, cpus: u64, mem_gib: u64, generic: &[(&str, u64)]) -> 
         gang: None,
         nodes: Vec::new(),
         prefer: Vec::new(),
+        deadline: None,
     })
 }
 

@@ -59,6 +59,9 @@ pub struct SchedJob {
     /// What the predictor believed of the run time at admission, for `blend`
     /// ([`crate::predict::Belief`]); `None` without a predictor or for other policies.
     pub belief: Option<std::sync::Arc<crate::predict::Belief>>,
+    /// `edf`, `edf-backfill`: this pass moved it behind the jobs that can still make
+    /// their deadlines ([`crate::deadline::mark_demoted`]).
+    pub demoted: bool,
 }
 
 impl SchedJob {
@@ -78,6 +81,7 @@ impl SchedJob {
             starts: 0,
             preemptions: 0,
             belief: None,
+            demoted: false,
         }
     }
 
@@ -672,6 +676,9 @@ impl Scheduler {
         if kind == PolicyKind::Tiresias {
             tiresias::update_queues(&self.policy, jobs, &mut self.next_seq);
         }
+        if kind.deadlines() && self.policy.deadline_demote {
+            crate::deadline::mark_demoted(jobs, now, self.cluster.total_gpus() as f64);
+        }
         let mut out = PassOutcome::default();
         if let Some(mut r) = self.ranked.take() {
             self.ranked_pass(&mut r, jobs, now, &mut out);
@@ -701,7 +708,7 @@ impl Scheduler {
                 PreemptMode::InPlace => self.in_place(jobs, &order, now, &mut out),
                 PreemptMode::Deferred => self.deferred(jobs, &order, now, &mut out),
             },
-            PolicyKind::Backfill => self.backfill(jobs, &order, now, &mut out),
+            _ if kind.backfills() => self.backfill(jobs, &order, now, &mut out),
             PolicyKind::Drf => self.drf(jobs, &order, now, &mut out),
             PolicyKind::FairTree => self.fair_tree(jobs, &order, now, &mut out),
             _ => self.strict(jobs, &order, now, &mut out),
@@ -1105,7 +1112,7 @@ impl Scheduler {
                 }
                 self.order = order;
             }
-            PolicyKind::Backfill => {
+            kind if kind.backfills() => {
                 let mut state = (None, self.queue_usage(jobs));
                 self.node_reservation = None;
                 // Counted before the walk (the queue changes after it): with no queued job

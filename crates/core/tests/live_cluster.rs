@@ -24,6 +24,7 @@ fn job(id: u64, gpus: u32) -> SchedJob {
         gang: None,
         nodes: Vec::new(),
         prefer: Vec::new(),
+        deadline: None,
     })
 }
 

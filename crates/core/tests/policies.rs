@@ -58,6 +58,7 @@ impl Sim {
                 gang: None,
                 nodes: Vec::new(),
                 prefer: Vec::new(),
+                deadline: None,
             })
             .collect();
         Sim {

@@ -117,6 +117,7 @@ fn bench_one_pass() {
                 gang: None,
                 nodes: Vec::new(),
                 prefer: Vec::new(),
+                deadline: None,
             });
             j.remaining = j.spec.estimate;
             j
@@ -361,6 +362,7 @@ fn bench_gangs() {
                 gang: gang_of(0).gang,
                 nodes: Vec::new(),
                 prefer: Vec::new(),
+                deadline: None,
             };
             let g = spec.gang.clone().unwrap();
             let runs = 200;

@@ -2,6 +2,7 @@
 //! scheduling core, metrics, reports and plots.
 
 pub mod accounts;
+pub mod deadlines;
 pub mod engine;
 pub mod estimates;
 #[doc(hidden)]

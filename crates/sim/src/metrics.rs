@@ -36,6 +36,9 @@ pub struct Summary {
     /// With a power model (`--power-model`) only, so reports without one are unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::power::Energy>,
+    /// Deadlines met, when the trace's jobs were given some (`--deadlines`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<crate::deadlines::DeadlineSummary>,
     /// What the policy was told of run times (`oracle`: the truth).
     pub estimates: String,
     /// Under `--estimates predicted`: how good the predictions were.
@@ -119,6 +122,7 @@ impl Summary {
             preemptions: run.jobs.iter().map(|j| j.preemptions as u64).sum(),
             passes: run.passes,
             energy: None,
+            deadlines: None,
             estimates: run.estimates.clone(),
             prediction: run.prediction.clone(),
         }

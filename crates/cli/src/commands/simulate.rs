@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long)]
     gpu_model: Option<String>,
     /// Policies to compare, comma-separated: fifo, priority, sjf, srtf, srsf, tiresias,
-    /// drf, backfill, blend, or `all`.
+    /// drf, backfill, blend, fairtree, edf, edf-backfill, or `all`.
     #[arg(long, default_value = "fifo,srtf,tiresias")]
     policy: String,
     /// Placement: consolidated, best-fit, spread, pool or topology (a job larger than a
@@ -133,6 +133,22 @@ pub struct Args {
     /// beliefs; see docs/prediction.md). The report names what was used.
     #[arg(long, default_value = "trace", value_name = "MODE")]
     estimates: String,
+    /// Give jobs deadlines as ElasticFlow's evaluation does: submit + a factor drawn
+    /// uniformly from LO-HI times the job's run time (docs/deadlines.md). The report
+    /// then says, per policy, the share of deadlines met and the best-effort jobs' JCT.
+    #[arg(long, value_name = "LO-HI")]
+    deadlines: Option<String>,
+    /// With --deadlines: the share of jobs that get one (the rest are best-effort).
+    #[arg(long, default_value_t = 1.0, requires = "deadlines")]
+    deadline_share: f64,
+    /// With --deadlines: the seed of the draws (per job id: the same for every policy).
+    #[arg(long, default_value_t = 1, requires = "deadlines")]
+    deadline_seed: u64,
+    /// `edf`, `edf-backfill`: keep a job that can no longer make its deadline in
+    /// deadline order (textbook EDF, the baseline) instead of moving it behind those
+    /// that can.
+    #[arg(long)]
+    edf_plain: bool,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -275,6 +291,15 @@ pub fn run(args: Args) -> Result<()> {
         Some(w) => w,
         None => synthetic_workload(&args, &cluster)?,
     };
+    if let Some(range) = &args.deadlines {
+        let spec = gpusched_sim::deadlines::DeadlineSpec::parse(
+            range,
+            args.deadline_share,
+            args.deadline_seed,
+        )
+        .map_err(anyhow::Error::msg)?;
+        gpusched_sim::deadlines::assign(&mut workload, &spec);
+    }
     let queues = match &args.queues {
         Some(path) => Some(queue_file(path, &workload)?),
         None => None,
@@ -318,6 +343,7 @@ pub fn run(args: Args) -> Result<()> {
             policy.backfill_nodes = args.backfill_nodes;
             policy.las_limits = limits.clone();
             policy.starvation = args.tiresias_starvation;
+            policy.deadline_demote = !args.edf_plain;
             policy.tenant = tenant;
             if let Some(q) = &queues {
                 // The queue file's weights make drf balance queues, as the server does.
@@ -364,6 +390,7 @@ pub fn run(args: Args) -> Result<()> {
             let mut s = Summary::of(r, o.policy.kind.name(), placement.name(), by_queue);
             s.energy =
                 power.map(|p| power::Energy::of(r, s.makespan, p, &model, args.power_down_idle));
+            s.deadlines = gpusched_sim::deadlines::DeadlineSummary::of(r, &workload);
             s
         })
         .collect();
@@ -396,6 +423,11 @@ pub fn run(args: Args) -> Result<()> {
         );
         print!("{}", report::table(&summaries));
         print!("{}", report::estimates(&summaries));
+        for s in &summaries {
+            if let Some(d) = &s.deadlines {
+                print!("{}", d.line(&s.policy));
+            }
+        }
         if !windows.is_empty() {
             // The same runs without the windows: what they cost.
             let bare: Vec<SimOptions> = opts

@@ -410,6 +410,7 @@ impl LiveCluster {
             gang: v.gang.clone(),
             nodes: Vec::new(),
             prefer: v.prefer.clone(),
+            deadline: None,
         });
         if let Some(w) = v.walltime {
             self.walltimes.insert(v.id, w);
@@ -1245,5 +1246,6 @@ fn slice_spec(j: &SliceJob) -> JobSpec {
         gang: None,
         nodes: Vec::new(),
         prefer: Vec::new(),
+        deadline: None,
     }
 }

@@ -103,6 +103,7 @@ mod tests {
             gang: None,
             nodes: Vec::new(),
             prefer: Vec::new(),
+            deadline: None,
         })
     }
 

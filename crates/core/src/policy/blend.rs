@@ -133,6 +133,7 @@ mod tests {
             gang: None,
             nodes: Vec::new(),
             prefer: Vec::new(),
+            deadline: None,
         };
         let mut j = SchedJob::new(spec);
         j.attained = attained;

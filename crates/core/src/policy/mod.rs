@@ -43,10 +43,18 @@ pub enum PolicyKind {
     Backfill,
     Blend,
     FairTree,
+    /// Earliest deadline first (`crate::deadline`): jobs with a deadline by deadline,
+    /// then the others by submit time; preemptive (a job due sooner stops one due later
+    /// or a best-effort one, through the checkpoint contract).
+    Edf,
+    /// The same order without preemption, with `backfill`'s pass: the first job that
+    /// does not fit reserves its GPUs and later ones (best-effort jobs among them) start
+    /// only where they do not delay it.
+    EdfBackfill,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 10] = [
+    pub const ALL: [PolicyKind; 12] = [
         PolicyKind::Fifo,
         PolicyKind::Priority,
         PolicyKind::Sjf,
@@ -57,6 +65,8 @@ impl PolicyKind {
         PolicyKind::Backfill,
         PolicyKind::Blend,
         PolicyKind::FairTree,
+        PolicyKind::Edf,
+        PolicyKind::EdfBackfill,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +81,8 @@ impl PolicyKind {
             PolicyKind::Backfill => "backfill",
             PolicyKind::Blend => "blend",
             PolicyKind::FairTree => "fairtree",
+            PolicyKind::Edf => "edf",
+            PolicyKind::EdfBackfill => "edf-backfill",
         }
     }
 
@@ -78,11 +90,25 @@ impl PolicyKind {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// Whether the policy orders by deadline (`edf`, `edf-backfill`).
+    pub fn deadlines(self) -> bool {
+        matches!(self, PolicyKind::Edf | PolicyKind::EdfBackfill)
+    }
+
+    /// Whether the pass backfills behind a reservation (`backfill`, `edf-backfill`).
+    pub fn backfills(self) -> bool {
+        matches!(self, PolicyKind::Backfill | PolicyKind::EdfBackfill)
+    }
+
     /// Whether the policy may stop a running job to start another.
     pub fn preemptive(self) -> bool {
         matches!(
             self,
-            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias | PolicyKind::Blend
+            PolicyKind::Srtf
+                | PolicyKind::Srsf
+                | PolicyKind::Tiresias
+                | PolicyKind::Blend
+                | PolicyKind::Edf
         )
     }
 }
@@ -124,6 +150,10 @@ pub struct PolicyConfig {
     /// `fairtree`: the account tree and the usage half-life (default: only the root, 7
     /// days).
     pub fair_tree: fairtree::FairTreeConfig,
+    /// `edf`, `edf-backfill`: a job that can no longer make its deadline by what is known
+    /// of its run time goes behind those that can ([`crate::deadline`]; default on;
+    /// off: textbook EDF, the baseline).
+    pub deadline_demote: bool,
 }
 
 impl PolicyConfig {
@@ -138,6 +168,7 @@ impl PolicyConfig {
             usage_half_life: None,
             backfill_nodes: false,
             fair_tree: fairtree::FairTreeConfig::default(),
+            deadline_demote: true,
         }
     }
 }

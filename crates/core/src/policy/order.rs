@@ -21,6 +21,7 @@ pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
         PolicyKind::Srsf => (job.remaining_or_estimate() * spec.gpus as f64, 0.0),
         PolicyKind::Tiresias => (job.las.level as f64, job.las.seq as f64),
         PolicyKind::Blend => (crate::policy::blend::key(job), 0.0),
+        PolicyKind::Edf | PolicyKind::EdfBackfill => crate::deadline::key(cfg, job, now),
     }
 }
 

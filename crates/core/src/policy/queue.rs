@@ -110,6 +110,9 @@ impl OrderedQueue {
     pub fn new(cfg: &PolicyConfig) -> Option<Self> {
         let fixed = match cfg.kind {
             PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Backfill => true,
+            // Demotion moves a job as time passes: sorted each pass instead.
+            PolicyKind::EdfBackfill => !cfg.deadline_demote,
+            PolicyKind::Edf => false,
             // Negative or infinite aging would not keep submit order inside a priority.
             PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
                 cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0
@@ -132,6 +135,9 @@ impl OrderedQueue {
         let (spec, slot) = (&job.spec, job.slot);
         let (class, a, b) = match self.kind {
             PolicyKind::Sjf => (0, spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
+            PolicyKind::Edf | PolicyKind::EdfBackfill => {
+                (0, spec.deadline.unwrap_or(f64::INFINITY), spec.submit)
+            }
             PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
                 (spec.priority, spec.submit, 0.0)
             }

@@ -52,6 +52,8 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, outlive: bool) -> JobSpec {
         gang: None,
         nodes: Vec::new(),
         prefer: Vec::new(),
+        // Half the jobs are due, some at times already shared by others.
+        deadline: [None, None, Some(now + 200.0), Some(now + 600.0)][rng.below(4) as usize],
     }
 }
 
@@ -72,6 +74,8 @@ fn lockstep_variant(kind: PolicyKind, v: Variant, seed: u64) {
     let cluster = Cluster::uniform(2, 2, 4, "V100");
     let mut policy = PolicyConfig::new(kind);
     policy.backfill_nodes = v.backfill_nodes;
+    // EDF keeps a fixed order only without demotion (crate::deadline).
+    policy.deadline_demote = false;
     // One point of priority per 100 s waited: aging reorders priorities within a run.
     policy.aging_per_hour = 36.0;
     let new = || {
@@ -153,6 +157,7 @@ fn every_fixed_key_policy_decides_as_the_sort_does() {
         PolicyKind::Sjf,
         PolicyKind::Backfill,
         PolicyKind::Drf,
+        PolicyKind::EdfBackfill,
     ] {
         for seed in 1..=4 {
             lockstep(kind, false, seed);

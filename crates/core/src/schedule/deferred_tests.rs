@@ -26,6 +26,7 @@ fn job(id: u64, gpus: u32, submit: f64, estimate: Option<f64>) -> SchedJob {
         gang: None,
         nodes: Vec::new(),
         prefer: Vec::new(),
+        deadline: None,
     })
 }
 

@@ -114,7 +114,7 @@ pub(super) fn estimate_for(learnt: &Learnt, policy: PolicyKind, v: &JobView) -> 
     if let Some(w) = v.walltime_s {
         return Some(w as f64);
     }
-    if policy == PolicyKind::Backfill {
+    if policy.backfills() {
         return None;
     }
     learnt.predictor.predict(&features(v)).map(|p| p.seconds)
@@ -220,7 +220,7 @@ impl State {
     /// gets the predictor's belief of its run time (capped at its walltime, if any),
     /// which `blend` orders by; a job with neither is ordered by attained service.
     pub(super) fn predict_estimate(&mut self, v: &JobView) {
-        if self.cfg.policy == PolicyKind::Backfill {
+        if self.cfg.policy.backfills() {
             return;
         }
         let f = features(v);

@@ -80,6 +80,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 gang: None,
                 nodes: Vec::new(),
                 prefer: Vec::new(),
+                deadline: None,
             },
             work,
             model: row.opt("model_name").map(str::to_string),

@@ -72,6 +72,7 @@ impl Builder {
                 gang: None,
                 nodes: Vec::new(),
                 prefer: Vec::new(),
+                deadline: None,
             },
             work: Work {
                 units: f.duration,

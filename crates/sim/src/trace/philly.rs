@@ -46,6 +46,7 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, TraceError> {
                 gang: None,
                 nodes: Vec::new(),
                 prefer: Vec::new(),
+                deadline: None,
             },
             work: Work {
                 units: duration,

@@ -92,6 +92,7 @@ pub fn generate(spec: &SyntheticSpec) -> Workload {
                     gang: None,
                     nodes: Vec::new(),
                     prefer: Vec::new(),
+                    deadline: None,
                 },
                 work: Work {
                     units: secs,

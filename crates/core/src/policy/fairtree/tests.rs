@@ -264,6 +264,7 @@ fn job(id: u64, user: u32, account: u32, submit: f64) -> SchedJob {
         gang: None,
         nodes: Vec::new(),
         prefer: Vec::new(),
+        deadline: None,
     })
 }
 
