@@ -74,7 +74,25 @@ impl Scheduler {
         let holds =
             |spec: &JobSpec, reserved: bool| (reserved && room::asks(spec)).then(|| spec.clone());
         let mut ends = BinaryHeap::new();
-        for j in jobs.iter().filter(|j| j.running) {
+        // Preemptive EDF stops a running job for a waiting one due sooner: such a running
+        // job gives its GPUs back at once and waits again with what it has left (the
+        // `--min-runtime` protection is not modelled), so an answer to a deadline job's
+        // submission does not wait for a best-effort job that will make way for it.
+        let requeued = self.edf_requeued(jobs, now);
+        let is_requeued = |id: JobId| requeued.iter().any(|r| r.spec.id == id);
+        for r in &requeued {
+            if let Some(p) = jobs
+                .iter()
+                .find(|j| j.spec.id == r.spec.id)
+                .and_then(|j| j.placement.as_ref())
+            {
+                for &(node, k) in &p.parts {
+                    let kept = closed.held.get(&(r.spec.id, node)).copied().unwrap_or(0);
+                    map.give(node, k.saturating_sub(kept));
+                }
+            }
+        }
+        for j in jobs.iter().filter(|j| j.running && !is_requeued(j.spec.id)) {
             // Remaining as of `now`, not as of the job's last accounting: the live
             // cluster asks between passes, and a blocker's end must stay where its start
             // and estimate put it, not move on with the clock.
@@ -90,7 +108,18 @@ impl Scheduler {
             }
         }
         let mut waiting: Vec<&SchedJob> = jobs.iter().filter(|j| !j.running).collect();
+        waiting.extend(requeued.iter());
         waiting.sort_by_key(|j| (j.rank, j.spec.id));
+        // Under the deadline policies a job submitted since the last pass takes its place
+        // by deadline at once: the answer to its submission depends on it.
+        if self.policy().kind.deadlines() {
+            let policy = self.policy();
+            waiting.sort_by(|a, b| {
+                crate::deadline::key(policy, a, now)
+                    .partial_cmp(&crate::deadline::key(policy, b, now))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
         let mut out = BTreeMap::new();
         let mut t = now;
         'jobs: for j in waiting {
@@ -127,6 +156,39 @@ impl Scheduler {
                 }
             }
         }
+        for r in &requeued {
+            out.remove(&r.spec.id);
+        }
         out
+    }
+
+    /// Under preemptive `edf`, the running jobs a waiting job due sooner would stop: each
+    /// as a waiting job with its remaining estimate (none when it has none).
+    fn edf_requeued(&self, jobs: &[SchedJob], now: Seconds) -> Vec<SchedJob> {
+        let policy = self.policy();
+        if policy.kind != crate::policy::PolicyKind::Edf {
+            return Vec::new();
+        }
+        let key = |j: &SchedJob| crate::deadline::key(policy, j, now);
+        let Some(first) = jobs
+            .iter()
+            .filter(|j| !j.running)
+            .map(key)
+            .min_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal))
+        else {
+            return Vec::new();
+        };
+        jobs.iter()
+            .filter(|j| j.running && key(j) > first)
+            .map(|j| {
+                let mut r = j.clone();
+                let left = j.estimated_remaining();
+                r.spec.estimate = left.is_finite().then_some(left);
+                r.attained = 0.0;
+                r.running = false;
+                r.placement = None;
+                r
+            })
+            .collect()
     }
 }

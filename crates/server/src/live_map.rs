@@ -167,6 +167,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         serving: false,
         rules: None,
         prefer: Vec::new(),
+        deadline: v.deadline.as_ref().map(|d| d.at_ms as f64 / 1000.0),
     };
     job.set_in_image(v.image.is_some());
     if v.service.is_some() {

@@ -80,6 +80,10 @@ pub struct QueueDef {
     pub idle_action: Option<String>,
     #[serde(default)]
     pub idle_grace: Option<String>,
+    /// Refuse (409) a job with a deadline its estimate cannot meet, instead of accepting
+    /// it at risk (docs/deadlines.md; default false).
+    #[serde(default)]
+    pub refuse_late_deadlines: bool,
 }
 
 /// A queue's or a partition's own idle keys (`idle_threshold_pct`, `idle_after`,
@@ -190,6 +194,7 @@ impl Default for Queues {
             idle_after: None,
             idle_action: None,
             idle_grace: None,
+            refuse_late_deadlines: false,
         };
         Queues {
             defs: [(DEFAULT_QUEUE.to_string(), open)].into_iter().collect(),

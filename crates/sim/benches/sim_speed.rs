@@ -250,6 +250,7 @@ fn bench_follows() {
             serving: false,
             rules: None,
             prefer: Vec::new(),
+            deadline: None,
         });
     }
     let started = c.pass(1.0, &[]).len();
@@ -295,6 +296,7 @@ fn bench_gangs() {
         serving: false,
         rules: None,
         prefer: Vec::new(),
+        deadline: None,
     };
     for n in [1_000usize, 10_000] {
         for labelled in [false, true] {
@@ -405,6 +407,7 @@ fn bench_live_pass() {
             serving: false,
             rules: None,
             prefer: Vec::new(),
+            deadline: None,
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

@@ -159,6 +159,10 @@ pub struct StoredPlacement {
     /// it runs (issue 36; JSON, so no schema change: older rows have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<String>,
+    /// When it must be finished, Unix ms (issue 37; JSON, no schema change: older rows
+    /// have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
 }
 
 impl StoredPlacement {
@@ -259,6 +263,7 @@ pub(crate) mod tests {
             exclude: vec!["n4".into()],
             reservation: Some("workshop".into()),
             speedup: Some("A100=1.6,H100=2.8".into()),
+            deadline_ms: None,
         }
     }
 

@@ -192,6 +192,11 @@ pub struct JobSubmit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 512)]
     pub speedup: Option<String>,
+    /// When it must be finished, Unix milliseconds (`--deadline`; docs/deadlines.md): the
+    /// answer to the submission says whether its estimate meets it, the `edf` policies
+    /// order by it, and a queue with `refuse_late_deadlines` refuses one it cannot meet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -294,6 +299,10 @@ pub struct BatchSubmit {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Submitted {
     pub ids: Vec<u64>,
+    /// For a job submitted with a deadline (the first of a batch that has one): whether
+    /// its estimated finish meets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<JobDeadline>,
 }
 
 /// Where a job is in its life.
@@ -504,6 +513,49 @@ pub struct JobView {
     /// most jobs declare none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<Box<JobSpeed>>,
+    /// Its deadline and how it stands against it (docs/deadlines.md). Boxed: most jobs
+    /// have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Box<JobDeadline>>,
+}
+
+/// A job's deadline and how it stands (`JobView::deadline`, `Submitted::deadline`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct JobDeadline {
+    /// When it must be finished, Unix milliseconds.
+    pub at_ms: u64,
+    /// `on_track` (its estimated finish is at or before the deadline), `at_risk` (after
+    /// it, or no estimate to say), `met` (it ended by the deadline) or `missed` (it ended
+    /// after it, or is still unfinished past it).
+    pub status: DeadlineStatus,
+    /// When it is expected to finish (waiting or running jobs with an estimate: the
+    /// estimated start plus the walltime or the predicted run time), or when it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_ms: Option<u64>,
+    /// Seconds from that finish to the deadline: negative when late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack_s: Option<i64>,
+}
+
+/// How a job stands against its deadline.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadlineStatus {
+    OnTrack,
+    AtRisk,
+    Met,
+    Missed,
+}
+
+impl DeadlineStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeadlineStatus::OnTrack => "on track",
+            DeadlineStatus::AtRisk => "at risk",
+            DeadlineStatus::Met => "met",
+            DeadlineStatus::Missed => "missed",
+        }
+    }
 }
 
 /// A job's speed on GPU models (`JobView::speed`; docs/heterogeneous.md).

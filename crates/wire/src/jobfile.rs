@@ -100,6 +100,9 @@ pub struct JobFile {
     pub reservation: Option<String>,
     /// Speed-ups per GPU model against a V100 (`--speedup H100=2.8,A100=1.6`).
     pub speedup: Option<String>,
+    /// When it must be finished (`--deadline`): as the CLI's `--deadline` takes it
+    /// (`+6h`, `2026-12-08T06:00`, RFC 3339); the CLI turns it into a time.
+    pub deadline: Option<String>,
     /// The account to charge (`--account`).
     pub account: Option<String>,
 }
@@ -231,6 +234,8 @@ impl JobFile {
             account: self.account.clone(),
             interactive: false,
             speedup: self.speedup.clone(),
+            // The CLI reads `deadline` in the local time zone and sets this.
+            deadline_ms: None,
         })
     }
 

@@ -46,9 +46,9 @@ pub use history::{
     AuditAction, AuditEntry, AuditList, AuditQuery, JobEvent, JobEventKind, JobEvents,
 };
 pub use job::{
-    BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, JobList, JobListQuery,
-    JobRules, JobSpeed, JobState, JobSubmit, JobUpdate, JobView, ModelSpeed, QueueList, QueueView,
-    Submitted,
+    BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, DeadlineStatus,
+    JobDeadline, JobList, JobListQuery, JobRules, JobSpeed, JobState, JobSubmit, JobUpdate,
+    JobView, ModelSpeed, QueueList, QueueView, Submitted,
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};

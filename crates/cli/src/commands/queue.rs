@@ -81,6 +81,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.start {
         header.push("EST. START");
     }
+    // Only when a listed job has a deadline: how it stands and its slack.
+    let deadlines = list.jobs.iter().any(|j| j.deadline.is_some());
+    if deadlines {
+        header.push("DEADLINE");
+    }
     header.push("REASON");
     let rows: Vec<Vec<String>> = list
         .jobs
@@ -94,6 +99,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     _ => "-".into(),
                 };
                 r.insert(8, est);
+            }
+            if deadlines {
+                let at = r.len() - 1;
+                r.insert(at, deadline_cell(j.deadline.as_deref()));
             }
             r
         })
@@ -134,6 +143,26 @@ fn next_page(args: &Args, before: u64) -> String {
     }
     cmd.push_str(&format!(" --before {before}"));
     cmd
+}
+
+/// `on track (2h to spare)`, `at risk (30m late)`, `met`, `-` (none).
+fn deadline_cell(d: Option<&gpusched_wire::JobDeadline>) -> String {
+    let Some(d) = d else {
+        return "-".into();
+    };
+    match d.slack_s {
+        Some(s)
+            if matches!(
+                d.status,
+                gpusched_wire::DeadlineStatus::OnTrack | gpusched_wire::DeadlineStatus::AtRisk
+            ) =>
+        {
+            let span = super::reservation_time::approx(s.unsigned_abs() * 1000);
+            let how = if s >= 0 { "to spare" } else { "late" };
+            format!("{} ({span} {how})", d.status.name())
+        }
+        _ => d.status.name().to_string(),
+    }
 }
 
 fn row(j: &JobView, now: u64) -> Vec<String> {

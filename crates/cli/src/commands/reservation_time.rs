@@ -79,6 +79,36 @@ pub const START_FORMS: &str = "2026-12-11T09:00 (local time), 2026-12-11T09:00:0
 /// midnight). A start more than a minute before `now_ms` is refused: a window that has
 /// already opened cannot be promised.
 pub fn parse_start(flag: &str, s: &str, now_ms: u64, zone: &dyn Zone) -> anyhow::Result<u64> {
+    let ms = parse_time(flag, s, now_ms, zone)?;
+    if ms + 60_000 < now_ms {
+        bail!(
+            "{flag} {s:?} is {} ({} local time): a reservation cannot start in the past; \
+             give `now`, `+2h` or a later time",
+            relative(ms, now_ms),
+            local_time(ms, zone)
+        );
+    }
+    Ok(ms)
+}
+
+/// A `--deadline`: the forms of [`parse_start`] but `now`; one not ahead of `now_ms`
+/// is refused (it could not be met).
+pub fn parse_deadline(flag: &str, s: &str, now_ms: u64, zone: &dyn Zone) -> anyhow::Result<u64> {
+    let ms = parse_time(flag, s, now_ms, zone)?;
+    if ms <= now_ms {
+        bail!(
+            "{flag} {s:?} is {} ({} local time): a deadline must be ahead; give e.g. +6h or \
+             a later time",
+            relative(ms, now_ms),
+            local_time(ms, zone)
+        );
+    }
+    Ok(ms)
+}
+
+/// A time as `--start` and `--deadline` take it, in Unix milliseconds (not checked
+/// against now).
+fn parse_time(flag: &str, s: &str, now_ms: u64, zone: &dyn Zone) -> anyhow::Result<u64> {
     let t = s.trim();
     let ms = if t.eq_ignore_ascii_case("now") {
         now_ms as i64
@@ -104,14 +134,6 @@ pub fn parse_start(flag: &str, s: &str, now_ms: u64, zone: &dyn Zone) -> anyhow:
     };
     if ms < 0 {
         bail!("{flag} {s:?} is before 1970; write {START_FORMS}");
-    }
-    if ms + 60_000 < now_ms as i64 {
-        bail!(
-            "{flag} {s:?} is {} ({} local time): a reservation cannot start in the past; \
-             give `now`, `+2h` or a later time",
-            relative(ms as u64, now_ms),
-            local_time(ms as u64, zone)
-        );
     }
     Ok(ms as u64)
 }

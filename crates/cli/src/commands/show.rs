@@ -443,6 +443,18 @@ fn describe(j: &JobView) -> Vec<(&'static str, String)> {
     if let Some(s) = &j.service {
         lines.insert(2, ("service", replica_of(s)));
     }
+    // Its deadline and how it stands, after the walltime.
+    if let Some(d) = j.deadline.as_deref() {
+        let at = lines
+            .iter()
+            .position(|(k, _)| *k == "walltime")
+            .map_or(lines.len(), |i| i + 1);
+        let line = super::fmt::deadline_line(d, super::fmt::now_ms());
+        lines.insert(
+            at,
+            ("deadline", line.trim_start_matches("deadline ").to_string()),
+        );
+    }
     if let Some(n) = j.pids_max {
         let at = lines
             .iter()

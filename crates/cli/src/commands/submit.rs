@@ -131,6 +131,11 @@ pub struct Args {
     /// your default account.
     #[arg(long, short = 'A')]
     pub account: Option<String>,
+    /// When it must be finished: +6h (from now), 2026-12-08T06:00 (local time) or RFC
+    /// 3339. The answer says whether its estimate (walltime, else the predictor's) meets
+    /// it; the edf policies run it before jobs due later (docs/deadlines.md).
+    #[arg(long, value_name = "TIME")]
+    pub deadline: Option<String>,
     /// Requeues if the job's node is lost (default: the server's, 3).
     #[arg(long)]
     pub max_retries: Option<u32>,
@@ -206,6 +211,19 @@ pub fn build_with(args: &Args, mut file: JobFile) -> anyhow::Result<Vec<JobSubmi
     job.after_notok = deps.after_notok;
     job.hold = args.hold;
     job.client_token = Some(client_token());
+    if let Some(d) = &file.deadline {
+        let flag = if args.deadline.is_some() {
+            "--deadline"
+        } else {
+            "deadline"
+        };
+        job.deadline_ms = Some(super::reservation_time::parse_deadline(
+            flag,
+            d,
+            super::fmt::now_ms(),
+            &super::reservation_time::Local,
+        )?);
+    }
     Ok(vec![job])
 }
 
@@ -241,6 +259,7 @@ fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
     over(&mut file.reservation, &args.reservation);
     over(&mut file.speedup, &args.speedup);
     over(&mut file.account, &args.account);
+    over(&mut file.deadline, &args.deadline);
     file.split |= args.split;
     file.mixed_models |= args.mixed_models;
     for kv in &args.env {
@@ -301,6 +320,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             ids.first().copied().unwrap_or(0),
             ids.last().copied().unwrap_or(0)
         );
+    }
+    if let (Some(d), false) = (&submitted.deadline, args.json) {
+        println!("{}", super::fmt::deadline_line(d, super::fmt::now_ms()));
     }
     if args.wait {
         let ok = super::wait::wait_all(&client, ids, None, args.json).await?;

@@ -274,3 +274,91 @@ fn blend_preempts_a_job_past_its_belief_and_it_resumes_with_its_checkpoint_and_s
     assert!(events.contains("preempted by policy `blend`"), "{events}");
     cli(&url, &["cancel", &long.to_string()]);
 }
+
+/// `edf` and `--deadline` end to end (docs/deadlines.md): the answer at submission,
+/// a job due soon overtaking a best-effort one (which checkpoints and resumes), how
+/// `show` and `queue` tell a deadline met, and an answer at risk.
+#[test]
+fn a_job_with_a_deadline_overtakes_a_best_effort_one_under_edf() {
+    let (_d, dir) = scratch();
+    let args = ["--policy", "edf", "--min-runtime", "1s"];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 1);
+    let best_effort = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || {
+        run_log(&agent_dir, best_effort, 1).contains("start restart=0 marker=no")
+    });
+    // Due in an hour, a minute of walltime: on track, said at submission.
+    let o = cli(
+        &url,
+        &[
+            "submit",
+            "--deadline",
+            "+1h",
+            "--walltime",
+            "1m",
+            "--",
+            "sleep",
+            "1",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("deadline ") && out.contains(": on track, expected to finish"),
+        "{out}"
+    );
+    let due: u64 = out
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("an id in {out}"));
+    // It runs first: the best-effort job is preempted through the checkpoint contract
+    // and resumes after it.
+    resumed_after(&url, &agent_dir, best_effort, &[due]);
+    let d = job(&url, due);
+    assert_eq!(d["deadline"]["status"], "met", "{d}");
+    let o = cli(&url, &["show", &due.to_string()]);
+    assert!(stdout(&o).contains(": met, ended "), "{}", stdout(&o));
+    // Due in 10 s with an hour of work: at risk, in the answer and in `queue` (it can
+    // no longer make it, so edf puts it behind the best-effort job, which has no
+    // estimate: no finish is known).
+    let o = cli(
+        &url,
+        &[
+            "submit",
+            "--json",
+            "--deadline",
+            "+10s",
+            "--walltime",
+            "1h",
+            "--",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["deadline"]["status"], "at_risk", "{v}");
+    assert!(
+        v["deadline"]["slack_s"].as_i64().is_none_or(|s| s < 0),
+        "{v}"
+    );
+    let o = cli(&url, &["queue"]);
+    assert!(
+        stdout(&o).contains("DEADLINE") && stdout(&o).contains("at risk"),
+        "{}",
+        stdout(&o)
+    );
+    // A deadline already past is refused, naming the forms.
+    let o = cli(
+        &url,
+        &["submit", "--deadline", "2020-01-01T00:00:00Z", "--", "true"],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("a deadline must be ahead"),
+        "{}",
+        stderr(&o)
+    );
+    cli(&url, &["cancel", &best_effort.to_string()]);
+    cli(&url, &["cancel", &v["ids"][0].to_string()]);
+}

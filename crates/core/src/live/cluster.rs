@@ -71,6 +71,8 @@ pub struct LiveJob {
     pub rules: Option<std::sync::Arc<crate::eligible::NodeRules>>,
     /// GPU models it runs fastest on, fastest first ([`JobSpec::prefer`]).
     pub prefer: Vec<String>,
+    /// When it must be finished, seconds on the core's clock ([`JobSpec::deadline`]).
+    pub deadline: Option<Seconds>,
 }
 
 impl LiveJob {
@@ -410,7 +412,7 @@ impl LiveCluster {
             gang: v.gang.clone(),
             nodes: Vec::new(),
             prefer: v.prefer.clone(),
-            deadline: None,
+            deadline: v.deadline,
         });
         if let Some(w) = v.walltime {
             self.walltimes.insert(v.id, w);

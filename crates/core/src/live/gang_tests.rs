@@ -56,6 +56,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         serving: false,
         rules: None,
         prefer: Vec::new(),
+        deadline: None,
     }
 }
 

@@ -59,6 +59,7 @@ pub(super) fn whole(id: u64, gpus: u32) -> LiveJob {
         serving: false,
         rules: None,
         prefer: Vec::new(),
+        deadline: None,
     }
 }
 

@@ -97,6 +97,7 @@ impl JobRecord {
             idle_gpu_s,
             step_use,
             speed,
+            deadline,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -174,6 +175,7 @@ impl JobRecord {
             }),
             placement: Some(gpusched_store::StoredPlacement {
                 speedup: speed.as_ref().and_then(|s| s.declared.clone()),
+                deadline_ms: deadline.as_ref().map(|d| d.at_ms),
                 ..rules
                     .as_ref()
                     .map(|r| gpusched_store::StoredPlacement {
@@ -183,6 +185,7 @@ impl JobRecord {
                         exclude: r.exclude.clone(),
                         reservation: r.reservation.clone(),
                         speedup: None,
+                        deadline_ms: None,
                     })
                     .unwrap_or_default()
             })
@@ -201,6 +204,7 @@ impl JobRecord {
             true => row.end_reason.unwrap_or_default(),
             false => row.note.unwrap_or_default(),
         };
+        let deadline = row.placement.as_ref().and_then(|p| p.deadline_ms);
         JobRecord {
             view: JobView {
                 id: row.id,
@@ -297,6 +301,7 @@ impl JobRecord {
                         gpu_s: row.step_gpu_s,
                     })
                 }),
+                deadline: deadline.map(crate::state::deadline::stored),
             },
             env: row.env,
             client_token: row.client_token,
@@ -641,6 +646,7 @@ mod tests {
                     declared: Some("A100=1.6,H100=2.8".into()),
                     on: Vec::new(),
                 })),
+                deadline: None,
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

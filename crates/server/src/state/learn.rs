@@ -243,6 +243,12 @@ impl State {
             .insert(v.id, (p.seconds, p.level.name()));
     }
 
+    /// Forgets job `id`'s prediction (it left the queue without running: a what-if of
+    /// `deadline.rs`).
+    pub(super) fn forget_prediction(&mut self, id: u64) {
+        self.learnt.predicted.remove(&id);
+    }
+
     /// The estimate a job like `v` would get when it enters the queue: its walltime, else
     /// the prediction (none under `backfill`, as in [`State::predict_estimate`]).
     pub(super) fn estimate_for(&self, v: &JobView) -> Option<f64> {

@@ -9,6 +9,7 @@ mod array;
 mod array_ops;
 mod cancel;
 mod checkpoint;
+pub(crate) mod deadline;
 mod demand;
 mod deps;
 mod ended;

@@ -135,6 +135,10 @@ impl State {
                 Fail::Conflict(e) => at(e),
                 other => other,
             })?;
+            super::deadline::check(j, self.now.ms).map_err(|f| match f {
+                Fail::Conflict(e) => at(e),
+                other => other,
+            })?;
             // A partition's priority is added to the queue's.
             let priority = j.priority.unwrap_or(priority);
             // A slice counts as one GPU (its fraction, rounded up).
@@ -158,6 +162,21 @@ impl State {
                     e
                 })
             })?;
+        }
+        // A queue that refuses late deadlines: each job judged as if it entered the queue
+        // now (one waiting for others or held is not judged: its start is not the queue's).
+        for (i, j) in jobs.iter().enumerate() {
+            let retry = j.client_token.as_ref().and_then(|t| self.retry_of(t));
+            let waits = !j.after.is_empty() || !j.after_any.is_empty() || !j.after_notok.is_empty();
+            if j.deadline_ms.is_some() && retry.is_none() && !waits && !j.hold {
+                self.refuse_if_late(j, self.next_id + i as u64)
+                    .map_err(|f| match f {
+                        Fail::Conflict(e) if many_jobs => {
+                            Fail::Conflict(format!("job #{i} of the batch: {e}"))
+                        }
+                        other => other,
+                    })?;
+            }
         }
         let mut seen = std::collections::HashSet::new();
         for j in &jobs {
@@ -205,7 +224,9 @@ impl State {
             ids.push(id);
         }
         self.sched_due = true;
-        Submitted { ids }
+        // How the first job with a deadline stands, the queue replayed with it in.
+        let deadline = ids.iter().find_map(|&id| self.deadline_answer(id));
+        Submitted { ids, deadline }
     }
 
     pub(super) fn record_of(&self, id: u64, j: JobSubmit, now: u64) -> JobRecord {
@@ -297,6 +318,7 @@ impl State {
                 service: None,
                 idle_gpu_s: None,
                 step_use: None,
+                deadline: j.deadline_ms.map(super::deadline::stored),
             },
             env: j.env,
             client_token: j.client_token,

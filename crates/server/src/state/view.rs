@@ -61,6 +61,10 @@ impl State {
                 return v;
             }
         }
+        if v.deadline.is_some() {
+            let start = ctx.and_then(|c| c.plan.get(&v.id).copied());
+            v.deadline = self.deadline_view(&v, start);
+        }
         if let (JobState::Pending, Some(ctx)) = (v.state, ctx) {
             v.est_start_ms = ctx.plan.get(&v.id).copied();
             let why = self.pending_reason(&v, ctx);

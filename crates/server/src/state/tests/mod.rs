@@ -19,6 +19,7 @@
 mod accounts;
 mod arrays;
 mod contain;
+mod deadlines;
 mod deps;
 mod ended;
 mod energy;
@@ -84,6 +85,8 @@ pub(super) enum Step {
     ModelNode(&'static str, u32, &'static str),
     /// A job's speed on each model, as `show` gets it.
     Speeds(&'static str, u64),
+    /// A job's deadline and how it stands, as `show` gets it (times from now).
+    Deadline(&'static str, u64),
     /// `USER reserves name=N nodes=a,b gpus=K start=+SECS dur=SECS users=a,b queues=q
     /// maint=1`.
     Reserve(&'static str, &'static str),
@@ -350,6 +353,10 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "reservation" => j.reservation = Some(v.to_string()),
             "speedup" => j.speedup = Some(v.to_string()),
             "account" => j.account = Some(v.to_string()),
+            // Seconds from now: the Submit step adds the clock.
+            "deadline" => {
+                j.deadline_ms = Some(v.trim_start_matches('+').parse::<u64>().unwrap() * 1000)
+            }
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
@@ -914,7 +921,11 @@ impl Harness {
                 ));
             }
             Step::Submit(user, spec) => {
-                let (job, copies) = job_submit(spec);
+                let (mut job, copies) = job_submit(spec);
+                let now = self.st.now.ms;
+                if let Some(d) = job.deadline_ms.as_mut() {
+                    *d += now;
+                }
                 let jobs = vec![job; copies];
                 // The HTTP layer resolves groups; here `g-USER` stands for a group of
                 // USER's, so queue files can open a queue to `g-alice`.
@@ -927,7 +938,17 @@ impl Harness {
                     groups.insert(u.clone(), vec![format!("g-{u}")]);
                 }
                 let r = match self.st.submit(jobs, &who(user), &groups) {
-                    Ok(s) => format!("ok {}", list(s.ids)),
+                    Ok(s) => match s.deadline {
+                        None => format!("ok {}", list(s.ids)),
+                        Some(d) => format!(
+                            "ok {} (deadline {}: finish {}, slack {})",
+                            list(s.ids),
+                            d.status.name(),
+                            d.finish_ms
+                                .map_or("unknown".into(), |f| format!("+{}s", (f - now) / 1000)),
+                            d.slack_s.map_or("unknown".into(), |s| format!("{s}s"))
+                        ),
+                    },
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} submits {spec}: {r}"));
@@ -1432,6 +1453,26 @@ impl Harness {
                     Err(f) => format!("{f:?}"),
                 };
                 self.line(format!("{user} speeds of {id}: {r}"));
+            }
+            Step::Deadline(user, id) => {
+                let now = self.st.now.ms as i64;
+                let r = match self.st.get(id, &who(user)) {
+                    Ok(v) => match v.deadline {
+                        None => "none".to_string(),
+                        Some(d) => format!(
+                            "due +{}s, {}, finish {}, slack {}",
+                            (d.at_ms as i64 - now) / 1000,
+                            d.status.name(),
+                            d.finish_ms.map_or("unknown".into(), |f| format!(
+                                "{:+}s",
+                                (f as i64 - now) / 1000
+                            )),
+                            d.slack_s.map_or("unknown".into(), |s| format!("{s}s"))
+                        ),
+                    },
+                    Err(f) => format!("{f:?}"),
+                };
+                self.line(format!("{user} deadline of {id}: {r}"));
             }
             Step::Show(user, id) => {
                 let r = match self.st.get(id, &who(user)) {
