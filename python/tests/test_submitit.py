@@ -96,6 +96,15 @@ def test_a_checkpointable_function_is_preempted_and_resumed(executor, sock_env, 
     assert client.job(int(job.job_id)).view().attempt == 2
 
 
+def test_slurm_like_parameters_reach_gpusched(executor, sock_env):
+    executor.update_parameters(gpus_per_node=0, gpusched_exclude="no-such-node", gpusched_priority=3,
+                               gpusched_additional_parameters={"max_retries": 1})
+    job = executor.submit(funcs.add, 1, 2)
+    assert job.result() == 3
+    v = gpusched.Client().job(int(job.job_id)).view()
+    assert v.priority == 3 and v.max_retries == 1 and v.gpus == 0
+
+
 def test_unsupported_parameters_are_refused_saying_what_to_do(sock_env, tmp_path):
     ex = submitit.AutoExecutor(folder=tmp_path, cluster="gpusched")
     with pytest.raises(ValueError, match="gang"):

@@ -265,6 +265,15 @@ class GpuschedExecutor(core.PicklingExecutor):
             opts["mem"] = max(1, int(round(float(p["mem_gb"]) * 1024)))
         if p["timeout_min"]:
             opts["walltime"] = int(round(float(p["timeout_min"]) * 60))
+        if p["partition"]:
+            # Slurm's comma-separated list: the first partition that can hold it.
+            opts["partitions"] = [x.strip() for x in str(p["partition"]).split(",") if x.strip()]
+        if p["constraint"]:
+            opts["constraint"] = p["constraint"]
+        for key in ("exclude", "nodelist"):
+            if p[key]:
+                v = p[key]
+                opts[key] = [x.strip() for x in v.split(",")] if isinstance(v, str) else list(v)
         if array is not None:
             opts["array"] = array
         extra = dict(p["additional_parameters"] or {})
@@ -353,6 +362,10 @@ _DEFAULTS: tp.Dict[str, tp.Any] = {
     "priority": None,
     "account": None,
     "gpu_model": None,
+    "partition": None,
+    "constraint": None,
+    "exclude": None,
+    "nodelist": None,
     "array_parallelism": None,
     "env": None,
     "additional_parameters": None,
