@@ -70,5 +70,17 @@ EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0)
 tar --sort=name --mtime="@$EPOCH" --owner=0 --group=0 --numeric-owner --mode='u+rwX,go+rX,go-w' \
   -C "$STAGE" -cf - "$NAME" | gzip -n -9 >"$OUT/$NAME.tar.gz"
 (cd "$OUT" && sha256sum "$NAME.tar.gz" >"$NAME.tar.gz.sha256")
+
+# The archive as a user gets it: the checksum, every file, and a binary that runs.
+CHECK="$STAGE/check"
+mkdir -p "$CHECK"
 (cd "$OUT" && sha256sum -c --quiet "$NAME.tar.gz.sha256")
+tar -C "$CHECK" -xzf "$OUT/$NAME.tar.gz"
+for f in bin/gpusched systemd/gpusched-server.service systemd/gpusched-agent.service \
+  grafana/gpusched.json kubernetes/gpusched.yaml helm/gpusched/Chart.yaml INSTALL; do
+  [ -s "$CHECK/$NAME/$f" ] || { echo "the archive lacks $f" >&2; exit 1; }
+done
+cmp -s "$BIN" "$CHECK/$NAME/bin/gpusched" || { echo "the archive's binary differs from $BIN" >&2; exit 1; }
+[ "$("$CHECK/$NAME/bin/gpusched" --version)" = "gpusched $VERSION" ] ||
+  { echo "the archive's binary does not run" >&2; exit 1; }
 echo "$OUT/$NAME.tar.gz: $(du -h "$OUT/$NAME.tar.gz" | cut -f1) (binary $(du -h "$BIN" | cut -f1)); sha256 in $NAME.tar.gz.sha256"
