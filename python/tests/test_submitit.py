@@ -96,6 +96,18 @@ def test_a_checkpointable_function_is_preempted_and_resumed(executor, sock_env, 
     assert client.job(int(job.job_id)).view().attempt == 2
 
 
+def test_cancel_a_job_and_an_array_task(executor, sock_env):
+    job = executor.submit(time.sleep, 120)
+    job.cancel()
+    wait_for("CANCELLED", lambda: job.get_info(mode="force").get("State") == "CANCELLED", 30)
+    executor.update_parameters(gpus_per_node=0, gpusched_array_parallelism=1)
+    tasks = executor.map_array(time.sleep, [120, 120])
+    tasks[1].cancel()  # not started yet (one at a time): cancelled before it runs
+    tasks[0].cancel()
+    for t in tasks:
+        wait_for(f"{t.job_id} CANCELLED", lambda t=t: t.get_info(mode="force").get("State") == "CANCELLED", 30)
+
+
 def test_slurm_like_parameters_reach_gpusched(executor, sock_env):
     executor.update_parameters(gpus_per_node=0, gpusched_exclude="no-such-node", gpusched_priority=3,
                                gpusched_additional_parameters={"max_retries": 1})

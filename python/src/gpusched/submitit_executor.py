@@ -38,7 +38,7 @@ from submitit.core import core, job_environment, logger, utils
 
 from . import _target
 from .client import TERMINAL, Client, job_submit
-from .errors import GpuschedError, NotFound
+from .errors import GpuschedError
 
 #: gpusched's job states as submitit (Slurm's words) knows them.
 STATES = {
@@ -133,10 +133,7 @@ class GpuschedJob(core.Job[core.R]):
             if index is None:
                 _get_client().job(jid).cancel()
             else:
-                _get_client().job(jid).client.call(_cancel_task(), id=jid, index=index)
-        except NotFound:
-            if check:
-                raise
+                _get_client().call(_cancel_task(), id=jid, index=index)
         except GpuschedError:
             if check:
                 raise
