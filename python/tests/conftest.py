@@ -26,6 +26,15 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 
+def _interrupt(signum, frame):
+    # `timeout` (scripts/python_test.sh) sends SIGTERM: unwind as for Ctrl-C, so the
+    # session's finalizers stop `gpusched up` and its jobs.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+signal.signal(signal.SIGTERM, _interrupt)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,6 +17,12 @@ import submitit_funcs as funcs
 from conftest import wait_for
 
 
+def finished(job, timeout: float = 90):
+    """The job, once submitit sees it done (bounded: submitit's own result() waits forever)."""
+    wait_for(f"job {job.job_id} to finish", job.done, timeout)
+    return job
+
+
 @pytest.fixture()
 def executor(sock_env, tmp_path):
     ex = submitit.AutoExecutor(folder=tmp_path / "runs" / "%j", cluster="gpusched")
@@ -33,7 +39,7 @@ def test_the_plugin_is_found_through_the_entry_point():
 
 def test_a_function_runs_as_a_gpusched_job(executor, sock_env):
     job = executor.submit(funcs.environment)
-    got = job.result()
+    got = finished(job).result()
     assert got["cluster"] == "gpusched" and got["job_id"] == job.job_id
     assert got["env"]["GPUSCHED_JOB_ID"] == job.job_id
     assert got["env"]["CUDA_VISIBLE_DEVICES"] not in (None, "")
@@ -53,14 +59,14 @@ def test_an_array_through_map_array(executor, sock_env):
     array_ids = {j.job_id.split("_")[0] for j in jobs}
     assert len(array_ids) == 1, "map_array must make one gpusched array"
     assert [j.job_id.split("_")[1] for j in jobs] == ["0", "1", "2", "3"]
-    assert [j.result() for j in jobs] == [1, 4, 9, 16]
+    assert [finished(j).result() for j in jobs] == [1, 4, 9, 16]
     assert "square of 3" in jobs[2].stdout()
     v = gpusched.Client().job(int(array_ids.pop())).view()
     assert v.array is not None and v.array.max_running == 2 and v.array_counts.succeeded == 4
 
 
 def test_an_exception_comes_back_as_submitits(executor):
-    job = executor.submit(funcs.fail, 7)
+    job = finished(executor.submit(funcs.fail, 7))
     with pytest.raises(submitit.core.utils.FailedJobError, match="refusing 7: this is the test's exception"):
         job.result()
     assert isinstance(job.exception(), submitit.core.utils.FailedJobError)
@@ -88,7 +94,7 @@ def test_a_checkpointable_function_is_preempted_and_resumed(executor, sock_env, 
         assert "drained" in requeued.reason
     finally:
         client.resume(first.node)
-    got = job.result()
+    got = finished(job, 120).result()
     # The second attempt started from the checkpoint (10), not from 0.
     assert got == {"starts": [(0, 0), (1, 10)], "done": 50}
     log = job.stderr()
@@ -112,7 +118,7 @@ def test_slurm_like_parameters_reach_gpusched(executor, sock_env):
     executor.update_parameters(gpus_per_node=0, gpusched_exclude="no-such-node", gpusched_priority=3,
                                gpusched_additional_parameters={"max_retries": 1})
     job = executor.submit(funcs.add, 1, 2)
-    assert job.result() == 3
+    assert finished(job).result() == 3
     v = gpusched.Client().job(int(job.job_id)).view()
     assert v.priority == 3 and v.max_retries == 1 and v.gpus == 0
 
