@@ -19,7 +19,6 @@ Usage: python scripts/k8s_manifests.py [--write] [PATH/TO/gpusched]
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
