@@ -15,6 +15,7 @@
 #   busybox-static refuses hosts with controllers on both cgroup hierarchies) in an image
 #                  it builds from /bin/busybox (no registry is reached)
 #   chromium, npm  the dashboard's browser test (scripts/browser_test.sh, not cargo test)
+# (podman, runc and busybox-static also serve scripts/container_image_test.sh.)
 # Only what is missing is installed, in one apt-get (Debian or Ubuntu; as root, or through
 # sudo). Nothing else is changed.
 #
@@ -22,7 +23,9 @@
 #   --all      also the pinned tools of the script-run tests, each into a cache outside the
 #              clone: schemathesis (scripts/contract_test.sh), openapi-python-client
 #              (scripts/openapi_client_check.sh), playwright-core (scripts/browser_test.sh),
-#              numpy, tritonclient[http] and openai (scripts/serving_test.sh)
+#              numpy, tritonclient[http] and openai (scripts/serving_test.sh), submitit,
+#              pytest, kubernetes-validate and helm-python-sdk (scripts/python_test.sh,
+#              scripts/k8s_manifests.sh)
 #   --dry-run  print the Debian packages that are missing and install nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,5 +90,6 @@ if [ -n "$all" ]; then
   scripts/openapi_client_check.sh --install-only
   scripts/browser_test.sh --install-only
   scripts/serving_test.sh --install-only
+  scripts/python_test.sh --install-only
 fi
 echo "the test dependencies are installed"

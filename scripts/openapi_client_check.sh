@@ -16,6 +16,10 @@
 set -euo pipefail
 
 GENERATOR_VERSION="0.29.1"
+# The generator formats what it writes with ruff, which it does not pin: pinned here, so
+# the committed Python client (python/src/gpusched/openapi, scripts/python_client_generate.sh)
+# is byte for byte what CI generates.
+RUFF_VERSION="0.17.6"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${OPENAPI_CLIENT_VENV:-${HOME:-/tmp}/.cache/gpusched-openapi-client-venv}"
 
@@ -34,7 +38,7 @@ find_python() {
 }
 
 install() {
-  if [ -x "$VENV/bin/openapi-python-client" ] && "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openapi-python-client') != '$GENERATOR_VERSION')" 2>/dev/null; then
+  if [ -x "$VENV/bin/openapi-python-client" ] && "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openapi-python-client') != '$GENERATOR_VERSION' or m.version('ruff') != '$RUFF_VERSION')" 2>/dev/null; then
     return 0
   fi
   local py
@@ -44,7 +48,7 @@ install() {
   # The generated client needs httpx and attrs (the generator's own dependencies) and
   # python-dateutil for date-time fields.
   "$VENV/bin/pip" install --quiet --disable-pip-version-check \
-    "openapi-python-client==$GENERATOR_VERSION" python-dateutil
+    "openapi-python-client==$GENERATOR_VERSION" "ruff==$RUFF_VERSION" python-dateutil
 }
 
 if [ "${1:-}" = "--install-only" ]; then

@@ -1,0 +1,213 @@
+from __future__ import annotations
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.api_error import ApiError
+from ...models.cancel_result import CancelResult
+from ...types import Response
+
+
+def _get_kwargs(
+    id: int,
+    index: int,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/jobs/{id}/tasks/{index}/cancel".format(
+            id=quote(str(id), safe=""),
+            index=quote(str(index), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ApiError | CancelResult | None:
+    if response.status_code == 200:
+        response_200 = CancelResult.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 307:
+        response_307 = ApiError.from_dict(response.json())
+
+        return response_307
+
+    if response.status_code == 400:
+        response_400 = ApiError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ApiError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ApiError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ApiError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = ApiError.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ApiError | CancelResult]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    index: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[ApiError | CancelResult]:
+    """Cancel one task of an array: a started task as any job; an unstarted one becomes a
+    job of its own, cancelled at once, so it never starts and is listed with the array's
+    tasks. The answer's `id` is the task's (the array's for a task that ended before and
+    is no longer in the server's memory). The array goes on with its other tasks.
+
+    Args:
+        id (int):
+        index (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | CancelResult]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        index=index,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    index: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> ApiError | CancelResult | None:
+    """Cancel one task of an array: a started task as any job; an unstarted one becomes a
+    job of its own, cancelled at once, so it never starts and is listed with the array's
+    tasks. The answer's `id` is the task's (the array's for a task that ended before and
+    is no longer in the server's memory). The array goes on with its other tasks.
+
+    Args:
+        id (int):
+        index (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | CancelResult
+    """
+
+    return sync_detailed(
+        id=id,
+        index=index,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    index: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[ApiError | CancelResult]:
+    """Cancel one task of an array: a started task as any job; an unstarted one becomes a
+    job of its own, cancelled at once, so it never starts and is listed with the array's
+    tasks. The answer's `id` is the task's (the array's for a task that ended before and
+    is no longer in the server's memory). The array goes on with its other tasks.
+
+    Args:
+        id (int):
+        index (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | CancelResult]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        index=index,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    index: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> ApiError | CancelResult | None:
+    """Cancel one task of an array: a started task as any job; an unstarted one becomes a
+    job of its own, cancelled at once, so it never starts and is listed with the array's
+    tasks. The answer's `id` is the task's (the array's for a task that ended before and
+    is no longer in the server's memory). The array goes on with its other tasks.
+
+    Args:
+        id (int):
+        index (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | CancelResult
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            index=index,
+            client=client,
+        )
+    ).parsed

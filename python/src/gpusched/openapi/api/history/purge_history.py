@@ -1,0 +1,209 @@
+from __future__ import annotations
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.api_error import ApiError
+from ...models.purge_request import PurgeRequest
+from ...models.purge_result import PurgeResult
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: PurgeRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/admin/purge",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ApiError | PurgeResult | None:
+    if response.status_code == 200:
+        response_200 = PurgeResult.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 307:
+        response_307 = ApiError.from_dict(response.json())
+
+        return response_307
+
+    if response.status_code == 400:
+        response_400 = ApiError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ApiError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ApiError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 409:
+        response_409 = ApiError.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ApiError.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 503:
+        response_503 = ApiError.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ApiError | PurgeResult]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: PurgeRequest,
+) -> Response[ApiError | PurgeResult]:
+    """Delete the jobs that ended before `before_ms` from the history, with their timelines
+    (admins only; recorded in the audit log). Live jobs are never deleted. A time in the
+    future is refused (409).
+
+    Args:
+        body (PurgeRequest): `POST /api/admin/purge`: delete the jobs that ended before a time
+            from the history.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | PurgeResult]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: PurgeRequest,
+) -> ApiError | PurgeResult | None:
+    """Delete the jobs that ended before `before_ms` from the history, with their timelines
+    (admins only; recorded in the audit log). Live jobs are never deleted. A time in the
+    future is refused (409).
+
+    Args:
+        body (PurgeRequest): `POST /api/admin/purge`: delete the jobs that ended before a time
+            from the history.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | PurgeResult
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: PurgeRequest,
+) -> Response[ApiError | PurgeResult]:
+    """Delete the jobs that ended before `before_ms` from the history, with their timelines
+    (admins only; recorded in the audit log). Live jobs are never deleted. A time in the
+    future is refused (409).
+
+    Args:
+        body (PurgeRequest): `POST /api/admin/purge`: delete the jobs that ended before a time
+            from the history.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | PurgeResult]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: PurgeRequest,
+) -> ApiError | PurgeResult | None:
+    """Delete the jobs that ended before `before_ms` from the history, with their timelines
+    (admins only; recorded in the audit log). Live jobs are never deleted. A time in the
+    future is refused (409).
+
+    Args:
+        body (PurgeRequest): `POST /api/admin/purge`: delete the jobs that ended before a time
+            from the history.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | PurgeResult
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

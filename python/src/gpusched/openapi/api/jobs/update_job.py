@@ -1,0 +1,234 @@
+from __future__ import annotations
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.api_error import ApiError
+from ...models.job_update import JobUpdate
+from ...models.job_view import JobView
+from ...types import Response
+
+
+def _get_kwargs(
+    id: int,
+    *,
+    body: JobUpdate,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "patch",
+        "url": "/api/jobs/{id}".format(
+            id=quote(str(id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ApiError | JobView | None:
+    if response.status_code == 200:
+        response_200 = JobView.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 307:
+        response_307 = ApiError.from_dict(response.json())
+
+        return response_307
+
+    if response.status_code == 400:
+        response_400 = ApiError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ApiError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ApiError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ApiError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ApiError.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ApiError.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 503:
+        response_503 = ApiError.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ApiError | JobView]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: JobUpdate,
+) -> Response[ApiError | JobView]:
+    """Change a pending job's priority, walltime or queue, with the checks of a submit
+    (a priority above the queue's `max_priority` is for admins only). The job's owner or
+    an admin; 409 if it is not pending or the new values could never run.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /api/jobs/{id}`: change a pending job (Slurm's `scontrol
+            update`); fields left
+            out keep their values. A job that has started is refused (409).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | JobView]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: JobUpdate,
+) -> ApiError | JobView | None:
+    """Change a pending job's priority, walltime or queue, with the checks of a submit
+    (a priority above the queue's `max_priority` is for admins only). The job's owner or
+    an admin; 409 if it is not pending or the new values could never run.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /api/jobs/{id}`: change a pending job (Slurm's `scontrol
+            update`); fields left
+            out keep their values. A job that has started is refused (409).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | JobView
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: JobUpdate,
+) -> Response[ApiError | JobView]:
+    """Change a pending job's priority, walltime or queue, with the checks of a submit
+    (a priority above the queue's `max_priority` is for admins only). The job's owner or
+    an admin; 409 if it is not pending or the new values could never run.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /api/jobs/{id}`: change a pending job (Slurm's `scontrol
+            update`); fields left
+            out keep their values. A job that has started is refused (409).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | JobView]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: JobUpdate,
+) -> ApiError | JobView | None:
+    """Change a pending job's priority, walltime or queue, with the checks of a submit
+    (a priority above the queue's `max_priority` is for admins only). The job's owner or
+    an admin; 409 if it is not pending or the new values could never run.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /api/jobs/{id}`: change a pending job (Slurm's `scontrol
+            update`); fields left
+            out keep their values. A job that has started is refused (409).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | JobView
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            body=body,
+        )
+    ).parsed

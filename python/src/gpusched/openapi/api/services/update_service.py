@@ -1,0 +1,238 @@
+from __future__ import annotations
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.api_error import ApiError
+from ...models.service_spec import ServiceSpec
+from ...models.service_view import ServiceView
+from ...types import Response
+
+
+def _get_kwargs(
+    name: str,
+    *,
+    body: ServiceSpec,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/api/services/{name}".format(
+            name=quote(str(name), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ApiError | ServiceView | None:
+    if response.status_code == 200:
+        response_200 = ServiceView.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 307:
+        response_307 = ApiError.from_dict(response.json())
+
+        return response_307
+
+    if response.status_code == 400:
+        response_400 = ApiError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ApiError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ApiError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ApiError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ApiError.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ApiError.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 503:
+        response_503 = ApiError.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ApiError | ServiceView]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ServiceSpec,
+) -> Response[ApiError | ServiceView]:
+    """Change a service (its owner or an admin). A change of the replica template
+    (`replica`, `readiness`, `liveness`, `protocol`, `models`) rolls out a new version,
+    `rollout.max_surge` new replicas at a time, each old one draining only once enough
+    are ready; `replicas`, `autoscale` and `rollout` apply in place.
+
+    Args:
+        name (str):
+        body (ServiceSpec): A service to run: `POST /api/services` creates it, `PUT
+            /api/services/{name}` rolls
+            out a new version of it (every field but `name` may change).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | ServiceView]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ServiceSpec,
+) -> ApiError | ServiceView | None:
+    """Change a service (its owner or an admin). A change of the replica template
+    (`replica`, `readiness`, `liveness`, `protocol`, `models`) rolls out a new version,
+    `rollout.max_surge` new replicas at a time, each old one draining only once enough
+    are ready; `replicas`, `autoscale` and `rollout` apply in place.
+
+    Args:
+        name (str):
+        body (ServiceSpec): A service to run: `POST /api/services` creates it, `PUT
+            /api/services/{name}` rolls
+            out a new version of it (every field but `name` may change).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | ServiceView
+    """
+
+    return sync_detailed(
+        name=name,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ServiceSpec,
+) -> Response[ApiError | ServiceView]:
+    """Change a service (its owner or an admin). A change of the replica template
+    (`replica`, `readiness`, `liveness`, `protocol`, `models`) rolls out a new version,
+    `rollout.max_surge` new replicas at a time, each old one draining only once enough
+    are ready; `replicas`, `autoscale` and `rollout` apply in place.
+
+    Args:
+        name (str):
+        body (ServiceSpec): A service to run: `POST /api/services` creates it, `PUT
+            /api/services/{name}` rolls
+            out a new version of it (every field but `name` may change).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | ServiceView]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ServiceSpec,
+) -> ApiError | ServiceView | None:
+    """Change a service (its owner or an admin). A change of the replica template
+    (`replica`, `readiness`, `liveness`, `protocol`, `models`) rolls out a new version,
+    `rollout.max_surge` new replicas at a time, each old one draining only once enough
+    are ready; `replicas`, `autoscale` and `rollout` apply in place.
+
+    Args:
+        name (str):
+        body (ServiceSpec): A service to run: `POST /api/services` creates it, `PUT
+            /api/services/{name}` rolls
+            out a new version of it (every field but `name` may change).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | ServiceView
+    """
+
+    return (
+        await asyncio_detailed(
+            name=name,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from typing_extensions import Self
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.outcome_type_0_kind import OutcomeType0Kind
+
+T = TypeVar("T", bound="OutcomeType0")
+
+
+@_attrs_define
+class OutcomeType0:
+    """The process exited by itself with this status.
+
+    Attributes:
+        code (int):
+        kind (OutcomeType0Kind):
+    """
+
+    code: int
+    kind: OutcomeType0Kind
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        code = self.code
+
+        kind = self.kind.value
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "code": code,
+                "kind": kind,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        code = d.pop("code")
+
+        kind = OutcomeType0Kind(d.pop("kind"))
+
+        outcome_type_0 = cls(
+            code=code,
+            kind=kind,
+        )
+
+        outcome_type_0.additional_properties = d
+        return outcome_type_0
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from typing_extensions import Self
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="PurgeResult")
+
+
+@_attrs_define
+class PurgeResult:
+    """What a purge deleted.
+
+    Attributes:
+        before_ms (int):
+        deleted (int): Ended jobs deleted.
+    """
+
+    before_ms: int
+    deleted: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        before_ms = self.before_ms
+
+        deleted = self.deleted
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "before_ms": before_ms,
+                "deleted": deleted,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        before_ms = d.pop("before_ms")
+
+        deleted = d.pop("deleted")
+
+        purge_result = cls(
+            before_ms=before_ms,
+            deleted=deleted,
+        )
+
+        purge_result.additional_properties = d
+        return purge_result
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
