@@ -22,6 +22,7 @@ from .cancel_outcome import CancelOutcome
 from .cancel_result import CancelResult
 from .cgroup_mode import CgroupMode
 from .containment import Containment
+from .deadline_status import DeadlineStatus
 from .desired import Desired
 from .desired_power_caps import DesiredPowerCaps
 from .dist_host import DistHost
@@ -43,6 +44,7 @@ from .gpu_view import GpuView
 from .health import Health
 from .history_job import HistoryJob
 from .history_page import HistoryPage
+from .job_deadline import JobDeadline
 from .job_event import JobEvent
 from .job_event_kind import JobEventKind
 from .job_events import JobEvents
@@ -188,6 +190,7 @@ __all__ = (
     "CancelResult",
     "CgroupMode",
     "Containment",
+    "DeadlineStatus",
     "Desired",
     "DesiredPowerCaps",
     "DistHost",
@@ -209,6 +212,7 @@ __all__ = (
     "Health",
     "HistoryJob",
     "HistoryPage",
+    "JobDeadline",
     "JobEvent",
     "JobEventKind",
     "JobEvents",

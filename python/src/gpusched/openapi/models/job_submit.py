@@ -48,6 +48,10 @@ class JobSubmit:
             containment says what each node enforces). Absent: nothing reserved.
         cwd (None | str | Unset): Working directory on the node, an absolute path; the CLI sends the submitter's
             current directory, and the default is `/`.
+        deadline_ms (int | None | Unset): When it must be finished, Unix milliseconds (`--deadline`; docs/deadlines.md):
+            the
+            answer to the submission says whether its estimate meets it, the `edf` policies
+            order by it, and a queue with `refuse_late_deadlines` refuses one it cannot meet.
         env (JobSubmitEnv | Unset): Extra environment variables for the job (added to the agent's environment).
         exclude (list[str] | Unset): Never run on these nodes (Slurm's `--exclude`).
         gpu_mem (None | str | Unset): A share of one GPU by memory: MiB, or a size such as `20GiB` (see `parse_mib`).
@@ -120,6 +124,7 @@ class JobSubmit:
     constraint: None | str | Unset = UNSET
     cpus: float | None | Unset = UNSET
     cwd: None | str | Unset = UNSET
+    deadline_ms: int | None | Unset = UNSET
     env: JobSubmitEnv | Unset = UNSET
     exclude: list[str] | Unset = UNSET
     gpu_mem: None | str | Unset = UNSET
@@ -213,6 +218,12 @@ class JobSubmit:
             cwd = UNSET
         else:
             cwd = self.cwd
+
+        deadline_ms: int | None | Unset
+        if isinstance(self.deadline_ms, Unset):
+            deadline_ms = UNSET
+        else:
+            deadline_ms = self.deadline_ms
 
         env: dict[str, Any] | Unset = UNSET
         if not isinstance(self.env, Unset):
@@ -387,6 +398,8 @@ class JobSubmit:
             field_dict["cpus"] = cpus
         if cwd is not UNSET:
             field_dict["cwd"] = cwd
+        if deadline_ms is not UNSET:
+            field_dict["deadline_ms"] = deadline_ms
         if env is not UNSET:
             field_dict["env"] = env
         if exclude is not UNSET:
@@ -531,6 +544,15 @@ class JobSubmit:
             return cast("None | str | Unset", data)
 
         cwd = _parse_cwd(d.pop("cwd", UNSET))
+
+        def _parse_deadline_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast("int | None | Unset", data)
+
+        deadline_ms = _parse_deadline_ms(d.pop("deadline_ms", UNSET))
 
         _env = d.pop("env", UNSET)
         env: JobSubmitEnv | Unset
@@ -781,6 +803,7 @@ class JobSubmit:
             constraint=constraint,
             cpus=cpus,
             cwd=cwd,
+            deadline_ms=deadline_ms,
             env=env,
             exclude=exclude,
             gpu_mem=gpu_mem,

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.array_counts import ArrayCounts
     from ..models.array_spec import ArraySpec
     from ..models.array_task import ArrayTask
+    from ..models.job_deadline import JobDeadline
     from ..models.job_part import JobPart
     from ..models.job_rules import JobRules
     from ..models.job_speed import JobSpeed
@@ -62,6 +63,7 @@ class JobView:
         array_counts (ArrayCounts | None | Unset):
         array_task (ArrayTask | None | Unset):
         cpu_milli (int | Unset): CPUs in thousandths and memory in MiB asked for (0: not said).
+        deadline (JobDeadline | None | Unset):
         end_ms (int | None | Unset):
         energy_j (int | None | Unset): Energy its GPUs drew while it held them, Joules, from NVML's energy counters
             (see docs/energy.md); `None` when no sample ever covered it.
@@ -135,6 +137,7 @@ class JobView:
     array_counts: ArrayCounts | None | Unset = UNSET
     array_task: ArrayTask | None | Unset = UNSET
     cpu_milli: int | Unset = UNSET
+    deadline: JobDeadline | None | Unset = UNSET
     end_ms: int | None | Unset = UNSET
     energy_j: int | None | Unset = UNSET
     env_keys: list[str] | Unset = UNSET
@@ -177,6 +180,7 @@ class JobView:
         from ..models.array_counts import ArrayCounts
         from ..models.array_spec import ArraySpec
         from ..models.array_task import ArrayTask
+        from ..models.job_deadline import JobDeadline
         from ..models.job_rules import JobRules
         from ..models.job_speed import JobSpeed
         from ..models.replica_of import ReplicaOf
@@ -258,6 +262,14 @@ class JobView:
             array_task = self.array_task
 
         cpu_milli = self.cpu_milli
+
+        deadline: dict[str, Any] | None | Unset
+        if isinstance(self.deadline, Unset):
+            deadline = UNSET
+        elif isinstance(self.deadline, JobDeadline):
+            deadline = self.deadline.to_dict()
+        else:
+            deadline = self.deadline
 
         end_ms: int | None | Unset
         if isinstance(self.end_ms, Unset):
@@ -492,6 +504,8 @@ class JobView:
             field_dict["array_task"] = array_task
         if cpu_milli is not UNSET:
             field_dict["cpu_milli"] = cpu_milli
+        if deadline is not UNSET:
+            field_dict["deadline"] = deadline
         if end_ms is not UNSET:
             field_dict["end_ms"] = end_ms
         if energy_j is not UNSET:
@@ -572,6 +586,7 @@ class JobView:
         from ..models.array_counts import ArrayCounts
         from ..models.array_spec import ArraySpec
         from ..models.array_task import ArrayTask
+        from ..models.job_deadline import JobDeadline
         from ..models.job_part import JobPart
         from ..models.job_rules import JobRules
         from ..models.job_speed import JobSpeed
@@ -681,6 +696,23 @@ class JobView:
         array_task = _parse_array_task(d.pop("array_task", UNSET))
 
         cpu_milli = d.pop("cpu_milli", UNSET)
+
+        def _parse_deadline(data: object) -> JobDeadline | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                deadline_type_1 = JobDeadline.from_dict(data)
+
+                return deadline_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast("JobDeadline | None | Unset", data)
+
+        deadline = _parse_deadline(d.pop("deadline", UNSET))
 
         def _parse_end_ms(data: object) -> int | None | Unset:
             if data is None:
@@ -1041,6 +1073,7 @@ class JobView:
             array_counts=array_counts,
             array_task=array_task,
             cpu_milli=cpu_milli,
+            deadline=deadline,
             end_ms=end_ms,
             energy_j=energy_j,
             env_keys=env_keys,

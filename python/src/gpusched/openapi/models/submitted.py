@@ -1,12 +1,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from typing_extensions import Self
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.job_deadline import JobDeadline
+
 
 T = TypeVar("T", bound="Submitted")
 
@@ -17,13 +23,25 @@ class Submitted:
 
     Attributes:
         ids (list[int]):
+        deadline (JobDeadline | None | Unset):
     """
 
     ids: list[int]
+    deadline: JobDeadline | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.job_deadline import JobDeadline
+
         ids = self.ids
+
+        deadline: dict[str, Any] | None | Unset
+        if isinstance(self.deadline, Unset):
+            deadline = UNSET
+        elif isinstance(self.deadline, JobDeadline):
+            deadline = self.deadline.to_dict()
+        else:
+            deadline = self.deadline
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -32,16 +50,38 @@ class Submitted:
                 "ids": ids,
             }
         )
+        if deadline is not UNSET:
+            field_dict["deadline"] = deadline
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.job_deadline import JobDeadline
+
         d = dict(src_dict)
         ids = cast(list[int], d.pop("ids"))
 
+        def _parse_deadline(data: object) -> JobDeadline | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                deadline_type_1 = JobDeadline.from_dict(data)
+
+                return deadline_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast("JobDeadline | None | Unset", data)
+
+        deadline = _parse_deadline(d.pop("deadline", UNSET))
+
         submitted = cls(
             ids=ids,
+            deadline=deadline,
         )
 
         submitted.additional_properties = d
