@@ -56,7 +56,7 @@ pub struct ServerArgs {
     /// With --policy srtf, srsf or blend: the starvation guard: a job that has run
     /// and then waited K times the service it attained since its last promotion is
     /// promoted (it ranks by its service since then, least attained service restarted);
-    /// 0 turns it off. Default: 2 for blend, 0 for srtf and srsf.
+    /// 0 turns it off. Default 0 (off) for every policy.
     #[arg(long, value_name = "K")]
     pub promote_after: Option<f64>,
     /// A node whose agent is silent this long is unreachable: nothing new is placed on

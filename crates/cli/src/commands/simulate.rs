@@ -85,7 +85,7 @@ pub struct Args {
     /// With --policy srtf, srsf or blend: the starvation guard: a job that has run
     /// and then waited K times the service it attained since its last promotion is
     /// promoted (it ranks by its service since then, least attained service restarted);
-    /// 0 turns it off. Default: 2 for blend, 0 for srtf and srsf.
+    /// 0 turns it off. Default 0 (off) for every policy.
     #[arg(long, value_name = "K")]
     promote_after: Option<f64>,
     /// `fairtree`: decayed usage halves this often (Slurm's PriorityDecayHalfLife);
