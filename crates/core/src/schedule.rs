@@ -25,10 +25,11 @@ use crate::freemap::FreeMap;
 use crate::ids::{JobId, NodeId, QueueId};
 use crate::job::JobSpec;
 use crate::placement::{place_job, Placement, PlacementStrategy};
+use crate::policy::backfill::total_order_key;
 use crate::policy::queue::{OrderedQueue, QueueSlot, Queued};
 use crate::policy::ranked::{key_bits, RankedQueue};
 use crate::policy::tiresias::{self, LasState};
-use crate::policy::{backfill, backfill_nodes, drf, order, PolicyConfig, PolicyKind};
+use crate::policy::{backfill, backfill_nodes, drf, guard, order, PolicyConfig, PolicyKind};
 use crate::room::{self, Room, RoomWait};
 use crate::Seconds;
 
@@ -546,6 +547,7 @@ impl Scheduler {
         }
         job.account(now);
         job.running = true;
+        job.las.due = None;
         job.placement = Some(placement);
         job.first_start.get_or_insert(now);
         job.starts += 1;
@@ -571,6 +573,31 @@ impl Scheduler {
         if let Some(r) = &mut self.ranked {
             r.put_back(job);
         }
+        if guard::applies(&self.policy) {
+            self.set_due(job);
+        }
+    }
+
+    /// Replaces what the predictor believes of `job`'s run time (`blend`'s order), for a
+    /// job that may be waiting: the predictor learnt more while it waited (issue 37: in a
+    /// batch admitted before any job ended, no job would otherwise ever have a belief).
+    /// A waiting job's key moves with it, so the ordered queue takes it out of its place
+    /// and orders it again at the next pass, as a job put back.
+    pub fn set_belief(
+        &mut self,
+        job: &mut SchedJob,
+        belief: Option<std::sync::Arc<crate::predict::Belief>>,
+        now: Seconds,
+    ) {
+        if !job.running {
+            if let Some(r) = &mut self.ranked {
+                let key = key_bits(order::key(&self.policy, job, now));
+                if r.waiting.remove(&(key, job.slot.tie)).is_some() {
+                    r.pending.insert(job.slot.admitted);
+                }
+            }
+        }
+        job.belief = belief;
     }
 
     /// Gives back GPUs taken with [`Scheduler::occupy`] (a hold the caller lifts).
@@ -662,9 +689,64 @@ impl Scheduler {
         }
     }
 
+    /// The starvation guard's promotions due at `now`, before the pass orders the jobs.
+    fn promote_due(&mut self, jobs: &mut [SchedJob], now: Seconds) {
+        let Some(r) = &mut self.ranked else {
+            for job in jobs.iter_mut() {
+                if guard::is_due(job, now) {
+                    guard::promote(job);
+                }
+            }
+            return;
+        };
+        while let Some(&(d, admitted)) = r.due.first() {
+            if d > total_order_key(now) {
+                break;
+            }
+            r.due.pop_first();
+            let Some(i) = find_admitted(jobs, admitted) else {
+                continue;
+            };
+            let job = &mut jobs[i];
+            if !guard::is_due(job, now) || job.las.due.map(total_order_key) != Some(d) {
+                continue;
+            }
+            // Its key moves: out of its place, ordered again by this pass.
+            let key = key_bits(order::key(&self.policy, job, now));
+            if r.waiting.remove(&(key, job.slot.tie)).is_some() {
+                r.pending.insert(job.slot.admitted);
+            }
+            guard::promote(job);
+        }
+    }
+
+    /// A job stopped at `now`: when the starvation guard promotes it, if ever.
+    fn set_due(&mut self, job: &mut SchedJob) {
+        job.las.due = guard::due(&self.policy, job);
+        if let (Some(d), Some(r)) = (job.las.due, &mut self.ranked) {
+            r.due.insert((total_order_key(d), job.slot.admitted));
+        }
+    }
+
     /// One pass at `now` over every job that can still run. Jobs must have been
-    /// [`SchedJob::account`]ed to `now`.
+    /// [`SchedJob::account`]ed to `now`, waiting jobs at least to when they stopped.
     pub fn pass(&mut self, jobs: &mut [SchedJob], now: Seconds) -> PassOutcome {
+        let guarded = guard::applies(&self.policy);
+        if guarded {
+            self.promote_due(jobs, now);
+        }
+        let out = self.pass_inner(jobs, now);
+        if guarded {
+            for d in &out.decisions {
+                if let Decision::Preempt { index, .. } = *d {
+                    self.set_due(&mut jobs[index]);
+                }
+            }
+        }
+        out
+    }
+
+    fn pass_inner(&mut self, jobs: &mut [SchedJob], now: Seconds) -> PassOutcome {
         let kind = self.policy.kind;
         if kind == PolicyKind::Drf {
             // Before any early return: every pass is a point in the usage history.
@@ -795,6 +877,7 @@ impl Scheduler {
         // they wait); close the wait before the run starts counting.
         job.account(now);
         job.running = true;
+        job.las.due = None;
         job.placement = Some(placement.clone());
         job.first_start.get_or_insert(now);
         job.starts += 1;

@@ -45,6 +45,9 @@ pub struct ServerConfig {
     /// `tiresias`: the attained GPU-seconds at which a job drops to the next queue
     /// (`--las-limits`; default 3250, 7200: Tiresias' own).
     pub las_limits: Vec<f64>,
+    /// `srtf`, `srsf`, `blend`: the starvation guard (`--promote-after`,
+    /// `gpusched_core::policy::PolicyConfig::promote_after`); None: the policy's default.
+    pub promote_after: Option<f64>,
     /// Requeues of a job whose node was lost, unless the job says otherwise.
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
@@ -176,6 +179,7 @@ impl ServerConfig {
             node_lease: DEFAULT_NODE_LEASE,
             policy: PolicyKind::Fifo,
             las_limits: vec![3250.0, 7200.0],
+            promote_after: None,
             default_max_retries: 3,
             grace_s: 10,
             max_wait: DEFAULT_MAX_WAIT,

@@ -372,6 +372,23 @@ pub fn simulate(
                 }
             }
         }
+        // A waiting job admitted before the predictor knew anything (a batch submitted
+        // at once, Muri's `_pr` traces) gets the belief the predictor can give now
+        // (issue 37), once enough jobs have ended and at each doubling of their number
+        // since (`Estimator::refresh_due`). Beliefs given at admission stay as they were.
+        if do_end && opts.policy.kind == PolicyKind::Blend && estimator.refresh_due() {
+            for i in 0..jobs.len() {
+                let known = jobs[i]
+                    .belief
+                    .as_ref()
+                    .is_some_and(|b| !b.bins().is_empty());
+                if known || jobs[i].running || (lazy && done[i]) {
+                    continue;
+                }
+                let belief = estimator.refresh(state[i].trace).map(std::sync::Arc::new);
+                sched.set_belief(&mut jobs[i], belief, now);
+            }
+        }
         if do_start {
             for &ti in &groups[next_group].1 {
                 let t = &workload.jobs[ti];

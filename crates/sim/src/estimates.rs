@@ -116,6 +116,10 @@ pub struct Estimator {
     admitted: BTreeMap<usize, (Features, Option<f64>)>,
     rng: ChaCha8Rng,
     noise: Option<LogNormal<f64>>,
+    /// Jobs the predictor has learnt from.
+    observed: u64,
+    /// The number of ended jobs at which the waiting jobs' beliefs are next refreshed.
+    next_refresh: u64,
 }
 
 impl Estimator {
@@ -132,6 +136,8 @@ impl Estimator {
             admitted: BTreeMap::new(),
             rng: ChaCha8Rng::seed_from_u64(seed),
             noise,
+            observed: 0,
+            next_refresh: u64::from(gpusched_core::predict::BELIEF_MIN_JOBS),
         }
     }
 
@@ -186,11 +192,37 @@ impl Estimator {
         self.predictor.belief(f)
     }
 
+    /// Whether the beliefs of waiting jobs that have none should be refreshed now
+    /// (predicted mode only):
+    /// once [`gpusched_core::predict::BELIEF_MIN_JOBS`] jobs have ended, and again each
+    /// time the number of ended jobs has doubled since, so a batch admitted before any
+    /// job ended gets beliefs as the predictor learns (issue 37), at the cost of a walk
+    /// over the waiting jobs a logarithmic number of times.
+    pub fn refresh_due(&mut self) -> bool {
+        if self.mode != Estimates::Predicted || self.observed < self.next_refresh {
+            return false;
+        }
+        self.next_refresh = self.observed.saturating_mul(2);
+        true
+    }
+
+    /// What the predictor believes of waiting job `ti` now ([`Estimator::belief`] with
+    /// all it has learnt since). A job admitted without a prediction gets the one the
+    /// predictor makes now, which the accuracy report then counts.
+    pub fn refresh(&mut self, ti: usize) -> Option<gpusched_core::predict::Belief> {
+        let (f, p) = self.admitted.get_mut(&ti)?;
+        if p.is_none() {
+            *p = self.predictor.predict(f).map(|p| p.seconds);
+        }
+        self.predictor.belief(f)
+    }
+
     /// Job `ti` ended having run `seconds` (its run time alone, what a server measures).
     pub fn ended(&mut self, ti: usize, seconds: f64) {
         if let Some((f, p)) = self.admitted.remove(&ti) {
             self.accuracy.record(p, seconds);
             self.predictor.observe(&f, seconds);
+            self.observed += 1;
         }
     }
 

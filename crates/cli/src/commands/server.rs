@@ -53,6 +53,12 @@ pub struct ServerArgs {
     /// drops to the next queue, one per queue but the last (e.g. 1h,4h).
     #[arg(long, value_name = "DURATIONS", default_value = "3250s,7200s")]
     pub las_limits: String,
+    /// With --policy srtf, srsf or blend: the starvation guard: a job that has run
+    /// and then waited K times the service it attained since its last promotion is
+    /// promoted (it ranks by its service since then, least attained service restarted);
+    /// 0 turns it off. Default 0 (off) for every policy.
+    #[arg(long, value_name = "K")]
+    pub promote_after: Option<f64>,
     /// A node whose agent is silent this long is unreachable: nothing new is placed on
     /// it, and its jobs are kept (they may still run) until the node lease ends.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
@@ -244,6 +250,13 @@ impl ServerArgs {
         })?;
         cfg.las_limits =
             gpusched_server::parse_las_limits(&self.las_limits).map_err(anyhow::Error::msg)?;
+        if let Some(a) = self.promote_after {
+            anyhow::ensure!(
+                a.is_finite() && a >= 0.0,
+                "--promote-after must be a number of at least 0"
+            );
+            cfg.promote_after = Some(a);
+        }
         let hb = parse_duration(&self.heartbeat_timeout).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(hb >= 1, "--heartbeat-timeout must be at least 1 second");
         cfg.heartbeat_timeout = std::time::Duration::from_secs(hb);

@@ -82,6 +82,12 @@ pub struct Args {
     /// `tiresias`: promote a job that waited this many times its service (0 = off).
     #[arg(long, default_value_t = 0.0)]
     tiresias_starvation: f64,
+    /// With --policy srtf, srsf or blend: the starvation guard: a job that has run
+    /// and then waited K times the service it attained since its last promotion is
+    /// promoted (it ranks by its service since then, least attained service restarted);
+    /// 0 turns it off. Default 0 (off) for every policy.
+    #[arg(long, value_name = "K")]
+    promote_after: Option<f64>,
     /// `fairtree`: decayed usage halves this often (Slurm's PriorityDecayHalfLife);
     /// each tenant is an account under the root (docs/accounts.md).
     #[arg(long, default_value = "7d", value_name = "DURATION")]
@@ -224,6 +230,12 @@ fn read_cluster_spec(path: &Path, model: &str) -> Result<Cluster> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(a) = args.promote_after {
+        anyhow::ensure!(
+            a.is_finite() && a >= 0.0,
+            "--promote-after must be a number of at least 0"
+        );
+    }
     if gpusched_sim::hetero::HeteroCluster::is_typed(&args.cluster) {
         return super::simulate_hetero::run(super::simulate_hetero::HeteroArgs {
             cluster: &args.cluster,
@@ -344,6 +356,9 @@ pub fn run(args: Args) -> Result<()> {
             policy.las_limits = limits.clone();
             policy.starvation = args.tiresias_starvation;
             policy.deadline_demote = !args.edf_plain;
+            if let Some(a) = args.promote_after {
+                policy.promote_after = a;
+            }
             policy.tenant = tenant;
             if let Some(q) = &queues {
                 // The queue file's weights make drf balance queues, as the server does.

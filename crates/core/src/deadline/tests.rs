@@ -59,10 +59,9 @@ fn starts(kind: PolicyKind, demote: bool, jobs: &mut [SchedJob], busy: u32, now:
     let names: Vec<String> = out
         .decisions
         .iter()
-        .filter_map(|d| match d {
-            Decision::Start { job, .. } => Some(format!("start {}", job.0)),
-            Decision::Preempt { job, .. } => Some(format!("stop {}", job.0)),
-            _ => None,
+        .map(|d| match d {
+            Decision::Start { job, .. } => format!("start {}", job.0),
+            Decision::Preempt { job, .. } => format!("stop {}", job.0),
         })
         .collect();
     if names.is_empty() {

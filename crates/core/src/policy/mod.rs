@@ -21,6 +21,7 @@ pub mod backfill_nodes;
 pub mod blend;
 pub mod drf;
 pub mod fairtree;
+pub mod guard;
 pub mod order;
 pub mod queue;
 pub mod ranked;
@@ -113,6 +114,11 @@ impl PolicyKind {
     }
 }
 
+/// `blend`'s default [`PolicyConfig::promote_after`]: off. Every bound measured (K = 2,
+/// 10, 50) made `blend`'s average JCT far worse on the Muri traces without bringing its
+/// p99 to Tiresias' everywhere (docs/scheduling-results.md, issue 37).
+pub const BLEND_PROMOTE_AFTER: f64 = 0.0;
+
 /// Whose share `drf` balances.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Tenant {
@@ -134,6 +140,13 @@ pub struct PolicyConfig {
     /// service is promoted back to the first queue; 0 turns promotion off (default 0,
     /// as in the Tiresias simulator's `dlas-gpu` runs).
     pub starvation: f64,
+    /// `srtf`, `srsf`, `blend`: the starvation guard ([`guard`]): a job that has run and
+    /// then waited `promote_after` times the service it attained since its last
+    /// promotion is promoted: from then on it ranks no later than by that service alone
+    /// (least attained service restarted), as Tiresias' promotion; 0 turns it off.
+    /// Default [`BLEND_PROMOTE_AFTER`] (off) for `blend`, 0 for the others (they
+    /// reproduce their peers' simulators as they were).
+    pub promote_after: f64,
     /// `drf`: the tenants to balance (default users).
     pub tenant: Tenant,
     /// `drf`: weight per tenant number; absent tenants weigh 1.
@@ -163,6 +176,11 @@ impl PolicyConfig {
             aging_per_hour: 1.0,
             las_limits: vec![3250.0, 7200.0],
             starvation: 0.0,
+            promote_after: if kind == PolicyKind::Blend {
+                BLEND_PROMOTE_AFTER
+            } else {
+                0.0
+            },
             tenant: Tenant::User,
             weights: BTreeMap::new(),
             usage_half_life: None,

@@ -1,7 +1,7 @@
 //! Sort keys of the ordering policies. A smaller key runs first; ties fall back to the
 //! job's rank from the previous pass, which makes every sort stable across passes.
 
-use crate::policy::{PolicyConfig, PolicyKind};
+use crate::policy::{guard, PolicyConfig, PolicyKind};
 use crate::schedule::SchedJob;
 use crate::Seconds;
 
@@ -17,10 +17,16 @@ pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
             spec.submit,
         ),
         PolicyKind::Sjf => (spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
-        PolicyKind::Srtf => (job.remaining_or_estimate(), 0.0),
-        PolicyKind::Srsf => (job.remaining_or_estimate() * spec.gpus as f64, 0.0),
+        PolicyKind::Srtf => (guard::guarded(cfg, job, job.remaining_or_estimate()), 0.0),
+        PolicyKind::Srsf => (
+            guard::guarded(cfg, job, job.remaining_or_estimate() * spec.gpus as f64),
+            0.0,
+        ),
         PolicyKind::Tiresias => (job.las.level as f64, job.las.seq as f64),
-        PolicyKind::Blend => (crate::policy::blend::key(job), 0.0),
+        PolicyKind::Blend => (
+            guard::guarded(cfg, job, crate::policy::blend::key(job)),
+            0.0,
+        ),
         PolicyKind::Edf | PolicyKind::EdfBackfill => crate::deadline::key(cfg, job, now),
     }
 }
@@ -31,3 +37,7 @@ pub fn aged_priority(aging_per_hour: f64, priority: i32, submit: Seconds, now: S
     let waited_hours = (now - submit).max(0.0) / 3600.0;
     -(priority as f64 + aging_per_hour * waited_hours)
 }
+
+#[cfg(test)]
+#[path = "guard_tests.rs"]
+mod tests;

@@ -66,6 +66,10 @@ pub struct RankedQueue {
     pub(crate) next_label: i64,
     /// The distance between labels given in a row.
     pub(crate) spacing: i64,
+    /// The starvation guard's due times of stopped jobs ([`crate::policy::guard`]), as
+    /// (due time as a [`Key`] half, admission number); entries of jobs that have run
+    /// again since are dropped when reached.
+    pub(crate) due: BTreeSet<(i64, u64)>,
 }
 
 impl RankedQueue {
@@ -89,6 +93,7 @@ impl RankedQueue {
             zero_gpu: 0,
             next_label: 0,
             spacing: spacing.max(1),
+            due: BTreeSet::new(),
         }
     }
 

@@ -26,6 +26,9 @@ pub struct LasState {
     /// Time waited since the job last ran, counted once it has run at all.
     pub starved: Seconds,
     pub promotions: u32,
+    /// The starvation guard of `srtf`, `srsf` and `blend` ([`crate::policy::guard`]):
+    /// when this waiting job falls due for promotion (set when it stops).
+    pub due: Option<Seconds>,
 }
 
 /// Demotes running jobs that reached their queue's limit and promotes starved waiting

@@ -32,6 +32,21 @@ struct Variant {
     truth: bool,
     /// Labels this far apart (1: relabel nearly every pass).
     spacing: Option<i64>,
+    /// The starvation guard (`PolicyConfig::promote_after`; issue 37).
+    aging: f64,
+    /// Waiting jobs' beliefs are replaced now and then (`Scheduler::set_belief`).
+    refresh: bool,
+}
+
+/// One of a few beliefs (or none), for `Variant::refresh`.
+fn some_belief(rng: &mut Lcg) -> Option<std::sync::Arc<crate::predict::Belief>> {
+    let bins = match rng.below(4) {
+        0 => return None,
+        1 => vec![(20.0, 40.0, 1.0)],
+        2 => vec![(10.0, 10.0, 0.5), (200.0, 300.0, 0.5)],
+        _ => vec![(100.0, 150.0, 1.0)],
+    };
+    crate::predict::Belief::from_bins(bins).map(std::sync::Arc::new)
 }
 
 fn spec(rng: &mut Lcg, id: u64, now: f64, v: Variant) -> JobSpec {
@@ -61,14 +76,9 @@ fn spec(rng: &mut Lcg, id: u64, now: f64, v: Variant) -> JobSpec {
 
 fn lockstep(v: Variant, seed: u64) {
     let cluster = Cluster::uniform(2, 2, 4, "V100");
-    let new = || {
-        Scheduler::new(
-            &cluster,
-            PolicyConfig::new(v.kind),
-            v.placement,
-            PreemptMode::Repack,
-        )
-    };
+    let mut policy = PolicyConfig::new(v.kind);
+    policy.promote_after = v.aging;
+    let new = || Scheduler::new(&cluster, policy.clone(), v.placement, PreemptMode::Repack);
     let (mut sorting, mut ranked) = (new(), new());
     assert!(ranked.keep_ordered_queue(), "{v:?} keeps its order");
     if let Some(spacing) = v.spacing {
@@ -113,6 +123,16 @@ fn lockstep(v: Variant, seed: u64) {
         a.retain(|_| (!ended[k], k += 1).0);
         let mut k = 0;
         b.retain(|_| (!ended[k], k += 1).0);
+        // Beliefs of some waiting jobs change (the simulator's refresh).
+        if v.refresh && step % 7 == 3 {
+            for i in 0..a.len() {
+                if !a[i].running && rng.below(3) == 0 {
+                    let belief = some_belief(&mut rng);
+                    sorting.set_belief(&mut a[i], belief.clone(), now);
+                    ranked.set_belief(&mut b[i], belief, now);
+                }
+            }
+        }
         // Running jobs progress as in the simulator: their keys move.
         for j in a.iter_mut().chain(b.iter_mut()) {
             if j.running {
@@ -161,16 +181,44 @@ fn srtf_srsf_and_blend_decide_as_the_sort_does() {
         for placement in PlacementStrategy::ALL {
             for (estimates, truth) in [(false, false), (true, false), (false, true), (true, true)] {
                 for spacing in [None, Some(1), Some(3)] {
-                    let v = Variant {
-                        kind,
-                        placement,
-                        estimates,
-                        truth,
-                        spacing,
-                    };
-                    for seed in 1..=3 {
-                        lockstep(v, seed);
+                    for aging in [0.0, 2.0] {
+                        let v = Variant {
+                            kind,
+                            placement,
+                            estimates,
+                            truth,
+                            spacing,
+                            aging,
+                            refresh: false,
+                        };
+                        for seed in 1..=3 {
+                            lockstep(v, seed);
+                        }
                     }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_starvation_guard_and_refreshed_beliefs_decide_as_the_sort_does() {
+    // Promotions from after a twentieth of a job's service to twenty times it; blend's
+    // beliefs replaced while jobs wait (issue 37).
+    for kind in [PolicyKind::Srtf, PolicyKind::Srsf, PolicyKind::Blend] {
+        for aging in [0.05, 0.5, 2.0, 20.0] {
+            for spacing in [None, Some(1)] {
+                let v = Variant {
+                    kind,
+                    placement: PlacementStrategy::Consolidated,
+                    estimates: true,
+                    truth: false,
+                    spacing,
+                    aging,
+                    refresh: kind == PolicyKind::Blend,
+                };
+                for seed in 1..=4 {
+                    lockstep(v, seed);
                 }
             }
         }

@@ -269,6 +269,9 @@ impl State {
     ) -> Self {
         let mut policy = PolicyConfig::new(cfg.policy);
         policy.las_limits = cfg.las_limits.clone();
+        if let Some(a) = cfg.promote_after {
+            policy.promote_after = a;
+        }
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
         // Live backfill reserves on a real node, and a job without a walltime never
         // passes the reservation (see `gpusched_core::policy::backfill_nodes`).
