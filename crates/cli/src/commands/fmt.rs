@@ -144,6 +144,37 @@ pub fn nodes_of(j: &gpusched_wire::JobView) -> String {
     }
 }
 
+/// A job's deadline as `submit` and `show` print it: `deadline 2026-12-08 06:00 (in 5h):
+/// on track, expected to finish 2026-12-08 01:10, 4h 50m to spare`, in local time.
+pub fn deadline_line(d: &gpusched_wire::JobDeadline, now_ms: u64) -> String {
+    use super::reservation_time::{approx, local_time, relative, Local};
+    use gpusched_wire::DeadlineStatus;
+    let at = format!(
+        "deadline {} ({})",
+        local_time(d.at_ms, &Local),
+        relative(d.at_ms, now_ms)
+    );
+    let spare = |s: i64| {
+        let span = approx(s.unsigned_abs() * 1000);
+        if s >= 0 {
+            format!("{span} to spare")
+        } else {
+            format!("{span} late")
+        }
+    };
+    let detail = match (d.status, d.finish_ms, d.slack_s) {
+        (DeadlineStatus::Met | DeadlineStatus::Missed, Some(f), Some(s)) => {
+            format!("ended {}, {}", local_time(f, &Local), spare(s))
+        }
+        (_, Some(f), Some(s)) => {
+            format!("expected to finish {}, {}", local_time(f, &Local), spare(s))
+        }
+        (DeadlineStatus::Missed, _, _) => "not finished by it".to_string(),
+        _ => "no estimate of its run time says when it finishes (give --walltime)".to_string(),
+    };
+    format!("{at}: {}, {detail}", d.status.name())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,35 +293,4 @@ mod tests {
         assert_eq!(lines[1], "训练                  a");
         assert_eq!(lines[4], "evil\\x1b]0;pwned\\x07  d");
     }
-}
-
-/// A job's deadline as `submit` and `show` print it: `deadline 2026-12-08 06:00 (in 5h):
-/// on track, expected to finish 2026-12-08 01:10, 4h 50m to spare`, in local time.
-pub fn deadline_line(d: &gpusched_wire::JobDeadline, now_ms: u64) -> String {
-    use super::reservation_time::{approx, local_time, relative, Local};
-    use gpusched_wire::DeadlineStatus;
-    let at = format!(
-        "deadline {} ({})",
-        local_time(d.at_ms, &Local),
-        relative(d.at_ms, now_ms)
-    );
-    let spare = |s: i64| {
-        let span = approx(s.unsigned_abs() * 1000);
-        if s >= 0 {
-            format!("{span} to spare")
-        } else {
-            format!("{span} late")
-        }
-    };
-    let detail = match (d.status, d.finish_ms, d.slack_s) {
-        (DeadlineStatus::Met | DeadlineStatus::Missed, Some(f), Some(s)) => {
-            format!("ended {}, {}", local_time(f, &Local), spare(s))
-        }
-        (_, Some(f), Some(s)) => {
-            format!("expected to finish {}, {}", local_time(f, &Local), spare(s))
-        }
-        (DeadlineStatus::Missed, _, _) => "not finished by it".to_string(),
-        _ => "no estimate of its run time says when it finishes (give --walltime)".to_string(),
-    };
-    format!("{at}: {}, {detail}", d.status.name())
 }
