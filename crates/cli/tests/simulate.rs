@@ -47,7 +47,7 @@ fn json_has_one_object_per_policy_with_the_documented_fields() {
     let doc: serde_json::Value =
         serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
     let policies = doc["policies"].as_array().unwrap();
-    assert_eq!(policies.len(), 12);
+    assert_eq!(policies.len(), 13);
     for p in policies {
         for field in [
             "policy",
@@ -756,4 +756,44 @@ fn deadlines_drawn_per_job_and_edf_with_demotion_meets_more_than_textbook_edf() 
     let o = gpusched(&["simulate", "--jobs", "10", "--deadlines", "2-1"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("LO-HI"), "{}", stderr(&o));
+}
+
+#[test]
+fn rr_takes_turns_and_refuses_a_quantum_the_switching_cost_would_eat() {
+    let (trace, spec) = (shared("muri/trace3.csv"), shared("muri/n8g8.csv"));
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "simulate",
+            "--trace",
+            &trace,
+            "--cluster-spec",
+            &spec,
+            "--overhead",
+            "muri",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        gpusched(&a)
+    };
+    let o = run(&["--policy", "fifo,rr", "--quantum", "2h"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = doc["policies"].as_array().unwrap();
+    let (fifo, rr) = (&p[0], &p[1]);
+    // Turns: many preemptions, and short jobs no longer wait behind long ones.
+    assert!(rr["preemptions"].as_u64().unwrap() > 1000, "{rr}");
+    assert!(
+        rr["avg_jct"].as_f64().unwrap() < fifo["avg_jct"].as_f64().unwrap() / 2.0,
+        "{rr} {fifo}"
+    );
+    // Muri's largest restart pause is 46 s: 10 x that is the shortest quantum.
+    let o = run(&["--policy", "rr", "--quantum", "5m"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("give a quantum of at least 460 s"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["--policy", "rr", "--quantum", "5m", "--quantum-floor", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -63,10 +63,14 @@ pub struct SchedJob {
     /// `edf`, `edf-backfill`: this pass moved it behind the jobs that can still make
     /// their deadlines ([`crate::deadline::mark_demoted`]).
     pub demoted: bool,
+    /// When its current run began, or (waiting) when it last stopped running or was
+    /// submitted: `rr` takes turns by it ([`crate::policy::rr`]).
+    pub turn: Seconds,
 }
 
 impl SchedJob {
     pub fn new(spec: JobSpec) -> Self {
+        let spec_submit = spec.submit;
         SchedJob {
             last_update: spec.submit,
             spec,
@@ -83,6 +87,7 @@ impl SchedJob {
             preemptions: 0,
             belief: None,
             demoted: false,
+            turn: spec_submit,
         }
     }
 
@@ -551,6 +556,7 @@ impl Scheduler {
         job.placement = Some(placement);
         job.first_start.get_or_insert(now);
         job.starts += 1;
+        job.turn = now;
         if let Some(q) = &mut self.queue {
             q.remove(job);
             job.slot.started_at = q.passes;
@@ -567,6 +573,7 @@ impl Scheduler {
         job.account(now);
         self.finish(job);
         job.preemptions += 1;
+        job.turn = now;
         if let Some(q) = &mut self.queue {
             q.put_back(job);
         }
@@ -685,6 +692,7 @@ impl Scheduler {
     pub fn next_wakeup(&self, jobs: &[SchedJob], now: Seconds) -> Option<Seconds> {
         match self.policy.kind {
             PolicyKind::Tiresias => tiresias::next_change(&self.policy, jobs, now),
+            PolicyKind::Rr => crate::policy::rr::next_turn(&self.policy, jobs, now),
             _ => None,
         }
     }
@@ -881,6 +889,7 @@ impl Scheduler {
         job.placement = Some(placement.clone());
         job.first_start.get_or_insert(now);
         job.starts += 1;
+        job.turn = now;
         out.decisions.push(Decision::Start {
             index,
             job: job.spec.id,
@@ -888,8 +897,9 @@ impl Scheduler {
         });
     }
 
-    fn preempt(job: &mut SchedJob, index: usize, out: &mut PassOutcome) {
+    fn preempt(job: &mut SchedJob, index: usize, now: Seconds, out: &mut PassOutcome) {
         job.running = false;
+        job.turn = now;
         job.placement = None;
         job.preemptions += 1;
         out.decisions.push(Decision::Preempt {
@@ -948,7 +958,7 @@ impl Scheduler {
             match (placed, job.running) {
                 (Some(p), true) => job.placement = Some(p),
                 (Some(p), false) => Self::start(job, i, p, now, out),
-                (None, true) => Self::preempt(job, i, out),
+                (None, true) => Self::preempt(job, i, now, out),
                 (None, false) => {}
             }
         }
@@ -971,7 +981,7 @@ impl Scheduler {
                         self.actual.give(node, k);
                     }
                 }
-                Self::preempt(&mut jobs[i], i, out);
+                Self::preempt(&mut jobs[i], i, now, out);
             }
         }
         for &i in order {

@@ -48,6 +48,8 @@ pub struct ServerConfig {
     /// `srtf`, `srsf`, `blend`: the starvation guard (`--promote-after`,
     /// `gpusched_core::policy::PolicyConfig::promote_after`); None: the policy's default.
     pub promote_after: Option<f64>,
+    /// `rr`: seconds of a turn (`--quantum`, `PolicyConfig::rr_quantum`).
+    pub rr_quantum: f64,
     /// Requeues of a job whose node was lost, unless the job says otherwise.
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
@@ -180,6 +182,7 @@ impl ServerConfig {
             policy: PolicyKind::Fifo,
             las_limits: vec![3250.0, 7200.0],
             promote_after: None,
+            rr_quantum: 3600.0,
             default_max_retries: 3,
             grace_s: 10,
             max_wait: DEFAULT_MAX_WAIT,

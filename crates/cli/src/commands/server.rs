@@ -42,11 +42,12 @@ pub struct ServerArgs {
     #[arg(long, value_name = "FILE")]
     pub join_token_file: Option<PathBuf>,
     /// Queue order: fifo, priority, sjf, drf, backfill, fairtree (Slurm's Fair Tree over
-    /// the queue file's accounts, docs/accounts.md), or a preemptive one: srtf
-    /// (shortest remaining time), srsf (remaining time x GPUs), tiresias (least
-    /// attained service) or blend (predicted run times weighed by how sure they are,
-    /// least attained service without one); preemption sends --preempt-signal and
-    /// requeues the job.
+    /// the queue file's accounts, docs/accounts.md), edf-backfill (deadlines without
+    /// preemption, docs/deadlines.md), or a preemptive one: srtf (shortest remaining
+    /// time), srsf (remaining time x GPUs), tiresias (least attained service), blend
+    /// (predicted run times weighed by how sure they are, least attained service
+    /// without one), edf (earliest deadline first) or rr (turns of --quantum);
+    /// preemption sends --preempt-signal and requeues the job.
     #[arg(long, default_value = "fifo")]
     pub policy: String,
     /// With --policy tiresias: the attained GPU-service (GPUs x run time) at which a job
@@ -59,6 +60,11 @@ pub struct ServerArgs {
     /// 0 turns it off. Default 0 (off) for every policy.
     #[arg(long, value_name = "K")]
     pub promote_after: Option<f64>,
+    /// With --policy rr: how long a job runs before it makes way for one that waits
+    /// (through the checkpoint contract). Keep it many times your jobs' checkpoint and
+    /// restart time; --min-runtime protects each turn's start.
+    #[arg(long, value_name = "DURATION", default_value = "1h")]
+    pub quantum: String,
     /// A node whose agent is silent this long is unreachable: nothing new is placed on
     /// it, and its jobs are kept (they may still run) until the node lease ends.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
@@ -244,12 +250,16 @@ impl ServerArgs {
         cfg.policy = PolicyKind::parse(&self.policy).with_context(|| {
             format!(
                 "unknown policy `{}`; use fifo, priority, sjf, drf, backfill, srtf, srsf, \
-                 tiresias, blend or fairtree",
+                 tiresias, blend, fairtree, edf, edf-backfill or rr",
                 self.policy
             )
         })?;
         cfg.las_limits =
             gpusched_server::parse_las_limits(&self.las_limits).map_err(anyhow::Error::msg)?;
+        let quantum =
+            parse_duration(&self.quantum).map_err(|e| anyhow::anyhow!("--quantum: {e}"))?;
+        anyhow::ensure!(quantum >= 1, "--quantum must be at least 1 second, e.g. 1h");
+        cfg.rr_quantum = quantum as f64;
         if let Some(a) = self.promote_after {
             anyhow::ensure!(
                 a.is_finite() && a >= 0.0,

@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long)]
     gpu_model: Option<String>,
     /// Policies to compare, comma-separated: fifo, priority, sjf, srtf, srsf, tiresias,
-    /// drf, backfill, blend, fairtree, edf, edf-backfill, or `all`.
+    /// drf, backfill, blend, fairtree, edf, edf-backfill, rr, or `all`.
     #[arg(long, default_value = "fifo,srtf,tiresias")]
     policy: String,
     /// Placement: consolidated, best-fit, spread, pool or topology (a job larger than a
@@ -155,6 +155,14 @@ pub struct Args {
     /// that can.
     #[arg(long)]
     edf_plain: bool,
+    /// `rr`: seconds a job runs before it makes way for one that waits (its turn).
+    #[arg(long, default_value = "1h", value_name = "DURATION")]
+    quantum: String,
+    /// `rr`: refuse a quantum shorter than this many times the switching cost (the
+    /// largest pause `--overhead` charges a job at a restart), so slicing never spends
+    /// most of a GPU's time saving and restoring.
+    #[arg(long, default_value_t = 10.0, value_name = "K")]
+    quantum_floor: f64,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -198,6 +206,48 @@ fn parse_policies(list: &str) -> Result<Vec<PolicyKind>> {
             }
             Ok(v)
         })
+}
+
+/// `--quantum`, checked against `--quantum-floor` times the switching cost of the
+/// trace's jobs under `--overhead` (only when `rr` runs).
+fn rr_quantum(
+    args: &Args,
+    workload: &Workload,
+    overhead: PassOverhead,
+    kinds: &[PolicyKind],
+) -> Result<f64> {
+    let quantum = gpusched_wire::parse_duration(&args.quantum)
+        .map_err(|e| anyhow::anyhow!("--quantum {:?}: {e}", args.quantum))?
+        as f64;
+    if !kinds.contains(&PolicyKind::Rr) {
+        return Ok(quantum);
+    }
+    if quantum <= 0.0 {
+        bail!("--quantum must be above 0, e.g. 1h");
+    }
+    if !(args.quantum_floor.is_finite() && args.quantum_floor >= 0.0) {
+        bail!(
+            "--quantum-floor must be 0 or more (times the switching cost); got {}",
+            args.quantum_floor
+        );
+    }
+    let cost = workload
+        .jobs
+        .iter()
+        .map(|j| overhead.seconds(j.model.as_deref(), j.spec.gpus))
+        .fold(0.0, f64::max);
+    if quantum < args.quantum_floor * cost {
+        bail!(
+            "--quantum {} is shorter than --quantum-floor {} x the switching cost {cost:.0} s \
+             (--overhead {}): slicing would spend most of the GPUs' time saving and restoring; \
+             give a quantum of at least {:.0} s or lower --quantum-floor",
+            args.quantum,
+            args.quantum_floor,
+            args.overhead,
+            args.quantum_floor * cost
+        );
+    }
+    Ok(quantum)
 }
 
 fn parse_limits(list: &str) -> Result<Vec<f64>> {
@@ -316,6 +366,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(path) => Some(queue_file(path, &workload)?),
         None => None,
     };
+    let quantum = rr_quantum(&args, &workload, overhead, &kinds)?;
     let fair_half_life = gpusched_wire::parse_duration(&args.fair_half_life)
         .map_err(|e| anyhow::anyhow!("--fair-half-life {:?}: {e}", args.fair_half_life))?;
     if fair_half_life == 0 {
@@ -356,6 +407,7 @@ pub fn run(args: Args) -> Result<()> {
             policy.las_limits = limits.clone();
             policy.starvation = args.tiresias_starvation;
             policy.deadline_demote = !args.edf_plain;
+            policy.rr_quantum = quantum;
             if let Some(a) = args.promote_after {
                 policy.promote_after = a;
             }

@@ -362,3 +362,40 @@ fn a_job_with_a_deadline_overtakes_a_best_effort_one_under_edf() {
     cli(&url, &["cancel", &best_effort.to_string()]);
     cli(&url, &["cancel", &v["ids"][0].to_string()]);
 }
+
+/// `rr` (docs/preemption.md): two jobs on one GPU take turns of `--quantum`, each
+/// preempted through the checkpoint contract and resumed from its marker.
+#[test]
+fn rr_gives_two_jobs_on_one_gpu_turns_through_checkpoints() {
+    let (_d, dir) = scratch();
+    let args = ["--policy", "rr", "--quantum", "3s", "--min-runtime", "1s"];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 1);
+    let a = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || {
+        run_log(&agent_dir, a, 1).contains("start restart=0 marker=no")
+    });
+    let b = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    // b's turn comes when a's quantum is over: a checkpoints, b runs, then b makes way
+    // and a resumes from its marker; then b resumes from its own.
+    wait_until(SLOW, || {
+        run_log(&agent_dir, b, 1).contains("start restart=0 marker=no")
+    });
+    assert!(run_log(&agent_dir, a, 1).contains("got-usr1"));
+    wait_until(SLOW, || {
+        run_log(&agent_dir, a, 2).contains("start restart=1 marker=yes")
+    });
+    wait_until(SLOW, || {
+        run_log(&agent_dir, b, 2).contains("start restart=1 marker=yes")
+    });
+    assert!(
+        run_log(&agent_dir, b, 1).contains("got-usr1"),
+        "{} {}",
+        run_log(&agent_dir, b, 1),
+        job(&url, b)
+    );
+    for id in [a, b] {
+        let v = job(&url, id);
+        assert!(v["preemptions"].as_u64().unwrap_or(0) >= 1, "{v}");
+        cli(&url, &["cancel", &id.to_string()]);
+    }
+}

@@ -25,6 +25,7 @@ pub mod guard;
 pub mod order;
 pub mod queue;
 pub mod ranked;
+pub mod rr;
 pub mod tiresias;
 
 use std::collections::BTreeMap;
@@ -52,10 +53,14 @@ pub enum PolicyKind {
     /// does not fit reserves its GPUs and later ones (best-effort jobs among them) start
     /// only where they do not delay it.
     EdfBackfill,
+    /// Round-robin time slicing (Gandiva's; [`rr`]): a running job that has had its
+    /// quantum makes way for the jobs that have waited longest, through the checkpoint
+    /// contract.
+    Rr,
 }
 
 impl PolicyKind {
-    pub const ALL: [PolicyKind; 12] = [
+    pub const ALL: [PolicyKind; 13] = [
         PolicyKind::Fifo,
         PolicyKind::Priority,
         PolicyKind::Sjf,
@@ -68,6 +73,7 @@ impl PolicyKind {
         PolicyKind::FairTree,
         PolicyKind::Edf,
         PolicyKind::EdfBackfill,
+        PolicyKind::Rr,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +90,7 @@ impl PolicyKind {
             PolicyKind::FairTree => "fairtree",
             PolicyKind::Edf => "edf",
             PolicyKind::EdfBackfill => "edf-backfill",
+            PolicyKind::Rr => "rr",
         }
     }
 
@@ -110,6 +117,7 @@ impl PolicyKind {
                 | PolicyKind::Tiresias
                 | PolicyKind::Blend
                 | PolicyKind::Edf
+                | PolicyKind::Rr
         )
     }
 }
@@ -167,6 +175,8 @@ pub struct PolicyConfig {
     /// of its run time goes behind those that can ([`crate::deadline`]; default on;
     /// off: textbook EDF, the baseline).
     pub deadline_demote: bool,
+    /// `rr`: seconds a job runs before it makes way for a waiting one (default 3600).
+    pub rr_quantum: Seconds,
 }
 
 impl PolicyConfig {
@@ -187,6 +197,7 @@ impl PolicyConfig {
             backfill_nodes: false,
             fair_tree: fairtree::FairTreeConfig::default(),
             deadline_demote: true,
+            rr_quantum: 3600.0,
         }
     }
 }

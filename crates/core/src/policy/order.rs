@@ -28,6 +28,7 @@ pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
             0.0,
         ),
         PolicyKind::Edf | PolicyKind::EdfBackfill => crate::deadline::key(cfg, job, now),
+        PolicyKind::Rr => crate::policy::rr::key(cfg, job, now),
     }
 }
 

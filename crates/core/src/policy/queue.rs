@@ -112,7 +112,7 @@ impl OrderedQueue {
             PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Backfill => true,
             // Demotion moves a job as time passes: sorted each pass instead.
             PolicyKind::EdfBackfill => !cfg.deadline_demote,
-            PolicyKind::Edf => false,
+            PolicyKind::Edf | PolicyKind::Rr => false,
             // Negative or infinite aging would not keep submit order inside a priority.
             PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
                 cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0

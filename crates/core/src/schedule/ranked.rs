@@ -86,7 +86,7 @@ impl Scheduler {
                     Self::start(job, i, p, now, out);
                 }
                 (None, true) => {
-                    Self::preempt(job, i, out);
+                    Self::preempt(job, i, now, out);
                     q.count_waiting(job, true);
                 }
                 (None, false) => {}
