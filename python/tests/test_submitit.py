@@ -61,7 +61,14 @@ def test_an_array_through_map_array(executor, sock_env):
     assert [j.job_id.split("_")[1] for j in jobs] == ["0", "1", "2", "3"]
     assert [finished(j).result() for j in jobs] == [1, 4, 9, 16]
     assert "square of 3" in jobs[2].stdout()
-    v = gpusched.Client().job(int(array_ids.pop())).view()
+    array_id = int(array_ids.pop())
+    # The result pickles come before the processes end; the tasks' states follow.
+    wait_for(
+        "every task succeeded",
+        lambda: gpusched.Client().job(array_id).view().array_counts.succeeded == 4,
+        30,
+    )
+    v = gpusched.Client().job(array_id).view()
     assert v.array is not None and v.array.max_running == 2 and v.array_counts.succeeded == 4
 
 
@@ -79,7 +86,12 @@ def test_a_checkpointable_function_is_preempted_and_resumed(executor, sock_env, 
     client = gpusched.Client()
     job = executor.submit(funcs.Counter(), 50, str(marks))
     wait_for("the first attempt to reach 10", lambda: (marks / "waiting").exists(), 60)
-    first = client.job(int(job.job_id)).view()
+    # The process runs before its agent's report of the start reaches the server.
+    first = wait_for(
+        "the server to see it running",
+        lambda: (v := client.job(int(job.job_id)).view()) and str(v.state) == "running" and v,
+        30,
+    )
     assert first.attempt == 1 and str(first.state) == "running"
     # Preempt it: drain its node now (SIGUSR1, the checkpoint, back to the queue).
     client.drain(first.node, "submitit preemption test", now=True)
