@@ -79,15 +79,13 @@ impl Scheduler {
         // `--min-runtime` protection is not modelled), so an answer to a deadline job's
         // submission does not wait for a best-effort job that will make way for it.
         let requeued = self.edf_requeued(jobs, now);
-        let is_requeued = |id: JobId| requeued.iter().any(|r| r.spec.id == id);
-        for r in &requeued {
-            if let Some(p) = jobs
-                .iter()
-                .find(|j| j.spec.id == r.spec.id)
-                .and_then(|j| j.placement.as_ref())
-            {
+        let requeued_ids: std::collections::BTreeSet<JobId> =
+            requeued.iter().map(|r| r.spec.id).collect();
+        let is_requeued = |id: JobId| requeued_ids.contains(&id);
+        for j in jobs.iter().filter(|j| j.running && is_requeued(j.spec.id)) {
+            if let Some(p) = &j.placement {
                 for &(node, k) in &p.parts {
-                    let kept = closed.held.get(&(r.spec.id, node)).copied().unwrap_or(0);
+                    let kept = closed.held.get(&(j.spec.id, node)).copied().unwrap_or(0);
                     map.give(node, k.saturating_sub(kept));
                 }
             }
