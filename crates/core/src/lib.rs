@@ -31,6 +31,8 @@
 //!   declaration, what the cluster learned, a default per type pair).
 //! - [`hetero`]: heterogeneity-aware policies over GPU types (FIFO on the fastest free
 //!   type, least attained service, Gavel's max-min fairness and round rule).
+//! - [`elastic`]: elastic jobs (a GPU range): lending idle GPUs where they save most,
+//!   taking them back for waiting jobs.
 //! - [`power`]: the power budget at the nodes' caps, and consolidation's idle nodes.
 //! - [`idle`]: when an interactive allocation's idle GPUs warn or end it.
 //! - [`live`]: the live cluster: nodes, who holds which GPU, the pass with GPU indices,
@@ -41,6 +43,7 @@
 pub mod admission;
 pub mod cluster;
 pub mod deadline;
+pub mod elastic;
 pub mod eligible;
 pub mod freemap;
 pub mod gang;

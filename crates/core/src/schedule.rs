@@ -66,6 +66,9 @@ pub struct SchedJob {
     /// When its current run began, or (waiting) when it last stopped running or was
     /// submitted: `rr` takes turns by it ([`crate::policy::rr`]).
     pub turn: Seconds,
+    /// `Some` for an elastic job ([`crate::elastic`]): `spec.gpus` is then its minimum
+    /// while it waits and what it holds while it runs.
+    pub elastic: Option<crate::elastic::Elastic>,
 }
 
 impl SchedJob {
@@ -88,6 +91,7 @@ impl SchedJob {
             belief: None,
             demoted: false,
             turn: spec_submit,
+            elastic: None,
         }
     }
 

@@ -315,6 +315,7 @@ fn a_restarted_live_cluster_restores_placements_and_never_double_books() {
         rules: None,
         prefer: Vec::new(),
         deadline: None,
+        elastic: None,
     };
     let fresh = || {
         let mut c = LiveCluster::new(PolicyConfig::new(PolicyKind::Fifo), ShareStrategy::BestFit);

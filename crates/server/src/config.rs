@@ -74,6 +74,8 @@ pub struct ServerConfig {
     pub preempt_grace: Duration,
     /// A job that (re)started less than this ago is not preempted (no preemption loops).
     pub min_runtime: Duration,
+    /// What an elastic job's resize costs (`--resize-cost`; docs/elastic.md).
+    pub resize_cost: Duration,
     /// Where shares of one GPU go (`fgd`, `best-fit`, `worst-fit`, ...).
     pub share_placement: gpusched_core::sharing::ShareStrategy,
     /// FGD's target workload for share placement: the jobs submitted within this window
@@ -195,6 +197,7 @@ impl ServerConfig {
             preempt_signal: 10,
             preempt_grace: Duration::from_secs(30),
             min_runtime: Duration::from_secs(600),
+            resize_cost: Duration::from_secs(60),
             share_placement: gpusched_core::sharing::ShareStrategy::Fgd,
             share_demand_window: Duration::from_secs(3600),
             private_jobs: false,

@@ -168,6 +168,7 @@ pub fn job(v: &JobView, queue: QueueId) -> LiveJob {
         rules: None,
         prefer: Vec::new(),
         deadline: v.deadline.as_ref().map(|d| d.at_ms as f64 / 1000.0),
+        elastic: crate::state::elastic::range(v),
     };
     job.set_in_image(v.image.is_some());
     if v.service.is_some() {

@@ -251,6 +251,7 @@ fn bench_follows() {
             rules: None,
             prefer: Vec::new(),
             deadline: None,
+            elastic: None,
         });
     }
     let started = c.pass(1.0, &[]).len();
@@ -297,6 +298,7 @@ fn bench_gangs() {
         rules: None,
         prefer: Vec::new(),
         deadline: None,
+        elastic: None,
     };
     for n in [1_000usize, 10_000] {
         for labelled in [false, true] {
@@ -408,6 +410,7 @@ fn bench_live_pass() {
             rules: None,
             prefer: Vec::new(),
             deadline: None,
+            elastic: None,
         })
         .collect();
     for kind in [PolicyKind::Fifo, PolicyKind::Backfill] {

@@ -66,8 +66,9 @@ impl DeadlineSpec {
     }
 }
 
-/// SplitMix64: a seeded draw per (seed, job id, stream) without a dependency.
-fn draw(seed: u64, id: u64, stream: u64) -> f64 {
+/// SplitMix64: a seeded draw per (seed, job id, stream) without a dependency. Streams:
+/// 0 and 1 deadlines, 2 elastic jobs ([`crate::elastic`]).
+pub(crate) fn draw(seed: u64, id: u64, stream: u64) -> f64 {
     let mut z = seed
         .wrapping_add(id.wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .wrapping_add(stream.wrapping_mul(0xD1B5_4A32_D192_ED03));

@@ -57,6 +57,8 @@ pub struct SimOptions {
     /// [`crate::power::SimBudget`]): GPUs beyond what it lets be busy are held out of
     /// each pass. None: no budget (the default; every other run is as before).
     pub power_budget: Option<crate::power::SimBudget>,
+    /// Elastic jobs (`--elastic`, [`crate::elastic`]). None: every job is rigid.
+    pub elastic: Option<crate::elastic::SimElastic>,
 }
 
 impl SimOptions {
@@ -74,6 +76,7 @@ impl SimOptions {
             estimates: Estimates::Trace,
             windows: Vec::new(),
             power_budget: None,
+            elastic: None,
         }
     }
 }
@@ -132,6 +135,15 @@ pub struct SimRun {
     pub estimates: String,
     /// The predictor's accuracy, under `--estimates predicted`.
     pub prediction: Option<PredictionReport>,
+    /// With elastic jobs: how many there were and how often they resized.
+    pub elastic: Option<ElasticCount>,
+}
+
+/// What the elastic jobs of a run did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ElasticCount {
+    pub jobs: u64,
+    pub resizes: u64,
 }
 
 /// Why a simulation could not run.
@@ -174,12 +186,14 @@ fn jobs_text(n: &usize) -> String {
 }
 
 /// Per-job state the simulator keeps beside the scheduler's view.
-struct Progress {
+pub(crate) struct Progress {
     trace: usize,
     units: f64,
     unit_time: f64,
     overhead: f64,
     min_nodes: usize,
+    /// An elastic job's range, its resize debt and count ([`crate::elastic`]).
+    pub(crate) elastic: Option<crate::elastic::ElasticRun>,
 }
 
 /// The distinct GPU models of a cluster, sorted.
@@ -265,6 +279,7 @@ pub fn simulate(
         tenants: None,
         estimates: opts.estimates.name(workload),
         prediction: None,
+        elastic: opts.elastic.as_ref().map(|_| ElasticCount::default()),
     };
     let mut estimator = Estimator::new(&opts.estimates);
     let mut jobs: Vec<SchedJob> = Vec::new();
@@ -341,7 +356,8 @@ pub fn simulate(
                     id: job.spec.id,
                     user: job.spec.user,
                     queue: job.spec.queue,
-                    gpus: job.spec.gpus,
+                    // The trace's size: an elastic job's changes as it runs.
+                    gpus: t.spec.gpus,
                     submit: job.spec.submit,
                     start: job.first_start.unwrap_or(now),
                     end: now,
@@ -395,6 +411,15 @@ pub fn simulate(
                 let mut spec = t.spec.clone();
                 spec.estimate = estimator.admit(workload, ti);
                 let mut job = SchedJob::new(spec);
+                let elastic = opts.elastic.as_ref().and_then(|e| e.of(&t.spec, per_node));
+                if let Some(e) = elastic {
+                    // It waits for its minimum; the rest is lent after the pass.
+                    job.spec.gpus = e.min;
+                    job.elastic = Some(e);
+                    if let Some(c) = run.elastic.as_mut() {
+                        c.jobs += 1;
+                    }
+                }
                 if opts.policy.kind == PolicyKind::Blend {
                     job.belief = estimator.belief(ti).map(std::sync::Arc::new);
                 }
@@ -417,6 +442,7 @@ pub fn simulate(
                     unit_time: t.work.unit_time,
                     overhead: opts.overhead.seconds(t.model.as_deref(), t.spec.gpus),
                     min_nodes: t.spec.gpus.div_ceil(per_node) as usize,
+                    elastic: elastic.map(|e| crate::elastic::ElasticRun::new(e, t.spec.gpus)),
                 });
             }
             next_group += 1;
@@ -432,7 +458,12 @@ pub fn simulate(
             let rate = rate(job, p, opts.locality_penalty);
             job.account(now);
             if job.running {
-                let progressed = (dt - p.overhead).max(0.0);
+                let mut progressed = (dt - p.overhead).max(0.0);
+                if let Some(e) = p.elastic.as_mut().filter(|e| e.debt > 0.0) {
+                    let paid = e.debt.min(progressed);
+                    e.debt -= paid;
+                    progressed -= paid;
+                }
                 p.units -= if rate == 1.0 {
                     progressed / p.unit_time
                 } else {
@@ -463,6 +494,16 @@ pub fn simulate(
         // The power budget's GPUs held out of the pass (none without one).
         let power_holds = match &opts.power_budget {
             Some(b) => crate::power::hold_for_budget(&mut sched, b, total_gpus),
+            None => Vec::new(),
+        };
+        // Elastic jobs hand back their loans, so the pass gives them to waiting jobs
+        // first, in the policy's order.
+        let lent = match &opts.elastic {
+            Some(_) if lazy => crate::elastic::lend_back(&mut sched, &mut jobs, &running),
+            Some(_) => {
+                let all: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].running).collect();
+                crate::elastic::lend_back(&mut sched, &mut jobs, &all)
+            }
             None => Vec::new(),
         };
         let outcome = sched.pass(&mut jobs, now);
@@ -501,6 +542,27 @@ pub fn simulate(
                 }
             }
             crate::reclaim::step(&mut sched, &mut jobs, &mut started, cluster, rq, now);
+        }
+        if let Some(e) = &opts.elastic {
+            let all: Vec<usize>;
+            let now_running: &[usize] = if lazy {
+                &running
+            } else {
+                all = (0..jobs.len()).filter(|&i| jobs[i].running).collect();
+                &all
+            };
+            let resized = crate::elastic::settle(
+                &mut sched,
+                &mut jobs,
+                &mut state,
+                now_running,
+                &lent,
+                now,
+                e.resize_cost,
+            );
+            if let Some(c) = run.elastic.as_mut() {
+                c.resizes += resized;
+            }
         }
         run.passes += 1;
         busy = total_gpus as u64 - sched.free_gpus();
@@ -566,9 +628,13 @@ fn idle_on_busy_nodes(free: &gpusched_core::freemap::FreeMap) -> u64 {
 }
 
 fn rate(job: &SchedJob, p: &Progress, penalty: f64) -> f64 {
-    match &job.placement {
+    let spread = match &job.placement {
         Some(pl) if penalty != 1.0 && pl.nodes() > p.min_nodes => 1.0 / penalty,
         _ => 1.0,
+    };
+    match &p.elastic {
+        Some(e) => spread * e.rate(job.spec.gpus),
+        None => spread,
     }
 }
 
@@ -602,10 +668,11 @@ fn next_completion(
     let end_of = |i: usize| {
         let p = &state[i];
         let r = rate(&jobs[i], p, penalty);
+        let debt = p.elastic.as_ref().map_or(0.0, |e| e.debt);
         if r == 1.0 {
-            now + p.units * p.unit_time
+            now + debt + p.units * p.unit_time
         } else {
-            now + p.units * p.unit_time / r
+            now + debt + p.units * p.unit_time / r
         }
     };
     let ends: Vec<(usize, f64)> = running.map(|i| (i, end_of(i))).collect();

@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod deadlines;
+pub mod elastic;
 pub mod engine;
 pub mod estimates;
 #[doc(hidden)]

@@ -39,6 +39,9 @@ pub struct Summary {
     /// Deadlines met, when the trace's jobs were given some (`--deadlines`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<crate::deadlines::DeadlineSummary>,
+    /// With elastic jobs (`--elastic`): how many, and how often they resized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<crate::engine::ElasticCount>,
     /// What the policy was told of run times (`oracle`: the truth).
     pub estimates: String,
     /// Under `--estimates predicted`: how good the predictions were.
@@ -123,6 +126,7 @@ impl Summary {
             passes: run.passes,
             energy: None,
             deadlines: None,
+            elastic: run.elastic,
             estimates: run.estimates.clone(),
             prediction: run.prediction.clone(),
         }

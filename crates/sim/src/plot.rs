@@ -211,6 +211,7 @@ mod tests {
             tenants: None,
             estimates: "oracle".into(),
             prediction: None,
+            elastic: None,
         }
     }
 

@@ -163,6 +163,13 @@ pub struct StoredPlacement {
     /// have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<u64>,
+    /// An elastic job's most GPUs (`gpus` is its least; issue 37; JSON, no schema
+    /// change: older rows have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_max: Option<u32>,
+    /// Its Amdahl serial fraction as it declared it, in thousandths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling_serial_milli: Option<u32>,
 }
 
 impl StoredPlacement {
@@ -264,6 +271,8 @@ pub(crate) mod tests {
             reservation: Some("workshop".into()),
             speedup: Some("A100=1.6,H100=2.8".into()),
             deadline_ms: None,
+            gpus_max: Some(8),
+            scaling_serial_milli: Some(50),
         }
     }
 

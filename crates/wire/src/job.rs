@@ -197,6 +197,21 @@ pub struct JobSubmit {
     /// order by it, and a queue with `refuse_late_deadlines` refuses one it cannot meet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<u64>,
+    /// Makes it elastic (`--gpus MIN-MAX`; docs/elastic.md): it runs on `gpus` to
+    /// `gpus_max` whole GPUs of one node. It waits for `gpus`, starts on more where its
+    /// node has them idle, gives them back when a waiting job needs them and grows into
+    /// GPUs that free up, each resize through the checkpoint contract (it restarts with
+    /// the new `CUDA_VISIBLE_DEVICES`). At least `gpus`; not with a gang, a GPU share or
+    /// MIG slice, or an interactive allocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1024)]
+    pub gpus_max: Option<u32>,
+    /// An elastic job's scaling: the share of its step that does not speed up with more
+    /// GPUs (Amdahl's serial fraction), in [0, 1); default 0.05. Where idle GPUs go
+    /// first, and whether a grow pays for its restart, follow from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0.0, exclusive_maximum = 1.0)]
+    pub scaling_serial: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -517,6 +532,19 @@ pub struct JobView {
     /// have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<Box<JobDeadline>>,
+    /// For an elastic job: its range and scaling (docs/elastic.md); `gpus` is then its
+    /// minimum and its placement what it holds now. Boxed: most jobs are rigid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<Box<JobElastic>>,
+}
+
+/// An elastic job's range and scaling (`JobView::elastic`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobElastic {
+    /// The most whole GPUs it runs on (`gpus` is the least).
+    pub gpus_max: u32,
+    /// Amdahl's serial fraction it declared, else the default (0.05).
+    pub scaling_serial: f64,
 }
 
 /// A job's deadline and how it stands (`JobView::deadline`, `Submitted::deadline`).

@@ -25,6 +25,14 @@
 //! pids = 4096             # optional: at most this many processes and threads
 //! ```
 //!
+//! An elastic job (docs/elastic.md) runs on 2 to 8 GPUs of one node, as many as idle:
+//!
+//! ```toml
+//! gpus = 2
+//! gpus_max = 8
+//! scaling_serial = 0.1    # optional: Amdahl's serial fraction (default 0.05)
+//! ```
+//!
 //! A line is split the way a POSIX shell splits words (quotes, backslashes) and is then
 //! run without a shell: no pipes, globs or variables.
 //!
@@ -49,6 +57,10 @@ pub struct JobFile {
     #[serde(default, deserialize_with = "command")]
     pub command: Option<Vec<String>>,
     pub gpus: Option<u32>,
+    /// Makes the job elastic: `gpus` to `gpus_max` GPUs of one node (`--gpus MIN-MAX`).
+    pub gpus_max: Option<u32>,
+    /// An elastic job's Amdahl serial fraction (`scaling_serial` in the API).
+    pub scaling_serial: Option<f64>,
     pub gpu_share: Option<f64>,
     pub gpu_mem: Option<String>,
     pub mig: Option<String>,
@@ -236,6 +248,8 @@ impl JobFile {
             speedup: self.speedup.clone(),
             // The CLI reads `deadline` in the local time zone and sets this.
             deadline_ms: None,
+            gpus_max: self.gpus_max,
+            scaling_serial: self.scaling_serial,
         })
     }
 

@@ -47,8 +47,8 @@ pub use history::{
 };
 pub use job::{
     BatchSubmit, CancelMany, CancelManyResult, CancelOutcome, CancelResult, DeadlineStatus,
-    JobDeadline, JobList, JobListQuery, JobRules, JobSpeed, JobState, JobSubmit, JobUpdate,
-    JobView, ModelSpeed, QueueList, QueueView, Submitted,
+    JobDeadline, JobElastic, JobList, JobListQuery, JobRules, JobSpeed, JobState, JobSubmit,
+    JobUpdate, JobView, ModelSpeed, QueueList, QueueView, Submitted,
 };
 pub use jobfile::JobFile;
 pub use node::{GpuInfo, GpuSource, GpuView, NodeList, NodeState, NodeView};

@@ -324,7 +324,7 @@ mod tests {
         .unwrap()
         .args;
         assert!(a.quiet);
-        assert_eq!(a.submit.gpus, Some(2));
+        assert_eq!(a.submit.gpus.map(|g| (g.min, g.max)), Some((2, None)));
         assert_eq!(a.submit.command, ["sh", "-c", "x"]);
     }
 

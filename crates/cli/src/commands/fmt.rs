@@ -116,8 +116,20 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 pub use gpusched_wire::parse_duration;
 
 /// What a job asks of GPUs, for tables: `2`, `0.25`, `20480MiB`, `mig 1g.10gb`, a gang
-/// as `2x4` (nodes x GPUs each), a split not yet placed as `16/split`.
+/// as `2x4` (nodes x GPUs each), a split not yet placed as `16/split`, an elastic job as
+/// its range (`1-4`), with what it holds while placed (`4 of 1-4`).
 pub fn gpus_asked(j: &gpusched_wire::JobView) -> String {
+    if let Some(e) = j.elastic.as_deref() {
+        let range = format!("{}-{}", j.gpus, e.gpus_max);
+        let placed = matches!(
+            j.state,
+            gpusched_wire::JobState::Starting | gpusched_wire::JobState::Running
+        );
+        return match placed && !j.gpu_indices.is_empty() {
+            true => format!("{} of {range}", j.gpu_indices.len()),
+            false => range,
+        };
+    }
     match j.slice.as_deref() {
         Some(gpusched_wire::SliceAsk::Share { milli }) => gpusched_wire::milli_text(*milli),
         Some(gpusched_wire::SliceAsk::Memory { mib }) => format!("{mib}MiB"),

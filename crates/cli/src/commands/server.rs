@@ -124,6 +124,11 @@ pub struct ServerArgs {
     /// A job that (re)started less than this ago is not preempted (no preemption loops).
     #[arg(long, default_value = "10m", value_name = "DURATION")]
     pub min_runtime: String,
+    /// Elastic jobs (docs/elastic.md): what a resize costs them (a checkpoint and a
+    /// restart). A running job grows only when its remaining time, where known, saves
+    /// twice this, and not within 10 times this of its start.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub resize_cost: String,
     /// Where shares of one GPU go: fgd (fragmentation gradient descent, keeps whole
     /// GPUs free for the jobs that need them), best-fit, worst-fit, fgd-pack, fgd-coarse.
     #[arg(long, default_value = "fgd", value_name = "STRATEGY")]
@@ -365,6 +370,10 @@ impl ServerArgs {
         );
         cfg.min_runtime = std::time::Duration::from_secs(
             parse_duration(&self.min_runtime).map_err(anyhow::Error::msg)?,
+        );
+        cfg.resize_cost = std::time::Duration::from_micros(
+            gpusched_wire::parse_duration_us(&self.resize_cost)
+                .map_err(|e| anyhow::anyhow!("--resize-cost: {e}"))?,
         );
         cfg.preempt_signal = match self.preempt_signal.trim_start_matches("SIG") {
             "USR1" => 10,

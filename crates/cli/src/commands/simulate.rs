@@ -163,6 +163,41 @@ pub struct Args {
     /// most of a GPU's time saving and restoring.
     #[arg(long, default_value_t = 10.0, value_name = "K")]
     quantum_floor: f64,
+    /// Make this share of the single-node jobs elastic (docs/elastic.md): each may run
+    /// on --elastic-min to --elastic-max times its trace size, grows into idle GPUs and
+    /// shrinks for waiting jobs, a resize costing --resize-cost of progress.
+    #[arg(long, value_name = "SHARE")]
+    elastic: Option<f64>,
+    /// With --elastic: the smallest size, as a factor of the trace's (at least 1 GPU).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        requires = "elastic",
+        value_name = "FACTOR"
+    )]
+    elastic_min: f64,
+    /// With --elastic: the largest size, as a factor of the trace's (at most a node).
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        requires = "elastic",
+        value_name = "FACTOR"
+    )]
+    elastic_max: f64,
+    /// With --elastic: Amdahl's serial fraction of the elastic jobs (how badly they scale).
+    #[arg(long, default_value_t = gpusched_core::elastic::DEFAULT_SERIAL, requires = "elastic")]
+    elastic_serial: f64,
+    /// With --elastic: the seed of the draw of which jobs are elastic (per job id).
+    #[arg(long, default_value_t = 1, requires = "elastic")]
+    elastic_seed: u64,
+    /// With --elastic: the progress a resize costs (a checkpoint and a restart).
+    #[arg(
+        long,
+        default_value = "60s",
+        requires = "elastic",
+        value_name = "DURATION"
+    )]
+    resize_cost: String,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     json: bool,
@@ -398,6 +433,23 @@ pub fn run(args: Args) -> Result<()> {
         false => None,
     };
 
+    let elastic = match args.elastic {
+        Some(share) => Some(
+            gpusched_sim::elastic::SimElastic {
+                share,
+                seed: args.elastic_seed,
+                min_factor: args.elastic_min,
+                max_factor: args.elastic_max,
+                serial: args.elastic_serial,
+                resize_cost: gpusched_wire::parse_duration(&args.resize_cost)
+                    .map_err(|e| anyhow::anyhow!("--resize-cost {:?}: {e}", args.resize_cost))?
+                    as f64,
+            }
+            .checked()
+            .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
     let opts: Vec<SimOptions> = kinds
         .iter()
         .map(|&kind| {
@@ -444,6 +496,7 @@ pub fn run(args: Args) -> Result<()> {
                 estimates: estimates.clone(),
                 windows: windows.clone(),
                 power_budget: None,
+                elastic: elastic.clone(),
             }
         })
         .collect();
@@ -493,6 +546,12 @@ pub fn run(args: Args) -> Result<()> {
         for s in &summaries {
             if let Some(d) = &s.deadlines {
                 print!("{}", d.line(&s.policy));
+            }
+            if let Some(e) = &s.elastic {
+                println!(
+                    "elastic ({}): {} jobs elastic, {} resizes",
+                    s.policy, e.jobs, e.resizes
+                );
             }
         }
         if !windows.is_empty() {

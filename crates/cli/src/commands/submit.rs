@@ -24,9 +24,15 @@ pub struct Args {
     pub name: Option<String>,
     /// Whole GPUs on one node (default 1); 0 for a CPU-only job, which sees no GPU
     /// (CUDA_VISIBLE_DEVICES is empty) and runs on any node with room. With --split,
-    /// the total over several nodes.
-    #[arg(long, short = 'G')]
-    pub gpus: Option<u32>,
+    /// the total over several nodes. MIN-MAX (e.g. 2-8) makes it elastic: it runs on
+    /// as many as its node has idle in that range and is resized through the checkpoint
+    /// contract (docs/elastic.md).
+    #[arg(long, short = 'G', value_name = "N|MIN-MAX")]
+    pub gpus: Option<GpuCount>,
+    /// An elastic job's scaling: the share of a step that does not speed up with more
+    /// GPUs (Amdahl's serial fraction, default 0.05).
+    #[arg(long, value_name = "FRACTION")]
+    pub scaling_serial: Option<f64>,
     /// Run on N nodes at once (a gang, e.g. for torchrun or Horovod): every part starts
     /// together or none does, with MASTER_ADDR, MASTER_PORT, NNODES, NODE_RANK and
     /// WORLD_SIZE set (docs/distributed.md). Give the GPUs of each with --gpus-per-node.
@@ -227,6 +233,45 @@ pub fn build_with(args: &Args, mut file: JobFile) -> anyhow::Result<Vec<JobSubmi
     Ok(vec![job])
 }
 
+/// `--gpus`: a count, or an elastic range `MIN-MAX`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GpuCount {
+    pub min: u32,
+    /// `Some` for a range: the job is elastic.
+    pub max: Option<u32>,
+}
+
+impl std::str::FromStr for GpuCount {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let num = |t: &str| t.trim().parse::<u32>().ok();
+        let bad = || {
+            format!(
+                "{s:?} is not a GPU count: give a whole number (e.g. 2) or an elastic range \
+                 MIN-MAX (e.g. 2-8)"
+            )
+        };
+        match s.split_once('-') {
+            None => num(s)
+                .map(|min| GpuCount { min, max: None })
+                .ok_or_else(bad),
+            Some((a, b)) => {
+                let (min, max) = (num(a).ok_or_else(bad)?, num(b).ok_or_else(bad)?);
+                if min == 0 || min > max {
+                    return Err(format!(
+                        "{s:?}: an elastic range needs 1 <= MIN <= MAX (e.g. 2-8)"
+                    ));
+                }
+                Ok(GpuCount {
+                    min,
+                    max: Some(max),
+                })
+            }
+        }
+    }
+}
+
 /// The flags given, over the file's fields (`command`, `walltime` and `after` are the
 /// caller's: they are parsed or checked first).
 fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
@@ -236,7 +281,11 @@ fn overlay(args: &Args, file: &mut JobFile) -> anyhow::Result<()> {
         }
     }
     over(&mut file.name, &args.name);
-    over(&mut file.gpus, &args.gpus);
+    if let Some(g) = args.gpus {
+        file.gpus = Some(g.min);
+        file.gpus_max = g.max;
+    }
+    over(&mut file.scaling_serial, &args.scaling_serial);
     over(&mut file.gpu_share, &args.gpu_share);
     over(&mut file.gpu_mem, &args.gpu_mem);
     over(&mut file.mig, &args.mig);
@@ -378,6 +427,37 @@ mod tests {
     fn args(argv: &[&str]) -> Args {
         let argv = std::iter::once("submit").chain(argv.iter().copied());
         Cli::try_parse_from(argv).unwrap().args
+    }
+
+    #[test]
+    fn gpus_take_a_count_or_an_elastic_range() {
+        let j = &build(&args(&["--gpus", "2-8", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!(
+            (j.gpus, j.gpus_max, j.scaling_serial),
+            (Some(2), Some(8), None)
+        );
+        let j = &build(&args(&["-G", "3", "--cwd", "/", "--", "true"])).unwrap()[0];
+        assert_eq!((j.gpus, j.gpus_max), (Some(3), None));
+        let argv = [
+            "--gpus",
+            "1-4",
+            "--scaling-serial",
+            "0.2",
+            "--cwd",
+            "/",
+            "--",
+            "true",
+        ];
+        let j = &build(&args(&argv)).unwrap()[0];
+        assert_eq!((j.gpus_max, j.scaling_serial), (Some(4), Some(0.2)));
+        for bad in ["8-2", "0-4", "two", "2-", "-3"] {
+            let argv = ["submit", "--gpus", bad, "--", "true"];
+            let e = Cli::try_parse_from(argv).err().expect(bad).to_string();
+            assert!(
+                e.contains("MIN-MAX") || e.contains("MIN <= MAX"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

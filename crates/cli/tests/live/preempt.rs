@@ -399,3 +399,72 @@ fn rr_gives_two_jobs_on_one_gpu_turns_through_checkpoints() {
         cli(&url, &["cancel", &id.to_string()]);
     }
 }
+
+/// An elastic toy job: at each start it appends how many GPUs it was given (from
+/// `CUDA_VISIBLE_DEVICES`) to the ledger at `ledger`; on SIGUSR1 it exits 0, as a job
+/// that saved would.
+fn elastic_job(ledger: &Path) -> String {
+    format!(
+        "trap 'echo got-usr1; exit 0' USR1; \
+         n=$(echo \"$CUDA_VISIBLE_DEVICES\" | tr ',' '\\n' | grep -c .); \
+         echo $n >> {}; echo start gpus=$n; \
+         while true; do sleep 0.2; done",
+        ledger.display()
+    )
+}
+
+/// Elastic jobs (docs/elastic.md): `--gpus 1-4` alone on a 4-GPU node starts on all 4;
+/// a rigid 2-GPU job arriving takes 2 back (the elastic job checkpoints and restarts on
+/// 2); when that job ends the elastic one grows back to 4, through the checkpoint
+/// contract each time. The ledger the job writes at each start is the evidence.
+#[test]
+fn an_elastic_job_grows_into_idle_gpus_and_shrinks_for_a_rigid_one() {
+    let (_d, dir) = scratch();
+    let args = ["--min-runtime", "1s", "--resize-cost", "300ms"];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 4);
+    // A malformed range is refused before anything is stored.
+    let o = cli(
+        &url,
+        &["submit", "--gpus", "2-4", "--nodes", "2", "--", "true"],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("gpus_max"), "{}", stderr(&o));
+    let ledger = dir.join("ledger");
+    let e = submit(
+        &url,
+        &["--gpus", "1-4", "--", "sh", "-c", &elastic_job(&ledger)],
+    );
+    wait_until(SLOW, || run_log(&agent_dir, e, 1).contains("start gpus=4"));
+    let v = job(&url, e);
+    assert_eq!(
+        (v["gpus"].as_u64(), v["elastic"]["gpus_max"].as_u64()),
+        (Some(1), Some(4)),
+        "{v}"
+    );
+    // A rigid job of 2 GPUs: the elastic one gives 2 back through a checkpoint.
+    let gate = dir.join("rigid-may-end");
+    let script = format!(
+        "echo rigid; while [ ! -e {} ]; do sleep 0.2; done",
+        gate.display()
+    );
+    let r = submit(&url, &["--gpus", "2", "--", "sh", "-c", &script]);
+    wait_until(SLOW, || run_log(&agent_dir, e, 2).contains("start gpus=2"));
+    assert!(run_log(&agent_dir, e, 1).contains("got-usr1"));
+    wait_until(SLOW, || job(&url, r)["state"] == "running");
+    // The rigid job ends: after its cooldown (10 x 300 ms) the elastic one grows to 4.
+    std::fs::write(&gate, "").unwrap();
+    assert_eq!(wait_job(&url, r, SLOW)["state"], "succeeded");
+    wait_until(SLOW, || run_log(&agent_dir, e, 3).contains("start gpus=4"));
+    assert!(run_log(&agent_dir, e, 2).contains("got-usr1"));
+    let v = job(&url, e);
+    assert_eq!(v["preemptions"].as_u64(), Some(2), "{v}");
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "4\n2\n4\n");
+    // Why, in its history.
+    let o = cli(&url, &["show", &e.to_string(), "--events"]);
+    let events = stdout(&o);
+    assert!(
+        events.contains("elastic resize: giving GPUs back") && events.contains("growing"),
+        "{events}"
+    );
+    cli(&url, &["cancel", &e.to_string()]);
+}

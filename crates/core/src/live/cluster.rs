@@ -73,6 +73,9 @@ pub struct LiveJob {
     pub prefer: Vec<String>,
     /// When it must be finished, seconds on the core's clock ([`JobSpec::deadline`]).
     pub deadline: Option<Seconds>,
+    /// `Some` for an elastic job (`--gpus MIN-MAX`, `elastic.rs`): `gpus` is then its
+    /// minimum, and it runs on one node.
+    pub elastic: Option<crate::elastic::Elastic>,
 }
 
 impl LiveJob {
@@ -183,6 +186,8 @@ pub struct LiveCluster {
     pub(super) power: super::power::PowerSetup,
     /// Jobs the last pass held back for the cluster power budget, with its figures.
     pub(super) power_held: BTreeMap<u64, crate::power::OverBudget>,
+    /// What an elastic job's resize costs, seconds (`--resize-cost`; `elastic.rs`).
+    pub(super) resize_cost: Seconds,
 }
 
 /// What leaving the cluster did to the jobs queued behind the job that left.
@@ -236,6 +241,7 @@ impl LiveCluster {
             runs: Default::default(),
             queue_rules: Vec::new(),
             min_runtime_ms: 0,
+            resize_cost: 60.0,
             serving: BTreeSet::new(),
             power: Default::default(),
             power_held: BTreeMap::new(),
@@ -297,7 +303,7 @@ impl LiveCluster {
         self.jobs.binary_search_by_key(&id, |j| j.spec.id.0).ok()
     }
 
-    fn node_index(&self, name: &str) -> Option<usize> {
+    pub(super) fn node_index(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == name)
     }
 
@@ -414,6 +420,7 @@ impl LiveCluster {
             prefer: v.prefer.clone(),
             deadline: v.deadline,
         });
+        job.elastic = v.elastic.filter(|_| v.gang.is_none());
         if let Some(w) = v.walltime {
             self.walltimes.insert(v.id, w);
         }
@@ -470,8 +477,13 @@ impl LiveCluster {
         };
         let total: usize = parts.iter().map(|p| p.gpus.len()).sum();
         let distinct: BTreeSet<&str> = parts.iter().map(|p| p.node.as_str()).collect();
+        // An elastic job may hold any size of its range (it grew at its start).
+        let want = match self.jobs[i].elastic {
+            Some(e) if (e.min as usize..=e.max as usize).contains(&total) => total,
+            _ => self.jobs[i].spec.gpus as usize,
+        };
         if parts.is_empty()
-            || total != self.jobs[i].spec.gpus as usize
+            || total != want
             || distinct.len() != parts.len()
             || (self.jobs[i].spec.gang.is_none() && parts.len() != 1)
         {
@@ -492,7 +504,10 @@ impl LiveCluster {
                 .parts
                 .push((NodeId(n as u32), p.gpus.len() as u32));
         }
+        let min = self.jobs[i].spec.gpus;
+        self.jobs[i].spec.gpus = want as u32;
         if !self.scheduler.start_at(&mut self.jobs[i], placement, now) {
+            self.jobs[i].spec.gpus = min;
             return false;
         }
         for (node, trial) in trials {
@@ -591,6 +606,10 @@ impl LiveCluster {
             let job = &mut self.jobs[i];
             job.account(now);
             self.scheduler.finish(job);
+            // An elastic job waits for its minimum again (`elastic.rs`).
+            if let Some(e) = job.elastic {
+                job.spec.gpus = e.min;
+            }
             return self.drop_follows(id, now);
         }
         Vec::new()
@@ -756,6 +775,7 @@ impl LiveCluster {
             self.account_whole(now);
         }
         starts.extend(self.whole_pass(now));
+        self.enlarge_elastic_starts(&mut starts);
         for hold in holds.iter().chain(&out) {
             self.unhold(hold);
         }

@@ -57,6 +57,7 @@ fn whole(id: u64, gpus: u32) -> LiveJob {
         rules: None,
         prefer: Vec::new(),
         deadline: None,
+        elastic: None,
     }
 }
 

@@ -38,6 +38,7 @@ pub mod book;
 pub mod caps;
 pub mod claims;
 pub mod cluster;
+pub mod elastic;
 pub mod follow;
 pub mod gpus;
 pub mod group;
@@ -59,6 +60,7 @@ mod tests;
 
 pub use book::{GpuSlices, Hold, NodeSlices, ShareHold};
 pub use cluster::{Left, LiveCluster, LiveJob, LivePlacement, NodePart};
+pub use elastic::ElasticResize;
 pub use follow::{Follow, FollowConfig};
 pub use gpus::{GpuLoad, Loads};
 pub use group::JobGroup;
@@ -73,6 +75,8 @@ pub use serving::ServingPreemption;
 pub use slice::{MigAt, SliceAsk, SliceAt};
 pub use windows::{keeping_out, next_boundary, outside, Window};
 
+#[cfg(test)]
+mod elastic_tests;
 #[cfg(test)]
 mod gang_tests;
 #[cfg(test)]

@@ -11,11 +11,13 @@
 //! 6. quota reclaim: at most one per round, none while a preemption is under way
 //!    ([`crate::reclaim::one_per_round`], the rule the simulator uses too);
 //! 7. priority tiers: at most one claim per round, none while a preemption is under
-//!    way ([`crate::tiers::plan`]).
+//!    way ([`crate::tiers::plan`]);
+//! 8. elastic jobs: loans taken back for the first waiting job, else one grow, none
+//!    while a preemption is under way (`elastic.rs`).
 //!
-//! Steps 5 to 7 each mark their victims as stopping, so at most one of them preempts
+//! Steps 5 to 8 each mark their victims as stopping, so at most one of them preempts
 //! in a round, the serving tier first. Serving jobs are protected: never victims of
-//! steps 4 to 7.
+//! steps 4 to 8.
 //!
 //! The caller applies the [`Round`] it returns: it moves the started jobs to
 //! `starting`, writes the follows, asks the victims to stop and words the reasons. The
@@ -71,6 +73,9 @@ pub struct Round {
     pub serving: Option<ServingPreemption>,
     pub reclaim: Option<QuotaReclaim>,
     pub tier: Option<TierPreemption>,
+    /// An elastic job's resize: loans taken back for the first waiting job, or a grow
+    /// (`elastic.rs`).
+    pub elastic: Option<super::ElasticResize>,
 }
 
 /// A queue takes GPUs back: its job `job` goes first on `nodes` (one per part) once the
@@ -135,6 +140,7 @@ impl LiveCluster {
         round.serving = self.serving_step(now_ms, &mut field);
         round.reclaim = self.reclaim_step(now_ms, &mut field);
         round.tier = self.tier_step(now_ms, &mut field);
+        round.elastic = self.elastic_step(now_ms, &mut field);
         round
     }
 

@@ -60,6 +60,7 @@ pub(super) fn whole(id: u64, gpus: u32) -> LiveJob {
         rules: None,
         prefer: Vec::new(),
         deadline: None,
+        elastic: None,
     }
 }
 

@@ -98,6 +98,7 @@ impl JobRecord {
             step_use,
             speed,
             deadline,
+            elastic,
         } = view;
         let (end_reason, note) = if state.is_terminal() {
             (Some(reason.clone()), None)
@@ -176,6 +177,8 @@ impl JobRecord {
             placement: Some(gpusched_store::StoredPlacement {
                 speedup: speed.as_ref().and_then(|s| s.declared.clone()),
                 deadline_ms: deadline.as_ref().map(|d| d.at_ms),
+                gpus_max: elastic.as_ref().map(|e| e.gpus_max),
+                scaling_serial_milli: elastic.as_deref().map(crate::state::elastic::serial_milli),
                 ..rules
                     .as_ref()
                     .map(|r| gpusched_store::StoredPlacement {
@@ -186,6 +189,8 @@ impl JobRecord {
                         reservation: r.reservation.clone(),
                         speedup: None,
                         deadline_ms: None,
+                        gpus_max: None,
+                        scaling_serial_milli: None,
                     })
                     .unwrap_or_default()
             })
@@ -205,6 +210,10 @@ impl JobRecord {
             false => row.note.unwrap_or_default(),
         };
         let deadline = row.placement.as_ref().and_then(|p| p.deadline_ms);
+        let elastic = row
+            .placement
+            .as_ref()
+            .and_then(|p| crate::state::elastic::from_stored(p.gpus_max, p.scaling_serial_milli));
         JobRecord {
             view: JobView {
                 id: row.id,
@@ -302,6 +311,7 @@ impl JobRecord {
                     })
                 }),
                 deadline: deadline.map(crate::state::deadline::stored),
+                elastic,
             },
             env: row.env,
             client_token: row.client_token,
@@ -647,6 +657,7 @@ mod tests {
                     on: Vec::new(),
                 })),
                 deadline: None,
+                elastic: None,
             },
             env: [("A".into(), "1".into()), ("B".into(), "x=y".into())].into(),
             client_token: Some("tok-1".into()),

@@ -12,6 +12,7 @@ mod checkpoint;
 pub(crate) mod deadline;
 mod demand;
 mod deps;
+pub(crate) mod elastic;
 mod ended;
 mod energy;
 mod follow;
@@ -315,6 +316,7 @@ impl State {
         st.cluster.set_follow(st.cfg.follow);
         st.cluster
             .set_min_runtime_ms(st.cfg.min_runtime.as_millis() as u64);
+        st.cluster.set_resize_cost(st.cfg.resize_cost.as_secs_f64());
         for record in nodes {
             let name = record.register.node.clone();
             st.nodes
@@ -718,6 +720,9 @@ impl State {
         }
         if let Some(t) = round.tier {
             self.apply_tier(t);
+        }
+        if let Some(e) = round.elastic {
+            self.apply_elastic(e);
         }
     }
 

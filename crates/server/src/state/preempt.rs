@@ -13,12 +13,14 @@ use gpusched_wire::history::JobEventKind;
 use super::State;
 
 impl State {
-    /// Under a preemptive policy, or with a queue that preempts lower priority tiers
-    /// (`tiers.rs`), a pass is due on every tick: time alone changes the order (tiresias
-    /// demotes by attained service) and ends protections.
+    /// Under a preemptive policy, with a queue that preempts lower priority tiers
+    /// (`tiers.rs`), or while an elastic job runs (`elastic.rs`), a pass is due on every
+    /// tick: time alone changes the order (tiresias demotes by attained service) and
+    /// ends protections and cooldowns.
     pub fn schedule_if_preemptive(&mut self) {
         if self.cfg.policy.preemptive()
             || self.queues.defs.values().any(|q| q.preempt_lower_priority)
+            || self.cluster.elastic_running()
         {
             self.sched_due = true;
         }

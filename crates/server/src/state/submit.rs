@@ -319,6 +319,7 @@ impl State {
                 idle_gpu_s: None,
                 step_use: None,
                 deadline: j.deadline_ms.map(super::deadline::stored),
+                elastic: super::elastic::view(j.gpus_max, j.scaling_serial),
             },
             env: j.env,
             client_token: j.client_token,

@@ -56,7 +56,7 @@ impl State {
 
     /// Victims of a tier or serving preemption take the preemption path: asked to stop
     /// (the checkpoint signal, the grace), requeued without using a retry.
-    fn ask_to_stop(&mut self, victims: &[u64], why: &str) {
+    pub(super) fn ask_to_stop(&mut self, victims: &[u64], why: &str) {
         for victim in victims {
             let Some(j) = self.jobs.get_mut(victim) else {
                 continue;

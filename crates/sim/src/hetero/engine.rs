@@ -96,6 +96,7 @@ pub fn simulate_hetero(
         tenants: None,
         estimates: "throughput table (oracle)".to_string(),
         prediction: None,
+        elastic: None,
         idle_node_seconds: 0.0,
     };
     let mut rounds = Rounds::new(types.len(), opts.round, opts.min_reset);

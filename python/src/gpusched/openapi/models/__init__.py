@@ -45,6 +45,7 @@ from .health import Health
 from .history_job import HistoryJob
 from .history_page import HistoryPage
 from .job_deadline import JobDeadline
+from .job_elastic import JobElastic
 from .job_event import JobEvent
 from .job_event_kind import JobEventKind
 from .job_events import JobEvents
@@ -213,6 +214,7 @@ __all__ = (
     "HistoryJob",
     "HistoryPage",
     "JobDeadline",
+    "JobElastic",
     "JobEvent",
     "JobEventKind",
     "JobEvents",

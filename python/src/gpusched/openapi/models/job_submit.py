@@ -63,6 +63,12 @@ class JobSubmit:
             0 for a job without GPUs (a CPU-only step of a pipeline: it sees no GPU and runs
             on any node with room for its `cpus`, `mem_mib` and `resources`).
             At most one of `gpus`, `gpu_share`, `gpu_mem` and `mig` may be given.
+        gpus_max (int | None | Unset): Makes it elastic (`--gpus MIN-MAX`; docs/elastic.md): it runs on `gpus` to
+            `gpus_max` whole GPUs of one node. It waits for `gpus`, starts on more where its
+            node has them idle, gives them back when a waiting job needs them and grows into
+            GPUs that free up, each resize through the checkpoint contract (it restarts with
+            the new `CUDA_VISIBLE_DEVICES`). At least `gpus`; not with a gang, a GPU share or
+            MIG slice, or an interactive allocation.
         gpus_per_node (int | None | Unset): Whole GPUs on each node of a gang (with `nodes`); `gpus` is then their
             product.
         hold (bool | Unset): Submit held: the job waits, whatever its turn, until `release` (Slurm's `-H`).
@@ -99,6 +105,10 @@ class JobSubmit:
             it waits until a node that declares them (`gpusched agent --resource fpga=2`)
             has them free, and gets `GPUSCHED_RESOURCE_FPGA=1` in its environment. Names are
             1-32 lowercase letters, digits and `_`, starting with a letter; at most 16.
+        scaling_serial (float | None | Unset): An elastic job's scaling: the share of its step that does not speed up
+            with more
+            GPUs (Amdahl's serial fraction), in [0, 1); default 0.05. Where idle GPUs go
+            first, and whether a grow pays for its restart, follow from it.
         speedup (None | str | Unset): How much faster than a V100 it runs on GPU models: `H100=2.8,A100=1.6` (model
             prefixes as `gpu_model`; docs/heterogeneous.md). Where several models are free
             it goes to the one where it gains most.
@@ -131,6 +141,7 @@ class JobSubmit:
     gpu_model: None | str | Unset = UNSET
     gpu_share: float | None | Unset = UNSET
     gpus: int | None | Unset = UNSET
+    gpus_max: int | None | Unset = UNSET
     gpus_per_node: int | None | Unset = UNSET
     hold: bool | Unset = UNSET
     image: None | str | Unset = UNSET
@@ -154,6 +165,7 @@ class JobSubmit:
     queue: None | str | Unset = UNSET
     reservation: None | str | Unset = UNSET
     resources: JobSubmitResources | Unset = UNSET
+    scaling_serial: float | None | Unset = UNSET
     speedup: None | str | Unset = UNSET
     split: bool | Unset = UNSET
     tasks_per_node: int | None | Unset = UNSET
@@ -257,6 +269,12 @@ class JobSubmit:
         else:
             gpus = self.gpus
 
+        gpus_max: int | None | Unset
+        if isinstance(self.gpus_max, Unset):
+            gpus_max = UNSET
+        else:
+            gpus_max = self.gpus_max
+
         gpus_per_node: int | None | Unset
         if isinstance(self.gpus_per_node, Unset):
             gpus_per_node = UNSET
@@ -347,6 +365,12 @@ class JobSubmit:
         if not isinstance(self.resources, Unset):
             resources = self.resources.to_dict()
 
+        scaling_serial: float | None | Unset
+        if isinstance(self.scaling_serial, Unset):
+            scaling_serial = UNSET
+        else:
+            scaling_serial = self.scaling_serial
+
         speedup: None | str | Unset
         if isinstance(self.speedup, Unset):
             speedup = UNSET
@@ -412,6 +436,8 @@ class JobSubmit:
             field_dict["gpu_share"] = gpu_share
         if gpus is not UNSET:
             field_dict["gpus"] = gpus
+        if gpus_max is not UNSET:
+            field_dict["gpus_max"] = gpus_max
         if gpus_per_node is not UNSET:
             field_dict["gpus_per_node"] = gpus_per_node
         if hold is not UNSET:
@@ -446,6 +472,8 @@ class JobSubmit:
             field_dict["reservation"] = reservation
         if resources is not UNSET:
             field_dict["resources"] = resources
+        if scaling_serial is not UNSET:
+            field_dict["scaling_serial"] = scaling_serial
         if speedup is not UNSET:
             field_dict["speedup"] = speedup
         if split is not UNSET:
@@ -598,6 +626,15 @@ class JobSubmit:
             return cast("int | None | Unset", data)
 
         gpus = _parse_gpus(d.pop("gpus", UNSET))
+
+        def _parse_gpus_max(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast("int | None | Unset", data)
+
+        gpus_max = _parse_gpus_max(d.pop("gpus_max", UNSET))
 
         def _parse_gpus_per_node(data: object) -> int | None | Unset:
             if data is None:
@@ -754,6 +791,15 @@ class JobSubmit:
         else:
             resources = JobSubmitResources.from_dict(_resources)
 
+        def _parse_scaling_serial(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast("float | None | Unset", data)
+
+        scaling_serial = _parse_scaling_serial(d.pop("scaling_serial", UNSET))
+
         def _parse_speedup(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -810,6 +856,7 @@ class JobSubmit:
             gpu_model=gpu_model,
             gpu_share=gpu_share,
             gpus=gpus,
+            gpus_max=gpus_max,
             gpus_per_node=gpus_per_node,
             hold=hold,
             image=image,
@@ -827,6 +874,7 @@ class JobSubmit:
             queue=queue,
             reservation=reservation,
             resources=resources,
+            scaling_serial=scaling_serial,
             speedup=speedup,
             split=split,
             tasks_per_node=tasks_per_node,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.array_spec import ArraySpec
     from ..models.array_task import ArrayTask
     from ..models.job_deadline import JobDeadline
+    from ..models.job_elastic import JobElastic
     from ..models.job_part import JobPart
     from ..models.job_rules import JobRules
     from ..models.job_speed import JobSpeed
@@ -64,6 +65,7 @@ class JobView:
         array_task (ArrayTask | None | Unset):
         cpu_milli (int | Unset): CPUs in thousandths and memory in MiB asked for (0: not said).
         deadline (JobDeadline | None | Unset):
+        elastic (JobElastic | None | Unset):
         end_ms (int | None | Unset):
         energy_j (int | None | Unset): Energy its GPUs drew while it held them, Joules, from NVML's energy counters
             (see docs/energy.md); `None` when no sample ever covered it.
@@ -138,6 +140,7 @@ class JobView:
     array_task: ArrayTask | None | Unset = UNSET
     cpu_milli: int | Unset = UNSET
     deadline: JobDeadline | None | Unset = UNSET
+    elastic: JobElastic | None | Unset = UNSET
     end_ms: int | None | Unset = UNSET
     energy_j: int | None | Unset = UNSET
     env_keys: list[str] | Unset = UNSET
@@ -181,6 +184,7 @@ class JobView:
         from ..models.array_spec import ArraySpec
         from ..models.array_task import ArrayTask
         from ..models.job_deadline import JobDeadline
+        from ..models.job_elastic import JobElastic
         from ..models.job_rules import JobRules
         from ..models.job_speed import JobSpeed
         from ..models.replica_of import ReplicaOf
@@ -270,6 +274,14 @@ class JobView:
             deadline = self.deadline.to_dict()
         else:
             deadline = self.deadline
+
+        elastic: dict[str, Any] | None | Unset
+        if isinstance(self.elastic, Unset):
+            elastic = UNSET
+        elif isinstance(self.elastic, JobElastic):
+            elastic = self.elastic.to_dict()
+        else:
+            elastic = self.elastic
 
         end_ms: int | None | Unset
         if isinstance(self.end_ms, Unset):
@@ -506,6 +518,8 @@ class JobView:
             field_dict["cpu_milli"] = cpu_milli
         if deadline is not UNSET:
             field_dict["deadline"] = deadline
+        if elastic is not UNSET:
+            field_dict["elastic"] = elastic
         if end_ms is not UNSET:
             field_dict["end_ms"] = end_ms
         if energy_j is not UNSET:
@@ -587,6 +601,7 @@ class JobView:
         from ..models.array_spec import ArraySpec
         from ..models.array_task import ArrayTask
         from ..models.job_deadline import JobDeadline
+        from ..models.job_elastic import JobElastic
         from ..models.job_part import JobPart
         from ..models.job_rules import JobRules
         from ..models.job_speed import JobSpeed
@@ -713,6 +728,23 @@ class JobView:
             return cast("JobDeadline | None | Unset", data)
 
         deadline = _parse_deadline(d.pop("deadline", UNSET))
+
+        def _parse_elastic(data: object) -> JobElastic | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                elastic_type_1 = JobElastic.from_dict(data)
+
+                return elastic_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast("JobElastic | None | Unset", data)
+
+        elastic = _parse_elastic(d.pop("elastic", UNSET))
 
         def _parse_end_ms(data: object) -> int | None | Unset:
             if data is None:
@@ -1074,6 +1106,7 @@ class JobView:
             array_task=array_task,
             cpu_milli=cpu_milli,
             deadline=deadline,
+            elastic=elastic,
             end_ms=end_ms,
             energy_j=energy_j,
             env_keys=env_keys,
