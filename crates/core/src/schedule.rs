@@ -67,7 +67,9 @@ pub struct SchedJob {
     /// submitted: `rr` takes turns by it ([`crate::policy::rr`]).
     pub turn: Seconds,
     /// `Some` for an elastic job ([`crate::elastic`]): `spec.gpus` is then its minimum
-    /// while it waits and what it holds while it runs.
+    /// while it waits. While it runs the live cluster sets it to what the job holds; the
+    /// simulator keeps the minimum there and the loan in `placement` only, so the pass
+    /// and the policies' keys see the job as the pass placed it.
     pub elastic: Option<crate::elastic::Elastic>,
 }
 

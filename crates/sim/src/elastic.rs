@@ -130,14 +130,20 @@ fn one_node(job: &SchedJob) -> Option<(gpusched_core::NodeId, u32)> {
     }
 }
 
+/// What it holds: its placement's GPUs. `spec.gpus` stays its minimum, what the pass
+/// places and what every policy's key reads (a loan lives outside the pass).
 fn set_size(job: &mut SchedJob, node: gpusched_core::NodeId, gpus: u32) {
     job.placement = Some(Placement {
         parts: vec![(node, gpus)],
     });
-    job.spec.gpus = gpus;
 }
 
-/// Before the pass: each running elastic job (indices in `running`) gives back the GPUs
+/// The GPUs a job holds now.
+pub(crate) fn size(job: &SchedJob) -> u32 {
+    job.placement.as_ref().map_or(job.spec.gpus, Placement::gpus)
+}
+
+/// Before the pass: each running elastic job (indices in `running`, ascending) gives back the GPUs
 /// above its minimum. Returns `(index, size)` of each, its size before.
 pub(crate) fn lend_back(
     sched: &mut Scheduler,
@@ -198,7 +204,11 @@ pub(crate) fn settle(
         let (Some(run), Some((node, k))) = (state[i].elastic.as_ref(), one_node(job)) else {
             continue;
         };
-        let was = before.iter().find(|b| b.0 == i).map(|b| b.1);
+        // `before` is in index order, as `running` was.
+        let was = before
+            .binary_search_by_key(&i, |b| b.0)
+            .ok()
+            .map(|k| before[k].1);
         let remaining = job
             .remaining
             .or(job.spec.estimate.map(|_| job.estimated_remaining()))
@@ -239,7 +249,7 @@ pub(crate) fn settle(
         let Some(run) = state[i].elastic.as_mut() else {
             continue;
         };
-        if job.running && job.spec.gpus != was {
+        if job.running && size(job) != was {
             run.debt += resize_cost;
             run.resized_at = now;
             run.resizes += 1;

@@ -633,7 +633,7 @@ fn rate(job: &SchedJob, p: &Progress, penalty: f64) -> f64 {
         _ => 1.0,
     };
     match &p.elastic {
-        Some(e) => spread * e.rate(job.spec.gpus),
+        Some(e) => spread * e.rate(crate::elastic::size(job)),
         None => spread,
     }
 }

@@ -21,6 +21,7 @@ mod arrays;
 mod contain;
 mod deadlines;
 mod deps;
+mod elastic;
 mod ended;
 mod energy;
 mod follow;
@@ -357,6 +358,8 @@ fn job_submit(spec: &str) -> (JobSubmit, usize) {
             "deadline" => {
                 j.deadline_ms = Some(v.trim_start_matches('+').parse::<u64>().unwrap() * 1000)
             }
+            "max" => j.gpus_max = Some(v.parse().unwrap()),
+            "serial" => j.scaling_serial = Some(v.parse().unwrap()),
             "array" => j.array = Some(gpusched_wire::ArraySpec::parse(v).unwrap()),
             "env" => {
                 let (k, v) = v.split_once(':').expect("env=K:V");
