@@ -395,7 +395,7 @@ pub fn simulate(
                 let mut spec = t.spec.clone();
                 spec.estimate = estimator.admit(workload, ti);
                 let mut job = SchedJob::new(spec);
-                if opts.policy.kind == PolicyKind::Blend {
+                if opts.policy.kind == PolicyKind::Blend || opts.policy.kind.deadlines() {
                     job.belief = estimator.belief(ti).map(std::sync::Arc::new);
                 }
                 sched.admit(&mut job).expect("checked before the run");
