@@ -140,7 +140,9 @@ fn set_size(job: &mut SchedJob, node: gpusched_core::NodeId, gpus: u32) {
 
 /// The GPUs a job holds now.
 pub(crate) fn size(job: &SchedJob) -> u32 {
-    job.placement.as_ref().map_or(job.spec.gpus, Placement::gpus)
+    job.placement
+        .as_ref()
+        .map_or(job.spec.gpus, Placement::gpus)
 }
 
 /// Before the pass: each running elastic job (indices in `running`, ascending) gives back the GPUs

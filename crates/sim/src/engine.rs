@@ -420,7 +420,7 @@ pub fn simulate(
                         c.jobs += 1;
                     }
                 }
-                if opts.policy.kind == PolicyKind::Blend {
+                if opts.policy.kind == PolicyKind::Blend || opts.policy.kind.deadlines() {
                     job.belief = estimator.belief(ti).map(std::sync::Arc::new);
                 }
                 sched.admit(&mut job).expect("checked before the run");

@@ -183,3 +183,127 @@ fn moore_hodgson_drops_the_longest_when_the_due_work_cannot_be_done_in_time() {
         .collect();
     assert_eq!(demoted, vec![2]);
 }
+
+/// `job` whose run time is the predictor's belief: `bins` of `(lo, hi, weight)`.
+fn believed_job(
+    id: u64,
+    gpus: u32,
+    estimate: f64,
+    deadline: f64,
+    bins: Vec<(f64, f64, f64)>,
+) -> SchedJob {
+    let mut j = job(id, gpus, 0.0, estimate, Some(deadline));
+    j.belief = Some(std::sync::Arc::new(
+        crate::predict::Belief::from_bins(bins).expect("a belief"),
+    ));
+    j
+}
+
+/// The jobs' order under `edf` (demotion on) at `now`, with their keys.
+fn order(jobs: &mut [SchedJob], now: f64) -> String {
+    let cfg = PolicyConfig::new(PolicyKind::Edf);
+    mark_demoted(jobs, now, 4.0);
+    let mut keyed: Vec<((f64, f64), u64)> = jobs
+        .iter()
+        .map(|j| (key(&cfg, j, now), j.spec.id.0))
+        .collect();
+    keyed.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)));
+    keyed
+        .iter()
+        .map(|((a, b), id)| {
+            let class = if *a == f64::INFINITY {
+                "best-effort".to_string()
+            } else if *a == f64::MAX {
+                "believed, no chance".to_string()
+            } else if *a == f64::MAX / 2.0 {
+                "believed".to_string()
+            } else {
+                format!("due {a}")
+            };
+            format!("{id}: {class}, {b}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_believed_job_is_ranked_by_its_chance_within_the_deadline_not_judged_on_a_point() {
+    // Every point estimate here says 100 s. Job 1's belief: surely 1000 s, due at 500:
+    // no chance (the point estimate alone would put it first, due soonest). Job 2: 50 s
+    // or 5000 s, due at 3000: only the 50 s outcome counts, 50 s per half a chance =
+    // 100 s, x 4 GPUs. Job 3: surely 200 s, due at 2000: 200 x 4. Job 4 has no belief
+    // (a walltime): deadline order, first. Job 5: best-effort, last.
+    let mut jobs = vec![
+        believed_job(1, 4, 100.0, 500.0, vec![(1000.0, 1000.0, 1.0)]),
+        believed_job(
+            2,
+            4,
+            100.0,
+            3000.0,
+            vec![(50.0, 50.0, 1.0), (5000.0, 5000.0, 1.0)],
+        ),
+        believed_job(3, 4, 100.0, 2000.0, vec![(200.0, 200.0, 1.0)]),
+        job(4, 4, 0.0, 100.0, Some(5000.0)),
+        job(5, 4, 0.0, 100.0, None),
+    ];
+    check(
+        &order(&mut jobs, 0.0),
+        "
+        4: due 5000, 0
+        2: believed, 400
+        3: believed, 800
+        1: believed, no chance, 0
+        5: best-effort, 0
+        ",
+    );
+    assert!(hopeless(&jobs[0], 0.0), "no chance by its belief");
+    assert!(!hopeless(&jobs[1], 0.0));
+    // At 2900 s job 2 is due in 100 s and job 3 cannot end by its deadline any more;
+    // job 1, having run 600 s, has 400 s to go by its belief and none to meet it.
+    jobs[0].attained = 600.0;
+    check(
+        &order(&mut jobs, 2900.0),
+        "
+        4: due 5000, 0
+        2: believed, 400
+        3: believed, no chance, 0
+        1: believed, no chance, 2400
+        5: best-effort, 0
+        ",
+    );
+    // A pass: `edf` starts job 2; textbook EDF (no demotion) job 1, due soonest.
+    let mut three = [jobs[0].clone(), jobs[1].clone(), jobs[2].clone()];
+    for j in &mut three {
+        j.attained = 0.0;
+    }
+    check(
+        &starts(PolicyKind::Edf, true, &mut three, 0, 0.0),
+        "start 2",
+    );
+    check(
+        &starts(PolicyKind::Edf, false, &mut three, 0, 0.0),
+        "start 1",
+    );
+}
+
+#[test]
+fn moore_hodgson_counts_no_believed_job() {
+    // Job 1 (4 x 80 s by its point estimate, due at 100) and job 2 (4 x 50 s, due at 100)
+    // cannot both be done: on point estimates the longer, job 1, is dropped. Believed,
+    // job 1 is neither counted nor dropped, and job 2 fits alone.
+    let mut jobs = vec![
+        believed_job(
+            1,
+            4,
+            80.0,
+            100.0,
+            vec![(10.0, 10.0, 1.0), (80.0, 80.0, 1.0)],
+        ),
+        job(2, 4, 0.0, 50.0, Some(100.0)),
+    ];
+    mark_demoted(&mut jobs, 0.0, 4.0);
+    assert!(!jobs[0].demoted && !jobs[1].demoted);
+    jobs[0].belief = None;
+    mark_demoted(&mut jobs, 0.0, 4.0);
+    assert!(jobs[0].demoted && !jobs[1].demoted);
+}

@@ -88,6 +88,51 @@ impl Belief {
         }
     }
 
+    /// The Gittins rank of a job that has run `a` seconds and is due in `within` seconds
+    /// (its deadline less now), where finishing counts only by then: over every further
+    /// quantum `d <= within` (ending at a bin's edge or at `within`), the least
+    /// `E[min(S - a, d) | S > a] / P(S - a <= d | S > a)`, the service expected per
+    /// chance of meeting the deadline (`edf` on a belief, [`crate::deadline`]). With
+    /// `within` beyond every run time it is [`Belief::rank`].
+    ///
+    /// `None` when the belief gives no chance of ending within `within` (nothing is
+    /// known, the job has outlived everything like it, or `within` is negative).
+    pub fn rank_within(&self, a: Seconds, within: Seconds) -> Option<Seconds> {
+        if within.is_nan() || within < 0.0 {
+            return None;
+        }
+        let first = self.bins.partition_point(|b| b.1 <= a && b.0 < a);
+        let rest = &self.bins[first..];
+        let total: f64 = rest.iter().map(|b| Self::after(b, a)).sum();
+        if total <= 0.0 {
+            return None;
+        }
+        let limit = a + within;
+        // As in `rank`, with each bin cut at `limit` and none after it.
+        let (mut at, mut left, mut spent, mut best) = (a, total, 0.0, f64::INFINITY);
+        for b in rest {
+            let m = Self::after(b, a);
+            let lo = b.0.max(a);
+            if lo > limit {
+                break;
+            }
+            let end = b.1.min(limit);
+            let part = if b.1 > lo {
+                m * (end - lo) / (b.1 - lo)
+            } else {
+                m
+            };
+            spent += (lo - at) * left + (end - lo) * (left - part / 2.0);
+            left -= part;
+            at = end;
+            let done = total - left;
+            if done > 0.0 {
+                best = best.min(spent / done);
+            }
+        }
+        best.is_finite().then_some(best)
+    }
+
     /// The Gittins rank of a job that has run `a` seconds, in seconds: over every further
     /// quantum `d` (ending at a bin's edge), the least
     /// `E[min(S - a, d) | S > a] / P(S - a <= d | S > a)`, the service expected per
@@ -143,6 +188,31 @@ mod tests {
         assert!(close(b.rank(30.0).unwrap(), 70.0));
         assert_eq!(b.rank(100.0), None, "outlived");
         assert_eq!(Belief::unknown().rank(0.0), None);
+    }
+
+    #[test]
+    fn within_a_deadline_only_the_run_times_that_end_by_it_count() {
+        // Half end at 10 s, half at 1000 s.
+        let b = Belief::from_bins(vec![(10.0, 10.0, 1.0), (1000.0, 1000.0, 1.0)]).unwrap();
+        // Due in 2000 s: as without a deadline.
+        assert!(close(
+            b.rank_within(0.0, 2000.0).unwrap(),
+            b.rank(0.0).unwrap()
+        ));
+        // Due in 500 s: only the 10 s outcome meets it; the same 20 s per chance.
+        assert!(close(b.rank_within(0.0, 500.0).unwrap(), 20.0));
+        // Past 10 s and due in 500 s more: no chance left.
+        assert_eq!(b.rank_within(11.0, 500.0), None);
+        assert!(close(b.rank_within(11.0, 989.0).unwrap(), 989.0));
+        // Due in 5 s: nothing ends by then.
+        assert_eq!(b.rank_within(0.0, 5.0), None);
+        assert_eq!(b.rank_within(0.0, -1.0), None);
+        // Uniform over [0, 100), due in 50 s: E[min(S, 50)] = 37.5 s for a chance of
+        // 1/2, 75 s per deadline met (the whole belief would give 50 s).
+        let u = Belief::from_bins(vec![(0.0, 100.0, 1.0)]).unwrap();
+        assert!(close(u.rank_within(0.0, 50.0).unwrap(), 75.0));
+        assert!(close(u.rank_within(0.0, 100.0).unwrap(), 50.0));
+        assert_eq!(Belief::unknown().rank_within(0.0, 10.0), None);
     }
 
     #[test]

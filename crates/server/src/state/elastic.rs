@@ -42,7 +42,9 @@ pub fn check(j: &JobSubmit) -> Result<(), String> {
         return refuse("an interactive allocation");
     }
     if j.tasks_per_node.is_some_and(|k| k > 1) {
-        return refuse("a job of several processes per node (`tasks_per_node`, which must divide its GPUs)");
+        return refuse(
+            "a job of several processes per node (`tasks_per_node`, which must divide its GPUs)",
+        );
     }
     let serial = j.scaling_serial.unwrap_or(DEFAULT_SERIAL);
     Elastic { min, max, serial }

@@ -218,13 +218,21 @@ impl State {
     /// A job entered the core's queue: without a walltime, it gets a predicted estimate
     /// (not under `backfill`, where only walltimes count). Under `blend` every job also
     /// gets the predictor's belief of its run time (capped at its walltime, if any),
-    /// which `blend` orders by; a job with neither is ordered by attained service.
+    /// which `blend` orders by; a job with neither is ordered by attained service. Under
+    /// `edf` a job without a walltime gets its belief too.
     pub(super) fn predict_estimate(&mut self, v: &JobView) {
         if self.cfg.policy.backfills() {
             return;
         }
         let f = features(v);
-        if self.cfg.policy == PolicyKind::Blend {
+        // Under `edf` a job without a walltime is ranked by its chance of making its
+        // deadline (the core's `deadline.rs`), which its belief gives; as in the
+        // simulator, a job with a walltime is judged on it.
+        let believed = match self.cfg.policy {
+            PolicyKind::Blend => true,
+            p => p.deadlines() && v.walltime_s.is_none(),
+        };
+        if believed {
             if let Some(b) = self.learnt.predictor.belief(&f) {
                 self.cluster.set_belief(v.id, b);
             }

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Reproduces the numbers of docs/scheduling-results.md, "Time as a resource (issue 37)":
+# deadlines (edf, edf-backfill, textbook EDF via --edf-plain, tiresias, blend) and
+# round-robin time slicing (rr against fifo and tiresias, with Muri's switching cost) on
+# Philly 64x8 and Muri's trace3 on its n8g8 spec.
+#
+#   cargo build --release -p gpusched && scripts/time_results.sh OUTDIR
+#
+# With HELDOUT=DIR (a folder holding Muri's trace1.csv, from github.com/Rivendile/Muri at
+# commit 4e69a78, simulator/trace-data/, the commit ../shared/traces/muri/trace3.csv
+# comes from) it also runs the setups the deadline rule was not chosen on: Philly on
+# 48x8 and trace1 on the n8g8 spec. SETUPS="muri-trace3 ..." runs only those setups;
+# PARTS="deadlines rr" only those parts.
+#
+# Writes OUTDIR/SETUP/PART-NAME.txt (the simulator's output of each run) and
+# OUTDIR/results.md (the tables). Deadlines are ElasticFlow's rule (docs/deadlines.md):
+# submit + a factor drawn from 0.5-1.5 x the job's run time, seed 1, every job. Each
+# deadline run is made with --estimates predicted (the run-time predictor's beliefs, no
+# user-given run time) and --estimates oracle (the trace's true run times). Not a CI
+# test: the textbook-EDF runs on Philly take many minutes each on two cores.
+set -euo pipefail
+out=${1:?usage: scripts/time_results.sh OUTDIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${GPUSCHED:-${CARGO_TARGET_DIR:-$root/target}/release/gpusched}
+traces=${TRACES:-$root/../shared/traces}
+[ -x "$bin" ] || { echo "no $bin: run cargo build --release -p gpusched (or set GPUSCHED)" >&2; exit 2; }
+[ -d "$traces" ] || { echo "no traces at $traces (set TRACES)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "python3 is needed for the tables" >&2; exit 2; }
+mkdir -p "$out"
+deadlines=(--deadlines 0.5-1.5 --deadline-seed 1)
+run() { # setup, name, simulate args...
+  local setup=$1 name=$2; shift 2
+  mkdir -p "$out/$setup"
+  echo "== $setup $name: $*" >&2
+  local t0=$SECONDS
+  "$bin" simulate "$@" > "$out/$setup/$name.txt"
+  echo "   $((SECONDS - t0)) s" >&2
+}
+setups=(philly-64x8 muri-trace3)
+if [ -n "${HELDOUT:-}" ]; then
+  [ -f "$HELDOUT/trace1.csv" ] || { echo "no $HELDOUT/trace1.csv (see the top of this script)" >&2; exit 2; }
+  setups+=(philly-48x8 muri-trace1)
+fi
+if [ -n "${SETUPS:-}" ]; then read -r -a setups <<< "$SETUPS"; fi
+read -r -a parts <<< "${PARTS:-deadlines rr}"
+for setup in "${setups[@]}"; do
+  case $setup in
+    philly-*) args=(--trace "$traces/philly/philly.csv" --cluster "${setup#philly-}") ;;
+    muri-trace3) args=(--trace "$traces/muri/trace3.csv" --cluster-spec "$traces/muri/n8g8.csv") ;;
+    muri-*) args=(--trace "$HELDOUT/${setup#muri-}.csv" --cluster-spec "$traces/muri/n8g8.csv") ;;
+  esac
+  for part in "${parts[@]}"; do
+    case $part in
+      deadlines)
+        for est in predicted oracle; do
+          run "$setup" "deadlines-$est" "${args[@]}" "${deadlines[@]}" --estimates "$est" \
+            --policy tiresias,blend,edf,edf-backfill
+          run "$setup" "deadlines-$est-plain" "${args[@]}" "${deadlines[@]}" --estimates "$est" \
+            --policy edf,edf-backfill --edf-plain
+        done ;;
+      rr)
+        # Every policy pays Muri's profiled restart pause at each (re)start.
+        run "$setup" rr-baselines "${args[@]}" --overhead muri --policy fifo,tiresias
+        for q in 10m 1h 6h; do
+          run "$setup" "rr-$q" "${args[@]}" --overhead muri --policy rr --quantum "$q"
+        done ;;
+    esac
+  done
+done
+python3 - "$out" "${setups[@]}" > "$out/results.md" <<'PY'
+import os, re, sys
+out, setups = sys.argv[1], sys.argv[2:]
+row = re.compile(r"^(\S+)\s+\S+\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)$")
+met = re.compile(r"^deadlines \((\S+)\): (\d+) of (\d+) met \(([\d.]+)%\), the others (\S+) late")
+
+def read(setup, name):
+    path = os.path.join(out, setup, name + ".txt")
+    rows, dl = {}, {}
+    if not os.path.exists(path):
+        return rows, dl
+    for line in open(path):
+        m = row.match(line.strip())
+        if m and m.group(1) != "policy":
+            rows[m.group(1)] = dict(avg=m.group(3), p99=m.group(6), preempt=m.group(11))
+        m = met.match(line.strip())
+        if m:
+            dl[m.group(1)] = dict(met=m.group(4), n=m.group(3), late=m.group(5))
+    return rows, dl
+
+print("## Deadlines met (factor 0.5-1.5, every job due)\n")
+print("| setup | estimates | tiresias | blend | EDF (textbook) | edf-backfill (textbook) | **edf** | edf-backfill |")
+print("|---|---|---|---|---|---|---|---|")
+for s in setups:
+    for est in ("predicted", "oracle"):
+        rows, dl = read(s, f"deadlines-{est}")
+        prows, pdl = read(s, f"deadlines-{est}-plain")
+        if not dl and not pdl:
+            continue
+        def cell(d, r, p):
+            if p not in d:
+                return "-"
+            return f"{d[p]['met']}% ({r[p]['avg']}, {d[p]['late']} late)" if p in r else f"{d[p]['met']}%"
+        cells = [cell(dl, rows, "tiresias"), cell(dl, rows, "blend"), cell(pdl, prows, "edf"),
+                 cell(pdl, prows, "edf-backfill"), cell(dl, rows, "edf"), cell(dl, rows, "edf-backfill")]
+        print(f"| {s} | {est} | " + " | ".join(cells) + " |")
+print("\nEach cell: deadlines met (avg JCT of all jobs, mean lateness of the missed ones).\n")
+print("## Round-robin time slicing (--overhead muri)\n")
+print("| setup | policy | avg JCT | p99 JCT | preemptions |")
+print("|---|---|---|---|---|")
+for s in setups:
+    rows, _ = read(s, "rr-baselines")
+    for q in ("10m", "1h", "6h"):
+        r, _ = read(s, f"rr-{q}")
+        if "rr" in r:
+            rows[f"rr --quantum {q}"] = r["rr"]
+    for p, r in rows.items():
+        print(f"| {s} | {p} | {r['avg']} | {r['p99']} | {r['preempt']} |")
+PY
+cat "$out/results.md"
+echo "wrote $out/results.md" >&2
