@@ -450,7 +450,7 @@ mod tests {
         ];
         let j = &build(&args(&argv)).unwrap()[0];
         assert_eq!((j.gpus_max, j.scaling_serial), (Some(4), Some(0.2)));
-        for bad in ["8-2", "0-4", "two", "2-", "-3"] {
+        for bad in ["8-2", "0-4", "two", "2-", "3-x"] {
             let argv = ["submit", "--gpus", bad, "--", "true"];
             let e = Cli::try_parse_from(argv).err().expect(bad).to_string();
             assert!(
