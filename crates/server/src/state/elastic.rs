@@ -13,7 +13,9 @@ use gpusched_wire::{JobElastic, JobSubmit, JobView};
 
 use super::State;
 
-/// The form of a submission's elastic fields (400 when wrong).
+/// A submission's elastic fields against each other and its other fields: a conflict
+/// (409) when wrong, as a gang's disagreeing fields are, since each field alone is what
+/// the schema allows.
 pub fn check(j: &JobSubmit) -> Result<(), String> {
     let Some(max) = j.gpus_max else {
         if j.scaling_serial.is_some() {
@@ -32,7 +34,7 @@ pub fn check(j: &JobSubmit) -> Result<(), String> {
              `gpus_max` out, or submit it as a single-node job of whole GPUs"
         ))
     };
-    if j.nodes.is_some_and(|n| n > 1) || j.gpus_per_node.is_some() || j.split {
+    if j.nodes.is_some_and(|n| n > 1) || j.gpus_per_node.is_some_and(|g| g > 0) || j.split {
         return refuse("a gang (`nodes`, `gpus_per_node`, `split`)");
     }
     if j.gpu_share.is_some() || j.gpu_mem.is_some() || j.mig.is_some() {

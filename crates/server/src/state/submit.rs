@@ -61,6 +61,7 @@ impl State {
             if let Some(e) = super::interactive::conflict(j) {
                 return Err(Fail::Conflict(at(i, e)));
             }
+            super::elastic::check(j).map_err(|e| Fail::Conflict(at(i, e)))?;
         }
         // Well-formed, but no node as the cluster is now could hold it: a conflict with
         // the cluster's state, not a malformed request.

@@ -153,7 +153,6 @@ pub fn check_submit(job: &JobSubmit) -> Result<(), String> {
         ));
     }
     check_walltime(job.walltime_s)?;
-    super::elastic::check(job)?;
     if job.max_retries.is_some_and(|r| r > MAX_RETRIES) {
         return Err(format!("`max_retries` must be at most {MAX_RETRIES}"));
     }

@@ -71,12 +71,12 @@ fn an_elastic_job_starts_wide_gives_back_and_grows_through_preemptions() {
         "
             node n1 (4 GPUs) registers: ok
             round: wrote jobs - nodes n1 tokens -; woke n1; ended -
-            alice submits gpus=4 max=2: BadRequest(\"`gpus` 4 to `gpus_max` 2: the elastic range 4-2 is upside down: the minimum must not exceed the maximum (write --gpus 2-4)\")
-            alice submits gpus=0 max=2: BadRequest(\"`gpus` 0 to `gpus_max` 2: an elastic job needs at least 1 GPU as its minimum (got 0-2); write --gpus 1-2 or more\")
-            alice submits nodes=2 gpn=2 gpus=4 max=8: BadRequest(\"`gpus_max` makes a job elastic on one node, which a gang (`nodes`, `gpus_per_node`, `split`) is not; leave `gpus_max` out, or submit it as a single-node job of whole GPUs\")
-            alice submits gpus=2 max=4 tasks=2: BadRequest(\"`gpus_max` makes a job elastic on one node, which a job of several processes per node (`tasks_per_node`, which must divide its GPUs) is not; leave `gpus_max` out, or submit it as a single-node job of whole GPUs\")
-            alice submits gpus=1 serial=0.2: BadRequest(\"`scaling_serial` is for elastic jobs: give `gpus_max` too (the CLI's --gpus MIN-MAX), or leave it out\")
-            alice submits gpus=1 max=4 serial=1.5: BadRequest(\"`gpus` 1 to `gpus_max` 4: the serial fraction 1.5 is outside [0, 1): it is the share of a step that does not speed up with more GPUs (0.05 by default)\")
+            alice submits gpus=4 max=2: Conflict(\"`gpus` 4 to `gpus_max` 2: the elastic range 4-2 is upside down: the minimum must not exceed the maximum (write --gpus 2-4)\")
+            alice submits gpus=0 max=2: Conflict(\"`gpus` 0 to `gpus_max` 2: an elastic job needs at least 1 GPU as its minimum (got 0-2); write --gpus 1-2 or more\")
+            alice submits nodes=2 gpn=2 gpus=4 max=8: Conflict(\"`gpus_max` makes a job elastic on one node, which a gang (`nodes`, `gpus_per_node`, `split`) is not; leave `gpus_max` out, or submit it as a single-node job of whole GPUs\")
+            alice submits gpus=2 max=4 tasks=2: Conflict(\"`gpus_max` makes a job elastic on one node, which a job of several processes per node (`tasks_per_node`, which must divide its GPUs) is not; leave `gpus_max` out, or submit it as a single-node job of whole GPUs\")
+            alice submits gpus=1 serial=0.2: Conflict(\"`scaling_serial` is for elastic jobs: give `gpus_max` too (the CLI's --gpus MIN-MAX), or leave it out\")
+            alice submits gpus=1 max=4 serial=1.5: Conflict(\"`gpus` 1 to `gpus_max` 4: the serial fraction 1.5 is outside [0, 1): it is the share of a step that does not speed up with more GPUs (0.05 by default)\")
             alice submits gpus=1 max=4 walltime=36000: ok 1
             round: wrote jobs 1 nodes - tokens -; woke n1; ended -
               job 1 starting on n1 [0, 1, 2, 3] #1: sent to n1
