@@ -111,21 +111,19 @@ impl LiveCluster {
         let Some(picked) = self.pick_free(&name, extra) else {
             return;
         };
-        let Some(book) = self.book.get_mut(&name) else {
-            return;
-        };
-        if !book.take_whole(id, &picked) {
-            return;
-        }
         let more = Placement {
             parts: vec![(NodeId(n as u32), extra)],
         };
+        // The scheduler's count first: a book that refuses then gives back only that.
         if !self.scheduler.occupy(&more) {
-            if let Some(b) = self.book.get_mut(&name) {
-                // Undo: give back only the GPUs just taken.
-                b.release(id);
-                let _ = b.take_whole(id, &start.parts[0].gpus);
-            }
+            return;
+        }
+        if !self
+            .book
+            .get_mut(&name)
+            .is_some_and(|b| b.take_whole(id, &picked))
+        {
+            self.scheduler.release(&more);
             return;
         }
         if let Some(i) = self.find(id) {
