@@ -83,7 +83,12 @@ def model_server_checks(tmp):
         # SIGTERM: the request in flight is answered, then exit 0.
         with cf.ThreadPoolExecutor(1) as ex:
             fut = ex.submit(triton_infer, url, "toy", np.ones((200, 4)))  # ~220 ms
-            time.sleep(0.08)
+            # Terminate once the server holds the call (its own count says so), not
+            # after a guessed sleep: on a busy machine the call may not be sent yet.
+            until = time.time() + 10
+            while json.loads(http_get(url + "/stats")[1])["in_flight"] == 0:
+                check(time.time() < until and not fut.done(), "the 200-row call never reached the server")
+                time.sleep(0.005)
             p.terminate()
             fut.result(timeout=10)
         check(p.wait(10) == 0, f"exit code {p.returncode} after SIGTERM")

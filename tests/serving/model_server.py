@@ -336,6 +336,15 @@ def make_handler(srv):
             with srv.lock:
                 srv.requests += 1
                 srv.in_flight += 1
+            # In flight until the answer is written: SIGTERM's drain waits on this count,
+            # so a call is never cut off between computing and sending its answer.
+            try:
+                return self.answer_infer(body)
+            finally:
+                with srv.lock:
+                    srv.in_flight -= 1
+
+        def answer_infer(self, body):
             try:
                 if srv.exists(srv.args.fail_file):
                     raise RuntimeError("failing on purpose (the --fail-file exists)")
@@ -360,9 +369,6 @@ def make_handler(srv):
                 with srv.lock:
                     srv.failed += 1
                 return self.error(500, str(e))
-            finally:
-                with srv.lock:
-                    srv.in_flight -= 1
             js = json.dumps(resp, separators=(",", ":")).encode()
             if blobs:
                 return self.send(200, js + b"".join(blobs), "application/octet-stream",
