@@ -1,7 +1,7 @@
 """HyperQueue driven with bench_live.py's workload (issue 14, item 7).
 
 Imported by bench_live.py when `--hq PATH` is given; HyperQueue itself is not built or
-shipped by this repository. One `hq server` and one `hq worker` declaring 8 GPUs
+shipped by this repository. One `hq server` and one `hq worker` (or `workers` of them) declaring 8 GPUs each
 (`gpus/nvidia=range(0-7)`, resource detection off so the host's GPUs and cores do not
 count) and 8 CPUs (every task asks HyperQueue's default of one CPU, so with 8 CPUs the
 GPUs are what limits: 8 tasks at a time, as on gpusched's agent). The server and worker
@@ -30,7 +30,9 @@ def parse_time(s):
 
 
 class HyperQueue:
-    def __init__(self, hq, tmp, log_dir):
+    def __init__(self, hq, tmp, log_dir, workers=1, journal=False):
+        self.workers = workers
+        self.journal = os.path.join(tmp, "hq-journal") if journal else None
         self.hq = os.path.abspath(hq)
         self.dir = os.path.join(tmp, "hq-server")
         self.work = os.path.join(tmp, "hq-worker")
@@ -59,27 +61,38 @@ class HyperQueue:
         log = open(os.path.join(self.log_dir, "hq-server.log"), "a")
         # Own session: a Ctrl-C in the terminal reaches only this script, whose `finally`
         # then stops the server and worker in order.
-        self.server = subprocess.Popen([self.hq, "server", "start", "--host", "127.0.0.1"], env=self.env,
+        self.server = subprocess.Popen([self.hq, "server", "start", "--host", "127.0.0.1",
+                                        *(["--journal", self.journal] if self.journal else [])], env=self.env,
                                        stdout=log, stderr=log, cwd=self.cwd, start_new_session=True)
         t0 = time.time()
         while self.run("server", "info", check=False).returncode != 0:
             if self.server.poll() is not None or time.time() - t0 > 60:
                 raise RuntimeError(f"hq server did not start; see {log.name}")
             time.sleep(0.1)
-        log = open(os.path.join(self.log_dir, "hq-worker.log"), "a")
-        self.worker = subprocess.Popen(
-            [self.hq, "worker", "start", "--detect-resources", "none", "--cpus", "8",
-             "--resource", "gpus/nvidia=range(0-7)", "--manager", "none", "--work-dir", self.work,
-             "--hostname", "bench"],
-            env=self.env, stdout=log, stderr=log, cwd=self.cwd, start_new_session=True)
+        # Each worker declares 8 GPUs and 8 CPUs under its own name and directory.
+        self.worker_procs = []
+        for i in range(self.workers):
+            name = "bench" if self.workers == 1 else f"bench-{i}"
+            log = open(os.path.join(self.log_dir, f"hq-worker-{i}.log"), "a")
+            work = self.work if self.workers == 1 else os.path.join(self.work, str(i))
+            self.worker_procs.append(subprocess.Popen(
+                [self.hq, "worker", "start", "--detect-resources", "none", "--cpus", "8",
+                 "--resource", "gpus/nvidia=range(0-7)", "--manager", "none", "--work-dir", work,
+                 "--hostname", name],
+                env=self.env, stdout=log, stderr=log, cwd=self.cwd, start_new_session=True))
+        self.worker = self.worker_procs[0]
         t0 = time.time()
-        while not [w for w in (self.json("worker", "list") or []) if w.get("state", "RUNNING") == "RUNNING"]:
-            if self.worker.poll() is not None or time.time() - t0 > 60:
-                raise RuntimeError(f"hq worker did not connect; see {log.name}")
+        while len([w for w in (self.json("worker", "list") or [])
+                   if w.get("state", "RUNNING") == "RUNNING"]) < self.workers:
+            if any(w.poll() is not None for w in self.worker_procs) or time.time() - t0 > 120:
+                raise RuntimeError(f"not every hq worker connected; see {self.log_dir}/hq-worker-*.log")
             time.sleep(0.1)
 
     def pids(self):
         return self.server.pid, self.worker.pid
+
+    def worker_pids(self):
+        return [w.pid for w in self.worker_procs]
 
     def submit(self, *args, cmd=("/bin/true",)):
         return self.json("submit", "--resource", "gpus/nvidia=1", "--stdout", "none", "--stderr", "none",
@@ -97,7 +110,7 @@ class HyperQueue:
     def stop(self):
         if self.server and self.server.poll() is None:
             self.run("server", "stop", check=False)  # stops the worker too
-        for p in (self.worker, self.server):
+        for p in [*getattr(self, "worker_procs", []), self.server]:
             if p is None:
                 continue
             try:

@@ -30,7 +30,7 @@ Usage: cargo build --release && python3 scripts/bench_live.py [--jobs 10000] [--
        [--latency-jobs 200] [--spawn-floor 3000] [--array] [--exe PATH (default: the release build)]
        [--hq PATH [--hq-first]] [--store URL | --postgres]
 """
-import argparse, json, os, pwd, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, pwd, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,28 +52,47 @@ def auth():
     return {"Authorization": f"Bearer {TOKEN}"} if TOKEN else {}
 
 
-def get(url):
-    with urllib.request.urlopen(urllib.request.Request(url, headers=auth()), timeout=60) as r:
-        return json.loads(r.read())
+def get(url, tries=20):
+    """GET as JSON; a 503 (the server sheds load: its inbox is full, as under valgrind)
+    is tried again after its Retry-After, up to `tries` times."""
+    for left in range(tries - 1, -1, -1):
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=auth()), timeout=60) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            if e.code != 503 or not left:
+                raise
+            time.sleep(float(e.headers.get("Retry-After") or 1))
 
 
-def post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", **auth()})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return json.loads(r.read())
-
-
-def active(base):
-    return len(get(f"{base}/api/jobs?state=active&limit=1")["jobs"])
+def post(url, body, tries=20):
+    """POST as JSON; a 503 is tried again as `get` does (a refused call changed nothing)."""
+    data = json.dumps(body).encode()
+    for left in range(tries - 1, -1, -1):
+        req = urllib.request.Request(url, data=data, method="POST",
+                                     headers={"Content-Type": "application/json", **auth()})
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            if e.code != 503 or not left:
+                raise
+            time.sleep(float(e.headers.get("Retry-After") or 1))
 
 
 def wait_idle(base, limit=600):
+    """Until no job is active: the newest active job's own long-poll `wait`, then a look
+    for any other. Listing active jobs every few milliseconds instead made the server
+    work out every pending job's estimated start at each look (the list shows a pending
+    job's reason), so the measurement itself cost the server more as the queue grew."""
     t0 = time.time()
-    while active(base) > 0:
+    while True:
+        page = get(f"{base}/api/jobs?state=active&limit=1")["jobs"]
+        if not page:
+            return
         if time.time() - t0 > limit:
             sys.exit("jobs did not finish in time")
-        time.sleep(0.02)
+        get(f"{base}/api/jobs/{page[0]['id']}/wait?timeout_s=30")
 
 
 def jobs_between(base, first, last):

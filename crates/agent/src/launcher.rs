@@ -154,6 +154,8 @@ pub struct Launcher {
     /// The `cgroup.procs` files of each running attempt's cgroup, which its job steps'
     /// processes join too (`crate::steps`); pruned of ended attempts as others start.
     step_cgroups: std::sync::Mutex<std::collections::BTreeMap<AttemptRef, StepCgroup>>,
+    /// Benchmarks of the server only: no process is started (`set_instant_jobs`).
+    instant: bool,
 }
 
 /// The `cgroup.procs` files a job step's process writes itself into.
@@ -197,6 +199,7 @@ impl Launcher {
             images: None,
             contain: std::sync::Arc::new(Contain::none()),
             step_cgroups: Default::default(),
+            instant: false,
         })
     }
 
@@ -217,6 +220,13 @@ impl Launcher {
             });
         }
         self.images = runtime;
+    }
+
+    /// Runs no job from now on: each attempt is recorded as usual, then reported started
+    /// (pid 0, as an allocation with no process is) and exited 0 at once. For
+    /// benchmarks that measure the server and the protocol without process starts.
+    pub fn set_instant_jobs(&mut self) {
+        self.instant = true;
     }
 
     /// Sets the address other nodes reach this one at (default `127.0.0.1`); the
@@ -346,6 +356,18 @@ impl Launcher {
                 self.end_unstarted(a, Outcome::Lost { message });
                 return Ok(());
             }
+        }
+        if self.instant {
+            self.ports.release(a);
+            self.send(event(
+                a,
+                RunEventKind::Started {
+                    pid: 0,
+                    mig_uuid: None,
+                },
+            ));
+            self.end_unstarted(a, Outcome::Exited { code: 0 });
+            return Ok(());
         }
         // Output goes through pipes that the agent copies to the log files, created on
         // the first byte: a job that prints nothing costs no files (creating two inodes

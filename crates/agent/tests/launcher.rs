@@ -150,6 +150,27 @@ async fn exit_code_is_reported_and_recorded() {
     assert_eq!(pid_record.pgid, pid);
 }
 
+/// `--bench-instant-jobs`: nothing runs (the command would leave a file), yet the attempt
+/// is recorded, started with no process, ended 0, and never started twice.
+#[tokio::test]
+async fn instant_jobs_run_nothing_and_end_zero() {
+    let (state, mut launcher, mut rx) = setup();
+    launcher.set_instant_jobs();
+    let mark = state.path().join("ran");
+    let l = sh(1, &format!("touch {}; exit 3", mark.display()));
+    launcher.start(&l, &[]).unwrap();
+    assert_eq!(expect_started(&mut rx).await, 0);
+    assert_eq!(expect_ended(&mut rx).await, Outcome::Exited { code: 0 });
+    assert!(launcher.running().is_empty());
+    let stored = launcher.records().read_outcome(attempt(1)).unwrap();
+    assert_eq!(stored.unwrap().outcome, Outcome::Exited { code: 0 });
+    assert!(matches!(
+        launcher.start(&l, &[]),
+        Err(LaunchError::AlreadySeen(_))
+    ));
+    assert!(!mark.exists(), "an instant job ran its command");
+}
+
 #[tokio::test]
 async fn death_by_an_outside_signal_is_signaled() {
     let (_state, launcher, mut rx) = setup();

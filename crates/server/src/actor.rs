@@ -848,11 +848,6 @@ async fn persist(
     }
     let _timer = state.cfg.metrics.commit_timer();
     let mut w = gpusched_store::RoundWrites::default();
-    for id in &rows.jobs {
-        if let Some(j) = state.jobs.get(id) {
-            w.job(j.to_row());
-        }
-    }
     for name in &rows.nodes {
         if let Some(n) = state.nodes.get(name) {
             w.node(&n.record)?;
@@ -887,7 +882,14 @@ async fn persist(
     for (key, value) in learnt {
         w.meta(key, value)?;
     }
-    store.write_round(w).await
+    // The job rows are made as the store writes them, a bounded number at a time: a
+    // round of a 10,000-job batch never holds every row at once.
+    let mut job_rows = rows
+        .jobs
+        .iter()
+        .filter_map(|id| state.jobs.get(id))
+        .map(|j| j.to_row());
+    store.write_round_streamed(w, &mut job_rows).await
 }
 
 #[cfg(test)]

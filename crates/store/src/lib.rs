@@ -40,6 +40,11 @@ pub use stored_job::{
 };
 pub use url::{BadStoreUrl, StoreUrl};
 
+/// The most job rows a round holds at once when they are made as it is written
+/// ([`Store::write_round_streamed`]): a 10,000-job batch's rows (about 0.9 KB each) never
+/// all exist together, and 256 rows are four of the writer's 64-row statements.
+pub const JOB_ROWS_AT_ONCE: usize = 256;
+
 /// Why the store failed. A failed commit fails its whole round: the server answers its
 /// requests 503, forgets the round's changes and reloads its state from the store.
 #[derive(Debug, thiserror::Error)]

@@ -10,6 +10,9 @@ use gpusched_wire::JobState;
 use serde::{Deserialize, Serialize};
 
 /// One job row. Lists and maps go to JSON columns; everything else is a column.
+/// Rare parts (a slice's place, a gang's failure, an array's progress, a replica, node
+/// rules) are boxed: rows of plain jobs should not carry their room (a round of a
+/// 10,000-job batch holds up to [`crate::JOB_ROWS_AT_ONCE`] of them at once).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredJob {
     // What was submitted.
@@ -39,7 +42,7 @@ pub struct StoredJob {
     pub attempt: u32,
     pub node: Option<String>,
     pub gpu_indices: Vec<u32>,
-    pub slice_at: Option<StoredSliceAt>,
+    pub slice_at: Option<Box<StoredSliceAt>>,
     pub start_ms: Option<u64>,
     pub end_ms: Option<u64>,
     pub exit_code: Option<i32>,
@@ -65,7 +68,7 @@ pub struct StoredJob {
     pub mixed_models: bool,
     pub parts: Vec<StoredPart>,
     pub master_port: Option<u16>,
-    pub first_failure: Option<StoredFailure>,
+    pub first_failure: Option<Box<StoredFailure>>,
     /// Schema 4: Joules measured so far, as of the row's last write (the server keeps
     /// the running total in memory and writes it with the row's other changes).
     pub energy_j: Option<u64>,
@@ -78,7 +81,7 @@ pub struct StoredJob {
     /// This job is a task of an array.
     pub array_task: Option<StoredArrayTask>,
     /// An array's progress (JSON in `array_progress`).
-    pub array_progress: Option<crate::ArrayProgress>,
+    pub array_progress: Option<Box<crate::ArrayProgress>>,
     // Schema 9: followers.
     /// The job this pending one is queued behind.
     pub behind: Option<u64>,
@@ -91,11 +94,11 @@ pub struct StoredJob {
     pub usage: Option<StoredUsage>,
     // Schema 12: services.
     /// The service this job is a replica of (JSON in `service`).
-    pub service: Option<crate::StoredReplica>,
+    pub service: Option<Box<crate::StoredReplica>>,
     // Schema 13: partitions, reservations, interactive allocations.
     /// Where it may run: partitions, constraint, node list, exclusions, reservation
     /// (JSON in `placement`); None for a job with no rule.
-    pub placement: Option<crate::StoredPlacement>,
+    pub placement: Option<Box<crate::StoredPlacement>>,
     /// An interactive allocation (`gpusched alloc`): steps run in it.
     pub interactive: bool,
     // Schema 15: what an allocation's GPUs did.
@@ -255,7 +258,7 @@ pub(crate) mod tests {
             attempt: 3,
             node: Some("n1".into()),
             gpu_indices: vec![1],
-            slice_at: Some(StoredSliceAt {
+            slice_at: Some(Box::new(StoredSliceAt {
                 gpu: 1,
                 milli: 428,
                 mem_mib: 40960,
@@ -267,7 +270,7 @@ pub(crate) mod tests {
                     destroy: vec![0, 2],
                     uuid: Some("MIG-abc".into()),
                 }),
-            }),
+            })),
             start_ms: Some(2_000),
             end_ms: Some(3_000),
             exit_code: Some(137),
@@ -315,13 +318,13 @@ pub(crate) mod tests {
                 },
             ],
             master_port: Some(29500),
-            first_failure: Some(StoredFailure {
+            first_failure: Some(Box::new(StoredFailure {
                 rank: 1,
                 outcome: StoredOutcome::SpawnFailed {
                     message: "no such file".into(),
                 },
                 at_ms: 2_700,
-            }),
+            })),
             energy_j: Some(123_456),
             after_any: vec![5],
             after_notok: vec![6, 7],
@@ -336,7 +339,7 @@ pub(crate) mod tests {
                 array_id: 2,
                 index: 9,
             }),
-            array_progress: Some(ArrayProgress {
+            array_progress: Some(Box::new(ArrayProgress {
                 next: 12,
                 succeeded: 7,
                 failed: 2,
@@ -355,7 +358,7 @@ pub(crate) mod tests {
                         behind: std::num::NonZeroU64::new(60),
                     },
                 ],
-            }),
+            })),
             behind: Some(41),
             recalls: 2,
             image: Some("localhost/pytorch:24.01".into()),
@@ -366,14 +369,14 @@ pub(crate) mod tests {
                 cpu_pressure_ms: Some(1_200),
                 mem_pressure_ms: Some(40),
             }),
-            service: Some(crate::StoredReplica {
+            service: Some(Box::new(crate::StoredReplica {
                 service: "resnet".into(),
                 version: 3,
                 port: Some(41234),
                 ready: true,
                 draining_since_ms: Some(1_700_000_000_000),
-            }),
-            placement: Some(crate::record::tests::placement()),
+            })),
+            placement: Some(Box::new(crate::record::tests::placement())),
             interactive: true,
             idle_gpu_s: Some(1_800),
             steps_run: 3,

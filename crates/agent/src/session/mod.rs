@@ -75,6 +75,9 @@ pub struct AgentConfig {
     pub join_token: String,
     /// When the agent runs as root: whether jobs submitted by root may run (as root).
     pub allow_root_jobs: bool,
+    /// Benchmarks of the server only (`--bench-instant-jobs`): no job is run; each
+    /// launch is recorded and reported started and exited 0 at once.
+    pub instant_jobs: bool,
     /// A PEM certificate (or CA) to trust for an https:// server, besides the system's.
     pub ca_cert: Option<PathBuf>,
     /// The GPU library, for MIG instances.
@@ -211,6 +214,13 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         )
     })?;
     launcher.set_image_runtime(cfg.image.clone());
+    if cfg.instant_jobs {
+        tracing::warn!(
+            "--bench-instant-jobs: this agent runs NO job; every launch is reported \
+             started and exited 0 at once (for benchmarks of the server only)"
+        );
+        launcher.set_instant_jobs();
+    }
     let contain = crate::launcher::Contain::new(
         cfg.contain.clone(),
         &crate::cgroup::agent_key(&cfg.name, &cfg.state_dir),

@@ -139,6 +139,11 @@ pub struct Args {
     /// default: a root agent runs every job as its submitting Unix user.
     #[arg(long)]
     pub allow_root_jobs: bool,
+    /// For benchmarks of the server only: run no job at all; every launch is recorded
+    /// and reported as started and exited 0 at once, so what is measured is the server
+    /// and the protocol, not process starts (HyperQueue's zero-worker mode).
+    #[arg(long, hide = true)]
+    pub bench_instant_jobs: bool,
     /// PEM certificate (or CA) to trust for an https:// server, besides the system's.
     #[arg(long, env = "GPUSCHED_CA_CERT", value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
@@ -387,6 +392,7 @@ pub fn config(args: &Args) -> anyhow::Result<AgentConfig> {
         log_url: args.log_url.clone(),
         join_token: join_token(args)?,
         allow_root_jobs: args.allow_root_jobs,
+        instant_jobs: args.bench_instant_jobs,
         ca_cert: args.ca_cert.clone(),
         advertise_addr,
         location,

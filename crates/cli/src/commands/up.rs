@@ -60,6 +60,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         log_url: None,
         join_token: bound.join_token().to_string(),
         allow_root_jobs: args.allow_root_jobs,
+        instant_jobs: false,
         // The local agent talks to its own listener: trust its certificate.
         ca_cert: cfg.tls.as_ref().map(|(cert, _)| cert.clone()),
         // One host: the route to its own server (loopback) is its address.

@@ -131,7 +131,7 @@ impl JobRecord {
             attempt: *attempt,
             node: node.clone(),
             gpu_indices: gpu_indices.clone(),
-            slice_at: slice_at.as_deref().map(slice_at_row),
+            slice_at: slice_at.as_deref().map(|s| Box::new(slice_at_row(s))),
             start_ms: *start_ms,
             end_ms: *end_ms,
             exit_code: *exit_code,
@@ -151,7 +151,7 @@ impl JobRecord {
             mixed_models: *mixed_models,
             parts: parts.iter().map(part_row).collect(),
             master_port: *master_port,
-            first_failure: first_failure.as_deref().map(failure_row),
+            first_failure: first_failure.as_deref().map(|f| Box::new(failure_row(f))),
             energy_j: *energy_j,
             after_any: after_any.clone(),
             after_notok: after_notok.clone(),
@@ -161,19 +161,22 @@ impl JobRecord {
                 array_id: t.array_id,
                 index: t.index,
             }),
-            array_progress: array_progress.as_deref().cloned(),
+            array_progress: array_progress.clone(),
             behind: behind.map(std::num::NonZeroU64::get),
             recalls: *recalls,
             image: image.clone(),
             pids_max: *pids_max,
             usage: usage.as_deref().map(usage_row),
-            service: service.as_ref().map(|s| gpusched_store::StoredReplica {
-                service: s.service.clone(),
-                version: s.version,
-                port: s.port,
-                ready: s.ready,
-                draining_since_ms: s.draining_since_ms,
+            service: service.as_ref().map(|s| {
+                Box::new(gpusched_store::StoredReplica {
+                    service: s.service.clone(),
+                    version: s.version,
+                    port: s.port,
+                    ready: s.ready,
+                    draining_since_ms: s.draining_since_ms,
+                })
             }),
+            // Boxed only when it says something: most jobs have no rules.
             placement: Some(gpusched_store::StoredPlacement {
                 speedup: speed.as_ref().and_then(|s| s.declared.clone()),
                 deadline_ms: deadline.as_ref().map(|d| d.at_ms),
@@ -194,7 +197,8 @@ impl JobRecord {
                     })
                     .unwrap_or_default()
             })
-            .filter(|p| !p.is_empty()),
+            .filter(|p| !p.is_empty())
+            .map(Box::new),
             interactive: *interactive,
             idle_gpu_s: idle_gpu_s.map(u64::from),
             steps_run: step_use.as_ref().map_or(0, |u| u64::from(u.steps)),
@@ -226,7 +230,7 @@ impl JobRecord {
                 gpus: row.gpus,
                 gpu_model: row.gpu_model,
                 slice: row.slice.map(|s| Box::new(slice_of(s))),
-                slice_at: row.slice_at.map(|s| Box::new(slice_at_of(s))),
+                slice_at: row.slice_at.map(|s| Box::new(slice_at_of(*s))),
                 queue: row.queue,
                 account: row.account,
                 cpu_milli: row.cpu_milli,
@@ -318,8 +322,8 @@ impl JobRecord {
             grace_s: row.grace_s,
             attempt_nodes: row.attempt_nodes,
             agent_stops: row.agent_stops,
-            first_failure: row.first_failure.map(|f| Box::new(failure_of(f))),
-            array_progress: row.array_progress.map(Box::new),
+            first_failure: row.first_failure.map(|f| Box::new(failure_of(*f))),
+            array_progress: row.array_progress,
             behind: row.behind.and_then(std::num::NonZeroU64::new),
             recalls: row.recalls,
         }

@@ -198,6 +198,11 @@ pub struct State {
     /// Client retry keys (`user/token`) of accepted jobs.
     retry_keys: HashMap<String, u64>,
     pub nodes: Tracked<String, NodeEntry>,
+    /// The GPU models of `nodes`, each once, in order: derived by `refresh_nodes`, which
+    /// every change of the nodes calls, since the speed rules read them for every job
+    /// that enters the queue (`speed.rs`) and a walk of every node per job was a tenth
+    /// of the server's work per array task with 16 nodes.
+    gpu_models: Vec<String>,
     /// The core's live cluster: nodes, who holds which GPU, the queue and the pass.
     cluster: LiveCluster,
     /// A pass is due (a job arrived or GPUs were freed or nodes changed).
@@ -287,6 +292,7 @@ impl State {
             next_id: 1,
             retry_keys: HashMap::new(),
             nodes: Tracked::new(),
+            gpu_models: Vec::new(),
             cluster: LiveCluster::new(policy, share_placement),
             sched_due: true,
             waiters: BTreeMap::new(),
@@ -613,6 +619,7 @@ impl State {
 
     /// Tells the core which nodes are online now; jobs stranded by the change are lost.
     fn refresh_nodes(&mut self) {
+        self.gpu_models = speed::models_of(self.nodes.values());
         let live = self
             .nodes
             .values()

@@ -51,17 +51,20 @@ fn declared(v: &JobView) -> Speedups {
         .unwrap_or_default()
 }
 
+/// The GPU models of `nodes`, each once, in order (`State::gpu_models` keeps them).
+pub(super) fn models_of<'n>(nodes: impl Iterator<Item = &'n super::NodeEntry>) -> Vec<String> {
+    let mut models: Vec<&str> = nodes
+        .filter_map(|n| n.record.register.gpus.first().map(|g| g.model.as_str()))
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    models.into_iter().map(str::to_string).collect()
+}
+
 impl State {
     /// The GPU models of the cluster's nodes, each once, in order.
-    fn gpu_models(&self) -> Vec<String> {
-        let mut models: Vec<String> = self
-            .nodes
-            .values()
-            .filter_map(|n| n.record.register.gpus.first().map(|g| g.model.clone()))
-            .collect();
-        models.sort();
-        models.dedup();
-        models
+    fn gpu_models(&self) -> &[String] {
+        &self.gpu_models
     }
 
     /// `v`'s speed on each of the cluster's models, fastest first (ties by name).
@@ -70,11 +73,11 @@ impl State {
         let (declared, kind) = (declared(v), kind_of(v));
         let mut out: Vec<ModelSpeed> = self
             .gpu_models()
-            .into_iter()
+            .iter()
             .map(|model| {
-                let s = rule.resolve(&declared, Some((&self.learnt.speeds, &kind)), &model);
+                let s = rule.resolve(&declared, Some((&self.learnt.speeds, &kind)), model);
                 ModelSpeed {
-                    model,
+                    model: model.clone(),
                     factor: s.factor,
                     source: s.source.name().to_string(),
                 }
@@ -88,7 +91,7 @@ impl State {
     /// a model, a slice (it shares a GPU where it finds one), or a cluster of one model
     /// or where every model is as fast for it.
     pub(super) fn prefer_of(&self, v: &JobView) -> Vec<String> {
-        if v.gpu_model.is_some() || v.slice.is_some() || v.gpus == 0 {
+        if v.gpu_model.is_some() || v.slice.is_some() || v.gpus == 0 || !self.mixed() {
             return Vec::new();
         }
         let speeds = self.speeds_of(v);
@@ -139,13 +142,14 @@ impl State {
         }
         let first = self.prefer_of(v).into_iter().next().or_else(|| {
             self.gpu_models()
-                .into_iter()
+                .iter()
                 .filter(|m| {
                     v.gpu_model
                         .as_deref()
                         .is_none_or(|w| gpusched_core::speed::names(m, w))
                 })
                 .max_by(|a, b| on(a).total_cmp(&on(b)))
+                .cloned()
         });
         first.map_or(1.0, |m| on(&m))
     }

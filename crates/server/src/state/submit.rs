@@ -199,7 +199,16 @@ impl State {
     pub(super) fn accept(&mut self, jobs: Vec<JobSubmit>, who: &Who) -> Submitted {
         let now = self.now.ms;
         let mut ids = Vec::with_capacity(jobs.len());
-        for j in jobs {
+        // Taken from the end of the list reversed, which gives back its room a thousand
+        // at a time: a 10,000-job batch's submissions (about 0.8 KB each) leave as their
+        // records come, instead of all of both being held at the end (each record takes
+        // what its submission held besides).
+        let mut jobs = jobs;
+        jobs.reverse();
+        while let Some(j) = jobs.pop() {
+            if jobs.len().is_multiple_of(1024) {
+                jobs.shrink_to_fit();
+            }
             if let Some(id) = j.client_token.as_ref().and_then(|t| self.retry_of(t)) {
                 ids.push(id); // a retry of an accepted submission
                 continue;

@@ -20,6 +20,28 @@ pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(),
     tx.commit().await
 }
 
+/// [`write_round`] with the job rows drawn from `more` after `first`, a bounded number
+/// at a time, in the same transaction (`Store::write_round_streamed`).
+pub(crate) async fn write_round_streamed(
+    store: &mut Store,
+    w: RoundWrites,
+    first: Vec<StoredJob>,
+    more: &mut (dyn Iterator<Item = StoredJob> + Send),
+) -> Result<(), StoreError> {
+    let mut tx = store.begin().await?;
+    tx.put_jobs(&first).await?;
+    drop(first);
+    loop {
+        let chunk: Vec<StoredJob> = (&mut *more).take(crate::JOB_ROWS_AT_ONCE).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        tx.put_jobs(&chunk).await?;
+    }
+    w.write_to(&mut tx).await?;
+    tx.commit().await
+}
+
 /// Each kind as the transaction writes it outside a round too.
 impl RoundTarget for StoreTx<'_> {
     async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {

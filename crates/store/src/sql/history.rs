@@ -209,11 +209,12 @@ pub async fn append(
         }
         next.extend(q.fetch_all(&mut *conn).await?);
     }
-    let vals = event_values(events, &mut next)?;
+    // One statement's values at a time: a 10,000-job batch's events never all at once.
     let mut at = 0;
     for rows in pow2_sizes(events.len(), ROWS_PER_STATEMENT) {
+        let vals = event_values(&events[at..at + rows], &mut next)?;
         let sql = insert_sql(d, rows);
-        bind_all(sqlx::query(&sql), &vals[at * 7..(at + rows) * 7])
+        bind_all(sqlx::query(&sql), &vals)
             .execute(&mut *conn)
             .await?;
         at += rows;

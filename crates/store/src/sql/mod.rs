@@ -830,10 +830,10 @@ pub(crate) mod tests {
             });
             ended.image = None;
             // One rule only (the others left out of the JSON), and not interactive.
-            ended.placement = Some(crate::StoredPlacement {
+            ended.placement = Some(Box::new(crate::StoredPlacement {
                 exclude: vec!["n9".into()],
                 ..Default::default()
-            });
+            }));
             ended.interactive = false;
             {
                 let mut s = db.open().await;

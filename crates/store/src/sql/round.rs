@@ -179,6 +179,30 @@ impl Store {
             Dialect::Postgres => crate::postgres::round::write_round(self, w).await,
         }
     }
+
+    /// [`Store::write_round`] of `w` with job rows made as they are written: `rows` is
+    /// drawn [`crate::JOB_ROWS_AT_ONCE`] at a time and each chunk is written (and
+    /// dropped) before the next is made, in the same transaction, before `w`'s own
+    /// writes. A round of a few rows is one hand-off as before.
+    pub async fn write_round_streamed(
+        &mut self,
+        mut w: RoundWrites,
+        rows: &mut (dyn Iterator<Item = StoredJob> + Send),
+    ) -> Result<(), StoreError> {
+        let first: Vec<StoredJob> = (&mut *rows).take(crate::JOB_ROWS_AT_ONCE).collect();
+        if first.len() < crate::JOB_ROWS_AT_ONCE {
+            w.jobs.splice(0..0, first);
+            return self.write_round(w).await;
+        }
+        match self.dialect {
+            Dialect::Sqlite => {
+                crate::sqlite::writer::write_round_streamed(self, w, first, rows).await
+            }
+            Dialect::Postgres => {
+                crate::postgres::round::write_round_streamed(self, w, first, rows).await
+            }
+        }
+    }
 }
 
 /// Where a round's writes go, one kind at a time: the order is
@@ -531,6 +555,58 @@ mod tests {
         }
     }
 
+    /// A round whose job rows are made as they are written (`write_round_streamed`,
+    /// several chunks of [`crate::JOB_ROWS_AT_ONCE`]) is one transaction: written whole
+    /// with the round's other writes, or, when a later chunk fails (a client token held
+    /// twice) or the commit does, not at all; the writer goes on with the next round.
+    #[tokio::test]
+    async fn a_streamed_round_is_one_transaction() {
+        let n = crate::JOB_ROWS_AT_ONCE as u64 * 2 + 7;
+        for db in &test_dbs("a_streamed_round_is_one_transaction").await {
+            let mut s = db.open().await;
+            // A duplicate token in the last chunk: nothing of the first chunks stays.
+            let (w, _) = round(10_000);
+            let mut rows = (1..=n)
+                .map(|i| job(i, (i == n).then_some("tok-1")))
+                .chain([job(n + 1, Some("tok-1"))]);
+            assert!(s.write_round_streamed(w, &mut rows).await.is_err());
+            {
+                let mut r = db.open().await;
+                assert_eq!(r.load_jobs().await.unwrap(), []);
+                assert_eq!(r.load_nodes().await.unwrap(), []);
+                assert_eq!(r.job_events(10_000).await.unwrap().events.len(), 0);
+            }
+            // A fault at the commit, after every chunk was written: nothing either.
+            if let crate::StoreUrl::Sqlite(file) = &db.url {
+                super::super::fail_commits(file.parent().unwrap(), 1);
+                let (w, _) = round(10_000);
+                let mut rows = (1..=n).map(|i| job(i, None));
+                let e = s.write_round_streamed(w, &mut rows).await.unwrap_err();
+                assert!(matches!(e, StoreError::InjectedFault), "{e}");
+                assert_eq!(db.open().await.load_jobs().await.unwrap(), []);
+            }
+            // Then whole: every chunk's rows, the round's own rows after them, its events.
+            let (w, round_jobs) = round(10_000);
+            let mut rows = (1..=n).map(|i| job(i, None));
+            s.write_round_streamed(w, &mut rows).await.unwrap();
+            let mut want: Vec<StoredJob> = (1..=n).map(|i| job(i, None)).collect();
+            want.extend(round_jobs);
+            let mut r = db.open().await;
+            assert_eq!(r.load_jobs().await.unwrap(), want);
+            assert_eq!(r.load_nodes().await.unwrap(), [node("n1")]);
+            assert_eq!(r.job_events(10_000).await.unwrap().events.len(), 2);
+            // A small one is a plain round.
+            let mut rows = [job(n + 5, None)].into_iter();
+            s.write_round_streamed(RoundWrites::default(), &mut rows)
+                .await
+                .unwrap();
+            assert_eq!(
+                db.open().await.load_jobs().await.unwrap().len(),
+                want.len() + 1
+            );
+        }
+    }
+
     /// Services' rows: inserted, replaced and deleted by name, in the order a round
     /// gave them; read back by name (in byte order on either backend); a replica's
     /// `service` goes with its job's row, changed and cleared like any column.
@@ -735,18 +811,18 @@ mod tests {
             for step in 0..3 {
                 match step {
                     0 => {
-                        j.placement = Some(crate::StoredPlacement {
+                        j.placement = Some(Box::new(crate::StoredPlacement {
                             reservation: Some("ab".into()),
                             ..Default::default()
-                        });
+                        }));
                         j.interactive = false;
                     }
                     1 => {
-                        j.placement = Some(crate::StoredPlacement {
+                        j.placement = Some(Box::new(crate::StoredPlacement {
                             partitions: vec!["debug".into()],
                             constraint: Some("!slow".into()),
                             ..Default::default()
-                        });
+                        }));
                         j.interactive = true;
                     }
                     _ => {

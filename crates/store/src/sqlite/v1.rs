@@ -160,18 +160,20 @@ impl V1Job {
             attempt: v.attempt,
             node: v.node,
             gpu_indices: v.gpu_indices,
-            slice_at: v.slice_at.map(|s| StoredSliceAt {
-                gpu: s.gpu,
-                milli: s.milli,
-                mem_mib: s.mem_mib,
-                mig: s.mig.map(|m| StoredMig {
-                    profile: m.profile,
-                    start: m.start,
-                    size: m.size,
-                    create: m.create,
-                    destroy: m.destroy,
-                    uuid: m.uuid,
-                }),
+            slice_at: v.slice_at.map(|s| {
+                Box::new(StoredSliceAt {
+                    gpu: s.gpu,
+                    milli: s.milli,
+                    mem_mib: s.mem_mib,
+                    mig: s.mig.map(|m| StoredMig {
+                        profile: m.profile,
+                        start: m.start,
+                        size: m.size,
+                        create: m.create,
+                        destroy: m.destroy,
+                        uuid: m.uuid,
+                    }),
+                })
             }),
             start_ms: v.start_ms,
             end_ms: v.end_ms,

@@ -40,12 +40,63 @@ pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(),
     r
 }
 
+/// [`write_round`] of a round whose job rows come from `more` after `first`, a bounded
+/// number at a time: the transaction begins with `first`, takes each further chunk as it
+/// is made, and ends with `w`'s own writes and the commit. Nothing is written if any
+/// part fails.
+pub(crate) async fn write_round_streamed(
+    store: &mut Store,
+    w: RoundWrites,
+    first: Vec<StoredJob>,
+    more: &mut (dyn Iterator<Item = StoredJob> + Send),
+) -> Result<(), StoreError> {
+    let fault = take_fault(&store.path);
+    let fence = store.fence;
+    if store.writer.is_none() {
+        store.writer = Some(Writer::open(&store.path)?);
+    }
+    let writer = store.writer.as_ref().expect("opened above");
+    let mut r = writer.part(Part::Begin { fence }, first).await;
+    while r.is_ok() {
+        let chunk: Vec<StoredJob> = (&mut *more).take(crate::JOB_ROWS_AT_ONCE).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        r = writer.part(Part::More, chunk).await;
+    }
+    let r = match r {
+        Ok(()) => writer.write(w, fence, fault).await,
+        Err(e) => Err(e),
+    };
+    if r.is_err() {
+        store.writer = None;
+    }
+    r
+}
+
 /// A round to write, and where its outcome goes.
-struct Request {
-    writes: RoundWrites,
-    fence: Option<u64>,
-    fault: bool,
-    done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+enum Request {
+    /// A whole round, or the rest of one begun by [`Request::Rows`]: its writes, then the
+    /// commit.
+    Round {
+        writes: Box<RoundWrites>,
+        fence: Option<u64>,
+        fault: bool,
+        done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Job rows of a round too large to hold at once; the first part begins its
+    /// transaction, which stays open for the next request.
+    Rows {
+        part: Part,
+        rows: Vec<StoredJob>,
+        done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+    },
+}
+
+/// Which part of a streamed round's job rows.
+enum Part {
+    Begin { fence: Option<u64> },
+    More,
 }
 
 /// The SQLite round writer: a thread with its own connection to the store's file. It
@@ -62,9 +113,27 @@ impl Writer {
             .name("sqlite-writer".into())
             .spawn(move || {
                 let mut prepared = Prepared::new(&conn);
+                // Whether a streamed round's transaction is open.
+                let mut open = false;
                 for r in rx {
-                    let outcome = apply(&mut prepared, &r.writes, r.fence, r.fault);
-                    let _ = r.done.send(outcome);
+                    match r {
+                        Request::Round {
+                            writes,
+                            fence,
+                            fault,
+                            done,
+                        } => {
+                            let begun = std::mem::take(&mut open);
+                            let outcome = apply(&mut prepared, &writes, fence, fault, begun);
+                            let _ = done.send(outcome);
+                        }
+                        Request::Rows { part, rows, done } => {
+                            let outcome = rows_part(&mut prepared, part, &rows, open);
+                            open = outcome.is_ok();
+                            drop(rows);
+                            let _ = done.send(outcome);
+                        }
+                    }
                 }
             })
             .map_err(|source| StoreError::File {
@@ -81,13 +150,25 @@ impl Writer {
         fault: bool,
     ) -> Result<(), StoreError> {
         let (done, outcome) = tokio::sync::oneshot::channel();
-        let request = Request {
-            writes,
+        let request = Request::Round {
+            writes: Box::new(writes),
             fence,
             fault,
             done,
         };
         if self.requests.send(request).is_err() {
+            return Err(StoreError::WriterGone);
+        }
+        outcome.await.unwrap_or(Err(StoreError::WriterGone))
+    }
+
+    async fn part(&self, part: Part, rows: Vec<StoredJob>) -> Result<(), StoreError> {
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        if self
+            .requests
+            .send(Request::Rows { part, rows, done })
+            .is_err()
+        {
             return Err(StoreError::WriterGone);
         }
         outcome.await.unwrap_or(Err(StoreError::WriterGone))
@@ -207,20 +288,80 @@ impl<'c> Prepared<'c> {
     }
 }
 
-/// Runs one round's transaction; rolled back whole on any error.
+/// Begins a round's transaction: `BEGIN IMMEDIATE`, then the fence.
+fn begin(p: &mut Prepared<'_>, fence: Option<u64>) -> Result<(), StoreError> {
+    if p.fence != fence || p.seqs.len() > SEQS_KEPT {
+        p.seqs.clear();
+        p.fence = fence;
+    }
+    p.conn.execute_batch("BEGIN IMMEDIATE")?;
+    if let Some(epoch) = fence {
+        if p.run(Stmt::Fence, &[Val::Int(epoch as i64)])? != 1 {
+            let current: Option<i64> = p.get(Stmt::Epoch)?.query_row([], |r| r.get(0)).ok();
+            return Err(StoreError::Fenced {
+                mine: epoch,
+                current: current.map(|c| c as u64),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Rolls back what is open after a failure, and forgets the sequences it may have
+/// counted on.
+fn abandon(p: &mut Prepared<'_>) {
+    p.seqs.clear();
+    if !p.conn.is_autocommit() {
+        let _ = p.conn.execute_batch("ROLLBACK");
+    }
+}
+
+/// One part of a streamed round's job rows (`Part::Begin` begins its transaction;
+/// `open`: whether one is open now). Rolled back whole on any error.
+fn rows_part(
+    p: &mut Prepared<'_>,
+    part: Part,
+    rows: &[StoredJob],
+    open: bool,
+) -> Result<(), StoreError> {
+    let r = match part {
+        Part::Begin { fence } => {
+            if open {
+                abandon(p);
+            }
+            begin(p, fence)
+        }
+        Part::More if open => Ok(()),
+        Part::More => Err(StoreError::WriterGone),
+    };
+    let r = r.and_then(|()| {
+        let mut target = Target {
+            p: &mut *p,
+            next: HashMap::new(),
+        };
+        target
+            .jobs(rows)
+            .now_or_never()
+            .expect("the round writer's statements never wait")
+    });
+    if r.is_err() {
+        abandon(p);
+    }
+    r
+}
+
+/// Runs one round's transaction (the rest of one already `begun` by [`rows_part`]);
+/// rolled back whole on any error.
 fn apply(
     p: &mut Prepared<'_>,
     w: &RoundWrites,
     fence: Option<u64>,
     fault: bool,
+    begun: bool,
 ) -> Result<(), StoreError> {
     let conn = p.conn;
-    if p.fence != fence || p.seqs.len() > SEQS_KEPT {
-        p.seqs.clear();
-        p.fence = fence;
-    }
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let r = statements(p, w, fence).and_then(|seqs| {
+    let begin = if begun { Ok(()) } else { begin(p, fence) };
+    let r = begin.and_then(|()| statements(p, w)).and_then(|seqs| {
         if fault {
             // As a full disk at the commit: nothing written.
             Err(StoreError::InjectedFault)
@@ -242,30 +383,14 @@ fn apply(
             Ok(())
         }
         Err(e) => {
-            p.seqs.clear();
-            if !conn.is_autocommit() {
-                let _ = conn.execute_batch("ROLLBACK");
-            }
+            abandon(p);
             Err(e)
         }
     }
 }
 
 /// The round's statements; the last event sequence of each job it wrote events of.
-fn statements(
-    p: &mut Prepared<'_>,
-    w: &RoundWrites,
-    fence: Option<u64>,
-) -> Result<HashMap<i64, i64>, StoreError> {
-    if let Some(epoch) = fence {
-        if p.run(Stmt::Fence, &[Val::Int(epoch as i64)])? != 1 {
-            let current: Option<i64> = p.get(Stmt::Epoch)?.query_row([], |r| r.get(0)).ok();
-            return Err(StoreError::Fenced {
-                mine: epoch,
-                current: current.map(|c| c as u64),
-            });
-        }
-    }
+fn statements(p: &mut Prepared<'_>, w: &RoundWrites) -> Result<HashMap<i64, i64>, StoreError> {
     let mut target = Target {
         p,
         next: HashMap::new(),
@@ -380,10 +505,11 @@ impl RoundTarget for Target<'_, '_> {
                 next.insert(job, seq);
             }
         }
-        let vals = history::event_values(events, next)?;
+        // One statement's values at a time: a 10,000-job batch's events never all at once.
         let mut at = 0;
         for rows in pow2_sizes(events.len(), history::ROWS_PER_STATEMENT) {
-            p.run(Stmt::Events(rows), &vals[at * 7..(at + rows) * 7])?;
+            let vals = history::event_values(&events[at..at + rows], next)?;
+            p.run(Stmt::Events(rows), &vals)?;
             at += rows;
         }
         for (job, upto) in history::prunes(next, keep) {

@@ -122,6 +122,7 @@ impl Harness {
             log_url: None,
             join_token: "t".into(),
             allow_root_jobs: true,
+            instant_jobs: false,
             ca_cert: None,
             control: GpuControl(Some(Arc::new(lib))),
             mps: false,
