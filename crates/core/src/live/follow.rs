@@ -334,15 +334,16 @@ impl LiveCluster {
         };
         // The waiting jobs in the pass's order, taken from the head while they follow;
         // the running jobs of a bucket are looked at once, when a job of it comes.
-        let mut waiting: BinaryHeap<Reverse<(u64, u64)>> = self
-            .jobs
-            .iter()
-            .filter(|j| !j.running)
-            .map(|j| Reverse((j.rank, j.spec.id.0)))
-            .collect();
+        let mut waiting = InOrder::new(
+            self.jobs
+                .iter()
+                .filter(|j| !j.running)
+                .map(|j| (j.rank, j.spec.id.0))
+                .collect(),
+        );
         let mut open: BTreeMap<Bucket, Kinds> = BTreeMap::new();
         let mut follows = Vec::new();
-        while let Some(Reverse((_, id))) = waiting.pop() {
+        while let Some((_, id)) = waiting.next() {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
             let estimate = spec.estimate.or_else(|| guess(id));
@@ -536,6 +537,55 @@ impl LiveCluster {
     /// Whether `id` is a follower (so out of the waiting queue).
     pub(super) fn is_follower(&self, id: u64) -> bool {
         self.followers.after.contains_key(&id)
+    }
+}
+
+/// Keys taken smallest first, where usually only the first few are taken (the follow
+/// pass stops at the first waiting job that cannot follow): the next ones are picked out
+/// of the rest a chunk at a time (a selection, then a sort of the chunk, chunks
+/// doubling), so a round with 10,000 waiting jobs does not order them all. Building a
+/// heap of every waiting job was most of the server's work per job in a 10,000-job
+/// batch (docs/benchmarks-log.md (zj)). Keys are distinct, so the order is the one a
+/// full sort gives.
+struct InOrder {
+    keys: Vec<(u64, u64)>,
+    /// `keys[..sorted]` are the smallest, in order.
+    sorted: usize,
+    next: usize,
+    chunk: usize,
+}
+
+impl InOrder {
+    fn new(keys: Vec<(u64, u64)>) -> Self {
+        InOrder {
+            keys,
+            sorted: 0,
+            next: 0,
+            chunk: 32,
+        }
+    }
+}
+
+impl Iterator for InOrder {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.next == self.sorted {
+            let rest = &mut self.keys[self.sorted..];
+            if rest.is_empty() {
+                return None;
+            }
+            let take = self.chunk.min(rest.len());
+            if take < rest.len() {
+                rest.select_nth_unstable(take - 1);
+            }
+            rest[..take].sort_unstable();
+            self.sorted += take;
+            self.chunk = self.chunk.saturating_mul(2);
+        }
+        let key = self.keys[self.next];
+        self.next += 1;
+        Some(key)
     }
 }
 

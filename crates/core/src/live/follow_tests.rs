@@ -416,3 +416,29 @@ fn a_serving_job_neither_follows_nor_is_followed() {
     assert_eq!(c.pass(0.0, &[]).len(), 1);
     assert!(c.follow_pass(|_| None).is_empty());
 }
+
+/// The follow pass's order of waiting jobs, picked out a chunk at a time, is the full
+/// sort's: whole, or cut short anywhere.
+#[test]
+fn waiting_jobs_come_in_the_order_a_full_sort_gives() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for n in [0usize, 1, 2, 31, 32, 33, 100, 1000, 5000] {
+        // Ranks repeat (ties broken by id), ids are distinct.
+        let keys: Vec<(u64, u64)> = (0..n as u64).map(|id| (rand() % 50, id)).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            super::InOrder::new(keys.clone()).collect::<Vec<_>>(),
+            sorted
+        );
+        let cut = (rand() as usize) % (n + 1);
+        let head: Vec<_> = super::InOrder::new(keys).take(cut).collect();
+        assert_eq!(head, sorted[..cut], "n {n}, the first {cut}");
+    }
+}
