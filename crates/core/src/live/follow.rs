@@ -334,7 +334,7 @@ impl LiveCluster {
         };
         // The waiting jobs in the pass's order, taken from the head while they follow;
         // the running jobs of a bucket are looked at once, when a job of it comes.
-        let mut waiting = InOrder::new(
+        let waiting = InOrder::new(
             self.jobs
                 .iter()
                 .filter(|j| !j.running)
@@ -343,7 +343,7 @@ impl LiveCluster {
         );
         let mut open: BTreeMap<Bucket, Kinds> = BTreeMap::new();
         let mut follows = Vec::new();
-        while let Some((_, id)) = waiting.next() {
+        for (_, id) in waiting {
             let Some(i) = self.find(id) else { break };
             let spec = &self.jobs[i].spec;
             let estimate = spec.estimate.or_else(|| guess(id));
