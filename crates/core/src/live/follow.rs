@@ -41,7 +41,7 @@
 //! its predecessor.
 
 use std::cmp::Reverse;
-use std::collections::{btree_map, BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{btree_map, BTreeMap, BinaryHeap};
 
 use super::cluster::{LiveCluster, LivePlacement};
 use super::group::JobGroup;
@@ -386,24 +386,16 @@ impl LiveCluster {
         follows
     }
 
-    /// Moves the jobs of `follows` out of the waiting queue, each behind its `after`: in
-    /// one pass over the jobs however many follow (one removal each would shift the
-    /// list each time).
+    /// Moves the jobs of `follows` out of the waiting queue, each behind its `after`, one
+    /// removal each: the list shifts its shorter side (`JobList`), and followers come from
+    /// the head of the pass's order, usually the oldest jobs, at its front. Taking every
+    /// job out and putting the rest back instead cost each round that made a follow a
+    /// copy of the whole queue: with 10,000 jobs waiting, most of the server's work per job
+    /// (docs/benchmarks-log.md (zj)).
     fn take_followers(&mut self, follows: &[Follow]) {
-        if follows.is_empty() {
-            return;
-        }
-        let moving: BTreeSet<u64> = follows.iter().map(|f| f.job).collect();
-        let (going, staying): (Vec<SchedJob>, Vec<SchedJob>) = self
-            .jobs
-            .take_all()
-            .into_iter()
-            .partition(|j| moving.contains(&j.spec.id.0));
-        self.jobs.set_all(staying);
-        let mut going: BTreeMap<u64, SchedJob> =
-            going.into_iter().map(|j| (j.spec.id.0, j)).collect();
         for f in follows {
-            if let Some(job) = going.remove(&f.job) {
+            if let Some(i) = self.find(f.job) {
+                let job = self.jobs.remove(i);
                 self.followers.link(f.after, job);
             }
         }
