@@ -463,6 +463,12 @@ impl ServiceSpec {
         if self.replicas.is_some_and(|k| k > MAX_REPLICAS) {
             return Some(format!("service {n}: at most {MAX_REPLICAS} replicas"));
         }
+        // The schema's bound (256), which a request must not pass by leaving it unchecked.
+        if self.rollout.max_surge > 256 || self.rollout.max_unavailable > 256 {
+            return Some(format!(
+                "service {n}: rollout max_surge and max_unavailable are at most 256"
+            ));
+        }
         if self.rollout.max_surge == 0 && self.rollout.max_unavailable == 0 {
             return Some(format!(
                 "service {n}: rollout max_surge and max_unavailable are both 0, so no replica \
@@ -621,6 +627,12 @@ mod tests {
         let mut s = spec();
         s.rollout.max_surge = 0;
         assert!(s.problem().unwrap().contains("max_surge"));
+        s.rollout.max_surge = 257;
+        assert!(s.problem().unwrap().contains("at most 256"));
+        s.rollout.max_surge = 1;
+        s.rollout.max_unavailable = 257;
+        assert!(s.problem().unwrap().contains("at most 256"));
+        s.rollout.max_unavailable = 0;
         let mut s = spec();
         s.models = vec![ModelConfig {
             name: "m".into(),
