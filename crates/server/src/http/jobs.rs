@@ -49,13 +49,8 @@ pub async fn submit_batch(
     JsonBody(batch): JsonBody<BatchSubmit>,
 ) -> Result<(StatusCode, Json<Submitted>), ApiErr> {
     let who = person(&caller)?;
-    // The parser grew the list by doubling (JSON says nothing of its length): its room
-    // is given back before the jobs are made from it, so a 10,000-job batch does not
-    // hold 16,384 submissions' worth while its records take their place.
-    let mut jobs = batch.jobs;
-    jobs.shrink_to_fit();
-    let groups = groups_for(&app, &jobs, &who).await;
-    let ids = app.ask(|r| Cmd::Submit(jobs, who, groups, r)).await?;
+    let groups = groups_for(&app, &batch.jobs, &who).await;
+    let ids = app.ask(|r| Cmd::Submit(batch.jobs, who, groups, r)).await?;
     Ok((StatusCode::CREATED, Json(ids)))
 }
 

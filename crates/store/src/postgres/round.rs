@@ -5,38 +5,32 @@
 use gpusched_wire::history::{AuditEntry, JobEvent};
 
 use crate::sql::round::{
-    RoundTarget, RoundWrites, NODE_UPSERT, RESERVATION_DELETE, RESERVATION_UPSERT, SERVICE_DELETE,
-    SERVICE_UPSERT, TOKEN_UPSERT,
+    job_chunk, JobRows, RoundTarget, RoundWrites, NODE_UPSERT, RESERVATION_DELETE,
+    RESERVATION_UPSERT, SERVICE_DELETE, SERVICE_UPSERT, TOKEN_UPSERT,
 };
 use crate::sql::values::Val;
 use crate::sql::{Store, StoreTx};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
-/// Writes `w` in one transaction of the store's connection.
-pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(), StoreError> {
-    let mut tx = store.begin().await?;
-    w.write_to(&mut tx).await?;
-    tx.commit().await
-}
-
-/// [`write_round`] with the job rows drawn from `more` after `first`, a bounded number
-/// at a time, in the same transaction (`Store::write_round_streamed`).
-pub(crate) async fn write_round_streamed(
+/// Writes `w` in one transaction of the store's connection, after the job rows of
+/// `rows` (if given), drawn a chunk at a time (`Store::write_round_streamed`).
+pub(crate) async fn write_round(
     store: &mut Store,
     w: RoundWrites,
-    first: Vec<StoredJob>,
-    more: &mut (dyn Iterator<Item = StoredJob> + Send),
+    rows: Option<JobRows<'_>>,
 ) -> Result<(), StoreError> {
     let mut tx = store.begin().await?;
-    tx.put_jobs(&first).await?;
-    drop(first);
-    loop {
-        let chunk: Vec<StoredJob> = (&mut *more).take(crate::JOB_ROWS_AT_ONCE).collect();
-        if chunk.is_empty() {
-            break;
+    if let Some(JobRows { first, more }) = rows {
+        tx.put_jobs(&first).await?;
+        drop(first);
+        loop {
+            let chunk = job_chunk(more);
+            if chunk.is_empty() {
+                break;
+            }
+            tx.put_jobs(&chunk).await?;
         }
-        tx.put_jobs(&chunk).await?;
     }
     w.write_to(&mut tx).await?;
     tx.commit().await

@@ -175,8 +175,8 @@ impl Store {
             return Ok(());
         }
         match self.dialect {
-            Dialect::Sqlite => crate::sqlite::writer::write_round(self, w).await,
-            Dialect::Postgres => crate::postgres::round::write_round(self, w).await,
+            Dialect::Sqlite => crate::sqlite::writer::write_round(self, w, None).await,
+            Dialect::Postgres => crate::postgres::round::write_round(self, w, None).await,
         }
     }
 
@@ -189,20 +189,30 @@ impl Store {
         mut w: RoundWrites,
         rows: &mut (dyn Iterator<Item = StoredJob> + Send),
     ) -> Result<(), StoreError> {
-        let first: Vec<StoredJob> = (&mut *rows).take(crate::JOB_ROWS_AT_ONCE).collect();
+        let first = job_chunk(rows);
         if first.len() < crate::JOB_ROWS_AT_ONCE {
             w.jobs.splice(0..0, first);
             return self.write_round(w).await;
         }
+        let rows = Some(JobRows { first, more: rows });
         match self.dialect {
-            Dialect::Sqlite => {
-                crate::sqlite::writer::write_round_streamed(self, w, first, rows).await
-            }
-            Dialect::Postgres => {
-                crate::postgres::round::write_round_streamed(self, w, first, rows).await
-            }
+            Dialect::Sqlite => crate::sqlite::writer::write_round(self, w, rows).await,
+            Dialect::Postgres => crate::postgres::round::write_round(self, w, rows).await,
         }
     }
+}
+
+/// A round's job rows made as they are written ([`Store::write_round_streamed`]): the
+/// first chunk, made, and the rest, drawn a chunk at a time ([`job_chunk`]) before the
+/// round's own writes.
+pub(crate) struct JobRows<'a> {
+    pub(crate) first: Vec<StoredJob>,
+    pub(crate) more: &'a mut (dyn Iterator<Item = StoredJob> + Send),
+}
+
+/// The next [`crate::JOB_ROWS_AT_ONCE`] rows of `rows` at most; empty when none is left.
+pub(crate) fn job_chunk(rows: &mut (dyn Iterator<Item = StoredJob> + Send)) -> Vec<StoredJob> {
+    rows.take(crate::JOB_ROWS_AT_ONCE).collect()
 }
 
 /// Where a round's writes go, one kind at a time: the order is

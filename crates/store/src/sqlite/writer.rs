@@ -16,39 +16,23 @@ use gpusched_wire::history::{AuditEntry, JobEvent, JobEventKind};
 
 use crate::sql::dialect::{pow2_chunks, pow2_sizes, Dialect};
 use crate::sql::round::{
-    audit_values, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT, NODE_UPSERT,
-    RESERVATION_DELETE, RESERVATION_UPSERT, SERVICE_DELETE, SERVICE_UPSERT, TOKEN_UPSERT,
+    audit_values, job_chunk, JobRows, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT,
+    NODE_UPSERT, RESERVATION_DELETE, RESERVATION_UPSERT, SERVICE_DELETE, SERVICE_UPSERT,
+    TOKEN_UPSERT,
 };
 use crate::sql::values::{job_row, Val};
 use crate::sql::{history, jobs, lease, take_fault, Store};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
-/// Writes `w` on the store's round writer (opened by the first round written).
-pub(crate) async fn write_round(store: &mut Store, w: RoundWrites) -> Result<(), StoreError> {
-    let fault = take_fault(&store.path);
-    let fence = store.fence;
-    if store.writer.is_none() {
-        store.writer = Some(Writer::open(&store.path)?);
-    }
-    let writer = store.writer.as_ref().expect("opened above");
-    let r = writer.write(w, fence, fault).await;
-    if r.is_err() {
-        // A fresh connection for the next round (as sqlx's after a failure).
-        store.writer = None;
-    }
-    r
-}
-
-/// [`write_round`] of a round whose job rows come from `more` after `first`, a bounded
-/// number at a time: the transaction begins with `first`, takes each further chunk as it
-/// is made, and ends with `w`'s own writes and the commit. Nothing is written if any
-/// part fails.
-pub(crate) async fn write_round_streamed(
+/// Writes `w` on the store's round writer (opened by the first round written), after
+/// the job rows of `rows` (if given): their first chunk begins the transaction, each
+/// further chunk is drawn as the one before is written, and `w`'s own writes and the
+/// commit end it (`Store::write_round_streamed`). Nothing is written if any part fails.
+pub(crate) async fn write_round(
     store: &mut Store,
     w: RoundWrites,
-    first: Vec<StoredJob>,
-    more: &mut (dyn Iterator<Item = StoredJob> + Send),
+    rows: Option<JobRows<'_>>,
 ) -> Result<(), StoreError> {
     let fault = take_fault(&store.path);
     let fence = store.fence;
@@ -56,19 +40,22 @@ pub(crate) async fn write_round_streamed(
         store.writer = Some(Writer::open(&store.path)?);
     }
     let writer = store.writer.as_ref().expect("opened above");
-    let mut r = writer.part(Part::Begin { fence }, first).await;
-    while r.is_ok() {
-        let chunk: Vec<StoredJob> = (&mut *more).take(crate::JOB_ROWS_AT_ONCE).collect();
-        if chunk.is_empty() {
-            break;
+    let mut r = Ok(());
+    if let Some(JobRows { first, more }) = rows {
+        r = writer.part(Part::Begin { fence }, first).await;
+        while r.is_ok() {
+            let chunk = job_chunk(more);
+            if chunk.is_empty() {
+                break;
+            }
+            r = writer.part(Part::More, chunk).await;
         }
-        r = writer.part(Part::More, chunk).await;
     }
-    let r = match r {
-        Ok(()) => writer.write(w, fence, fault).await,
-        Err(e) => Err(e),
-    };
+    if r.is_ok() {
+        r = writer.write(w, fence, fault).await;
+    }
     if r.is_err() {
+        // A fresh connection for the next round (as sqlx's after a failure).
         store.writer = None;
     }
     r

@@ -74,7 +74,9 @@ async fn run(s: &mut Store, way: Way, first: u64, rounds: u64, rows: u64) -> [f6
         let w = round(n, rows, if way == Way::Rusqlite { 0 } else { 1_000 });
         match way {
             Way::Rusqlite => s.write_round(w).await.unwrap(),
-            Way::Sqlx => crate::postgres::round::write_round(s, w).await.unwrap(),
+            Way::Sqlx => crate::postgres::round::write_round(s, w, None)
+                .await
+                .unwrap(),
         }
     }
     let wall = t.elapsed();
