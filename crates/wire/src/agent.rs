@@ -36,6 +36,11 @@ use crate::node::GpuInfo;
 ///   sends steps only to agents of protocol 6; a step on a node of an older agent is
 ///   refused, naming the node.
 ///
+/// The compact messages (issue 39: a launch sent once, [`PollQuery::have`]; MessagePack,
+/// [`MSGPACK`]) needed no new protocol: the server says it takes them
+/// ([`Registered::compact`], which older agents ignore), an agent asks for them request
+/// by request, and a server answers compactly only a request that asked.
+///
 /// Bump it (and keep the previous version's messages readable both ways) whenever a
 /// message changes in a way the other side must know of: a new required field, a field
 /// whose meaning changes, a new field in a type read with `deny_unknown_fields` by the
@@ -162,6 +167,14 @@ pub struct Registered {
     /// protocol 1.
     #[serde(default = "protocol_without_header")]
     pub protocol: u32,
+    /// The server takes the compact agent messages (`compact.rs`): polls naming what the
+    /// agent holds ([`PollQuery::have`]) answered with the launches it lacks, and
+    /// MessagePack ([`MSGPACK`]) for polls and reports. Absent (false) from servers
+    /// before them: the agent then speaks JSON and takes whole desired states. An
+    /// addition needing no new protocol: `Registered` is read without
+    /// `deny_unknown_fields`, and a server answers compactly only a request that asks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compact: bool,
 }
 
 fn protocol_without_header() -> u32 {
@@ -178,6 +191,13 @@ pub struct PollQuery {
     pub node: String,
     pub instance: String,
     pub gen: u64,
+    /// The generation of the last desired state the agent applied in this registration,
+    /// with every launch in it kept (sent only to a server that said
+    /// [`Registered::compact`]). The answer then names by [`AttemptRef`] alone the
+    /// launches the server sent unchanged in a state of that generation or before
+    /// ([`Desired::run_known`], [`Desired::queued_known`]). Absent: every launch whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub have: Option<u64>,
 }
 
 /// What the server wants a node to be doing.
@@ -222,6 +242,41 @@ pub struct Desired {
     /// only agents of this release apply (docs/power.md).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub power_caps: BTreeMap<u32, u32>,
+    /// Attempts wanted as in `run` whose launch the agent already holds, unchanged, from
+    /// the state of [`PollQuery::have`] or before (only in answers to a poll naming
+    /// one). An agent that does not hold one asks again without `have`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub run_known: Vec<AttemptRef>,
+    /// Attempts queued as in `queued` whose launch the agent already holds, likewise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queued_known: Vec<QueuedKnown>,
+}
+
+/// A queued attempt whose launch the agent already holds (see [`Desired::queued_known`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueuedKnown {
+    /// The attempt it follows.
+    pub after: AttemptRef,
+    /// The queued attempt.
+    pub attempt: AttemptRef,
+}
+
+/// The media type of the agent messages' compact encoding: MessagePack with fields by
+/// name (so optional fields stay optional both ways, as in JSON). Chosen over JSON and
+/// CBOR by `examples/agent_codec.rs` (docs/benchmarks.md).
+pub const MSGPACK: &str = "application/msgpack";
+
+/// `value` in [`MSGPACK`].
+pub fn to_msgpack<T: Serialize>(value: &T) -> Result<Vec<u8>, rmp_serde::encode::Error> {
+    rmp_serde::to_vec_named(value)
+}
+
+/// A value read from [`MSGPACK`].
+pub fn from_msgpack<'a, T: Deserialize<'a>>(
+    bytes: &'a [u8],
+) -> Result<T, rmp_serde::decode::Error> {
+    rmp_serde::from_slice(bytes)
 }
 
 /// An attempt to start when another ends (see [`Desired::queued`]).

@@ -9,6 +9,7 @@ pub mod account;
 pub mod agent;
 pub mod array;
 pub mod auth;
+pub mod compact;
 pub mod contain;
 pub mod duration;
 pub mod export;
@@ -35,8 +36,8 @@ pub mod workflow;
 
 pub use account::{AccountList, AccountUserView, AccountView};
 pub use agent::{
-    AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, QueuedLaunch, Register,
-    Registered, Report, ReportAck, RunEvent, RunEventKind,
+    AttemptRef, Desired, Launch, Outcome, PollQuery, PreemptOrder, QueuedKnown, QueuedLaunch,
+    Register, Registered, Report, ReportAck, RunEvent, RunEventKind,
 };
 pub use array::{ArrayCounts, ArrayError, ArraySpec, ArrayTask, JobRef};
 pub use auth::{Role, TokenCreate, TokenCreated, TokenList, TokenView, WhoAmI};

@@ -133,6 +133,9 @@ struct Shared {
     servers: ServerList,
     /// The highest leader epoch seen in a desired state: older ones are refused.
     max_epoch: AtomicU64,
+    /// The server this agent registered with last takes the compact agent messages
+    /// (`Registered::compact`: MessagePack, polls answered with the launches not held).
+    compact: std::sync::atomic::AtomicBool,
     outbox: Outbox,
     launcher: Launcher,
     slices: Arc<SliceSetup>,
@@ -309,6 +312,7 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
         http,
         servers,
         max_epoch: AtomicU64::new(0),
+        compact: Default::default(),
         outbox,
         launcher,
         slices,
@@ -361,6 +365,9 @@ pub async fn run(cfg: AgentConfig, mut shutdown: watch::Receiver<bool>) -> anyho
             r = register(&shared) => r?,
             _ = shutdown.changed() => return drain(&shared, None).await,
         };
+        shared
+            .compact
+            .store(reg.compact, std::sync::atomic::Ordering::SeqCst);
         lease_tx.send_replace(fence_after(&reg));
         instance_tx.send_replace(reg.instance.clone());
         while rereg_rx.try_recv().is_ok() {}

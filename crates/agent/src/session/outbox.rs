@@ -116,11 +116,15 @@ pub(super) async fn reporter(
             telemetry,
             leaving: false,
         };
+        let compact = sh.compact.load(std::sync::atomic::Ordering::SeqCst);
         let req = |url: String| {
-            sh.http
-                .post(url)
-                .json(&body)
-                .timeout(Duration::from_secs(30))
+            let r = sh.http.post(url).timeout(Duration::from_secs(30));
+            match compact.then(|| gpusched_wire::agent::to_msgpack(&body)) {
+                Some(Ok(bytes)) => r
+                    .header(reqwest::header::CONTENT_TYPE, gpusched_wire::agent::MSGPACK)
+                    .body(bytes),
+                _ => r.json(&body),
+            }
         };
         match send(&sh, "/api/agent/report", req).await {
             Ok(r) if r.status().is_success() => {

@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use gpusched_wire::agent::{from_msgpack, MSGPACK};
+use gpusched_wire::compact::Held;
 use gpusched_wire::Desired;
 use reqwest::StatusCode;
 
@@ -21,30 +23,47 @@ fn accept_epoch(seen: &AtomicU64, epoch: u64) -> bool {
 }
 
 /// Long-polls the desired state and reconciles, until the server forgets the node.
+/// With a server that takes compact messages, each poll names the generation last
+/// applied (`have`) and asks for MessagePack; the launches it holds come back named only,
+/// and are put back from what it kept (`gpusched_wire::compact::Held`) before reconciling.
 pub(super) async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) {
     let mut gen = u64::MAX; // never equal: the first poll answers at once
+    let mut have: Option<u64> = None;
+    let mut held = Held::default();
     let mut backoff = Backoff::new();
     let mut cancelled_unseen = BTreeSet::new();
+    let compact = sh.compact.load(Ordering::SeqCst);
     loop {
         // Acknowledged before this request is sent: the answer cannot list them.
         let acked_before = sh.launcher.records().ack_mark();
         let gen_s = gen.to_string();
+        let have_s = have.map(|h| h.to_string());
         let req = |url: String| {
-            sh.http
+            let mut query = vec![
+                ("node", sh.cfg.name.as_str()),
+                ("instance", instance),
+                ("gen", &gen_s),
+            ];
+            if let Some(h) = &have_s {
+                query.push(("have", h));
+            }
+            let r = sh
+                .http
                 .get(url)
-                .query(&[
-                    ("node", sh.cfg.name.as_str()),
-                    ("instance", instance),
-                    ("gen", &gen_s),
-                ])
-                .timeout(poll_wait + Duration::from_secs(10))
+                .query(&query)
+                .timeout(poll_wait + Duration::from_secs(10));
+            if compact {
+                r.header(reqwest::header::ACCEPT, MSGPACK)
+            } else {
+                r
+            }
         };
         // The lease counts from when the request left: the server counts from when it
         // arrived, never earlier (`fence_after`).
         let sent = Instant::now();
         match send(sh, "/api/agent/poll", req).await {
             Ok(r) if r.status() == StatusCode::CONFLICT => return,
-            Ok(r) if r.status().is_success() => match r.json::<Desired>().await {
+            Ok(r) if r.status().is_success() => match read_desired(r).await {
                 Ok(d) if !accept_epoch(&sh.max_epoch, d.epoch) => {
                     tracing::warn!(
                         epoch = d.epoch,
@@ -54,14 +73,26 @@ pub(super) async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) 
                          seen (a deposed leader); asking another server"
                     );
                     sh.servers.skip();
+                    // Another server holds none of what this one sent.
+                    (have, gen) = (None, u64::MAX);
+                    held.clear();
                 }
-                Ok(d) => {
+                Ok(mut d) => {
                     backoff.reset();
                     heard(sh, sent);
+                    if let Err(e) = held.expand(&mut d) {
+                        tracing::warn!("{e}");
+                        (have, gen) = (None, u64::MAX);
+                        continue;
+                    }
                     gen = d.gen;
                     reconcile(sh, &d, &mut cancelled_unseen);
                     sh.launcher.records().forget_acked_before(acked_before);
                     sh.followers.forget_acked_before(acked_before);
+                    if compact {
+                        held.keep(&mut d);
+                        have = Some(d.gen);
+                    }
                     continue;
                 }
                 Err(e) => tracing::warn!("unreadable poll answer: {e}"),
@@ -77,6 +108,21 @@ pub(super) async fn poll_loop(sh: &Shared, instance: &str, poll_wait: Duration) 
         }
         backoff.sleep().await;
     }
+}
+
+/// The desired state in the encoding the answer says (MessagePack or JSON).
+async fn read_desired(r: reqwest::Response) -> anyhow::Result<Desired> {
+    let msgpack = r
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(MSGPACK));
+    let bytes = r.bytes().await?;
+    Ok(if msgpack {
+        from_msgpack(&bytes)?
+    } else {
+        serde_json::from_slice(&bytes)?
+    })
 }
 
 #[cfg(test)]

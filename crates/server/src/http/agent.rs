@@ -2,12 +2,14 @@
 
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
 use axum::{Extension, Json};
 use gpusched_wire::agent::{
     protocol_refusal, AGENT_PROTOCOL, PROTOCOL_HEADER, PROTOCOL_WITHOUT_HEADER,
 };
 use gpusched_wire::{Desired, PollQuery, Register, Registered, Report, ReportAck};
 
+use super::agent_codec::{accepts_msgpack, answer, parse_body};
 use super::auth::agent;
 use super::error::{parse_json, parse_query, ApiErr, RawBody};
 use super::peer::TcpPeer;
@@ -82,18 +84,20 @@ pub async fn register(
 pub async fn poll(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
     uri: Uri,
-) -> Result<Json<Desired>, ApiErr> {
+) -> Result<Response, ApiErr> {
     agent(&caller)?;
     let q: PollQuery = parse_query(&uri)?;
+    let msgpack = accepts_msgpack(&headers);
     let q2 = q.clone();
     match app.ask(|r| Cmd::Poll(q2, false, r)).await? {
-        PollResult::Ready(d) => Ok(Json(d)),
+        PollResult::Ready(d) => Ok(answer(&d, msgpack)),
         PollResult::Wait(mut rx) => {
             // Woken by a change of the node's generation, or by the poll timeout.
             let _ = tokio::time::timeout(app.poll_wait, rx.changed()).await;
             match app.ask(|r| Cmd::Poll(q, true, r)).await? {
-                PollResult::Ready(d) => Ok(Json(d)),
+                PollResult::Ready(d) => Ok(answer(&d, msgpack)),
                 PollResult::Wait(_) => Err(ApiErr::gone()),
             }
         }
@@ -106,10 +110,11 @@ pub async fn poll(
 pub async fn report(
     State(app): State<App>,
     Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Result<Json<ReportAck>, ApiErr> {
     agent(&caller)?;
-    let rep: Report = parse_json(&body)?;
+    let rep: Report = parse_body(&headers, &body)?;
     app.ask(|r| Cmd::Report(rep, r)).await?;
     Ok(Json(ReportAck { ok: true }))
 }

@@ -4,6 +4,7 @@
 
 mod accounts;
 mod agent;
+mod agent_codec;
 mod arrays;
 mod auth;
 mod cancel;

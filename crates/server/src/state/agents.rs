@@ -17,7 +17,7 @@ use super::{gang, Fail, NodeEntry, State};
 
 /// A poll is answered now, or must wait for the node's generation to move.
 pub enum PollResult {
-    Ready(Desired),
+    Ready(Box<Desired>),
     Wait(watch::Receiver<u64>),
 }
 
@@ -98,6 +98,8 @@ impl State {
         entry.holds = protocol >= gpusched_wire::agent::HOLD_PROTOCOL;
         // Protocol 6 runs job steps; an older agent would not know of them.
         entry.steps = protocol >= 6;
+        // A registering agent holds no launch of ours (`gpusched_wire::compact`).
+        entry.offers.clear();
         if gpus_changed {
             tracing::info!(node = %name, "node joined or its GPUs changed");
         }
@@ -133,6 +135,7 @@ impl State {
             heartbeat_timeout_ms: self.cfg.heartbeat_timeout.as_millis() as u64,
             lease_ms: Some(self.cfg.lease().as_millis() as u64),
             protocol: gpusched_wire::agent::AGENT_PROTOCOL,
+            compact: true,
         })
     }
 
@@ -160,6 +163,9 @@ impl State {
             return Ok(PollResult::Wait(n.watch.subscribe()));
         }
         let gen = n.gen;
+        // Out of the node while the answer is made (`launch` reads the state).
+        let mut offers = std::mem::take(&mut n.offers);
+        let mut answer = offers.answer(gen, q.have);
         let ids = self.jobs_on(&q.node);
         let mut desired = Desired {
             gen,
@@ -172,6 +178,8 @@ impl State {
             queued: Vec::new(),
             steps: Vec::new(),
             power_caps: self.power_caps_of(&q.node),
+            run_known: Vec::new(),
+            queued_known: Vec::new(),
         };
         let steps = self.nodes.get(&q.node).is_some_and(|n| n.steps);
         for id in ids {
@@ -206,19 +214,27 @@ impl State {
                 }
             } else {
                 let rank = part.map_or(0, |p| p.rank);
-                let gpus = part.map_or_else(|| v.gpu_indices.clone(), |p| p.gpu_indices.clone());
-                desired.run.push(self.launch(job, gpus, rank, &q.node));
+                let gpus = part.map_or(&v.gpu_indices, |p| &p.gpu_indices);
+                if answer.holds(a, gpus, rank) {
+                    desired.run_known.push(a);
+                } else {
+                    desired
+                        .run
+                        .push(self.launch(job, gpus.clone(), rank, &q.node));
+                }
                 if steps {
                     desired.steps.extend(self.step_launches(id, &q.node));
                 }
             }
             // Whatever becomes of it, the jobs queued behind it are wanted here too (the
             // agent starts them only if it ends by itself or is cancelled).
-            desired
-                .queued
-                .extend(self.queued_behind(id, &v.gpu_indices, &q.node));
+            self.queued_behind(id, &v.gpu_indices, &q.node, &mut answer, &mut desired);
         }
-        Ok(PollResult::Ready(desired))
+        answer.done();
+        if let Some(n) = self.nodes.get_mut_unstored(&q.node) {
+            n.offers = offers;
+        }
+        Ok(PollResult::Ready(Box::new(desired)))
     }
 
     /// What the agent of `node` needs to start `job`'s part of `rank` on `gpus` (a

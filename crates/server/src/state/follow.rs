@@ -11,8 +11,9 @@
 //! attempt never runs twice. That uses no retry (`recalls`, like preemptions).
 
 use gpusched_core::live::Left;
+use gpusched_wire::compact::Answer;
 use gpusched_wire::history::JobEventKind;
-use gpusched_wire::{AttemptRef, QueuedLaunch};
+use gpusched_wire::{AttemptRef, Desired, QueuedKnown, QueuedLaunch};
 
 use super::State;
 
@@ -142,27 +143,44 @@ impl State {
     }
 
     /// The launches queued behind job `head` (running on `node` on `gpus`), first to
-    /// start first, each after the one before it.
-    pub(super) fn queued_behind(&self, head: u64, gpus: &[u32], node: &str) -> Vec<QueuedLaunch> {
+    /// start first, each after the one before it, into `out`: whole, or named where the
+    /// agent holds them (`answer`).
+    pub(super) fn queued_behind(
+        &self,
+        head: u64,
+        gpus: &[u32],
+        node: &str,
+        answer: &mut Answer<'_>,
+        out: &mut Desired,
+    ) {
         let chain = self.cluster.followers_of(head);
         let Some(h) = self.jobs.get(&head) else {
-            return Vec::new();
+            return;
         };
         let mut after = AttemptRef {
             job: head,
             attempt: h.view.attempt,
         };
-        let mut out = Vec::with_capacity(chain.len());
         for id in chain {
             let Some(job) = self.jobs.get(&id) else {
                 break;
             };
-            let launch = self.launch(job, gpus.to_vec(), 0, node);
-            let next = launch.attempt_ref();
-            out.push(QueuedLaunch { after, launch });
+            let next = AttemptRef {
+                job: id,
+                attempt: job.view.attempt,
+            };
+            // The agent holds it already, or it is sent whole (`gpusched_wire::compact`).
+            if answer.holds(next, gpus, 0) {
+                out.queued_known.push(QueuedKnown {
+                    after,
+                    attempt: next,
+                });
+            } else {
+                let launch = self.launch(job, gpus.to_vec(), 0, node);
+                out.queued.push(QueuedLaunch { after, launch });
+            }
             after = next;
         }
-        out
     }
 
     /// After a restart: pending jobs that followed others follow them again where those

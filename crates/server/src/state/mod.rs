@@ -150,6 +150,9 @@ pub struct NodeEntry {
     /// Its agent runs job steps (protocol 6, `steps.rs`), as its registration in this
     /// server's life said.
     pub steps: bool,
+    /// The launches its agent was sent in this registration, for answers naming those it
+    /// holds (`gpusched_wire::compact`); emptied when it registers.
+    pub offers: gpusched_wire::compact::Offers,
 }
 
 /// What a round announces after its commit: events, not rows (the rows to write are
@@ -1020,6 +1023,7 @@ impl NodeEntry {
             serves: true,
             holds: true,
             steps: false,
+            offers: Default::default(),
         }
     }
 }

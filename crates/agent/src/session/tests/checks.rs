@@ -12,6 +12,23 @@ use super::{Check, WAIT};
 impl Harness {
     pub(super) async fn check(&mut self, c: Check) -> String {
         match c {
+            Check::CompactSeen(name) => {
+                let w = lock(&self.world);
+                let Some(f) = w.servers.iter().find(|f| f.name == name) else {
+                    return format!("no server {name}");
+                };
+                let s = &f.seen;
+                let some = |n: u32| if n > 0 { "some" } else { "none" };
+                format!(
+                    "{name} saw: answers naming held launches {}, of them in MessagePack {}; \
+                     asks for everything again {}; reports in MessagePack {}, in JSON {}",
+                    some(s.named),
+                    some(s.msgpack_answers.min(s.named)),
+                    some(s.whole_asks),
+                    some(s.msgpack_reports),
+                    some(s.json_reports),
+                )
+            }
             Check::PortHeld(job) => {
                 let Some(port) = port_of(&lock(&self.world), job) else {
                     return format!("no port reported for {job}#1");

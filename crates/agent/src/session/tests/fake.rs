@@ -5,15 +5,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use gpusched_wire::agent::{from_msgpack, to_msgpack, MSGPACK};
+use gpusched_wire::compact::Offers;
 use gpusched_wire::service::{Probe, ServeLaunch};
 use gpusched_wire::{
     AttemptRef, Desired, DistHost, DistLaunch, GpuInfo, GpuSource, Launch, NodeTelemetry,
-    PollQuery, PreemptOrder, QueuedLaunch, Register, Registered, Report, ReportAck, RunEvent,
-    RunEventKind,
+    PollQuery, PreemptOrder, QueuedKnown, QueuedLaunch, Register, Registered, Report, ReportAck,
+    RunEvent, RunEventKind,
 };
 
 use super::{Order, Probes, Program};
@@ -52,6 +56,29 @@ pub(super) struct Fake {
     pub(super) reports: Vec<(Report, bool)>,
     pub(super) heartbeat_ms: u64,
     pub(super) lease_ms: Option<u64>,
+    /// The server takes compact messages (`Registered::compact`): it answers a poll
+    /// naming `have` with the launches the agent holds named (`gpusched_wire::compact`,
+    /// as the server does), in MessagePack where asked, and reads MessagePack reports.
+    pub(super) compact: bool,
+    pub(super) offers: Offers,
+    /// Its next compact answer names this job's attempt as held without ever having
+    /// sent it (as after an answer that was lost).
+    pub(super) unheld: Option<u64>,
+    /// What it saw of the compact messages.
+    pub(super) seen: Compact,
+}
+
+/// What a compact server saw, for `Check::Compact`.
+#[derive(Default)]
+pub(super) struct Compact {
+    /// Answers that named launches, and that were MessagePack.
+    pub(super) named: u32,
+    pub(super) msgpack_answers: u32,
+    /// Polls without `have` after its first answer.
+    pub(super) whole_asks: u32,
+    /// Reports in MessagePack, and in JSON.
+    pub(super) msgpack_reports: u32,
+    pub(super) json_reports: u32,
 }
 
 impl Fake {
@@ -110,6 +137,7 @@ pub(super) async fn register(
     }
     f.forgotten = false;
     f.registrations += 1;
+    f.offers.clear();
     let instance = format!("i{}", f.registrations);
     let answer = Registered {
         instance: instance.clone(),
@@ -117,6 +145,7 @@ pub(super) async fn register(
         heartbeat_timeout_ms: f.heartbeat_ms,
         lease_ms: f.lease_ms,
         protocol: gpusched_wire::agent::AGENT_PROTOCOL,
+        compact: f.compact,
     };
     f.drop_ended(&r.events);
     let server = f.name;
@@ -136,8 +165,9 @@ pub(super) async fn register(
 
 pub(super) async fn poll(
     State((w, i)): At,
+    headers: HeaderMap,
     Query(q): Query<PollQuery>,
-) -> Result<Json<Desired>, StatusCode> {
+) -> Result<Response, StatusCode> {
     let unchanged = {
         let w = lock(&w);
         let f = &w.servers[i];
@@ -163,15 +193,85 @@ pub(super) async fn poll(
     let f = &mut w.servers[i];
     f.answered += 1;
     d.epoch = f.epoch;
-    Ok(Json(d))
+    if !f.compact {
+        return Ok(Json(d).into_response());
+    }
+    if q.have.is_none() && f.answered > 1 {
+        f.seen.whole_asks += 1;
+    }
+    let mut d = compact(f, d, q.have);
+    if q.have.is_some() {
+        if let Some(job) = f.unheld.take() {
+            d.run.retain(|l| l.job != job);
+            d.run_known.push(AttemptRef { job, attempt: 1 });
+        }
+    }
+    if !d.run_known.is_empty() || !d.queued_known.is_empty() {
+        f.seen.named += 1;
+    }
+    let asks = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains(MSGPACK));
+    if !asks {
+        return Ok(Json(d).into_response());
+    }
+    f.seen.msgpack_answers += 1;
+    let bytes = to_msgpack(&d).expect("a desired state writes as MessagePack");
+    Ok(([(header::CONTENT_TYPE, MSGPACK)], bytes).into_response())
+}
+
+/// The answer to an agent that applied `have`, as the server makes it (`State::poll`).
+fn compact(f: &mut Fake, whole: Desired, have: Option<u64>) -> Desired {
+    let mut ans = f.offers.answer(whole.gen, have);
+    let mut d = Desired {
+        run: Vec::new(),
+        queued: Vec::new(),
+        ..whole.clone()
+    };
+    for l in whole.run {
+        let rank = l.dist.as_ref().map_or(0, |x| x.node_rank);
+        if ans.holds(l.attempt_ref(), &l.gpus, rank) {
+            d.run_known.push(l.attempt_ref());
+        } else {
+            d.run.push(l);
+        }
+    }
+    for q in whole.queued {
+        if ans.holds(q.launch.attempt_ref(), &q.launch.gpus, 0) {
+            d.queued_known.push(QueuedKnown {
+                after: q.after,
+                attempt: q.launch.attempt_ref(),
+            });
+        } else {
+            d.queued.push(q);
+        }
+    }
+    ans.done();
+    d
 }
 
 pub(super) async fn report(
     State((w, i)): At,
-    Json(r): Json<Report>,
+    headers: HeaderMap,
+    body: Bytes,
 ) -> Result<Json<ReportAck>, StatusCode> {
+    let msgpack = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(MSGPACK));
+    let r: Report = if msgpack {
+        from_msgpack(&body).map_err(|_| StatusCode::BAD_REQUEST)?
+    } else {
+        serde_json::from_slice(&body).map_err(|_| StatusCode::BAD_REQUEST)?
+    };
     let mut w = lock(&w);
     let f = &mut w.servers[i];
+    if msgpack {
+        f.seen.msgpack_reports += 1;
+    } else {
+        f.seen.json_reports += 1;
+    }
     if f.down {
         return Err(StatusCode::SERVICE_UNAVAILABLE);
     }
@@ -221,6 +321,10 @@ pub(super) async fn serve(
             reports: Vec::new(),
             heartbeat_ms: 120_000,
             lease_ms: None,
+            compact: false,
+            offers: Offers::default(),
+            unheld: None,
+            seen: Compact::default(),
         });
         w.servers.len() - 1
     };
@@ -299,6 +403,8 @@ pub(super) fn desired(gen: u64, orders: &[Order], ports: &BTreeMap<u64, u16>) ->
         queued: vec![],
         steps: vec![],
         power_caps: BTreeMap::new(),
+        run_known: vec![],
+        queued_known: vec![],
     };
     let first = |job| AttemptRef { job, attempt: 1 };
     let queued = |job, after, script| QueuedLaunch {

@@ -185,6 +185,16 @@ impl Harness {
                 self.with_server(name, |f| f.down = false).await;
                 self.say(format!("{name} is up"));
             }
+            Step::Compact(name) => {
+                self.with_server(name, |f| f.compact = true).await;
+                self.say(format!("{name} takes compact messages"));
+            }
+            Step::Unheld(name, job) => {
+                self.with_server(name, |f| f.unheld = Some(job)).await;
+                self.say(format!(
+                    "{name}'s next answer names {job}#1 as held, never having sent it"
+                ));
+            }
             Step::Refuse(name) => {
                 self.with_server(name, |f| f.refuse = true).await;
                 self.say(format!("{name} refuses reports"));

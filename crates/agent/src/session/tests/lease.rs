@@ -21,6 +21,7 @@ fn the_agent_fences_before_the_lease_ends_on_the_server() {
         heartbeat_timeout_ms: hb,
         lease_ms: lease,
         protocol: gpusched_wire::agent::AGENT_PROTOCOL,
+        compact: true,
     };
     let fence = |r: Registered| super::super::fence_after(&r);
     // 5 minutes: the last 8 s (3 s of grace, 5 s of margin) are the fence's.

@@ -170,6 +170,9 @@ pub(super) enum Check {
     /// The agent's metrics count at least this many failed readiness and liveness
     /// probes.
     ProbeFailures(u64, u64),
+    /// What the (compact) server saw: answers naming held launches, in MessagePack,
+    /// asks for everything whole, reports in MessagePack and in JSON.
+    CompactSeen(&'static str),
 }
 
 /// One thing that happens. Servers are named by a letter; `a` (epoch 0) exists unless
@@ -188,6 +191,12 @@ pub(super) enum Step {
     /// then again as before.
     Down(&'static str),
     Up(&'static str),
+    /// The server takes compact messages (`Registered::compact`), as this release's
+    /// does; without it a server answers as releases before them.
+    Compact(&'static str),
+    /// The server's next compact answer names the job's attempt as held though it never
+    /// sent it (as after a lost answer).
+    Unheld(&'static str, u64),
     /// The server refuses reports (500); then accepts them again.
     Refuse(&'static str),
     Accept(&'static str),

@@ -185,3 +185,48 @@ fn cancelled_and_no_longer_wanted_attempts_are_stopped_and_unseen_ones_said_to_e
         ",
     );
 }
+
+/// A server taking compact messages: the agent reports in MessagePack and polls naming
+/// the generation it holds, so launches travel once; a chain of followers still runs
+/// in order. When an answer names an attempt it never got (the answer that carried it
+/// was lost), the agent asks again for everything, whole, and runs it.
+#[test]
+fn a_compact_server_sends_each_launch_once_and_a_name_not_held_is_asked_again() {
+    run(
+        "compact messages",
+        vec![
+            Compact("a"),
+            Start,
+            Want("a", vec![Run(1, "sleep 0.3"), Chain(2, 4, "true", "true")]),
+            Until((1..=4).map(Ended).collect()),
+            Want("a", vec![Run(5, "sleep 0.5")]),
+            Until(vec![Started(5)]),
+            Unheld("a", 6),
+            Want("a", vec![Run(5, "sleep 0.5"), Run(6, "true")]),
+            Until(vec![Ended(5), Ended(6)]),
+            See(FollowedInOrder(1, 4)),
+            See(CompactSeen("a")),
+            Stop,
+        ],
+        "
+            a takes compact messages
+            the agent starts
+            a wants: run 1 `sleep 0.3`, queue 2..=4 each behind the one before `true` (the last `true`)
+            until 1#1 ended, 2#1 ended, 3#1 ended, 4#1 ended
+              a registers n0 (i1): 2 GPUs A100-SXM4-80GB, advertises 127.0.0.1; runs -; reports -
+              job 1#1 .. 4#1: started; ended exited 0
+            a wants: run 5 `sleep 0.5`
+            until 5#1 started
+              job 5#1: started
+            a's next answer names 6#1 as held, never having sent it
+            a wants: run 5 `sleep 0.5`, run 6 `true`
+            until 5#1 ended, 6#1 ended
+              job 5#1: ended exited 0
+              job 6#1: started; ended exited 0
+            2..=4 each started no earlier than the one ahead ended
+            a saw: answers naming held launches some, of them in MessagePack some; asks for everything again some; reports in MessagePack some, in JSON none
+            the agent stops
+              n0 leaves (i1)
+        ",
+    );
+}

@@ -63,6 +63,55 @@ fn short_jobs_queue_behind_the_running_one_and_take_its_gpu_when_it_ends() {
     );
 }
 
+/// A compact agent (`PollQuery::have`) is sent each launch once: later answers name the
+/// ones it holds, while a launch that changed (or is new) comes whole.
+#[test]
+fn a_compact_agent_is_sent_each_launch_once() {
+    run_with(
+        "followers: what a compact agent is sent",
+        follow,
+        &[
+            Node("n1", 1),
+            Round,
+            Submit("alice", "gpus=1 walltime=1 batch=4"),
+            Round,
+            PollHeld("n1"),
+            PollHeld("n1"),
+            Started("n1", 1),
+            Exit("n1", 1, 0),
+            Started("n1", 2),
+            Round,
+            PollHeld("n1"),
+            // An agent asking without `have` (it did not hold a name) gets everything
+            // whole, and holds it all again after.
+            Poll("n1"),
+            PollHeld("n1"),
+        ],
+        "
+            node n1 (1 GPUs) registers: ok
+            round: wrote jobs - nodes n1 tokens -; woke n1; ended -
+            alice submits gpus=1 walltime=1 batch=4: ok 1 2 3 4
+            round: wrote jobs 1 2 3 4 nodes - tokens -; woke n1; ended -
+              job 1 starting on n1 [0] #1: sent to n1
+              job 2 pending #1 behind 1
+              job 3 pending #1 behind 2
+              job 4 pending #1
+            n1 polls: run 1#1 [0]; cancel -; preempt -; queued 2#1 after 1#1 [0] 3#1 after 2#1 [0]
+            n1 polls: run -; cancel -; preempt -; held 1#1 2#1 after 1#1 3#1 after 2#1
+            n1 reports 1 started: ok
+            n1 reports 1 exited 0: ok
+            n1 reports 2 started: ok
+            round: wrote jobs 1 2 4 nodes - tokens -; woke n1; ended 1
+              job 1 succeeded on n1 [0] #1: exited with code 0
+              job 2 running on n1 [0] #1: running on n1
+              job 4 pending #1 behind 3
+            n1 polls: run -; cancel -; preempt -; queued 4#1 after 3#1 [0]; held 2#1 3#1 after 2#1
+            n1 polls: run 2#1 [0]; cancel -; preempt -; queued 3#1 after 2#1 [0] 4#1 after 3#1 [0]
+            n1 polls: run -; cancel -; preempt -; held 2#1 3#1 after 2#1 4#1 after 3#1
+        ",
+    );
+}
+
 #[test]
 fn followers_go_back_to_the_queue_with_a_new_attempt_when_the_run_ahead_is_requeued() {
     run_with(

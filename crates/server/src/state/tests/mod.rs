@@ -75,6 +75,9 @@ pub(super) enum Step {
     Round,
     /// The node's agent polls: what it should run, cancel or preempt.
     Poll(&'static str),
+    /// The node's agent polls as a compact agent: naming the generation of its last
+    /// poll's answer (`PollQuery::have`), so the launches it holds come back named only.
+    PollHeld(&'static str),
     /// The node's agent stops: it reports that it runs nothing more and is leaving.
     Leave(&'static str),
     /// Whether the node's agent is heard from, as `nodes` shows it.
@@ -250,6 +253,8 @@ struct Harness {
     store: Store,
     /// The server instance each node's agent registered with (polls and reports name it).
     instance: BTreeMap<String, String>,
+    /// The generation of each node's last poll answer.
+    polled: BTreeMap<String, u64>,
     log: String,
 }
 
@@ -664,6 +669,7 @@ impl Harness {
             now,
             store: Store::default(),
             instance: BTreeMap::new(),
+            polled: BTreeMap::new(),
             log: String::new(),
         }
     }
@@ -957,15 +963,20 @@ impl Harness {
                 self.line(format!("{user} submits {spec}: {r}"));
             }
             Step::Round => self.round(),
-            Step::Poll(node) => {
+            Step::Poll(node) | Step::PollHeld(node) => {
                 let instance = self.instance.get(node).cloned().unwrap_or_default();
+                let have = matches!(step, Step::PollHeld(_))
+                    .then(|| self.polled.get(node).copied())
+                    .flatten();
                 let q = PollQuery {
                     node: node.to_string(),
                     instance,
                     gen: 0,
+                    have,
                 };
                 let r = match self.st.poll(&q, true) {
                     Ok(PollResult::Ready(d)) => {
+                        self.polled.insert(node.to_string(), d.gen);
                         let mut s = format!(
                             "run {}; cancel {}; preempt {}",
                             list(d.run.iter().map(launch_line)),
@@ -998,6 +1009,22 @@ impl Harness {
                                 .iter()
                                 .map(|a| format!("{}#{}", a.job, a.attempt));
                             write!(s, "; reserve port {}", list(r)).unwrap();
+                        }
+                        if !d.run_known.is_empty() || !d.queued_known.is_empty() {
+                            let held = d
+                                .run_known
+                                .iter()
+                                .map(|a| format!("{}#{}", a.job, a.attempt))
+                                .chain(d.queued_known.iter().map(|q| {
+                                    format!(
+                                        "{}#{} after {}#{}",
+                                        q.attempt.job,
+                                        q.attempt.attempt,
+                                        q.after.job,
+                                        q.after.attempt
+                                    )
+                                }));
+                            write!(s, "; held {}", list(held)).unwrap();
                         }
                         s
                     }

@@ -107,6 +107,7 @@ from .purge_request import PurgeRequest
 from .purge_result import PurgeResult
 from .queue_list import QueueList
 from .queue_view import QueueView
+from .queued_known import QueuedKnown
 from .queued_launch import QueuedLaunch
 from .register import Register
 from .register_resources import RegisterResources
@@ -276,6 +277,7 @@ __all__ = (
     "PurgeResult",
     "QueueList",
     "QueueView",
+    "QueuedKnown",
     "QueuedLaunch",
     "Register",
     "RegisterResources",

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.desired_power_caps import DesiredPowerCaps
     from ..models.launch import Launch
     from ..models.preempt_order import PreemptOrder
+    from ..models.queued_known import QueuedKnown
     from ..models.queued_launch import QueuedLaunch
     from ..models.step_launch import StepLaunch
 
@@ -50,10 +51,16 @@ class Desired:
             GPUs of `after` as soon as `after` ends by itself ([`Outcome::follows`]), with no
             round of the server in between; an attempt queued here is wanted like one in
             `run`. Chains are listed first follower first.
+        queued_known (list[QueuedKnown] | Unset): Attempts queued as in `queued` whose launch the agent already holds,
+            likewise.
         reserve_ports (list[AttemptRef] | Unset): Attempts whose first part runs here: reserve a free port for
             `MASTER_PORT`, hold
             it until the part starts, and report it ([`RunEventKind::PortReserved`]); the
             parts of the gang are launched once it is known.
+        run_known (list[AttemptRef] | Unset): Attempts wanted as in `run` whose launch the agent already holds,
+            unchanged, from
+            the state of [`PollQuery::have`] or before (only in answers to a poll naming
+            one). An agent that does not hold one asks again without `have`.
         steps (list[StepLaunch] | Unset): Job steps to run here (protocol 6): each is started once, and its tasks are
             killed as soon as it is no longer listed.
     """
@@ -65,7 +72,9 @@ class Desired:
     power_caps: DesiredPowerCaps | Unset = UNSET
     preempt: list[PreemptOrder] | Unset = UNSET
     queued: list[QueuedLaunch] | Unset = UNSET
+    queued_known: list[QueuedKnown] | Unset = UNSET
     reserve_ports: list[AttemptRef] | Unset = UNSET
+    run_known: list[AttemptRef] | Unset = UNSET
     steps: list[StepLaunch] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -102,12 +111,26 @@ class Desired:
                 queued_item = queued_item_data.to_dict()
                 queued.append(queued_item)
 
+        queued_known: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.queued_known, Unset):
+            queued_known = []
+            for queued_known_item_data in self.queued_known:
+                queued_known_item = queued_known_item_data.to_dict()
+                queued_known.append(queued_known_item)
+
         reserve_ports: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.reserve_ports, Unset):
             reserve_ports = []
             for reserve_ports_item_data in self.reserve_ports:
                 reserve_ports_item = reserve_ports_item_data.to_dict()
                 reserve_ports.append(reserve_ports_item)
+
+        run_known: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.run_known, Unset):
+            run_known = []
+            for run_known_item_data in self.run_known:
+                run_known_item = run_known_item_data.to_dict()
+                run_known.append(run_known_item)
 
         steps: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.steps, Unset):
@@ -133,8 +156,12 @@ class Desired:
             field_dict["preempt"] = preempt
         if queued is not UNSET:
             field_dict["queued"] = queued
+        if queued_known is not UNSET:
+            field_dict["queued_known"] = queued_known
         if reserve_ports is not UNSET:
             field_dict["reserve_ports"] = reserve_ports
+        if run_known is not UNSET:
+            field_dict["run_known"] = run_known
         if steps is not UNSET:
             field_dict["steps"] = steps
 
@@ -146,6 +173,7 @@ class Desired:
         from ..models.desired_power_caps import DesiredPowerCaps
         from ..models.launch import Launch
         from ..models.preempt_order import PreemptOrder
+        from ..models.queued_known import QueuedKnown
         from ..models.queued_launch import QueuedLaunch
         from ..models.step_launch import StepLaunch
 
@@ -193,6 +221,15 @@ class Desired:
 
                 queued.append(queued_item)
 
+        _queued_known = d.pop("queued_known", UNSET)
+        queued_known: list[QueuedKnown] | Unset = UNSET
+        if _queued_known is not UNSET:
+            queued_known = []
+            for queued_known_item_data in _queued_known:
+                queued_known_item = QueuedKnown.from_dict(queued_known_item_data)
+
+                queued_known.append(queued_known_item)
+
         _reserve_ports = d.pop("reserve_ports", UNSET)
         reserve_ports: list[AttemptRef] | Unset = UNSET
         if _reserve_ports is not UNSET:
@@ -201,6 +238,15 @@ class Desired:
                 reserve_ports_item = AttemptRef.from_dict(reserve_ports_item_data)
 
                 reserve_ports.append(reserve_ports_item)
+
+        _run_known = d.pop("run_known", UNSET)
+        run_known: list[AttemptRef] | Unset = UNSET
+        if _run_known is not UNSET:
+            run_known = []
+            for run_known_item_data in _run_known:
+                run_known_item = AttemptRef.from_dict(run_known_item_data)
+
+                run_known.append(run_known_item)
 
         _steps = d.pop("steps", UNSET)
         steps: list[StepLaunch] | Unset = UNSET
@@ -219,7 +265,9 @@ class Desired:
             power_caps=power_caps,
             preempt=preempt,
             queued=queued,
+            queued_known=queued_known,
             reserve_ports=reserve_ports,
+            run_known=run_known,
             steps=steps,
         )
 

@@ -21,6 +21,12 @@ class Registered:
             unreachable, its jobs kept, until its agent is heard again or the lease ends).
         instance (str): Changes every time the server starts; polls name it.
         poll_wait_ms (int): The longest the server holds a poll; the agent polls again at once after each.
+        compact (bool | Unset): The server takes the compact agent messages (`compact.rs`): polls naming what the
+            agent holds ([`PollQuery::have`]) answered with the launches it lacks, and
+            MessagePack ([`MSGPACK`]) for polls and reports. Absent (false) from servers
+            before them: the agent then speaks JSON and takes whole desired states. An
+            addition needing no new protocol: `Registered` is read without
+            `deny_unknown_fields`, and a server answers compactly only a request that asks.
         lease_ms (int | None | Unset): The node lease: silence after which the server declares the node's jobs lost and
             requeues them, counted from the last request it received from the agent (or from
             its own start). The agent stops its jobs before the same span has passed since
@@ -33,6 +39,7 @@ class Registered:
     heartbeat_timeout_ms: int
     instance: str
     poll_wait_ms: int
+    compact: bool | Unset = UNSET
     lease_ms: int | None | Unset = UNSET
     protocol: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -43,6 +50,8 @@ class Registered:
         instance = self.instance
 
         poll_wait_ms = self.poll_wait_ms
+
+        compact = self.compact
 
         lease_ms: int | None | Unset
         if isinstance(self.lease_ms, Unset):
@@ -61,6 +70,8 @@ class Registered:
                 "poll_wait_ms": poll_wait_ms,
             }
         )
+        if compact is not UNSET:
+            field_dict["compact"] = compact
         if lease_ms is not UNSET:
             field_dict["lease_ms"] = lease_ms
         if protocol is not UNSET:
@@ -77,6 +88,8 @@ class Registered:
 
         poll_wait_ms = d.pop("poll_wait_ms")
 
+        compact = d.pop("compact", UNSET)
+
         def _parse_lease_ms(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -92,6 +105,7 @@ class Registered:
             heartbeat_timeout_ms=heartbeat_timeout_ms,
             instance=instance,
             poll_wait_ms=poll_wait_ms,
+            compact=compact,
             lease_ms=lease_ms,
             protocol=protocol,
         )

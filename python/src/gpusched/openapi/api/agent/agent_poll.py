@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.api_error import ApiError
 from ...models.desired import Desired
-from ...types import UNSET, Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
@@ -16,6 +16,7 @@ def _get_kwargs(
     node: str,
     instance: str,
     gen: int,
+    have: int | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -25,6 +26,8 @@ def _get_kwargs(
     params["instance"] = instance
 
     params["gen"] = gen
+
+    params["have"] = have
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -98,6 +101,7 @@ def sync_detailed(
     node: str,
     instance: str,
     gen: int,
+    have: int | Unset = UNSET,
 ) -> Response[ApiError | Desired]:
     """Long-poll for the node's desired state; also the node's heartbeat.
 
@@ -105,6 +109,7 @@ def sync_detailed(
         node (str):
         instance (str):
         gen (int):
+        have (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -118,6 +123,7 @@ def sync_detailed(
         node=node,
         instance=instance,
         gen=gen,
+        have=have,
     )
 
     response = client.get_httpx_client().request(
@@ -133,6 +139,7 @@ def sync(
     node: str,
     instance: str,
     gen: int,
+    have: int | Unset = UNSET,
 ) -> ApiError | Desired | None:
     """Long-poll for the node's desired state; also the node's heartbeat.
 
@@ -140,6 +147,7 @@ def sync(
         node (str):
         instance (str):
         gen (int):
+        have (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -154,6 +162,7 @@ def sync(
         node=node,
         instance=instance,
         gen=gen,
+        have=have,
     ).parsed
 
 
@@ -163,6 +172,7 @@ async def asyncio_detailed(
     node: str,
     instance: str,
     gen: int,
+    have: int | Unset = UNSET,
 ) -> Response[ApiError | Desired]:
     """Long-poll for the node's desired state; also the node's heartbeat.
 
@@ -170,6 +180,7 @@ async def asyncio_detailed(
         node (str):
         instance (str):
         gen (int):
+        have (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -183,6 +194,7 @@ async def asyncio_detailed(
         node=node,
         instance=instance,
         gen=gen,
+        have=have,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -196,6 +208,7 @@ async def asyncio(
     node: str,
     instance: str,
     gen: int,
+    have: int | Unset = UNSET,
 ) -> ApiError | Desired | None:
     """Long-poll for the node's desired state; also the node's heartbeat.
 
@@ -203,6 +216,7 @@ async def asyncio(
         node (str):
         instance (str):
         gen (int):
+        have (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -218,5 +232,6 @@ async def asyncio(
             node=node,
             instance=instance,
             gen=gen,
+            have=have,
         )
     ).parsed
