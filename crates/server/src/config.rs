@@ -50,6 +50,9 @@ pub struct ServerConfig {
     pub promote_after: Option<f64>,
     /// `rr`: seconds of a turn (`--quantum`, `PolicyConfig::rr_quantum`).
     pub rr_quantum: f64,
+    /// `rr`: a turn lasts at least this many times the slowest checkpoint measured
+    /// lately (`--quantum-floor`; `state/checkpoint_cost.rs`); 0: `rr_quantum` as given.
+    pub rr_quantum_floor: f64,
     /// Requeues of a job whose node was lost, unless the job says otherwise.
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
@@ -185,6 +188,7 @@ impl ServerConfig {
             las_limits: vec![3250.0, 7200.0],
             promote_after: None,
             rr_quantum: 3600.0,
+            rr_quantum_floor: 10.0,
             default_max_retries: 3,
             grace_s: 10,
             max_wait: DEFAULT_MAX_WAIT,

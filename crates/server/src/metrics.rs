@@ -294,6 +294,11 @@ pub struct View {
     pub services: Vec<ServiceLevel>,
     /// The power budget, consolidation and its hook (docs/power.md).
     pub power: PowerLevel,
+    /// The slowest of the latest checkpoints measured (from the stop asked to the
+    /// preempted end), seconds; None before the first (`state/checkpoint_cost.rs`).
+    pub checkpoint_slowest_s: Option<f64>,
+    /// `rr`'s turn now, seconds (None under another policy).
+    pub rr_quantum_s: Option<f64>,
 }
 
 /// The power levels `/metrics` shows (`gpusched_power_*`).

@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::agent::{AttemptRef, Desired, Launch, QueuedLaunch};
+use crate::agent::{AttemptRef, Desired, Launch, QueuedKnown, QueuedLaunch};
 
 /// The server's side: what it sent one node in this registration.
 #[derive(Debug, Default)]
@@ -79,6 +79,41 @@ impl Offers {
             // holds nothing this one sent.
             have: have.filter(|&h| h <= gen),
         }
+    }
+}
+
+impl Offers {
+    /// The answer to an agent that applied `have`, from the whole state `whole`: for a
+    /// caller that has every launch at hand already (the agent's tests' fake server; the
+    /// server itself asks [`Answer::holds`] before it builds a launch). A launch's rank
+    /// is its `dist.node_rank` (0 without one); a queued launch's is 0.
+    pub fn compact(&mut self, whole: Desired, have: Option<u64>) -> Desired {
+        let mut d = Desired {
+            run: Vec::new(),
+            queued: Vec::new(),
+            ..whole
+        };
+        let mut ans = self.answer(d.gen, have);
+        for l in whole.run {
+            let rank = l.dist.as_ref().map_or(0, |x| x.node_rank);
+            if ans.holds(l.attempt_ref(), &l.gpus, rank) {
+                d.run_known.push(l.attempt_ref());
+            } else {
+                d.run.push(l);
+            }
+        }
+        for q in whole.queued {
+            if ans.holds(q.launch.attempt_ref(), &q.launch.gpus, 0) {
+                d.queued_known.push(QueuedKnown {
+                    after: q.after,
+                    attempt: q.launch.attempt_ref(),
+                });
+            } else {
+                d.queued.push(q);
+            }
+        }
+        ans.done();
+        d
     }
 }
 
@@ -174,7 +209,6 @@ impl Held {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::QueuedKnown;
 
     fn launch(job: u64, gpus: Vec<u32>) -> Launch {
         Launch {
@@ -228,33 +262,8 @@ mod tests {
         AttemptRef { job, attempt: 1 }
     }
 
-    /// What the server answers an agent that applied `have`, as `State::poll` does.
     fn answer(offers: &mut Offers, whole: &Desired, have: Option<u64>) -> Desired {
-        let mut d = Desired {
-            run: Vec::new(),
-            queued: Vec::new(),
-            ..whole.clone()
-        };
-        let mut ans = offers.answer(whole.gen, have);
-        for l in &whole.run {
-            if ans.holds(l.attempt_ref(), &l.gpus, 0) {
-                d.run_known.push(l.attempt_ref());
-            } else {
-                d.run.push(l.clone());
-            }
-        }
-        for q in &whole.queued {
-            if ans.holds(q.launch.attempt_ref(), &q.launch.gpus, 0) {
-                d.queued_known.push(QueuedKnown {
-                    after: q.after,
-                    attempt: q.launch.attempt_ref(),
-                });
-            } else {
-                d.queued.push(q.clone());
-            }
-        }
-        ans.done();
-        d
+        offers.compact(whole.clone(), have)
     }
 
     fn jobs(d: &Desired) -> Vec<u64> {

@@ -65,6 +65,11 @@ pub struct ServerArgs {
     /// restart time; --min-runtime protects each turn's start.
     #[arg(long, value_name = "DURATION", default_value = "1h")]
     pub quantum: String,
+    /// With --policy rr: a turn lasts at least this many times the slowest checkpoint
+    /// of the last 32 preemptions (from the checkpoint signal to the job's exit), so
+    /// slicing never spends most of a GPU's time saving; 0 takes --quantum as given.
+    #[arg(long, value_name = "X", default_value_t = 10.0)]
+    pub quantum_floor: f64,
     /// A node whose agent is silent this long is unreachable: nothing new is placed on
     /// it, and its jobs are kept (they may still run) until the node lease ends.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
@@ -265,6 +270,11 @@ impl ServerArgs {
             parse_duration(&self.quantum).map_err(|e| anyhow::anyhow!("--quantum: {e}"))?;
         anyhow::ensure!(quantum >= 1, "--quantum must be at least 1 second, e.g. 1h");
         cfg.rr_quantum = quantum as f64;
+        anyhow::ensure!(
+            self.quantum_floor.is_finite() && self.quantum_floor >= 0.0,
+            "--quantum-floor must be 0 or more (times the slowest checkpoint measured), e.g. 10"
+        );
+        cfg.rr_quantum_floor = self.quantum_floor;
         if let Some(a) = self.promote_after {
             anyhow::ensure!(
                 a.is_finite() && a >= 0.0,

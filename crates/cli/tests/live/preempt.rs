@@ -393,6 +393,20 @@ fn rr_gives_two_jobs_on_one_gpu_turns_through_checkpoints() {
         run_log(&agent_dir, b, 1),
         job(&url, b)
     );
+    // The saves were measured, and the turn in force is at least the quantum asked
+    // (docs/preemption.md: `--quantum-floor` times the slowest save).
+    let (code, metrics) = http(&url, "GET", "/metrics", None);
+    assert_eq!(code, 200, "{metrics}");
+    let gauge = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in\n{metrics}"))
+    };
+    let save = gauge("gpusched_checkpoint_save_seconds");
+    let turn = gauge("gpusched_rr_quantum_seconds");
+    assert!(save > 0.0, "{metrics}");
+    assert!((turn - f64::max(3.0, 10.0 * save)).abs() < 1e-6, "{metrics}");
     for id in [a, b] {
         let v = job(&url, id);
         assert!(v["preemptions"].as_u64().unwrap_or(0) >= 1, "{v}");

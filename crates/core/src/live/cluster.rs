@@ -260,6 +260,12 @@ impl LiveCluster {
         self.scheduler.policy()
     }
 
+    /// `rr`'s turn from the next pass on (the server raises it above what the
+    /// checkpoints it measured cost).
+    pub fn set_rr_quantum(&mut self, quantum: crate::Seconds) {
+        self.scheduler.policy_mut().rr_quantum = quantum;
+    }
+
     /// A node's GPUs and who holds them (whole, shares, MIG instances), for the core's
     /// tests: other crates ask `occupancy.rs` and read none of the book's fields.
     #[cfg(test)]

@@ -64,6 +64,7 @@ fn l(pairs: &[(&'static str, &str)]) -> Labels {
 }
 
 pub fn levels(view: &View, out: &mut Sheet) {
+    checkpoints(view, out);
     jobs(view, out);
     queues(view, out);
     nodes(view, out);
@@ -204,6 +205,24 @@ fn jobs(view: &View, out: &mut Sheet) {
             let n = view.jobs.get(&(q.to_string(), s)).copied().unwrap_or(0);
             out.add(l(&[("state", s.name()), ("queue", q)]), n as f64);
         }
+    }
+}
+
+/// What checkpoints cost, and `rr`'s turn that follows it (`state/checkpoint_cost.rs`).
+fn checkpoints(view: &View, out: &mut Sheet) {
+    if let Some(s) = view.checkpoint_slowest_s {
+        out.gauge(
+            "gpusched_checkpoint_save_seconds",
+            "The slowest of the latest 32 checkpoints: from a running job asked to stop to its preempted end",
+        );
+        out.add(l(&[]), s);
+    }
+    if let Some(q) = view.rr_quantum_s {
+        out.gauge(
+            "gpusched_rr_quantum_seconds",
+            "rr's turn now: --quantum, or --quantum-floor times gpusched_checkpoint_save_seconds where longer",
+        );
+        out.add(l(&[]), q);
     }
 }
 

@@ -124,6 +124,8 @@ fn world(private: bool) -> View {
         private,
         metrics: Metrics::default(),
         power: Default::default(),
+        checkpoint_slowest_s: Some(46.5),
+        rr_quantum_s: Some(3600.0),
         services: vec![crate::metrics::ServiceLevel {
             name: "resnet".into(),
             version: 2,
@@ -198,6 +200,8 @@ fn levels_count_jobs_queues_nodes_and_gpus() {
     assert_eq!(v(r#"gpusched_gpu_healthy{node="n1",gpu="2"}"#), 0.0);
     assert_eq!(v(r#"gpusched_gpu_healthy{node="n1",gpu="0"}"#), 1.0);
     assert_eq!(v(r#"gpusched_node_last_seen_seconds{node="n2"}"#), 1.5);
+    assert_eq!(v("gpusched_checkpoint_save_seconds"), 46.5);
+    assert_eq!(v("gpusched_rr_quantum_seconds"), 3600.0);
 }
 
 #[test]

@@ -467,6 +467,7 @@ impl State {
                 return;
             }
             Outcome::Preempted if !cancelled => {
+                self.checkpoint_saved(id);
                 self.requeue_preempted(id);
                 return;
             }

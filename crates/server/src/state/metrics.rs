@@ -66,6 +66,9 @@ impl State {
             private: self.cfg.private_jobs,
             metrics: self.cfg.metrics.clone(),
             power: self.power_level(),
+            checkpoint_slowest_s: self.checkpoint_cost.slowest_s(),
+            rr_quantum_s: (self.cfg.policy == gpusched_core::PolicyKind::Rr)
+                .then(|| self.rr_quantum()),
         }
     }
 

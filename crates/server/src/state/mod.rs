@@ -9,6 +9,7 @@ mod array;
 mod array_ops;
 mod cancel;
 mod checkpoint;
+mod checkpoint_cost;
 pub(crate) mod deadline;
 mod demand;
 mod deps;
@@ -239,6 +240,8 @@ pub struct State {
     learnt: learn::Learnt,
     /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
     policy_preempted: BTreeMap<u64, String>,
+    /// What checkpoints cost here, measured from preemptions (`checkpoint_cost.rs`).
+    checkpoint_cost: checkpoint_cost::CheckpointCost,
     /// Inference services and what gateways last said (`services/`).
     pub services: services::Services,
     /// Job steps of live jobs (and of jobs that ended this round), by (job, step)
@@ -312,6 +315,7 @@ impl State {
             listed: Default::default(),
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
+            checkpoint_cost: Default::default(),
             services: Default::default(),
             steps: Tracked::new(),
             step_requests: BTreeMap::new(),

@@ -22,10 +22,22 @@ pub(super) fn run_facts(v: &JobView) -> RunFacts {
 
 impl State {
     /// Tells the core the runs of the rows changed since the marks were last cleared.
+    /// Also where a stop being asked of a running job is first seen, for the
+    /// checkpoint's cost (`checkpoint_cost.rs`).
     pub(super) fn tell_runs_touched(&mut self) {
+        let now = self.now.ms;
         for &id in self.jobs.touched() {
-            if let Some(j) = self.jobs.get(&id) {
-                self.cluster.set_run(id, run_facts(&j.view));
+            match self.jobs.get(&id) {
+                Some(j) => {
+                    let v = &j.view;
+                    self.cluster.set_run(id, run_facts(v));
+                    if v.preempt_requested && v.state == JobState::Running {
+                        self.checkpoint_cost.asked(id, now);
+                    } else if !v.preempt_requested {
+                        self.checkpoint_cost.not_asked(id);
+                    }
+                }
+                None => self.checkpoint_cost.not_asked(id),
             }
         }
     }

@@ -16,8 +16,8 @@ use gpusched_wire::compact::Offers;
 use gpusched_wire::service::{Probe, ServeLaunch};
 use gpusched_wire::{
     AttemptRef, Desired, DistHost, DistLaunch, GpuInfo, GpuSource, Launch, NodeTelemetry,
-    PollQuery, PreemptOrder, QueuedKnown, QueuedLaunch, Register, Registered, Report, ReportAck,
-    RunEvent, RunEventKind,
+    PollQuery, PreemptOrder, QueuedLaunch, Register, Registered, Report, ReportAck, RunEvent,
+    RunEventKind,
 };
 
 use super::{Order, Probes, Program};
@@ -199,7 +199,7 @@ pub(super) async fn poll(
     if q.have.is_none() && f.answered > 1 {
         f.seen.whole_asks += 1;
     }
-    let mut d = compact(f, d, q.have);
+    let mut d = f.offers.compact(d, q.have);
     if q.have.is_some() {
         if let Some(job) = f.unheld.take() {
             d.run.retain(|l| l.job != job);
@@ -219,36 +219,6 @@ pub(super) async fn poll(
     f.seen.msgpack_answers += 1;
     let bytes = to_msgpack(&d).expect("a desired state writes as MessagePack");
     Ok(([(header::CONTENT_TYPE, MSGPACK)], bytes).into_response())
-}
-
-/// The answer to an agent that applied `have`, as the server makes it (`State::poll`).
-fn compact(f: &mut Fake, whole: Desired, have: Option<u64>) -> Desired {
-    let mut ans = f.offers.answer(whole.gen, have);
-    let mut d = Desired {
-        run: Vec::new(),
-        queued: Vec::new(),
-        ..whole.clone()
-    };
-    for l in whole.run {
-        let rank = l.dist.as_ref().map_or(0, |x| x.node_rank);
-        if ans.holds(l.attempt_ref(), &l.gpus, rank) {
-            d.run_known.push(l.attempt_ref());
-        } else {
-            d.run.push(l);
-        }
-    }
-    for q in whole.queued {
-        if ans.holds(q.launch.attempt_ref(), &q.launch.gpus, 0) {
-            d.queued_known.push(QueuedKnown {
-                after: q.after,
-                attempt: q.launch.attempt_ref(),
-            });
-        } else {
-            d.queued.push(q);
-        }
-    }
-    ans.done();
-    d
 }
 
 pub(super) async fn report(

@@ -34,6 +34,7 @@ mod liveness;
 mod partitions;
 mod power;
 mod reservations;
+mod rr;
 mod scenarios;
 mod services;
 mod speed;
@@ -121,6 +122,8 @@ pub(super) enum Step {
     Logs(u64, Option<&'static str>, Option<u32>),
     /// Both clocks move on by this many seconds (a new round starts at the new time).
     Wait(u64),
+    /// `rr`'s turn now and the slowest checkpoint measured (`checkpoint_cost.rs`).
+    Quantum,
     /// The heartbeat tick: silent nodes expire.
     Tick,
     /// The power levels `/metrics` shows (`power.rs`): idle and down nodes, idle
@@ -1183,6 +1186,14 @@ impl Harness {
                     p.idle_node_seconds,
                     p.down_node_seconds,
                     p.idle_joules
+                ));
+            }
+            Step::Quantum => {
+                let slowest = self.st.checkpoint_cost.slowest_s();
+                let slowest = slowest.map_or("none".into(), |s| format!("{s} s"));
+                let q = self.st.rr_quantum();
+                self.line(format!(
+                    "rr's turn {q} s; slowest checkpoint measured {slowest}"
                 ));
             }
             Step::Tick => {
