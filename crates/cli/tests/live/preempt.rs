@@ -406,7 +406,10 @@ fn rr_gives_two_jobs_on_one_gpu_turns_through_checkpoints() {
     let save = gauge("gpusched_checkpoint_save_seconds");
     let turn = gauge("gpusched_rr_quantum_seconds");
     assert!(save > 0.0, "{metrics}");
-    assert!((turn - f64::max(3.0, 10.0 * save)).abs() < 1e-6, "{metrics}");
+    assert!(
+        (turn - f64::max(3.0, 10.0 * save)).abs() < 1e-6,
+        "{metrics}"
+    );
     for id in [a, b] {
         let v = job(&url, id);
         assert!(v["preemptions"].as_u64().unwrap_or(0) >= 1, "{v}");
