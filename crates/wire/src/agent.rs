@@ -267,6 +267,12 @@ pub struct QueuedKnown {
 /// CBOR by `examples/agent_codec.rs` (docs/benchmarks.md).
 pub const MSGPACK: &str = "application/msgpack";
 
+/// Whether a `Content-Type` or `Accept` header's value names [`MSGPACK`] (one of a
+/// list; parameters allowed): the one test both ends make of what a message is in.
+pub fn names_msgpack(value: &str) -> bool {
+    value.split(',').any(|t| t.trim().starts_with(MSGPACK))
+}
+
 /// `value` in [`MSGPACK`].
 pub fn to_msgpack<T: Serialize>(value: &T) -> Result<Vec<u8>, rmp_serde::encode::Error> {
     rmp_serde::to_vec_named(value)

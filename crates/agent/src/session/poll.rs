@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gpusched_wire::agent::{from_msgpack, MSGPACK};
+use gpusched_wire::agent::{from_msgpack, names_msgpack, MSGPACK};
 use gpusched_wire::compact::Held;
 use gpusched_wire::Desired;
 use reqwest::StatusCode;
@@ -116,7 +116,7 @@ async fn read_desired(r: reqwest::Response) -> anyhow::Result<Desired> {
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with(MSGPACK));
+        .is_some_and(names_msgpack);
     let bytes = r.bytes().await?;
     Ok(if msgpack {
         from_msgpack(&bytes)?

@@ -13,7 +13,7 @@ use super::error::{parse_json, ApiErr};
 
 fn names_msgpack(v: Option<&HeaderValue>) -> bool {
     v.and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim().starts_with(MSGPACK)))
+        .is_some_and(gpusched_wire::agent::names_msgpack)
 }
 
 /// Whether the request's `Accept` names MessagePack.

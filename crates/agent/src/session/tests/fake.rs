@@ -11,7 +11,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use gpusched_wire::agent::{from_msgpack, to_msgpack, MSGPACK};
+use gpusched_wire::agent::{from_msgpack, names_msgpack, to_msgpack, MSGPACK};
 use gpusched_wire::compact::Offers;
 use gpusched_wire::service::{Probe, ServeLaunch};
 use gpusched_wire::{
@@ -212,7 +212,7 @@ pub(super) async fn poll(
     let asks = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains(MSGPACK));
+        .is_some_and(names_msgpack);
     if !asks {
         return Ok(Json(d).into_response());
     }
@@ -229,7 +229,7 @@ pub(super) async fn report(
     let msgpack = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with(MSGPACK));
+        .is_some_and(names_msgpack);
     let r: Report = if msgpack {
         from_msgpack(&body).map_err(|_| StatusCode::BAD_REQUEST)?
     } else {
