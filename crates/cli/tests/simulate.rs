@@ -797,3 +797,67 @@ fn rr_takes_turns_and_refuses_a_quantum_the_switching_cost_would_eat() {
     let o = run(&["--policy", "rr", "--quantum", "5m", "--quantum-floor", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `--time-slice` under another policy: turns as `rr` takes them, the policy's order
+/// for who takes the freed GPUs; the same floor; refused where the order is not a key.
+#[test]
+fn time_slicing_takes_turns_under_another_policy() {
+    let (trace, spec) = (shared("muri/trace3.csv"), shared("muri/n8g8.csv"));
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "simulate",
+            "--trace",
+            &trace,
+            "--cluster-spec",
+            &spec,
+            "--overhead",
+            "muri",
+            "--estimates",
+            "oracle",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        gpusched(&a)
+    };
+    let policies = |o: &Output| -> Vec<serde_json::Value> {
+        assert!(o.status.success(), "{}", stderr(o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["policies"].as_array().unwrap().clone()
+    };
+    let plain = policies(&run(&["--policy", "fifo,sjf"]));
+    let sliced = policies(&run(&[
+        "--policy",
+        "fifo,sjf",
+        "--time-slice",
+        "--quantum",
+        "2h",
+    ]));
+    for (p, s) in plain.iter().zip(&sliced) {
+        // Non-preemptive alone; turns stop jobs.
+        assert_eq!(p["preemptions"].as_u64(), Some(0), "{p}");
+        assert!(s["preemptions"].as_u64().unwrap() > 1000, "{s}");
+    }
+    // Under fifo, short jobs stop waiting behind long ones. (Under sjf on the true run
+    // times turns cost: every long job gets its turns; docs/preemption.md.)
+    let (p, s) = (&plain[0], &sliced[0]);
+    assert!(
+        s["avg_jct"].as_f64().unwrap() < p["avg_jct"].as_f64().unwrap() * 0.75,
+        "{s} {p}"
+    );
+    // The order differs from rr's: sjf's turns are not fifo's.
+    assert_ne!(sliced[0]["avg_jct"], sliced[1]["avg_jct"]);
+    let o = run(&["--policy", "sjf", "--time-slice", "--quantum", "5m"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("give a quantum of at least 460 s"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["--policy", "drf", "--time-slice"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("policy `drf` cannot take turns"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -290,7 +290,7 @@ impl Scheduler {
     /// returns false (and changes nothing) for another preemptive policy. Call before
     /// the first job starts.
     pub fn reserve_node_resources(&mut self) -> bool {
-        if self.policy.kind.preemptive() && self.mode != PreemptMode::Deferred {
+        if self.policy.preemptive() && self.mode != PreemptMode::Deferred {
             return false;
         }
         self.room = Some(Room::new(&self.cluster));
@@ -696,10 +696,18 @@ impl Scheduler {
 
     /// When the policy wants a pass even if no job arrives or ends.
     pub fn next_wakeup(&self, jobs: &[SchedJob], now: Seconds) -> Option<Seconds> {
-        match self.policy.kind {
+        let own = match self.policy.kind {
             PolicyKind::Tiresias => tiresias::next_change(&self.policy, jobs, now),
             PolicyKind::Rr => crate::policy::rr::next_turn(&self.policy, jobs, now),
             _ => None,
+        };
+        if !self.policy.sliced() {
+            return own;
+        }
+        let turn = crate::policy::rr::next_turn(&self.policy, jobs, now);
+        match (own, turn) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -762,6 +770,7 @@ impl Scheduler {
 
     fn pass_inner(&mut self, jobs: &mut [SchedJob], now: Seconds) -> PassOutcome {
         let kind = self.policy.kind;
+        let preemptive = self.policy.preemptive();
         if kind == PolicyKind::Drf {
             // Before any early return: every pass is a point in the usage history.
             self.history.advance(&self.policy, jobs, now);
@@ -781,13 +790,13 @@ impl Scheduler {
             self.ranked = Some(r);
             return out;
         }
-        if kind.preemptive()
+        if preemptive
             && self.mode != PreemptMode::Deferred
             && self.start_all_waiting(jobs, now, &mut out)
         {
             return out;
         }
-        if !kind.preemptive() && self.actual.total_free() == 0 && !self.zero_gpu_waiting(jobs) {
+        if !preemptive && self.actual.total_free() == 0 && !self.zero_gpu_waiting(jobs) {
             // Nothing can start and nothing is preempted: skip the sort of a long queue.
             return out;
         }
@@ -796,10 +805,13 @@ impl Scheduler {
             self.queue = Some(q);
             return out;
         }
-        self.sort(jobs, now, kind.preemptive());
-        let order = std::mem::take(&mut self.order);
+        self.sort(jobs, now, preemptive);
+        let mut order = std::mem::take(&mut self.order);
+        if self.policy.sliced() {
+            crate::policy::rr::slice(&self.policy, jobs, &mut order, now);
+        }
         match kind {
-            _ if kind.preemptive() => match self.mode {
+            _ if preemptive => match self.mode {
                 PreemptMode::Repack => self.repack(jobs, &order, now, &mut out),
                 PreemptMode::InPlace => self.in_place(jobs, &order, now, &mut out),
                 PreemptMode::Deferred => self.deferred(jobs, &order, now, &mut out),

@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// `rr`: a turn lasts at least this many times the slowest checkpoint measured
     /// lately (`--quantum-floor`; `state/checkpoint_cost.rs`); 0: `rr_quantum` as given.
     pub rr_quantum_floor: f64,
+    /// Turns of `rr_quantum` under `fifo`, `priority`, `sjf`, `srtf`, `srsf` or `blend`
+    /// (`--time-slice`, `PolicyConfig::time_slice`).
+    pub time_slice: bool,
     /// Requeues of a job whose node was lost, unless the job says otherwise.
     pub default_max_retries: u32,
     /// Seconds between SIGTERM and SIGKILL when a job is stopped.
@@ -177,6 +180,11 @@ impl Default for Limits {
 }
 
 impl ServerConfig {
+    /// Whether jobs take turns: `rr`, or another policy with `--time-slice`.
+    pub fn takes_turns(&self) -> bool {
+        self.policy == PolicyKind::Rr || (self.time_slice && self.policy.sliceable())
+    }
+
     pub fn new(data_dir: PathBuf, listen: SocketAddr) -> Self {
         ServerConfig {
             data_dir,
@@ -189,6 +197,7 @@ impl ServerConfig {
             promote_after: None,
             rr_quantum: 3600.0,
             rr_quantum_floor: 10.0,
+            time_slice: false,
             default_max_retries: 3,
             grace_s: 10,
             max_wait: DEFAULT_MAX_WAIT,

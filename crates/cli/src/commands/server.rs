@@ -70,6 +70,11 @@ pub struct ServerArgs {
     /// slicing never spends most of a GPU's time saving; 0 takes --quantum as given.
     #[arg(long, value_name = "X", default_value_t = 10.0)]
     pub quantum_floor: f64,
+    /// Take turns of --quantum under fifo, priority, sjf, srtf, srsf or blend: while
+    /// jobs wait, a job that has run its turn is stopped through the checkpoint contract,
+    /// and the waiting jobs take the GPUs in the policy's order (docs/preemption.md).
+    #[arg(long)]
+    pub time_slice: bool,
     /// A node whose agent is silent this long is unreachable: nothing new is placed on
     /// it, and its jobs are kept (they may still run) until the node lease ends.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
@@ -275,6 +280,15 @@ impl ServerArgs {
             "--quantum-floor must be 0 or more (times the slowest checkpoint measured), e.g. 10"
         );
         cfg.rr_quantum_floor = self.quantum_floor;
+        if self.time_slice {
+            anyhow::ensure!(
+                cfg.policy.sliceable(),
+                "--time-slice: policy `{}` cannot take turns (its order is not one key per \
+                 job); use it with fifo, priority, sjf, srtf, srsf or blend, or --policy rr",
+                cfg.policy.name()
+            );
+            cfg.time_slice = true;
+        }
         if let Some(a) = self.promote_after {
             anyhow::ensure!(
                 a.is_finite() && a >= 0.0,

@@ -88,6 +88,12 @@ pub struct Args {
     /// 0 turns it off. Default 0 (off) for every policy.
     #[arg(long, value_name = "K")]
     promote_after: Option<f64>,
+    /// With --policy srtf, srsf or blend: the long-job class: a job that has attained
+    /// this much GPU-service goes behind every job that has not, and the jobs past it
+    /// run first come, first served (Tiresias' last queue). A duration in GPU-time
+    /// (`7200`, `2h`); 0 turns it off.
+    #[arg(long, value_name = "GPU-SECONDS")]
+    fifo_after: Option<String>,
     /// `fairtree`: decayed usage halves this often (Slurm's PriorityDecayHalfLife);
     /// each tenant is an account under the root (docs/accounts.md).
     #[arg(long, default_value = "7d", value_name = "DURATION")]
@@ -158,6 +164,11 @@ pub struct Args {
     /// `rr`: seconds a job runs before it makes way for one that waits (its turn).
     #[arg(long, default_value = "1h", value_name = "DURATION")]
     quantum: String,
+    /// Take turns of --quantum under fifo, priority, sjf, srtf, srsf or blend: while
+    /// jobs wait, a job that has run its turn makes way, and the waiting jobs take the
+    /// GPUs in the policy's order (docs/preemption.md). Other policies refuse it.
+    #[arg(long)]
+    time_slice: bool,
     /// `rr`: refuse a quantum shorter than this many times the switching cost (the
     /// largest pause `--overhead` charges a job at a restart), so slicing never spends
     /// most of a GPU's time saving and restoring.
@@ -254,7 +265,16 @@ fn rr_quantum(
     let quantum = gpusched_wire::parse_duration(&args.quantum)
         .map_err(|e| anyhow::anyhow!("--quantum {:?}: {e}", args.quantum))?
         as f64;
-    if !kinds.contains(&PolicyKind::Rr) {
+    if args.time_slice {
+        if let Some(k) = kinds.iter().find(|k| !k.sliceable()) {
+            bail!(
+                "--time-slice: policy `{}` cannot take turns (its order is not one key per \
+                 job); use it with fifo, priority, sjf, srtf, srsf or blend, or --policy rr",
+                k.name()
+            );
+        }
+    }
+    if !kinds.contains(&PolicyKind::Rr) && !args.time_slice {
         return Ok(quantum);
     }
     if quantum <= 0.0 {
@@ -402,6 +422,12 @@ pub fn run(args: Args) -> Result<()> {
         None => None,
     };
     let quantum = rr_quantum(&args, &workload, overhead, &kinds)?;
+    let fifo_after = match &args.fifo_after {
+        Some(f) => Some(gpusched_wire::parse_duration(f).map_err(|e| {
+            anyhow::anyhow!("--fifo-after {f:?}: {e} (GPU-seconds, e.g. 7200 or 2h)")
+        })? as f64),
+        None => None,
+    };
     let fair_half_life = gpusched_wire::parse_duration(&args.fair_half_life)
         .map_err(|e| anyhow::anyhow!("--fair-half-life {:?}: {e}", args.fair_half_life))?;
     if fair_half_life == 0 {
@@ -460,8 +486,12 @@ pub fn run(args: Args) -> Result<()> {
             policy.starvation = args.tiresias_starvation;
             policy.deadline_demote = !args.edf_plain;
             policy.rr_quantum = quantum;
+            policy.time_slice = args.time_slice;
             if let Some(a) = args.promote_after {
                 policy.promote_after = a;
+            }
+            if let Some(f) = fifo_after {
+                policy.fifo_after = f;
             }
             policy.tenant = tenant;
             if let Some(q) = &queues {

@@ -417,6 +417,41 @@ fn rr_gives_two_jobs_on_one_gpu_turns_through_checkpoints() {
     }
 }
 
+/// `--time-slice` under `fifo` (docs/preemption.md): the second job gets the GPU when
+/// the first one's turn is over, through the checkpoint contract, and the first is told
+/// why.
+#[test]
+fn fifo_with_time_slicing_stops_a_job_whose_turn_is_over() {
+    let (_d, dir) = scratch();
+    let args = [
+        "--policy",
+        "fifo",
+        "--time-slice",
+        "--quantum",
+        "3s",
+        "--min-runtime",
+        "1s",
+    ];
+    let (_server, url, agent_dir, _agent) = preempting_cluster(&dir, &args, 1);
+    let a = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || {
+        run_log(&agent_dir, a, 1).contains("start restart=0 marker=no")
+    });
+    let b = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    wait_until(SLOW, || {
+        run_log(&agent_dir, b, 1).contains("start restart=0 marker=no")
+    });
+    assert!(run_log(&agent_dir, a, 1).contains("got-usr1"));
+    let events = stdout(&cli(&url, &["show", "--events", &a.to_string()]));
+    assert!(
+        events.contains("preempted by policy `fifo` taking turns"),
+        "{events}"
+    );
+    for id in [a, b] {
+        cli(&url, &["cancel", &id.to_string()]);
+    }
+}
+
 /// An elastic toy job: at each start it appends how many GPUs it was given (from
 /// `CUDA_VISIBLE_DEVICES`) to the ledger at `ledger`; on SIGUSR1 it exits 0, as a job
 /// that saved would.

@@ -891,7 +891,7 @@ impl LiveCluster {
             });
         let saved: Vec<(u64, crate::policy::tiresias::LasState)> =
             kept.iter().map(|j| (j.rank, j.las.clone())).collect();
-        let protected = self.scheduler.policy().kind.preemptive().then(|| {
+        let protected = self.scheduler.policy().preemptive().then(|| {
             let before = self.scheduler.protected().clone();
             let running = kept.iter().filter(|j| j.running).map(|j| j.spec.id);
             self.scheduler

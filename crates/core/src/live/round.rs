@@ -124,7 +124,7 @@ impl LiveCluster {
     pub fn round(&mut self, input: RoundInput<'_>) -> Round {
         let now_ms = input.now_ms;
         let now = now_ms as f64 / 1000.0;
-        if self.scheduler.policy().kind.preemptive() {
+        if self.scheduler.policy().preemptive() {
             self.protect_young(now_ms);
         }
         self.apply_windows(now);

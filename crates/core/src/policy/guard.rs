@@ -58,6 +58,26 @@ pub fn guarded(cfg: &PolicyConfig, job: &SchedJob, rank: f64) -> f64 {
     rank.min(service.max(0.0))
 }
 
+/// `key` as the long-job class ([`PolicyConfig::fifo_after`]) orders it: a job whose
+/// attained GPU-service has reached the limit goes behind every job below it (first
+/// half infinite: a policy's rank is finite GPU-seconds) and, among the long jobs, by
+/// submit time. The class is Tiresias' last queue: ranking the longest jobs by service
+/// or size shares the cluster among them and finishes all of them late, where first come,
+/// first served finishes the oldest first. The key of a waiting job still does not move:
+/// attained service grows only while it runs.
+pub fn long_class(cfg: &PolicyConfig, job: &SchedJob, key: (f64, f64)) -> (f64, f64) {
+    let limit = cfg.fifo_after;
+    if !(limit > 0.0 && limit.is_finite()) {
+        return key;
+    }
+    let service = job.attained.max(0.0) * f64::from(job.spec.gpus.max(1));
+    if service >= limit {
+        (f64::INFINITY, job.spec.submit)
+    } else {
+        key
+    }
+}
+
 /// When job `job`, stopping now (its counters brought up to its stop), falls due for
 /// promotion; `None` when the guard is off or the job has no service to count.
 pub fn due(cfg: &PolicyConfig, job: &SchedJob) -> Option<Seconds> {

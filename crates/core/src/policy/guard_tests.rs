@@ -435,3 +435,61 @@ fn a_starving_long_job_runs_again_within_its_bound() {
     assert!((1800.0..=3000.0).contains(&five), "{five}");
     assert!(two < five);
 }
+
+/// The long-job class (`PolicyConfig::fifo_after`): two jobs of 1000 s on one GPU.
+/// Least attained service alone shares the GPU between them, and both end late; past
+/// 150 GPU-seconds each goes into the class, where the older runs to its end first.
+#[test]
+fn past_the_limit_long_jobs_run_first_come_first_served() {
+    let pair = [(1, 0.0, 1000.0), (2, 100.0, 1000.0)];
+    run(
+        blend(0.0),
+        &pair,
+        2500.0,
+        "
+            t=0: start 1
+            t=100: start 2, stop 1
+            t=300: start 1, stop 2
+            t=500: start 2, stop 1
+            t=700: start 1, stop 2
+            t=900: start 2, stop 1
+            t=1100: start 1, stop 2
+            t=1300: start 2, stop 1
+            t=1500: start 1, stop 2
+            t=1700: start 2, stop 1
+            t=1900: start 1
+            ended: 2@1900 1@2000
+        ",
+    );
+    let mut class = blend(0.0);
+    class.fifo_after = 150.0;
+    run(
+        class,
+        &pair,
+        2500.0,
+        "
+            t=0: start 1
+            t=100: start 2, stop 1
+            t=300: start 1, stop 2
+            t=1200: start 2
+            ended: 1@1200 2@2000
+        ",
+    );
+}
+
+/// The class's key: behind every finite rank, by submit time; below the limit (or with
+/// the limit 0) the policy's key unchanged.
+#[test]
+fn the_long_class_key_is_submit_time_behind_every_rank() {
+    let mut cfg = PolicyConfig::new(PolicyKind::Blend);
+    let mut old = SchedJob::new(spec(1, 2, 10.0, None));
+    old.attained = 100.0; // 200 GPU-seconds
+    let mut young = SchedJob::new(spec(2, 1, 20.0, None));
+    young.attained = 199.0;
+    assert_eq!(key(&cfg, &old, 0.0), (200.0, 0.0));
+    cfg.fifo_after = 200.0;
+    assert_eq!(key(&cfg, &old, 0.0), (f64::INFINITY, 10.0));
+    assert_eq!(key(&cfg, &young, 0.0), (199.0, 0.0));
+    young.attained = 250.0;
+    assert!(key(&cfg, &old, 0.0) < key(&cfg, &young, 0.0));
+}

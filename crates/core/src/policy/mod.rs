@@ -108,6 +108,24 @@ impl PolicyKind {
         matches!(self, PolicyKind::Backfill | PolicyKind::EdfBackfill)
     }
 
+    /// Whether the policy can take turns ([`PolicyConfig::time_slice`]): its order is
+    /// one key per job, so the preemptive pass can keep it. Not `drf` and `fairtree`
+    /// (the next tenant depends on what the others hold), the backfilling policies (a
+    /// reservation, not an order), `tiresias` (its queues are rebuilt from the pass's
+    /// order, and its queue limits are its own slices), `edf` (its plan replays its own
+    /// preemptions) nor `rr` (turns are its order already).
+    pub fn sliceable(self) -> bool {
+        matches!(
+            self,
+            PolicyKind::Fifo
+                | PolicyKind::Priority
+                | PolicyKind::Sjf
+                | PolicyKind::Srtf
+                | PolicyKind::Srsf
+                | PolicyKind::Blend
+        )
+    }
+
     /// Whether the policy may stop a running job to start another.
     pub fn preemptive(self) -> bool {
         matches!(
@@ -155,6 +173,11 @@ pub struct PolicyConfig {
     /// Default [`BLEND_PROMOTE_AFTER`] (off) for `blend`, 0 for the others (they
     /// reproduce their peers' simulators as they were).
     pub promote_after: f64,
+    /// `srtf`, `srsf`, `blend`: the long-job class ([`guard::long_class`]): a job whose
+    /// attained GPU-service has reached this many GPU-seconds goes behind every job that
+    /// has not, and the jobs past it are served first come, first served (Tiresias'
+    /// last queue); 0 turns it off (default 0).
+    pub fifo_after: Seconds,
     /// `drf`: the tenants to balance (default users).
     pub tenant: Tenant,
     /// `drf`: weight per tenant number; absent tenants weigh 1.
@@ -175,8 +198,14 @@ pub struct PolicyConfig {
     /// of its run time goes behind those that can ([`crate::deadline`]; default on;
     /// off: textbook EDF, the baseline).
     pub deadline_demote: bool,
-    /// `rr`: seconds a job runs before it makes way for a waiting one (default 3600).
+    /// `rr`: seconds a job runs before it makes way for a waiting one (default 3600);
+    /// with [`PolicyConfig::time_slice`], the turn of every other policy.
     pub rr_quantum: Seconds,
+    /// Time slicing under a policy other than `rr` ([`rr::slice`]): while jobs wait, a
+    /// running job that has had its turn of `rr_quantum` makes way, the waiting jobs
+    /// take the GPUs in the policy's order, and no turn is cut short. Only for the
+    /// policies whose order is one key per job ([`PolicyKind::sliceable`]; default off).
+    pub time_slice: bool,
 }
 
 impl PolicyConfig {
@@ -191,6 +220,7 @@ impl PolicyConfig {
             } else {
                 0.0
             },
+            fifo_after: 0.0,
             tenant: Tenant::User,
             weights: BTreeMap::new(),
             usage_half_life: None,
@@ -198,6 +228,22 @@ impl PolicyConfig {
             fair_tree: fairtree::FairTreeConfig::default(),
             deadline_demote: true,
             rr_quantum: 3600.0,
+            time_slice: false,
         }
+    }
+
+    /// Whether the pass takes turns ([`PolicyConfig::time_slice`] under a policy that
+    /// can).
+    pub fn sliced(&self) -> bool {
+        self.time_slice
+            && self.kind.sliceable()
+            && self.rr_quantum > 0.0
+            && self.rr_quantum.is_finite()
+    }
+
+    /// Whether a pass may stop a running job to start another: the policy is
+    /// preemptive, or it takes turns.
+    pub fn preemptive(&self) -> bool {
+        self.kind.preemptive() || self.sliced()
     }
 }

@@ -17,15 +17,27 @@ pub fn key(cfg: &PolicyConfig, job: &SchedJob, now: Seconds) -> (f64, f64) {
             spec.submit,
         ),
         PolicyKind::Sjf => (spec.estimate.unwrap_or(f64::INFINITY), spec.submit),
-        PolicyKind::Srtf => (guard::guarded(cfg, job, job.remaining_or_estimate()), 0.0),
-        PolicyKind::Srsf => (
-            guard::guarded(cfg, job, job.remaining_or_estimate() * spec.gpus as f64),
-            0.0,
+        PolicyKind::Srtf => guard::long_class(
+            cfg,
+            job,
+            (guard::guarded(cfg, job, job.remaining_or_estimate()), 0.0),
+        ),
+        PolicyKind::Srsf => guard::long_class(
+            cfg,
+            job,
+            (
+                guard::guarded(cfg, job, job.remaining_or_estimate() * spec.gpus as f64),
+                0.0,
+            ),
         ),
         PolicyKind::Tiresias => (job.las.level as f64, job.las.seq as f64),
-        PolicyKind::Blend => (
-            guard::guarded(cfg, job, crate::policy::blend::key(job)),
-            0.0,
+        PolicyKind::Blend => guard::long_class(
+            cfg,
+            job,
+            (
+                guard::guarded(cfg, job, crate::policy::blend::key(job)),
+                0.0,
+            ),
         ),
         PolicyKind::Edf | PolicyKind::EdfBackfill => crate::deadline::key(cfg, job, now),
         PolicyKind::Rr => crate::policy::rr::key(cfg, job, now),

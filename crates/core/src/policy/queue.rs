@@ -108,17 +108,21 @@ pub struct OrderedQueue {
 impl OrderedQueue {
     /// A queue for `cfg`, if its order is fixed while jobs wait.
     pub fn new(cfg: &PolicyConfig) -> Option<Self> {
-        let fixed = match cfg.kind {
-            PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Backfill => true,
-            // Demotion moves a job as time passes: sorted each pass instead.
-            PolicyKind::EdfBackfill => !cfg.deadline_demote,
-            PolicyKind::Edf | PolicyKind::Rr => false,
-            // Negative or infinite aging would not keep submit order inside a priority.
-            PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
-                cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0
-            }
-            PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias | PolicyKind::Blend => false,
-        };
+        // Turns move a running job behind the waiting ones as time passes.
+        let fixed = !cfg.sliced()
+            && match cfg.kind {
+                PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Backfill => true,
+                // Demotion moves a job as time passes: sorted each pass instead.
+                PolicyKind::EdfBackfill => !cfg.deadline_demote,
+                PolicyKind::Edf | PolicyKind::Rr => false,
+                // Negative or infinite aging would not keep submit order inside a priority.
+                PolicyKind::Priority | PolicyKind::Drf | PolicyKind::FairTree => {
+                    cfg.aging_per_hour.is_finite() && cfg.aging_per_hour >= 0.0
+                }
+                PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Tiresias | PolicyKind::Blend => {
+                    false
+                }
+            };
         fixed.then(|| OrderedQueue {
             kind: cfg.kind,
             aging_per_hour: cfg.aging_per_hour,

@@ -80,7 +80,7 @@ impl RankedQueue {
             cfg.kind,
             PolicyKind::Srtf | PolicyKind::Srsf | PolicyKind::Blend
         );
-        (kept && mode == PreemptMode::Repack).then(|| Self::with_spacing(1 << 32))
+        (kept && mode == PreemptMode::Repack && !cfg.sliced()).then(|| Self::with_spacing(1 << 32))
     }
 
     /// A queue whose labels are `spacing` apart (small in tests, to relabel often).

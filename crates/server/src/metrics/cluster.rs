@@ -220,7 +220,7 @@ fn checkpoints(view: &View, out: &mut Sheet) {
     if let Some(q) = view.rr_quantum_s {
         out.gauge(
             "gpusched_rr_quantum_seconds",
-            "rr's turn now: --quantum, or --quantum-floor times gpusched_checkpoint_save_seconds where longer",
+            "the turn now (rr, or --time-slice): --quantum, or --quantum-floor times gpusched_checkpoint_save_seconds where longer",
         );
         out.add(l(&[]), q);
     }

@@ -67,13 +67,13 @@ impl State {
         };
         let quantum = self.rr_quantum();
         self.cluster.set_rr_quantum(quantum);
-        if quantum != before && self.cfg.policy == gpusched_core::PolicyKind::Rr {
+        if quantum != before && self.cfg.takes_turns() {
             tracing::info!(
                 job = id,
                 took_s = took_ms as f64 / 1000.0,
                 quantum_s = quantum,
                 floor = self.cfg.rr_quantum_floor,
-                "rr's turn follows the checkpoints measured: --quantum-floor times the \
+                "the turn follows the checkpoints measured: --quantum-floor times the \
                  slowest of the last {KEPT}"
             );
         }

@@ -67,8 +67,7 @@ impl State {
             metrics: self.cfg.metrics.clone(),
             power: self.power_level(),
             checkpoint_slowest_s: self.checkpoint_cost.slowest_s(),
-            rr_quantum_s: (self.cfg.policy == gpusched_core::PolicyKind::Rr)
-                .then(|| self.rr_quantum()),
+            rr_quantum_s: self.cfg.takes_turns().then(|| self.rr_quantum()),
         }
     }
 

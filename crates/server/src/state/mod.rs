@@ -285,6 +285,7 @@ impl State {
             policy.promote_after = a;
         }
         policy.rr_quantum = cfg.rr_quantum;
+        policy.time_slice = cfg.time_slice;
         policy.usage_half_life = cfg.usage_half_life.map(|d| d.as_secs_f64());
         // Live backfill reserves on a real node, and a job without a walltime never
         // passes the reservation (see `gpusched_core::policy::backfill_nodes`).

@@ -19,6 +19,7 @@ impl State {
     /// ends protections and cooldowns.
     pub fn schedule_if_preemptive(&mut self) {
         if self.cfg.policy.preemptive()
+            || self.cfg.takes_turns()
             || self.queues.defs.values().any(|q| q.preempt_lower_priority)
             || self.cluster.elastic_running()
         {
@@ -30,15 +31,24 @@ impl State {
     /// through the preemption path (the core skipped those already leaving).
     pub(super) fn preempt_for_policy(&mut self, victims: &[u64]) {
         let policy = self.cfg.policy.name();
+        // Taking turns, a running job is a victim only once its turn is over (the core
+        // keeps a turn whole): say so rather than blame the order.
+        let turns = self.cfg.takes_turns().then(|| self.rr_quantum());
         for &id in victims {
             let Some(job) = self.jobs.get_mut(&id) else {
                 continue;
             };
             let v = &mut job.view;
-            let why = format!(
-                "preempted by policy `{policy}`: jobs ahead of it in the policy's order need \
-                 its GPUs"
-            );
+            let why = match turns {
+                Some(q) => format!(
+                    "preempted by policy `{policy}` taking turns: it has run its turn of {q:.0} s \
+                     and a waiting job takes its GPUs"
+                ),
+                None => format!(
+                    "preempted by policy `{policy}`: jobs ahead of it in the policy's order \
+                     need its GPUs"
+                ),
+            };
             v.preempt_requested = true;
             v.reason = format!("being requeued: {why}");
             tracing::info!(job = id, policy, "preempting for the policy's order");
