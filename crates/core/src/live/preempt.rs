@@ -88,6 +88,26 @@ impl LiveCluster {
         }
     }
 
+    /// The waiting jobs whose belief knows nothing (none, or given before the predictor
+    /// had learnt anything): the server asks the predictor again for them as it learns.
+    pub fn waiting_unbelieved(&self) -> Vec<u64> {
+        self.jobs
+            .iter()
+            .filter(|j| !j.running && !j.belief.as_ref().is_some_and(|b| !b.bins().is_empty()))
+            .map(|j| j.spec.id.0)
+            .collect()
+    }
+
+    /// Whether the job has a belief that knows something.
+    pub fn believed(&self, id: u64) -> bool {
+        self.find(id).is_some_and(|i| {
+            self.jobs[i]
+                .belief
+                .as_ref()
+                .is_some_and(|b| !b.bins().is_empty())
+        })
+    }
+
     /// The job's current estimate and whether it is a prediction (else the walltime).
     pub fn estimate(&self, id: u64) -> Option<(Seconds, bool)> {
         let j = &self.jobs[self.find(id)?];

@@ -30,7 +30,9 @@
 
 use std::collections::BTreeMap;
 
-use gpusched_core::predict::{Features, Predictor, PredictorConfig, Snapshot, SnapshotGroup};
+use gpusched_core::predict::{
+    Features, Predictor, PredictorConfig, Snapshot, SnapshotGroup, BELIEF_MIN_JOBS,
+};
 use gpusched_core::PolicyKind;
 use gpusched_wire::{JobState, JobView};
 use serde::{Deserialize, Serialize};
@@ -61,6 +63,10 @@ pub(super) struct Learnt {
     predictor_dirty: bool,
     attained_dirty: bool,
     last_write_ms: Option<u64>,
+    /// Jobs the predictor learnt from since this server started, and the count at which
+    /// the waiting jobs without a belief are next given one ([`State::refresh_beliefs`]).
+    observed: u64,
+    next_refresh: u64,
 }
 
 /// The stored form of the predictor (version 1), with the speeds learnt per GPU model
@@ -321,6 +327,38 @@ impl State {
         self.learnt.predictor.observe(&f, ran);
         self.learnt.predictor.bound_keys(MAX_PREDICTOR_KEYS);
         self.learnt.predictor_dirty = true;
+        self.learnt.observed += 1;
+        if self.learnt.observed >= self.learnt.next_refresh.max(u64::from(BELIEF_MIN_JOBS)) {
+            self.learnt.next_refresh = self.learnt.observed.saturating_mul(2);
+            self.refresh_beliefs();
+        }
+    }
+
+    /// Gives the waiting jobs that got no belief when they were queued (before the
+    /// predictor had learnt from enough jobs: a new cluster's first batch) the one it can
+    /// give now, with their predicted estimate, under the policies that read beliefs
+    /// (`blend`, `edf`). Run once enough jobs have ended and at each doubling since, as the
+    /// simulator does, so a first batch is not ranked by attained service alone (or, under
+    /// `edf`, in deadline order ahead of every believed job) for good.
+    fn refresh_beliefs(&mut self) {
+        if !(self.cfg.policy == PolicyKind::Blend || self.cfg.policy.deadlines()) {
+            return;
+        }
+        for id in self.cluster.waiting_unbelieved() {
+            let Some(v) = self.jobs.get(&id).map(|j| j.view.clone()) else {
+                continue;
+            };
+            if self.cluster.estimate(id).is_none() {
+                // No walltime and no prediction yet: both, as at its enqueue.
+                self.predict_estimate(&v);
+            } else if self.cfg.policy == PolicyKind::Blend
+                || (self.cfg.policy.deadlines() && v.walltime_s.is_none())
+            {
+                if let Some(b) = self.learnt.predictor.belief(&features(&v)) {
+                    self.cluster.set_belief(id, b);
+                }
+            }
+        }
     }
 
     /// A job's run ended and it waits again: remember the service it attained (the core

@@ -438,3 +438,37 @@ fn blend_keeps_a_job_believed_shorter_and_preempts_one_that_outlived_its_belief(
     h.step(Round);
     assert_eq!(state(&h, 32).0, JobState::Starting, "{}", h.log);
 }
+
+/// A new cluster's first batch under `blend`: queued before any job had ended, its jobs
+/// got no belief. Once ten have ended, the ones still waiting are given one (and their
+/// predicted estimate), as in the simulator, instead of being ranked by attained
+/// service for good.
+#[test]
+fn blend_gives_a_first_batch_beliefs_once_the_predictor_has_learnt() {
+    let mut h = Harness::with(|cfg| {
+        cfg.policy = PolicyKind::Blend;
+        cfg.heartbeat_timeout = Duration::from_secs(86_400);
+    });
+    h.step(Node("n1", 1));
+    h.step(Round);
+    h.step(Submit("carol", "gpus=1 name=quick batch=12"));
+    h.step(Round);
+    for id in 1..=10u64 {
+        assert!(
+            !h.st.cluster.believed(12),
+            "job 12 believed early\n{}",
+            h.log
+        );
+        h.step(Started("n1", id));
+        h.step(Round);
+        h.step(Wait(60));
+        h.step(Exit("n1", id, 0));
+        h.step(Round);
+    }
+    assert!(h.st.cluster.believed(12), "{}", h.log);
+    assert!(h
+        .st
+        .cluster
+        .estimate(12)
+        .is_some_and(|(_, predicted)| predicted));
+}
