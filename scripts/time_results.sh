@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Reproduces the numbers of docs/scheduling-results.md, "Time as a resource (issue 37)":
 # deadlines (edf, edf-backfill, textbook EDF via --edf-plain, tiresias, blend) and
-# round-robin time slicing (rr against fifo and tiresias, with Muri's switching cost) on
-# Philly 64x8 and Muri's trace3 on its n8g8 spec.
+# round-robin time slicing (rr against fifo and tiresias, with Muri's switching cost) and
+# turns under other policies (--time-slice) on Philly 64x8 and Muri's trace3 on its n8g8
+# spec.
 #
 #   cargo build --release -p gpusched && scripts/time_results.sh OUTDIR
 #
-# With HELDOUT=DIR (a folder holding Muri's trace1.csv, from github.com/Rivendile/Muri at
-# commit 4e69a78, simulator/trace-data/, the commit ../shared/traces/muri/trace3.csv
-# comes from) it also runs the setups the deadline rule was not chosen on: Philly on
-# 48x8 and trace1 on the n8g8 spec. SETUPS="muri-trace3 ..." runs only those setups;
-# PARTS="deadlines rr" only those parts.
+# With HELDOUT=DIR (a folder holding Muri's trace1.csv, trace2.csv and trace4.csv, from
+# github.com/Rivendile/Muri at commit 4e69a78, simulator/trace-data/, the commit
+# ../shared/traces/muri/trace3.csv comes from) it also runs the setups the deadline rule
+# was not chosen on: Philly on 48x8, and the Muri setups of the scheduling results
+# (trace1, trace2 and trace4 on the n8g8 spec and on a cluster at about 80% load, trace3
+# on 6x8). SETUPS="muri-trace3 muri-trace1@20x8 ..." runs only those setups;
+# PARTS="deadlines rr slice" only those parts (PARTS=none: only the tables, from the
+# files already in OUTDIR); RR_QUANTA="1h 6h" only those quanta for `rr` (10 min takes
+# many minutes on the contended Muri setups).
 #
 # Writes OUTDIR/SETUP/PART-NAME.txt (the simulator's output of each run) and
 # OUTDIR/results.md (the tables). Deadlines are ElasticFlow's rule (docs/deadlines.md):
@@ -38,15 +43,20 @@ run() { # setup, name, simulate args...
 }
 setups=(philly-64x8 muri-trace3)
 if [ -n "${HELDOUT:-}" ]; then
-  [ -f "$HELDOUT/trace1.csv" ] || { echo "no $HELDOUT/trace1.csv (see the top of this script)" >&2; exit 2; }
-  setups+=(philly-48x8 muri-trace1)
+  for t in trace1 trace2 trace4; do
+    [ -f "$HELDOUT/$t.csv" ] || { echo "no $HELDOUT/$t.csv (see the top of this script)" >&2; exit 2; }
+  done
+  setups+=(philly-48x8 muri-trace1 muri-trace3@6x8 muri-trace1@20x8 muri-trace2 muri-trace2@56x8
+    muri-trace4 muri-trace4@16x8)
 fi
 if [ -n "${SETUPS:-}" ]; then read -r -a setups <<< "$SETUPS"; fi
-read -r -a parts <<< "${PARTS:-deadlines rr}"
+read -r -a parts <<< "${PARTS:-deadlines rr slice}"
 for setup in "${setups[@]}"; do
   case $setup in
     philly-*) args=(--trace "$traces/philly/philly.csv" --cluster "${setup#philly-}") ;;
     muri-trace3) args=(--trace "$traces/muri/trace3.csv" --cluster-spec "$traces/muri/n8g8.csv") ;;
+    muri-trace3@*) args=(--trace "$traces/muri/trace3.csv" --cluster "${setup#*@}") ;;
+    muri-*@*) t=${setup#muri-}; args=(--trace "$HELDOUT/${t%@*}.csv" --cluster "${setup#*@}") ;;
     muri-*) args=(--trace "$HELDOUT/${setup#muri-}.csv" --cluster-spec "$traces/muri/n8g8.csv") ;;
   esac
   for part in "${parts[@]}"; do
@@ -61,9 +71,15 @@ for setup in "${setups[@]}"; do
       rr)
         # Every policy pays Muri's profiled restart pause at each (re)start.
         run "$setup" rr-baselines "${args[@]}" --overhead muri --policy fifo,tiresias
-        for q in 10m 1h 6h; do
+        for q in ${RR_QUANTA:-10m 1h 6h}; do
           run "$setup" "rr-$q" "${args[@]}" --overhead muri --policy rr --quantum "$q"
         done ;;
+      slice)
+        # Turns of 2 h under other policies against the same policies without them.
+        run "$setup" slice-plain "${args[@]}" --overhead muri --estimates predicted \
+          --quantum 2h --policy fifo,sjf,blend,rr
+        run "$setup" slice-sliced "${args[@]}" --overhead muri --estimates predicted \
+          --quantum 2h --policy fifo,sjf,blend --time-slice ;;
     esac
   done
 done
@@ -115,6 +131,21 @@ for s in setups:
             rows[f"rr --quantum {q}"] = r["rr"]
     for p, r in rows.items():
         print(f"| {s} | {p} | {r['avg']} | {r['p99']} | {r['preempt']} |")
+print("\n## Turns under other policies (--time-slice --quantum 2h, --overhead muri, predicted)\n")
+print("| setup | rr | fifo | fifo sliced | sjf | sjf sliced | blend | blend sliced |")
+print("|---|---|---|---|---|---|---|---|")
+for s in setups:
+    plain, _ = read(s, "slice-plain")
+    sliced, _ = read(s, "slice-sliced")
+    if not plain and not sliced:
+        continue
+    def c(rows, p):
+        return f"{rows[p]['avg']} / {rows[p]['p99']}" if p in rows else "-"
+    cells = [c(plain, "rr")]
+    for p in ("fifo", "sjf", "blend"):
+        cells += [c(plain, p), c(sliced, p)]
+    print(f"| {s} | " + " | ".join(cells) + " |")
+print("\nEach cell: avg / p99 JCT.")
 PY
 cat "$out/results.md"
 echo "wrote $out/results.md" >&2
