@@ -93,19 +93,14 @@ impl LiveCluster {
     pub fn waiting_unbelieved(&self) -> Vec<u64> {
         self.jobs
             .iter()
-            .filter(|j| !j.running && !j.belief.as_ref().is_some_and(|b| !b.bins().is_empty()))
+            .filter(|j| !j.running && !knows(j))
             .map(|j| j.spec.id.0)
             .collect()
     }
 
     /// Whether the job has a belief that knows something.
     pub fn believed(&self, id: u64) -> bool {
-        self.find(id).is_some_and(|i| {
-            self.jobs[i]
-                .belief
-                .as_ref()
-                .is_some_and(|b| !b.bins().is_empty())
-        })
+        self.find(id).is_some_and(|i| knows(&self.jobs[i]))
     }
 
     /// The job's current estimate and whether it is a prediction (else the walltime).
@@ -125,4 +120,10 @@ impl LiveCluster {
             }
         }
     }
+}
+
+/// Whether `job`'s belief knows something (one given before the predictor had learnt
+/// from enough jobs is empty).
+fn knows(job: &crate::schedule::SchedJob) -> bool {
+    job.belief.as_ref().is_some_and(|b| !b.bins().is_empty())
 }
