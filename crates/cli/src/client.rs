@@ -221,6 +221,10 @@ const FAILOVER_WAIT: Duration = Duration::from_secs(30);
 
 /// Tries of one request the server turns away for now (503, or 429 with Retry-After).
 const BUSY_TRIES: u32 = 6;
+/// How long a 503 is tried again past those tries: a database restart or failover
+/// behind the server takes seconds, more on a loaded machine (a PostgreSQL restart under
+/// a saturated test run outlasted six tries a second apart).
+const UNAVAILABLE_WINDOW: Duration = Duration::from_secs(15);
 /// The wait before trying a 503 again that does not say how long (a proxy's, an older
 /// server's): the servers' own `Retry-After`.
 const UNAVAILABLE_WAIT: u64 = 1;
@@ -295,7 +299,8 @@ impl Client {
     /// One request; when the server turns it away for now (503: the store could not be
     /// read or written, an election, a server stepping down, overloaded; 429 with
     /// `Retry-After`: this user over the submit rate; nothing was done either way), waits
-    /// as told and tries again, a bounded number of times. A submission carries its
+    /// as told and tries again, a bounded number of times (a 503 for at least
+    /// [`UNAVAILABLE_WINDOW`]). A submission carries its
     /// client token, so trying it again never makes a second job.
     async fn call(
         &self,
@@ -312,9 +317,12 @@ impl Client {
                 StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
             );
             // Through a failover the tries are counted in time: a follower takes over
-            // once the old leader's lease has run out (4 s by default).
-            let again =
-                tries < BUSY_TRIES || (answer.failover && started.elapsed() < FAILOVER_WAIT);
+            // once the old leader's lease has run out (4 s by default); so are a 503's,
+            // for a while (the store behind the server restarting).
+            let unavailable = answer.status == StatusCode::SERVICE_UNAVAILABLE;
+            let again = tries < BUSY_TRIES
+                || (answer.failover && started.elapsed() < FAILOVER_WAIT)
+                || (unavailable && started.elapsed() < UNAVAILABLE_WINDOW);
             // Every 503 may be tried again (the servers always say when); a 429 only
             // when it says when.
             let retry_after = match answer.status {
