@@ -281,12 +281,9 @@ impl ServerArgs {
         );
         cfg.rr_quantum_floor = self.quantum_floor;
         if self.time_slice {
-            anyhow::ensure!(
-                cfg.policy.sliceable(),
-                "--time-slice: policy `{}` cannot take turns (its order is not one key per \
-                 job); use it with fifo, priority, sjf, srtf, srsf or blend, or --policy rr",
-                cfg.policy.name()
-            );
+            if let Some(why) = cfg.policy.slice_refusal() {
+                anyhow::bail!(why);
+            }
             cfg.time_slice = true;
         }
         if let Some(a) = self.promote_after {

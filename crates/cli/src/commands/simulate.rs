@@ -266,12 +266,8 @@ fn rr_quantum(
         .map_err(|e| anyhow::anyhow!("--quantum {:?}: {e}", args.quantum))?
         as f64;
     if args.time_slice {
-        if let Some(k) = kinds.iter().find(|k| !k.sliceable()) {
-            bail!(
-                "--time-slice: policy `{}` cannot take turns (its order is not one key per \
-                 job); use it with fifo, priority, sjf, srtf, srsf or blend, or --policy rr",
-                k.name()
-            );
+        if let Some(why) = kinds.iter().find_map(|k| k.slice_refusal()) {
+            bail!(why);
         }
     }
     if !kinds.contains(&PolicyKind::Rr) && !args.time_slice {

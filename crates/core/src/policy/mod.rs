@@ -126,6 +126,18 @@ impl PolicyKind {
         )
     }
 
+    /// Why `--time-slice` is refused under this policy, if it is (the server's and the
+    /// simulator's words).
+    pub fn slice_refusal(self) -> Option<String> {
+        (!self.sliceable()).then(|| {
+            format!(
+                "--time-slice: policy `{}` cannot take turns (its order is not one key per \
+                 job); use it with fifo, priority, sjf, srtf, srsf or blend, or --policy rr",
+                self.name()
+            )
+        })
+    }
+
     /// Whether the policy may stop a running job to start another.
     pub fn preemptive(self) -> bool {
         matches!(

@@ -159,7 +159,7 @@ mod tests {
 
     /// `srtf` taking turns of 100 s on one GPU: a short job that arrives waits for the
     /// running job's turn to end instead of stopping it at once; when a turn ends the
-    /// waiting jobs that have had fewest turns go first, in srtf's order (the shortest
+    /// waiting jobs that have never run go first, in srtf's order (the shortest
     /// remaining first), not by how long they waited as under `rr`.
     #[test]
     fn a_sliced_policy_stops_jobs_only_at_turn_ends_and_keeps_its_order() {
