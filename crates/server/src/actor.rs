@@ -293,12 +293,13 @@ pub async fn run(
         let pass = state.pass_due().then(Instant::now);
         state.schedule();
         state.cfg.metrics.pass_took(pass);
-        let rows = state.take_touched();
-        let journal = state.take_journal();
+        let mut rows = state.take_touched();
+        let mut journal = state.take_journal();
+        let compact = state.compact_tasks(&mut rows, &mut journal);
         let learnt = state.take_learnt_writes();
         let tokens_changed = !rows.tokens.is_empty();
         let saved = if term.lead.may_commit(term.epoch) {
-            persist(&state, rows, journal, learnt, &mut store).await
+            persist(&state, rows, compact, journal, learnt, &mut store).await
         } else {
             Err(gpusched_store::StoreError::Fenced {
                 mine: term.epoch,
@@ -753,6 +754,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
             Ok(Loaded {
                 mut store,
                 jobs,
+                compact,
                 nodes,
                 tokens,
                 max_id,
@@ -772,6 +774,7 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
                 // The same process: the steps' streams are still open.
                 state.restore_steps(steps, false);
                 state.restore_reservations(reservations);
+                state.restore_compact(compact);
                 state.set_ended_counts(ended);
                 tracing::info!(jobs = state.jobs.len(), "state reloaded from the store");
                 return Some((state, store));
@@ -790,6 +793,8 @@ async fn reload(old: State, store: Store, term: &Term) -> Option<(State, Store)>
 pub struct Loaded {
     pub store: Store,
     pub jobs: Vec<JobRecord>,
+    /// The live array tasks among `jobs` that are compact records.
+    pub compact: Vec<u64>,
     pub nodes: Vec<gpusched_store::NodeRecord>,
     pub tokens: Vec<gpusched_store::TokenRecord>,
     pub max_id: u64,
@@ -811,6 +816,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     let nodes = store.load_nodes().await?;
     let tokens = store.load_tokens().await?;
     let max_id = store.max_job_id().await?;
+    let compact = store.live_compact_tasks().await?;
     let services = store.load_services().await?;
     let steps = store.load_live_steps().await?;
     let reservations = store.load_reservations().await?;
@@ -821,6 +827,7 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
     );
     let fair_usage = store.meta(crate::state::accounts::FAIR_USAGE_KEY).await?;
     Ok(Loaded {
+        compact,
         learnt,
         fair_usage,
         services,
@@ -839,11 +846,12 @@ pub async fn load(url: &gpusched_store::StoreUrl) -> Result<Loaded, gpusched_sto
 async fn persist(
     state: &State,
     rows: Rows,
+    compact: crate::state::compact::CompactWrites,
     journal: crate::state::history::Journal,
     learnt: Vec<(&'static str, String)>,
     store: &mut Store,
 ) -> Result<(), gpusched_store::StoreError> {
-    if rows.is_empty() && journal.is_empty() && learnt.is_empty() {
+    if rows.is_empty() && compact.tasks.is_empty() && journal.is_empty() && learnt.is_empty() {
         return Ok(());
     }
     let _timer = state.cfg.metrics.commit_timer();
@@ -876,6 +884,12 @@ async fn persist(
         }
     }
     w.events(journal.events, crate::state::history::EVENTS_KEPT);
+    for t in compact.tasks {
+        w.task(t);
+    }
+    for id in compact.promoted {
+        w.promote(id);
+    }
     for entry in journal.audit {
         w.audit(entry);
     }

@@ -15,6 +15,7 @@
 //! round writer, its schema history) and `postgres/` what only PostgreSQL has (opening by
 //! URL, the session's bound, its schema list, a round statement by statement).
 
+mod array_task;
 mod postgres;
 mod record;
 mod sql;
@@ -24,6 +25,10 @@ mod stored_job;
 pub mod testing;
 mod url;
 
+pub use array_task::{
+    compact_if_exact, compact_of, rebuild, task_template, CompactTask, TaskLife, ARRAY_ID_VAR,
+    ARRAY_INDEX_VAR,
+};
 pub use record::{
     ArrayProgress, NodeRecord, ReservationRecord, ServiceRecord, StoredPlacement, StoredReplica,
     StoredStep, TokenRecord, UnwrittenTask,

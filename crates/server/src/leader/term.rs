@@ -223,6 +223,7 @@ impl Elector {
         let actor::Loaded {
             mut store,
             jobs,
+            compact,
             nodes,
             tokens,
             max_id,
@@ -258,6 +259,7 @@ impl Elector {
         // A new life: no stream of the last one survived.
         state.restore_steps(steps, true);
         state.restore_reservations(reservations);
+        state.restore_compact(compact);
         // Loading may have taken a good part of the lease: renew before acting, so the
         // term starts with a whole lease (or not at all, if another server took over).
         let renewed = Instant::now();

@@ -27,9 +27,10 @@ use gpusched_wire::{ArrayCounts, ArraySpec, ArrayTask, JobState};
 
 use super::State;
 
-/// The environment variables the server sets in every task.
-pub const INDEX_VAR: &str = "GPUSCHED_ARRAY_INDEX";
-pub const ID_VAR: &str = "GPUSCHED_ARRAY_ID";
+/// The environment variables the server sets in every task (named by the store, whose
+/// compact task records rebuild them).
+pub const INDEX_VAR: &str = gpusched_store::ARRAY_INDEX_VAR;
+pub const ID_VAR: &str = gpusched_store::ARRAY_ID_VAR;
 
 /// What the server keeps in memory for an array that has not ended (rebuilt at start
 /// from the array's row and its live tasks' rows).

@@ -62,6 +62,7 @@ impl State {
                 continue;
             };
             self.forget_steps_of(id);
+            self.forget_task_row(id);
             let v = &job.view;
             if let Some(t) = &job.client_token {
                 self.retry_keys.remove(t);

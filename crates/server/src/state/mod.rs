@@ -10,6 +10,7 @@ mod array_ops;
 mod cancel;
 mod checkpoint;
 mod checkpoint_cost;
+pub(crate) mod compact;
 pub(crate) mod deadline;
 mod demand;
 mod deps;
@@ -236,6 +237,8 @@ pub struct State {
     arrays: BTreeMap<u64, array::ArrayRun>,
     /// Array tasks listed in their array's row (`unwritten.rs`).
     listed: unwritten::Listed,
+    /// Which live array tasks the store holds as compact records, which as job rows.
+    task_rows: compact::TaskRows,
     /// The run-time predictor and attained service, kept in `meta` (`learn.rs`).
     learnt: learn::Learnt,
     /// Jobs a preemptive policy asked to stop, and why (`preempt.rs`).
@@ -314,6 +317,7 @@ impl State {
             ended: ended::Ended::default(),
             arrays: BTreeMap::new(),
             listed: Default::default(),
+            task_rows: Default::default(),
             learnt: Default::default(),
             policy_preempted: BTreeMap::new(),
             checkpoint_cost: Default::default(),

@@ -110,7 +110,6 @@ impl Listed {
     }
 
     /// Whether task `id` is listed in its array's row.
-    #[cfg(test)]
     pub(super) fn contains(&self, id: u64) -> bool {
         self.in_array.contains_key(&id)
     }

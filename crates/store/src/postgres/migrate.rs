@@ -12,7 +12,7 @@
 use crate::sql::migrate::{Migration, Step};
 
 /// The newest PostgreSQL schema this binary knows.
-pub const LATEST: i64 = 9;
+pub const LATEST: i64 = 10;
 
 const SCHEMA_1: &[&str] = &[
     r#"CREATE TABLE jobs (
@@ -173,6 +173,12 @@ pub fn migrations() -> Vec<Migration> {
             version: 9,
             name: crate::sql::migrate::ACCOUNTS_NAME,
             steps: crate::sql::migrate::accounts_steps(),
+        },
+        // SQLite's schema 17: the same table and data step.
+        Migration {
+            version: 10,
+            name: crate::sql::migrate::ARRAY_TASKS_NAME,
+            steps: crate::sql::migrate::array_tasks_steps(crate::sql::Dialect::Postgres),
         },
     ]
 }

@@ -4,6 +4,9 @@
 
 use gpusched_wire::history::{AuditEntry, JobEvent};
 
+use crate::array_task::CompactTask;
+use crate::sql::array_tasks;
+use crate::sql::dialect::pow2_chunks;
 use crate::sql::round::{
     job_chunk, JobRows, RoundTarget, RoundWrites, NODE_UPSERT, RESERVATION_DELETE,
     RESERVATION_UPSERT, SERVICE_DELETE, SERVICE_UPSERT, TOKEN_UPSERT,
@@ -40,6 +43,27 @@ pub(crate) async fn write_round(
 impl RoundTarget for StoreTx<'_> {
     async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError> {
         self.put_jobs(rows).await
+    }
+
+    async fn tasks(&mut self, tasks: &[CompactTask]) -> Result<(), StoreError> {
+        let d = crate::sql::Dialect::Postgres;
+        for chunk in pow2_chunks(tasks, array_tasks::ROWS_PER_STATEMENT) {
+            let mut vals = Vec::with_capacity(chunk.len() * array_tasks::COLUMNS.len());
+            for t in chunk {
+                vals.extend(array_tasks::values(t)?);
+            }
+            self.execute_vals(&array_tasks::upsert_rows(d, chunk.len()), &vals)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn promote(&mut self, id: u64) -> Result<Vec<JobEvent>, StoreError> {
+        let events = self.compact_events(id).await?;
+        let key = crate::sql::values::int(id, "id", id)?;
+        self.execute_vals(array_tasks::DELETE, &[Val::Int(key)])
+            .await?;
+        Ok(events)
     }
 
     async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError> {

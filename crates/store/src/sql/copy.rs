@@ -16,7 +16,8 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Connection, Row};
 
 use super::dialect::{marks, Dialect};
-use super::{ended, jobs, reservations, services, Store};
+use super::{array_tasks, ended, jobs, reservations, services, Store};
+use crate::array_task::CompactTask;
 use crate::stored_job::StoredJob;
 use crate::{StoreError, StoreUrl};
 
@@ -50,6 +51,8 @@ pub struct AuditRow {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
     pub jobs: Vec<StoredJob>,
+    /// Array tasks kept as compact records (schema 17), each with its events.
+    pub tasks: Vec<CompactTask>,
     /// (name, data)
     pub nodes: Vec<(String, String)>,
     /// (id, hash, data)
@@ -71,6 +74,7 @@ pub struct Snapshot {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CopyCounts {
     pub jobs: usize,
+    pub tasks: usize,
     pub nodes: usize,
     pub tokens: usize,
     pub services: usize,
@@ -85,9 +89,10 @@ impl std::fmt::Display for CopyCounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} jobs, {} nodes, {} tokens, {} services, {} reservations, {} steps, \
+            "{} jobs, {} compact array tasks, {} nodes, {} tokens, {} services, {} reservations, {} steps, \
              {} job events, {} audit entries, {} meta values",
             self.jobs,
+            self.tasks,
             self.nodes,
             self.tokens,
             self.services,
@@ -104,6 +109,7 @@ impl Snapshot {
     pub fn counts(&self) -> CopyCounts {
         CopyCounts {
             jobs: self.jobs.len(),
+            tasks: self.tasks.len(),
             nodes: self.nodes.len(),
             tokens: self.tokens.len(),
             services: self.services.len(),
@@ -129,6 +135,19 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
     let stored = jobs::load(&mut *conn).await?;
     let max_id = ended::max_id(&mut *conn, d).await?;
     let all = |sql: &'static str| sqlx::query(sql);
+    let mut tasks = Vec::new();
+    for r in all(
+        "SELECT id, array_id, array_index, queue, state, node, start_ms, end_ms,
+                  energy_j, used_cpu_ms, used_mem_peak_bytes, life, events
+                  FROM array_tasks t ORDER BY id",
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        let mut t = array_tasks::decode(&r)?;
+        t.events = array_tasks::parse_events(t.id, &text(&r, 12)?)?;
+        tasks.push(t);
+    }
     let nodes = all("SELECT name, data FROM nodes ORDER BY name")
         .fetch_all(&mut *conn)
         .await?
@@ -212,6 +231,7 @@ async fn read_all(conn: &mut AnyConnection, d: Dialect) -> Result<Snapshot, Stor
     }
     Ok(Snapshot {
         jobs: stored,
+        tasks,
         nodes,
         tokens,
         services,
@@ -247,6 +267,7 @@ impl Store {
         let mut held = Vec::new();
         for (table, what) in [
             ("jobs", "jobs"),
+            ("array_tasks", "compact array tasks"),
             ("nodes", "nodes"),
             ("tokens", "tokens"),
             ("services", "services"),
@@ -278,6 +299,18 @@ impl Store {
         let d = self.dialect;
         let mut tx = self.conn.begin().await?;
         jobs::put_many(&mut tx, d, &snap.jobs).await?;
+        for chunk in super::dialect::pow2_chunks(&snap.tasks, array_tasks::ROWS_PER_STATEMENT) {
+            let mut vals = Vec::with_capacity(chunk.len() * array_tasks::COLUMNS.len());
+            for t in chunk {
+                vals.extend(array_tasks::values(t)?);
+            }
+            super::values::bind_all(
+                sqlx::query(&array_tasks::upsert_rows(d, chunk.len())),
+                &vals,
+            )
+            .execute(&mut *tx)
+            .await?;
+        }
         for chunk in snap.nodes.chunks(ROWS) {
             let sql = insert_sql("nodes (name, data)", 2, chunk.len());
             let mut q = sqlx::query(&sql);

@@ -6,8 +6,10 @@
 use futures_util::TryStreamExt;
 use sqlx::{AnyConnection, Row};
 
+use std::collections::HashMap;
+
 use super::dialect::{Dialect, Marks};
-use super::jobs;
+use super::{array_tasks, jobs};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
@@ -85,27 +87,64 @@ fn i64_of(v: u64) -> i64 {
 }
 
 /// The jobs that are not over (the server's working set at start), by id.
+/// Live compact tasks are rebuilt from their arrays' rows, which are live too (an array
+/// ends after its last task).
 pub async fn load_live(conn: &mut AnyConnection) -> Result<Vec<StoredJob>, StoreError> {
     let sql = select(&format!("state NOT IN {TERMINAL} ORDER BY id"));
-    let rows = sqlx::query(&sql).fetch_all(conn).await?;
-    rows.iter().map(jobs::decode).collect()
+    let rows = sqlx::query(&sql).fetch_all(&mut *conn).await?;
+    let mut jobs: Vec<StoredJob> = rows.iter().map(jobs::decode).collect::<Result<_, _>>()?;
+    let sql = array_tasks::select(&format!("t.state NOT IN {TERMINAL} ORDER BY t.id"));
+    let arrays: HashMap<u64, &StoredJob> = jobs
+        .iter()
+        .filter(|j| j.array.is_some())
+        .map(|j| (j.id, j))
+        .collect();
+    let tasks = array_tasks::rebuilt(conn, &sql, &[], Some(&arrays)).await?;
+    if !tasks.is_empty() {
+        jobs.extend(tasks);
+        jobs.sort_unstable_by_key(|j| j.id);
+    }
+    Ok(jobs)
+}
+
+/// The ids of the live tasks kept as compact records (the server writes them so while
+/// they stay exactly what their record rebuilds).
+pub async fn live_compact(conn: &mut AnyConnection) -> Result<Vec<u64>, StoreError> {
+    let sql = format!("SELECT id FROM array_tasks WHERE state NOT IN {TERMINAL} ORDER BY id");
+    let ids: Vec<i64> = sqlx::query_scalar(&sql).fetch_all(conn).await?;
+    Ok(ids.into_iter().map(|i| i.max(0) as u64).collect())
 }
 
 /// The highest job id ever stored (0 for none), so ids are never reused: the table's,
 /// or the one a purge noted before it deleted rows (`purge`), whichever is higher.
 pub async fn max_id(conn: &mut AnyConnection, d: Dialect) -> Result<u64, StoreError> {
     let sql = format!(
-        "SELECT {}(COALESCE((SELECT MAX(id) FROM jobs), 0),
+        "SELECT {g}({g}(COALESCE((SELECT MAX(id) FROM jobs), 0),
+                        COALESCE((SELECT MAX(id) FROM array_tasks), 0)),
                    COALESCE((SELECT CAST(value AS BIGINT) FROM meta
                              WHERE key = 'max_job_id'), 0))",
-        d.greatest()
+        g = d.greatest()
     );
     let id: Option<i64> = sqlx::query_scalar(&sql).fetch_one(conn).await?;
     Ok(id.map_or(0, |i| i.max(0) as u64))
 }
 
-/// One job's row, whatever its state.
+/// One job, whatever its state: its row, or its compact record rebuilt.
 pub async fn get(conn: &mut AnyConnection, id: u64) -> Result<Option<StoredJob>, StoreError> {
+    if let Some(j) = get_row(&mut *conn, id).await? {
+        return Ok(Some(j));
+    }
+    let sql = array_tasks::select("t.id = $1");
+    Ok(array_tasks::rebuilt(conn, &sql, &[i64_of(id)], None)
+        .await?
+        .pop())
+}
+
+/// One job's row of `jobs` (an array's is always there).
+pub(crate) async fn get_row(
+    conn: &mut AnyConnection,
+    id: u64,
+) -> Result<Option<StoredJob>, StoreError> {
     let row = sqlx::query(&select("id = $1"))
         .bind(i64_of(id))
         .fetch_optional(conn)
@@ -113,7 +152,8 @@ pub async fn get(conn: &mut AnyConnection, id: u64) -> Result<Option<StoredJob>,
     row.as_ref().map(jobs::decode).transpose()
 }
 
-/// Task `index` of array `array_id`, once it started (the `jobs_array` index).
+/// Task `index` of array `array_id`, once it was written (the `jobs_array` and
+/// `array_tasks_array` indexes).
 pub async fn task(
     conn: &mut AnyConnection,
     array_id: u64,
@@ -122,9 +162,14 @@ pub async fn task(
     let row = sqlx::query(&select("array_id = $1 AND array_index = $2"))
         .bind(i64_of(array_id))
         .bind(i64::from(index))
-        .fetch_optional(conn)
+        .fetch_optional(&mut *conn)
         .await?;
-    row.as_ref().map(jobs::decode).transpose()
+    if let Some(row) = row {
+        return jobs::decode(&row).map(Some);
+    }
+    let sql = array_tasks::select("t.array_id = $1 AND t.array_index = $2");
+    let binds = [i64_of(array_id), i64::from(index)];
+    Ok(array_tasks::rebuilt(conn, &sql, &binds, None).await?.pop())
 }
 
 /// The job a client token (as stored: `user/token`) was accepted as.
@@ -197,12 +242,78 @@ pub async fn page(
     // doubled a large page's memory.
     let mut rows = query
         .bind(i64::try_from(q.limit).unwrap_or(i64::MAX))
-        .fetch(conn);
+        .fetch(&mut *conn);
     let mut out = Vec::new();
     while let Some(row) = rows.try_next().await? {
         out.push(jobs::decode(&row)?);
     }
+    drop(rows);
+    if q.tasks == TaskRows::None {
+        return Ok(out);
+    }
+    let tasks = compact_page(conn, q, &states).await?;
+    if tasks.is_empty() {
+        return Ok(out);
+    }
+    // Both newest first: merged, the page's first `limit`.
+    out.extend(tasks);
+    out.sort_unstable_by_key(|j| std::cmp::Reverse(j.id));
+    out.truncate(q.limit);
     Ok(out)
+}
+
+/// The compact tasks of a page (`page`'s filters on `array_tasks`; a task's user is its
+/// array's, and a compact task runs on one node).
+async fn compact_page(
+    conn: &mut AnyConnection,
+    q: &EndedQuery,
+    states: &[&str],
+) -> Result<Vec<StoredJob>, StoreError> {
+    let mut m = Marks::default();
+    let mut filter = format!("t.id >= {} AND t.id < {}", m.next(), m.next());
+    let mut binds = vec![i64_of(q.from), i64_of(q.to)];
+    if states.is_empty() {
+        filter.push_str(&format!(" AND t.state IN {TERMINAL}"));
+    } else {
+        // The states are known names: written inline, as their list's marks would bind.
+        let names: Vec<String> = states.iter().map(|s| format!("'{s}'")).collect();
+        filter.push_str(&format!(" AND t.state IN ({})", names.join(", ")));
+    }
+    if q.user.is_some() {
+        filter.push_str(&format!(
+            " AND t.array_id IN (SELECT id FROM jobs WHERE \"user\" = {})",
+            m.next()
+        ));
+    }
+    if q.node.is_some() {
+        filter.push_str(&format!(" AND t.node = {}", m.next()));
+    }
+    if let TaskRows::Of(a) = q.tasks {
+        filter.push_str(&format!(" AND t.array_id = {}", m.next()));
+        binds.push(i64_of(a));
+    }
+    filter.push_str(&format!(" ORDER BY t.id DESC LIMIT {}", m.next()));
+    let sql = array_tasks::select(&filter);
+    // Text binds (user, node) go through their own query: `rebuilt` binds integers.
+    let mut query = sqlx::query(&sql).bind(binds[0]).bind(binds[1]);
+    if let Some(u) = &q.user {
+        query = query.bind(u.as_str());
+    }
+    if let Some(n) = &q.node {
+        query = query.bind(n.as_str());
+    }
+    for b in &binds[2..] {
+        query = query.bind(*b);
+    }
+    let rows = query
+        .bind(i64::try_from(q.limit).unwrap_or(i64::MAX))
+        .fetch_all(&mut *conn)
+        .await?;
+    let tasks: Vec<_> = rows
+        .iter()
+        .map(array_tasks::decode)
+        .collect::<Result<_, _>>()?;
+    array_tasks::rebuild_all(conn, tasks, None).await
 }
 
 /// GPU-hours, outcomes, waits and energy of the ended jobs that ran in the window from
@@ -267,6 +378,16 @@ pub async fn usage_by_user_and_queue(
         .collect()
 }
 
+/// What the usage sums read: every job row, and every compact task with what it takes
+/// from its array (a compact task holds no slice, steps or idle time: those need a row).
+const USAGE_ROWS: &str = "(SELECT \"user\", queue, account, gpus, slice_at, state, submit_ms,
+        start_ms, end_ms, energy_j, used_cpu_ms, used_mem_peak_bytes, nodes, idle_gpu_s,
+        steps_run, step_gpu_s FROM jobs
+     UNION ALL
+     SELECT a.\"user\", t.queue, a.account, a.gpus, NULL, t.state, a.submit_ms, t.start_ms,
+        t.end_ms, t.energy_j, t.used_cpu_ms, t.used_mem_peak_bytes, a.nodes, NULL, 0, 0
+     FROM array_tasks t JOIN jobs a ON a.id = t.array_id)";
+
 /// The usage aggregate selecting `keys` (the sum's key named `k`), grouped and ordered
 /// by `group`, from `$1`, with `user_filter` (on `$2`) added to the condition.
 fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
@@ -286,7 +407,7 @@ fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
                 * MAX(end_ms - MAX(start_ms, $1), 0) / 3600000.0) AS mem_gib_hours,
             SUM(COALESCE(idle_gpu_s, 0)) AS idle_gpu_s,
             SUM(steps_run) AS steps_run, SUM(step_gpu_s) AS step_gpu_s
-         FROM jobs
+         FROM {USAGE_ROWS} j
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {group} ORDER BY {group}"
         ),
@@ -306,7 +427,7 @@ fn usage_sql(d: Dialect, keys: &str, group: &str, user_filter: &str) -> String {
             CAST(SUM(COALESCE(idle_gpu_s, 0)) AS BIGINT) AS idle_gpu_s,
             CAST(SUM(steps_run) AS BIGINT) AS steps_run,
             CAST(SUM(step_gpu_s) AS BIGINT) AS step_gpu_s
-         FROM jobs
+         FROM {USAGE_ROWS} j
          WHERE state IN {TERMINAL} AND start_ms IS NOT NULL AND end_ms >= $1{user_filter}
          GROUP BY {group} ORDER BY {group}"
         ),
@@ -341,7 +462,9 @@ pub async fn counts(
     conn: &mut AnyConnection,
 ) -> Result<Vec<(String, gpusched_wire::JobState, u64)>, StoreError> {
     let sql = format!(
-        "SELECT queue, state, COUNT(*) FROM jobs WHERE state IN {TERMINAL} GROUP BY queue, state"
+        "SELECT queue, state, COUNT(*) FROM (SELECT queue, state FROM jobs
+           UNION ALL SELECT queue, state FROM array_tasks) j
+         WHERE state IN {TERMINAL} GROUP BY queue, state"
     );
     let rows: Vec<(String, String, i64)> = sqlx::query_as(&sql).fetch_all(conn).await?;
     rows.into_iter()
@@ -380,12 +503,31 @@ pub async fn purge(
         .bind(i64_of(before_ms))
         .execute(&mut *conn)
         .await?;
+    // Compact tasks: their timelines' first events (in `job_events` from before they
+    // were compact) with them, then the tasks that ended before, and those of arrays
+    // that go (an array ends after its tasks, so none should be left; none may be).
+    let gone = format!(
+        "(SELECT id FROM array_tasks WHERE state IN {TERMINAL} AND end_ms < $1
+          UNION ALL SELECT t.id FROM array_tasks t JOIN jobs a ON a.id = t.array_id
+          WHERE a.state IN {TERMINAL} AND a.end_ms < $1)"
+    );
+    let mut tasks = 0;
+    for sql in [
+        format!("DELETE FROM job_events WHERE job IN {gone}"),
+        format!("DELETE FROM array_tasks WHERE id IN {gone}"),
+    ] {
+        tasks = sqlx::query(&sql)
+            .bind(i64_of(before_ms))
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+    }
     let sql = format!("DELETE FROM jobs WHERE state IN {TERMINAL} AND end_ms < $1");
     let done = sqlx::query(&sql)
         .bind(i64_of(before_ms))
         .execute(conn)
         .await?;
-    Ok(done.rows_affected())
+    Ok(done.rows_affected() + tasks)
 }
 
 #[cfg(test)]

@@ -261,9 +261,12 @@ pub async fn timeline(conn: &mut AnyConnection, job: u64) -> Result<JobEvents, S
             detail: r.try_get("detail")?,
         });
     }
+    let dropped = (last - rows.len() as i64).max(0) as u64;
+    // A compact array task's events since it was first written follow (`array_tasks.rs`).
+    events.extend(super::array_tasks::events(conn, job).await?);
     Ok(JobEvents {
         job,
-        dropped: (last - rows.len() as i64).max(0) as u64,
+        dropped,
         events,
     })
 }

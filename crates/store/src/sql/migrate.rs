@@ -132,6 +132,20 @@ pub(crate) fn accounts_steps() -> Vec<Step> {
         .collect()
 }
 
+/// Schema 17's name (PostgreSQL's schema 10 is the same change).
+pub(crate) const ARRAY_TASKS_NAME: &str = "array tasks as compact records: the array_tasks table";
+
+/// Schema 17's steps for `d` (PostgreSQL's schema 10): the table (`array_tasks.rs`).
+/// Task rows written before it stay job rows, read as before: only tasks written from
+/// now on are compact.
+pub(crate) fn array_tasks_steps(d: Dialect) -> Vec<Step> {
+    let create = match d {
+        Dialect::Sqlite => super::array_tasks::CREATE_SQLITE,
+        Dialect::Postgres => super::array_tasks::CREATE_POSTGRES,
+    };
+    create.iter().map(|s| Step::Sql(s)).collect()
+}
+
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks
 /// that have no row of their own (`ArrayProgress::unwritten`). The version is raised so
 /// that a gpusched of schema 9, which would read past that list and lose those tasks,

@@ -43,6 +43,9 @@ macro_rules! on_conn {
     }};
 }
 
+pub(crate) mod array_tasks;
+#[cfg(test)]
+mod array_tasks_tests;
 mod copy;
 pub(crate) mod dialect;
 pub(crate) mod ended;
@@ -329,6 +332,12 @@ impl Store {
         on_conn!(self, c => ended::load_live(c))
     }
 
+    /// The ids of the live array tasks kept as compact records, by id (they are among
+    /// [`Store::load_live_jobs`], rebuilt).
+    pub async fn live_compact_tasks(&mut self) -> Result<Vec<u64>, StoreError> {
+        on_conn!(self, c => ended::live_compact(c))
+    }
+
     /// The highest job id ever stored (0: none).
     pub async fn max_job_id(&mut self) -> Result<u64, StoreError> {
         let d = self.dialect;
@@ -565,6 +574,14 @@ impl StoreTx<'_> {
     }
 
     /// One statement with these values.
+    /// Compact task `id`'s events as its record holds them (none without one).
+    pub(crate) async fn compact_events(
+        &mut self,
+        id: u64,
+    ) -> Result<Vec<gpusched_wire::history::JobEvent>, StoreError> {
+        in_tx!(self, async { array_tasks::events(&mut self.tx, id).await })
+    }
+
     pub(crate) async fn execute_vals(
         &mut self,
         sql: &str,
@@ -974,8 +991,8 @@ pub(crate) mod tests {
     async fn a_store_from_before_alloc_use_upgrades_counting_nothing_for_old_jobs() {
         for db in &test_dbs("a_store_from_before_alloc_use_upgrades").await {
             let old = before_alloc_use(crate::stored_job::tests::full_stored());
-            // Accounts (SQLite's 16, PostgreSQL's 9) came after.
-            let before = migrate::latest(db.dialect) - 2;
+            // Accounts (SQLite's 16, PostgreSQL's 9) and compact array tasks came after.
+            let before = migrate::latest(db.dialect) - 3;
             a_store_at(
                 db,
                 before,
@@ -1024,7 +1041,7 @@ pub(crate) mod tests {
             };
             // Job steps (SQLite's 14, PostgreSQL's 7), schema 15's columns and accounts
             // came after.
-            assert_eq!(before, migrate::latest(db.dialect) - 4);
+            assert_eq!(before, migrate::latest(db.dialect) - 5);
             a_store_at(
                 db,
                 before,
@@ -1090,7 +1107,8 @@ pub(crate) mod tests {
         for db in &test_dbs("a_store_from_before_accounts_upgrades").await {
             let mut old = crate::stored_job::tests::full_stored();
             old.account = None;
-            let before = migrate::latest(db.dialect) - 1;
+            // Compact array tasks (SQLite's 17, PostgreSQL's 10) came after.
+            let before = migrate::latest(db.dialect) - 2;
             assert_eq!(
                 before,
                 match db.dialect {
@@ -1134,8 +1152,8 @@ pub(crate) mod tests {
         for db in &test_dbs("job_steps_are_stored_with_their_job").await {
             let mut live = before_alloc_use(crate::stored_job::tests::full_stored());
             // Before job steps (SQLite's 14, PostgreSQL's 7); schema 15's columns and
-            // accounts came after.
-            let before = migrate::latest(db.dialect) - 3;
+            // accounts and compact array tasks came after.
+            let before = migrate::latest(db.dialect) - 4;
             a_store_at(
                 db,
                 before,

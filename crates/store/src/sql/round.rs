@@ -18,6 +18,7 @@ use gpusched_wire::history::{AuditEntry, JobEvent};
 use super::dialect::Dialect;
 use super::values::Val;
 use super::{Store, RESERVED_META};
+use crate::array_task::CompactTask;
 use crate::record::{NodeRecord, ReservationRecord, ServiceRecord, TokenRecord};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
@@ -54,6 +55,12 @@ pub struct RoundWrites {
     /// (job, step, the record as JSON).
     pub(crate) steps: Vec<(i64, i64, String)>,
     pub(crate) events: Vec<(u64, JobEvent)>,
+    /// Array tasks written as compact records (`array_tasks.rs`), each with its events of
+    /// the round.
+    pub(crate) tasks: Vec<CompactTask>,
+    /// Compact tasks that get a job row this round (among `jobs`): their compact rows go
+    /// and their events move to `job_events`, before the round's own.
+    pub(crate) promoted: Vec<u64>,
     /// Events kept per job (the first and the newest).
     pub(crate) keep: u32,
     pub(crate) audit: Vec<AuditEntry>,
@@ -69,6 +76,8 @@ impl RoundWrites {
             && self.reservations.is_empty()
             && self.steps.is_empty()
             && self.events.is_empty()
+            && self.tasks.is_empty()
+            && self.promoted.is_empty()
             && self.audit.is_empty()
             && self.meta.is_empty()
     }
@@ -76,6 +85,19 @@ impl RoundWrites {
     /// Inserts or replaces the job's row.
     pub fn job(&mut self, row: StoredJob) {
         self.jobs.push(row);
+    }
+
+    /// Inserts or updates an array task's compact record, appending `task.events` to
+    /// its timeline. The caller made sure it stands for the task exactly
+    /// (`compact_if_exact`) and that the task has no job row.
+    pub fn task(&mut self, task: CompactTask) {
+        self.tasks.push(task);
+    }
+
+    /// Compact task `id` gets its job row this round (given with [`RoundWrites::job`]):
+    /// its compact record goes, and its events join `job_events` ahead of the round's.
+    pub fn promote(&mut self, id: u64) {
+        self.promoted.push(id);
     }
 
     pub fn node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
@@ -222,6 +244,10 @@ pub(crate) fn job_chunk(rows: &mut (dyn Iterator<Item = StoredJob> + Send)) -> V
 pub(crate) trait RoundTarget {
     /// The job rows (`jobs`' multi-row upsert).
     async fn jobs(&mut self, rows: &[StoredJob]) -> Result<(), StoreError>;
+    /// Compact tasks' records (`array_tasks`' multi-row upsert).
+    async fn tasks(&mut self, tasks: &[CompactTask]) -> Result<(), StoreError>;
+    /// Compact task `id`'s record deleted; its events, to go to `job_events`.
+    async fn promote(&mut self, id: u64) -> Result<Vec<JobEvent>, StoreError>;
     /// A node's row ([`NODE_UPSERT`]).
     async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError>;
     /// A token's row ([`TOKEN_UPSERT`]).
@@ -245,12 +271,18 @@ pub(crate) trait RoundTarget {
 }
 
 impl RoundWrites {
-    /// Writes the round into `t` in the one order of a round: jobs, nodes, tokens,
+    /// Writes the round into `t` in the one order of a round: jobs, promotions and
+    /// compact tasks, nodes, tokens,
     /// services, reservations (upserts and deletions of each in the order given), job
     /// steps, job events, audit entries, `meta` values. No table refers to another by key, so the order only fixes which
     /// statement a failing round stops at; the transaction makes it all or nothing.
     pub(crate) async fn write_to(&self, t: &mut impl RoundTarget) -> Result<(), StoreError> {
         t.jobs(&self.jobs).await?;
+        let mut moved = Vec::new();
+        for id in &self.promoted {
+            moved.extend(t.promote(*id).await?.into_iter().map(|e| (*id, e)));
+        }
+        t.tasks(&self.tasks).await?;
         for (name, data) in &self.nodes {
             t.node(name, data).await?;
         }
@@ -272,7 +304,12 @@ impl RoundWrites {
         for (job, step, data) in &self.steps {
             t.step(*job, *step, data).await?;
         }
-        t.events(&self.events, self.keep).await?;
+        if moved.is_empty() {
+            t.events(&self.events, self.keep).await?;
+        } else {
+            moved.extend(self.events.iter().cloned());
+            t.events(&moved, self.keep).await?;
+        }
         for entry in &self.audit {
             t.audit(entry).await?;
         }

@@ -184,6 +184,7 @@ async fn the_schema_1_fixture_upgrades_and_keeps_every_fact() {
     assert_eq!(
         tables,
         [
+            "array_tasks",
             "audit",
             "job_events",
             "jobs",

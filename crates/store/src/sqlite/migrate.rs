@@ -14,7 +14,7 @@ use crate::sql::{ended, history, jobs, lease};
 use crate::StoreError;
 
 /// The newest SQLite schema this binary knows.
-pub const LATEST: i64 = 16;
+pub const LATEST: i64 = 17;
 
 /// Every SQLite schema version, oldest first.
 pub fn migrations() -> Vec<Migration> {
@@ -122,6 +122,11 @@ pub fn migrations() -> Vec<Migration> {
             version: 16,
             name: crate::sql::migrate::ACCOUNTS_NAME,
             steps: crate::sql::migrate::accounts_steps(),
+        },
+        Migration {
+            version: 17,
+            name: crate::sql::migrate::ARRAY_TASKS_NAME,
+            steps: crate::sql::migrate::array_tasks_steps(Dialect::Sqlite),
         },
     ]
 }

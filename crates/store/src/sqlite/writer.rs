@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use futures_util::FutureExt;
 use gpusched_wire::history::{AuditEntry, JobEvent, JobEventKind};
 
+use crate::array_task::CompactTask;
 use crate::sql::dialect::{pow2_chunks, pow2_sizes, Dialect};
 use crate::sql::round::{
     audit_values, job_chunk, JobRows, RoundTarget, RoundWrites, AUDIT_INSERT, META_UPSERT,
@@ -21,7 +22,7 @@ use crate::sql::round::{
     TOKEN_UPSERT,
 };
 use crate::sql::values::{job_row, Val};
-use crate::sql::{history, jobs, lease, take_fault, Store};
+use crate::sql::{array_tasks, history, jobs, lease, take_fault, Store};
 use crate::stored_job::StoredJob;
 use crate::StoreError;
 
@@ -194,6 +195,10 @@ enum Stmt {
     Epoch,
     /// The jobs' multi-row upsert of so many rows (a power of two).
     Upsert(usize),
+    /// The compact array tasks' multi-row upsert of so many rows (a power of two).
+    TaskUpsert(usize),
+    TaskEvents,
+    TaskDelete,
     Node,
     Token,
     Service,
@@ -215,6 +220,9 @@ impl Stmt {
             Stmt::Fence => lease::FENCE.into(),
             Stmt::Epoch => "SELECT epoch FROM leader_lease WHERE id = 1".into(),
             Stmt::Upsert(rows) => jobs::upsert_rows(d, rows),
+            Stmt::TaskUpsert(rows) => array_tasks::upsert_rows(d, rows),
+            Stmt::TaskEvents => array_tasks::EVENTS_OF.into(),
+            Stmt::TaskDelete => array_tasks::DELETE.into(),
             Stmt::Node => NODE_UPSERT.into(),
             Stmt::Token => TOKEN_UPSERT.into(),
             Stmt::Service => SERVICE_UPSERT.into(),
@@ -367,6 +375,11 @@ fn apply(
                     p.seqs.remove(&(*job as i64));
                 }
             }
+            // A compact task's later events are in its own row: its sequence is done
+            // with once it is written so, unless it gets a job row again.
+            for t in &w.tasks {
+                p.seqs.remove(&(t.id as i64));
+            }
             Ok(())
         }
         Err(e) => {
@@ -406,6 +419,32 @@ impl RoundTarget for Target<'_, '_> {
             self.p.run(Stmt::Upsert(chunk.len()), &vals)?;
         }
         Ok(())
+    }
+
+    async fn tasks(&mut self, tasks: &[CompactTask]) -> Result<(), StoreError> {
+        for chunk in pow2_chunks(tasks, array_tasks::ROWS_PER_STATEMENT) {
+            let mut vals = Vec::with_capacity(chunk.len() * array_tasks::COLUMNS.len());
+            for t in chunk {
+                vals.extend(array_tasks::values(t)?);
+            }
+            self.p.run(Stmt::TaskUpsert(chunk.len()), &vals)?;
+        }
+        Ok(())
+    }
+
+    async fn promote(&mut self, id: u64) -> Result<Vec<JobEvent>, StoreError> {
+        let key = crate::sql::values::int(id, "id", id)?;
+        let text: Option<String> = {
+            use rusqlite::OptionalExtension;
+            self.p
+                .get(Stmt::TaskEvents)?
+                .query_row([key], |r| r.get(0))
+                .optional()?
+        };
+        self.p.run(Stmt::TaskDelete, &[Val::Int(key)])?;
+        // Its sequence is asked for again: the moved events number on from it.
+        self.p.seqs.remove(&key);
+        text.map_or(Ok(Vec::new()), |t| array_tasks::parse_events(id, &t))
     }
 
     async fn node(&mut self, name: &str, data: &str) -> Result<(), StoreError> {

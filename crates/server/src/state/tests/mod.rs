@@ -52,7 +52,7 @@ use gpusched_wire::{
     RunEvent, RunEventKind, TokenCreate,
 };
 
-use super::{PollResult, State, Who};
+use super::{PollResult, Rows, State, Who};
 use crate::clock::Now;
 use crate::config::ServerConfig;
 use crate::groups::UserGroups;
@@ -246,6 +246,8 @@ struct Store {
     meta: BTreeMap<&'static str, String>,
     services: BTreeMap<String, gpusched_store::ServiceRecord>,
     reservations: BTreeMap<String, gpusched_store::ReservationRecord>,
+    /// The array tasks of `jobs` last written as compact records.
+    compact: BTreeSet<u64>,
 }
 
 struct Harness {
@@ -1820,6 +1822,13 @@ impl Harness {
                     .restore_services(self.store.services.values().cloned().collect());
                 self.st
                     .restore_reservations(self.store.reservations.values().cloned().collect());
+                let live_compact = (self.store.compact.iter())
+                    .filter(|id| {
+                        (self.store.jobs.get(id)).is_some_and(|j| !j.view.state.is_terminal())
+                    })
+                    .copied()
+                    .collect();
+                self.st.restore_compact(live_compact);
                 let meta = |k| self.store.meta.get(k).map(String::as_str);
                 let (p, a) = (
                     meta(super::learn::PREDICTOR_KEY),
@@ -1848,7 +1857,7 @@ impl Harness {
     /// the marked rows; checks that they are exactly the rows that changed.
     fn round(&mut self) {
         self.st.schedule();
-        let rows = self.st.take_touched();
+        let mut rows = self.st.take_touched();
         let changed_jobs: BTreeSet<u64> = self
             .st
             .jobs
@@ -1915,9 +1924,34 @@ impl Harness {
                 None => self.store.reservations.remove(name),
             };
         }
+        // As the actor commits: tasks that fit a compact record are written as one
+        // (with their events), and read back rebuilt from their array's stored row.
+        let written = rows.jobs.clone();
+        let mut journal = self.st.take_journal();
+        let compact = self.st.compact_tasks(&mut rows, &mut journal);
         for id in &rows.jobs {
             self.store.jobs.insert(*id, (*self.st.jobs[id]).clone());
+            self.store.compact.remove(id);
         }
+        for id in &compact.promoted {
+            assert!(rows.jobs.contains(id), "a promoted task {id} gets its row");
+        }
+        for t in compact.tasks {
+            let array = self.store.jobs[&t.array_id].to_row();
+            let task = crate::record::JobRecord::from_row(gpusched_store::rebuild(&array, &t));
+            assert_eq!(
+                task, *self.st.jobs[&t.id],
+                "task {} as its record rebuilds it",
+                t.id
+            );
+            self.store.jobs.insert(t.id, task);
+            self.store.compact.insert(t.id);
+            self.store.events.entry(t.id).or_default().extend(t.events);
+        }
+        let rows = Rows {
+            jobs: written,
+            ..rows
+        };
         for name in &rows.nodes {
             let record = self.st.nodes[name].record.clone();
             self.store.nodes.insert(name.clone(), record);
@@ -1927,7 +1961,6 @@ impl Harness {
         }
         self.check_listed_tasks_rebuild();
         self.check_runs_told();
-        let journal = self.st.take_journal();
         for (id, e) in journal.events {
             self.store.events.entry(id).or_default().push(e);
         }
