@@ -194,6 +194,8 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
 const ADDED_TABLES: &[(i64, &str, &[&str])] = &[
     (12, "services", &["name", "data"]),
     (13, "reservations", &["name", "data"]),
+    // Empty after an upgrade: task rows written before it stay job rows.
+    (17, "array_tasks", &crate::sql::array_tasks::COLUMNS),
 ];
 
 /// A table as SQLite holds it: its columns, and each row's values as SQL literals

@@ -516,6 +516,18 @@ fn a_ten_thousand_task_array_is_one_record_and_a_handful_of_tasks() {
     assert_eq!((c.succeeded, c.pending + c.starting), (200, 9800));
     // Ended tasks leave memory with their round's commit (the store keeps them).
     assert_eq!(h.st.jobs.len(), 1 + 4, "the array and its starting tasks");
+    // Every task written was written as a compact record (store schema 17): the
+    // server's task and the store's template of it agree (`gpusched_store::task_template`).
+    let tasks: Vec<u64> = (h.store.jobs.values())
+        .filter(|j| j.view.array_task.is_some())
+        .map(|j| j.view.id)
+        .collect();
+    assert!(tasks.len() >= 200, "{} tasks stored", tasks.len());
+    let rows: Vec<&u64> = tasks
+        .iter()
+        .filter(|id| !h.store.compact.contains(id))
+        .collect();
+    assert!(rows.is_empty(), "tasks written as job rows: {rows:?}");
 }
 
 /// An array is one submission toward the pending cap, however many tasks it has.
