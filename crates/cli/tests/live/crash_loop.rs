@@ -82,6 +82,26 @@ fn five_server_kills_under_load_lose_duplicate_and_rerun_nothing() {
         })
         .collect();
 
+    // An array whose tasks run through the kills: each index must run exactly once, and
+    // each task read back whole (its compact record, store schema 17) after them.
+    let tasks = 120u64;
+    let script = format!(
+        "echo $GPUSCHED_JOB_ID $GPUSCHED_ATTEMPT arr-$GPUSCHED_ARRAY_INDEX >> {}; \
+         sleep 0.$((GPUSCHED_ARRAY_INDEX % 5))",
+        ledger.display()
+    );
+    let range = format!("0-{}", tasks - 1);
+    let o = cli(
+        &url,
+        &[
+            "submit", "--json", "--name", "arr", "--array", &range, "--", "sh", "-c", &script,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let array_id = serde_json::from_str::<Value>(&stdout(&o)).unwrap()["ids"][0]
+        .as_u64()
+        .unwrap();
+
     let mut current = first;
     for _ in 0..5 {
         std::thread::sleep(Duration::from_millis(200 + rng.below(1000)));
@@ -135,21 +155,59 @@ fn five_server_kills_under_load_lose_duplicate_and_rerun_nothing() {
         assert_eq!(j["name"], name.as_str(), "{j}");
     }
     let mut runs: BTreeMap<u64, u32> = BTreeMap::new();
+    let mut indices: BTreeMap<u64, u32> = BTreeMap::new();
+    let mut task_ids: BTreeMap<u64, u64> = BTreeMap::new();
     for line in std::fs::read_to_string(&ledger).unwrap().lines() {
-        let id: u64 = line.split(' ').next().unwrap().parse().unwrap();
+        let mut words = line.split(' ');
+        let id: u64 = words.next().unwrap().parse().unwrap();
         *runs.entry(id).or_default() += 1;
+        if let Some(index) = words.nth(1).and_then(|w| w.strip_prefix("arr-")) {
+            let index: u64 = index.parse().unwrap();
+            *indices.entry(index).or_default() += 1;
+            task_ids.insert(index, id);
+        }
     }
+    // The array is one item of the list; its tasks ran as jobs of their own.
+    let array = by_id.remove(&array_id).expect("the array is listed");
+    assert_eq!(array["state"], "succeeded", "{array}");
     for (id, j) in &by_id {
         assert_eq!(j["state"], "succeeded", "{j}");
         assert_eq!(runs.get(id), Some(&1), "job {id} ran exactly once");
     }
+    let ran_twice: Vec<_> = indices.iter().filter(|(_, &n)| n != 1).collect();
+    assert!(
+        ran_twice.is_empty(),
+        "array indices that ran twice: {ran_twice:?}"
+    );
+    assert_eq!(indices.len() as u64, tasks, "every index of the array ran");
+    for (index, id) in &task_ids {
+        let (code, b) = http(
+            &url,
+            "GET",
+            &format!("/api/jobs/{array_id}/tasks/{index}"),
+            None,
+        );
+        assert_eq!(code, 200, "{b}");
+        let t: Value = serde_json::from_str(&b).unwrap();
+        assert_eq!(
+            (t["id"].as_u64(), &t["state"]),
+            (Some(*id), &Value::from("succeeded")),
+            "{t}"
+        );
+        assert_eq!(
+            runs.get(id),
+            Some(&1),
+            "task {index} (job {id}) ran exactly once"
+        );
+    }
     assert_eq!(
         runs.len(),
-        by_id.len(),
+        by_id.len() + task_ids.len(),
         "nothing ran that the server does not know"
     );
     eprintln!(
-        "crash loop: 5 kills, {} accepted, {} known, 0 lost, 0 duplicated, 0 ran twice",
+        "crash loop: 5 kills, {} accepted, {} known, an array of {tasks} tasks each run \
+         once, 0 lost, 0 duplicated, 0 ran twice",
         accepted.len(),
         by_id.len()
     );

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gpusched_store::testing::TempPostgres;
+use serde_json::Value;
 
 use crate::support::*;
 
@@ -69,7 +70,7 @@ fn a_server_on_postgres_runs_jobs_and_keeps_them_across_a_restart() {
     );
     let mut server1 = server1;
     server1.kill();
-    let (_server2, url2) = server(&data, port, &["--store", &store]);
+    let (server2, url2) = server(&data, port, &["--store", &store]);
     assert_eq!(url, url2);
     let v = job(&url, done);
     assert_eq!(
@@ -82,6 +83,60 @@ fn a_server_on_postgres_runs_jobs_and_keeps_them_across_a_restart() {
     assert_eq!(next, waiting + 1);
     let o = cli(&url, &["show", &done.to_string(), "--events"]);
     assert!(stdout(&o).contains("submitted"), "{}", stdout(&o));
+
+    // An array whose tasks (compact records on PostgreSQL too, store schema 10) run
+    // across a restart: each index once, each task read back with its timeline.
+    let ledger = dir.join("ledger");
+    let script = format!(
+        "echo $GPUSCHED_JOB_ID $GPUSCHED_ARRAY_INDEX >> {}; sleep 1",
+        ledger.display()
+    );
+    let array = submit(&url, &["--array", "0-2", "--", "sh", "-c", &script]);
+    wait_until(SLOW, || {
+        std::fs::read_to_string(&ledger).is_ok_and(|l| !l.is_empty())
+    });
+    let mut server2 = server2;
+    server2.kill();
+    let (_server3, _) = server(&data, port, &["--store", &store]);
+    let v = wait_job(&url, array, SLOW);
+    assert_eq!(v["state"], "succeeded", "{v}");
+    let ledger = std::fs::read_to_string(&ledger).unwrap();
+    let mut ran: Vec<&str> = ledger
+        .lines()
+        .map(|l| l.split(' ').nth(1).unwrap())
+        .collect();
+    ran.sort_unstable();
+    assert_eq!(ran, ["0", "1", "2"], "{ledger}");
+    for line in ledger.lines() {
+        let (id, index) = line.split_once(' ').unwrap();
+        let (code, b) = http(
+            &url,
+            "GET",
+            &format!("/api/jobs/{array}/tasks/{index}"),
+            None,
+        );
+        assert_eq!(code, 200, "{b}");
+        let t: Value = serde_json::from_str(&b).unwrap();
+        assert_eq!(t["id"].as_u64(), id.parse().ok(), "{t}");
+        assert_eq!(t["state"], "succeeded", "{t}");
+        let (code, b) = http(&url, "GET", &format!("/api/jobs/{id}/events"), None);
+        assert_eq!(code, 200, "{b}");
+        let kinds: Vec<String> = serde_json::from_str::<Value>(&b).unwrap()["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(kinds.first().map(String::as_str), Some("submitted"), "{b}");
+        assert_eq!(kinds.last().map(String::as_str), Some("ended"), "{b}");
+        assert!(kinds.iter().any(|k| k == "started"), "{b}");
+    }
+    let (_, b) = http(&url, "GET", &format!("/api/jobs/{array}/tasks"), None);
+    let listed = serde_json::from_str::<Value>(&b).unwrap()["jobs"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(listed, 3, "{b}");
 }
 
 #[test]
