@@ -284,6 +284,52 @@ pub(crate) async fn events(conn: &mut AnyConnection, id: u64) -> Result<Vec<JobE
     text.map_or(Ok(Vec::new()), |t| parse_events(id, &t))
 }
 
+/// Schema 17's data step: each task row of `jobs` that a compact record stands for
+/// exactly (`compact_if_exact` against its array's row) and whose timeline is whole
+/// (none of its events dropped) moves into `array_tasks`, its timeline into the record's
+/// `events` (deleting its job row deletes its `job_events` rows: schema 5's trigger).
+/// Every other task keeps its job row. One array at a time, in the migration's
+/// transaction, so a store of many arrays is never all in memory at once.
+pub(crate) async fn move_task_rows(conn: &mut AnyConnection, d: Dialect) -> Result<(), StoreError> {
+    let arrays: Vec<i64> = sqlx::query_scalar(
+        "SELECT DISTINCT array_id FROM jobs WHERE array_id IS NOT NULL ORDER BY array_id",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let all = super::jobs::all_columns().join(", ");
+    let of_array = format!("SELECT {all} FROM jobs WHERE array_id = $1 ORDER BY id");
+    for array_id in arrays {
+        let id = array_id.max(0) as u64;
+        let Some(array) = super::ended::get_row(&mut *conn, id).await? else {
+            continue;
+        };
+        let rows = sqlx::query(&of_array)
+            .bind(array_id)
+            .fetch_all(&mut *conn)
+            .await?;
+        for row in &rows {
+            let task = super::jobs::decode(row)?;
+            let Some(mut compact) = crate::array_task::compact_if_exact(&array, &task) else {
+                continue;
+            };
+            let timeline = super::history::timeline(&mut *conn, task.id).await?;
+            if timeline.dropped > 0 {
+                continue;
+            }
+            compact.events = timeline.events;
+            let vals = values(&compact)?;
+            super::values::bind_all(sqlx::query(&upsert_rows(d, 1)), &vals)
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query("DELETE FROM jobs WHERE id = $1")
+                .bind(int(task.id, "id", task.id)?)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,3 +262,65 @@ async fn a_promoted_task_keeps_its_timeline_in_order_and_live_ones_load() {
         assert_eq!(s.job_events(11).await.unwrap().events.len(), 4);
     }
 }
+
+/// A store of the schema before compact records (SQLite's 16, PostgreSQL's 9) with an
+/// array and two task rows upgrades: the task its record stands for moves, with its
+/// timeline; the one whose environment was changed keeps its job row; both read back as
+/// they were, and a restart loads the live one.
+#[tokio::test]
+async fn the_upgrade_moves_the_task_rows_a_record_stands_for() {
+    for db in test_dbs("the_upgrade_moves_the_task_rows").await {
+        let d = db.dialect;
+        let path = match &db.url {
+            crate::StoreUrl::Sqlite(f) => f.clone(),
+            crate::StoreUrl::Postgres(u) => std::path::PathBuf::from(u),
+        };
+        let before = super::migrate::latest(d) - 1;
+        let mut s = Store::connect(d, path, None).await.unwrap();
+        super::migrate::run_to(&mut s.conn, d, before).await;
+        let mut array = array_row(10, "alice");
+        array.end_ms = None;
+        let ended = ended_task(&array, 11, 0, JobState::Succeeded, "n1", (2_000, 3_000));
+        let mut live = ended_task(&array, 12, 1, JobState::Running, "n1", (2_500, 0));
+        live.end_ms = None;
+        live.exit_code = None;
+        live.end_reason = None;
+        let mut odd = ended_task(&array, 13, 2, JobState::Failed, "n2", (2_000, 4_000));
+        odd.env.insert("EXTRA".into(), "1".into());
+        let mut tx = s.begin().await.unwrap();
+        tx.put_jobs(&[array.clone(), ended.clone(), live.clone(), odd.clone()])
+            .await
+            .unwrap();
+        tx.add_events(
+            &[
+                (11, event(JobEventKind::Submitted, 1_000)),
+                (11, event(JobEventKind::Started, 2_000)),
+                (11, event(JobEventKind::Ended, 3_000)),
+                (12, event(JobEventKind::Submitted, 1_000)),
+                (13, event(JobEventKind::Submitted, 1_000)),
+            ],
+            256,
+        )
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        s.close().await.unwrap();
+        let mut s = db.open().await;
+        assert_eq!(s.schema_version().await.unwrap(), before + 1, "{d:?}");
+        assert_eq!(s.live_compact_tasks().await.unwrap(), [12], "{d:?}");
+        let rows: Vec<u64> = s.load_jobs().await.unwrap().iter().map(|j| j.id).collect();
+        assert_eq!(rows, [10, 13], "{d:?}: the moved tasks left `jobs`");
+        assert_eq!(s.job(11).await.unwrap(), Some(ended), "{d:?}");
+        assert_eq!(s.job(13).await.unwrap(), Some(odd), "{d:?}");
+        assert_eq!(s.load_live_jobs().await.unwrap(), [array, live], "{d:?}");
+        use JobEventKind::*;
+        let kinds = |e: gpusched_wire::history::JobEvents| {
+            e.events.iter().map(|e| e.kind).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(s.job_events(11).await.unwrap()),
+            [Submitted, Started, Ended]
+        );
+        assert_eq!(kinds(s.job_events(13).await.unwrap()), [Submitted]);
+    }
+}

@@ -133,17 +133,26 @@ pub(crate) fn accounts_steps() -> Vec<Step> {
 }
 
 /// Schema 17's name (PostgreSQL's schema 10 is the same change).
-pub(crate) const ARRAY_TASKS_NAME: &str = "array tasks as compact records: the array_tasks table";
+pub(crate) const ARRAY_TASKS_NAME: &str =
+    "array tasks as compact records: the array_tasks table, and the task rows that fit it moved there";
 
-/// Schema 17's steps for `d` (PostgreSQL's schema 10): the table (`array_tasks.rs`).
-/// Task rows written before it stay job rows, read as before: only tasks written from
-/// now on are compact.
+/// Schema 17's steps for `d` (PostgreSQL's schema 10): the table (`array_tasks.rs`),
+/// then the task rows a compact record stands for exactly moved into it.
 pub(crate) fn array_tasks_steps(d: Dialect) -> Vec<Step> {
     let create = match d {
         Dialect::Sqlite => super::array_tasks::CREATE_SQLITE,
         Dialect::Postgres => super::array_tasks::CREATE_POSTGRES,
     };
-    create.iter().map(|s| Step::Sql(s)).collect()
+    let mut steps: Vec<Step> = create.iter().map(|s| Step::Sql(s)).collect();
+    steps.push(match d {
+        Dialect::Sqlite => {
+            Step::Rust(|c| Box::pin(super::array_tasks::move_task_rows(c, Dialect::Sqlite)))
+        }
+        Dialect::Postgres => {
+            Step::Rust(|c| Box::pin(super::array_tasks::move_task_rows(c, Dialect::Postgres)))
+        }
+    });
+    steps
 }
 
 /// Schema 10 changes no table: an array's `array_progress` may now list materialised tasks

@@ -194,8 +194,6 @@ const ADDED_COLUMNS: &[(i64, &str, &str)] = &[
 const ADDED_TABLES: &[(i64, &str, &[&str])] = &[
     (12, "services", &["name", "data"]),
     (13, "reservations", &["name", "data"]),
-    // Empty after an upgrade: task rows written before it stay job rows.
-    (17, "array_tasks", &crate::sql::array_tasks::COLUMNS),
 ];
 
 /// A table as SQLite holds it: its columns, and each row's values as SQL literals
@@ -281,7 +279,19 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
             "{}",
             f.dir
         );
-        let rows = s.load_jobs().await.unwrap();
+        // The job rows, and every job as the store reads it (tasks moved by schema 17
+        // included, rebuilt from their compact records).
+        let table_rows = s.load_jobs().await.unwrap();
+        let mut rows = table_rows.clone();
+        for t in s.snapshot().await.unwrap().tasks {
+            rows.push(
+                s.job(t.id)
+                    .await
+                    .unwrap()
+                    .expect("a compact task reads back"),
+            );
+        }
+        rows.sort_by_key(|j| j.id);
         let nodes = s.load_nodes().await.unwrap();
         let tokens = s.load_tokens().await.unwrap();
         let services = s.load_services().await.unwrap();
@@ -296,7 +306,22 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
         s.close().await.unwrap();
         let after = tables(&file).await;
 
-        rows_are_kept(f, &before, &after);
+        // Schema 17 moved the tasks their compact record stands for into `array_tasks`.
+        let moved: BTreeSet<String> = after["array_tasks"]
+            .only(&["id".into()])
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
+        assert_eq!(
+            after["array_tasks"].columns,
+            crate::sql::array_tasks::COLUMNS,
+            "{}",
+            f.dir
+        );
+        if f.array && f.schema >= 7 {
+            assert!(!moved.is_empty(), "{}: no array task moved", f.dir);
+        }
+        rows_are_kept(f, &before, &after, &moved);
         added_tables_are_empty(f, &before, &after);
         assert_eq!(services, [], "{}", f.dir);
         assert_eq!(reservations, [], "{}", f.dir);
@@ -337,7 +362,35 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
 
         // Upgraded once: it opens again as it is, with nothing more to do.
         let mut s = Store::open_dir(&dir).await.unwrap();
-        assert_eq!(s.load_jobs().await.unwrap(), rows, "{}", f.dir);
+        assert_eq!(s.load_jobs().await.unwrap(), table_rows, "{}", f.dir);
+        // A moved task reads as its row did: its state, and its whole timeline.
+        for id in &moved {
+            let n: u64 = id.parse().unwrap();
+            let task = s.job(n).await.unwrap().expect("a moved task reads back");
+            assert!(task.array_task.is_some(), "{}: job {id}", f.dir);
+            let was = before["jobs"].only(&["id".into(), "state".into()]);
+            let state = format!("'{}'", task.state.name());
+            assert!(
+                was.contains(&vec![id.clone(), state]),
+                "{}: job {id}",
+                f.dir
+            );
+            let had: Vec<Vec<String>> = before["job_events"]
+                .only(&["job".into(), "at_ms".into(), "kind".into()])
+                .into_iter()
+                .filter(|r| r[0] == *id)
+                .collect();
+            let has: Vec<Vec<String>> = (s.job_events(n).await.unwrap().events.iter())
+                .map(|e| {
+                    vec![
+                        id.clone(),
+                        e.at_ms.to_string(),
+                        format!("'{}'", e.kind.name()),
+                    ]
+                })
+                .collect();
+            assert_eq!(has, had, "{}: timeline of job {id}", f.dir);
+        }
         s.close().await.unwrap();
         let again = tables(&file).await;
         assert_eq!(
@@ -350,7 +403,14 @@ async fn every_schemas_fixture_upgrades_and_keeps_every_fact() {
 
 /// Every row of every table the fixture had is still there, each old column's value
 /// unchanged; only the schema's own bookkeeping moves on.
-fn rows_are_kept(f: &Fixture, before: &BTreeMap<String, Table>, after: &BTreeMap<String, Table>) {
+/// The array tasks schema 17 `moved` (ids as SQL literals) are checked apart: they left
+/// `jobs` and `job_events` for `array_tasks`.
+fn rows_are_kept(
+    f: &Fixture,
+    before: &BTreeMap<String, Table>,
+    after: &BTreeMap<String, Table>,
+    moved: &BTreeSet<String>,
+) {
     for (name, old) in before {
         let new = after
             .get(name)
@@ -358,6 +418,11 @@ fn rows_are_kept(f: &Fixture, before: &BTreeMap<String, Table>, after: &BTreeMap
         let mut kept = new.only(&old.columns);
         let mut had = old.rows.clone();
         match name.as_str() {
+            // Each table's first column is the job's id.
+            "jobs" | "job_events" => {
+                assert_eq!(old.columns[0], if name == "jobs" { "id" } else { "job" });
+                had.retain(|r| !moved.contains(&r[0]));
+            }
             // The schema's own keys are rewritten by the upgrade.
             "meta" => {
                 let own = |r: &Vec<String>| ["'schema_version'", "'written_by'"].contains(&&*r[0]);
