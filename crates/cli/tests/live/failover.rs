@@ -474,6 +474,37 @@ pub fn kill_the_leader_under_submission(
 ) -> (Trio, Duration) {
     let mut trio = Trio::start(dir, store, &[], first_leads);
     let load = trio.load("f");
+    // An array whose tasks run across the takeover (compact records in the store): each
+    // index runs once, at its first attempt, and each task reads back from the new leader.
+    let tasks = 40u64;
+    let array_ledger = dir.join("array-ledger");
+    let cmd = format!(
+        "echo \"$GPUSCHED_JOB_ID $GPUSCHED_ATTEMPT $GPUSCHED_ARRAY_INDEX\" >> {}; sleep 0.3",
+        array_ledger.display()
+    );
+    let range = format!("0-{}", tasks - 1);
+    let o = cli_as(
+        &trio.list,
+        Some(&trio.token),
+        &[
+            "submit",
+            "--json",
+            "--name",
+            "arr",
+            "--array",
+            &range,
+            "--max-retries",
+            "0",
+        ]
+        .into_iter()
+        .chain(["--", "sh", "-c", &cmd])
+        .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let array: u64 = serde_json::from_str::<Value>(&stdout(&o)).expect("submit --json")["ids"][0]
+        .as_u64()
+        .expect("an id");
+    wait_for_text(&array_ledger, SLOW, |t| !full_lines(t).is_empty());
     load.wait_more(6);
     let (lead, epoch0) = trio.leader();
     let mut killed = trio.servers[lead].take().expect("the leader");
@@ -488,6 +519,33 @@ pub fn kill_the_leader_under_submission(
     );
     load.wait_more(6);
     trio.settle(load, &trio.others(lead));
+    let live = trio.others(lead);
+    let v = wait_end(&live, &trio.token, array, SLOW);
+    let leader = live[wait_leader(&live, SLOW).0];
+    assert_eq!(v["state"], "succeeded", "array {array}: {v}");
+    let text = wait_for_text(&array_ledger, SLOW, |t| full_lines(t).len() as u64 >= tasks);
+    let mut indices = BTreeMap::new();
+    for l in full_lines(&text) {
+        let w: Vec<&str> = l.split(' ').collect();
+        assert_eq!(w[1], "1", "task {l} needed another attempt");
+        *indices.entry(w[2].to_string()).or_insert(0) += 1;
+        let (code, b) = http_with(
+            leader,
+            Some(&trio.token),
+            "GET",
+            &format!("/api/jobs/{array}/tasks/{}", w[2]),
+            None,
+        );
+        assert_eq!(code, 200, "task {}: {b}", w[2]);
+        let t: Value = serde_json::from_str(&b).expect("a task");
+        assert_eq!(t["id"].to_string(), w[0], "{t}");
+        assert_eq!(t["state"], "succeeded", "{t}");
+    }
+    assert_eq!(indices.len() as u64, tasks, "every index ran: {indices:?}");
+    assert!(
+        indices.values().all(|&n| n == 1),
+        "an index ran twice: {indices:?}"
+    );
     assert!(
         failover < Duration::from_secs(20),
         "failover took {failover:?} (about 4-5 s on an idle machine with the default lease)"
