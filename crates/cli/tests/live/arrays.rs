@@ -117,6 +117,13 @@ fn a_200_task_array_runs_each_index_once_at_most_3_at_once() {
     assert!(most <= 3, "{most} tasks ran at once under %3");
     assert!(most >= 2, "4 GPUs and %3, yet at most {most} ran at once");
 
+    // Usage charges the 200 tasks and the dependent job, never the array's own span
+    // (it held nothing itself).
+    let o = cli(&url, &["usage", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["rows"][0]["jobs"], 201, "{r}");
+
     // Finished, `queue --all` still shows one line; `--tasks ID` lists the tasks.
     let q = stdout(&cli(&url, &["queue", "--all"]));
     assert_eq!(q.lines().filter(|l| l.contains("arr[")).count(), 1, "{q}");

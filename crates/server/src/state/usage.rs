@@ -169,7 +169,8 @@ pub(super) fn add_ended(
     let (Some(start), Some(end)) = (v.start_ms, v.end_ms) else {
         return;
     };
-    if !v.state.is_terminal() {
+    // An array holds nothing itself: its tasks are charged (as in the live sum).
+    if !v.state.is_terminal() || v.array.is_some() {
         return;
     }
     let s = usage
@@ -266,7 +267,7 @@ pub(crate) fn ended_sums<'a>(
         let (Some(start), Some(end)) = (v.start_ms, v.end_ms) else {
             continue;
         };
-        if !v.state.is_terminal() || end < since {
+        if !v.state.is_terminal() || end < since || v.array.is_some() {
             continue;
         }
         let key = if by_queue { &v.queue } else { &v.user };

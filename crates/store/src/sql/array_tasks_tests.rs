@@ -33,6 +33,8 @@ fn compact(array: &StoredJob, task: &StoredJob, events: &[JobEvent]) -> CompactT
 async fn seed(s: &mut Store) -> (StoredJob, StoredJob, StoredJob) {
     let mut array = array_row(10, "alice");
     array.state = JobState::Failed;
+    // Its span, from its first task's start to its last's end, is charged to no one.
+    array.start_ms = Some(2_000);
     array.end_ms = Some(9_000);
     let t0 = ended_task(&array, 11, 0, JobState::Succeeded, "n1", (2_000, 5_600_000));
     let t1 = ended_task(&array, 12, 1, JobState::Failed, "n2", (3_000, 4_000));

@@ -378,11 +378,13 @@ pub async fn usage_by_user_and_queue(
         .collect()
 }
 
-/// What the usage sums read: every job row, and every compact task with what it takes
-/// from its array (a compact task holds no slice, steps or idle time: those need a row).
+/// What the usage sums read: every job row but an array's (an array holds nothing
+/// itself: its tasks are charged, as in the server's live sum), and every compact task
+/// with what it takes from its array (a compact task holds no slice, steps or idle time:
+/// those need a row).
 const USAGE_ROWS: &str = "(SELECT \"user\", queue, account, gpus, slice_at, state, submit_ms,
         start_ms, end_ms, energy_j, used_cpu_ms, used_mem_peak_bytes, nodes, idle_gpu_s,
-        steps_run, step_gpu_s FROM jobs
+        steps_run, step_gpu_s FROM jobs WHERE array_spec IS NULL
      UNION ALL
      SELECT a.\"user\", t.queue, a.account, a.gpus, NULL, t.state, a.submit_ms, t.start_ms,
         t.end_ms, t.energy_j, t.used_cpu_ms, t.used_mem_peak_bytes, a.nodes, NULL, 0, 0
@@ -560,6 +562,9 @@ mod tests {
         v.end_ms = (state.is_terminal()).then_some(run.1);
         v.energy_j = Some(3_600);
         v.client_token = Some(format!("{user}/t{id}"));
+        // A plain job: an array's own row is charged nothing (its tasks are).
+        v.array = None;
+        v.array_progress = None;
         j
     }
 

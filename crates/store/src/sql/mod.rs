@@ -1011,6 +1011,9 @@ pub(crate) mod tests {
             ended.client_token = None;
             ended.state = JobState::Succeeded;
             ended.end_ms = ended.start_ms.map(|s| s + 3_600_000);
+            // An allocation, not an array (whose own row is charged nothing).
+            ended.array = None;
+            ended.array_progress = None;
             let mut w = RoundWrites::default();
             w.job(ended.clone());
             s.write_round(w).await.unwrap();
