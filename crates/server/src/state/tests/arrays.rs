@@ -566,3 +566,43 @@ fn a_task_of_the_largest_id_is_none() {
     assert_eq!(h.st.task_id(u64::MAX, 0), None);
     assert_eq!(h.st.task_id(u64::MAX, u32::MAX), None);
 }
+
+/// A compact task that no longer fits its record (here its environment changed, which no
+/// record carries) gets its job row for good: its record goes in the same commit
+/// (`state/compact.rs`), and the next change writes the row again, never a record.
+#[test]
+fn a_compact_task_that_no_longer_fits_its_record_gets_its_job_row() {
+    let mut h = Harness::new();
+    h.step(Node("n1", 2));
+    h.step(Round);
+    h.step(Submit("alice", "gpus=1 array=0-1"));
+    h.step(Round);
+    let id = *h
+        .store
+        .compact
+        .iter()
+        .next()
+        .expect("a task written as a record");
+    h.st.jobs
+        .get_mut(&id)
+        .expect("live")
+        .env
+        .insert("EXTRA".into(), "1".into());
+    h.step(Round);
+    assert!(h.store.promoted.contains(&id), "task {id} promoted");
+    assert!(!h.store.compact.contains(&id));
+    h.report(
+        "n1",
+        id,
+        gpusched_wire::RunEventKind::Started {
+            pid: 1,
+            mig_uuid: None,
+        },
+    );
+    h.step(Round);
+    assert!(!h.store.compact.contains(&id), "a row for good");
+    assert_eq!(
+        h.store.jobs[&id].view.state,
+        gpusched_wire::JobState::Running
+    );
+}

@@ -248,6 +248,8 @@ struct Store {
     reservations: BTreeMap<String, gpusched_store::ReservationRecord>,
     /// The array tasks of `jobs` last written as compact records.
     compact: BTreeSet<u64>,
+    /// The compact tasks that got their job row.
+    promoted: BTreeSet<u64>,
 }
 
 struct Harness {
@@ -1929,12 +1931,21 @@ impl Harness {
         let written = rows.jobs.clone();
         let mut journal = self.st.take_journal();
         let compact = self.st.compact_tasks(&mut rows, &mut journal);
-        for id in &rows.jobs {
-            self.store.jobs.insert(*id, (*self.st.jobs[id]).clone());
-            self.store.compact.remove(id);
-        }
         for id in &compact.promoted {
             assert!(rows.jobs.contains(id), "a promoted task {id} gets its row");
+            assert!(
+                self.store.compact.contains(id),
+                "task {id} was a compact record"
+            );
+            self.store.promoted.insert(*id);
+        }
+        for id in &rows.jobs {
+            self.store.jobs.insert(*id, (*self.st.jobs[id]).clone());
+            assert!(
+                !self.store.compact.contains(id) || compact.promoted.contains(id),
+                "compact task {id} got a job row without its record going"
+            );
+            self.store.compact.remove(id);
         }
         for t in compact.tasks {
             let array = self.store.jobs[&t.array_id].to_row();
