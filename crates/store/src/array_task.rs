@@ -303,15 +303,15 @@ fn made_by(array: &StoredJob, row: &StoredJob) -> bool {
         account,
     } = row;
     let a = array;
+    let index = at.index.to_string();
     // The name is the array's with `[index]`, without building it.
     let named = name.len() > a.name.len()
         && name.starts_with(a.name.as_str())
         && name[a.name.len()..]
             .strip_prefix('[')
             .and_then(|r| r.strip_suffix(']'))
-            == Some(at.index.to_string().as_str());
+            == Some(index.as_str());
     // The environment is the array's and the two index variables.
-    let index = at.index.to_string();
     let array_id = a.id.to_string();
     let env_fits = env.get(ARRAY_INDEX_VAR) == Some(&index)
         && env.get(ARRAY_ID_VAR) == Some(&array_id)

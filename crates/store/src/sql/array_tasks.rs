@@ -16,7 +16,7 @@ use sqlx::{AnyConnection, Row};
 use gpusched_wire::history::JobEvent;
 
 use super::dialect::{get_int, get_opt_int, Dialect, TextCache};
-use super::values::Val;
+use super::values::{int, json, opt_int, Val};
 use crate::array_task::{CompactTask, TaskLife};
 use crate::stored_job::{StoredJob, StoredUsage};
 use crate::StoreError;
@@ -112,17 +112,6 @@ pub(crate) const DELETE: &str = "DELETE FROM array_tasks WHERE id = $1";
 /// A task's compact events, to move them into `job_events`.
 pub(crate) const EVENTS_OF: &str = "SELECT events FROM array_tasks WHERE id = $1";
 
-fn int(id: u64, what: &str, v: u64) -> Result<i64, StoreError> {
-    super::values::int(id, what, v)
-}
-
-fn opt(id: u64, what: &str, v: Option<u64>) -> Result<Val<'static>, StoreError> {
-    Ok(match v {
-        Some(v) => Val::Int(int(id, what, v)?),
-        None => Val::NullInt,
-    })
-}
-
 fn corrupt(id: u64) -> impl Fn(serde_json::Error) -> StoreError {
     move |source| StoreError::Corrupt {
         what: format!("array task {id}"),
@@ -144,19 +133,17 @@ pub(crate) fn values(t: &CompactTask) -> Result<Vec<Val<'_>>, StoreError> {
         Val::Int(i64::from(t.index)),
         Val::Text(t.queue.as_str().into()),
         Val::Text(t.state.name().into()),
-        t.node
-            .as_deref()
-            .map_or(Val::NullText, |n| Val::Text(n.into())),
-        opt(id, "start_ms", t.start_ms)?,
-        opt(id, "end_ms", t.end_ms)?,
-        opt(id, "energy_j", t.energy_j)?,
-        opt(id, "used_cpu_ms", t.usage.as_ref().map(|u| u.cpu_ms))?,
-        opt(
+        Val::opt_text(t.node.as_deref()),
+        opt_int(id, "start_ms", t.start_ms)?,
+        opt_int(id, "end_ms", t.end_ms)?,
+        opt_int(id, "energy_j", t.energy_j)?,
+        opt_int(id, "used_cpu_ms", t.usage.as_ref().map(|u| u.cpu_ms))?,
+        opt_int(
             id,
             "used_mem_peak_bytes",
             t.usage.as_ref().and_then(|u| u.mem_peak_bytes),
         )?,
-        Val::Text(serde_json::to_string(&t.life).map_err(corrupt(id))?.into()),
+        json(id, &t.life)?,
         Val::Text(events.into()),
     ])
 }

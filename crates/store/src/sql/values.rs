@@ -24,7 +24,7 @@ impl<'a> Val<'a> {
         Val::Text(Cow::Borrowed(s))
     }
 
-    fn opt_text(s: Option<&'a str>) -> Self {
+    pub(crate) fn opt_text(s: Option<&'a str>) -> Self {
         s.map_or(Val::NullText, Val::text)
     }
 
@@ -68,11 +68,11 @@ pub fn int(id: u64, what: &str, v: u64) -> Result<i64, StoreError> {
     })
 }
 
-fn opt_int(id: u64, what: &str, v: Option<u64>) -> Result<Val<'static>, StoreError> {
+pub(crate) fn opt_int(id: u64, what: &str, v: Option<u64>) -> Result<Val<'static>, StoreError> {
     Ok(Val::opt_int(v.map(|v| int(id, what, v)).transpose()?))
 }
 
-fn json<T: serde::Serialize>(id: u64, v: &T) -> Result<Val<'static>, StoreError> {
+pub(crate) fn json<T: serde::Serialize>(id: u64, v: &T) -> Result<Val<'static>, StoreError> {
     serde_json::to_string(v)
         .map(|s| Val::Text(Cow::Owned(s)))
         .map_err(|source| StoreError::Corrupt {
