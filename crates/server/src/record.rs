@@ -3,7 +3,7 @@
 //! column per fact; the mapping between the two is `record/row.rs`, applied once per row
 //! written or loaded.
 
-mod row;
+pub(crate) mod row;
 
 use std::collections::BTreeMap;
 

@@ -167,19 +167,24 @@ pub fn rebuild(array: &StoredJob, t: &CompactTask) -> StoredJob {
 
 /// The compact record of array task `row` (None for a job that is no array task). It
 /// stands for `row` only where [`rebuild`] of it, from the array's row, equals `row`.
-pub fn compact_of(row: &StoredJob) -> Option<CompactTask> {
+/// Takes the row, whose values move into the record (this runs for every task write).
+pub fn compact_of(row: StoredJob) -> Option<CompactTask> {
     let at = row.array_task?;
+    let (cpu_pressure_ms, mem_pressure_ms) = row
+        .usage
+        .as_ref()
+        .map_or((None, None), |u| (u.cpu_pressure_ms, u.mem_pressure_ms));
     Some(CompactTask {
         id: row.id,
         array_id: at.array_id,
         index: at.index,
-        queue: row.queue.clone(),
+        queue: row.queue,
         state: row.state,
-        node: row.node.clone(),
+        node: row.node,
         start_ms: row.start_ms,
         end_ms: row.end_ms,
         energy_j: row.energy_j,
-        usage: row.usage.as_ref().map(|u| StoredUsage {
+        usage: row.usage.map(|u| StoredUsage {
             cpu_ms: u.cpu_ms,
             mem_peak_bytes: u.mem_peak_bytes,
             cpu_pressure_ms: None,
@@ -187,25 +192,25 @@ pub fn compact_of(row: &StoredJob) -> Option<CompactTask> {
         }),
         life: TaskLife {
             attempt: row.attempt,
-            gpu_indices: row.gpu_indices.clone(),
+            gpu_indices: row.gpu_indices,
             exit_code: row.exit_code,
             signal: row.signal,
-            end_reason: row.end_reason.clone(),
-            note: row.note.clone(),
+            end_reason: row.end_reason,
+            note: row.note,
             cancel_requested: row.cancel_requested,
             preempt_requested: row.preempt_requested,
             preemptions: row.preemptions,
             agent_stops: row.agent_stops,
-            attempt_nodes: row.attempt_nodes.clone(),
+            attempt_nodes: row.attempt_nodes,
             last_checkpoint_ms: row.last_checkpoint_ms,
-            parts: row.parts.clone(),
+            parts: row.parts,
             master_port: row.master_port,
             behind: row.behind,
             recalls: row.recalls,
             priority: row.priority,
             walltime_s: row.walltime_s,
-            cpu_pressure_ms: row.usage.as_ref().and_then(|u| u.cpu_pressure_ms),
-            mem_pressure_ms: row.usage.as_ref().and_then(|u| u.mem_pressure_ms),
+            cpu_pressure_ms,
+            mem_pressure_ms,
         },
         events: Vec::new(),
     })
@@ -213,9 +218,9 @@ pub fn compact_of(row: &StoredJob) -> Option<CompactTask> {
 
 /// The compact record of task `row` if it stands for the row exactly (rebuilt from
 /// `array`, its array's row, it gives `row` back); None when the task needs a job row.
-pub fn compact_if_exact(array: &StoredJob, row: &StoredJob) -> Option<CompactTask> {
+pub fn compact_if_exact(array: &StoredJob, row: StoredJob) -> Option<CompactTask> {
     // A gang's parts span nodes that the record's one `node` would not find in a list.
-    if row.parts.len() > 1 || !made_by(array, row) {
+    if row.parts.len() > 1 || !made_by(array, &row) {
         return None;
     }
     compact_of(row)
@@ -456,7 +461,7 @@ pub(crate) mod tests {
         });
         t.energy_j = Some(12);
         t.priority = a.priority + 3;
-        let c = compact_if_exact(&a, &t).expect("a plain task's life fits its record");
+        let c = compact_if_exact(&a, t.clone()).expect("a plain task's life fits its record");
         assert_eq!(c.index, 7);
         assert_eq!(rebuild(&a, &c), t);
         assert_eq!(t.env[ARRAY_INDEX_VAR], "7");
@@ -543,9 +548,9 @@ pub(crate) mod tests {
         for (what, change) in changes {
             let mut t = base.clone();
             change(&mut t);
-            let rebuilt = compact_of(&t).map(|c| rebuild(&a, &c));
+            let rebuilt = compact_of(t.clone()).map(|c| rebuild(&a, &c));
             assert_eq!(
-                compact_if_exact(&a, &t).is_some(),
+                compact_if_exact(&a, t.clone()).is_some(),
                 rebuilt.as_ref() == Some(&t),
                 "{what}"
             );
@@ -556,20 +561,20 @@ pub(crate) mod tests {
     fn what_the_record_does_not_carry_makes_the_task_a_row_of_its_own() {
         let a = array();
         let mut t = task_template(&a, 47, 7);
-        assert!(compact_if_exact(&a, &t).is_some());
+        assert!(compact_if_exact(&a, t.clone()).is_some());
         t.first_failure = Some(Box::new(crate::StoredFailure {
             rank: 0,
             outcome: crate::StoredOutcome::Exited { code: 1 },
             at_ms: 1_500,
         }));
-        assert!(compact_if_exact(&a, &t).is_none());
+        assert!(compact_if_exact(&a, t.clone()).is_none());
         let mut t = task_template(&a, 47, 7);
         t.env.insert("EXTRA".into(), "1".into());
-        assert!(compact_if_exact(&a, &t).is_none());
+        assert!(compact_if_exact(&a, t.clone()).is_none());
         // Another array's row, or no task at all.
         let mut other = a.clone();
         other.id = 41;
-        assert!(compact_if_exact(&other, &task_template(&a, 47, 7)).is_none());
-        assert!(compact_if_exact(&a, &a).is_none());
+        assert!(compact_if_exact(&other, task_template(&a, 47, 7)).is_none());
+        assert!(compact_if_exact(&a, a.clone()).is_none());
     }
 }

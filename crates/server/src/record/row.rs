@@ -521,12 +521,12 @@ fn array_of(a: StoredArray) -> gpusched_wire::ArraySpec {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use gpusched_wire::JobState;
 
     /// A record with every stored field set to something other than its default.
-    fn full_record() -> JobRecord {
+    pub(crate) fn full_record() -> JobRecord {
         JobRecord {
             view: JobView {
                 id: 42,

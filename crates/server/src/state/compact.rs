@@ -94,8 +94,9 @@ impl State {
             let array = arrays
                 .entry(task.array_id)
                 .or_insert_with(|| self.jobs.get(&task.array_id).map(|a| a.to_row()));
-            let row = job.to_row();
-            let compact = array.as_ref().and_then(|a| compact_if_exact(a, &row));
+            let compact = array
+                .as_ref()
+                .and_then(|a| compact_if_exact(a, job.to_row()));
             match compact {
                 Some(t) => {
                     rows.jobs.remove(&id);

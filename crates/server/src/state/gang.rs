@@ -161,10 +161,16 @@ impl State {
         let Some(v) = self.jobs.get(&id).map(|j| &j.view) else {
             return;
         };
-        let mut nodes: Vec<String> = v.parts.iter().map(|p| p.node.clone()).collect();
-        nodes.extend(v.node.clone());
-        for n in nodes {
-            self.bump(&n);
+        // The names are borrowed from the job while the nodes change (this runs at
+        // every placement and end).
+        let (nodes, touched) = (&mut self.nodes, &mut self.touched);
+        for n in v
+            .parts
+            .iter()
+            .map(|p| p.node.as_str())
+            .chain(v.node.as_deref())
+        {
+            super::bump_node(nodes, touched, n);
         }
     }
 

@@ -85,28 +85,61 @@ struct StoredPredictor {
 type StoredGroup = (u8, [u64; 4], Vec<(u16, u32)>);
 
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+    fnv_on(FNV_START, s.bytes())
+}
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv_on(h: u64, bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(h, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+/// `fnv` of the words joined by NULs, without joining them (features run at every
+/// admission and every end).
+fn fnv_joined(words: &[String]) -> u64 {
+    words.iter().enumerate().fold(FNV_START, |h, (i, w)| {
+        let h = if i > 0 {
+            fnv_on(h, std::iter::once(0))
+        } else {
+            h
+        };
+        fnv_on(h, w.bytes())
+    })
+}
+
+/// A task's name without its `[index]` suffix (`name` when it has none).
+fn without_index(name: &str, index: u32) -> &str {
+    name.strip_suffix(']')
+        .and_then(|r| r.rsplit_once('['))
+        .filter(|(_, digits)| is_decimal_of(digits, index))
+        .map_or(name, |(base, _)| base)
+}
+
+/// Whether `digits` is `index` as `format!` writes it.
+fn is_decimal_of(digits: &str, index: u32) -> bool {
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'))
+        && digits.parse() == Ok(index)
 }
 
 /// What is known of a job at submission, as the predictor's features. The submit time
 /// is moved so its origin is a Monday midnight (the epoch was a Thursday).
 pub fn features(v: &JobView) -> Features {
-    let words = v.command.join("\0");
     // A task of an array is the array's kind of job: its name without the `[index]`.
     let name = match v.array_task {
-        Some(t) => v
-            .name
-            .strip_suffix(&format!("[{}]", t.index))
-            .unwrap_or(&v.name),
+        Some(t) => without_index(&v.name, t.index),
         None => &v.name,
     };
+    // `join` is empty only for no words or one empty word.
+    let words_empty = v.command.len() <= 1 && v.command.iter().all(String::is_empty);
     Features {
         user: fnv(&v.user),
         queue: fnv(&v.queue),
         name: (!name.is_empty()).then(|| fnv(name)),
-        detail: (!words.is_empty()).then(|| fnv(&words)),
+        detail: (!words_empty).then(|| fnv_joined(&v.command)),
         gpus: v.gpus,
         gpu_model: v.gpu_model.as_deref().map(fnv),
         walltime: v.walltime_s.map(|w| w as f64),
@@ -407,6 +440,40 @@ fn short_duration(secs: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn features_hash_what_joining_would_without_joining() {
+        for words in [
+            vec![],
+            vec![""],
+            vec!["a"],
+            vec!["", ""],
+            vec!["python", "train.py", "--lr=1"],
+        ] {
+            let words: Vec<String> = words.into_iter().map(String::from).collect();
+            let joined = words.join("\0");
+            assert_eq!(
+                (!joined.is_empty()).then(|| fnv(&joined)),
+                (!(words.len() <= 1 && words.iter().all(String::is_empty)))
+                    .then(|| fnv_joined(&words)),
+                "{words:?}"
+            );
+        }
+        for (name, index) in [
+            ("sweep[7]", 7),
+            ("sweep[07]", 7),
+            ("sweep[+7]", 7),
+            ("sweep[7]", 8),
+            ("sweep", 7),
+            ("[0]", 0),
+            ("a[1][12]", 12),
+            ("a[]", 0),
+            ("a[4294967295]", u32::MAX),
+        ] {
+            let by_format = name.strip_suffix(&format!("[{index}]")).unwrap_or(name);
+            assert_eq!(without_index(name, index), by_format, "{name} {index}");
+        }
+    }
     use super::*;
 
     #[test]

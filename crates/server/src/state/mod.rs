@@ -679,10 +679,7 @@ impl State {
     }
 
     fn bump(&mut self, node: &str) {
-        if let Some(n) = self.nodes.get_mut_unstored(node) {
-            n.gen += 1;
-            self.touched.bumped.insert(node.to_string());
-        }
+        bump_node(&mut self.nodes, &mut self.touched, node);
     }
 
     /// Runs the core's round if anything changed since the last one, and applies what
@@ -999,6 +996,16 @@ impl State {
             }
         }
         out
+    }
+}
+
+/// A new generation of `node`'s desired state (its agent is told after the commit).
+fn bump_node(nodes: &mut Tracked<String, NodeEntry>, touched: &mut Touched, node: &str) {
+    if let Some(n) = nodes.get_mut_unstored(node) {
+        n.gen += 1;
+        if !touched.bumped.contains(node) {
+            touched.bumped.insert(node.to_string());
+        }
     }
 }
 

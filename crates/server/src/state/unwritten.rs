@@ -12,7 +12,7 @@
 //!
 //! One check carries it, made at the end of every round for each listed task the round
 //! touched: the record in memory must equal the one a restart rebuilds from the array
-//! (`rebuilt`); any other gets its row. An array whose own change would change its tasks
+//! (`rebuilt`, compared without building it: [`Template`]); any other gets its row. An array whose own change would change its tasks
 //! (an update of a pending array) has every listed task checked. The state tests check
 //! the same from the store's side after every round of every scenario.
 //!
@@ -26,8 +26,9 @@ use crate::record::JobRecord;
 use gpusched_store::UnwrittenTask;
 use gpusched_wire::JobState;
 
-use super::array::task_record;
+use super::array::{task_record, INDEX_VAR};
 use super::State;
+use gpusched_wire::array::ArrayTask;
 
 /// The most tasks one array's row lists (about 40 bytes each in its JSON).
 pub(super) const UNWRITTEN_PER_ARRAY: usize = 256;
@@ -171,12 +172,17 @@ impl State {
             }
         }
         let mut relist = BTreeSet::new();
+        // Task 0 of each array checked, made once per array and round.
+        let mut templates: BTreeMap<u64, Option<Template>> = BTreeMap::new();
         for id in check {
             let Some(&array_id) = self.listed.in_array.get(&id) else {
                 continue;
             };
             relist.insert(array_id);
-            if self.rebuilds_as_is(array_id, id) {
+            let template = templates
+                .entry(array_id)
+                .or_insert_with(|| self.template_of(array_id));
+            if self.rebuilds_as_is(template.as_mut(), id) {
                 self.jobs.stored_elsewhere(&id);
                 continue;
             }
@@ -212,18 +218,87 @@ impl State {
         }
     }
 
-    /// Whether task `id` is still what a restart would rebuild from array `array_id`.
-    fn rebuilds_as_is(&self, array_id: u64, id: u64) -> bool {
-        let (Some(array), Some(task)) = (self.jobs.get(&array_id), self.jobs.get(&id)) else {
+    /// What the listed tasks of array `array_id` are checked against: None where a
+    /// restart would rebuild none of them (the array ended, or its run is gone).
+    fn template_of(&self, array_id: u64) -> Option<Template> {
+        let array = self.jobs.get(&array_id)?;
+        if !self.arrays.contains_key(&array_id) || array.view.state.is_terminal() {
+            return None;
+        }
+        Some(Template::new(array))
+    }
+
+    /// Whether task `id` is still what a restart would rebuild from its array, whose
+    /// `template` is given (`rebuilt(array, entry_of(task)) == task`).
+    fn rebuilds_as_is(&mut self, template: Option<&mut Template>, id: u64) -> bool {
+        let (Some(template), Some(task)) = (template, self.jobs.get_mut_unstored(&id)) else {
             return false;
         };
-        if !self.arrays.contains_key(&array_id) || array.view.state.is_terminal() {
+        task.view.state == JobState::Pending && template.makes(task)
+    }
+}
+
+/// Task 0 of an array as `task_record` makes it, to tell whether another task of it is
+/// still exactly what `task_record` makes (this runs for every listed task a round
+/// touches, and building each task again to compare was most of its cost).
+pub(super) struct Template {
+    record: JobRecord,
+    /// Task 0's name, lent to the task compared.
+    name: String,
+    /// Task 0's index variable, lent likewise.
+    index_var: String,
+}
+
+impl Template {
+    pub(super) fn new(array: &JobRecord) -> Self {
+        let record = task_record(array, 0, 0);
+        let name = record.view.name.clone();
+        let index_var = record.env.get(INDEX_VAR).cloned().unwrap_or_default();
+        Template {
+            record,
+            name,
+            index_var,
+        }
+    }
+
+    /// Whether `task` is what `task_record` makes of the template's array under the
+    /// task's own id and index, with its own `behind` (a restart takes it from the list
+    /// entry). What `task_record` sets per task (id, name, index variable and index) is
+    /// checked against the index, then swapped for task 0's while the rest is compared
+    /// whole, and given back: the same answer as building the task and comparing,
+    /// without building it.
+    pub(super) fn makes(&mut self, task: &mut JobRecord) -> bool {
+        let Some(at) = task.view.array_task else {
+            return false;
+        };
+        let index = at.index.to_string();
+        let prefix = self.name.strip_suffix("[0]").unwrap_or_default();
+        let named = task
+            .view
+            .name
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_prefix('['))
+            .and_then(|r| r.strip_suffix(']'))
+            == Some(index.as_str());
+        if !named || task.env.get(INDEX_VAR) != Some(&index) {
             return false;
         }
-        if task.view.state != JobState::Pending {
-            return false;
-        }
-        entry_of(task).is_some_and(|e| rebuilt(array, &e) == **task)
+        let lend = |t: &mut JobRecord, name: &mut String, var: &mut String| {
+            std::mem::swap(&mut t.view.name, name);
+            if let Some(v) = t.env.get_mut(INDEX_VAR) {
+                std::mem::swap(v, var);
+            }
+        };
+        let (id, behind) = (task.view.id, task.behind.take());
+        task.view.id = self.record.view.id;
+        task.view.array_task = Some(ArrayTask { index: 0, ..at });
+        lend(task, &mut self.name, &mut self.index_var);
+        let same = *task == self.record;
+        lend(task, &mut self.name, &mut self.index_var);
+        task.view.id = id;
+        task.view.array_task = Some(at);
+        task.behind = behind;
+        same
     }
 }
 
@@ -236,5 +311,65 @@ fn both<V>(set: &BTreeSet<u64>, map: &BTreeMap<u64, V>) -> BTreeSet<u64> {
             .collect()
     } else {
         map.keys().filter(|k| set.contains(k)).copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Template::makes` gives the answer of building the task and comparing, for a
+    /// task as made and after a change of each field `task_record` sets per task, and of
+    /// others.
+    #[test]
+    fn a_template_tells_a_task_as_made_from_one_changed() {
+        let mut array = crate::record::row::tests::full_record();
+        array.view.array_task = None;
+        array.array_progress = None;
+        let made = {
+            let mut t = task_record(&array, 57, 12);
+            t.behind = std::num::NonZeroU64::new(56);
+            t
+        };
+        type Change = fn(&mut JobRecord);
+        let changes: [(&str, Change); 10] = [
+            ("nothing", |_| {}),
+            ("id", |t| t.view.id += 1),
+            ("name", |t| t.view.name.push('x')),
+            ("name of another index", |t| {
+                t.view.name = t.view.name.replace("[12]", "[13]")
+            }),
+            ("index", |t| t.view.array_task.as_mut().unwrap().index += 1),
+            ("array id", |t| {
+                t.view.array_task.as_mut().unwrap().array_id += 1
+            }),
+            ("index variable", |t| {
+                t.env.insert(INDEX_VAR.into(), "13".into());
+            }),
+            ("no index variable", |t| {
+                t.env.remove(INDEX_VAR);
+            }),
+            ("priority", |t| t.view.priority += 1),
+            ("another variable", |t| {
+                t.env.insert("OTHER".into(), "1".into());
+            }),
+        ];
+        let mut template = Template::new(&array);
+        for (what, change) in changes {
+            let mut task = made.clone();
+            change(&mut task);
+            let built = match task.view.array_task {
+                Some(at) => {
+                    let mut b = task_record(&array, task.view.id, at.index);
+                    b.behind = task.behind;
+                    b == task
+                }
+                None => false,
+            };
+            let before = task.clone();
+            assert_eq!(template.makes(&mut task), built, "{what}");
+            assert_eq!(task, before, "{what}: the task is given back as it was");
+        }
+        assert!(template.makes(&mut made.clone()));
     }
 }

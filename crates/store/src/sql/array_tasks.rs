@@ -296,10 +296,11 @@ pub(crate) async fn move_task_rows(conn: &mut AnyConnection, d: Dialect) -> Resu
             .await?;
         for row in &rows {
             let task = super::jobs::decode(row)?;
-            let Some(mut compact) = crate::array_task::compact_if_exact(&array, &task) else {
+            let task_id = task.id;
+            let Some(mut compact) = crate::array_task::compact_if_exact(&array, task) else {
                 continue;
             };
-            let timeline = super::history::timeline(&mut *conn, task.id).await?;
+            let timeline = super::history::timeline(&mut *conn, task_id).await?;
             if timeline.dropped > 0 {
                 continue;
             }
@@ -309,7 +310,7 @@ pub(crate) async fn move_task_rows(conn: &mut AnyConnection, d: Dialect) -> Resu
                 .execute(&mut *conn)
                 .await?;
             sqlx::query("DELETE FROM jobs WHERE id = $1")
-                .bind(int(task.id, "id", task.id)?)
+                .bind(int(task_id, "id", task_id)?)
                 .execute(&mut *conn)
                 .await?;
         }

@@ -22,7 +22,7 @@ fn event(kind: JobEventKind, at_ms: u64) -> JobEvent {
 }
 
 fn compact(array: &StoredJob, task: &StoredJob, events: &[JobEvent]) -> CompactTask {
-    let mut t = compact_if_exact(array, task).expect("the task fits its record");
+    let mut t = compact_if_exact(array, task.clone()).expect("the task fits its record");
     t.events = events.to_vec();
     t
 }
@@ -241,7 +241,7 @@ async fn a_promoted_task_keeps_its_timeline_in_order_and_live_ones_load() {
         // ahead of the round's own.
         let mut changed = t.clone();
         changed.env.insert("EXTRA".into(), "1".into());
-        assert!(compact_if_exact(&array, &changed).is_none());
+        assert!(compact_if_exact(&array, changed.clone()).is_none());
         let mut w = RoundWrites::default();
         w.job(changed.clone());
         w.promote(11);
