@@ -6,6 +6,16 @@
 //! order, so for `backfill` and `drf` the estimate is an upper bound). A job whose start
 //! would need the GPUs of a job without an estimate gets no estimate, nor do the jobs
 //! behind it. Queue caps are not replayed.
+//!
+//! Under turns (`rr`, or time slicing under another policy: [`PolicyConfig::rr_quantum`])
+//! a job holds its GPUs while others wait only until its turn ends, estimate or none: a
+//! running job gives them back at the end of its turn (at once when its turn is over),
+//! a job the replay starts after at most one quantum. A job that makes way waits again
+//! behind every job waiting now (the turns' order puts it after those that were ready
+//! before its turn ended), so it never comes before them in the replay, and only its
+//! GPUs count. The checkpoint's save and restore are not counted.
+//!
+//! [`PolicyConfig::rr_quantum`]: crate::PolicyConfig::rr_quantum
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -74,6 +84,13 @@ impl Scheduler {
         let holds =
             |spec: &JobSpec, reserved: bool| (reserved && room::asks(spec)).then(|| spec.clone());
         let mut ends = BinaryHeap::new();
+        // Under turns: how long a job holds its GPUs while others wait, at most.
+        let quantum = {
+            let p = self.policy();
+            let q = p.rr_quantum;
+            ((p.kind == crate::policy::PolicyKind::Rr || p.sliced()) && q > 0.0 && q.is_finite())
+                .then_some(q)
+        };
         // Preemptive EDF stops a running job for a waiting one due sooner: such a running
         // job gives its GPUs back at once and waits again with what it has left (the
         // `--min-runtime` protection is not modelled), so an answer to a deadline job's
@@ -96,9 +113,14 @@ impl Scheduler {
             // and estimate put it, not move on with the clock.
             let since = (now - j.last_update).max(0.0);
             let left = (j.estimated_remaining() - since).max(0.0);
-            if let (true, Some(p)) = (left.is_finite(), &j.placement) {
+            // Under turns, its turn's end if that comes first (now, when it is over).
+            let until = match quantum {
+                Some(q) => (j.turn + q).max(now).min(now + left),
+                None => now + left,
+            };
+            if let (true, Some(p)) = (until.is_finite(), &j.placement) {
                 ends.push(End {
-                    at: now + left,
+                    at: until,
                     placement: p.clone(),
                     held: holds(&j.spec, room.is_some()),
                     job: j.spec.id,
@@ -126,8 +148,12 @@ impl Scheduler {
                 if let Some(p) = place_job(self.strategy(), &mut map, room.as_mut(), spec) {
                     out.insert(spec.id, t);
                     // Without an estimate it would hold its GPUs for an unknown time:
-                    // nobody behind it can count on them.
-                    if let Some(e) = spec.estimate {
+                    // nobody behind it can count on them (under turns, one quantum).
+                    let holds_for = match (spec.estimate, quantum) {
+                        (Some(e), Some(q)) => Some(e.min(q)),
+                        (e, q) => e.or(q),
+                    };
+                    if let Some(e) = holds_for {
                         ends.push(End {
                             at: t + e,
                             placement: p,

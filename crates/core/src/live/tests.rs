@@ -748,3 +748,50 @@ fn an_estimated_start_stays_put_between_passes() {
         );
     }
 }
+
+/// Under `rr` a waiting job's estimated start is when a turn ends, not when the running
+/// job would end: each job holds the GPU for one quantum while others wait, and a job
+/// without a walltime makes way at its turn's end all the same.
+#[test]
+fn under_turns_an_estimated_start_is_the_end_of_a_turn() {
+    let mut c = cluster(PolicyKind::Rr);
+    c.set_rr_quantum(100.0);
+    c.set_nodes(vec![node("a", 1, false)]);
+    c.add(&LiveJob {
+        walltime: Some(1000.0),
+        ..whole(1, 1)
+    });
+    assert_eq!(c.pass(0.0, &[]).len(), 1);
+    c.add(&LiveJob {
+        walltime: Some(1000.0),
+        ..whole(2, 1)
+    });
+    c.add(&LiveJob {
+        walltime: Some(30.0),
+        ..whole(3, 1)
+    });
+    c.add(&whole(4, 1));
+    let est = c.estimate_starts(10.0);
+    // Job 1's turn ends at 100, job 2's at 200, job 3 ends within its turn at 230.
+    assert_eq!(est.get(&2), Some(&100.0));
+    assert_eq!(est.get(&3), Some(&200.0));
+    assert_eq!(est.get(&4), Some(&230.0));
+    // Past its turn, job 1 makes way at once.
+    assert_eq!(c.estimate_starts(150.0).get(&2), Some(&150.0));
+
+    // A running job without a walltime still makes way at its turn's end; under
+    // `fifo` nobody behind it gets an estimate.
+    for (policy, expect) in [(PolicyKind::Rr, Some(100.0)), (PolicyKind::Fifo, None)] {
+        let mut c = cluster(policy);
+        c.set_rr_quantum(100.0);
+        c.set_nodes(vec![node("a", 1, false)]);
+        c.add(&whole(1, 1));
+        assert_eq!(c.pass(0.0, &[]).len(), 1);
+        c.add(&whole(2, 1));
+        assert_eq!(
+            c.estimate_starts(10.0).get(&2).copied(),
+            expect,
+            "{policy:?}"
+        );
+    }
+}
