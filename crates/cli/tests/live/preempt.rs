@@ -375,6 +375,14 @@ fn rr_gives_two_jobs_on_one_gpu_turns_through_checkpoints() {
         run_log(&agent_dir, a, 1).contains("start restart=0 marker=no")
     });
     let b = submit(&url, &["--", "sh", "-c", CHECKPOINTING]);
+    // While b waits, its estimated start is the end of a's turn, though a has no
+    // walltime (core `plan.rs`); a `fifo` plan would give none.
+    let v = job(&url, b);
+    if v["state"] == "pending" {
+        let est = v["est_start_ms"].as_u64();
+        let a_submit = job(&url, a)["submit_ms"].as_u64().unwrap();
+        assert!(est.is_some_and(|e| e + 1 >= a_submit + 3_000), "{v}");
+    }
     // b's turn comes when a's quantum is over: a checkpoints, b runs, then b makes way
     // and a resumes from its marker; then b resumes from its own.
     wait_until(SLOW, || {
