@@ -85,12 +85,7 @@ impl Scheduler {
             |spec: &JobSpec, reserved: bool| (reserved && room::asks(spec)).then(|| spec.clone());
         let mut ends = BinaryHeap::new();
         // Under turns: how long a job holds its GPUs while others wait, at most.
-        let quantum = {
-            let p = self.policy();
-            let q = p.rr_quantum;
-            ((p.kind == crate::policy::PolicyKind::Rr || p.sliced()) && q > 0.0 && q.is_finite())
-                .then_some(q)
-        };
+        let quantum = self.policy().turn();
         // Preemptive EDF stops a running job for a waiting one due sooner: such a running
         // job gives its GPUs back at once and waits again with what it has left (the
         // `--min-runtime` protection is not modelled), so an answer to a deadline job's

@@ -253,6 +253,13 @@ impl PolicyConfig {
             && self.rr_quantum.is_finite()
     }
 
+    /// How long a turn is when the jobs take turns (`rr`, or [`Self::sliced`]): a job
+    /// holds its GPUs at most this long while others wait. None when they do not.
+    pub fn turn(&self) -> Option<Seconds> {
+        let q = self.rr_quantum;
+        ((self.kind == PolicyKind::Rr || self.sliced()) && q > 0.0 && q.is_finite()).then_some(q)
+    }
+
     /// Whether a pass may stop a running job to start another: the policy is
     /// preemptive, or it takes turns.
     pub fn preemptive(&self) -> bool {
